@@ -1,0 +1,3 @@
+from numaspark.cli import main
+
+main()

@@ -1,0 +1,324 @@
+"""`numaspark doctor`: is this machine ready for NUMA experiments with Spark?
+
+In the shape of pyperf's ``system show``: a list of small checks, each reading
+one thing and returning messages sorted into state, advice, warnings and
+errors. Checks read through a `System`, which tests replace with captured
+``/proc`` and ``/sys`` text and canned command output.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from numaspark.metrics.perf import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_perf_csv
+from numaspark.topology import CpuSet
+
+STATE, ADVICE, WARNING, ERROR = "state", "advice", "warning", "error"
+
+
+@dataclass(frozen=True)
+class Message:
+    level: str  # STATE, ADVICE, WARNING or ERROR
+    text: str
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class System:
+    """Where checks read from: the real machine by default."""
+
+    def __init__(self, root: Path = Path("/")) -> None:
+        self.root = root
+
+    def read(self, path: str) -> str | None:
+        try:
+            return (self.root / path.lstrip("/")).read_text()
+        except OSError:
+            return None
+
+    def glob(self, pattern: str) -> list[str]:
+        return sorted(
+            "/" + str(p.relative_to(self.root)) for p in self.root.glob(pattern.lstrip("/"))
+        )
+
+    def which(self, name: str) -> str | None:
+        return shutil.which(name)
+
+    def run(self, argv: Sequence[str]) -> CommandResult | None:
+        exe = self.which(argv[0])
+        if exe is None:
+            return None
+        try:
+            proc = subprocess.run(
+                [exe, *argv[1:]], capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return CommandResult(proc.returncode, proc.stdout, proc.stderr)
+
+    def allowed_cpus(self) -> CpuSet:
+        return CpuSet(os.sched_getaffinity(0))
+
+    def spark_home(self) -> tuple[str, str] | None:
+        """(pyspark version, its directory), or None when pyspark is not importable."""
+        spec = importlib.util.find_spec("pyspark")
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        return importlib.metadata.version("pyspark"), list(spec.submodule_search_locations)[0]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    probe: Callable[[System], list[Message]]
+
+
+def check_java(system: System) -> list[Message]:
+    result = system.run(["java", "-version"])
+    if result is None:
+        return [
+            Message(
+                ERROR,
+                "java not found: install a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)",
+            )
+        ]
+    match = re.search(r'version "([^"]+)"', result.stderr + result.stdout)
+    version = match.group(1) if match else "unknown"
+    major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+    messages = [Message(STATE, f"Java {version}")]
+    if major and major < 17:
+        messages.append(Message(ERROR, "Spark 4 needs Java 17 or newer"))
+    return messages
+
+
+def check_spark(system: System) -> list[Message]:
+    found = system.spark_home()
+    if found is None:
+        return [
+            Message(ERROR, "pyspark is not importable: run scripts/setup.sh (pip install pyspark)")
+        ]
+    version, home = found
+    messages = [Message(STATE, f"pyspark {version} at {home}")]
+    if system.read(f"{home}/bin/spark-class") is None:
+        messages.append(
+            Message(WARNING, f"{home}/bin/spark-class is missing: standalone mode will not start")
+        )
+    return messages
+
+
+def check_numactl(system: System) -> list[Message]:
+    result = system.run(["numactl", "--show"])
+    if result is None:
+        return [
+            Message(ERROR, "numactl not found: binding is impossible (apt-get install numactl)")
+        ]
+    policy = re.search(r"^policy:\s*(\S+)", result.stdout, re.MULTILINE)
+    return [
+        Message(
+            STATE,
+            f"numactl present; this shell's memory policy: {policy.group(1) if policy else '?'}",
+        )
+    ]
+
+
+def check_hwloc(system: System) -> list[Message]:
+    result = system.run(["lstopo-no-graphics", "--version"])
+    if result is None:
+        return [
+            Message(ERROR, "hwloc not found: topology cannot be read (apt-get install hwloc-nox)")
+        ]
+    return [Message(STATE, result.stdout.strip() or "lstopo-no-graphics present")]
+
+
+def check_perf(system: System) -> list[Message]:
+    events = HARDWARE_EVENTS + SOFTWARE_EVENTS
+    result = system.run(["perf", "stat", "-x,", "-e", ",".join(events), "true"])
+    if result is None:
+        return [
+            Message(
+                WARNING,
+                "perf not found: no hardware or software counters (apt-get install linux-perf)",
+            )
+        ]
+    counts = parse_perf_csv(result.stderr)
+    if not counts:
+        reason = " ".join(result.stderr.split())[:160] or f"exit code {result.returncode}"
+        return [Message(WARNING, f"perf stat could not count anything: {reason}")]
+    supported = [c.event for c in counts if c.status != "unsupported"]
+    unsupported = [c.event for c in counts if c.status == "unsupported"]
+    hardware = [e for e in supported if e in HARDWARE_EVENTS]
+    messages = [Message(STATE, f"perf events supported: {', '.join(supported) or 'none'}")]
+    if not hardware:
+        messages.append(
+            Message(
+                WARNING,
+                "hardware perf counters are not available here (no PMU: "
+                f"{', '.join(unsupported)} unsupported); IPC, cache and node-miss figures will be "
+                "reported as unavailable",
+            )
+        )
+    elif unsupported:
+        messages.append(Message(STATE, f"perf events unsupported: {', '.join(unsupported)}"))
+    paranoid = (system.read("/proc/sys/kernel/perf_event_paranoid") or "").strip()
+    if paranoid and paranoid.lstrip("-").isdigit() and int(paranoid) > 1 and os.geteuid() != 0:
+        messages.append(
+            Message(
+                ADVICE,
+                f"perf_event_paranoid is {paranoid}: per-process counting of other users' "
+                "JVMs needs 'sysctl kernel.perf_event_paranoid=1' or root",
+            )
+        )
+    return messages
+
+
+def check_numa_balancing(system: System) -> list[Message]:
+    value = system.read("/proc/sys/kernel/numa_balancing")
+    if value is None:
+        return [Message(STATE, "kernel.numa_balancing not present (kernel without NUMA balancing)")]
+    value = value.strip()
+    if value == "0":
+        return [Message(STATE, "kernel.numa_balancing is off")]
+    return [
+        Message(STATE, f"kernel.numa_balancing is on ({value})"),
+        Message(
+            ADVICE,
+            "numa_balancing is on: turn it off for bound runs (sysctl kernel.numa_balancing=0), "
+            "or it migrates pages and tasks behind numactl's back",
+        ),
+    ]
+
+
+def check_thp(system: System) -> list[Message]:
+    enabled = _bracketed(system.read("/sys/kernel/mm/transparent_hugepage/enabled"))
+    defrag = _bracketed(system.read("/sys/kernel/mm/transparent_hugepage/defrag"))
+    if enabled is None:
+        return [Message(STATE, "transparent huge pages not available")]
+    messages = [
+        Message(STATE, f"transparent huge pages: enabled={enabled}, defrag={defrag or '?'}")
+    ]
+    if enabled == "madvise":
+        messages.append(
+            Message(
+                ADVICE,
+                "THP is madvise: JVM heaps get huge pages only with -XX:+UseTransparentHugePages",
+            )
+        )
+    elif enabled == "always" and defrag == "always":
+        messages.append(
+            Message(
+                ADVICE,
+                "THP defrag=always can stall allocations: 'madvise' or 'defer' is steadier for benchmarks",
+            )
+        )
+    return messages
+
+
+def check_governor(system: System) -> list[Message]:
+    paths = system.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor")
+    if not paths:
+        return [
+            Message(
+                STATE, "CPU frequency governor not exposed (virtual machine or no cpufreq driver)"
+            )
+        ]
+    governors = sorted({(system.read(p) or "?").strip() for p in paths})
+    messages = [Message(STATE, f"CPU governor: {', '.join(governors)}")]
+    if governors != ["performance"]:
+        messages.append(
+            Message(
+                ADVICE,
+                "use the 'performance' governor for stable timings (cpupower frequency-set -g performance)",
+            )
+        )
+    return messages
+
+
+def check_affinity(system: System) -> list[Message]:
+    cpus = system.allowed_cpus()
+    status = system.read("/proc/self/status") or ""
+    match = re.search(r"^Mems_allowed_list:\s*(\S*)", status, re.MULTILINE)
+    nodes = match.group(1) if match else "?"
+    online = (system.read("/sys/devices/system/cpu/online") or "").strip()
+    messages = [Message(STATE, f"this process may use CPUs {cpus} and NUMA nodes {nodes}")]
+    if online and CpuSet.parse(online) != cpus:
+        messages.append(
+            Message(
+                WARNING,
+                f"only CPUs {cpus} of the online {online} are allowed (cgroup cpuset or affinity)",
+            )
+        )
+    return messages
+
+
+def check_node_memory(system: System) -> list[Message]:
+    """sysfs node sizes against /proc/meminfo: they disagree on some virtual machines."""
+    total_nodes = 0
+    for path in system.glob("/sys/devices/system/node/node[0-9]*/meminfo"):
+        match = re.search(r"MemTotal:\s+(\d+) kB", system.read(path) or "")
+        total_nodes += int(match.group(1)) * 1024 if match else 0
+    match = re.search(r"^MemTotal:\s+(\d+) kB", system.read("/proc/meminfo") or "", re.MULTILINE)
+    if not match or not total_nodes:
+        return []
+    meminfo = int(match.group(1)) * 1024
+    messages = [
+        Message(
+            STATE,
+            f"NUMA nodes hold {total_nodes / 2**30:.1f} GiB; /proc/meminfo says {meminfo / 2**30:.1f} GiB",
+        )
+    ]
+    if abs(meminfo - total_nodes) > 0.1 * meminfo:
+        messages.append(
+            Message(
+                WARNING,
+                "node memory and MemTotal disagree by more than 10% (a VM with hot-plugged or "
+                "ballooned memory?): auto heap sizes follow the smaller node figure",
+            )
+        )
+    return messages
+
+
+def _bracketed(text: str | None) -> str | None:
+    if text is None:
+        return None
+    match = re.search(r"\[(\w+)\]", text)
+    return match.group(1) if match else text.strip()
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("java", check_java),
+    Check("spark", check_spark),
+    Check("numactl", check_numactl),
+    Check("hwloc", check_hwloc),
+    Check("perf", check_perf),
+    Check("numa_balancing", check_numa_balancing),
+    Check("transparent hugepages", check_thp),
+    Check("cpu governor", check_governor),
+    Check("affinity", check_affinity),
+    Check("node memory", check_node_memory),
+)
+
+
+def run_checks(system: System | None = None) -> list[tuple[str, list[Message]]]:
+    """Run every check; a check that crashes is reported as an error, not raised."""
+    system = system or System()
+    results = []
+    for check in CHECKS:
+        try:
+            messages = check.probe(system)
+        except Exception as exc:  # noqa: BLE001 - a broken probe must not hide the others
+            messages = [Message(ERROR, f"check failed: {exc}")]
+        results.append((check.name, messages))
+    return results

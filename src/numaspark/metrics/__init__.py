@@ -1,0 +1,1 @@
+"""measure: metric definitions, event-log parsing and the OS / NUMA / perf collectors."""

@@ -1,0 +1,40 @@
+"""place: executor layouts and bindings on a topology, rendered for numactl, Spark, YARN, k8s."""
+
+from numaspark.placement.model import (
+    PLACEMENT_SCHEMA,
+    Binding,
+    JvmPlacement,
+    Layout,
+    MemPolicy,
+    Mode,
+    Placement,
+    PuOrder,
+)
+from numaspark.placement.planner import plan, spark_overhead
+from numaspark.placement.render import (
+    k8s_settings,
+    numactl_argv,
+    placement_to_dict,
+    spark_conf,
+    spark_defaults_text,
+    yarn_settings,
+)
+
+__all__ = [
+    "PLACEMENT_SCHEMA",
+    "Binding",
+    "JvmPlacement",
+    "Layout",
+    "MemPolicy",
+    "Mode",
+    "Placement",
+    "PuOrder",
+    "k8s_settings",
+    "numactl_argv",
+    "placement_to_dict",
+    "plan",
+    "spark_conf",
+    "spark_defaults_text",
+    "spark_overhead",
+    "yarn_settings",
+]

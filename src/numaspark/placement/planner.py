@@ -1,0 +1,455 @@
+"""Turn a `Layout` and a binding level into a `Placement` on a `Topology`.
+
+Rules (each one tested in tests/test_planner.py):
+- executors run only on allowed CPUs of allowed NUMA nodes that have CPUs;
+- `node` binding keeps an executor inside one NUMA node whenever it fits in one,
+  and spreads executors over nodes (the node with most free capacity first);
+- `core` binding gives each executor whole physical cores (one task slot per
+  core, its SMT siblings with it);
+- `pu` binding gives each task slot one hardware thread, one per core before
+  any SMT sibling unless `PuOrder.SIBLINGS_FIRST` is asked for;
+- `auto` heap splits a node's memory, less a reserve for the OS and the
+  driver, among its executors, less Spark's off-heap overhead, capped at 31g
+  so compressed oops stay on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from numaspark.errors import PlacementError, UsageError
+from numaspark.placement.model import (
+    Binding,
+    JvmPlacement,
+    Layout,
+    MemPolicy,
+    Mode,
+    Placement,
+    PuOrder,
+)
+from numaspark.topology import CpuSet, NumaNode, Topology
+from numaspark.units import GIB, MIB, human_size, jvm_size
+
+# Above ~32 GB the JVM turns compressed ordinary object pointers off, and a
+# 33 GB heap holds less than a 31 GB one.
+MAX_COMPRESSED_OOPS_HEAP = 31 * GIB
+SPARK_MIN_HEAP = 450 * MIB  # Spark refuses executors below 1.5 x 300 MB reserved memory
+OS_RESERVE_SHARE = 0.10  # of each node's memory, kept for the OS and page cache
+DEFAULT_HEAP = 1 * GIB  # Spark's default, used when node memory is unknown
+
+
+def spark_overhead(heap: int) -> int:
+    """Spark's default spark.executor.memoryOverhead: max(384 MiB, 10% of the heap)."""
+    return max(384 * MIB, heap // 10)
+
+
+@dataclass
+class _Slot:
+    """An executor's CPUs taken on one node."""
+
+    node: int
+    cpus: CpuSet
+    units: int  # cores (core binding) or CPUs (other levels) taken
+
+
+def plan(
+    topology: Topology,
+    layout: Layout,
+    binding: Binding = Binding.NONE,
+    mem_policy: MemPolicy | None = None,
+    pu_order: PuOrder = PuOrder.CORES_FIRST,
+    only_nodes: CpuSet | None = None,
+) -> Placement:
+    """Place every JVM of ``layout`` on ``topology``; PlacementError when it cannot fit.
+
+    ``only_nodes`` restricts executors to those NUMA nodes (OS indexes).
+    """
+    whole_machine = topology
+    if only_nodes is not None:
+        topology = _restrict(topology, only_nodes)
+    nodes = topology.cpu_nodes
+    if not nodes:
+        raise PlacementError(
+            f"no allowed NUMA node has allowed CPUs (allowed CPUs {topology.allowed_cpus or '-'}, "
+            f"nodes {topology.allowed_nodes or '-'})"
+        )
+    _check_layout_numbers(layout)
+    if binding is Binding.NONE and mem_policy is None:
+        policy = None
+    else:
+        policy = mem_policy or MemPolicy.BIND
+    pools = _Pools(topology, binding, pu_order)
+    count, cores = _executor_shape(topology, layout, binding, pools)
+    unit = "cores" if binding is Binding.CORE else "CPUs"
+    total = pools.total()
+    if count * cores > total:
+        raise PlacementError(
+            f"{count} executor(s) x {cores} cores = {count * cores} task slots, but the machine "
+            f"allows {total} {unit} ({topology.allowed_cpus}): use fewer executors or cores per executor"
+        )
+    notes: list[str] = []
+    assignments = _assign(topology, layout, binding, count, cores, pools, notes)
+    heaps = _heaps(topology, layout, binding, policy, assignments, notes)
+
+    jvms: list[JvmPlacement] = []
+    local_mode = layout.mode is Mode.LOCAL
+    for index, (slots, heap) in enumerate(zip(assignments, heaps, strict=True)):
+        cpus = CpuSet.union(s.cpus for s in slots)
+        cpu_nodes = CpuSet(s.node for s in slots)
+        jvms.append(
+            JvmPlacement(
+                role="driver" if local_mode else "executor",
+                index=index,
+                cores=cores,
+                heap=heap,
+                overhead=spark_overhead(heap),
+                binding=binding,
+                cpus=cpus,
+                nodes=cpu_nodes,
+                mem_policy=policy,
+                mem_nodes=_mem_nodes(policy, cpu_nodes, topology),
+                java_options=_java_options(cpu_nodes, notes),
+            )
+        )
+    if not local_mode:
+        jvms.insert(0, _driver(whole_machine, layout))
+    return Placement(
+        topology_source=topology.source,
+        topology_fingerprint=whole_machine.fingerprint,
+        layout=layout,
+        binding=binding,
+        mem_policy=policy,
+        jvms=tuple(jvms),
+        notes=tuple(dict.fromkeys(notes)),  # each note once, in order
+    )
+
+
+def _restrict(topology: Topology, only_nodes: CpuSet) -> Topology:
+    """The same machine with only ``only_nodes`` allowed."""
+    usable = CpuSet(n.os_index for n in topology.cpu_nodes)
+    for node in only_nodes:
+        if node not in usable:
+            raise PlacementError(
+                f"NUMA node {node} cannot run executors: this machine's allowed nodes with CPUs "
+                f"are {usable or '-'}"
+            )
+    cpus = CpuSet.union(topology.node(n).cpus for n in only_nodes)
+    return replace(
+        topology,
+        allowed_nodes=topology.allowed_nodes & only_nodes,
+        allowed_cpus=topology.allowed_cpus & cpus,
+        _pu_by_os={},
+    )
+
+
+def _check_layout_numbers(layout: Layout) -> None:
+    if layout.executors is not None and layout.executors_per_node is not None:
+        raise UsageError("give either --executors or --executors-per-node, not both")
+    for name, value in (
+        ("--executors", layout.executors),
+        ("--executors-per-node", layout.executors_per_node),
+        ("--cores-per-executor", layout.cores_per_executor),
+        ("--driver-cores", layout.driver_cores),
+    ):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be at least 1, got {value}")
+    if layout.mode is Mode.LOCAL and (layout.executors or 1) != 1:
+        raise UsageError("local mode runs one JVM: use --executors 1 or --mode standalone")
+
+
+class _Pools:
+    """Free capacity per node, in the unit the binding hands out."""
+
+    def __init__(self, topology: Topology, binding: Binding, pu_order: PuOrder) -> None:
+        self.topology = topology
+        self.binding = binding
+        self.free: dict[int, list[CpuSet]] = {}
+        for node in topology.cpu_nodes:
+            if binding is Binding.CORE:
+                self.free[node.os_index] = [cpus for _, cpus in topology.allowed_cores(node)]
+            else:
+                self.free[node.os_index] = [
+                    CpuSet([c]) for c in _ordered_pus(topology, node, pu_order)
+                ]
+
+    def total(self) -> int:
+        return sum(len(v) for v in self.free.values())
+
+    def capacity(self, node: int) -> int:
+        return len(self.free[node])
+
+    def take(self, node: int, units: int) -> _Slot:
+        taken, self.free[node] = self.free[node][:units], self.free[node][units:]
+        return _Slot(node, CpuSet.union(taken), units)
+
+
+def _ordered_pus(topology: Topology, node: NumaNode, order: PuOrder) -> list[int]:
+    cores = topology.allowed_cores(node)
+    if order is PuOrder.SIBLINGS_FIRST:
+        return [cpu for _, cpus in cores for cpu in cpus]
+    by_rank: list[int] = []
+    rank = 0
+    while True:
+        layer = [cpus.to_list()[rank] for _, cpus in cores if len(cpus) > rank]
+        if not layer:
+            return by_rank
+        by_rank.extend(layer)
+        rank += 1
+
+
+def _executor_shape(
+    topology: Topology, layout: Layout, binding: Binding, pools: _Pools
+) -> tuple[int, int]:
+    """How many executors, and how many task slots each."""
+    nodes = [n.os_index for n in topology.cpu_nodes]
+    total = pools.total()
+    if layout.mode is Mode.LOCAL:
+        count = 1
+        default = max(pools.capacity(n) for n in nodes) if binding is Binding.NODE else total
+        return count, layout.cores_per_executor or default
+    if layout.executors is not None:
+        count = layout.executors
+        cores = layout.cores_per_executor or total // count
+        if cores < 1:
+            raise PlacementError(
+                f"{count} executors need at least {count} CPUs, but the machine allows {total} "
+                f"({topology.allowed_cpus}): use fewer executors"
+            )
+        return count, cores
+    per_node = layout.executors_per_node or 1
+    count = per_node * len(nodes)
+    smallest = min(pools.capacity(n) for n in nodes)
+    cores = layout.cores_per_executor or smallest // per_node
+    if cores < 1:
+        raise PlacementError(
+            f"{per_node} executors per node need {per_node} CPUs per node, but the smallest node "
+            f"allows {smallest}: use fewer executors per node"
+        )
+    return count, cores
+
+
+def _assign(
+    topology: Topology,
+    layout: Layout,
+    binding: Binding,
+    count: int,
+    cores: int,
+    pools: _Pools,
+    notes: list[str],
+) -> list[list[_Slot]]:
+    """The CPUs of each executor, node by node."""
+    if binding is Binding.NONE:
+        every = [_Slot(n.os_index, topology.allowed_cpus_of(n), 0) for n in topology.cpu_nodes]
+        return [list(every) for _ in range(count)]
+    order = [n.os_index for n in topology.cpu_nodes]
+    per_node = layout.executors_per_node if layout.mode is Mode.STANDALONE else None
+    assignments: list[list[_Slot]] = []
+    for index in range(count):
+        if per_node and layout.executors is None:
+            home = order[index // per_node]
+            if pools.capacity(home) < cores:
+                allows = len(_Pools(topology, binding, PuOrder.CORES_FIRST).free[home])
+                raise PlacementError(
+                    f"node {home} allows {allows} {_unit(binding)}, too few for {per_node} "
+                    f"executor(s) x {cores} cores: lower --cores-per-executor"
+                )
+            candidates = [home]
+        else:
+            candidates = sorted(order, key=lambda n: (-pools.capacity(n), order.index(n)))
+        fits = [n for n in candidates if pools.capacity(n) >= cores]
+        if fits:
+            slot = pools.take(fits[0], cores)
+            if binding is Binding.NODE:
+                slot = _Slot(slot.node, topology.allowed_cpus_of(topology.node(slot.node)), cores)
+            assignments.append([slot])
+            continue
+        assignments.append(_straddle(topology, binding, cores, pools, order))
+        notes.append(
+            f"executor {index} needs {cores} {_unit(binding)}, more than any one node has free: "
+            "it spans several nodes (remote memory accesses are likely)"
+        )
+    return assignments
+
+
+def _straddle(
+    topology: Topology, binding: Binding, cores: int, pools: _Pools, order: list[int]
+) -> list[_Slot]:
+    """Take ``cores`` units from the freest node and then its nearest neighbours."""
+    start = max(order, key=lambda n: (pools.capacity(n), -order.index(n)))
+
+    def nearness(n: int) -> tuple[int, int]:
+        return (topology.distance(start, n) or (0 if n == start else 20), order.index(n))
+
+    slots: list[_Slot] = []
+    needed = cores
+    for node in sorted(order, key=nearness):
+        if needed == 0:
+            break
+        take = min(needed, pools.capacity(node))
+        if take:
+            slot = pools.take(node, take)
+            if binding is Binding.NODE:
+                slot = _Slot(node, topology.allowed_cpus_of(topology.node(node)), take)
+            slots.append(slot)
+            needed -= take
+    return slots
+
+
+def _unit(binding: Binding) -> str:
+    return "cores" if binding is Binding.CORE else "CPUs"
+
+
+def _heaps(
+    topology: Topology,
+    layout: Layout,
+    binding: Binding,
+    policy: MemPolicy | None,
+    assignments: list[list[_Slot]],
+    notes: list[str],
+) -> list[int]:
+    """Heap per executor: the explicit size checked against node memory, or auto."""
+    confined = binding is not Binding.NONE and policy is MemPolicy.BIND
+    users = _node_users(binding, assignments)
+    if layout.memory_per_executor is not None:
+        heap = layout.memory_per_executor
+        if heap < SPARK_MIN_HEAP:
+            raise PlacementError(
+                f"executor heap {jvm_size(heap)} is below Spark's minimum of 450m: "
+                "give --memory-per-executor 450m or more"
+            )
+        _check_fits(topology, heap, confined, users, len(assignments))
+        _note_compressed_oops(heap, notes)
+        return [heap] * len(assignments)
+
+    budgets = _node_budgets(topology, layout)
+    if budgets is None:
+        notes.append(
+            f"node memory is unknown for this topology: heap set to Spark's default "
+            f"{jvm_size(DEFAULT_HEAP)} (give --memory-per-executor to choose)"
+        )
+        return [DEFAULT_HEAP] * len(assignments)
+    heaps = []
+    for slots in assignments:
+        share = sum(budgets[s.node] * _weight(s, users[s.node]) for s in slots)
+        heap = int(min(share / 1.1, share - 384 * MIB))
+        heap = (heap // MIB) * MIB
+        if heap > MAX_COMPRESSED_OOPS_HEAP:
+            heap = MAX_COMPRESSED_OOPS_HEAP
+            notes.append(
+                "auto heap capped at 31g so the JVM keeps compressed oops "
+                "(above ~32 GB every object reference doubles in size)"
+            )
+        if heap < SPARK_MIN_HEAP:
+            raise PlacementError(
+                f"auto heap would be {jvm_size(max(heap, 0))}, below Spark's minimum of 450m: "
+                "use fewer executors per node or give --memory-per-executor"
+            )
+        heaps.append(heap)
+    notes.append(
+        f"auto heap: each node's memory less {OS_RESERVE_SHARE:.0%} for the OS"
+        + ("" if layout.mode is Mode.LOCAL else " and a share of the driver's")
+        + ", split among its executors, less Spark's off-heap overhead (max(384m, 10%))"
+    )
+    return heaps
+
+
+def _node_users(binding: Binding, assignments: list[list[_Slot]]) -> dict[int, list[_Slot]]:
+    users: dict[int, list[_Slot]] = {}
+    for slots in assignments:
+        for slot in slots:
+            users.setdefault(slot.node, []).append(slot)
+    return users
+
+
+def _weight(slot: _Slot, sharing: list[_Slot]) -> float:
+    """This executor's share of a node's memory: by units taken, or equal when unbound."""
+    units = sum(s.units for s in sharing)
+    return slot.units / units if units else 1 / len(sharing)
+
+
+def _node_budgets(topology: Topology, layout: Layout) -> dict[int, float] | None:
+    nodes = topology.cpu_nodes
+    if any(n.memory is None for n in nodes):
+        return None
+    memory = {n.os_index: float(n.memory or 0) for n in nodes}
+    whole = sum(memory.values())
+    driver = (
+        0
+        if layout.mode is Mode.LOCAL
+        else layout.driver_memory + spark_overhead(layout.driver_memory)
+    )
+    # The driver runs unbound: charge it to the nodes in proportion to their memory.
+    return {n: m * (1 - OS_RESERVE_SHARE) - driver * m / whole for n, m in memory.items()}
+
+
+def _check_fits(
+    topology: Topology,
+    heap: int,
+    confined: bool,
+    users: dict[int, list[_Slot]],
+    count: int,
+) -> None:
+    need = heap + spark_overhead(heap)
+    if confined:
+        for node_index, sharing in users.items():
+            memory = topology.node(node_index).memory
+            if memory is None:
+                continue
+            executors = len(sharing)
+            if executors * need > memory:
+                raise PlacementError(
+                    f"{executors} executor(s) on node {node_index} need {human_size(executors * need)} "
+                    f"({jvm_size(heap)} heap + {jvm_size(spark_overhead(heap))} overhead each), "
+                    f"but node {node_index} has {human_size(memory)}: lower --memory-per-executor"
+                )
+        return
+    memory = topology.total_memory
+    if memory is not None and count * need > memory:
+        raise PlacementError(
+            f"{count} executor(s) need {human_size(count * need)} ({jvm_size(heap)} heap + overhead "
+            f"each), but the machine has {human_size(memory)}: lower --memory-per-executor"
+        )
+
+
+def _note_compressed_oops(heap: int, notes: list[str]) -> None:
+    if heap > MAX_COMPRESSED_OOPS_HEAP:
+        notes.append(
+            f"heap {jvm_size(heap)} is above 31g: the JVM turns compressed oops off, so the "
+            "heap holds less than a 31g one; prefer more, smaller executors"
+        )
+
+
+def _mem_nodes(policy: MemPolicy | None, cpu_nodes: CpuSet, topology: Topology) -> CpuSet:
+    if policy is None or policy is MemPolicy.LOCAL:
+        return CpuSet()
+    if policy is MemPolicy.PREFERRED:
+        return CpuSet([cpu_nodes.first()])
+    return cpu_nodes & topology.allowed_nodes
+
+
+def _java_options(cpu_nodes: CpuSet, notes: list[str]) -> tuple[str, ...]:
+    if len(cpu_nodes) > 1:
+        notes.append(
+            "-XX:+UseNUMA for JVMs that span several nodes: G1 and Parallel GC then keep "
+            "each thread's young objects on its own node"
+        )
+        return ("-XX:+UseNUMA",)
+    return ()
+
+
+def _driver(topology: Topology, layout: Layout) -> JvmPlacement:
+    """The driver of a standalone app: unbound, it runs no tasks."""
+    nodes = CpuSet(n.os_index for n in topology.cpu_nodes)
+    return JvmPlacement(
+        role="driver",
+        index=0,
+        cores=layout.driver_cores,
+        heap=layout.driver_memory,
+        overhead=spark_overhead(layout.driver_memory),
+        binding=Binding.NONE,
+        cpus=topology.allowed_cpus,
+        nodes=nodes,
+        mem_policy=None,
+        mem_nodes=CpuSet(),
+        runs_tasks=False,
+    )

@@ -1,0 +1,196 @@
+"""A `Placement` rendered for the tools that realise it: numactl, Spark, YARN, Kubernetes."""
+
+from __future__ import annotations
+
+from numaspark.placement.model import (
+    PLACEMENT_SCHEMA,
+    Binding,
+    JvmPlacement,
+    MemPolicy,
+    Mode,
+    Placement,
+)
+from numaspark.topology import CpuSet, Topology
+from numaspark.units import MIB, jvm_size
+
+
+def numactl_argv(jvm: JvmPlacement, numactl: str = "numactl") -> list[str]:
+    """The command prefix that places ``jvm``; empty when it runs unbound."""
+    args: list[str] = []
+    if jvm.binding is Binding.NODE:
+        args.append(f"--cpunodebind={jvm.nodes}")
+    elif jvm.binding in (Binding.CORE, Binding.PU):
+        args.append(f"--physcpubind={jvm.cpus}")
+    if jvm.mem_policy is MemPolicy.BIND:
+        args.append(f"--membind={jvm.mem_nodes}")
+    elif jvm.mem_policy is MemPolicy.PREFERRED:
+        args.append(f"--preferred={jvm.mem_nodes}")
+    elif jvm.mem_policy is MemPolicy.INTERLEAVE:
+        args.append(f"--interleave={jvm.mem_nodes}")
+    elif jvm.mem_policy is MemPolicy.LOCAL:
+        args.append("--localalloc")
+    return [numactl, *args] if args else []
+
+
+def spark_conf(placement: Placement) -> dict[str, str]:
+    """spark-defaults settings that give Spark the planned executors."""
+    layout = placement.layout
+    executors = placement.executors
+    first = executors[0]
+    if layout.mode is Mode.LOCAL:
+        conf = {
+            "spark.master": f"local[{first.cores}]",
+            "spark.driver.memory": jvm_size(first.heap),
+        }
+    else:
+        conf = {
+            "spark.executor.instances": str(len(executors)),
+            "spark.executor.cores": str(first.cores),
+            "spark.executor.memory": jvm_size(first.heap),
+            "spark.cores.max": str(placement.total_cores),
+            "spark.driver.cores": str(layout.driver_cores),
+            "spark.driver.memory": jvm_size(layout.driver_memory),
+        }
+    options = sorted({opt for j in executors for opt in j.java_options})
+    if options:
+        key = (
+            "spark.driver.extraJavaOptions"
+            if layout.mode is Mode.LOCAL
+            else ("spark.executor.extraJavaOptions")
+        )
+        conf[key] = " ".join(options)
+    return conf
+
+
+def spark_defaults_text(conf: dict[str, str]) -> str:
+    width = max(len(k) for k in conf)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in conf.items())
+
+
+def yarn_settings(placement: Placement, topology: Topology) -> dict[str, dict[str, str]]:
+    """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side.
+
+    YARN binds each container to one node with numactl at node level; it has no
+    core or hardware-thread level, so `core`/`pu` plans are realised at node level.
+    """
+    executors = placement.executors
+    first = executors[0]
+    nodes = CpuSet.union(j.nodes for j in executors)
+    container_mb = (first.heap + first.overhead) // MIB
+    yarn: dict[str, str] = {
+        "yarn.nodemanager.numa-awareness.enabled": str(
+            placement.binding is not Binding.NONE
+        ).lower()
+    }
+    per_node: dict[int, int] = {}
+    for jvm in executors:
+        for node in jvm.nodes:
+            per_node[node] = per_node.get(node, 0) + 1
+    if placement.binding is not Binding.NONE:
+        yarn.update(
+            {
+                "yarn.nodemanager.numa-awareness.read-topology": "false",
+                "yarn.nodemanager.numa-awareness.node-ids": ",".join(str(n) for n in nodes),
+                "yarn.nodemanager.numa-awareness.numactl.cmd": "/usr/bin/numactl",
+            }
+        )
+        for node in nodes:
+            count = per_node.get(node, 0)
+            yarn[f"yarn.nodemanager.numa-awareness.{node}.memory"] = str(count * container_mb)
+            yarn[f"yarn.nodemanager.numa-awareness.{node}.cpus"] = str(count * first.cores)
+        yarn["yarn.nodemanager.container-executor.class"] = (
+            "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
+        )
+    yarn["yarn.nodemanager.resource.memory-mb"] = str(len(executors) * container_mb)
+    yarn["yarn.nodemanager.resource.cpu-vcores"] = str(placement.total_cores)
+    spark = {
+        "spark.executor.instances": str(len(executors)),
+        "spark.executor.cores": str(first.cores),
+        "spark.executor.memory": jvm_size(first.heap),
+        "spark.executor.memoryOverhead": jvm_size(first.overhead),
+    }
+    spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
+    return {"yarn-site": yarn, "spark": spark}
+
+
+def k8s_settings(placement: Placement, topology: Topology) -> dict[str, dict[str, object]]:
+    """Kubelet CPU/Topology/Memory Manager policies and Spark pod resources for the plan.
+
+    Exclusive CPUs need Guaranteed pods: integer CPU requests equal to limits,
+    and memory requests equal to limits (Spark sets the latter itself).
+    """
+    executors = placement.executors
+    first = executors[0]
+    kubelet: dict[str, object] = {}
+    if placement.binding is Binding.NONE:
+        kubelet["cpuManagerPolicy"] = "none"
+    else:
+        kubelet["cpuManagerPolicy"] = "static"
+        if placement.binding is Binding.CORE and topology.smt:
+            # whole physical cores only: a pod never shares a core's SMT siblings
+            kubelet["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
+        fits_one_node = all(len(j.nodes) == 1 for j in executors)
+        kubelet["topologyManagerPolicy"] = "single-numa-node" if fits_one_node else "restricted"
+        kubelet["topologyManagerScope"] = "pod"
+        if placement.mem_policy is MemPolicy.BIND:
+            kubelet["memoryManagerPolicy"] = "Static"
+            kubelet["reservedMemory"] = [
+                {"numaNode": n.os_index, "limits": {"memory": "1Gi"}} for n in topology.cpu_nodes
+            ]
+        used = CpuSet.union(j.cpus for j in executors)
+        spare = topology.allowed_cpus - used
+        if spare:
+            kubelet["reservedSystemCPUs"] = str(spare)
+    spark: dict[str, object] = {
+        "spark.executor.instances": str(len(executors)),
+        "spark.executor.cores": str(first.cores),
+        "spark.kubernetes.executor.request.cores": str(first.cores),
+        "spark.kubernetes.executor.limit.cores": str(first.cores),
+        "spark.executor.memory": jvm_size(first.heap),
+        "spark.executor.memoryOverhead": jvm_size(first.overhead),
+    }
+    spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
+    return {"kubelet": kubelet, "spark": spark}
+
+
+def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
+    """The JSON form of a plan; docs/schemas.md documents it (schema `PLACEMENT_SCHEMA`)."""
+    layout = placement.layout
+    return {
+        "schema": PLACEMENT_SCHEMA,
+        "topology": {
+            "source": placement.topology_source,
+            "fingerprint": placement.topology_fingerprint,
+        },
+        "layout": {
+            "mode": layout.mode.value,
+            "executors": len(placement.executors),
+            "cores_per_executor": placement.executors[0].cores,
+            "memory_per_executor": jvm_size(placement.executors[0].heap),
+            "driver_cores": layout.driver_cores,
+            "driver_memory": jvm_size(layout.driver_memory),
+        },
+        "binding": placement.binding.value,
+        "mem_policy": placement.mem_policy.value if placement.mem_policy else None,
+        "jvms": [
+            {
+                "role": j.role,
+                "index": j.index,
+                "runs_tasks": j.runs_tasks,
+                "cores": j.cores,
+                "heap": jvm_size(j.heap),
+                "heap_bytes": j.heap,
+                "overhead_bytes": j.overhead,
+                "binding": j.binding.value,
+                "cpus": str(j.cpus),
+                "nodes": str(j.nodes),
+                "mem_policy": j.mem_policy.value if j.mem_policy else None,
+                "mem_nodes": str(j.mem_nodes),
+                "prefix": numactl_argv(j, numactl),
+                "java_options": list(j.java_options),
+            }
+            for j in placement.jvms
+        ],
+        "spark_conf": spark_conf(placement),
+        "notes": list(placement.notes),
+    }

@@ -1,0 +1,77 @@
+"""see: the machine's topology, from hwloc. `load()` is the one way to get a `Topology`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from numaspark.topology.cgroup import read_cgroup_limits
+from numaspark.topology.cpuset import CpuSet
+from numaspark.topology.hwloc import lstopo_xml, parse_xml, read_xml_file
+from numaspark.topology.model import (
+    TOPOLOGY_SCHEMA,
+    CacheDomain,
+    CgroupLimits,
+    Core,
+    NumaNode,
+    Package,
+    Pu,
+    Topology,
+)
+
+__all__ = [
+    "TOPOLOGY_SCHEMA",
+    "CacheDomain",
+    "CgroupLimits",
+    "Core",
+    "CpuSet",
+    "NumaNode",
+    "Package",
+    "Pu",
+    "Topology",
+    "load",
+    "load_machine",
+    "load_synthetic",
+    "load_xml",
+]
+
+
+def load_machine() -> Topology:
+    """This machine, as lstopo sees it, with this process's cgroup limits."""
+    return parse_xml(lstopo_xml(), "this machine", cgroup=read_cgroup_limits())
+
+
+def load_xml(path: str | Path) -> Topology:
+    """A topology saved on another server with ``lstopo-no-graphics --of xml``."""
+    path = Path(path)
+    text = read_xml_file(path)
+    if 'version="2' not in text[:400]:
+        text = lstopo_xml(str(path))  # hwloc 1.x XML: let hwloc convert it
+    return parse_xml(text, f"xml:{path}")
+
+
+def load_synthetic(description: str) -> Topology:
+    """An hwloc synthetic description, e.g. ``"pack:2 numa:2 core:12 pu:2"``.
+
+    hwloc invents 1 GB per NUMA node unless the description gives
+    ``numa:2(memory=64GB)``; an invented size is reported as unknown.
+    """
+    if not description.strip():
+        raise ValueError("empty synthetic description")
+    return parse_xml(
+        lstopo_xml(description),
+        f"synthetic:{description}",
+        memory_known="memory=" in description,
+    )
+
+
+def load(xml: str | Path | None = None, synthetic: str | None = None) -> Topology:
+    """The topology the CLI options ask for: ``--xml``, ``--synthetic`` or this machine."""
+    if xml is not None and synthetic is not None:
+        from numaspark.errors import UsageError
+
+        raise UsageError("give either --xml or --synthetic, not both")
+    if xml is not None:
+        return load_xml(xml)
+    if synthetic is not None:
+        return load_synthetic(synthetic)
+    return load_machine()

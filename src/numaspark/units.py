@@ -1,0 +1,36 @@
+"""Memory sizes as users and the JVM write them (``4g``, ``512m``, ``31GiB``)."""
+
+from __future__ import annotations
+
+import re
+
+from numaspark.errors import UsageError
+
+KIB, MIB, GIB, TIB = 1 << 10, 1 << 20, 1 << 30, 1 << 40
+_SUFFIX = {"": 1, "b": 1, "k": KIB, "m": MIB, "g": GIB, "t": TIB}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """Bytes from ``4g``, ``4G``, ``4GB``, ``4GiB``, ``512m``, ``1.5g`` (binary units, as the JVM)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: write it like 4g, 512m or 31GiB")
+    number, suffix = match.groups()
+    return int(float(number) * _SUFFIX[suffix.lower()])
+
+
+def jvm_size(nbytes: int) -> str:
+    """The JVM/Spark spelling, rounded down to MiB: ``4g`` when whole GiB, else ``3584m``."""
+    mib = nbytes // MIB
+    return f"{mib // 1024}g" if mib % 1024 == 0 and mib else f"{mib}m"
+
+
+def human_size(nbytes: int | None) -> str:
+    """For people: ``6.6 GiB``, ``512 MiB``; ``?`` when unknown."""
+    if nbytes is None:
+        return "?"
+    for unit, size in (("TiB", TIB), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if nbytes >= size:
+            return f"{nbytes / size:.1f} {unit}"
+    return f"{nbytes} B"
