@@ -8,8 +8,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import topology_file
+
 from numaspark.topology import load_xml
 
 # file: packages, nodes, nodes with CPUs, cores, PUs, allowed CPUs, allowed nodes, offline CPUs

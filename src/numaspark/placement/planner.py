@@ -345,6 +345,8 @@ def _heaps(
                 "use fewer executors per node or give --memory-per-executor"
             )
         heaps.append(heap)
+    # One spark.executor.memory serves every executor: the smallest share fits them all.
+    heaps = [min(heaps)] * len(heaps)
     notes.append(
         f"auto heap: each node's memory less {OS_RESERVE_SHARE:.0%} for the OS"
         + ("" if layout.mode is Mode.LOCAL else " and a share of the driver's")

@@ -141,11 +141,14 @@ def k8s_settings(placement: Placement, topology: Topology) -> dict[str, dict[str
         spare = topology.allowed_cpus - used
         if spare:
             kubelet["reservedSystemCPUs"] = str(spare)
+    # Kubernetes counts hardware threads: a core-bound executor asks for all of
+    # its cores' threads, so that full-pcpus-only hands it whole cores.
+    cpus = len(first.cpus) if placement.binding in (Binding.CORE, Binding.PU) else first.cores
     spark: dict[str, object] = {
         "spark.executor.instances": str(len(executors)),
         "spark.executor.cores": str(first.cores),
-        "spark.kubernetes.executor.request.cores": str(first.cores),
-        "spark.kubernetes.executor.limit.cores": str(first.cores),
+        "spark.kubernetes.executor.request.cores": str(cpus),
+        "spark.kubernetes.executor.limit.cores": str(cpus),
         "spark.executor.memory": jvm_size(first.heap),
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }

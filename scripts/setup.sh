@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Set up numaspark on a fresh machine: numactl and hwloc (apt-get, when missing),
+# Java when missing, and the project venv (.venv) with numaspark, pyspark and
+# the test tools. Safe to run again: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+missing=()
+command -v numactl >/dev/null 2>&1 || missing+=(numactl)
+command -v lstopo-no-graphics >/dev/null 2>&1 || missing+=(hwloc-nox)
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v perf >/dev/null 2>&1 || optional=(linux-perf)
+
+apt_install() {
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  else
+    return 1
+  fi
+}
+
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]} with apt-get"
+  if ! command -v apt-get >/dev/null 2>&1 || ! apt_install "${missing[@]}"; then
+    say "error: cannot install ${missing[*]}: run 'sudo apt-get install -y ${missing[*]}' (as root) and run this again"
+    exit 1
+  fi
+fi
+if [ -n "${optional+x}" ]; then
+  apt_install "${optional[@]}" 2>/dev/null || say "perf not installed (optional: apt-get install linux-perf); counters will be reported as unavailable"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  python3 -m venv .venv
+fi
+# Reinstall only when the declared dependencies change.
+stamp=".venv/.numaspark-deps"
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing Python packages into .venv (pyspark is large: about a minute)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[spark,test]"
+  echo "$want" > "$stamp"
+fi
+say "ready: $(.venv/bin/numaspark version 2>/dev/null || echo '?') in .venv"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up (as scripts/setup.sh), then lint and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check src tests
+.venv/bin/ruff format --check src tests
+.venv/bin/python -m pytest -ra "$@"

@@ -1,0 +1,121 @@
+"""The command line as a user runs it: real subprocesses, real exit codes."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import run_cli, topology_file
+
+
+def test_topology_json_of_a_saved_server():
+    proc = run_cli(
+        "topology", "--xml", str(topology_file("24em64t-2n6c2t-pci.xml")), "--json", check=True
+    )
+    data = json.loads(proc.stdout)
+    assert data["summary"]["numa_nodes"] == 2
+    assert data["summary"]["cores"] == 12
+    assert data["summary"]["pus"] == 24
+    pu0 = next(p for p in data["pus"] if p["os_index"] == 0)
+    assert pu0["siblings"] == "12"
+
+
+def test_topology_terminal_view_names_quirks():
+    proc = run_cli(
+        "topology", "--xml", str(topology_file("64intel64-fakeKNL-SNC4-hybrid.xml")), check=True
+    )
+    assert "(MCDRAM)" in proc.stdout and "memory only" in proc.stdout
+    proc = run_cli("topology", "--xml", str(topology_file("16amd64-4distances.xml")), check=True)
+    assert "NUMANode L#0 P#1" in proc.stdout
+    assert "NUMA distances" in proc.stdout
+
+
+def test_plan_synthetic_per_node_json():
+    proc = run_cli(
+        "plan", "--synthetic", "pack:2 numa:2 core:6 pu:2",
+        "--executors-per-node", "2", "--bind", "node", "--json", check=True,
+    )  # fmt: skip
+    data = json.loads(proc.stdout)
+    executors = [j for j in data["jvms"] if j["runs_tasks"]]
+    assert len(executors) == 8
+    for node in range(4):
+        mine = [e for e in executors if e["nodes"] == str(node)]
+        assert len(mine) == 2
+        for e in mine:
+            assert e["prefix"] == ["numactl", f"--cpunodebind={node}", f"--membind={node}"]
+
+
+@pytest.mark.integration
+def test_plan_too_big_for_this_machine_is_one_line_exit_2():
+    allowed = len(os.sched_getaffinity(0))
+    proc = run_cli("plan", "--executors", str(allowed + 1), "--cores-per-executor", "4")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert f"allows {allowed} CPUs" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["topology", "--xml", "/nonexistent/server.xml"], "does not exist"),
+        (["topology", "--synthetic", "pack:2 bogus:2"], "unknown object type"),
+        (["plan", "--memory-per-executor", "lots"], "bad --memory-per-executor"),
+        (["plan", "--executors", "1", "--executors-per-node", "1"], "not both"),
+        (["plan", "--xml", "NODES", "--nodes", "3", "--bind", "node"], "NUMA node 3 cannot run"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args, message):
+    args = [str(topology_file("24em64t-2n6c2t-pci.xml")) if a == "NODES" else a for a in args]
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_plan_targets_print_settings():
+    xml = str(topology_file("24em64t-2n6c2t-pci.xml"))
+    yarn = run_cli(
+        "plan",
+        "--xml",
+        xml,
+        "--executors-per-node",
+        "1",
+        "--bind",
+        "node",
+        "--target",
+        "yarn",
+        check=True,
+    )
+    assert "yarn.nodemanager.numa-awareness.node-ids" in yarn.stdout
+    k8s = run_cli(
+        "plan",
+        "--xml",
+        xml,
+        "--executors",
+        "2",
+        "--bind",
+        "core",
+        "--target",
+        "k8s",
+        "--json",
+        check=True,
+    )
+    assert json.loads(k8s.stdout)["k8s"]["kubelet"]["cpuManagerPolicy"] == "static"
+
+
+@pytest.mark.integration
+def test_doctor_on_this_machine():
+    proc = run_cli("doctor", "--json", check=True)
+    data = json.loads(proc.stdout)
+    assert {"java", "spark", "numactl", "hwloc", "perf", "numa_balancing"} <= set(data)
+    probe = subprocess.run(
+        ["perf", "stat", "-x,", "-e", "instructions", "true"], capture_output=True, text=True
+    )
+    if "<not supported>" in probe.stderr:  # as on the KVM guests this project runs on
+        texts = " ".join(m["text"] for m in data["perf"])
+        assert "hardware perf counters are not available here" in texts
+    human = run_cli("doctor", check=True)
+    assert "numa_balancing" in human.stdout

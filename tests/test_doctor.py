@@ -1,0 +1,113 @@
+"""Doctor checks replayed on captured /proc and /sys text and canned command output."""
+
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from numaspark.doctor import ADVICE, ERROR, WARNING, CommandResult, System, run_checks
+from numaspark.metrics.perf import parse_perf_csv
+from numaspark.topology import CpuSet
+
+NO_PMU = (
+    FIXTURES / "perf" / "kvm-guest-no-pmu.csv"
+).read_text()  # recorded on this project's KVM guests
+# Constructed (not recorded) to exercise the doctor's branch for a machine with a PMU.
+WITH_PMU = """\
+1202345,,cycles,1202345,100.00,,
+1801234,,instructions,1202345,100.00,1.50,insn per cycle
+<not supported>,,node-loads,0,100.00,,
+0.85,msec,task-clock,851234,100.00,0.701,CPUs utilized
+"""
+
+
+class ReplayedSystem(System):
+    def __init__(self, root: Path, commands: dict[str, CommandResult | None], cpus="0-3") -> None:
+        super().__init__(root)
+        self.commands = commands
+        self.cpus = CpuSet.parse(cpus)
+
+    def which(self, name):
+        return f"/usr/bin/{name}" if self.commands.get(name) is not None else None
+
+    def run(self, argv):
+        return self.commands.get(argv[0])
+
+    def allowed_cpus(self):
+        return self.cpus
+
+    def spark_home(self):
+        return None
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name.lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def _levels(results, name):
+    return [(m.level, m.text) for check, messages in results if check == name for m in messages]
+
+
+def test_numa_balancing_on_gives_advice(tmp_path):
+    root = _tree(tmp_path, {"/proc/sys/kernel/numa_balancing": "1\n"})
+    results = run_checks(ReplayedSystem(root, {}))
+    advice = [t for level, t in _levels(results, "numa_balancing") if level == ADVICE]
+    assert advice and "turn it off for bound runs" in advice[0]
+
+
+def test_missing_tools_are_errors(tmp_path):
+    results = run_checks(ReplayedSystem(_tree(tmp_path, {}), {}))
+    for name in ("java", "spark", "numactl", "hwloc"):
+        assert any(level == ERROR for level, _ in _levels(results, name)), name
+    assert any(level == WARNING for level, _ in _levels(results, "perf"))
+
+
+def test_perf_without_pmu_reports_counters_unavailable(tmp_path):
+    results = run_checks(
+        ReplayedSystem(_tree(tmp_path, {}), {"perf": CommandResult(0, "", NO_PMU)})
+    )
+    texts = [t for _, t in _levels(results, "perf")]
+    assert "task-clock" in texts[0]
+    assert any("hardware perf counters are not available here" in t for t in texts)
+
+
+def test_perf_with_pmu(tmp_path):
+    results = run_checks(
+        ReplayedSystem(_tree(tmp_path, {}), {"perf": CommandResult(0, "", WITH_PMU)})
+    )
+    texts = [t for _, t in _levels(results, "perf")]
+    assert "cycles, instructions" in texts[0]
+    assert not any("not available" in t for t in texts)
+    assert any("node-loads" in t for t in texts)
+
+
+def test_perf_csv_parser_statuses():
+    counts = {c.event: c for c in parse_perf_csv(NO_PMU)}
+    assert counts["cycles"].status == "unsupported" and counts["cycles"].value is None
+    assert counts["task-clock"].status == "measured" and counts["task-clock"].unit == "msec"
+    assert parse_perf_csv("<not counted>,,cycles,0,0.00,,")[0].status == "not counted"
+
+
+def test_thp_governor_affinity_and_node_memory(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "/sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never\n",
+            "/sys/kernel/mm/transparent_hugepage/defrag": "always defer [madvise] never\n",
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave\n",
+            "/sys/devices/system/cpu/online": "0-7\n",
+            "/proc/self/status": "Name:\tx\nMems_allowed_list:\t0\n",
+            "/sys/devices/system/node/node0/meminfo": "Node 0 MemTotal:        6907900 kB\n",
+            "/proc/meminfo": "MemTotal:       24690000 kB\n",
+        },
+    )
+    results = run_checks(ReplayedSystem(root, {}, cpus="0-3"))
+    assert "enabled=madvise" in _levels(results, "transparent hugepages")[0][1]
+    assert any(level == ADVICE for level, _ in _levels(results, "cpu governor"))
+    affinity = _levels(results, "affinity")
+    assert "CPUs 0-3 and NUMA nodes 0" in affinity[0][1]
+    assert affinity[1][0] == WARNING
+    assert any(level == WARNING for level, _ in _levels(results, "node memory"))

@@ -1,0 +1,120 @@
+"""Renderers on fixed inputs: the exact numactl argv, Spark conf, YARN and k8s settings."""
+
+import pytest
+from conftest import topology_file
+
+from numaspark.placement import (
+    Binding,
+    Layout,
+    Mode,
+    k8s_settings,
+    numactl_argv,
+    placement_to_dict,
+    plan,
+    spark_conf,
+    spark_defaults_text,
+    yarn_settings,
+)
+from numaspark.topology import load_xml
+from numaspark.units import GIB
+
+
+@pytest.fixture(scope="module")
+def xeon24():
+    return load_xml(topology_file("24em64t-2n6c2t-pci.xml"))
+
+
+def test_spark_conf_standalone(xeon24):
+    placement = plan(
+        xeon24, Layout(executors_per_node=1, memory_per_executor=8 * GIB), Binding.NODE
+    )
+    assert spark_conf(placement) == {
+        "spark.executor.instances": "2",
+        "spark.executor.cores": "12",
+        "spark.executor.memory": "8g",
+        "spark.cores.max": "24",
+        "spark.driver.cores": "1",
+        "spark.driver.memory": "1g",
+    }
+    text = spark_defaults_text(spark_conf(placement))
+    assert text.splitlines()[0] == "spark.executor.instances  2"
+
+
+def test_spark_conf_local_and_use_numa(xeon24):
+    placement = plan(xeon24, Layout(mode=Mode.LOCAL, memory_per_executor=4 * GIB))
+    assert spark_conf(placement) == {
+        "spark.master": "local[24]",
+        "spark.driver.memory": "4g",
+        "spark.driver.extraJavaOptions": "-XX:+UseNUMA",  # one JVM over two nodes
+    }
+
+
+def test_numactl_argv_per_level(xeon24):
+    layout = Layout(executors=2, cores_per_executor=2, memory_per_executor=4 * GIB)
+    assert numactl_argv(plan(xeon24, layout, Binding.NODE).executors[1]) == [
+        "numactl", "--cpunodebind=1", "--membind=1",
+    ]  # fmt: skip
+    assert numactl_argv(plan(xeon24, layout, Binding.CORE).executors[0]) == [
+        "numactl", "--physcpubind=0,2,12,14", "--membind=0",
+    ]  # fmt: skip
+    assert numactl_argv(plan(xeon24, layout, Binding.PU).executors[0]) == [
+        "numactl", "--physcpubind=0,2", "--membind=0",
+    ]  # fmt: skip
+    assert numactl_argv(plan(xeon24, layout, Binding.NONE).executors[0]) == []
+
+
+def test_yarn_settings(xeon24):
+    placement = plan(
+        xeon24, Layout(executors_per_node=1, memory_per_executor=8 * GIB), Binding.NODE
+    )
+    settings = yarn_settings(placement, xeon24)
+    assert settings["yarn-site"] == {
+        "yarn.nodemanager.numa-awareness.enabled": "true",
+        "yarn.nodemanager.numa-awareness.read-topology": "false",
+        "yarn.nodemanager.numa-awareness.node-ids": "0,1",
+        "yarn.nodemanager.numa-awareness.numactl.cmd": "/usr/bin/numactl",
+        "yarn.nodemanager.numa-awareness.0.memory": "9011",  # 8192 heap + 819 overhead
+        "yarn.nodemanager.numa-awareness.0.cpus": "12",
+        "yarn.nodemanager.numa-awareness.1.memory": "9011",
+        "yarn.nodemanager.numa-awareness.1.cpus": "12",
+        "yarn.nodemanager.container-executor.class": (
+            "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
+        ),
+        "yarn.nodemanager.resource.memory-mb": "18022",
+        "yarn.nodemanager.resource.cpu-vcores": "24",
+    }
+    assert settings["spark"]["spark.executor.memoryOverhead"] == "819m"
+    unbound = yarn_settings(plan(xeon24, Layout(executors=2, memory_per_executor=GIB)), xeon24)
+    assert unbound["yarn-site"]["yarn.nodemanager.numa-awareness.enabled"] == "false"
+
+
+def test_k8s_settings(xeon24):
+    layout = Layout(executors=4, cores_per_executor=2, memory_per_executor=4 * GIB)
+    settings = k8s_settings(plan(xeon24, layout, Binding.CORE), xeon24)
+    kubelet = settings["kubelet"]
+    assert kubelet["cpuManagerPolicy"] == "static"
+    assert kubelet["cpuManagerPolicyOptions"] == {"full-pcpus-only": "true"}
+    assert kubelet["topologyManagerPolicy"] == "single-numa-node"
+    assert kubelet["memoryManagerPolicy"] == "Static"
+    assert kubelet["reservedSystemCPUs"] == "8-11,20-23"
+    assert (
+        settings["spark"]["spark.kubernetes.executor.request.cores"] == "4"
+    )  # 2 cores x 2 threads
+    assert settings["spark"]["spark.kubernetes.executor.limit.cores"] == "4"
+    assert settings["spark"]["spark.executor.cores"] == "2"
+    straddling = plan(
+        xeon24,
+        Layout(executors=1, cores_per_executor=16, memory_per_executor=4 * GIB),
+        Binding.NODE,
+    )
+    assert k8s_settings(straddling, xeon24)["kubelet"]["topologyManagerPolicy"] == "restricted"
+    assert k8s_settings(plan(xeon24, layout), xeon24)["kubelet"] == {"cpuManagerPolicy": "none"}
+
+
+def test_placement_json(xeon24):
+    data = placement_to_dict(plan(xeon24, Layout(executors=2), Binding.NODE))
+    assert data["schema"] == "numaspark.placement/1"
+    assert data["topology"]["fingerprint"] == xeon24.fingerprint
+    assert [j["role"] for j in data["jvms"]] == ["driver", "executor", "executor"]
+    assert data["jvms"][1]["prefix"] == ["numactl", "--cpunodebind=0", "--membind=0"]
+    assert data["jvms"][1]["heap"] == data["jvms"][2]["heap"]  # one spark.executor.memory
