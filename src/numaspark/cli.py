@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -13,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from numaspark import __version__
-from numaspark.errors import NumasparkError
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import (
     Binding,
     Layout,
@@ -185,6 +186,296 @@ def doctor(as_json: JsonOption = False) -> None:
 def version() -> None:
     """Print numaspark's version."""
     console.print(__version__)
+
+
+# --- run, cluster, analyze, results -------------------------------------------------
+
+ExecutorsOpt = Annotated[Optional[int], typer.Option("--executors", help="Executors in total.")]  # noqa: UP045
+PerNodeOpt = Annotated[
+    int | None,
+    typer.Option("--executors-per-node", help="Executors on each NUMA node with CPUs."),
+]  # noqa: UP045
+CoresOpt = Annotated[
+    int | None, typer.Option("--cores-per-executor", help="Task slots per executor.")
+]  # noqa: UP045
+MemoryOpt = Annotated[
+    str, typer.Option("--memory-per-executor", help="Executor heap, e.g. 2g, or 'auto'.")
+]
+BindOpt = Annotated[
+    Binding, typer.Option("--bind", help="Binding level of each JVM that runs tasks.")
+]
+PolicyOpt = Annotated[
+    MemPolicy | None,
+    typer.Option("--mem-policy", help="Memory policy (default: bind when bound)."),
+]  # noqa: UP045
+OutOpt = Annotated[
+    Path, typer.Option("--out", help="Directory for results.jsonl and run artefacts.")
+]
+
+
+def _layout(executors, per_node, cores, memory, mode) -> Layout:
+    return Layout(
+        executors=executors,
+        executors_per_node=per_node,
+        cores_per_executor=cores,
+        memory_per_executor=None
+        if memory == "auto"
+        else parse_size(memory, "--memory-per-executor"),
+        mode=mode,
+    )
+
+
+def _progress_printer():
+    def say(message: str) -> None:
+        err_console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {message}", highlight=False)
+
+    return say
+
+
+@app.command()
+def run(
+    workload: Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")],
+    size: Annotated[
+        str, typer.Option(help="tiny, small, large, huge, bytes (64MB) or rows (1000rows).")
+    ] = "tiny",
+    mode: Annotated[
+        Mode, typer.Option(help="local: one bound JVM; standalone: bound workers.")
+    ] = Mode.LOCAL,
+    executors: ExecutorsOpt = None,
+    executors_per_node: PerNodeOpt = None,
+    cores_per_executor: CoresOpt = None,
+    memory_per_executor: MemoryOpt = "auto",
+    bind: BindOpt = Binding.NONE,
+    mem_policy: PolicyOpt = None,
+    repeat: Annotated[int, typer.Option(help="Measured runs.")] = 1,
+    warmup: Annotated[
+        int, typer.Option(help="Runs before the measured ones (stored, not counted).")
+    ] = 0,
+    out: OutOpt = Path("numaspark-out"),
+    cluster: Annotated[
+        Optional[Path], typer.Option(help="Reuse a cluster started by 'numaspark cluster up DIR'.")  # noqa: UP045
+    ] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="Where generated inputs live (default ./numaspark-data).")
+    ] = None,  # noqa: UP045
+    timeout: Annotated[
+        float, typer.Option(help="Seconds before a run is stopped as failed.")
+    ] = 1800.0,
+    xml: XmlOption = None,
+    synthetic: SyntheticOption = None,
+) -> None:
+    """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
+    from numaspark.experiment.runner import RunRequest, run_workload
+    from numaspark.report.metrics import comparison_table, sparkmeasure_lines
+
+    if xml is not None or synthetic is not None:
+        raise UsageError(
+            "run starts real JVMs on this machine: --xml and --synthetic are for 'plan' only"
+        )
+    if cluster is not None:
+        mode = Mode.STANDALONE
+    request = RunRequest(
+        workload=workload,
+        size=size,
+        layout=_layout(
+            executors, executors_per_node, cores_per_executor, memory_per_executor, mode
+        ),
+        binding=bind,
+        mem_policy=mem_policy,
+        repeat=repeat,
+        warmup=warmup,
+        out=out,
+        cluster_dir=cluster,
+        data_root=data,
+        timeout_s=timeout,
+    )
+    results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
+    measured = [r for r in results if not r.spec.get("warmup")]
+    last_ok = next((r for r in reversed(measured) if r.ok), None)
+    if last_ok is not None:
+        console.print("\n".join(sparkmeasure_lines(last_ok.metrics)), highlight=False)
+        for entry in last_ok.effective_placement:
+            console.print(
+                f"effective placement of {entry['jvm']} (pid {entry['pid']}): CPUs {entry['cpus']}, "
+                f"memory nodes {entry['mems']}, policy {entry['policy']}",
+                highlight=False,
+            )
+    table, warnings = comparison_table(results, title=f"{workload}: wall time of the measured runs")
+    console.print(table)
+    for warning in warnings + sorted({w for r in results for w in r.warnings}):
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        err_console.print(f"[red]run {r.run_id} failed:[/] {r.failure_reason}", highlight=False)
+    console.print(f"results: {(out / 'results.jsonl').resolve()}")
+    if failed:
+        raise typer.Exit(1)
+
+
+cluster_app = typer.Typer(
+    help="A standalone cluster kept up across runs (executors take ~15 s to start)."
+)
+app.add_typer(cluster_app, name="cluster")
+
+
+@cluster_app.command("up")
+def cluster_up(
+    directory: Annotated[
+        Path, typer.Argument(help="The cluster's directory (state, logs, work dirs).")
+    ],
+    executors: ExecutorsOpt = None,
+    executors_per_node: PerNodeOpt = None,
+    cores_per_executor: CoresOpt = None,
+    memory_per_executor: MemoryOpt = "auto",
+    bind: BindOpt = Binding.NONE,
+    mem_policy: PolicyOpt = None,
+    host: Annotated[
+        str, typer.Option(help="Address the master and workers listen on.")
+    ] = "127.0.0.1",
+) -> None:
+    """Start a master and one bound worker per planned executor, and leave them running."""
+    from numaspark.spark.cluster import StandaloneCluster
+    from numaspark.spark.processes import ProcessTracker
+
+    layout = _layout(
+        executors, executors_per_node, cores_per_executor, memory_per_executor, Mode.STANDALONE
+    )
+    placement = plan(_load_topology(None, None), layout, bind, mem_policy)
+    tracker = ProcessTracker()
+    try:
+        cluster = StandaloneCluster.start(
+            placement, directory, tracker, host=host, on_progress=_progress_printer()
+        )
+    except BaseException:
+        tracker.stop_all()  # a half-started cluster is not left behind
+        raise
+    console.print(
+        f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in {directory / 'cluster.json'}"
+    )
+    console.print(
+        f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark cluster down {directory}"
+    )
+
+
+@cluster_app.command("status")
+def cluster_status(directory: Annotated[Path, typer.Argument()]) -> None:
+    """Show the master's view of a running cluster."""
+    from numaspark.spark.cluster import StandaloneCluster
+
+    cluster = StandaloneCluster.attach(directory)
+    state = cluster.master_state() or {}
+    table = Table(title=f"{cluster.master_url}: {state.get('status', '?')}", title_justify="left")
+    for column in ("worker", "state", "cores", "memory MB", "pid", "launch prefix"):
+        table.add_column(column)
+    alive = {w.get("port"): w for w in state.get("workers", [])}
+    for worker in cluster.workers:
+        seen = alive.get(worker["port"], {})
+        prefix = worker["argv"][
+            : worker["argv"].index(next(a for a in worker["argv"] if a.endswith("spark-class")))
+        ]
+        table.add_row(
+            str(worker["index"]),
+            seen.get("state", "missing"),
+            str(worker["cores"]),
+            str(worker["memory_mb"]),
+            str(worker["pid"]),
+            " ".join(prefix) or "(unbound)",
+        )
+    console.print(table)
+
+
+@cluster_app.command("down")
+def cluster_down(directory: Annotated[Path, typer.Argument()]) -> None:
+    """Stop every process of the cluster (its executors too)."""
+    from numaspark.spark.cluster import stop_cluster_dir
+
+    stopped = stop_cluster_dir(directory)
+    console.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
+
+
+@app.command()
+def analyze(
+    event_logs: Annotated[
+        list[Path], typer.Argument(help="Event log files or eventlog_v2_* directories.")
+    ],
+    as_json: JsonOption = False,
+    tasks: Annotated[
+        Path | None, typer.Option(help="Write the task table (.parquet or .csv).")
+    ] = None,  # noqa: UP045
+    stages: Annotated[
+        Path | None, typer.Option(help="Write the stage table (.parquet or .csv).")
+    ] = None,  # noqa: UP045
+) -> None:
+    """Summarise any Spark event log (plain, rolling, zstd/lz4/snappy) in sparkMeasure's terms."""
+    import pandas as pd
+
+    from numaspark.metrics.aggregate import aggregate
+    from numaspark.metrics.eventlog import parse_event_log
+    from numaspark.report.export import write_table
+    from numaspark.report.metrics import sparkmeasure_lines
+
+    logs = [parse_event_log(path) for path in event_logs]
+    if as_json:
+        _print_json(
+            [
+                {"event_log": str(log.path), "app_id": log.app_id, "app_name": log.app_name,
+                 "spark_version": log.spark_version, "complete": log.complete,
+                 "warnings": log.warnings, "aggregates": aggregate(log)}
+                for log in logs
+            ]
+        )  # fmt: skip
+    else:
+        for log in logs:
+            console.print(
+                f"[bold]{log.app_id}[/] {log.app_name or ''} (Spark {log.spark_version or '?'}) {log.path}"
+            )
+            console.print("\n".join(sparkmeasure_lines(aggregate(log))), highlight=False)
+            for warning in log.warnings:
+                err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for target, attribute in ((tasks, "tasks"), (stages, "stages")):
+        if target is not None:
+            frame = pd.concat([getattr(log, attribute).assign(appId=log.app_id) for log in logs])
+            write_table(frame, target)
+            err_console.print(f"wrote {len(frame)} {attribute} to {target}")
+
+
+@app.command()
+def results(
+    directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
+    csv: Annotated[Optional[Path], typer.Option(help="Export one row per run to CSV.")] = None,  # noqa: UP045
+    parquet: Annotated[
+        Path | None, typer.Option(help="Export one row per run to Parquet.")
+    ] = None,  # noqa: UP045
+) -> None:
+    """List stored runs, compare configurations, export them."""
+    from numaspark.experiment.store import ResultStore
+    from numaspark.report.export import results_frame, write_table
+    from numaspark.report.metrics import comparison_table, runs_table
+
+    stored = ResultStore(directory).load()
+    console.print(runs_table(stored))
+    table, warnings = comparison_table(stored)
+    console.print(table)
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for target in (csv, parquet):
+        if target is not None:
+            write_table(results_frame(stored), target)
+            console.print(f"wrote {len(stored)} run(s) to {target}")
+
+
+@app.command()
+def workloads() -> None:
+    """List the workloads numaspark can run."""
+    from numaspark.workloads import all_workloads
+
+    table = Table(title="Workloads", title_justify="left")
+    for column in ("name", "category", "API", "sizes (rows)", "description"):
+        table.add_column(column)
+    for w in all_workloads():
+        sizes = ", ".join(f"{k} {v:,}" for k, v in w.profiles.items())
+        table.add_row(w.name, w.category, w.api, sizes, w.description)
+    console.print(table)
 
 
 def main() -> None:

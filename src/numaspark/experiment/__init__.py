@@ -1,0 +1,1 @@
+"""measure/experiment: run specs, the runner, the results store, statistics."""

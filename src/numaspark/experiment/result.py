@@ -1,0 +1,117 @@
+"""`RunResult`: one run, as stored. Append-only, schema-versioned.
+
+Schema history (``numaspark.run/N``):
+1 - first version (numaspark 0.1): spec, environment, status, wall time,
+    Spark aggregates, effective placement, check, artifacts.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+
+from numaspark import __version__
+
+RUN_SCHEMA = "numaspark.run/1"
+
+
+@dataclass
+class RunResult:
+    spec: dict  # workload, size, params, mode, layout, binding, placement, spark conf, repetition
+    environment: dict
+    status: str  # "ok" or "failed"
+    failure_reason: str | None = None
+    wall_time_s: float | None = None
+    app_id: str | None = None
+    metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
+    effective_placement: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    check: dict | None = None  # {"passed": bool, "details": str}
+    artifacts: dict = field(default_factory=dict)  # paths: run dir, event log, logs
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    schema: str = RUN_SCHEMA
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def key(self) -> str:
+        """Identifies the configuration (not the repetition): runs with one key compare."""
+        spec = self.spec
+        return "|".join(
+            str(spec.get(k))
+            for k in (
+                "workload",
+                "size",
+                "mode",
+                "binding",
+                "mem_policy",
+                "executors",
+                "cores_per_executor",
+            )
+        )
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunResult:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def environment(topology_fingerprint: str, spark_version: str | None) -> dict:
+    """What a run's numbers depend on, besides the spec: compared before runs are compared."""
+    return {
+        "host": socket.gethostname(),
+        "kernel": platform.release(),
+        "cpu_model": _cpu_model(),
+        "java": java_version(),
+        "spark": spark_version,
+        "python": platform.python_version(),
+        "numaspark": __version__,
+        "topology_fingerprint": topology_fingerprint,
+        "numa_balancing": _read("/proc/sys/kernel/numa_balancing"),
+        "transparent_hugepages": _bracketed(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
+        "cpus": os.cpu_count(),
+    }
+
+
+@lru_cache(maxsize=1)
+def java_version() -> str | None:
+    try:
+        proc = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r'version "([^"]+)"', proc.stderr)
+    return match.group(1) if match else None
+
+
+def _cpu_model() -> str | None:
+    text = _read("/proc/cpuinfo") or ""
+    match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    return match.group(1).strip() if match else platform.processor() or None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _bracketed(text: str | None) -> str | None:
+    if not text:
+        return None
+    match = re.search(r"\[(\w+)\]", text)
+    return match.group(1) if match else text

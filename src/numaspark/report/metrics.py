@@ -1,0 +1,136 @@
+"""Spark metrics and run results for the terminal, in sparkMeasure's report style."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.table import Table
+
+from numaspark.experiment.result import RunResult
+from numaspark.experiment.stats import summarize
+from numaspark.metrics.registry import REPORT_ORDER, UNITS
+from numaspark.units import human_size
+
+
+def _human(name: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    unit = UNITS.get(name, "")
+    if unit == "ms":
+        return f"{value:.0f} ({_duration(value)})"
+    if unit == "bytes":
+        return f"{value:.0f} ({human_size(int(value))})"
+    if unit == "ratio":
+        return f"{value:.3f}"
+    return f"{value:.0f}"
+
+
+def _duration(ms: float) -> str:
+    seconds = ms / 1000
+    if seconds < 1:
+        return f"{ms:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def sparkmeasure_lines(aggregates: dict[str, float | None]) -> list[str]:
+    """``name => value (human)`` lines, in sparkMeasure's order, derived figures after."""
+    lines = ["Aggregated Spark stage metrics:"]
+    for name in REPORT_ORDER:
+        if name in aggregates:
+            lines.append(f"{name} => {_human(name, aggregates[name])}")
+    lines.append("")
+    lines.append("Derived:")
+    for name in ("avgActiveTasks", "cpuShare", "gcShare", "schedulerDelay"):
+        if name in aggregates:
+            lines.append(f"{name} => {_human(name, aggregates[name])}")
+    return lines
+
+
+def runs_table(results: list[RunResult]) -> Table:
+    table = Table(title=f"{len(results)} run(s)", title_justify="left")
+    for column in (
+        "run",
+        "workload",
+        "size",
+        "mode",
+        "bind",
+        "executors",
+        "status",
+        "wall s",
+        "elapsed s",
+        "note",
+    ):
+        table.add_column(column, no_wrap=column not in ("note",))
+    for r in results:
+        s = r.spec
+        elapsed = r.metrics.get("elapsedTime")
+        note = r.failure_reason or ("warm-up" if s.get("warmup") else "")
+        table.add_row(
+            r.run_id,
+            s.get("workload", "?"),
+            str(s.get("size")),
+            str(s.get("mode")),
+            str(s.get("binding")),
+            f"{s.get('executors')}x{s.get('cores_per_executor')}",
+            "[green]ok[/]" if r.ok else "[red]failed[/]",
+            f"{r.wall_time_s:.1f}" if r.wall_time_s is not None else "-",
+            f"{elapsed / 1000:.1f}" if elapsed else "-",
+            note or "",
+        )
+    return table
+
+
+def comparison_table(
+    results: list[RunResult], title: str = "Comparison"
+) -> tuple[Table, list[str]]:
+    """Median/min/max wall time per configuration (warm-ups and failures left out)."""
+    groups: dict[str, list[RunResult]] = defaultdict(list)
+    for r in results:
+        if r.ok and not r.spec.get("warmup"):
+            groups[r.key].append(r)
+    table = Table(title=title, title_justify="left")
+    for column in (
+        "workload",
+        "configuration",
+        "runs",
+        "median s",
+        "min s",
+        "max s",
+        "vs first",
+        "GC share",
+        "avg active tasks",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("workload", "configuration") else "right"
+        )
+    warnings: list[str] = []
+    baseline: dict[str, float] = {}
+    for runs in groups.values():
+        spec = runs[0].spec
+        walls = summarize([r.wall_time_s for r in runs if r.wall_time_s is not None])
+        if walls is None:
+            continue
+        config = (
+            spec.get("label")
+            or f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
+        )
+        base = baseline.setdefault(spec["workload"], walls.median)
+        gc = summarize([r.metrics.get("gcShare") or 0.0 for r in runs])
+        active = summarize([r.metrics.get("avgActiveTasks") or 0.0 for r in runs])
+        table.add_row(
+            spec["workload"],
+            config,
+            str(walls.n),
+            f"{walls.median:.2f}",
+            f"{walls.minimum:.2f}",
+            f"{walls.maximum:.2f}",
+            f"{base / walls.median:.2f}x",
+            f"{gc.median:.1%}" if gc else "-",
+            f"{active.median:.2f}" if active else "-",
+        )
+        warning = walls.warning(f"{spec['workload']} {config}")
+        if warning:
+            warnings.append(warning)
+    return table, warnings

@@ -1,0 +1,206 @@
+"""Submit one application with spark-submit, watch it, and say what happened (`AppRun`)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from numaspark.placement import Mode, Placement, numactl_argv, spark_conf
+from numaspark.spark.cluster import StandaloneCluster
+from numaspark.spark.effective import differences, read_effective
+from numaspark.spark.home import LOOPBACK, spark_env, spark_home
+from numaspark.spark.processes import ProcessTracker
+
+MAX_EXECUTOR_RELAUNCHES = 3
+DEFAULT_TIMEOUT_S = 1800.0
+
+
+@dataclass
+class AppRun:
+    """What one spark-submit did."""
+
+    run_dir: Path
+    returncode: int | None = None
+    wall_s: float = 0.0
+    app_id: str | None = None
+    event_log: Path | None = None
+    log: Path | None = None
+    failure: str | None = None
+    effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks
+    placement_warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and self.returncode == 0
+
+
+def run_app(
+    placement: Placement,
+    job: Path,
+    job_args: list[str],
+    run_dir: Path,
+    tracker: ProcessTracker,
+    cluster: StandaloneCluster | None = None,
+    extra_conf: dict[str, str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    host: str = LOOPBACK,
+) -> AppRun:
+    """Run ``job`` as placed: local mode under the plan's prefix, or on ``cluster``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    events = run_dir / "eventlog"
+    events.mkdir(exist_ok=True)
+    conf = {
+        **spark_conf(placement),
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": events.resolve().as_uri(),
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
+        "spark.ui.enabled": "false",
+        **(extra_conf or {}),
+    }
+    home = spark_home()
+    if placement.layout.mode is Mode.LOCAL:
+        master = conf.pop("spark.master")
+        prefix = numactl_argv(placement.executors[0])
+    else:
+        if cluster is None:
+            raise ValueError("standalone mode needs a running cluster")
+        master = cluster.master_url
+        prefix = []  # the driver runs unbound; the executors inherit their workers' binding
+        conf.pop("spark.executor.instances", None)  # standalone sizes by cores.max
+    argv = [*prefix, str(home / "bin" / "spark-submit"), "--master", master]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    argv += [str(job), *job_args]
+
+    run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
+    known_apps = set(cluster.app_ids()) if cluster else set()
+    started = time.monotonic()
+    driver = tracker.start(argv, name="spark-submit", log=run.log, env=spark_env(host))
+    watcher = _Watcher(placement, cluster, driver.pid, known_apps)
+    watcher.start()
+    try:
+        while driver.popen.poll() is None:
+            if watcher.failure:
+                run.failure = watcher.failure
+                break
+            if time.monotonic() - started > timeout_s:
+                run.failure = f"timed out after {timeout_s:.0f} s"
+                break
+            time.sleep(0.2)
+    finally:
+        watcher.stop()
+        if driver.popen.poll() is None:
+            tracker.stop(driver)
+        else:
+            tracker.forget(driver)
+    run.wall_s = time.monotonic() - started
+    run.returncode = driver.popen.returncode
+    run.effective = watcher.effective()
+    run.placement_warnings = watcher.warnings()
+    run.event_log, run.app_id = _find_event_log(events)
+    if run.failure is None and run.returncode != 0:
+        run.failure = f"spark-submit exited with {run.returncode}: {_error_line(run.log)}"
+    return run
+
+
+class _Watcher(threading.Thread):
+    """Samples the JVMs that run tasks while the app runs; catches executor relaunch loops."""
+
+    def __init__(
+        self, placement: Placement, cluster, driver_pid: int, known_apps: set[str]
+    ) -> None:
+        super().__init__(daemon=True)
+        self.placement = placement
+        self.cluster = cluster
+        self.driver_pid = driver_pid
+        self.known_apps = known_apps
+        self.failure: str | None = None
+        self._seen: dict[int, dict] = {}
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            with contextlib.suppress(psutil.Error, OSError):  # a JVM gone between list and read
+                self._sample()
+            self._stop_event.wait(0.5)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=5)
+
+    def _sample(self) -> None:
+        if self.cluster is None:
+            # until numactl and the scripts have exec'd java, the pid is not the JVM yet
+            if self.driver_pid not in self._seen and _is_jvm(self.driver_pid):
+                self._record(self.driver_pid, self.placement.executors[0])
+            return
+        executors = {e.index: e for e in self.placement.executors}
+        for worker, pids in self.cluster.executor_pids().items():
+            for pid in pids:
+                if pid not in self._seen and worker in executors:
+                    self._record(pid, executors[worker])
+        new_apps = [a for a in self.cluster.app_ids() if a not in self.known_apps]
+        for app in new_apps:
+            launches = self.cluster.executor_launches(app)
+            if len(launches) > len(self.cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
+                self.failure = (
+                    f"executors keep dying ({len(launches)} launched for {len(self.cluster.workers)} "
+                    f"workers): {_error_line(launches[-1] / 'stderr')}"
+                )
+
+    def _record(self, pid: int, planned) -> None:
+        actual = read_effective(pid)
+        if actual is None:
+            return
+        self._seen[pid] = {
+            "jvm": planned.name,
+            "index": planned.index,
+            **actual.to_dict(),
+            "planned_cpus": str(planned.cpus),
+            "planned_mem_nodes": str(planned.mem_nodes),
+            "differences": differences(planned, actual),
+        }
+
+    def effective(self) -> list[dict]:
+        return sorted(self._seen.values(), key=lambda e: (e["index"], e["pid"]))
+
+    def warnings(self) -> list[str]:
+        return [d for e in self.effective() for d in e["differences"]]
+
+
+def _is_jvm(pid: int) -> bool:
+    try:
+        return "org.apache.spark.deploy.SparkSubmit" in " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return False
+
+
+def _find_event_log(events: Path) -> tuple[Path | None, str | None]:
+    candidates = sorted(events.glob("eventlog_v2_*")) + sorted(
+        p for p in events.iterdir() if p.is_file() and not p.name.startswith(".")
+    )
+    if not candidates:
+        return None, None
+    path = candidates[-1]
+    app_id = path.name.removeprefix("eventlog_v2_").split(".")[0]
+    return path, app_id
+
+
+_ERROR = re.compile(r"(Exception|Error|error:)")
+
+
+def _error_line(path: Path | None) -> str:
+    """The most telling line of a log: the first exception, or its last line."""
+    if path is None or not path.exists():
+        return "(no log)"
+    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if _ERROR.search(line) and not line.startswith("at ")]
+    chosen = errors[0] if errors else (lines[-1] if lines else "(empty log)")
+    return chosen[:500]

@@ -1,0 +1,65 @@
+"""Find Spark (from the pyspark package) and prepare the environment its scripts need."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import sys
+from pathlib import Path
+
+from numaspark.errors import ToolMissingError
+
+LOOPBACK = "127.0.0.1"
+
+
+def spark_home() -> Path:
+    """SPARK_HOME, or the pyspark package directory, which carries bin/ and jars/."""
+    env = os.environ.get("SPARK_HOME")
+    candidates = [Path(env)] if env else []
+    spec = importlib.util.find_spec("pyspark")
+    if spec is not None and spec.submodule_search_locations:
+        candidates.append(Path(list(spec.submodule_search_locations)[0]))
+    for home in candidates:
+        if (home / "bin" / "spark-class").exists():
+            return home
+    raise ToolMissingError(
+        "Spark not found: install pyspark (bash scripts/setup.sh) or set SPARK_HOME to a Spark 4 directory"
+    )
+
+
+def spark_version(home: Path) -> str | None:
+    jars = list((home / "jars").glob("spark-core_*.jar"))
+    if not jars:
+        return None
+    # spark-core_2.13-4.3.0.jar
+    return jars[0].stem.split("-")[-1]
+
+
+def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for Spark's scripts: this Python for workers, servers on ``host``."""
+    env = dict(os.environ)
+    home = spark_home()
+    env.update(
+        {
+            "SPARK_HOME": str(home),
+            "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable,
+            "SPARK_LOCAL_IP": host,
+            "SPARK_LOCAL_HOSTNAME": host,
+            # master and worker daemons need little heap; the default 1g adds up on small machines
+            "SPARK_DAEMON_MEMORY": env.get("SPARK_DAEMON_MEMORY", "512m"),
+            "SPARK_NO_DAEMONIZE": "1",
+        }
+    )
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A port that is free now on ``host`` (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

@@ -1,0 +1,172 @@
+"""Start processes as argv lists, track every one, and stop them all, whatever happens.
+
+Each process starts in its own session so that a Ctrl-C in the terminal
+reaches numaspark, which then stops the processes in order: SIGTERM to each
+process and its descendants (a worker's executors), then SIGKILL to whatever
+is still alive after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+DEFAULT_GRACE_S = 10.0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwind like Ctrl-C so every `finally` stops what it started."""
+
+
+@dataclass
+class Tracked:
+    name: str
+    pid: int
+    popen: subprocess.Popen | None = None
+    log: Path | None = None
+
+    def alive(self) -> bool:
+        if self.popen is not None:
+            return self.popen.poll() is None
+        try:
+            proc = psutil.Process(self.pid)
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+
+@dataclass
+class ProcessTracker:
+    """Every process numaspark starts goes through here, and is stopped through here."""
+
+    grace_s: float = DEFAULT_GRACE_S
+    processes: list[Tracked] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        name: str,
+        log: Path,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> Tracked:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            popen = subprocess.Popen(
+                list(argv),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        tracked = Tracked(name=name, pid=popen.pid, popen=popen, log=log)
+        with self._lock:
+            self.processes.append(tracked)
+        return tracked
+
+    def adopt(self, name: str, pid: int) -> Tracked:
+        """Track a process started by an earlier numaspark command (a cluster left up)."""
+        tracked = Tracked(name=name, pid=pid)
+        with self._lock:
+            self.processes.append(tracked)
+        return tracked
+
+    def stop(self, tracked: Tracked) -> None:
+        stop_processes([tracked.pid], self.grace_s)
+        if tracked.popen is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                tracked.popen.wait(timeout=1)
+        with self._lock:
+            if tracked in self.processes:
+                self.processes.remove(tracked)
+
+    def forget(self, tracked: Tracked) -> None:
+        """Stop tracking a process that has exited by itself."""
+        with self._lock:
+            if tracked in self.processes:
+                self.processes.remove(tracked)
+
+    def stop_all(self) -> None:
+        """Stop every tracked process (newest first) with its descendants."""
+        with self._lock:
+            pids = [t.pid for t in reversed(self.processes)]
+            popens = [t.popen for t in self.processes if t.popen is not None]
+            self.processes.clear()
+        stop_processes(pids, self.grace_s)
+        for popen in popens:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(timeout=1)
+
+    def __enter__(self) -> ProcessTracker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
+
+
+def stop_processes(pids: Sequence[int], grace_s: float = DEFAULT_GRACE_S) -> list[int]:
+    """SIGTERM ``pids`` and all their descendants, SIGKILL the survivors; returns what was killed."""
+    victims: dict[int, psutil.Process] = {}
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+        except psutil.NoSuchProcess:
+            continue
+        for child in _descendants(proc):
+            victims.setdefault(child.pid, child)
+        victims[pid] = proc
+    for proc in victims.values():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.terminate()
+    _gone, alive = psutil.wait_procs(list(victims.values()), timeout=grace_s)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+    return [p.pid for p in alive]
+
+
+def _descendants(proc: psutil.Process) -> list[psutil.Process]:
+    try:
+        return proc.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises `Terminated` in the main thread (cleanup then runs)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def wait_for(predicate, timeout_s: float, interval_s: float = 0.25) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return bool(predicate())

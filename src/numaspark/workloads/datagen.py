@@ -1,0 +1,68 @@
+"""Generate a workload's input once, with a manifest, and reuse it when asked again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from numaspark.workloads.registry import Size, Workload
+
+MANIFEST = "manifest.json"
+DEFAULT_SEED = 42
+
+
+def default_data_root() -> Path:
+    return Path(os.environ.get("NUMASPARK_DATA", "numaspark-data")).resolve()
+
+
+def prepare_input(
+    workload: Workload, size: Size, seed: int = DEFAULT_SEED, root: Path | None = None
+) -> tuple[Path, dict]:
+    """The input directory and its manifest; generated on first use, reused after."""
+    root = (root or default_data_root()).resolve()
+    target = root / workload.name / f"{size.rows}rows-seed{seed}"
+    manifest_path = target / MANIFEST
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        if _files_bytes(target) == manifest.get("bytes"):
+            return target / "input", manifest
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    started = time.perf_counter()
+    facts = workload.generator(partial / "input", size, seed)
+    elapsed = time.perf_counter() - started
+    manifest = {
+        "schema": "numaspark.dataset/1",
+        "workload": workload.name,
+        "generator": workload.generator.__name__ if hasattr(workload.generator, "__name__") else "",
+        "size": size.label,
+        "rows": size.rows,
+        "seed": seed,
+        "facts": facts,
+        "bytes": _files_bytes(partial),
+        "sha256": _checksum(partial / "input"),
+        "generation_s": round(elapsed, 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    shutil.rmtree(target, ignore_errors=True)
+    partial.replace(target)
+    return target / "input", manifest
+
+
+def _files_bytes(directory: Path) -> int:
+    return sum(p.stat().st_size for p in (directory / "input").rglob("*") if p.is_file())
+
+
+def _checksum(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        digest.update(path.name.encode())
+        with open(path, "rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,93 @@
+"""The workload registry: each workload is a data generator, a PySpark job and a check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaspark.errors import UsageError
+
+JOBS_DIR = Path(__file__).resolve().parent / "jobs"
+
+
+@dataclass(frozen=True)
+class Size:
+    """How much input: a named profile resolved to rows, or an explicit row count."""
+
+    label: str  # what the user asked for: "tiny", "64MB", "100000rows"
+    rows: int  # the unit the generator counts (lines, records)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    passed: bool
+    details: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    category: str  # "core", "sql", "ml", "graph", "streaming"
+    api: str  # "RDD", "DataFrame", ...
+    description: str
+    job: str  # file name under jobs/, run by spark-submit
+    generator: Callable[[Path, Size, int], dict]  # (directory, size, seed) -> manifest facts
+    check: Callable[[dict, dict], CheckResult]  # (manifest facts, job result) -> verdict
+    profiles: dict[str, int]  # named size -> rows
+    row_bytes: int  # approximate bytes per row, to turn "64MB" into rows
+    params: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def job_path(self) -> Path:
+        return JOBS_DIR / self.job
+
+    def size(self, text: str) -> Size:
+        return parse_size_spec(text, self)
+
+
+def parse_size_spec(text: str, workload: Workload) -> Size:
+    """``tiny``/``small``/``large``/``huge``, ``64MB``/``1GB``, or ``100000rows``."""
+    label = text.strip().lower()
+    if label in workload.profiles:
+        return Size(label, workload.profiles[label])
+    if label.endswith("rows") and label[:-4].isdigit():
+        return Size(label, int(label[:-4]))
+    from numaspark.units import parse_size
+
+    try:
+        nbytes = parse_size(label, "--size")
+    except UsageError:
+        raise UsageError(
+            f"bad --size {text!r}: use a profile ({', '.join(workload.profiles)}), bytes like 64MB, "
+            "or rows like 100000rows"
+        ) from None
+    return Size(label, max(1, nbytes // workload.row_bytes))
+
+
+_REGISTRY: dict[str, Workload] = {}
+
+
+def register(workload: Workload) -> Workload:
+    _REGISTRY[workload.name] = workload
+    return workload
+
+
+def get_workload(name: str) -> Workload:
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown workload {name!r}: choose one of {', '.join(sorted(_REGISTRY))} "
+            "(numaspark workloads lists them)"
+        ) from None
+
+
+def all_workloads() -> list[Workload]:
+    _load_builtin()
+    return sorted(_REGISTRY.values(), key=lambda w: (w.category, w.name))
+
+
+def _load_builtin() -> None:
+    from numaspark.workloads import builtin  # noqa: F401 - registers on import
