@@ -225,6 +225,18 @@ def _layout(executors, per_node, cores, memory, mode) -> Layout:
     )
 
 
+def _conf_pairs(pairs: list[str]) -> dict[str, str]:
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(
+                f"bad --conf {pair!r}: write KEY=VALUE, e.g. spark.executor.extraJavaOptions=-XX:+UseNUMA"
+            )
+        conf[key.strip()] = value
+    return conf
+
+
 def _progress_printer():
     def say(message: str) -> None:
         err_console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {message}", highlight=False)
@@ -261,6 +273,10 @@ def run(
     timeout: Annotated[
         float, typer.Option(help="Seconds before a run is stopped as failed.")
     ] = 1800.0,
+    conf: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
+    ] = None,
     xml: XmlOption = None,
     synthetic: SyntheticOption = None,
 ) -> None:
@@ -288,6 +304,7 @@ def run(
         cluster_dir=cluster,
         data_root=data,
         timeout_s=timeout,
+        spark_conf=_conf_pairs(conf or []),
     )
     results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
     measured = [r for r in results if not r.spec.get("warmup")]
@@ -443,9 +460,7 @@ def analyze(
 def results(
     directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
     csv: Annotated[Optional[Path], typer.Option(help="Export one row per run to CSV.")] = None,  # noqa: UP045
-    parquet: Annotated[
-        Path | None, typer.Option(help="Export one row per run to Parquet.")
-    ] = None,  # noqa: UP045
+    parquet: Annotated[Path | None, typer.Option(help="Export one row per run to Parquet.")] = None,  # noqa: UP045
 ) -> None:
     """List stored runs, compare configurations, export them."""
     from numaspark.experiment.store import ResultStore
@@ -462,6 +477,60 @@ def results(
         if target is not None:
             write_table(results_frame(stored), target)
             console.print(f"wrote {len(stored)} run(s) to {target}")
+
+
+@app.command()
+def characterize(
+    out: OutOpt = Path("numaspark-out/characterize"),
+    size: Annotated[str, typer.Option(help="Input size of both workloads.")] = "tiny",
+    repeat: Annotated[int, typer.Option(help="Measured runs per configuration.")] = 2,
+    data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
+) -> None:
+    """Quick characterization of this machine: topology, then two workloads placed three ways."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from numaspark.experiment.characterize import (
+        DEFAULT_WORKLOADS,
+        total_runs,
+    )
+    from numaspark.experiment.characterize import (
+        characterize as run_all,
+    )
+    from numaspark.report.metrics import comparison_table
+
+    topo = _load_topology(None, None)
+    console.print(topology_view(topo))
+    total = total_runs(topo, DEFAULT_WORKLOADS, repeat)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=False) as bar:
+        task = bar.add_task("starting", total=total)
+        results = run_all(
+            topo,
+            out,
+            size=size,
+            repeat=repeat,
+            data_root=data,
+            progress=lambda message: bar.update(task, description=message),
+            on_result=lambda result: bar.advance(task),
+        )
+        bar.update(task, description="done")
+    table, warnings = comparison_table(results, title="Characterization: wall time per run (s)")
+    console.print(table)
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        err_console.print(
+            f"[red]{r.spec.get('label')} {r.spec['workload']} failed:[/] {r.failure_reason}"
+        )
+    console.print(f"results: {(out / 'results.jsonl').resolve()}  (numaspark results {out})")
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from numaspark.errors import UsageError
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, environment
 from numaspark.experiment.store import ResultStore
 from numaspark.metrics.aggregate import aggregate
@@ -50,6 +50,7 @@ class RunRequest:
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0
     label: str | None = None  # a name for this configuration in tables
+    spark_conf: dict[str, str] = field(default_factory=dict)  # extra settings, recorded in the spec
 
 
 def run_workload(
@@ -57,6 +58,7 @@ def run_workload(
     topology: Topology,
     progress: Progress | None = None,
     cluster: StandaloneCluster | None = None,
+    on_result: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Run ``request``; every run (warm-ups too) is appended to ``out``/results.jsonl as it ends.
 
@@ -78,6 +80,8 @@ def run_workload(
     with ProcessTracker() as tracker, sigterm_raises():
         if request.layout.mode is Mode.STANDALONE and cluster is None:
             cluster = _cluster_for(request, placement, tracker, say)
+        elif cluster is not None:
+            _check_cluster_matches(cluster, placement, str(cluster.directory))
         total = request.warmup + request.repeat
         for number in range(total):
             warmup = number < request.warmup
@@ -102,6 +106,8 @@ def run_workload(
             )
             store.append(result)
             results.append(result)
+            if on_result is not None:
+                on_result(result)
             if result.status == "failed" and result.check is None:
                 say(f"{workload.name}: failed: {result.failure_reason}")
                 break  # the app itself failed: repeating it would fail the same way
@@ -129,6 +135,18 @@ def _cluster_for(request: RunRequest, placement: Placement, tracker: ProcessTrac
     return StandaloneCluster.start(placement, request.out / "cluster", tracker, on_progress=say)
 
 
+def _check_cluster_matches(cluster: StandaloneCluster, placement: Placement, name: str) -> None:
+    def shape(jvms: list[dict]) -> list[tuple]:
+        return [(j["cores"], j["cpus"], j["heap"]) for j in jvms if j["runs_tasks"]]
+
+    running = shape(cluster.placement["jvms"])
+    if shape(placement_to_dict(placement)["jvms"]) != running:
+        raise UsageError(
+            f"the cluster in {name} runs {len(running)} executor(s) placed differently from this "
+            "run's options: give the options it was started with, or start a new cluster"
+        )
+
+
 def _one_run(
     request, workload, size, manifest, input_dir, placement, env, tracker, cluster, warmup, number
 ) -> RunResult:
@@ -148,6 +166,7 @@ def _one_run(
         "warmup": warmup,
         "repetition": number - request.warmup,
         "cluster": str(cluster.directory) if cluster else None,
+        "spark_conf": dict(request.spark_conf),
         "placement": placement_to_dict(placement),
         "dataset": {k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")},
     }
@@ -162,6 +181,7 @@ def _one_run(
         run_dir,
         tracker,
         cluster=cluster,
+        extra_conf=request.spark_conf,
         timeout_s=request.timeout_s,
     )
     result.app_id = app.app_id
@@ -174,9 +194,13 @@ def _one_run(
         "spark_submit_log": str(app.log),
     }
     if app.event_log is not None:
-        log = parse_event_log(app.event_log)
-        result.metrics = aggregate(log)
-        result.warnings.extend(log.warnings)
+        try:
+            log = parse_event_log(app.event_log)
+        except NumasparkError as exc:  # an app killed before it logged anything
+            result.warnings.append(f"no metrics: {exc}")
+        else:
+            result.metrics = aggregate(log)
+            result.warnings.extend(log.warnings)
     if not app.ok:
         result.failure_reason = app.failure
         return result

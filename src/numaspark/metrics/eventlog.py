@@ -10,7 +10,6 @@ that crashed mid-write) is skipped and reported.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import struct
@@ -80,18 +79,7 @@ def _decompress(path: Path) -> tuple[bytes, str | None]:
     if codec is None:
         return raw, None
     if codec == "zstd":
-        import zstandard
-
-        out = io.BytesIO()
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(raw), read_across_frames=True
-        )
-        try:
-            while chunk := reader.read(1 << 20):
-                out.write(chunk)
-        except zstandard.ZstdError as exc:
-            return out.getvalue(), f"{path.name}: compressed stream ends early ({exc})"
-        return out.getvalue(), None
+        return _zstd_frames(raw, path)
     if codec == "lz4":
         return _lz4_java_blocks(raw, path)
     if codec == "snappy":
@@ -99,6 +87,26 @@ def _decompress(path: Path) -> tuple[bytes, str | None]:
     raise UsageError(
         f"{path.name}: the lzf codec is not supported; re-encode with zstd, lz4 or snappy"
     )
+
+
+def _zstd_frames(raw: bytes, path: Path) -> tuple[bytes, str | None]:
+    """Decompress frame by frame, so that a stream cut short keeps its complete frames."""
+    import zstandard
+
+    out = bytearray()
+    data = raw
+    while data:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            out += frame.decompress(data)
+        except zstandard.ZstdError as exc:
+            return bytes(out), f"{path.name}: compressed stream is damaged ({exc})"
+        if not frame.eof:
+            return bytes(
+                out
+            ), f"{path.name}: compressed stream ends early (the driver stopped mid-write)"
+        data = frame.unused_data
+    return bytes(out), None
 
 
 # Spark's lz4 and snappy codecs write the framing of lz4-java

@@ -85,23 +85,17 @@ def runs_table(results: list[RunResult]) -> Table:
 def comparison_table(
     results: list[RunResult], title: str = "Comparison"
 ) -> tuple[Table, list[str]]:
-    """Median/min/max wall time per configuration (warm-ups and failures left out)."""
+    """Median and range of wall time per configuration (warm-ups and failures left out).
+
+    ``speed`` is the workload's first configuration's median over this one's:
+    above 1x is faster than the first.
+    """
     groups: dict[str, list[RunResult]] = defaultdict(list)
     for r in results:
         if r.ok and not r.spec.get("warmup"):
             groups[r.key].append(r)
     table = Table(title=title, title_justify="left")
-    for column in (
-        "workload",
-        "configuration",
-        "runs",
-        "median s",
-        "min s",
-        "max s",
-        "vs first",
-        "GC share",
-        "avg active tasks",
-    ):
+    for column in ("workload", "configuration", "runs", "median s", "range s", "speed", "GC"):
         table.add_column(
             column, justify="left" if column in ("workload", "configuration") else "right"
         )
@@ -112,23 +106,19 @@ def comparison_table(
         walls = summarize([r.wall_time_s for r in runs if r.wall_time_s is not None])
         if walls is None:
             continue
-        config = (
-            spec.get("label")
-            or f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
+        config = spec.get("label") or (
+            f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
         )
         base = baseline.setdefault(spec["workload"], walls.median)
         gc = summarize([r.metrics.get("gcShare") or 0.0 for r in runs])
-        active = summarize([r.metrics.get("avgActiveTasks") or 0.0 for r in runs])
         table.add_row(
             spec["workload"],
             config,
             str(walls.n),
-            f"{walls.median:.2f}",
-            f"{walls.minimum:.2f}",
-            f"{walls.maximum:.2f}",
+            f"{walls.median:.1f}",
+            f"{walls.minimum:.1f}-{walls.maximum:.1f}",
             f"{base / walls.median:.2f}x",
             f"{gc.median:.1%}" if gc else "-",
-            f"{active.median:.2f}" if active else "-",
         )
         warning = walls.warning(f"{spec['workload']} {config}")
         if warning:

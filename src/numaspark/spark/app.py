@@ -152,7 +152,7 @@ class _Watcher(threading.Thread):
             if len(launches) > len(self.cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
                 self.failure = (
                     f"executors keep dying ({len(launches)} launched for {len(self.cluster.workers)} "
-                    f"workers): {_error_line(launches[-1] / 'stderr')}"
+                    f"workers): {_executor_error(launches)}"
                 )
 
     def _record(self, pid: int, planned) -> None:
@@ -196,11 +196,32 @@ def _find_event_log(events: Path) -> tuple[Path | None, str | None]:
 _ERROR = re.compile(r"(Exception|Error|error:)")
 
 
+def _executor_error(launches: list[Path]) -> str:
+    """The errors of the newest executor launch that has written one (stdout and stderr)."""
+    for launch in reversed(launches):
+        found = [line for name in ("stdout", "stderr") for line in _error_lines(launch / name)]
+        if found:
+            return " / ".join(dict.fromkeys(found))[:500]
+    return "no executor wrote an error; see the worker logs"
+
+
+def _error_lines(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+    return [
+        line
+        for line in lines
+        if _ERROR.search(line) and not line.startswith(("at ", "Spark Executor Command"))
+    ]
+
+
 def _error_line(path: Path | None) -> str:
-    """The most telling line of a log: the first exception, or its last line."""
+    """The most telling line of a log: the first error, or its last line."""
     if path is None or not path.exists():
         return "(no log)"
+    errors = _error_lines(path)
+    if errors:
+        return errors[0][:500]
     lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    errors = [line for line in lines if _ERROR.search(line) and not line.startswith("at ")]
-    chosen = errors[0] if errors else (lines[-1] if lines else "(empty log)")
-    return chosen[:500]
+    return lines[-1][:500] if lines else "(empty log)"

@@ -15,13 +15,17 @@ counts = (
     .flatMap(lambda line: line.split())
     .map(lambda word: (word, 1))
     .reduceByKey(add)
+    .cache()
 )
 counts.saveAsTextFile(output_dir)
-summary = spark.read.text(output_dir).count()  # one line per distinct word
-total = counts.map(lambda kv: kv[1]).sum()
+distinct, total = counts.map(lambda kv: (1, kv[1])).reduce(lambda a, b: (a[0] + b[0], a[1] + b[1]))
 with open(result_path, "w") as out:
     json.dump(
-        {"total_words": int(total), "distinct_words": int(summary), "job_s": time.time() - started},
+        {
+            "total_words": int(total),
+            "distinct_words": int(distinct),
+            "job_s": time.time() - started,
+        },
         out,
     )
 spark.stop()
