@@ -259,9 +259,9 @@ def run(
     memory_per_executor: MemoryOpt = "auto",
     bind: BindOpt = Binding.NONE,
     mem_policy: PolicyOpt = None,
-    repeat: Annotated[int, typer.Option(help="Measured runs.")] = 1,
+    repeat: Annotated[int, typer.Option(help="Measured iterations, all in one application.")] = 1,
     warmup: Annotated[
-        int, typer.Option(help="Runs before the measured ones (stored, not counted).")
+        int, typer.Option(help="Iterations before the measured ones (stored, not counted).")
     ] = 0,
     out: OutOpt = Path("numaspark-out"),
     cluster: Annotated[
@@ -483,7 +483,8 @@ def results(
 def characterize(
     out: OutOpt = Path("numaspark-out/characterize"),
     size: Annotated[str, typer.Option(help="Input size of both workloads.")] = "tiny",
-    repeat: Annotated[int, typer.Option(help="Measured runs per configuration.")] = 2,
+    repeat: Annotated[int, typer.Option(help="Measured iterations per configuration.")] = 3,
+    warmup: Annotated[int, typer.Option(help="Warm-up iterations per configuration.")] = 1,
     data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
 ) -> None:
     """Quick characterization of this machine: topology, then two workloads placed three ways."""
@@ -500,7 +501,7 @@ def characterize(
 
     topo = _load_topology(None, None)
     console.print(topology_view(topo))
-    total = total_runs(topo, DEFAULT_WORKLOADS, repeat)
+    total = total_runs(topo, DEFAULT_WORKLOADS, repeat, warmup)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -514,6 +515,7 @@ def characterize(
             out,
             size=size,
             repeat=repeat,
+            warmup=warmup,
             data_root=data,
             progress=lambda message: bar.update(task, description=message),
             on_result=lambda result: bar.advance(task),

@@ -46,8 +46,8 @@ def configurations(topology: Topology) -> list[Config]:
     ]
 
 
-def total_runs(topology: Topology, workloads: tuple[str, ...], repeat: int) -> int:
-    return len(configurations(topology)) * len(workloads) * repeat
+def total_runs(topology: Topology, workloads: tuple[str, ...], repeat: int, warmup: int) -> int:
+    return len(configurations(topology)) * len(workloads) * (repeat + warmup)
 
 
 def characterize(
@@ -55,7 +55,8 @@ def characterize(
     out: Path,
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS,
     size: str = "tiny",
-    repeat: int = 2,
+    repeat: int = 3,
+    warmup: int = 1,
     data_root: Path | None = None,
     progress: Callable[[str], None] | None = None,
     on_result: Callable[[RunResult], None] | None = None,
@@ -79,6 +80,7 @@ def characterize(
                     layout=config.layout,
                     binding=config.binding,
                     repeat=repeat,
+                    warmup=warmup,
                     out=out,
                     data_root=data_root,
                     label=config.label,

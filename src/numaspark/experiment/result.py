@@ -2,7 +2,8 @@
 
 Schema history (``numaspark.run/N``):
 1 - first version (numaspark 0.1): spec, environment, status, wall time,
-    Spark aggregates, effective placement, check, artifacts.
+    Spark aggregates, effective placement, check, app, artifacts. One run is
+    one iteration; the iterations of one application share its app_id.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class RunResult:
     metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
     effective_placement: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    check: dict | None = None  # {"passed": bool, "details": str}
+    check: dict | None = None  # {"passed": bool, "details": str, "answer": {...}}
+    app: dict = field(default_factory=dict)  # the application that ran it: wall time, elapsed
     artifacts: dict = field(default_factory=dict)  # paths: run dir, event log, logs
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))

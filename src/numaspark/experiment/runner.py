@@ -1,17 +1,22 @@
-"""Run a workload as placed, with warm-up and repetitions, storing each run as it ends."""
+"""Run a workload as placed, with warm-up and repetitions, storing each run as it ends.
+
+The warm-up and measured iterations run in one Spark application (see
+workloads/harness.py): warm-ups then warm the JIT of the very JVMs that are
+measured, and starting Spark is paid once. Each iteration is one `RunResult`.
+"""
 
 from __future__ import annotations
 
-import json
-import shutil
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, environment
 from numaspark.experiment.store import ResultStore
-from numaspark.metrics.aggregate import aggregate
+from numaspark.metrics.aggregate import aggregate, aggregate_job_group
 from numaspark.metrics.eventlog import parse_event_log
 from numaspark.placement import (
     Binding,
@@ -23,13 +28,14 @@ from numaspark.placement import (
     placement_to_dict,
     plan,
 )
-from numaspark.spark.app import run_app
+from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.processes import ProcessTracker, sigterm_raises
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
+from numaspark.workloads.harness import JOB_GROUP_PREFIX, read_answers
 
 Progress = Callable[[str], None]
 
@@ -77,40 +83,34 @@ def run_workload(
     store = ResultStore(request.out)
     env = environment(topology.fingerprint, spark_version(spark_home()))
     results: list[RunResult] = []
+
+    def keep(result: RunResult) -> None:
+        store.append(result)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
     with ProcessTracker() as tracker, sigterm_raises():
         if request.layout.mode is Mode.STANDALONE and cluster is None:
             cluster = _cluster_for(request, placement, tracker, say)
         elif cluster is not None:
             _check_cluster_matches(cluster, placement, str(cluster.directory))
-        total = request.warmup + request.repeat
-        for number in range(total):
-            warmup = number < request.warmup
-            what = (
-                f"warm-up {number + 1}"
-                if warmup
-                else f"run {number - request.warmup + 1}/{request.repeat}"
-            )
-            say(f"{request.label or workload.name}: {what}")
-            result = _one_run(
-                request,
-                workload,
-                size,
-                manifest,
-                input_dir,
-                placement,
-                env,
-                tracker,
-                cluster,
-                warmup,
-                number,
-            )
-            store.append(result)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-            if result.status == "failed" and result.check is None:
-                say(f"{workload.name}: failed: {result.failure_reason}")
-                break  # the app itself failed: repeating it would fail the same way
+        iterations = request.warmup + request.repeat
+        what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
+        say(f"{request.label or workload.name}: {what} in one application")
+        _run_iterations(
+            request,
+            workload,
+            size,
+            manifest,
+            input_dir,
+            placement,
+            env,
+            tracker,
+            cluster,
+            iterations,
+            keep,
+        )
     return results
 
 
@@ -147,10 +147,10 @@ def _check_cluster_matches(cluster: StandaloneCluster, placement: Placement, nam
         )
 
 
-def _one_run(
-    request, workload, size, manifest, input_dir, placement, env, tracker, cluster, warmup, number
-) -> RunResult:
-    spec = {
+def _spec(
+    request, workload, size, manifest, placement, cluster, iteration: int, iterations: int
+) -> dict:
+    return {
         "workload": workload.name,
         "category": workload.category,
         "size": size.label,
@@ -163,57 +163,97 @@ def _one_run(
         "executors": len(placement.executors),
         "cores_per_executor": placement.executors[0].cores,
         "label": request.label,
-        "warmup": warmup,
-        "repetition": number - request.warmup,
+        "iteration": iteration,
+        "iterations": iterations,
+        "warmup": iteration < request.warmup,
+        "repetition": iteration - request.warmup,
         "cluster": str(cluster.directory) if cluster else None,
         "spark_conf": dict(request.spark_conf),
         "placement": placement_to_dict(placement),
         "dataset": {k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")},
     }
-    result = RunResult(spec=spec, environment=env, status="failed")
-    run_dir = (request.out / "runs" / result.run_id).resolve()
-    output_dir = run_dir / "output"
-    answer_path = run_dir / "answer.json"
-    app = run_app(
-        placement,
-        workload.job_path,
-        [str(input_dir), str(output_dir), str(answer_path)],
-        run_dir,
-        tracker,
-        cluster=cluster,
-        extra_conf=request.spark_conf,
-        timeout_s=request.timeout_s,
-    )
-    result.app_id = app.app_id
-    result.wall_time_s = round(app.wall_s, 3)
-    result.effective_placement = app.effective
-    result.warnings.extend(app.placement_warnings)
+
+
+def _run_iterations(
+    request, workload, size, manifest, input_dir, placement, env, tracker, cluster, iterations, keep
+) -> None:
+    """One application runs every iteration; each becomes a `RunResult`, stored even on Ctrl-C."""
+    app_key = uuid.uuid4().hex[:12]
+    run_dir = (request.out / "runs" / app_key).resolve()
+    answers_path = run_dir / "answers.jsonl"
+    app: AppRun | None = None
+    try:
+        app = run_app(
+            placement,
+            workload.job_path,
+            [str(input_dir), str(run_dir / "output"), str(answers_path), str(iterations)],
+            run_dir,
+            tracker,
+            cluster=cluster,
+            extra_conf=request.spark_conf,
+            timeout_s=request.timeout_s,
+        )
+    finally:
+        # also on Ctrl-C or SIGTERM: the iterations that finished are kept
+        interrupted = app is None
+        answers = read_answers(answers_path)
+        event_log, app_id = find_event_log(run_dir / "eventlog")
+        log, log_problem = _parse(event_log)
+        spec_of = partial(
+            _spec, request, workload, size, manifest, placement, cluster, iterations=iterations
+        )
+        for answer in answers:
+            result = RunResult(spec=spec_of(answer["iteration"]), environment=env, status="failed")
+            _fill(result, app, app_id, event_log, run_dir, log, log_problem)
+            result.wall_time_s = round(answer["wall_s"], 3)
+            if log is not None:
+                result.metrics = (
+                    aggregate_job_group(log, f"{JOB_GROUP_PREFIX}{answer['iteration']}") or {}
+                )
+            verdict = workload.check(manifest["facts"], answer["answer"])
+            result.check = {
+                "passed": verdict.passed,
+                "details": verdict.details,
+                "answer": answer["answer"],
+            }
+            result.status = "ok" if verdict.passed else "failed"
+            result.failure_reason = None if verdict.passed else f"wrong answer: {verdict.details}"
+            keep(result)
+        if len(answers) < iterations and not interrupted and app is not None:
+            result = RunResult(spec=spec_of(len(answers)), environment=env, status="failed")
+            _fill(result, app, app_id, event_log, run_dir, log, log_problem)
+            result.failure_reason = app.failure or "the application ended before all its iterations"
+            keep(result)
+
+
+def _parse(event_log: Path | None):
+    if event_log is None:
+        return None, "no event log was written"
+    try:
+        return parse_event_log(event_log), None
+    except NumasparkError as exc:  # an app stopped before it logged anything
+        return None, f"no metrics: {exc}"
+
+
+def _fill(
+    result: RunResult, app: AppRun | None, app_id, event_log, run_dir: Path, log, log_problem
+) -> None:
+    """What every iteration of one application shares."""
+    result.app_id = app_id
+    result.app = {
+        "wall_time_s": round(app.wall_s, 3) if app else None,
+        "elapsed_ms": aggregate(log)["elapsedTime"] if log is not None else None,
+        "returncode": app.returncode if app else None,
+    }
+    if app is not None:
+        result.effective_placement = app.effective
+        result.warnings.extend(app.placement_warnings)
+    if log is not None:
+        result.warnings.extend(log.warnings)
+    elif log_problem:
+        result.warnings.append(log_problem)
     result.artifacts = {
         "run_dir": str(run_dir),
-        "event_log": str(app.event_log) if app.event_log else None,
-        "spark_submit_log": str(app.log),
+        "event_log": str(event_log) if event_log else None,
+        "spark_submit_log": str(run_dir / "spark-submit.log"),
     }
-    if app.event_log is not None:
-        try:
-            log = parse_event_log(app.event_log)
-        except NumasparkError as exc:  # an app killed before it logged anything
-            result.warnings.append(f"no metrics: {exc}")
-        else:
-            result.metrics = aggregate(log)
-            result.warnings.extend(log.warnings)
-    if not app.ok:
-        result.failure_reason = app.failure
-        return result
-    try:
-        answer = json.loads(answer_path.read_text())
-    except (OSError, ValueError):
-        result.failure_reason = "the job wrote no answer file"
-        return result
-    verdict = workload.check(manifest["facts"], answer)
-    result.check = {"passed": verdict.passed, "details": verdict.details, "answer": answer}
-    shutil.rmtree(output_dir, ignore_errors=True)  # the answer is checked; the output is big
-    if verdict.passed:
-        result.status = "ok"
-    else:
-        result.failure_reason = f"wrong answer: {verdict.details}"
-    return result

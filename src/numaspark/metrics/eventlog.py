@@ -39,6 +39,7 @@ class EventLog:
     executors: dict[str, dict] = field(default_factory=dict)
     tasks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stages: pd.DataFrame = field(default_factory=pd.DataFrame)
+    jobs: pd.DataFrame = field(default_factory=pd.DataFrame)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -237,7 +238,7 @@ def parse_event_log(path: str | Path) -> EventLog:
     log = EventLog(path=path)
     tasks: list[dict] = []
     stages: dict[tuple[int, int], dict] = {}
-    last_time = None
+    jobs: dict[int, dict] = {}
     for event in read_events(path, log.warnings):
         kind = event["Event"]
         if kind == "SparkListenerLogStart":
@@ -261,9 +262,21 @@ def parse_event_log(path: str | Path) -> EventLog:
             entry["removed"] = event.get("Timestamp")
             entry["removedReason"] = event.get("Removed Reason")
         elif kind == "SparkListenerTaskEnd":
-            row = _task_row(event)
-            tasks.append(row)
-            last_time = max(last_time or 0, row["finishTime"] or 0)
+            tasks.append(_task_row(event))
+        elif kind == "SparkListenerJobStart":
+            properties = event.get("Properties") or {}
+            jobs[event.get("Job ID")] = {
+                "jobId": event.get("Job ID"),
+                "jobGroup": properties.get("spark.jobGroup.id"),
+                "stageIds": list(event.get("Stage IDs") or []),
+                "submissionTime": event.get("Submission Time"),
+                "completionTime": None,
+                "result": None,
+            }
+        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in jobs:
+            job = jobs[event.get("Job ID")]
+            job["completionTime"] = event.get("Completion Time")
+            job["result"] = (event.get("Job Result") or {}).get("Result")
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
             info = event.get("Stage Info", {})
             key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
@@ -283,8 +296,10 @@ def parse_event_log(path: str | Path) -> EventLog:
         log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
     log.tasks = pd.DataFrame(tasks, columns=_task_columns())
     log.stages = _stage_table(stages, log.tasks)
-    if log.end_time is None and last_time:
-        log.end_time = None  # stays unknown; elapsed time falls back to the task span
+    log.jobs = pd.DataFrame(
+        list(jobs.values()),
+        columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
+    )
     return log
 
 

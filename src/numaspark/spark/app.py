@@ -104,7 +104,7 @@ def run_app(
     run.returncode = driver.popen.returncode
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings()
-    run.event_log, run.app_id = _find_event_log(events)
+    run.event_log, run.app_id = find_event_log(events)
     if run.failure is None and run.returncode != 0:
         run.failure = f"spark-submit exited with {run.returncode}: {_error_line(run.log)}"
     return run
@@ -182,7 +182,10 @@ def _is_jvm(pid: int) -> bool:
         return False
 
 
-def _find_event_log(events: Path) -> tuple[Path | None, str | None]:
+def find_event_log(events: Path) -> tuple[Path | None, str | None]:
+    """The event log a run wrote into ``events`` (a rolling directory or a file), and its app id."""
+    if not events.is_dir():
+        return None, None
     candidates = sorted(events.glob("eventlog_v2_*")) + sorted(
         p for p in events.iterdir() if p.is_file() and not p.name.startswith(".")
     )

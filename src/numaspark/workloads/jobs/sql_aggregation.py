@@ -1,28 +1,18 @@
-"""sql-aggregation (DataFrame): spark-submit sql_aggregation.py INPUT OUTPUT RESULT_JSON."""
+"""sql-aggregation (DataFrame): uservisits grouped by source IP, ad revenue summed, written out."""
 
-import json
-import sys
-import time
+from numaspark.workloads.harness import run_iterations
 
-from pyspark.sql import SparkSession
 
-input_dir, output_dir, result_path = sys.argv[1:4]
-spark = SparkSession.builder.appName("numaspark-sql-aggregation").getOrCreate()
-started = time.time()
-spark.read.parquet(input_dir).createOrReplaceTempView("uservisits")
-spark.sql(
-    "SELECT sourceIP, SUM(adRevenue) AS revenue FROM uservisits GROUP BY sourceIP"
-).write.mode("overwrite").parquet(output_dir)
-row = (
-    spark.read.parquet(output_dir).selectExpr("count(*) AS groups", "sum(revenue) AS total").first()
-)
-with open(result_path, "w") as out:
-    json.dump(
-        {
-            "groups": int(row["groups"]),
-            "total_revenue": float(row["total"]),
-            "job_s": time.time() - started,
-        },
-        out,
-    )
-spark.stop()
+def aggregation(spark, input_dir: str, output_dir: str) -> dict:
+    spark.read.parquet(input_dir).createOrReplaceTempView("uservisits")
+    revenue = spark.sql(
+        "SELECT sourceIP, SUM(adRevenue) AS revenue FROM uservisits GROUP BY sourceIP"
+    ).cache()
+    revenue.write.mode("overwrite").parquet(output_dir)
+    row = revenue.selectExpr("count(*) AS groups", "sum(revenue) AS total").first()
+    revenue.unpersist()
+    return {"groups": int(row["groups"]), "total_revenue": float(row["total"])}
+
+
+if __name__ == "__main__":
+    run_iterations("numaspark-sql-aggregation", aggregation)

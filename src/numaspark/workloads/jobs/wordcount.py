@@ -1,31 +1,25 @@
-"""wordcount (RDD): spark-submit wordcount.py INPUT OUTPUT RESULT_JSON."""
+"""wordcount (RDD): words of a text counted with flatMap and reduceByKey, written out."""
 
-import json
-import sys
-import time
 from operator import add
 
-from pyspark.sql import SparkSession
+from numaspark.workloads.harness import run_iterations
 
-input_dir, output_dir, result_path = sys.argv[1:4]
-spark = SparkSession.builder.appName("numaspark-wordcount").getOrCreate()
-started = time.time()
-counts = (
-    spark.sparkContext.textFile(input_dir)
-    .flatMap(lambda line: line.split())
-    .map(lambda word: (word, 1))
-    .reduceByKey(add)
-    .cache()
-)
-counts.saveAsTextFile(output_dir)
-distinct, total = counts.map(lambda kv: (1, kv[1])).reduce(lambda a, b: (a[0] + b[0], a[1] + b[1]))
-with open(result_path, "w") as out:
-    json.dump(
-        {
-            "total_words": int(total),
-            "distinct_words": int(distinct),
-            "job_s": time.time() - started,
-        },
-        out,
+
+def wordcount(spark, input_dir: str, output_dir: str) -> dict:
+    counts = (
+        spark.sparkContext.textFile(input_dir)
+        .flatMap(lambda line: line.split())
+        .map(lambda word: (word, 1))
+        .reduceByKey(add)
+        .cache()
     )
-spark.stop()
+    counts.saveAsTextFile(output_dir)
+    distinct, total = counts.map(lambda kv: (1, kv[1])).reduce(
+        lambda a, b: (a[0] + b[0], a[1] + b[1])
+    )
+    counts.unpersist()
+    return {"total_words": int(total), "distinct_words": int(distinct)}
+
+
+if __name__ == "__main__":
+    run_iterations("numaspark-wordcount", wordcount)

@@ -1,0 +1,66 @@
+"""The loop every job runs: iterations in one Spark application, each its own job group.
+
+A job script is ``spark-submit JOB INPUT OUTPUT ANSWERS ITERATIONS``. Warm-up
+and measured repetitions run in the same application, so warm-ups really warm
+the JIT and the caches, and the ~8-15 s of starting Spark is paid once. Each
+iteration runs under the job group ``numaspark-iteration-<i>`` (which the
+event-log parser uses to split the metrics per iteration) and appends one JSON
+line to ANSWERS the moment it ends: its wall time and its answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+JOB_GROUP_PREFIX = "numaspark-iteration-"
+
+
+def run_iterations(app_name: str, body: Callable[[object, str, str], dict]) -> None:
+    """Parse the job's argv, start Spark, run ``body(spark, input, output)`` per iteration."""
+    from pyspark.sql import SparkSession
+
+    input_dir, output_dir, answers_path, iterations = (
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3],
+        int(sys.argv[4]),
+    )
+    spark = SparkSession.builder.appName(app_name).getOrCreate()
+    context = spark.sparkContext
+    try:
+        for iteration in range(iterations):
+            context.setJobGroup(
+                f"{JOB_GROUP_PREFIX}{iteration}", f"numaspark iteration {iteration}"
+            )
+            target = os.path.join(output_dir, f"iteration-{iteration}")
+            started = time.perf_counter()
+            answer = body(spark, input_dir, target)
+            wall = time.perf_counter() - started
+            with open(answers_path, "a") as out:
+                out.write(
+                    json.dumps({"iteration": iteration, "wall_s": wall, "answer": answer}) + "\n"
+                )
+                out.flush()
+                os.fsync(out.fileno())
+            shutil.rmtree(target, ignore_errors=True)  # checked through the answer; keep disk free
+    finally:
+        spark.stop()
+
+
+def read_answers(path: Path) -> list[dict]:
+    """The iterations a job finished (a line cut short by a kill is ignored)."""
+    if not path.exists():
+        return []
+    answers = []
+    for line in path.read_text().splitlines():
+        try:
+            answers.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return answers
