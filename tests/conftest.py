@@ -33,3 +33,38 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
     if check and proc.returncode != 0:
         raise AssertionError(f"numaspark {' '.join(args)} failed:\n{proc.stderr}")
     return proc
+
+
+SPARK_CLASSES = (
+    "org.apache.spark.deploy.SparkSubmit",
+    "org.apache.spark.deploy.master.Master",
+    "org.apache.spark.deploy.worker.Worker",
+    "org.apache.spark.executor.CoarseGrainedExecutorBackend",
+    "org.apache.spark.deploy.history.HistoryServer",
+)
+
+
+def spark_jvms() -> list[str]:
+    """Command lines of the Spark JVMs running on this machine now."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info.get("cmdline") or [])
+        if any(name in cmdline for name in SPARK_CLASSES):
+            found.append(f"{proc.pid}: {cmdline[-160:]}")
+    return found
+
+
+@pytest.fixture
+def no_spark_left():
+    """The test must leave no Spark JVM behind (and must start with none)."""
+    before = spark_jvms()
+    assert not before, f"Spark JVMs already running before the test: {before}"
+    yield
+    import time
+
+    deadline = time.monotonic() + 15
+    while spark_jvms() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not spark_jvms(), f"Spark JVMs left behind: {spark_jvms()}"

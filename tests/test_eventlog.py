@@ -6,8 +6,8 @@ import shutil
 import pandas as pd
 import pytest
 import zstandard
-
 from conftest import FIXTURES, run_cli
+
 from numaspark.errors import UsageError
 from numaspark.metrics.aggregate import aggregate
 from numaspark.metrics.eventlog import parse_event_log, read_events
@@ -66,7 +66,12 @@ def test_truncated_last_line_is_skipped_and_reported(tmp_path):
 def test_truncated_compressed_stream(tmp_path):
     """A zstd log cut inside its second frame keeps the events of the first."""
     source = next((LOGS / "rolling-zstd").glob("events_1_*"))
-    lines = zstandard.ZstdDecompressor().stream_reader(source.open("rb")).read().splitlines(keepends=True)
+    lines = (
+        zstandard.ZstdDecompressor()
+        .stream_reader(source.open("rb"))
+        .read()
+        .splitlines(keepends=True)
+    )
     compressor = zstandard.ZstdCompressor()
     first = compressor.compress(b"".join(lines[:-3]))
     second = compressor.compress(b"".join(lines[-3:]))
@@ -80,7 +85,12 @@ def test_truncated_compressed_stream(tmp_path):
 
 def test_rolling_log_in_several_files(tmp_path):
     source = next((LOGS / "rolling-zstd").glob("events_1_*"))
-    lines = zstandard.ZstdDecompressor().stream_reader(source.open("rb")).read().splitlines(keepends=True)
+    lines = (
+        zstandard.ZstdDecompressor()
+        .stream_reader(source.open("rb"))
+        .read()
+        .splitlines(keepends=True)
+    )
     half = len(lines) // 2
     rolling = tmp_path / "eventlog_v2_app"
     rolling.mkdir()

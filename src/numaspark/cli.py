@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -225,6 +226,20 @@ def _layout(executors, per_node, cores, memory, mode) -> Layout:
     )
 
 
+@contextlib.contextmanager
+def _interruptible(out: Path):
+    """Ctrl-C or SIGTERM: every started JVM is already stopped; say what was kept, exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        path = out / "results.jsonl"
+        kept = len(path.read_text().splitlines()) if path.exists() else 0
+        err_console.print(
+            f"Interrupted: every Spark JVM stopped; {kept} finished run(s) kept in {path}"
+        )
+        raise typer.Exit(130) from None
+
+
 def _conf_pairs(pairs: list[str]) -> dict[str, str]:
     conf = {}
     for pair in pairs:
@@ -306,7 +321,8 @@ def run(
         timeout_s=timeout,
         spark_conf=_conf_pairs(conf or []),
     )
-    results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
+    with _interruptible(out):
+        results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
     measured = [r for r in results if not r.spec.get("warmup")]
     last_ok = next((r for r in reversed(measured) if r.ok), None)
     if last_ok is not None:
@@ -508,7 +524,7 @@ def characterize(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=err_console, transient=False) as bar:
+    with _interruptible(out), Progress(*columns, console=err_console, transient=False) as bar:
         task = bar.add_task("starting", total=total)
         results = run_all(
             topo,

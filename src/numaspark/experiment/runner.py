@@ -78,6 +78,10 @@ def run_workload(
     placement = plan(
         topology, request.layout, request.binding, request.mem_policy, request.pu_order
     )
+    if cluster is None and request.cluster_dir is not None:
+        # checked before any input is generated: a mismatch is the user's to fix first
+        cluster = StandaloneCluster.attach(request.cluster_dir)
+        _check_cluster_matches(cluster, placement, str(request.cluster_dir))
     say(f"{workload.name}: preparing {size.label} input")
     input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
     store = ResultStore(request.out)
@@ -115,22 +119,6 @@ def run_workload(
 
 
 def _cluster_for(request: RunRequest, placement: Placement, tracker: ProcessTracker, say: Progress):
-    if request.cluster_dir is not None:
-        cluster = StandaloneCluster.attach(request.cluster_dir)
-        planned = [
-            (j["cores"], j["cpus"], j["heap"])
-            for j in placement_to_dict(placement)["jvms"]
-            if j["runs_tasks"]
-        ]
-        running = [
-            (j["cores"], j["cpus"], j["heap"]) for j in cluster.placement["jvms"] if j["runs_tasks"]
-        ]
-        if planned != running:
-            raise UsageError(
-                f"the cluster in {request.cluster_dir} runs {len(running)} executor(s) placed differently "
-                "from this run's options: give the options it was started with, or start a new cluster"
-            )
-        return cluster
     say(f"starting a standalone cluster: {len(placement.executors)} bound worker(s)")
     return StandaloneCluster.start(placement, request.out / "cluster", tracker, on_progress=say)
 

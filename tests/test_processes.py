@@ -1,0 +1,81 @@
+"""Process tracking and effective placement, on real processes of this machine."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from numaspark.placement import Binding, Layout, plan
+from numaspark.spark.effective import differences, read_effective
+from numaspark.spark.processes import ProcessTracker, stop_processes
+from numaspark.topology import load_machine
+
+# A parent that starts a child which ignores SIGTERM: only SIGKILL stops it.
+STUBBORN = (
+    "import signal, subprocess, sys, time;"
+    "subprocess.Popen([sys.executable, '-c', 'import signal, time;"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)']);"
+    "time.sleep(600)"
+)
+
+
+def test_stop_all_stops_descendants_even_stubborn_ones(tmp_path):
+    tracker = ProcessTracker(grace_s=1.0)
+    parent = tracker.start([sys.executable, "-c", STUBBORN], name="parent", log=tmp_path / "p.log")
+    deadline = time.monotonic() + 10
+    while not psutil.Process(parent.pid).children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (child,) = psutil.Process(parent.pid).children()
+    tracker.stop_all()
+    assert (
+        not psutil.pid_exists(child.pid)
+        or psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE
+    )
+    assert parent.popen.poll() is not None
+    assert tracker.processes == []
+
+
+def test_stop_processes_tolerates_gone_pids():
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    assert stop_processes([proc.pid], grace_s=0.5) == []
+
+
+def test_context_manager_stops_on_exception(tmp_path):
+    with pytest.raises(RuntimeError), ProcessTracker(grace_s=1.0) as tracker:
+        sleeper = tracker.start(["sleep", "600"], name="sleep", log=tmp_path / "s.log")
+        raise RuntimeError("boom")
+    assert sleeper.popen.poll() is not None
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("numactl") is None, reason="numactl not installed")
+def test_effective_placement_of_a_numactl_bound_process():
+    """Real binding on the CPUs and node this machine has."""
+    topology = load_machine()
+    placement = plan(
+        topology, Layout(executors=1, cores_per_executor=1, memory_per_executor=1 << 30), Binding.PU
+    )
+    executor = placement.executors[0]
+    from numaspark.placement import numactl_argv
+
+    proc = subprocess.Popen([*numactl_argv(executor), "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        actual = read_effective(proc.pid)
+        while (actual is None or actual.policy == "default") and time.monotonic() < deadline:
+            time.sleep(0.05)  # until numactl has exec'd sleep
+            actual = read_effective(proc.pid)
+        assert actual.cpus == executor.cpus
+        assert actual.policy == f"bind:{executor.mem_nodes}"
+        assert differences(executor, actual) == []
+        unbound = read_effective(os.getpid())
+        assert differences(executor, unbound)  # this test process is not bound like that
+    finally:
+        proc.kill()
+        proc.wait()
+    assert read_effective(proc.pid) is None  # a reaped process reads as gone

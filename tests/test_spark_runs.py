@@ -1,0 +1,212 @@
+"""Real Spark on this machine: local and standalone runs, bindings read from /proc,
+interruption, executor relaunch loops, a kept cluster, and Spark's own REST API.
+
+This machine has one NUMA node and a few CPUs: these tests check the real
+path on what exists (per-CPU binding, membind to node 0); multi-node plans are
+tested on shared/topologies in test_planner.py.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, run_cli
+
+from numaspark.metrics.aggregate import aggregate
+from numaspark.metrics.eventlog import parse_event_log
+from numaspark.spark.home import free_port, spark_env, spark_home
+from numaspark.spark.processes import ProcessTracker
+from numaspark.topology import CpuSet
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]
+CPUS = CpuSet(os.sched_getaffinity(0))
+needs_two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs 2 allowed CPUs")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return tmp_path_factory.mktemp("data")
+
+
+def _results(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_local_run_bound_to_the_node(tmp_path, data):
+    out = tmp_path / "out"
+    proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "node", "--warmup", "1",
+                   "--repeat", "2", "--out", str(out), "--data", str(data))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "executorRunTime =>" in proc.stdout
+    runs = _results(out)
+    assert [r["spec"]["warmup"] for r in runs] == [True, False, False]
+    assert all(r["status"] == "ok" and r["check"]["passed"] for r in runs)
+    assert len({r["app_id"] for r in runs}) == 1  # one application ran the three iterations
+    (driver,) = runs[0]["effective_placement"]
+    assert CpuSet.parse(driver["cpus"]) == CPUS
+    assert driver["policy"] == "bind:0" and driver["differences"] == []
+    assert all(r["metrics"]["executorRunTime"] > 0 for r in runs)
+    assert runs[0]["environment"]["topology_fingerprint"]
+
+
+@needs_two_cpus
+def test_standalone_executors_each_on_their_own_cpu(tmp_path, data):
+    out = tmp_path / "out"
+    proc = run_cli("run", "wordcount", "--mode", "standalone", "--executors", "2",
+                   "--cores-per-executor", "1", "--bind", "core", "--out", str(out), "--data", str(data))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = _results(out)
+    assert run["status"] == "ok"
+    placed = {e["jvm"]: e for e in run["effective_placement"]}
+    cpus = CPUS.to_list()
+    assert placed["executor 0"]["cpus"] == str(cpus[0])
+    assert placed["executor 1"]["cpus"] == str(cpus[1])
+    assert all(e["policy"] == "bind:0" and not e["differences"] for e in placed.values())
+
+
+def _wait_for_answers(out: Path, count: int, proc: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = sum(len(p.read_text().splitlines()) for p in out.glob("runs/*/answers.jsonl"))
+        if lines >= count:
+            return
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.5)
+    raise AssertionError("no iteration finished in time")
+
+
+@pytest.mark.parametrize(
+    ("mode", "sig"), [("local", signal.SIGINT), ("standalone", signal.SIGTERM)]
+)
+def test_interrupted_run_stops_every_jvm_and_keeps_finished_iterations(tmp_path, data, mode, sig):
+    out = tmp_path / "out"
+    args = [
+        "run",
+        "wordcount",
+        "--mode",
+        mode,
+        "--repeat",
+        "200",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    ]
+    if mode == "standalone":
+        args += ["--executors", "1", "--cores-per-executor", "1", "--bind", "core"]
+    proc = subprocess.Popen([sys.executable, "-m", "numaspark", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        _wait_for_answers(out, 2, proc)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Interrupted" in stderr and "Traceback" not in stderr
+    runs = _results(out)
+    assert len(runs) >= 2 and all(r["status"] == "ok" for r in runs)
+
+
+def test_executors_that_keep_dying_fail_the_run(tmp_path, data):
+    out = tmp_path / "out"
+    started = time.monotonic()
+    proc = run_cli("run", "wordcount", "--mode", "standalone", "--executors", "1", "--cores-per-executor", "1",
+                   "--conf", "spark.executor.extraJavaOptions=-Xss1k", "--out", str(out), "--data", str(data))  # fmt: skip
+    assert proc.returncode == 1
+    assert time.monotonic() - started < 120  # detected, not a hang
+    (run,) = _results(out)
+    assert run["status"] == "failed"
+    assert "executors keep dying" in run["failure_reason"]
+    assert "Could not create the Java Virtual Machine" in run["failure_reason"]
+
+
+@needs_two_cpus
+def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
+    cluster = tmp_path / "cluster"
+    layout = ["--executors", "2", "--cores-per-executor", "1", "--bind", "core"]
+    up = run_cli("cluster", "up", str(cluster), *layout)
+    try:
+        assert up.returncode == 0, up.stderr
+        state = json.loads((cluster / "cluster.json").read_text())
+        status = run_cli("cluster", "status", str(cluster))
+        assert status.stdout.count("ALIVE") == 3  # the master and both workers
+        assert "--physcpubind" in status.stdout
+        out = tmp_path / "out"
+        ran = run_cli(
+            "run",
+            "sql-aggregation",
+            "--cluster",
+            str(cluster),
+            *layout,
+            "--out",
+            str(out),
+            "--data",
+            str(data),
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert _results(out)[0]["spec"]["cluster"] == str(cluster.resolve())
+        assert (
+            json.loads((cluster / "cluster.json").read_text())["master_pid"] == state["master_pid"]
+        )
+        wrong = run_cli(
+            "run", "wordcount", "--cluster", str(cluster), "--executors", "1", "--out", str(out)
+        )
+        assert wrong.returncode == 2 and "placed differently" in wrong.stderr
+    finally:
+        down = run_cli("cluster", "down", str(cluster))
+    assert down.returncode == 0, down.stderr
+    assert not (cluster / "cluster.json").exists()
+
+
+def test_event_log_sums_match_sparks_rest_api(tmp_path):
+    """Spark's History Server reads the recorded logs; its REST API is the reference."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("rolling-zstd", "failed-task", "plain", "lz4.lz4", "snappy.snappy"):
+        source = FIXTURES / "eventlogs" / name
+        if source.is_dir():  # the History Server knows rolling logs by their directory name
+            app_id = next(source.glob("appstatus_*")).name.removeprefix("appstatus_")
+            shutil.copytree(source, logs / f"eventlog_v2_{app_id}")
+        else:
+            shutil.copy(source, logs / name)
+    port = free_port()
+    env = spark_env(extra={"SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
+                           f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s"})  # fmt: skip
+    with ProcessTracker() as tracker:
+        tracker.start([str(spark_home() / "bin" / "spark-class"), "org.apache.spark.deploy.history.HistoryServer"],
+                      name="history", log=tmp_path / "history.log", env=env)  # fmt: skip
+        api = f"http://127.0.0.1:{port}/api/v1/applications"
+        apps = []
+        deadline = time.monotonic() + 90
+        while len(apps) < 5 and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):  # not listening yet
+                apps = json.loads(urllib.request.urlopen(api, timeout=2).read())
+            time.sleep(1)
+        assert len(apps) == 5, (tmp_path / "history.log").read_text()[-2000:]
+        ours = {}
+        for path in logs.iterdir():
+            log = parse_event_log(path)
+            ours[log.app_id] = aggregate(log)
+        for app in apps:
+            stages = json.loads(
+                urllib.request.urlopen(f"{api}/{app['id']}/stages", timeout=10).read()
+            )
+            mine = ours[app["id"]]
+            assert mine["executorRunTime"] == sum(s["executorRunTime"] for s in stages)
+            assert mine["executorCpuTime"] == pytest.approx(
+                sum(s["executorCpuTime"] for s in stages) / 1e6
+            )
+            assert mine["jvmGCTime"] == sum(s["jvmGcTime"] for s in stages)
+            assert mine["numTasks"] == sum(
+                s["numCompleteTasks"] + s["numFailedTasks"] for s in stages
+            )
