@@ -209,6 +209,14 @@ PolicyOpt = Annotated[
     MemPolicy | None,
     typer.Option("--mem-policy", help="Memory policy (default: bind when bound)."),
 ]  # noqa: UP045
+NodesOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1."),
+]
+PuOrderOpt = Annotated[
+    PuOrder,
+    typer.Option("--pu-order", help="For --bind pu: one thread per core first, or siblings."),
+]
 OutOpt = Annotated[
     Path, typer.Option("--out", help="Directory for results.jsonl and run artefacts.")
 ]
@@ -238,6 +246,22 @@ def _interruptible(out: Path):
             f"Interrupted: every Spark JVM stopped; {kept} finished run(s) kept in {path}"
         )
         raise typer.Exit(130) from None
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    """Each warning once; many spread warnings become one line that says what to do."""
+    spread = [w for w in warnings if "spread" in w]
+    others = [w for w in dict.fromkeys(warnings) if w not in spread]
+    if len(spread) > 2:
+        others.insert(
+            0,
+            f"{len(spread)} configurations vary by more than 10% between iterations: run more "
+            "repetitions (--repeat), larger inputs (--size), or quiet the machine (numaspark doctor)",
+        )
+    else:
+        others[:0] = spread
+    for warning in others:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
 
 
 def _conf_pairs(pairs: list[str]) -> dict[str, str]:
@@ -274,6 +298,8 @@ def run(
     memory_per_executor: MemoryOpt = "auto",
     bind: BindOpt = Binding.NONE,
     mem_policy: PolicyOpt = None,
+    nodes: NodesOpt = None,
+    pu_order: PuOrderOpt = PuOrder.CORES_FIRST,
     repeat: Annotated[int, typer.Option(help="Measured iterations, all in one application.")] = 1,
     warmup: Annotated[
         int, typer.Option(help="Iterations before the measured ones (stored, not counted).")
@@ -313,6 +339,8 @@ def run(
         ),
         binding=bind,
         mem_policy=mem_policy,
+        pu_order=pu_order,
+        only_nodes=CpuSet.parse(nodes) if nodes is not None else None,
         repeat=repeat,
         warmup=warmup,
         out=out,
@@ -335,8 +363,7 @@ def run(
             )
     table, warnings = comparison_table(results, title=f"{workload}: wall time of the measured runs")
     console.print(table)
-    for warning in warnings + sorted({w for r in results for w in r.warnings}):
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    _print_warnings(warnings + sorted({w for r in results for w in r.warnings}))
     failed = [r for r in results if not r.ok]
     for r in failed:
         err_console.print(f"[red]run {r.run_id} failed:[/] {r.failure_reason}", highlight=False)
@@ -362,6 +389,8 @@ def cluster_up(
     memory_per_executor: MemoryOpt = "auto",
     bind: BindOpt = Binding.NONE,
     mem_policy: PolicyOpt = None,
+    nodes: NodesOpt = None,
+    pu_order: PuOrderOpt = PuOrder.CORES_FIRST,
     host: Annotated[
         str, typer.Option(help="Address the master and workers listen on.")
     ] = "127.0.0.1",
@@ -373,7 +402,10 @@ def cluster_up(
     layout = _layout(
         executors, executors_per_node, cores_per_executor, memory_per_executor, Mode.STANDALONE
     )
-    placement = plan(_load_topology(None, None), layout, bind, mem_policy)
+    only = CpuSet.parse(nodes) if nodes is not None else None
+    placement = plan(
+        _load_topology(None, None), layout, bind, mem_policy, pu_order, only_nodes=only
+    )
     tracker = ProcessTracker()
     try:
         cluster = StandaloneCluster.start(
@@ -487,8 +519,7 @@ def results(
     console.print(runs_table(stored))
     table, warnings = comparison_table(stored)
     console.print(table)
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    _print_warnings(warnings)
     for target in (csv, parquet):
         if target is not None:
             write_table(results_frame(stored), target)
@@ -537,10 +568,11 @@ def characterize(
             on_result=lambda result: bar.advance(task),
         )
         bar.update(task, description="done")
-    table, warnings = comparison_table(results, title="Characterization: wall time per run (s)")
+    table, warnings = comparison_table(
+        results, title="Characterization: wall time per iteration (s)"
+    )
     console.print(table)
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    _print_warnings(warnings)
     failed = [r for r in results if not r.ok]
     for r in failed:
         err_console.print(

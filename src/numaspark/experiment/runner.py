@@ -32,7 +32,7 @@ from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.processes import ProcessTracker, sigterm_raises
-from numaspark.topology import Topology
+from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import get_workload
 from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
 from numaspark.workloads.harness import JOB_GROUP_PREFIX, read_answers
@@ -48,6 +48,7 @@ class RunRequest:
     binding: Binding = Binding.NONE
     mem_policy: MemPolicy | None = None
     pu_order: PuOrder = PuOrder.CORES_FIRST
+    only_nodes: CpuSet | None = None  # executors only on these NUMA nodes
     repeat: int = 1
     warmup: int = 0
     out: Path = Path("numaspark-out")
@@ -76,7 +77,12 @@ def run_workload(
     workload = get_workload(request.workload)
     size = workload.size(request.size)
     placement = plan(
-        topology, request.layout, request.binding, request.mem_policy, request.pu_order
+        topology,
+        request.layout,
+        request.binding,
+        request.mem_policy,
+        request.pu_order,
+        only_nodes=request.only_nodes,
     )
     if cluster is None and request.cluster_dir is not None:
         # checked before any input is generated: a mismatch is the user's to fix first
