@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from numaspark.kernel import NUMA_BALANCING, THP_DEFRAG, THP_ENABLED, selected
 from numaspark.metrics.perf import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_perf_csv
 from numaspark.topology import CpuSet
 
@@ -185,7 +186,7 @@ def check_perf(system: System) -> list[Message]:
 
 
 def check_numa_balancing(system: System) -> list[Message]:
-    value = system.read("/proc/sys/kernel/numa_balancing")
+    value = system.read(NUMA_BALANCING)
     if value is None:
         return [Message(STATE, "kernel.numa_balancing not present (kernel without NUMA balancing)")]
     value = value.strip()
@@ -202,8 +203,8 @@ def check_numa_balancing(system: System) -> list[Message]:
 
 
 def check_thp(system: System) -> list[Message]:
-    enabled = _bracketed(system.read("/sys/kernel/mm/transparent_hugepage/enabled"))
-    defrag = _bracketed(system.read("/sys/kernel/mm/transparent_hugepage/defrag"))
+    enabled = selected(system.read(THP_ENABLED))
+    defrag = selected(system.read(THP_DEFRAG))
     if enabled is None:
         return [Message(STATE, "transparent huge pages not available")]
     messages = [
@@ -288,13 +289,6 @@ def check_node_memory(system: System) -> list[Message]:
             )
         )
     return messages
-
-
-def _bracketed(text: str | None) -> str | None:
-    if text is None:
-        return None
-    match = re.search(r"\[(\w+)\]", text)
-    return match.group(1) if match else text.strip()
 
 
 CHECKS: tuple[Check, ...] = (

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from numaspark import __version__
+from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
 
 RUN_SCHEMA = "numaspark.run/1"
 
@@ -82,8 +83,8 @@ def environment(topology_fingerprint: str, spark_version: str | None) -> dict:
         "python": platform.python_version(),
         "numaspark": __version__,
         "topology_fingerprint": topology_fingerprint,
-        "numa_balancing": _read("/proc/sys/kernel/numa_balancing"),
-        "transparent_hugepages": _bracketed(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
+        "numa_balancing": read_setting(NUMA_BALANCING),
+        "transparent_hugepages": selected(read_setting(THP_ENABLED)),
         "cpus": os.cpu_count(),
     }
 
@@ -99,21 +100,6 @@ def java_version() -> str | None:
 
 
 def _cpu_model() -> str | None:
-    text = _read("/proc/cpuinfo") or ""
+    text = read_setting("/proc/cpuinfo") or ""
     match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
     return match.group(1).strip() if match else platform.processor() or None
-
-
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
-def _bracketed(text: str | None) -> str | None:
-    if not text:
-        return None
-    match = re.search(r"\[(\w+)\]", text)
-    return match.group(1) if match else text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from numaspark.placement import Mode, Placement, numactl_argv, spark_conf
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.effective import differences, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
+from numaspark.spark.logs import error_line, error_lines
 from numaspark.spark.processes import ProcessTracker
 
 MAX_EXECUTOR_RELAUNCHES = 3
@@ -106,7 +106,7 @@ def run_app(
     run.placement_warnings = watcher.warnings()
     run.event_log, run.app_id = find_event_log(events)
     if run.failure is None and run.returncode != 0:
-        run.failure = f"spark-submit exited with {run.returncode}: {_error_line(run.log)}"
+        run.failure = f"spark-submit exited with {run.returncode}: {error_line(run.log)}"
     return run
 
 
@@ -196,35 +196,10 @@ def find_event_log(events: Path) -> tuple[Path | None, str | None]:
     return path, app_id
 
 
-_ERROR = re.compile(r"(Exception|Error|error:)")
-
-
 def _executor_error(launches: list[Path]) -> str:
     """The errors of the newest executor launch that has written one (stdout and stderr)."""
     for launch in reversed(launches):
-        found = [line for name in ("stdout", "stderr") for line in _error_lines(launch / name)]
+        found = [line for name in ("stdout", "stderr") for line in error_lines(launch / name)]
         if found:
             return " / ".join(dict.fromkeys(found))[:500]
     return "no executor wrote an error; see the worker logs"
-
-
-def _error_lines(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
-    return [
-        line
-        for line in lines
-        if _ERROR.search(line) and not line.startswith(("at ", "Spark Executor Command"))
-    ]
-
-
-def _error_line(path: Path | None) -> str:
-    """The most telling line of a log: the first error, or its last line."""
-    if path is None or not path.exists():
-        return "(no log)"
-    errors = _error_lines(path)
-    if errors:
-        return errors[0][:500]
-    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    return lines[-1][:500] if lines else "(empty log)"

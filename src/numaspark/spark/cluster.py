@@ -23,6 +23,7 @@ import psutil
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
+from numaspark.spark.logs import error_line
 from numaspark.spark.processes import ProcessTracker, stop_processes, wait_for
 from numaspark.units import MIB
 
@@ -89,7 +90,7 @@ class StandaloneCluster:
                 f"the Spark master did not start in {START_TIMEOUT_S:.0f} s: see {master.log}"
             )
         if not master.alive():
-            raise ClusterError(f"the Spark master exited: {_tail(master.log)}")
+            raise ClusterError(f"the Spark master exited: {error_line(master.log)}")
         for executor in placement.executors:
             work = directory / f"worker-{executor.index}"
             work.mkdir(exist_ok=True)
@@ -130,7 +131,7 @@ class StandaloneCluster:
             )
         dead = cluster._dead_worker()
         if dead:
-            raise ClusterError(f"worker {dead['index']} exited: {_tail(Path(dead['log']))}")
+            raise ClusterError(f"worker {dead['index']} exited: {error_line(Path(dead['log']))}")
         return cluster
 
     @classmethod
@@ -268,14 +269,6 @@ def _is_spark(pid: int) -> bool:
         return "org.apache.spark" in " ".join(psutil.Process(pid).cmdline())
     except psutil.Error:
         return False
-
-
-def _tail(path: Path | None, lines: int = 5) -> str:
-    if path is None or not path.exists():
-        return "(no log)"
-    text = path.read_text(errors="replace").strip().splitlines()
-    errors = [line for line in text if "Exception" in line or "Error" in line]
-    return " | ".join((errors or text)[-lines:])[:800]
 
 
 def _progress(callback, message: str) -> None:

@@ -1,0 +1,31 @@
+"""Finding the line that explains a failure in a JVM's log."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_ERROR = re.compile(r"(Exception|Error|error:)")
+
+
+def error_lines(path: Path) -> list[str]:
+    """Lines that name an error (stack frames and Spark's command echo left out)."""
+    if not path.exists():
+        return []
+    lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+    return [
+        line
+        for line in lines
+        if _ERROR.search(line) and not line.startswith(("at ", "Spark Executor Command"))
+    ]
+
+
+def error_line(path: Path | None) -> str:
+    """The most telling line of a log: its first error, or else its last line."""
+    if path is None or not path.exists():
+        return "(no log)"
+    errors = error_lines(path)
+    if errors:
+        return errors[0][:500]
+    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:500] if lines else "(empty log)"
