@@ -585,16 +585,38 @@ def characterize(
 
 @app.command()
 def workloads() -> None:
-    """List the workloads numaspark can run."""
+    """List the workloads numaspark can run, their parameters and size profiles."""
     from numaspark.workloads import all_workloads
 
-    table = Table(title="Workloads", title_justify="left")
-    for column in ("name", "category", "API", "sizes (rows)", "description"):
+    table = Table(title="Workloads", title_justify="left", show_lines=True)
+    for column in ("name", "category", "API", "parameters", "sizes (rows)", "description"):
         table.add_column(column)
     for w in all_workloads():
-        sizes = ", ".join(f"{k} {v:,}" for k, v in w.profiles.items())
-        table.add_row(w.name, w.category, w.api, sizes, w.description)
+        sizes = "\n".join(f"{k} {v:,}" for k, v in w.profiles.items())
+        params = "\n".join(f"{k}={v}" for k, v in w.params.items()) or "-"
+        table.add_row(w.name, w.category, w.api, params, sizes, w.description)
     console.print(table)
+
+
+@app.command()
+def datagen(
+    workload: Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")],
+    size: Annotated[
+        str, typer.Option(help="tiny, small, large, huge, bytes (64MB) or rows.")
+    ] = "tiny",
+    data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
+    seed: Annotated[int, typer.Option(help="Random seed of the generator.")] = 42,
+) -> None:
+    """Generate a workload's input ahead of time (reused by later runs that ask for it)."""
+    from numaspark.workloads import get_workload
+    from numaspark.workloads.datagen import prepare_input
+
+    chosen = get_workload(workload)
+    path, manifest = prepare_input(chosen, chosen.size(size), seed, data)
+    console.print(
+        f"{chosen.name} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} bytes in "
+        f"{path} (generated in {manifest['generation_s']} s, sha256 {manifest['sha256'][:12]})"
+    )
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ measured, and starting Spark is paid once. Each iteration is one `RunResult`.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -180,7 +181,13 @@ def _run_iterations(
         app = run_app(
             placement,
             workload.job_path,
-            [str(input_dir), str(run_dir / "output"), str(answers_path), str(iterations)],
+            [
+                str(input_dir),
+                str(run_dir / "output"),
+                str(answers_path),
+                str(iterations),
+                json.dumps(workload.job_arguments(manifest["facts"])),
+            ],
             run_dir,
             tracker,
             cluster=cluster,

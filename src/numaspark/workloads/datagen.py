@@ -24,7 +24,9 @@ def prepare_input(
 ) -> tuple[Path, dict]:
     """The input directory and its manifest; generated on first use, reused after."""
     root = (root or default_data_root()).resolve()
-    target = root / workload.name / f"{size.rows}rows-seed{seed}"
+    # parameters that shape the data (k, dims, components, ...) are part of its name
+    tag = hashlib.sha256(json.dumps(workload.params, sort_keys=True).encode()).hexdigest()[:8]
+    target = root / workload.name / f"{size.rows}rows-seed{seed}-{tag}"
     manifest_path = target / MANIFEST
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
@@ -33,12 +35,12 @@ def prepare_input(
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     started = time.perf_counter()
-    facts = workload.generator(partial / "input", size, seed)
+    facts = workload.generator(partial / "input", size, seed, dict(workload.params))
     elapsed = time.perf_counter() - started
     manifest = {
         "schema": "numaspark.dataset/1",
         "workload": workload.name,
-        "generator": workload.generator.__name__ if hasattr(workload.generator, "__name__") else "",
+        "params": workload.params,
         "size": size.label,
         "rows": size.rows,
         "seed": seed,

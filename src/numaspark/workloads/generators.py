@@ -1,7 +1,10 @@
-"""Deterministic input generators (numpy, seeded): same seed and size, same bytes."""
+"""Deterministic input generators (numpy, seeded): the same seed, size and parameters give
+the same bytes. Each returns the facts its workload's check compares the answer with.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -9,75 +12,128 @@ import numpy as np
 WORDS_PER_LINE = 10
 VOCABULARY = 20_000
 ZIPF_EXPONENT = 1.2  # word frequencies in text follow Zipf's law
+FILES = 4  # inputs are split in a few files so that reads run in parallel
+
+
+def _split(rows: int, files: int = FILES) -> list[int]:
+    per = -(-rows // files)
+    counts = [min(per, rows - i * per) for i in range(files)]
+    return [c for c in counts if c > 0]
 
 
 def _vocabulary(rng: np.random.Generator, size: int) -> np.ndarray:
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     lengths = rng.integers(3, 11, size=size)
     words = {"".join(rng.choice(letters, n)) for n in lengths}
-    # distinct, in a stable order, topped up if random words collided
-    ordered = sorted(words)
+    ordered = sorted(words)  # distinct, in a stable order, topped up if random words collided
     while len(ordered) < size:
         ordered.append(f"w{len(ordered)}")
     return np.array(ordered[:size])
 
 
-def zipf_text(directory: Path, lines: int, seed: int, files: int = 4) -> dict:
-    """Lines of words drawn from a Zipfian vocabulary; returns totals the check needs."""
+def zipf_text(directory: Path, lines: int, seed: int, keyword_rank: int = 100) -> dict:
+    """Lines of 10 words drawn from a Zipfian vocabulary; the keyword is the word of that rank."""
     rng = np.random.default_rng(seed)
     vocab = _vocabulary(rng, VOCABULARY)
     directory.mkdir(parents=True, exist_ok=True)
-    total_words = 0
     seen = np.zeros(VOCABULARY, dtype=bool)
-    per_file = -(-lines // files)
-    written = 0
-    for part in range(files):
-        count = min(per_file, lines - written)
-        if count <= 0:
-            break
-        ranks = rng.zipf(ZIPF_EXPONENT, size=count * WORDS_PER_LINE) - 1
-        ranks = ranks[ranks < VOCABULARY]  # drop the rare ranks beyond the vocabulary
-        seen[ranks] = True
+    keyword_lines = 0
+    for part, count in enumerate(_split(lines)):
+        ranks = (rng.zipf(ZIPF_EXPONENT, size=(count, WORDS_PER_LINE)) - 1) % VOCABULARY
+        seen[ranks.ravel()] = True
+        keyword_lines += int((ranks == keyword_rank).any(axis=1).sum())
         words = vocab[ranks]
-        total_words += len(words)
-        rows = [
-            " ".join(words[i : i + WORDS_PER_LINE]) for i in range(0, len(words), WORDS_PER_LINE)
-        ]
-        (directory / f"part-{part:05d}.txt").write_text("\n".join(rows) + "\n")
-        written += count
-    return {"total_words": int(total_words), "distinct_words": int(seen.sum())}
+        text = "\n".join(" ".join(row) for row in words) + "\n"
+        (directory / f"part-{part:05d}.txt").write_text(text)
+    return {
+        "lines": lines,
+        "total_words": lines * WORDS_PER_LINE,
+        "distinct_words": int(seen.sum()),
+        "keyword": str(vocab[keyword_rank]),
+        "keyword_lines": keyword_lines,
+    }
 
 
-def uservisits(directory: Path, rows: int, seed: int, files: int = 4) -> dict:
-    """HiBench's uservisits table as Parquet; returns the totals the check needs."""
+def key_value_text(directory: Path, rows: int, seed: int) -> dict:
+    """``key<TAB>value`` lines: 10-letter random keys, 88-letter values (~100 bytes a line)."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    for part, count in enumerate(_split(rows)):
+        raw = letters[rng.integers(0, 26, size=(count, 98))]
+        raw = np.concatenate([raw[:, :10], np.full((count, 1), ord("\t"), np.uint8), raw[:, 10:],
+                              np.full((count, 1), ord("\n"), np.uint8)], axis=1)  # fmt: skip
+        (directory / f"part-{part:05d}.txt").write_bytes(raw.tobytes())
+    return {"rows": rows}
+
+
+def tera_records(directory: Path, rows: int, seed: int) -> dict:
+    """TeraGen-style 100-byte binary records: a 10-byte random key, an 8-byte row id, filler.
+
+    The checksum (sum of each record's first key word and row id, mod 2^64) is
+    the same whatever the order: a sort that loses or repeats a record changes it.
+    """
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    checksum = 0
+    row_id = 0
+    for part, count in enumerate(_split(rows)):
+        records = np.empty((count, 100), dtype=np.uint8)
+        records[:, :10] = rng.integers(0, 256, size=(count, 10), dtype=np.uint8)
+        ids = np.arange(row_id, row_id + count, dtype=">u8")
+        records[:, 10:18] = ids.view(np.uint8).reshape(count, 8)
+        records[:, 18:] = ord("x")
+        key_words = records[:, :8].copy().view(">u8").ravel().astype(object)
+        checksum = (checksum + int(sum(key_words)) + int(ids.astype(object).sum())) % (1 << 64)
+        (directory / f"part-{part:05d}.bin").write_bytes(records.tobytes())
+        row_id += count
+    return {"rows": rows, "checksum": str(checksum)}
+
+
+def _ip_pool(rng: np.random.Generator, count: int) -> np.ndarray:
+    quads = rng.integers(1, 255, size=(count, 4))
+    return np.array([f"{a}.{b}.{c}.{d}" for a, b, c, d in quads])
+
+
+EPOCH = np.datetime64("2000-01-01")
+DAYS = 10_000
+
+
+def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
+               date_from: str | None = None, date_to: str | None = None) -> dict:  # fmt: skip
+    """HiBench's uservisits table as Parquet, with the totals the SQL checks need.
+
+    ``urls``: destination URLs are drawn from ``http://site<i>`` for i < urls (the
+    rankings table's pages); ``date_from``/``date_to``: the join's date range.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
     distinct_ips = max(1, rows // 10)
-    ip_pool = np.array(
-        [f"{a}.{b}.{c}.{d}" for a, b, c, d in rng.integers(1, 255, size=(distinct_ips, 4))]
-    )
-    total_revenue = 0.0
+    ip_pool = _ip_pool(rng, distinct_ips)
+    urls = urls or 100_000
+    lo = (np.datetime64(date_from) - EPOCH).astype(int) if date_from else None
+    hi = (np.datetime64(date_to) - EPOCH).astype(int) if date_to else None
+    total_revenue, range_revenue = 0.0, 0.0
     used = np.zeros(distinct_ips, dtype=bool)
-    per_file = -(-rows // files)
-    written = 0
-    for part in range(files):
-        count = min(per_file, rows - written)
-        if count <= 0:
-            break
+    used_in_range = np.zeros(distinct_ips, dtype=bool)
+    for part, count in enumerate(_split(rows)):
         ip_index = rng.integers(0, distinct_ips, size=count)
         used[ip_index] = True
         revenue = np.round(rng.random(count) * 1000.0, 4)
+        days = rng.integers(0, DAYS, count)
         total_revenue += float(revenue.sum())
+        if lo is not None and hi is not None:
+            inside = (days > lo) & (days < hi)
+            range_revenue += float(revenue[inside].sum())
+            used_in_range[ip_index[inside]] = True
         table = pa.table(
             {
                 "sourceIP": ip_pool[ip_index],
-                "destURL": np.char.add("http://site", rng.integers(0, 100_000, count).astype(str)),
-                "visitDate": (np.datetime64("2000-01-01") + rng.integers(0, 10_000, count)).astype(
-                    "datetime64[D]"
-                ),
+                "destURL": np.char.add("http://site", rng.integers(0, urls, count).astype(str)),
+                "visitDate": (EPOCH + days).astype("datetime64[D]"),
                 "adRevenue": revenue,
                 "userAgent": np.array(["Mozilla/5.0", "Opera/9.80", "curl/8.0"])[
                     rng.integers(0, 3, count)
@@ -91,5 +147,161 @@ def uservisits(directory: Path, rows: int, seed: int, files: int = 4) -> dict:
             }
         )
         pq.write_table(table, directory / f"part-{part:05d}.parquet")
-        written += count
-    return {"distinct_ips": int(used.sum()), "total_revenue": total_revenue}
+    facts = {"rows": rows, "distinct_ips": int(used.sum()), "total_revenue": total_revenue}
+    if lo is not None:
+        facts.update({"range_revenue": range_revenue, "range_ips": int(used_in_range.sum())})
+    return facts
+
+
+def rankings_and_uservisits(
+    directory: Path, rows: int, seed: int, date_from: str, date_to: str
+) -> dict:
+    """HiBench join input: ``rankings`` (one row per page) and ``uservisits`` visiting those pages."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pages = max(10, rows // 10)
+    rng = np.random.default_rng(seed + 1)
+    (directory / "rankings").mkdir(parents=True, exist_ok=True)
+    pq.write_table(
+        pa.table(
+            {
+                "pageURL": np.char.add("http://site", np.arange(pages).astype(str)),
+                "pageRank": rng.integers(1, 1000, pages).astype(np.int32),
+                "avgDuration": rng.integers(1, 100, pages).astype(np.int32),
+            }
+        ),
+        directory / "rankings" / "part-00000.parquet",
+    )
+    facts = uservisits(
+        directory / "uservisits", rows, seed, urls=pages, date_from=date_from, date_to=date_to
+    )
+    facts["pages"] = pages
+    return facts
+
+
+def _write_points(
+    directory: Path, part: int, features: np.ndarray, label: np.ndarray | None
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = {"features": pa.array(list(features), type=pa.list_(pa.float64()))}
+    if label is not None:
+        columns["label"] = pa.array(label, type=pa.float64())
+    pq.write_table(pa.table(columns), directory / f"part-{part:05d}.parquet")
+
+
+def gaussian_mixture(directory: Path, rows: int, seed: int, k: int, dims: int) -> dict:
+    """Points around ``k`` well-separated centres (unit variance); the centres are the facts."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    centres = np.zeros((k, dims))
+    for i in range(k):  # rejection: every pair of centres at least 20 apart
+        while True:
+            candidate = rng.uniform(-100, 100, dims)
+            if all(np.linalg.norm(candidate - c) >= 20 for c in centres[:i]):
+                centres[i] = candidate
+                break
+    for part, count in enumerate(_split(rows)):
+        labels = rng.integers(0, k, count)
+        _write_points(directory, part, centres[labels] + rng.normal(0, 1, (count, dims)), None)
+    return {"rows": rows, "centres": centres.round(6).tolist()}
+
+
+def labelled_points(directory: Path, rows: int, seed: int, dims: int, noise: float) -> dict:
+    """Linearly separable points (a random hyperplane through 0), a share ``noise`` of labels flipped."""
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    weights = rng.normal(0, 1, dims)
+    for part, count in enumerate(_split(rows)):
+        features = rng.normal(0, 1, (count, dims))
+        label = (features @ weights > 0).astype(float)
+        flip = rng.random(count) < noise
+        label[flip] = 1 - label[flip]
+        _write_points(directory, part, features, label)
+    return {"rows": rows, "noise": noise}
+
+
+def labelled_documents(directory: Path, rows: int, seed: int, classes: int) -> dict:
+    """Short documents; each class draws most words from its own vocabulary."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    vocab = _vocabulary(rng, 1000 * (classes + 1))
+    directory.mkdir(parents=True, exist_ok=True)
+    for part, count in enumerate(_split(rows)):
+        labels = rng.integers(0, classes, count)
+        own = rng.integers(0, 1000, (count, 16)) + 1000 * (labels[:, None] + 1)
+        common = rng.integers(0, 1000, (count, 4))
+        words = vocab[np.concatenate([own, common], axis=1)]
+        pq.write_table(
+            pa.table({"label": labels.astype(float), "text": [" ".join(w) for w in words]}),
+            directory / f"part-{part:05d}.parquet",
+        )
+    return {"rows": rows, "classes": classes}
+
+
+def rmat_edges(rng: np.random.Generator, vertices: int, edges: int,
+               probabilities=(0.57, 0.19, 0.19, 0.05)) -> np.ndarray:  # fmt: skip
+    """R-MAT (Chakrabarti et al.): power-law degrees, as in Graph500 and HiBench."""
+    scale = max(1, math.ceil(math.log2(vertices)))
+    src = np.zeros(edges, dtype=np.int64)
+    dst = np.zeros(edges, dtype=np.int64)
+    a, b, c, _ = probabilities
+    for bit in range(scale):
+        r = rng.random(edges)
+        right = (r >= a) & (r < a + b) | (r >= a + b + c)
+        down = r >= a + b
+        src |= down.astype(np.int64) << bit
+        dst |= right.astype(np.int64) << bit
+    keep = (src < vertices) & (dst < vertices) & (src != dst)
+    return np.stack([src[keep], dst[keep]], axis=1)
+
+
+def power_law_graph(directory: Path, vertices: int, seed: int, components: int = 1,
+                    degree: int = 8, count_triangles: bool = False) -> dict:  # fmt: skip
+    """R-MAT edges in ``components`` disjoint vertex ranges, each made connected by a ring.
+
+    The ring also gives every vertex an out-edge, so PageRank has no dangling mass.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    bounds = np.linspace(0, vertices, components + 1).astype(np.int64)
+    parts = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        size = int(hi - lo)
+        ring = (
+            np.stack([np.arange(size), (np.arange(size) + 1) % size], axis=1)
+            if size > 1
+            else np.empty((0, 2), np.int64)
+        )
+        parts.append(np.concatenate([rmat_edges(rng, size, size * degree), ring]) + lo)
+    edges = np.unique(np.concatenate(parts), axis=0)
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    for part, chunk in enumerate(np.array_split(edges, FILES)):
+        pq.write_table(
+            pa.table({"src": chunk[:, 0], "dst": chunk[:, 1]}),
+            directory / f"part-{part:05d}.parquet",
+        )
+    facts = {"vertices": vertices, "edges": int(len(edges)), "components": components}
+    if count_triangles:
+        facts["triangles"] = _triangles(edges, vertices)
+    return facts
+
+
+def _triangles(edges: np.ndarray, vertices: int) -> int:
+    """Triangles of the undirected simple graph: trace(A^3) / 6, with scipy's sparse matrices."""
+    from scipy import sparse
+
+    undirected = np.unique(np.sort(edges, axis=1), axis=0)
+    ones = np.ones(len(undirected))
+    adjacency = sparse.coo_matrix(
+        (ones, (undirected[:, 0], undirected[:, 1])), shape=(vertices, vertices)
+    )
+    adjacency = (adjacency + adjacency.T).tocsr()
+    return int(round((adjacency @ adjacency).multiply(adjacency).sum() / 6))

@@ -1,6 +1,6 @@
 """The loop every job runs: iterations in one Spark application, each its own job group.
 
-A job script is ``spark-submit JOB INPUT OUTPUT ANSWERS ITERATIONS``. Warm-up
+A job script is ``spark-submit JOB INPUT OUTPUT ANSWERS ITERATIONS PARAMS_JSON``. Warm-up
 and measured repetitions run in the same application, so warm-ups really warm
 the JIT and the caches, and the ~8-15 s of starting Spark is paid once. Each
 iteration runs under the job group ``numaspark-iteration-<i>`` (which the
@@ -21,16 +21,13 @@ from pathlib import Path
 JOB_GROUP_PREFIX = "numaspark-iteration-"
 
 
-def run_iterations(app_name: str, body: Callable[[object, str, str], dict]) -> None:
-    """Parse the job's argv, start Spark, run ``body(spark, input, output)`` per iteration."""
+def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]) -> None:
+    """Parse the job's argv, start Spark, run ``body(spark, input, output, params)`` per iteration."""
     from pyspark.sql import SparkSession
 
-    input_dir, output_dir, answers_path, iterations = (
-        sys.argv[1],
-        sys.argv[2],
-        sys.argv[3],
-        int(sys.argv[4]),
-    )
+    input_dir, output_dir, answers_path = sys.argv[1], sys.argv[2], sys.argv[3]
+    iterations = int(sys.argv[4])
+    params = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
     spark = SparkSession.builder.appName(app_name).getOrCreate()
     context = spark.sparkContext
     try:
@@ -40,7 +37,7 @@ def run_iterations(app_name: str, body: Callable[[object, str, str], dict]) -> N
             )
             target = os.path.join(output_dir, f"iteration-{iteration}")
             started = time.perf_counter()
-            answer = body(spark, input_dir, target)
+            answer = body(spark, input_dir, target, params)
             wall = time.perf_counter() - started
             with open(answers_path, "a") as out:
                 out.write(

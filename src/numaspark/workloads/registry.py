@@ -32,11 +32,16 @@ class Workload:
     api: str  # "RDD", "DataFrame", ...
     description: str
     job: str  # file name under jobs/, run by spark-submit
-    generator: Callable[[Path, Size, int], dict]  # (directory, size, seed) -> manifest facts
-    check: Callable[[dict, dict], CheckResult]  # (manifest facts, job result) -> verdict
+    generator: Callable[[Path, Size, int, dict], dict]  # (dir, size, seed, params) -> facts
+    check: Callable[[dict, dict], CheckResult]  # (manifest facts, job answer) -> verdict
     profiles: dict[str, int]  # named size -> rows
     row_bytes: int  # approximate bytes per row, to turn "64MB" into rows
     params: dict[str, object] = field(default_factory=dict)
+    # what the job needs to know of its input beyond the parameters (grep's keyword)
+    job_params: Callable[[dict], dict] | None = None
+
+    def job_arguments(self, facts: dict) -> dict:
+        return {**self.params, **(self.job_params(facts) if self.job_params else {})}
 
     @property
     def job_path(self) -> Path:

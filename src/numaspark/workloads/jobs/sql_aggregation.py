@@ -3,7 +3,7 @@
 from numaspark.workloads.harness import run_iterations
 
 
-def aggregation(spark, input_dir: str, output_dir: str) -> dict:
+def aggregation(spark, input_dir: str, output_dir: str, params: dict) -> dict:
     spark.read.parquet(input_dir).createOrReplaceTempView("uservisits")
     revenue = spark.sql(
         "SELECT sourceIP, SUM(adRevenue) AS revenue FROM uservisits GROUP BY sourceIP"

@@ -5,7 +5,7 @@ from operator import add
 from numaspark.workloads.harness import run_iterations
 
 
-def wordcount(spark, input_dir: str, output_dir: str) -> dict:
+def wordcount(spark, input_dir: str, output_dir: str, params: dict) -> dict:
     counts = (
         spark.sparkContext.textFile(input_dir)
         .flatMap(lambda line: line.split())

@@ -1,0 +1,100 @@
+"""The workload registry, the generators (determinism, size) and the checks."""
+
+import json
+
+import pytest
+
+from numaspark.errors import UsageError
+from numaspark.workloads import all_workloads, get_workload
+from numaspark.workloads.datagen import prepare_input
+
+BATCH = [w.name for w in all_workloads()]
+
+
+def test_registry_lists_the_batch_suite():
+    assert {"wordcount", "grep", "sort", "terasort", "sql-aggregation", "sql-join", "sql-scan",
+            "kmeans", "gmm", "logistic-regression", "linear-svm", "naive-bayes",
+            "pagerank", "connected-components", "triangle-count"} <= set(BATCH)  # fmt: skip
+    assert get_workload("kmeans").params == {"k": 8, "iterations": 4, "dims": 8}
+    assert get_workload("pagerank").params["iterations"] == 20
+    with pytest.raises(UsageError, match="unknown workload 'nope'"):
+        get_workload("nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "rows"), [("tiny", 20_000), ("1000rows", 1000), ("7MB", 7 * 2**20 // 70)]
+)
+def test_sizes(text, rows):
+    assert get_workload("wordcount").size(text).rows == rows
+    with pytest.raises(UsageError, match="bad --size"):
+        get_workload("wordcount").size("lots")
+
+
+@pytest.mark.parametrize("name", BATCH)
+def test_generators_are_deterministic_and_reused(tmp_path, name):
+    workload = get_workload(name)
+    size = workload.size("500rows")
+    first, manifest = prepare_input(workload, size, seed=7, root=tmp_path / "a")
+    again, same = prepare_input(workload, size, seed=7, root=tmp_path / "b")
+    other, different = prepare_input(workload, size, seed=8, root=tmp_path / "c")
+    assert manifest["sha256"] == same["sha256"] != different["sha256"]
+    assert manifest["facts"] == same["facts"]
+    assert manifest["rows"] == 500 and manifest["bytes"] > 0
+    stamp = (first.parent / "manifest.json").stat().st_mtime_ns
+    reused, _ = prepare_input(workload, size, seed=7, root=tmp_path / "a")
+    assert reused == first and (first.parent / "manifest.json").stat().st_mtime_ns == stamp
+
+
+def test_size_grows_with_rows(tmp_path):
+    workload = get_workload("sort")
+    _, small = prepare_input(workload, workload.size("1000rows"), root=tmp_path)
+    _, big = prepare_input(workload, workload.size("4000rows"), root=tmp_path)
+    assert big["bytes"] == 4 * small["bytes"] == 4 * 1000 * 100  # 100-byte lines
+
+
+def test_planted_facts(tmp_path):
+    _, cc = prepare_input(
+        get_workload("connected-components"),
+        get_workload("connected-components").size("300rows"),
+        root=tmp_path,
+    )
+    assert cc["facts"]["components"] == 10
+    _, km = prepare_input(
+        get_workload("kmeans"), get_workload("kmeans").size("300rows"), root=tmp_path
+    )
+    assert len(km["facts"]["centres"]) == 8 and len(km["facts"]["centres"][0]) == 8
+    _, tri = prepare_input(
+        get_workload("triangle-count"),
+        get_workload("triangle-count").size("300rows"),
+        root=tmp_path,
+    )
+    assert tri["facts"]["triangles"] > 0
+
+
+WRONG = {
+    "wordcount": {"total_words": 1, "distinct_words": 1},
+    "grep": {"lines": -1},
+    "sort": {"rows": 500, "sorted": False},
+    "terasort": {"rows": 500, "sorted": True, "checksum": "0"},
+    "sql-aggregation": {"groups": 1, "total_revenue": 1.0},
+    "sql-join": {"groups": 1, "revenue": 1.0},
+    "sql-scan": {"matches": 3},
+    "kmeans": {"centres": [[0.0] * 8] * 8},
+    "gmm": {"centres": [[0.0] * 4] * 4},
+    "logistic-regression": {"accuracy": 0.5},
+    "linear-svm": {"accuracy": 0.5},
+    "naive-bayes": {"accuracy": 0.25},
+    "pagerank": {"vertices": 500, "rank_sum": 250.0},
+    "connected-components": {"components": 9},
+    "triangle-count": {"triangles": 0},
+}
+
+
+@pytest.mark.parametrize("name", BATCH)
+def test_checks_reject_wrong_answers(tmp_path, name):
+    workload = get_workload(name)
+    _, manifest = prepare_input(workload, workload.size("500rows"), root=tmp_path)
+    verdict = workload.check(manifest["facts"], WRONG[name])
+    assert not verdict.passed and verdict.details
+    assert not workload.check(manifest["facts"], {}).passed  # an empty answer never passes
+    json.dumps(workload.job_arguments(manifest["facts"]))  # what the job gets is JSON
