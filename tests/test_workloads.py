@@ -98,3 +98,27 @@ def test_checks_reject_wrong_answers(tmp_path, name):
     assert not verdict.passed and verdict.details
     assert not workload.check(manifest["facts"], {}).passed  # an empty answer never passes
     json.dumps(workload.job_arguments(manifest["facts"]))  # what the job gets is JSON
+
+
+def test_triangle_facts_match_networkx():
+    import networkx as nx
+    import numpy as np
+
+    from numaspark.workloads.generators import _triangles, rmat_edges
+
+    rng = np.random.default_rng(3)
+    for vertices in (50, 400):
+        edges = rmat_edges(rng, vertices, vertices * 8)
+        graph = nx.Graph()
+        graph.add_edges_from(map(tuple, edges))
+        assert _triangles(edges, vertices) == sum(nx.triangles(graph).values()) // 3
+
+
+def test_ip_pool_is_distinct():
+    """Random IPs collide (about 5 in 200,000): the SQL checks count distinct ones."""
+    import numpy as np
+
+    from numaspark.workloads.generators import _ip_pool
+
+    pool = _ip_pool(np.random.default_rng(1), 200_000)
+    assert len(set(pool.tolist())) == 200_000

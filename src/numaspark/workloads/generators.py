@@ -38,13 +38,16 @@ def zipf_text(directory: Path, lines: int, seed: int, keyword_rank: int = 100) -
     directory.mkdir(parents=True, exist_ok=True)
     seen = np.zeros(VOCABULARY, dtype=bool)
     keyword_lines = 0
+    with_space = np.char.add(vocab, " ").astype(object)
+    with_newline = np.char.add(vocab, "\n").astype(object)
+    last_word = np.arange(WORDS_PER_LINE) == WORDS_PER_LINE - 1
     for part, count in enumerate(_split(lines)):
         ranks = (rng.zipf(ZIPF_EXPONENT, size=(count, WORDS_PER_LINE)) - 1) % VOCABULARY
         seen[ranks.ravel()] = True
         keyword_lines += int((ranks == keyword_rank).any(axis=1).sum())
-        words = vocab[ranks]
-        text = "\n".join(" ".join(row) for row in words) + "\n"
-        (directory / f"part-{part:05d}.txt").write_text(text)
+        # every word carries its separator: a space, or a newline after the line's last word
+        tokens = np.where(last_word, with_newline[ranks], with_space[ranks])
+        (directory / f"part-{part:05d}.txt").write_text("".join(tokens.ravel().tolist()))
     return {
         "lines": lines,
         "total_words": lines * WORDS_PER_LINE,
@@ -91,8 +94,10 @@ def tera_records(directory: Path, rows: int, seed: int) -> dict:
 
 
 def _ip_pool(rng: np.random.Generator, count: int) -> np.ndarray:
-    quads = rng.integers(1, 255, size=(count, 4))
-    return np.array([f"{a}.{b}.{c}.{d}" for a, b, c, d in quads])
+    """``count`` distinct IPv4 addresses (random addresses collide: birthday problem)."""
+    numbers = rng.choice(1 << 32, size=count, replace=False)
+    octets = (numbers[:, None] >> np.array([24, 16, 8, 0])) & 255
+    return np.array([f"{a}.{b}.{c}.{d}" for a, b, c, d in octets.tolist()])
 
 
 EPOCH = np.datetime64("2000-01-01")
@@ -116,6 +121,8 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
     urls = urls or 100_000
     lo = (np.datetime64(date_from) - EPOCH).astype(int) if date_from else None
     hi = (np.datetime64(date_to) - EPOCH).astype(int) if date_to else None
+    url_pool = np.char.add("http://site", np.arange(urls).astype(str))
+    search_pool = np.char.add("q", np.arange(1000).astype(str))
     total_revenue, range_revenue = 0.0, 0.0
     used = np.zeros(distinct_ips, dtype=bool)
     used_in_range = np.zeros(distinct_ips, dtype=bool)
@@ -132,7 +139,7 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
         table = pa.table(
             {
                 "sourceIP": ip_pool[ip_index],
-                "destURL": np.char.add("http://site", rng.integers(0, urls, count).astype(str)),
+                "destURL": url_pool[rng.integers(0, urls, count)],
                 "visitDate": (EPOCH + days).astype("datetime64[D]"),
                 "adRevenue": revenue,
                 "userAgent": np.array(["Mozilla/5.0", "Opera/9.80", "curl/8.0"])[
@@ -142,7 +149,7 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
                     rng.integers(0, 5, count)
                 ],
                 "languageCode": np.array(["en", "de", "zh", "pt", "hi"])[rng.integers(0, 5, count)],
-                "searchWord": np.char.add("q", rng.integers(0, 1000, count).astype(str)),
+                "searchWord": search_pool[rng.integers(0, 1000, count)],
                 "duration": rng.integers(1, 100, count).astype(np.int32),
             }
         )
@@ -295,13 +302,25 @@ def power_law_graph(directory: Path, vertices: int, seed: int, components: int =
 
 
 def _triangles(edges: np.ndarray, vertices: int) -> int:
-    """Triangles of the undirected simple graph: trace(A^3) / 6, with scipy's sparse matrices."""
+    """Triangles of the undirected simple graph, each counted once.
+
+    Edges are oriented from lower to higher (degree, id), the usual trick that
+    keeps the hubs of a power-law graph from making the wedge count explode;
+    then triangles = sum((U @ U) * U) with scipy's sparse matrices.
+    """
     from scipy import sparse
 
     undirected = np.unique(np.sort(edges, axis=1), axis=0)
-    ones = np.ones(len(undirected))
-    adjacency = sparse.coo_matrix(
-        (ones, (undirected[:, 0], undirected[:, 1])), shape=(vertices, vertices)
+    degree = np.bincount(undirected.ravel(), minlength=vertices)
+    order = np.lexsort((np.arange(vertices), degree))  # vertices by (degree, id)
+    rank = np.empty(vertices, dtype=np.int64)
+    rank[order] = np.arange(vertices)
+    low = np.where(
+        rank[undirected[:, 0]] < rank[undirected[:, 1]], undirected[:, 0], undirected[:, 1]
     )
-    adjacency = (adjacency + adjacency.T).tocsr()
-    return int(round((adjacency @ adjacency).multiply(adjacency).sum() / 6))
+    high = np.where(
+        rank[undirected[:, 0]] < rank[undirected[:, 1]], undirected[:, 1], undirected[:, 0]
+    )
+    ones = np.ones(len(undirected))
+    upper = sparse.csr_matrix((ones, (low, high)), shape=(vertices, vertices))
+    return int((upper @ upper).multiply(upper).sum())
