@@ -14,7 +14,7 @@ BATCH = [w.name for w in all_workloads()]
 def test_registry_lists_the_batch_suite():
     assert {"wordcount", "grep", "sort", "terasort", "sql-aggregation", "sql-join", "sql-scan",
             "kmeans", "gmm", "logistic-regression", "linear-svm", "naive-bayes",
-            "pagerank", "connected-components", "triangle-count"} <= set(BATCH)  # fmt: skip
+            "pagerank", "connected-components", "triangle-count", "tpch"} <= set(BATCH)  # fmt: skip
     assert get_workload("kmeans").params == {"k": 8, "iterations": 4, "dims": 8}
     assert get_workload("pagerank").params["iterations"] == 20
     with pytest.raises(UsageError, match="unknown workload 'nope'"):
@@ -37,7 +37,8 @@ def test_generators_are_deterministic_and_reused(tmp_path, name):
     first, manifest = prepare_input(workload, size, seed=7, root=tmp_path / "a")
     again, same = prepare_input(workload, size, seed=7, root=tmp_path / "b")
     other, different = prepare_input(workload, size, seed=8, root=tmp_path / "c")
-    assert manifest["sha256"] == same["sha256"] != different["sha256"]
+    assert manifest["sha256"] == same["sha256"]
+    assert (manifest["sha256"] != different["sha256"]) == workload.seeded
     assert manifest["facts"] == same["facts"]
     assert manifest["rows"] == 500 and manifest["bytes"] > 0
     stamp = (first.parent / "manifest.json").stat().st_mtime_ns
@@ -87,6 +88,7 @@ WRONG = {
     "pagerank": {"vertices": 500, "rank_sum": 250.0},
     "connected-components": {"components": 9},
     "triangle-count": {"triangles": 0},
+    "tpch": {"q1": [], "q3": [], "q6": 0.0},
 }
 
 

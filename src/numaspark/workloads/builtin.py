@@ -12,6 +12,7 @@ import math
 
 from numaspark.workloads import generators as gen
 from numaspark.workloads.registry import CheckResult, Workload, register
+from numaspark.workloads.tpch import check_tpch, tpch_tables
 
 TINY, SMALL, LARGE, HUGE = "tiny", "small", "large", "huge"
 
@@ -186,4 +187,12 @@ register(Workload(
     job="triangle_count.py", profiles=_profiles(2_000, 100_000, 1_000_000, 10_000_000), row_bytes=130,
     generator=lambda d, size, seed, p: gen.power_law_graph(d, size.rows, seed, count_triangles=True),
     check=lambda f, a: _equal("triangles", a.get("triangles"), f["triangles"]),
+))  # fmt: skip
+
+register(Workload(
+    name="tpch", category="sql", api="DataFrame",
+    description="TPC-H Q1, Q3 and Q6 over Parquet tables from tpchgen-cli, checked against pandas",
+    job="tpch.py", profiles=_profiles(60_000, 600_000, 6_000_000, 60_000_000), row_bytes=130,
+    generator=lambda d, size, seed, p: tpch_tables(d, size.rows, seed),
+    check=lambda f, a: check_tpch(f, a), seeded=False,
 ))  # fmt: skip

@@ -39,6 +39,7 @@ class Workload:
     params: dict[str, object] = field(default_factory=dict)
     # what the job needs to know of its input beyond the parameters (grep's keyword)
     job_params: Callable[[dict], dict] | None = None
+    seeded: bool = True  # False where the data is fixed by its size (TPC-H)
 
     def job_arguments(self, facts: dict) -> dict:
         return {**self.params, **(self.job_params(facts) if self.job_params else {})}
