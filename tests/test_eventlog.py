@@ -63,15 +63,18 @@ def test_truncated_last_line_is_skipped_and_reported(tmp_path):
     assert aggregate(log)["elapsedTime"] > 0  # falls back to the task span
 
 
+def _rolling_lines() -> tuple:
+    """The recorded rolling log's event file and its decompressed lines."""
+    source = next((LOGS / "rolling-zstd").glob("events_1_*"))
+    with source.open("rb") as handle:
+        return source, zstandard.ZstdDecompressor().stream_reader(handle).read().splitlines(
+            keepends=True
+        )
+
+
 def test_truncated_compressed_stream(tmp_path):
     """A zstd log cut inside its second frame keeps the events of the first."""
-    source = next((LOGS / "rolling-zstd").glob("events_1_*"))
-    lines = (
-        zstandard.ZstdDecompressor()
-        .stream_reader(source.open("rb"))
-        .read()
-        .splitlines(keepends=True)
-    )
+    source, lines = _rolling_lines()
     compressor = zstandard.ZstdCompressor()
     first = compressor.compress(b"".join(lines[:-3]))
     second = compressor.compress(b"".join(lines[-3:]))
@@ -84,13 +87,7 @@ def test_truncated_compressed_stream(tmp_path):
 
 
 def test_rolling_log_in_several_files(tmp_path):
-    source = next((LOGS / "rolling-zstd").glob("events_1_*"))
-    lines = (
-        zstandard.ZstdDecompressor()
-        .stream_reader(source.open("rb"))
-        .read()
-        .splitlines(keepends=True)
-    )
+    source, lines = _rolling_lines()
     half = len(lines) // 2
     rolling = tmp_path / "eventlog_v2_app"
     rolling.mkdir()

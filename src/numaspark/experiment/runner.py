@@ -86,9 +86,10 @@ def run_workload(
         only_nodes=request.only_nodes,
     )
     if cluster is None and request.cluster_dir is not None:
-        # checked before any input is generated: a mismatch is the user's to fix first
         cluster = StandaloneCluster.attach(request.cluster_dir)
-        _check_cluster_matches(cluster, placement, str(request.cluster_dir))
+    if cluster is not None:
+        # checked before any input is generated: a mismatch is the user's to fix first
+        _check_cluster_matches(cluster, placement, str(cluster.directory))
     say(f"{workload.name}: preparing {size.label} input")
     input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
     store = ResultStore(request.out)
@@ -103,9 +104,10 @@ def run_workload(
 
     with ProcessTracker() as tracker, sigterm_raises():
         if request.layout.mode is Mode.STANDALONE and cluster is None:
-            cluster = _cluster_for(request, placement, tracker, say)
-        elif cluster is not None:
-            _check_cluster_matches(cluster, placement, str(cluster.directory))
+            say(f"starting a standalone cluster: {len(placement.executors)} bound worker(s)")
+            cluster = StandaloneCluster.start(
+                placement, request.out / "cluster", tracker, on_progress=say
+            )
         iterations = request.warmup + request.repeat
         what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
         say(f"{request.label or workload.name}: {what} in one application")
@@ -123,11 +125,6 @@ def run_workload(
             keep,
         )
     return results
-
-
-def _cluster_for(request: RunRequest, placement: Placement, tracker: ProcessTracker, say: Progress):
-    say(f"starting a standalone cluster: {len(placement.executors)} bound worker(s)")
-    return StandaloneCluster.start(placement, request.out / "cluster", tracker, on_progress=say)
 
 
 def _check_cluster_matches(cluster: StandaloneCluster, placement: Placement, name: str) -> None:

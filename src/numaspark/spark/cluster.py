@@ -24,7 +24,7 @@ from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import error_line
-from numaspark.spark.processes import ProcessTracker, stop_processes, wait_for
+from numaspark.spark.processes import ProcessTracker, Tracked, stop_processes, wait_for
 from numaspark.units import MIB
 
 CLUSTER_SCHEMA = "numaspark.cluster/1"
@@ -200,15 +200,7 @@ class StandaloneCluster:
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
     def _dead_worker(self) -> dict | None:
-        for worker in self.workers:
-            if not psutil.pid_exists(worker["pid"]):
-                return worker
-            try:
-                if psutil.Process(worker["pid"]).status() == psutil.STATUS_ZOMBIE:
-                    return worker
-            except psutil.NoSuchProcess:
-                return worker
-        return None
+        return next((w for w in self.workers if not Tracked("worker", w["pid"]).alive()), None)
 
     def executor_pids(self) -> dict[int, list[int]]:
         """Executor JVMs under each worker (by worker index)."""
