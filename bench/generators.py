@@ -41,7 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="small")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--workloads", default=",".join(w.name for w in all_workloads()))
+    parser.add_argument(
+        "--workloads", default=",".join(w.name for w in all_workloads() if not w.streaming)
+    )
     args = parser.parse_args()
     print(f"{'workload':<22}{'rows':>12}{'MB':>9}{'seconds':>9}{'MB/s/core':>11}{'rows/s':>12}")
     for name in args.workloads.split(","):

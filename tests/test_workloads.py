@@ -8,13 +8,14 @@ from numaspark.errors import UsageError
 from numaspark.workloads import all_workloads, get_workload
 from numaspark.workloads.datagen import prepare_input
 
-BATCH = [w.name for w in all_workloads()]
+BATCH = [w.name for w in all_workloads() if not w.streaming]
 
 
 def test_registry_lists_the_batch_suite():
     assert {"wordcount", "grep", "sort", "terasort", "sql-aggregation", "sql-join", "sql-scan",
             "kmeans", "gmm", "logistic-regression", "linear-svm", "naive-bayes",
-            "pagerank", "connected-components", "triangle-count", "tpch"} <= set(BATCH)  # fmt: skip
+            "pagerank", "connected-components", "triangle-count", "tpch", "random-forest",
+            } <= set(BATCH)  # fmt: skip
     assert get_workload("kmeans").params == {"k": 8, "iterations": 4, "dims": 8}
     assert get_workload("pagerank").params["iterations"] == 20
     with pytest.raises(UsageError, match="unknown workload 'nope'"):
@@ -84,6 +85,7 @@ WRONG = {
     "gmm": {"centres": [[0.0] * 4] * 4},
     "logistic-regression": {"accuracy": 0.5},
     "linear-svm": {"accuracy": 0.5},
+    "random-forest": {"accuracy": 0.6},
     "naive-bayes": {"accuracy": 0.25},
     "pagerank": {"vertices": 500, "rank_sum": 250.0},
     "connected-components": {"components": 9},
@@ -124,3 +126,27 @@ def test_ip_pool_is_distinct():
 
     pool = _ip_pool(np.random.default_rng(1), 200_000)
     assert len(set(pool.tolist())) == 200_000
+
+
+@pytest.mark.parametrize("name", ["wordcount", "terasort", "sql-join", "kmeans", "naive-bayes"])
+def test_parallel_generation_writes_the_same_bytes_as_one_process(tmp_path, monkeypatch, name):
+    from numaspark.workloads import generators
+
+    workload = get_workload(name)
+    size = workload.size("2000rows")
+    monkeypatch.setattr(generators, "PARALLEL_FROM_ROWS", 0)  # a process pool even for 2000 rows
+    monkeypatch.setenv("NUMASPARK_GEN_WORKERS", "1")
+    _, serial = prepare_input(workload, size, root=tmp_path / "serial")
+    monkeypatch.setenv("NUMASPARK_GEN_WORKERS", "4")
+    _, parallel = prepare_input(workload, size, root=tmp_path / "parallel")
+    assert serial["sha256"] == parallel["sha256"] and serial["facts"] == parallel["facts"]
+
+
+def test_parameters_can_be_set_and_are_typed():
+    kmeans = get_workload("kmeans").with_params({"k": "4", "iterations": "2"})
+    assert kmeans.params == {"k": 4, "iterations": 2, "dims": 8}
+    assert get_workload("kmeans").params["k"] == 8  # the registered default is untouched
+    with pytest.raises(UsageError, match="kmeans has no parameter 'clusters'"):
+        get_workload("kmeans").with_params({"clusters": "4"})
+    with pytest.raises(UsageError, match="expected a int"):
+        get_workload("kmeans").with_params({"k": "many"})

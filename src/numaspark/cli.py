@@ -264,16 +264,18 @@ def _print_warnings(warnings: list[str]) -> None:
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
 
 
-def _conf_pairs(pairs: list[str]) -> dict[str, str]:
-    conf = {}
+def _pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
+    values = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise UsageError(
-                f"bad --conf {pair!r}: write KEY=VALUE, e.g. spark.executor.extraJavaOptions=-XX:+UseNUMA"
-            )
-        conf[key.strip()] = value
-    return conf
+            raise UsageError(f"bad {option} {pair!r}: write KEY=VALUE, e.g. {option} {example}")
+        values[key.strip()] = value
+    return values
+
+
+def _conf_pairs(pairs: list[str]) -> dict[str, str]:
+    return _pairs(pairs, "--conf", "spark.executor.extraJavaOptions=-XX:+UseNUMA")
 
 
 def _progress_printer():
@@ -318,12 +320,29 @@ def run(
         Optional[list[str]],  # noqa: UP045
         typer.Option("--conf", help="Extra Spark setting KEY=VALUE (repeatable)."),
     ] = None,
+    param: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads)."),
+    ] = None,
+    rate: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option(help="Streaming: events a second the source sends (default 1000)."),
+    ] = None,
+    duration: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Streaming: measured time per iteration, e.g. 60s (default 60s)."),
+    ] = None,
+    stream_warmup: Annotated[
+        str, typer.Option(help="Streaming: time sent before the measured window.")
+    ] = "10s",
     xml: XmlOption = None,
     synthetic: SyntheticOption = None,
 ) -> None:
     """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
     from numaspark.experiment.runner import RunRequest, run_workload
-    from numaspark.report.metrics import comparison_table, sparkmeasure_lines
+    from numaspark.report.metrics import comparison_table, sparkmeasure_lines, stream_table
+    from numaspark.units import parse_duration
+    from numaspark.workloads import get_workload
 
     if xml is not None or synthetic is not None:
         raise UsageError(
@@ -331,6 +350,9 @@ def run(
         )
     if cluster is not None:
         mode = Mode.STANDALONE
+    streaming = get_workload(workload).streaming
+    if not streaming and (rate is not None or duration is not None):
+        raise UsageError(f"--rate and --duration are for streaming workloads; {workload} is batch")
     request = RunRequest(
         workload=workload,
         size=size,
@@ -348,6 +370,10 @@ def run(
         data_root=data,
         timeout_s=timeout,
         spark_conf=_conf_pairs(conf or []),
+        params=_pairs(param or [], "--param", "iterations=5"),
+        rate=1000.0 if rate is None else rate,
+        duration_s=parse_duration(duration or "60s", "--duration"),
+        stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"),
     )
     with _interruptible(out):
         results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
@@ -362,6 +388,8 @@ def run(
                 highlight=False,
             )
     table, warnings = comparison_table(results, title=f"{workload}: wall time of the measured runs")
+    if streaming:
+        table = stream_table(results, title=f"{workload}: the measured window of each run")
     console.print(table)
     _print_warnings(warnings + sorted({w for r in results for w in r.warnings}))
     failed = [r for r in results if not r.ok]
@@ -593,6 +621,8 @@ def workloads() -> None:
         table.add_column(column)
     for w in all_workloads():
         sizes = "\n".join(f"{k} {v:,}" for k, v in w.profiles.items())
+        if w.streaming:
+            sizes = f"live {w.stream}\n--rate events/s"
         params = "\n".join(f"{k}={v}" for k, v in w.params.items()) or "-"
         table.add_row(w.name, w.category, w.api, params, sizes, w.description)
     console.print(table)
@@ -612,6 +642,11 @@ def datagen(
     from numaspark.workloads.datagen import prepare_input
 
     chosen = get_workload(workload)
+    if chosen.streaming:
+        raise UsageError(
+            f"{workload} reads numaspark's live event source, nothing to generate: "
+            f"run it with numaspark run {workload} --rate 1000 --duration 60s"
+        )
     path, manifest = prepare_input(chosen, chosen.size(size), seed, data)
     console.print(
         f"{chosen.name} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} bytes in "

@@ -34,3 +34,16 @@ def human_size(nbytes: int | None) -> str:
         if nbytes >= size:
             return f"{nbytes / size:.1f} {unit}"
     return f"{nbytes} B"
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$", re.IGNORECASE)
+_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str, what: str = "duration") -> float:
+    """Seconds from ``60s``, ``60``, ``1.5m``, ``500ms``, ``1h``."""
+    match = _DURATION.match(text)
+    if not match:
+        raise UsageError(f"bad {what} {text!r}: write it like 60s, 2m or 500ms")
+    number, unit = match.groups()
+    return float(number) * _SECONDS[(unit or "s").lower()]

@@ -4,6 +4,9 @@ Schema history (``numaspark.run/N``):
 1 - first version (numaspark 0.1): spec, environment, status, wall time,
     Spark aggregates, effective placement, check, app, artifacts. One run is
     one iteration; the iterations of one application share its app_id.
+    Optional fields added since, absent (None) in older records: ``streaming``
+    (input and processing rate, batch duration, end-to-end latency of a
+    streaming workload's measured window).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class RunResult:
     wall_time_s: float | None = None
     app_id: str | None = None
     metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
+    streaming: dict | None = None  # streaming workloads: metrics.streaming.STREAM_METRICS
     effective_placement: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     check: dict | None = None  # {"passed": bool, "details": str, "answer": {...}}

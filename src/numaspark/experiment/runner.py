@@ -19,6 +19,7 @@ from numaspark.experiment.result import RunResult, environment
 from numaspark.experiment.store import ResultStore
 from numaspark.metrics.aggregate import aggregate, aggregate_job_group
 from numaspark.metrics.eventlog import parse_event_log
+from numaspark.metrics.streaming import summarize_stream
 from numaspark.placement import (
     Binding,
     Layout,
@@ -32,11 +33,12 @@ from numaspark.placement import (
 from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
-from numaspark.spark.processes import ProcessTracker, sigterm_raises
+from numaspark.spark.processes import ProcessTracker, sigterm_raises, wait_for
 from numaspark.topology import CpuSet, Topology
-from numaspark.workloads import get_workload
+from numaspark.workloads import Size, get_workload
 from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
 from numaspark.workloads.harness import JOB_GROUP_PREFIX, read_answers
+from numaspark.workloads.streamsource import LEDGER_FILE, PORT_FILE, read_ledger, source_argv
 
 Progress = Callable[[str], None]
 
@@ -59,6 +61,11 @@ class RunRequest:
     timeout_s: float = 1800.0
     label: str | None = None  # a name for this configuration in tables
     spark_conf: dict[str, str] = field(default_factory=dict)  # extra settings, recorded in the spec
+    params: dict[str, str] = field(default_factory=dict)  # workload parameter overrides (text)
+    # streaming workloads: events a second, measured seconds, warm-up seconds before them
+    rate: float = 1000.0
+    duration_s: float = 60.0
+    stream_warmup_s: float = 10.0
 
 
 def run_workload(
@@ -75,8 +82,12 @@ def run_workload(
     say = progress or (lambda message: None)
     if request.repeat < 1 or request.warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-    workload = get_workload(request.workload)
-    size = workload.size(request.size)
+    workload = get_workload(request.workload).with_params(request.params)
+    if workload.streaming:
+        _check_stream_request(request, workload)
+        size = Size(f"{request.rate:g}/s", 0)  # a stream's size is its velocity
+    else:
+        size = workload.size(request.size)
     placement = plan(
         topology,
         request.layout,
@@ -90,8 +101,11 @@ def run_workload(
     if cluster is not None:
         # checked before any input is generated: a mismatch is the user's to fix first
         _check_cluster_matches(cluster, placement, str(cluster.directory))
-    say(f"{workload.name}: preparing {size.label} input")
-    input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
+    if workload.streaming:
+        input_dir, manifest = None, None
+    else:
+        say(f"{workload.name}: preparing {size.label} input")
+        input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
     store = ResultStore(request.out)
     env = environment(topology.fingerprint, spark_version(spark_home()))
     results: list[RunResult] = []
@@ -110,6 +124,11 @@ def run_workload(
             )
         iterations = request.warmup + request.repeat
         what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
+        if workload.streaming:
+            what += (
+                f", each {request.stream_warmup_s:g} s warm-up + {request.duration_s:g} s at "
+                f"{request.rate:g} events/s"
+            )
         say(f"{request.label or workload.name}: {what} in one application")
         _run_iterations(
             request,
@@ -125,6 +144,20 @@ def run_workload(
             keep,
         )
     return results
+
+
+def _check_stream_request(request: RunRequest, workload) -> None:
+    if request.rate <= 0 or request.duration_s <= 0 or request.stream_warmup_s < 0:
+        raise UsageError(
+            "--rate and --duration must be positive and --stream-warmup at least 0 "
+            "(e.g. --rate 1000 --duration 60s)"
+        )
+    window, slide = workload.params.get("window_s"), workload.params.get("slide_s")
+    if window is not None and slide is not None and (slide <= 0 or window % slide):
+        raise UsageError(
+            f"window_s={window} must be a whole multiple of slide_s={slide} "
+            "(e.g. --param window_s=10 --param slide_s=5)"
+        )
 
 
 def _check_cluster_matches(cluster: StandaloneCluster, placement: Placement, name: str) -> None:
@@ -149,6 +182,15 @@ def _spec(
         "rows": size.rows,
         "seed": request.seed,
         "params": dict(workload.params),
+        "stream": (
+            {
+                "rate": request.rate,
+                "duration_s": request.duration_s,
+                "warmup_s": request.stream_warmup_s,
+            }
+            if workload.streaming
+            else None
+        ),
         "mode": request.layout.mode.value,
         "binding": request.binding.value,
         "mem_policy": placement.mem_policy.value if placement.mem_policy else None,
@@ -160,9 +202,13 @@ def _spec(
         "warmup": iteration < request.warmup,
         "repetition": iteration - request.warmup,
         "cluster": str(cluster.directory) if cluster else None,
-        "spark_conf": dict(request.spark_conf),
+        "spark_conf": _default_conf(request, workload, placement),
         "placement": placement_to_dict(placement),
-        "dataset": {k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")},
+        "dataset": (
+            {k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")}
+            if manifest
+            else None
+        ),
     }
 
 
@@ -173,55 +219,122 @@ def _run_iterations(
     app_key = uuid.uuid4().hex[:12]
     run_dir = (request.out / "runs" / app_key).resolve()
     answers_path = run_dir / "answers.jsonl"
+    if workload.streaming:
+        input_dir = run_dir / "source"
+        job_args = {
+            **workload.params,
+            "query": workload.name,
+            "warmup_s": request.stream_warmup_s,
+            "duration_s": request.duration_s,
+        }
+    else:
+        job_args = workload.job_arguments(manifest["facts"])
     app: AppRun | None = None
+    extra_conf = _default_conf(request, workload, placement)
     try:
+        if workload.streaming:
+            _start_source(request, workload, input_dir, tracker, iterations)
         app = run_app(
             placement,
             workload.job_path,
-            [
-                str(input_dir),
-                str(run_dir / "output"),
-                str(answers_path),
-                str(iterations),
-                json.dumps(workload.job_arguments(manifest["facts"])),
-            ],
+            [str(input_dir), str(run_dir / "output"), str(answers_path), str(iterations),
+             json.dumps(job_args)],
             run_dir,
             tracker,
             cluster=cluster,
-            extra_conf=request.spark_conf,
+            extra_conf=extra_conf,
             timeout_s=request.timeout_s,
-        )
+        )  # fmt: skip
     finally:
         # also on Ctrl-C or SIGTERM: the iterations that finished are kept
         interrupted = app is None
         answers = read_answers(answers_path)
+        ledger = read_ledger(input_dir / LEDGER_FILE) if workload.streaming else []
         event_log, app_id = find_event_log(run_dir / "eventlog")
         log, log_problem = _parse(event_log)
         spec_of = partial(
             _spec, request, workload, size, manifest, placement, cluster, iterations=iterations
         )
         for answer in answers:
-            result = RunResult(spec=spec_of(answer["iteration"]), environment=env, status="failed")
+            iteration = answer["iteration"]
+            result = RunResult(spec=spec_of(iteration), environment=env, status="failed")
             _fill(result, app, app_id, event_log, run_dir, log, log_problem)
             result.wall_time_s = round(answer["wall_s"], 3)
+            if workload.streaming:
+                facts = _stream_facts(ledger, iteration, workload)
+                group = answer["answer"].get("run_id")  # a query runs its batches as its run id
+            else:
+                facts, group = manifest["facts"], f"{JOB_GROUP_PREFIX}{iteration}"
             if log is not None:
-                result.metrics = (
-                    aggregate_job_group(log, f"{JOB_GROUP_PREFIX}{answer['iteration']}") or {}
-                )
-            verdict = workload.check(manifest["facts"], answer["answer"])
-            result.check = {
-                "passed": verdict.passed,
-                "details": verdict.details,
-                "answer": answer["answer"],
-            }
-            result.status = "ok" if verdict.passed else "failed"
-            result.failure_reason = None if verdict.passed else f"wrong answer: {verdict.details}"
+                result.metrics = aggregate_job_group(log, group) or {}
+                if workload.streaming and facts is not None:
+                    result.streaming = _stream_metrics(log, group, facts, workload)
+            if facts is None:
+                verdict_ok, details = False, "the event source wrote no ledger entry for this run"
+            else:
+                verdict = workload.check(facts, answer["answer"])
+                verdict_ok, details = verdict.passed, verdict.details
+            result.check = {"passed": verdict_ok, "details": details, "answer": answer["answer"]}
+            result.status = "ok" if verdict_ok else "failed"
+            result.failure_reason = None if verdict_ok else f"wrong answer: {details}"
             keep(result)
         if len(answers) < iterations and not interrupted and app is not None:
             result = RunResult(spec=spec_of(len(answers)), environment=env, status="failed")
             _fill(result, app, app_id, event_log, run_dir, log, log_problem)
             result.failure_reason = app.failure or "the application ended before all its iterations"
             keep(result)
+
+
+def _default_conf(request, workload, placement) -> dict[str, str]:
+    """The user's settings, and for streaming one shuffle partition per task slot unless set.
+
+    Spark's default of 200 shuffle partitions means 200 state stores per batch: on
+    a small machine that alone makes every batch take seconds, whatever the rate.
+    """
+    conf = dict(request.spark_conf)
+    if workload.streaming:
+        slots = sum(e.cores for e in placement.executors)
+        conf.setdefault("spark.sql.shuffle.partitions", str(max(1, slots)))
+    return conf
+
+
+def _start_source(request, workload, directory: Path, tracker, connections: int) -> None:
+    """The tracked event source, listening before the application starts."""
+    argv = source_argv(
+        directory,
+        workload.stream,
+        request.rate,
+        request.stream_warmup_s,
+        request.duration_s,
+        request.seed,
+        workload.params,
+        connections,
+    )
+    source = tracker.start(argv, name="event-source", log=directory.parent / "event-source.log")
+    port = directory / PORT_FILE
+    if not wait_for(lambda: port.exists() or not source.alive(), timeout_s=30) or not port.exists():
+        raise NumasparkError(
+            f"the event source did not start: see {directory.parent / 'event-source.log'}"
+        )
+
+
+def _stream_facts(ledger: list[dict], iteration: int, workload) -> dict | None:
+    entry = next((e for e in ledger if e.get("connection") == iteration), None)
+    return {**entry, "params": dict(workload.params)} if entry else None
+
+
+def _stream_metrics(log, run_id: str | None, facts: dict, workload) -> dict:
+    summary = summarize_stream(
+        log.stream_progress,
+        run_id or "",
+        facts.get("measure_from_ms"),
+        facts.get("last_ms"),
+        trigger_ms=float(workload.params.get("trigger_s", 0)) * 1000 or None,
+    )
+    summary["rateAsked"] = facts.get("rate")
+    summary["sendRate"] = facts.get("send_rate")
+    summary["eventsSent"] = facts.get("events")
+    return summary
 
 
 def _parse(event_log: Path | None):

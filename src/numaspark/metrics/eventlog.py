@@ -21,6 +21,7 @@ import pandas as pd
 
 from numaspark.errors import UsageError
 from numaspark.metrics.registry import TASK_METRICS
+from numaspark.metrics.streaming import compact_progress
 
 _ROLLING_FILE = re.compile(r"^events_(\d+)_")
 _CODECS = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf"}
@@ -40,6 +41,8 @@ class EventLog:
     tasks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stages: pd.DataFrame = field(default_factory=pd.DataFrame)
     jobs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Structured Streaming: one progress dict per trigger (see metrics/streaming.py)
+    stream_progress: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -277,6 +280,8 @@ def parse_event_log(path: str | Path) -> EventLog:
             job = jobs[event.get("Job ID")]
             job["completionTime"] = event.get("Completion Time")
             job["result"] = (event.get("Job Result") or {}).get("Result")
+        elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
+            log.stream_progress.append(compact_progress(event.get("progress") or {}))
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
             info = event.get("Stage Info", {})
             key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))

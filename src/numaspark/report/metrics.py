@@ -124,3 +124,31 @@ def comparison_table(
         if warning:
             warnings.append(warning)
     return table, warnings
+
+
+def stream_table(results: list[RunResult], title: str = "Streaming") -> Table:
+    """Per measured streaming run: asked and achieved rates, batch durations, latency."""
+    table = Table(title=title, title_justify="left")
+    columns = ("workload", "configuration", "asked/s", "input/s", "processed/s", "batches",
+               "batch ms mean", "p95", "latency ms mean", "p95", "max", "behind")  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="left" if column in columns[:2] else "right")
+
+    def cell(value, fmt: str = "{:.0f}") -> str:
+        return "-" if value is None else fmt.format(value)
+
+    for r in results:
+        if not r.ok or r.spec.get("warmup") or not r.streaming:
+            continue
+        spec, s = r.spec, r.streaming
+        config = spec.get("label") or (
+            f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
+        )
+        table.add_row(
+            spec["workload"], config, cell(s.get("rateAsked")), cell(s.get("inputRate")),
+            cell(s.get("processingRate")), cell(s.get("batches")),
+            cell(s.get("batchDurationMean")), cell(s.get("batchDurationP95")),
+            cell(s.get("latencyMean")), cell(s.get("latencyP95")), cell(s.get("latencyMax")),
+            cell(s.get("behindBatches")),
+        )  # fmt: skip
+    return table

@@ -153,6 +153,15 @@ for _model in ("logistic-regression", "linear-svm"):
     ))  # fmt: skip
 
 register(Workload(
+    name="random-forest", category="ml", api="spark.ml",
+    description="a random forest on the same labelled points (HiBench's RF): deep trees, wide shuffles",
+    job="classify.py", profiles=POINTS, row_bytes=180,
+    params={"model": "random-forest", "trees": 20, "depth": 8, "dims": 20, "noise": 0.05},
+    generator=lambda d, size, seed, p: gen.labelled_points(d, size.rows, seed, p["dims"], p["noise"]),
+    check=lambda f, a: _accuracy(a, 0.8),
+))  # fmt: skip
+
+register(Workload(
     name="naive-bayes", category="ml", api="spark.ml",
     description="text documents to hashed word counts to a multinomial naive Bayes classifier",
     job="naive_bayes.py", profiles=_profiles(10_000, 500_000, 10_000_000, 100_000_000), row_bytes=150,

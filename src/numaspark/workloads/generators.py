@@ -1,10 +1,20 @@
 """Deterministic input generators (numpy, seeded): the same seed, size and parameters give
 the same bytes. Each returns the facts its workload's check compares the answer with.
+
+Record generators write ``FILES`` parts in parallel, one process each (up to
+the CPUs this process may use). Each part draws from its own stream,
+``SeedSequence(seed).spawn(FILES)[part]``, so the bytes do not depend on how
+many processes ran; what the parts share (vocabulary, centres, hyperplane)
+comes from ``default_rng(seed)`` first. Graph generators are not split: their
+facts (components, triangles) need the whole edge list.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +31,40 @@ def _split(rows: int, files: int = FILES) -> list[int]:
     return [c for c in counts if c > 0]
 
 
+PARALLEL_FROM_ROWS = 100_000  # below this, starting processes costs more than it saves
+
+
+def _workers() -> int:
+    configured = os.environ.get("NUMASPARK_GEN_WORKERS")
+    if configured:
+        return max(1, int(configured))
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def _in_parts(rows: int, seed: int, write_part: Callable, *shared) -> list:
+    """``write_part(part, count, first_row, rng, *shared)`` for every part, in parallel.
+
+    Returns what each part returned, in part order (callers merge them in that
+    order, so sums of floats come out the same every time).
+    """
+    counts = _split(rows)
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+    seeds = np.random.SeedSequence(seed).spawn(len(counts))
+    jobs = [(part, count, first, seeds[part]) for part, (count, first) in
+            enumerate(zip(counts, firsts, strict=True))]  # fmt: skip
+    workers = min(len(jobs), _workers())
+    if workers == 1 or rows < PARALLEL_FROM_ROWS:
+        return [_run_part(write_part, job, shared) for job in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_run_part, write_part, job, shared) for job in jobs]
+        return [f.result() for f in futures]
+
+
+def _run_part(write_part: Callable, job: tuple, shared: tuple):
+    part, count, first, seed = job
+    return write_part(part, count, first, np.random.default_rng(seed), *shared)
+
+
 def _vocabulary(rng: np.random.Generator, size: int) -> np.ndarray:
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     lengths = rng.integers(3, 11, size=size)
@@ -33,41 +77,46 @@ def _vocabulary(rng: np.random.Generator, size: int) -> np.ndarray:
 
 def zipf_text(directory: Path, lines: int, seed: int, keyword_rank: int = 100) -> dict:
     """Lines of 10 words drawn from a Zipfian vocabulary; the keyword is the word of that rank."""
-    rng = np.random.default_rng(seed)
-    vocab = _vocabulary(rng, VOCABULARY)
+    vocab = _vocabulary(np.random.default_rng(seed), VOCABULARY)
     directory.mkdir(parents=True, exist_ok=True)
-    seen = np.zeros(VOCABULARY, dtype=bool)
-    keyword_lines = 0
-    with_space = np.char.add(vocab, " ").astype(object)
-    with_newline = np.char.add(vocab, "\n").astype(object)
-    last_word = np.arange(WORDS_PER_LINE) == WORDS_PER_LINE - 1
-    for part, count in enumerate(_split(lines)):
-        ranks = (rng.zipf(ZIPF_EXPONENT, size=(count, WORDS_PER_LINE)) - 1) % VOCABULARY
-        seen[ranks.ravel()] = True
-        keyword_lines += int((ranks == keyword_rank).any(axis=1).sum())
-        # every word carries its separator: a space, or a newline after the line's last word
-        tokens = np.where(last_word, with_newline[ranks], with_space[ranks])
-        (directory / f"part-{part:05d}.txt").write_text("".join(tokens.ravel().tolist()))
+    parts = _in_parts(lines, seed, _zipf_part, directory, vocab, keyword_rank)
+    seen = np.logical_or.reduce([p[0] for p in parts])
     return {
         "lines": lines,
         "total_words": lines * WORDS_PER_LINE,
         "distinct_words": int(seen.sum()),
         "keyword": str(vocab[keyword_rank]),
-        "keyword_lines": keyword_lines,
+        "keyword_lines": sum(p[1] for p in parts),
     }
+
+
+def _zipf_part(part, count, first, rng, directory: Path, vocab: np.ndarray, keyword_rank: int):
+    ranks = (rng.zipf(ZIPF_EXPONENT, size=(count, WORDS_PER_LINE)) - 1) % len(vocab)
+    seen = np.zeros(len(vocab), dtype=bool)
+    seen[ranks.ravel()] = True
+    keyword_lines = int((ranks == keyword_rank).any(axis=1).sum())
+    with_space = np.char.add(vocab, " ").astype(object)
+    with_newline = np.char.add(vocab, "\n").astype(object)
+    last_word = np.arange(WORDS_PER_LINE) == WORDS_PER_LINE - 1
+    # every word carries its separator: a space, or a newline after the line's last word
+    tokens = np.where(last_word, with_newline[ranks], with_space[ranks])
+    (directory / f"part-{part:05d}.txt").write_text("".join(tokens.ravel().tolist()))
+    return seen, keyword_lines
 
 
 def key_value_text(directory: Path, rows: int, seed: int) -> dict:
     """``key<TAB>value`` lines: 10-letter random keys, 88-letter values (~100 bytes a line)."""
-    rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
-    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
-    for part, count in enumerate(_split(rows)):
-        raw = letters[rng.integers(0, 26, size=(count, 98))]
-        raw = np.concatenate([raw[:, :10], np.full((count, 1), ord("\t"), np.uint8), raw[:, 10:],
-                              np.full((count, 1), ord("\n"), np.uint8)], axis=1)  # fmt: skip
-        (directory / f"part-{part:05d}.txt").write_bytes(raw.tobytes())
+    _in_parts(rows, seed, _key_value_part, directory)
     return {"rows": rows}
+
+
+def _key_value_part(part, count, first, rng, directory: Path) -> None:
+    letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+    raw = letters[rng.integers(0, 26, size=(count, 98))]
+    raw = np.concatenate([raw[:, :10], np.full((count, 1), ord("\t"), np.uint8), raw[:, 10:],
+                          np.full((count, 1), ord("\n"), np.uint8)], axis=1)  # fmt: skip
+    (directory / f"part-{part:05d}.txt").write_bytes(raw.tobytes())
 
 
 def tera_records(directory: Path, rows: int, seed: int) -> dict:
@@ -76,21 +125,20 @@ def tera_records(directory: Path, rows: int, seed: int) -> dict:
     The checksum (sum of each record's first key word and row id, mod 2^64) is
     the same whatever the order: a sort that loses or repeats a record changes it.
     """
-    rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
-    checksum = 0
-    row_id = 0
-    for part, count in enumerate(_split(rows)):
-        records = np.empty((count, 100), dtype=np.uint8)
-        records[:, :10] = rng.integers(0, 256, size=(count, 10), dtype=np.uint8)
-        ids = np.arange(row_id, row_id + count, dtype=">u8")
-        records[:, 10:18] = ids.view(np.uint8).reshape(count, 8)
-        records[:, 18:] = ord("x")
-        key_words = records[:, :8].copy().view(">u8").ravel().astype(object)
-        checksum = (checksum + int(sum(key_words)) + int(ids.astype(object).sum())) % (1 << 64)
-        (directory / f"part-{part:05d}.bin").write_bytes(records.tobytes())
-        row_id += count
+    checksum = sum(_in_parts(rows, seed, _tera_part, directory)) % (1 << 64)
     return {"rows": rows, "checksum": str(checksum)}
+
+
+def _tera_part(part, count, first, rng, directory: Path) -> int:
+    records = np.empty((count, 100), dtype=np.uint8)
+    records[:, :10] = rng.integers(0, 256, size=(count, 10), dtype=np.uint8)
+    ids = np.arange(first, first + count, dtype=">u8")
+    records[:, 10:18] = ids.view(np.uint8).reshape(count, 8)
+    records[:, 18:] = ord("x")
+    key_words = records[:, :8].copy().view(">u8").ravel().astype(object)
+    (directory / f"part-{part:05d}.bin").write_bytes(records.tobytes())
+    return (int(sum(key_words)) + int(ids.astype(object).sum())) % (1 << 64)
 
 
 def _ip_pool(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -111,9 +159,6 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
     ``urls``: destination URLs are drawn from ``http://site<i>`` for i < urls (the
     rankings table's pages); ``date_from``/``date_to``: the join's date range.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
     distinct_ips = max(1, rows // 10)
@@ -123,41 +168,49 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
     hi = (np.datetime64(date_to) - EPOCH).astype(int) if date_to else None
     url_pool = np.char.add("http://site", np.arange(urls).astype(str))
     search_pool = np.char.add("q", np.arange(1000).astype(str))
-    total_revenue, range_revenue = 0.0, 0.0
-    used = np.zeros(distinct_ips, dtype=bool)
-    used_in_range = np.zeros(distinct_ips, dtype=bool)
-    for part, count in enumerate(_split(rows)):
-        ip_index = rng.integers(0, distinct_ips, size=count)
-        used[ip_index] = True
-        revenue = np.round(rng.random(count) * 1000.0, 4)
-        days = rng.integers(0, DAYS, count)
-        total_revenue += float(revenue.sum())
-        if lo is not None and hi is not None:
-            inside = (days > lo) & (days < hi)
-            range_revenue += float(revenue[inside].sum())
-            used_in_range[ip_index[inside]] = True
-        table = pa.table(
-            {
-                "sourceIP": ip_pool[ip_index],
-                "destURL": url_pool[rng.integers(0, urls, count)],
-                "visitDate": (EPOCH + days).astype("datetime64[D]"),
-                "adRevenue": revenue,
-                "userAgent": np.array(["Mozilla/5.0", "Opera/9.80", "curl/8.0"])[
-                    rng.integers(0, 3, count)
-                ],
-                "countryCode": np.array(["USA", "DEU", "CHN", "BRA", "IND"])[
-                    rng.integers(0, 5, count)
-                ],
-                "languageCode": np.array(["en", "de", "zh", "pt", "hi"])[rng.integers(0, 5, count)],
-                "searchWord": search_pool[rng.integers(0, 1000, count)],
-                "duration": rng.integers(1, 100, count).astype(np.int32),
-            }
-        )
-        pq.write_table(table, directory / f"part-{part:05d}.parquet")
+    parts = _in_parts(rows, seed, _uservisits_part, directory, ip_pool, url_pool, search_pool,
+                      lo, hi)  # fmt: skip
+    used = np.logical_or.reduce([p[0] for p in parts])
+    used_in_range = np.logical_or.reduce([p[1] for p in parts])
+    total_revenue = sum(p[2] for p in parts)
+    range_revenue = sum(p[3] for p in parts)
     facts = {"rows": rows, "distinct_ips": int(used.sum()), "total_revenue": total_revenue}
     if lo is not None:
         facts.update({"range_revenue": range_revenue, "range_ips": int(used_in_range.sum())})
     return facts
+
+
+def _uservisits_part(part, count, first, rng, directory, ip_pool, url_pool, search_pool, lo, hi):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ip_index = rng.integers(0, len(ip_pool), size=count)
+    used = np.zeros(len(ip_pool), dtype=bool)
+    used[ip_index] = True
+    used_in_range = np.zeros(len(ip_pool), dtype=bool)
+    revenue = np.round(rng.random(count) * 1000.0, 4)
+    days = rng.integers(0, DAYS, count)
+    range_revenue = 0.0
+    if lo is not None and hi is not None:
+        inside = (days > lo) & (days < hi)
+        range_revenue = float(revenue[inside].sum())
+        used_in_range[ip_index[inside]] = True
+    pick = rng.integers  # the columns, each from the part's own stream in a fixed order
+    table = pa.table(
+        {
+            "sourceIP": ip_pool[ip_index],
+            "destURL": url_pool[pick(0, len(url_pool), count)],
+            "visitDate": (EPOCH + days).astype("datetime64[D]"),
+            "adRevenue": revenue,
+            "userAgent": np.array(["Mozilla/5.0", "Opera/9.80", "curl/8.0"])[pick(0, 3, count)],
+            "countryCode": np.array(["USA", "DEU", "CHN", "BRA", "IND"])[pick(0, 5, count)],
+            "languageCode": np.array(["en", "de", "zh", "pt", "hi"])[pick(0, 5, count)],
+            "searchWord": search_pool[pick(0, len(search_pool), count)],
+            "duration": pick(1, 100, count).astype(np.int32),
+        }
+    )
+    pq.write_table(table, directory / f"part-{part:05d}.parquet")
+    return used, used_in_range, float(revenue.sum()), range_revenue
 
 
 def rankings_and_uservisits(
@@ -210,10 +263,14 @@ def gaussian_mixture(directory: Path, rows: int, seed: int, k: int, dims: int) -
             if all(np.linalg.norm(candidate - c) >= 20 for c in centres[:i]):
                 centres[i] = candidate
                 break
-    for part, count in enumerate(_split(rows)):
-        labels = rng.integers(0, k, count)
-        _write_points(directory, part, centres[labels] + rng.normal(0, 1, (count, dims)), None)
+    _in_parts(rows, seed, _mixture_part, directory, centres)
     return {"rows": rows, "centres": centres.round(6).tolist()}
+
+
+def _mixture_part(part, count, first, rng, directory: Path, centres: np.ndarray) -> None:
+    labels = rng.integers(0, len(centres), count)
+    noise = rng.normal(0, 1, (count, centres.shape[1]))
+    _write_points(directory, part, centres[labels] + noise, None)
 
 
 def labelled_points(directory: Path, rows: int, seed: int, dims: int, noise: float) -> dict:
@@ -221,33 +278,39 @@ def labelled_points(directory: Path, rows: int, seed: int, dims: int, noise: flo
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
     weights = rng.normal(0, 1, dims)
-    for part, count in enumerate(_split(rows)):
-        features = rng.normal(0, 1, (count, dims))
-        label = (features @ weights > 0).astype(float)
-        flip = rng.random(count) < noise
-        label[flip] = 1 - label[flip]
-        _write_points(directory, part, features, label)
+    _in_parts(rows, seed, _labelled_part, directory, weights, noise)
     return {"rows": rows, "noise": noise}
+
+
+def _labelled_part(part, count, first, rng, directory: Path, weights, noise: float) -> None:
+    features = rng.normal(0, 1, (count, len(weights)))
+    label = (features @ weights > 0).astype(float)
+    flip = rng.random(count) < noise
+    label[flip] = 1 - label[flip]
+    _write_points(directory, part, features, label)
 
 
 def labelled_documents(directory: Path, rows: int, seed: int, classes: int) -> dict:
     """Short documents; each class draws most words from its own vocabulary."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     rng = np.random.default_rng(seed)
     vocab = _vocabulary(rng, 1000 * (classes + 1))
     directory.mkdir(parents=True, exist_ok=True)
-    for part, count in enumerate(_split(rows)):
-        labels = rng.integers(0, classes, count)
-        own = rng.integers(0, 1000, (count, 16)) + 1000 * (labels[:, None] + 1)
-        common = rng.integers(0, 1000, (count, 4))
-        words = vocab[np.concatenate([own, common], axis=1)]
-        pq.write_table(
-            pa.table({"label": labels.astype(float), "text": [" ".join(w) for w in words]}),
-            directory / f"part-{part:05d}.parquet",
-        )
+    _in_parts(rows, seed, _documents_part, directory, vocab, classes)
     return {"rows": rows, "classes": classes}
+
+
+def _documents_part(part, count, first, rng, directory: Path, vocab, classes: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    labels = rng.integers(0, classes, count)
+    own = rng.integers(0, 1000, (count, 16)) + 1000 * (labels[:, None] + 1)
+    common = rng.integers(0, 1000, (count, 4))
+    words = vocab[np.concatenate([own, common], axis=1)]
+    pq.write_table(
+        pa.table({"label": labels.astype(float), "text": [" ".join(w) for w in words]}),
+        directory / f"part-{part:05d}.parquet",
+    )
 
 
 def rmat_edges(rng: np.random.Generator, vertices: int, edges: int,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from numaspark.errors import UsageError
@@ -40,6 +40,24 @@ class Workload:
     # what the job needs to know of its input beyond the parameters (grep's keyword)
     job_params: Callable[[dict], dict] | None = None
     seeded: bool = True  # False where the data is fixed by its size (TPC-H)
+    # streaming workloads read numaspark's live source ("words" or "clicks") instead of files
+    stream: str | None = None
+
+    @property
+    def streaming(self) -> bool:
+        return self.stream is not None
+
+    def with_params(self, overrides: dict[str, str]) -> Workload:
+        """This workload with parameters set from ``KEY=VALUE`` text, typed as the defaults."""
+        params = dict(self.params)
+        for key, text in overrides.items():
+            if key not in params:
+                known = ", ".join(sorted(self.params)) or "none"
+                raise UsageError(
+                    f"{self.name} has no parameter {key!r}: its parameters are {known}"
+                )
+            params[key] = _typed(key, text, params[key])
+        return replace(self, params=params)
 
     def job_arguments(self, facts: dict) -> dict:
         return {**self.params, **(self.job_params(facts) if self.job_params else {})}
@@ -50,6 +68,18 @@ class Workload:
 
     def size(self, text: str) -> Size:
         return parse_size_spec(text, self)
+
+
+def _typed(key: str, text: str, default: object) -> object:
+    kind = type(default)
+    try:
+        if kind is bool:
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            return text.lower() in ("true", "1", "yes")
+        return kind(text)
+    except ValueError:
+        raise UsageError(f"bad --param {key}={text!r}: expected a {kind.__name__}") from None
 
 
 def parse_size_spec(text: str, workload: Workload) -> Size:
@@ -96,4 +126,4 @@ def all_workloads() -> list[Workload]:
 
 
 def _load_builtin() -> None:
-    from numaspark.workloads import builtin  # noqa: F401 - registers on import
+    from numaspark.workloads import builtin, streams  # noqa: F401 - they register on import

@@ -1,4 +1,7 @@
-"""logistic-regression and linear-svm (spark.ml) on labelled points: training accuracy."""
+"""logistic-regression, linear-svm and random-forest (spark.ml) on labelled points.
+
+The answer is the training accuracy.
+"""
 
 import sys
 
@@ -6,7 +9,7 @@ from numaspark.workloads.harness import run_iterations
 
 
 def classify(spark, input_dir: str, output_dir: str, params: dict) -> dict:
-    from pyspark.ml.classification import LinearSVC, LogisticRegression
+    from pyspark.ml.classification import LinearSVC, LogisticRegression, RandomForestClassifier
     from pyspark.ml.functions import array_to_vector
 
     data = (
@@ -14,8 +17,15 @@ def classify(spark, input_dir: str, output_dir: str, params: dict) -> dict:
         .select("label", array_to_vector("features").alias("features"))
         .cache()
     )
-    kind = LogisticRegression if params["model"] == "logistic-regression" else LinearSVC
-    model = kind(maxIter=params["iterations"]).fit(data)
+    if params["model"] == "random-forest":
+        learner = RandomForestClassifier(
+            numTrees=params["trees"], maxDepth=params["depth"], seed=params.get("seed", 1)
+        )
+    elif params["model"] == "logistic-regression":
+        learner = LogisticRegression(maxIter=params["iterations"])
+    else:
+        learner = LinearSVC(maxIter=params["iterations"])
+    model = learner.fit(data)
     accuracy = model.transform(data).where("prediction = label").count() / data.count()
     data.unpersist()
     return {"accuracy": accuracy}
