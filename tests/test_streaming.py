@@ -194,6 +194,7 @@ def _stream_run(out: Path, rate: int) -> dict:
     proc = run_cli("run", "windowed-wordcount", "--rate", str(rate), "--duration", "6s",
                    "--stream-warmup", "2s", "--out", str(out))  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "input rate" in proc.stdout and "latency p95" in proc.stdout
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["status"] == "ok", run["failure_reason"]
     assert run["spec"]["stream"] == {"rate": float(rate), "duration_s": 6.0, "warmup_s": 2.0}
@@ -208,6 +209,9 @@ def test_a_higher_rate_shows_in_the_recorded_input_rate(tmp_path):
     assert slow["streaming"]["inputRate"] == pytest.approx(20, rel=0.35)
     assert fast["streaming"]["inputRate"] == pytest.approx(200, rel=0.35)
     assert fast["streaming"]["inputRate"] > 3 * slow["streaming"]["inputRate"]
+    listing = run_cli("results", str(tmp_path / "fast"), "--csv", str(tmp_path / "runs.csv"))
+    assert listing.returncode == 0 and "Streaming runs" in listing.stdout
+    assert "stream.inputRate" in (tmp_path / "runs.csv").read_text().splitlines()[0]
     for run in (slow, fast):
         s = run["streaming"]
         assert s["batches"] >= 2 and s["batchDurationMean"] > 0 and s["latencyMean"] > 0

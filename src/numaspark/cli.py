@@ -541,12 +541,14 @@ def results(
     """List stored runs, compare configurations, export them."""
     from numaspark.experiment.store import ResultStore
     from numaspark.report.export import results_frame, write_table
-    from numaspark.report.metrics import comparison_table, runs_table
+    from numaspark.report.metrics import comparison_table, runs_table, stream_table
 
     stored = ResultStore(directory).load()
     console.print(runs_table(stored))
-    table, warnings = comparison_table(stored)
+    table, warnings = comparison_table([r for r in stored if not r.streaming])
     console.print(table)
+    if any(r.streaming for r in stored):
+        console.print(stream_table(stored, title="Streaming runs: their measured windows"))
     _print_warnings(warnings)
     for target in (csv, parquet):
         if target is not None:

@@ -11,7 +11,8 @@ from numaspark.experiment.result import RunResult
 
 
 def results_frame(results: list[RunResult]) -> pd.DataFrame:
-    """One row per run: the spec's main fields, status, wall time, and every Spark aggregate."""
+    """One row per run: the spec's main fields, status, wall time, every Spark aggregate
+    (``spark.*``) and, for streaming runs, the stream figures (``stream.*``)."""
     rows = []
     for r in results:
         spec = r.spec
@@ -35,6 +36,7 @@ def results_frame(results: list[RunResult]) -> pd.DataFrame:
             "topology_fingerprint": r.environment.get("topology_fingerprint"),
         }
         row.update({f"spark.{k}": v for k, v in r.metrics.items()})
+        row.update({f"stream.{k}": v for k, v in (r.streaming or {}).items()})
         rows.append(row)
     return pd.DataFrame(rows)
 

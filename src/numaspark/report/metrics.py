@@ -126,29 +126,40 @@ def comparison_table(
     return table, warnings
 
 
+STREAM_ROWS = (
+    ("rate asked", "events/s", "rateAsked"),
+    ("input rate", "events/s", "inputRate"),
+    ("processing rate", "events/s", "processingRate"),
+    ("batches measured", "", "batches"),
+    ("batch duration mean", "ms", "batchDurationMean"),
+    ("batch duration p95", "ms", "batchDurationP95"),
+    ("batch duration max", "ms", "batchDurationMax"),
+    ("batches over the trigger", "", "behindBatches"),
+    ("latency mean", "ms", "latencyMean"),
+    ("latency p95", "ms", "latencyP95"),
+    ("latency max", "ms", "latencyMax"),
+    ("drain after the source stopped", "ms", "drainMs"),
+)
+
+
 def stream_table(results: list[RunResult], title: str = "Streaming") -> Table:
-    """Per measured streaming run: asked and achieved rates, batch durations, latency."""
+    """The measured streaming runs side by side: rates, batch durations, latency.
+
+    One row per figure, one column per run (runs are few; figures are many).
+    """
+    runs = [r for r in results if r.ok and not r.spec.get("warmup") and r.streaming]
     table = Table(title=title, title_justify="left")
-    columns = ("workload", "configuration", "asked/s", "input/s", "processed/s", "batches",
-               "batch ms mean", "p95", "latency ms mean", "p95", "max", "behind")  # fmt: skip
-    for column in columns:
-        table.add_column(column, justify="left" if column in columns[:2] else "right")
-
-    def cell(value, fmt: str = "{:.0f}") -> str:
-        return "-" if value is None else fmt.format(value)
-
-    for r in results:
-        if not r.ok or r.spec.get("warmup") or not r.streaming:
-            continue
-        spec, s = r.spec, r.streaming
-        config = spec.get("label") or (
-            f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
+    table.add_column("")
+    table.add_column("unit")
+    for r in runs:
+        spec = r.spec
+        table.add_column(
+            spec.get("label")
+            or f"{spec['binding']} {spec['executors']}x{spec['cores_per_executor']} "
+            f"#{spec.get('repetition', 0) + 1}",
+            justify="right",
         )
-        table.add_row(
-            spec["workload"], config, cell(s.get("rateAsked")), cell(s.get("inputRate")),
-            cell(s.get("processingRate")), cell(s.get("batches")),
-            cell(s.get("batchDurationMean")), cell(s.get("batchDurationP95")),
-            cell(s.get("latencyMean")), cell(s.get("latencyP95")), cell(s.get("latencyMax")),
-            cell(s.get("behindBatches")),
-        )  # fmt: skip
+    for name, unit, key in STREAM_ROWS:
+        values = [r.streaming.get(key) for r in runs]
+        table.add_row(name, unit, *("-" if v is None else f"{v:,.0f}" for v in values))
     return table
