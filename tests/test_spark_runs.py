@@ -55,6 +55,26 @@ def test_local_run_bound_to_the_node(tmp_path, data):
     assert driver["policy"] == "bind:0" and driver["differences"] == []
     assert all(r["metrics"]["executorRunTime"] > 0 for r in runs)
     assert runs[0]["environment"]["topology_fingerprint"]
+    _assert_measured(runs[-1], proc.stdout)
+
+
+def _assert_measured(run: dict, stdout: str) -> None:
+    """What the collectors must record for a node-bound run on this one-node machine."""
+    m = run["measurements"]
+    (numa,) = m["numa"]["jvms"]
+    assert set(numa["bytes_per_node"]) == {"0"} and numa["share_on_bound_nodes"] == 1.0
+    (jvm,) = m["os"]["jvms"]
+    assert jvm["voluntary_switches"] + jvm["involuntary_switches"] > 0
+    assert jvm["cpu_user_s"] > 0 and m["os"]["cpu_user_share"] > 0
+    assert m["os"]["cpu_system_share"] >= 0 and m["os"]["cpu_iowait_share"] >= 0
+    assert m["gc"][0]["gc_share"] is not None and run["metrics"]["gcShare"] is not None
+    assert m["executor_cpu_gap"]["ratio"] > 0
+    perf = m["perf"]
+    if "problem" not in perf:  # perf is installed by setup where apt allows
+        assert "cycles" in perf["unsupported"]  # a KVM guest: no hardware counters
+        assert perf["events"]["task-clock"]["status"] == "measured"
+    assert "IPC: unavailable" in stdout or "hardware counters: unavailable" in stdout
+    assert "of its resident pages on its bound node(s) 0" in stdout
 
 
 @needs_two_cpus

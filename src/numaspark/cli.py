@@ -335,6 +335,13 @@ def run(
     stream_warmup: Annotated[
         str, typer.Option(help="Streaming: time sent before the measured window.")
     ] = "10s",
+    collect: Annotated[
+        bool, typer.Option(help="Sample OS, NUMA and perf counters during the run.")
+    ] = True,
+    interval: Annotated[str, typer.Option(help="Collectors' sampling interval.")] = "1s",
+    gc_log: Annotated[
+        bool, typer.Option(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")
+    ] = False,
     xml: XmlOption = None,
     synthetic: SyntheticOption = None,
 ) -> None:
@@ -374,6 +381,9 @@ def run(
         rate=1000.0 if rate is None else rate,
         duration_s=parse_duration(duration or "60s", "--duration"),
         stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"),
+        collect=collect,
+        interval_s=parse_duration(interval, "--interval"),
+        gc_log=gc_log,
     )
     with _interruptible(out):
         results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
@@ -381,6 +391,10 @@ def run(
     last_ok = next((r for r in reversed(measured) if r.ok), None)
     if last_ok is not None:
         console.print("\n".join(sparkmeasure_lines(last_ok.metrics)), highlight=False)
+        if last_ok.readings:
+            console.print("\nReadings (last measured run):", highlight=False)
+            for line in last_ok.readings:
+                console.print(f"  {line}", highlight=False)
         for entry in last_ok.effective_placement:
             console.print(
                 f"effective placement of {entry['jvm']} (pid {entry['pid']}): CPUs {entry['cpus']}, "

@@ -6,7 +6,8 @@ Schema history (``numaspark.run/N``):
     one iteration; the iterations of one application share its app_id.
     Optional fields added since, absent (None) in older records: ``streaming``
     (input and processing rate, batch duration, end-to-end latency of a
-    streaming workload's measured window).
+    streaming workload's measured window); ``measurements`` and ``readings``
+    (OS, NUMA, perf counters, GC per executor, executor CPU gap; numaspark 0.2).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class RunResult:
     app_id: str | None = None
     metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
     streaming: dict | None = None  # streaming workloads: metrics.streaming.STREAM_METRICS
+    # what the collectors saw during this iteration: os, numa, perf, gc, executor CPU gap
+    measurements: dict | None = None
+    readings: list[str] = field(default_factory=list)  # one line per figure, for people
     effective_placement: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     check: dict | None = None  # {"passed": bool, "details": str, "answer": {...}}

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from numaspark.collect import default_collectors
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, environment
 from numaspark.experiment.store import ResultStore
-from numaspark.metrics.aggregate import aggregate, aggregate_job_group
+from numaspark.metrics.aggregate import aggregate, aggregate_job_group, job_group_stages
 from numaspark.metrics.eventlog import parse_event_log
+from numaspark.metrics.gc import gc_by_executor
 from numaspark.metrics.streaming import summarize_stream
 from numaspark.placement import (
     Binding,
@@ -30,6 +32,7 @@ from numaspark.placement import (
     placement_to_dict,
     plan,
 )
+from numaspark.report.readings import readings
 from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
@@ -66,6 +69,10 @@ class RunRequest:
     rate: float = 1000.0
     duration_s: float = 60.0
     stream_warmup_s: float = 10.0
+    # measurement: OS/NUMA/perf collectors and their interval; JVM GC logs per executor
+    collect: bool = True
+    interval_s: float = 1.0
+    gc_log: bool = False
 
 
 def run_workload(
@@ -82,6 +89,8 @@ def run_workload(
     say = progress or (lambda message: None)
     if request.repeat < 1 or request.warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
+    if request.interval_s <= 0:
+        raise UsageError("--interval must be positive, e.g. --interval 1s")
     workload = get_workload(request.workload).with_params(request.params)
     if workload.streaming:
         _check_stream_request(request, workload)
@@ -244,6 +253,9 @@ def _run_iterations(
             cluster=cluster,
             extra_conf=extra_conf,
             timeout_s=request.timeout_s,
+            collectors=default_collectors() if request.collect else None,
+            interval_s=request.interval_s,
+            java_options=_java_options(request, run_dir),
         )  # fmt: skip
     finally:
         # also on Ctrl-C or SIGTERM: the iterations that finished are kept
@@ -269,6 +281,8 @@ def _run_iterations(
                 result.metrics = aggregate_job_group(log, group) or {}
                 if workload.streaming and facts is not None:
                     result.streaming = _stream_metrics(log, group, facts, workload)
+            result.measurements = _measurements(app, log, group, answer, result.metrics)
+            result.readings = readings(result)
             if facts is None:
                 verdict_ok, details = False, "the event source wrote no ledger entry for this run"
             else:
@@ -316,6 +330,34 @@ def _start_source(request, workload, directory: Path, tracker, connections: int)
         raise NumasparkError(
             f"the event source did not start: see {directory.parent / 'event-source.log'}"
         )
+
+
+def _java_options(request: RunRequest, run_dir: Path) -> list[str]:
+    options = []
+    if request.gc_log:  # one file per JVM (%p: its pid), unified logging (Java 9+)
+        options.append(f"-Xlog:gc*:file={run_dir / 'gc-%p.log'}:time,uptime,level,tags")
+    return options
+
+
+def _measurements(app, log, group: str, answer: dict, metrics: dict) -> dict | None:
+    """The collectors' figures for one iteration's window, GC per executor, the CPU gap."""
+    found: dict = {}
+    if app is not None and app.collectors is not None and "started" in answer:
+        found = app.collectors.summarize(answer["started"], answer["ended"])
+    if log is not None:
+        found["gc"] = gc_by_executor(log, job_group_stages(log, group))
+    jvms = (found.get("os") or {}).get("jvms") or []
+    spark_cpu_ms = metrics.get("executorCpuTime")
+    if jvms and spark_cpu_ms:
+        os_cpu_s = sum(j["cpu_user_s"] + j["cpu_system_s"] for j in jvms)
+        found["executor_cpu_gap"] = {
+            "os_cpu_s": round(os_cpu_s, 2),
+            "spark_executor_cpu_s": round(spark_cpu_ms / 1000, 2),
+            "ratio": round(os_cpu_s / (spark_cpu_ms / 1000), 2),
+            "note": "OS CPU time of the task-running JVMs (JIT, GC, Spark's own threads, and "
+            "in local mode the driver) over Spark's executorCpuTime of their tasks",
+        }
+    return found or None
 
 
 def _stream_facts(ledger: list[dict], iteration: int, workload) -> dict | None:
@@ -368,3 +410,8 @@ def _fill(
         "event_log": str(event_log) if event_log else None,
         "spark_submit_log": str(run_dir / "spark-submit.log"),
     }
+    if (run_dir / "collectors.jsonl").exists():
+        result.artifacts["collector_samples"] = str(run_dir / "collectors.jsonl")
+    gc_logs = sorted(str(p) for p in run_dir.glob("gc-*.log"))
+    if gc_logs:
+        result.artifacts["gc_logs"] = gc_logs

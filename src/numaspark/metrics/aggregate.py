@@ -17,6 +17,14 @@ def aggregate(log: EventLog) -> dict[str, float | None]:
     return _aggregate(log.tasks, log.stages, _app_elapsed(log))
 
 
+def job_group_stages(log: EventLog, group: str) -> set[int]:
+    """The stage ids of the jobs of one job group."""
+    if log.jobs.empty:
+        return set()
+    jobs = log.jobs[log.jobs["jobGroup"] == group]
+    return {stage for ids in jobs["stageIds"] for stage in ids}
+
+
 def aggregate_job_group(log: EventLog, group: str) -> dict[str, float | None] | None:
     """The same for the jobs of one job group; None when the group ran no job."""
     jobs = log.jobs[log.jobs["jobGroup"] == group] if not log.jobs.empty else log.jobs

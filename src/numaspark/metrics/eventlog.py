@@ -23,6 +23,7 @@ from numaspark.errors import UsageError
 from numaspark.metrics.registry import TASK_METRICS
 from numaspark.metrics.streaming import compact_progress
 
+GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
 _ROLLING_FILE = re.compile(r"^events_(\d+)_")
 _CODECS = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf"}
 
@@ -43,6 +44,9 @@ class EventLog:
     jobs: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Structured Streaming: one progress dict per trigger (see metrics/streaming.py)
     stream_progress: list[dict] = field(default_factory=list)
+    # SparkListenerStageExecutorMetrics (spark.eventLog.logStageExecutorMetrics): per stage and
+    # executor, the peaks of the executor's metrics, GC counts and times among them
+    stage_executor_metrics: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -280,6 +284,13 @@ def parse_event_log(path: str | Path) -> EventLog:
             job = jobs[event.get("Job ID")]
             job["completionTime"] = event.get("Completion Time")
             job["result"] = (event.get("Job Result") or {}).get("Result")
+        elif kind == "SparkListenerStageExecutorMetrics":
+            peaks = event.get("Executor Metrics") or {}
+            log.stage_executor_metrics.append({
+                "stageId": event.get("Stage ID"),
+                "executorId": str(event.get("Executor ID")),
+                **{k: peaks.get(k) for k in GC_METRICS},
+            })  # fmt: skip
         elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
             log.stream_progress.append(compact_progress(event.get("progress") or {}))
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import psutil
 
-from numaspark.placement import Mode, Placement, numactl_argv, spark_conf
+from numaspark.collect.base import Collector, CollectorSet
+from numaspark.placement import Binding, Mode, Placement, numactl_argv, spark_conf
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.effective import differences, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
@@ -34,6 +35,7 @@ class AppRun:
     failure: str | None = None
     effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks
     placement_warnings: list[str] = field(default_factory=list)
+    collectors: CollectorSet | None = None  # what sampled the OS, NUMA and counters meanwhile
 
     @property
     def ok(self) -> bool:
@@ -50,8 +52,15 @@ def run_app(
     extra_conf: dict[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     host: str = LOOPBACK,
+    collectors: list[Collector] | None = None,
+    interval_s: float = 1.0,
+    java_options: list[str] | None = None,
 ) -> AppRun:
-    """Run ``job`` as placed: local mode under the plan's prefix, or on ``cluster``."""
+    """Run ``job`` as placed: local mode under the plan's prefix, or on ``cluster``.
+
+    ``collectors`` sample the JVMs that run tasks (and the machine) every
+    ``interval_s`` from the start of spark-submit to its end.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
@@ -62,8 +71,13 @@ def run_app(
         "spark.driver.host": host,
         "spark.driver.bindAddress": host,
         "spark.ui.enabled": "false",
+        # minor/major GC counts and times per executor and stage (metrics/gc.py)
+        "spark.eventLog.logStageExecutorMetrics": "true",
         **(extra_conf or {}),
     }
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        if java_options:  # added to the plan's and the user's options, not instead of them
+            conf[key] = " ".join(filter(None, [conf.get(key, ""), *java_options]))
     home = spark_home()
     if placement.layout.mode is Mode.LOCAL:
         master = conf.pop("spark.master")
@@ -85,6 +99,9 @@ def run_app(
     driver = tracker.start(argv, name="spark-submit", log=run.log, env=spark_env(host))
     watcher = _Watcher(placement, cluster, driver.pid, known_apps)
     watcher.start()
+    if collectors:
+        run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
+        run.collectors.begin()
     try:
         while driver.popen.poll() is None:
             if watcher.failure:
@@ -95,6 +112,8 @@ def run_app(
                 break
             time.sleep(0.2)
     finally:
+        if run.collectors is not None:
+            run.collectors.finish()
         watcher.stop()
         if driver.popen.poll() is None:
             tracker.stop(driver)
@@ -123,6 +142,7 @@ class _Watcher(threading.Thread):
         self.known_apps = known_apps
         self.failure: str | None = None
         self._seen: dict[int, dict] = {}
+        self._planned: dict[int, object] = {}
         self._stop_event = threading.Event()
 
     def run(self) -> None:
@@ -159,6 +179,7 @@ class _Watcher(threading.Thread):
         actual = read_effective(pid)
         if actual is None:
             return
+        self._planned[pid] = planned
         self._seen[pid] = {
             "jvm": planned.name,
             "index": planned.index,
@@ -167,6 +188,16 @@ class _Watcher(threading.Thread):
             "planned_mem_nodes": str(planned.mem_nodes),
             "differences": differences(planned, actual),
         }
+
+    def jvms(self) -> dict[int, tuple[str, frozenset[int] | None]]:
+        """The task-running JVMs seen so far: pid -> (name, nodes its memory is bound to)."""
+        found = {}
+        for pid, entry in list(self._seen.items()):
+            planned = self._planned[pid]
+            nodes = planned.mem_nodes if len(planned.mem_nodes) else planned.nodes
+            bound = frozenset(nodes) if planned.binding is not Binding.NONE else None
+            found[pid] = (entry["jvm"], bound)
+        return found
 
     def effective(self) -> list[dict]:
         return sorted(self._seen.values(), key=lambda e: (e["index"], e["pid"]))

@@ -5,7 +5,8 @@ and measured repetitions run in the same application, so warm-ups really warm
 the JIT and the caches, and the ~8-15 s of starting Spark is paid once. Each
 iteration runs under the job group ``numaspark-iteration-<i>`` (which the
 event-log parser uses to split the metrics per iteration) and appends one JSON
-line to ANSWERS the moment it ends: its wall time and its answer.
+line to ANSWERS the moment it ends: its wall time, its start and end (epoch
+seconds) and its answer.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]
                 f"{JOB_GROUP_PREFIX}{iteration}", f"numaspark iteration {iteration}"
             )
             target = os.path.join(output_dir, f"iteration-{iteration}")
+            began = time.time()  # epoch: collectors' samples are cut to this window
             started = time.perf_counter()
             answer = body(spark, input_dir, target, params)
             wall = time.perf_counter() - started
+            line = {"iteration": iteration, "wall_s": wall, "answer": answer,
+                    "started": began, "ended": time.time()}  # fmt: skip
             with open(answers_path, "a") as out:
-                out.write(
-                    json.dumps({"iteration": iteration, "wall_s": wall, "answer": answer}) + "\n"
-                )
+                out.write(json.dumps(line) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
             shutil.rmtree(target, ignore_errors=True)  # checked through the answer; keep disk free

@@ -1,0 +1,140 @@
+"""OS figures per JVM and machine-wide, from /proc (psutil where it reads what we need).
+
+Per JVM: CPU time split user/system (all threads, from /proc/PID/stat), voluntary
+and involuntary context switches and CPU migrations (summed over the JVM's
+threads' /proc/PID/task/TID/sched: /proc/PID/status counts only the main
+thread), RSS and the process's own peak RSS (VmHWM). Threads that ended
+before a sample take their switch counts with them: JVM worker threads are
+pooled, so this undercounts little. Machine-wide: CPU time split
+user/system/iowait/idle, utilisation per CPU, context switches, load.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import psutil
+
+from numaspark.collect.base import Collector, JvmMap
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+_SCHED = re.compile(r"^(se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s*:\s*(\d+)",
+                    re.MULTILINE)  # fmt: skip
+_STATUS = re.compile(r"^(VmRSS|VmHWM):\s*(\d+) kB", re.MULTILINE)
+
+
+def read_jvm(pid: int, proc: Path = Path("/proc")) -> dict | None:
+    """One process's cumulative CPU, switches, migrations and memory; None when it has gone."""
+    base = proc / str(pid)
+    try:
+        stat = (base / "stat").read_text()
+        status = (base / "status").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+    reading = {
+        "user_s": int(fields[11]) / CLK_TCK,
+        "system_s": int(fields[12]) / CLK_TCK,
+        "threads": int(fields[17]),
+        "voluntary": 0,
+        "involuntary": 0,
+        "migrations": 0,
+    }
+    memory = {key: int(value) * 1024 for key, value in _STATUS.findall(status)}
+    reading["rss_bytes"] = memory.get("VmRSS")
+    reading["peak_rss_bytes"] = memory.get("VmHWM")
+    names = {"se.nr_migrations": "migrations", "nr_voluntary_switches": "voluntary",
+             "nr_involuntary_switches": "involuntary"}  # fmt: skip
+    try:
+        tasks = list((base / "task").iterdir())
+    except OSError:
+        tasks = []
+    for task in tasks:
+        try:
+            text = (task / "sched").read_text()
+        except OSError:
+            continue  # the thread ended between listing and reading
+        for key, value in _SCHED.findall(text):
+            reading[names[key]] += int(value)
+    return reading
+
+
+class OsCollector(Collector):
+    name = "os"
+
+    def sample(self, now: float, jvms: JvmMap) -> dict:
+        per_cpu = psutil.cpu_times(percpu=True)
+        reading = {
+            "cpus": [
+                {"busy": _busy(t), "total": _total(t), "user": t.user, "system": t.system,
+                 "iowait": getattr(t, "iowait", 0.0)}
+                for t in per_cpu
+            ],
+            "ctx_switches": psutil.cpu_stats().ctx_switches,
+            "load1": os.getloadavg()[0],
+            "jvms": {},
+        }  # fmt: skip
+        for pid, (name, _) in jvms.items():
+            jvm = read_jvm(pid)
+            if jvm is not None:
+                reading["jvms"][str(pid)] = {"name": name, **jvm}
+        return reading
+
+    def summarize(self, start: float, end: float) -> dict:
+        samples = self.window(start, end)
+        if len(samples) < 2:
+            return {"note": "the window was shorter than one sampling interval"}
+        first, last = samples[0], samples[-1]
+        seconds = last["t"] - first["t"]
+        totals = {k: sum(c[k] for c in last["cpus"]) - sum(c[k] for c in first["cpus"])
+                  for k in ("total", "busy", "user", "system", "iowait")}  # fmt: skip
+        whole = totals["total"] or 1.0
+        utilisation = [
+            round((b["busy"] - a["busy"]) / ((b["total"] - a["total"]) or 1.0), 4)
+            for a, b in zip(first["cpus"], last["cpus"], strict=False)
+        ]
+        summary = {
+            "seconds": round(seconds, 3),
+            "cpu_utilisation": round(totals["busy"] / whole, 4),
+            "cpu_user_share": round(totals["user"] / whole, 4),
+            "cpu_system_share": round(totals["system"] / whole, 4),
+            "cpu_iowait_share": round(totals["iowait"] / whole, 4),
+            "cpu_utilisation_per_cpu": utilisation,
+            "context_switches_per_s": round((last["ctx_switches"] - first["ctx_switches"])
+                                            / seconds, 1) if seconds else None,
+            "load1_mean": round(sum(s["load1"] for s in samples) / len(samples), 2),
+            "jvms": [],
+        }  # fmt: skip
+        for pid in sorted({p for s in samples for p in s["jvms"]}, key=int):
+            seen = [s for s in samples if pid in s["jvms"]]
+            a, b = seen[0]["jvms"][pid], seen[-1]["jvms"][pid]
+            span = seen[-1]["t"] - seen[0]["t"]
+            if len(seen) == 1:  # appeared in the last sample only: its totals so far
+                a = dict.fromkeys(
+                    ("user_s", "system_s", "voluntary", "involuntary", "migrations"), 0
+                )
+            delta = {k: b[k] - a[k] for k in ("user_s", "system_s", "voluntary", "involuntary",
+                                              "migrations")}  # fmt: skip
+            summary["jvms"].append({
+                "name": b["name"], "pid": int(pid),
+                "cpu_user_s": round(delta["user_s"], 2), "cpu_system_s": round(delta["system_s"], 2),
+                "voluntary_switches": max(0, delta["voluntary"]),
+                "involuntary_switches": max(0, delta["involuntary"]),
+                "context_switches_per_s": round(max(0, delta["voluntary"] + delta["involuntary"])
+                                                / span, 1) if span > 0 else None,
+                "migrations": max(0, delta["migrations"]),
+                "threads": b["threads"], "rss_bytes": b["rss_bytes"],
+                "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen) or None,
+            })  # fmt: skip
+        return summary
+
+
+def _busy(times) -> float:
+    return _total(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+def _total(times) -> float:
+    # guest time is already inside user time on Linux: leave it out of the sum
+    return sum(getattr(times, f) for f in times._fields if f not in ("guest", "guest_nice"))
