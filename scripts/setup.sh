@@ -11,7 +11,9 @@ missing=()
 command -v numactl >/dev/null 2>&1 || missing+=(numactl)
 command -v lstopo-no-graphics >/dev/null 2>&1 || missing+=(hwloc-nox)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
-command -v perf >/dev/null 2>&1 || optional=(linux-perf)
+optional=()
+command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
+command -v cc >/dev/null 2>&1 || optional+=(gcc)  # numaspark probe's memory kernel
 
 apt_install() {
   if [ "$(id -u)" -eq 0 ]; then
@@ -30,8 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-if [ -n "${optional+x}" ]; then
-  apt_install "${optional[@]}" 2>/dev/null || say "perf not installed (optional: apt-get install linux-perf); counters will be reported as unavailable"
+if [ ${#optional[@]} -gt 0 ]; then
+  apt_install "${optional[@]}" 2>/dev/null || say "${optional[*]} not installed (optional: without perf, counters are reported as unavailable; without gcc, 'numaspark probe' cannot run)"
 fi
 
 if [ ! -x .venv/bin/python ]; then
@@ -46,5 +48,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e ".[spark,test]"
   echo "$want" > "$stamp"
+fi
+# numaspark probe's STREAM and pointer-chase kernel, compiled once per source version
+if command -v cc >/dev/null 2>&1; then
+  .venv/bin/python -c "from numaspark.probe import build_membench; build_membench()" \
+    || say "could not compile the probe kernel: 'numaspark probe' will say why"
 fi
 say "ready: $(.venv/bin/numaspark version 2>/dev/null || echo '?') in .venv"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 import time
 from enum import Enum
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from numaspark import __version__
-from numaspark.errors import NumasparkError, UsageError
+from numaspark.errors import NumasparkError, ToolMissingError, UsageError
 from numaspark.placement import (
     Binding,
     Layout,
@@ -66,6 +67,15 @@ def _load_topology(xml: Path | None, synthetic: str | None):
     from numaspark.topology import load
 
     return load(xml=xml, synthetic=synthetic)
+
+
+def _progress_bar():
+    """A rich progress bar on stderr: what runs now, how many of how many, time so far."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())  # fmt: skip
+    return Progress(*columns, console=err_console, transient=False)
 
 
 def _print_json(data: object) -> None:
@@ -152,6 +162,85 @@ def plan_command(
     console.print(placement_view(placement))
     if extra:
         console.print(settings_view(target.value.upper(), extra))
+
+
+@app.command()
+def probe(
+    size: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Bytes per STREAM array (default: 4x the last-level cache, >= 128MB)."),
+    ] = None,
+    latency_size: Annotated[str, typer.Option(help="Pointer-chase buffer.")] = "256MB",
+    loads: Annotated[
+        int, typer.Option(help="Dependent loads timed per latency probe.")
+    ] = 10_000_000,
+    repeat: Annotated[int, typer.Option(help="STREAM repetitions (the best counts).")] = 5,
+    dry_run: Annotated[
+        bool,
+        typer.Option(help="Print the commands, run nothing (always so with --xml/--synthetic)."),
+    ] = False,
+    xml: XmlOption = None,
+    synthetic: SyntheticOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure memory bandwidth and latency for every (CPU node, memory node) pair."""
+    import shlex
+
+    from numaspark.probe import (
+        KERNELS,
+        build_membench,
+        default_elements,
+        plan_probe,
+        run_probe,
+        save_probe,
+    )
+    from numaspark.units import parse_size
+
+    topo = _load_topology(xml, synthetic)
+    elements = parse_size(size, "--size") // 8 if size else default_elements(topo)
+    latency_bytes = parse_size(latency_size, "--latency-size")
+    if elements < 1024 or latency_bytes < 4096 or loads < 1 or repeat < 1:
+        raise UsageError("--size, --latency-size, --loads and --repeat are too small to measure")
+    elsewhere = xml is not None or synthetic is not None
+    exe = "membench" if (dry_run or elsewhere) else str(build_membench())
+    commands = plan_probe(topo, elements, loads, latency_bytes, repeat, exe=exe)
+    if not commands:
+        raise UsageError("no NUMA node has CPUs this process may use: nothing to probe")
+    if dry_run or elsewhere:
+        for c in commands:
+            env = " ".join(f"{k}={v}" for k, v in c.env.items())
+            console.print(f"{env} {shlex.join(c.argv)}", highlight=False, soft_wrap=True)
+        return
+    if shutil.which("numactl") is None:
+        raise ToolMissingError("numaspark probe binds with numactl: apt-get install numactl")
+    with _progress_bar() as bar:
+        task = bar.add_task("probing", total=len(commands))
+
+        def step(i, total, command):
+            bar.update(task, completed=i - 1,
+                       description=f"{command.kind} CPUs node {command.cpu_node} -> memory "
+                                   f"node {command.mem_node}")  # fmt: skip
+
+        found = run_probe(commands, on_progress=step)
+        bar.update(task, completed=len(commands))
+    path = save_probe(found, topo)
+    if as_json:
+        _print_json({**found, "saved": str(path)})
+        return
+    table = Table(title="Memory bandwidth (MB/s) and latency (ns per load)", title_justify="left")
+    for column in ("measure", "CPUs on"):
+        table.add_column(column)
+    for node in found["mem_nodes"]:
+        table.add_column(f"memory node {node}", justify="right")
+    blocks = [*((f"{k} MB/s", found["bandwidth_mbps"][k]) for k in KERNELS),
+              ("latency ns", found["latency_ns"])]  # fmt: skip
+    for name, rows in blocks:
+        for node, row in zip(found["cpu_nodes"], rows, strict=True):
+            table.add_row(name, f"node {node}",
+                          *("-" if v is None else f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+                            for v in row))  # fmt: skip
+    console.print(table)
+    console.print(f"saved: {path} (topology {topo.fingerprint})")
 
 
 @app.command()
@@ -579,8 +668,6 @@ def characterize(
     data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
 ) -> None:
     """Quick characterization of this machine: topology, then two workloads placed three ways."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from numaspark.experiment.characterize import (
         DEFAULT_WORKLOADS,
         total_runs,
@@ -593,13 +680,7 @@ def characterize(
     topo = _load_topology(None, None)
     console.print(topology_view(topo))
     total = total_runs(topo, DEFAULT_WORKLOADS, repeat, warmup)
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with _interruptible(out), Progress(*columns, console=err_console, transient=False) as bar:
+    with _interruptible(out), _progress_bar() as bar:
         task = bar.add_task("starting", total=total)
         results = run_all(
             topo,

@@ -282,6 +282,10 @@ def _run_iterations(
                 if workload.streaming and facts is not None:
                     result.streaming = _stream_metrics(log, group, facts, workload)
             result.measurements = _measurements(app, log, group, answer, result.metrics)
+            if result.measurements is not None:
+                result.measurements["memory_bandwidth"] = _bandwidth_use(
+                    result.measurements, env["topology_fingerprint"]
+                )
             result.readings = readings(result)
             if facts is None:
                 verdict_ok, details = False, "the event source wrote no ledger entry for this run"
@@ -358,6 +362,33 @@ def _measurements(app, log, group: str, answer: dict, metrics: dict) -> dict | N
             "in local mode the driver) over Spark's executorCpuTime of their tasks",
         }
     return found or None
+
+
+def _bandwidth_use(found: dict, fingerprint: str) -> dict:
+    """The run's memory bandwidth against the probed maximum, where counters allow an estimate.
+
+    The estimate is LLC load misses x 64-byte lines per second (reads only, and
+    prefetches not counted): a lower bound, enough to tell the regions apart.
+    """
+    from numaspark.probe import bandwidth_region, load_probe, sustained_bandwidth_bps
+
+    perf = found.get("perf") or {}
+    misses = ((perf.get("events") or {}).get("LLC-load-misses") or {}).get("value")
+    seconds = (found.get("os") or {}).get("seconds")
+    if misses is None or not seconds:
+        return {
+            "unavailable": "no LLC-load-misses counter on this machine: bandwidth not estimated"
+        }
+    probe = load_probe(fingerprint)
+    sustained = sustained_bandwidth_bps(probe) if probe else None
+    used = misses * 64 / seconds
+    if sustained is None:
+        return {
+            "estimate_bps": used,
+            "unavailable": "run 'numaspark probe' to place it in a region",
+        }
+    return {"estimate_bps": used, "sustained_bps": sustained, "share": round(used / sustained, 4),
+            "region": bandwidth_region(used, sustained)}  # fmt: skip
 
 
 def _stream_facts(ledger: list[dict], iteration: int, workload) -> dict | None:

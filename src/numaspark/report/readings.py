@@ -71,6 +71,9 @@ def readings(result) -> list[str]:
             f"JVM CPU {gap['os_cpu_s']:.1f} s vs Spark executorCpuTime "
             f"{gap['spark_executor_cpu_s']:.1f} s ({gap['ratio']:.1f}x): {advice}"
         )
+    bandwidth = bandwidth_reading(found)
+    if bandwidth:
+        lines.append(bandwidth)
     perf = found.get("perf") or {}
     if perf.get("problem"):
         lines.append(f"hardware counters: unavailable ({perf['problem']})")
@@ -90,3 +93,19 @@ def readings(result) -> list[str]:
                 "software events were recorded"
             )
     return lines
+
+
+def bandwidth_reading(found: dict) -> str | None:
+    use = found.get("memory_bandwidth") or {}
+    if "region" in use:
+        advice = {
+            "constant": "memory bandwidth is not the limit",
+            "linear": "memory bandwidth is becoming the limit: watch it as you add cores",
+            "exponential": "memory bandwidth is saturated: more threads per node will not help, "
+            "spread executors over nodes",
+        }[use["region"]]
+        return (f"memory bandwidth ~{use['estimate_bps'] / 1e9:.1f} GB/s, {use['share']:.0%} of "
+                f"the probed maximum ({use['region']} region): {advice}")  # fmt: skip
+    if use.get("unavailable"):
+        return f"memory bandwidth: unavailable ({use['unavailable']})"
+    return None
