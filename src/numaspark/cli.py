@@ -431,6 +431,9 @@ def run(
     gc_log: Annotated[
         bool, typer.Option(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")
     ] = False,
+    profile: Annotated[
+        bool, typer.Option(help="On-CPU flame graph (async-profiler) per task-running JVM.")
+    ] = False,
     xml: XmlOption = None,
     synthetic: SyntheticOption = None,
 ) -> None:
@@ -473,6 +476,7 @@ def run(
         collect=collect,
         interval_s=parse_duration(interval, "--interval"),
         gc_log=gc_log,
+        profile=profile,
     )
     with _interruptible(out):
         results = run_workload(request, _load_topology(None, None), progress=_progress_printer())
@@ -498,6 +502,9 @@ def run(
     failed = [r for r in results if not r.ok]
     for r in failed:
         err_console.print(f"[red]run {r.run_id} failed:[/] {r.failure_reason}", highlight=False)
+    graphs = sorted({g for r in results for g in r.artifacts.get("flame_graphs", [])})
+    for graph in graphs:
+        console.print(f"flame graph: {graph}", highlight=False)
     console.print(f"results: {(out / 'results.jsonl').resolve()}")
     if failed:
         raise typer.Exit(1)

@@ -32,11 +32,13 @@ from numaspark.placement import (
     placement_to_dict,
     plan,
 )
+from numaspark.report.flamegraph import write_flame_graph
 from numaspark.report.readings import readings
 from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.processes import ProcessTracker, sigterm_raises, wait_for
+from numaspark.spark.profiler import agent_library, agent_option
 from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import Size, get_workload
 from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
@@ -73,6 +75,7 @@ class RunRequest:
     collect: bool = True
     interval_s: float = 1.0
     gc_log: bool = False
+    profile: bool = False  # async-profiler flame graph per task-running JVM
 
 
 def run_workload(
@@ -240,6 +243,9 @@ def _run_iterations(
         job_args = workload.job_arguments(manifest["facts"])
     app: AppRun | None = None
     extra_conf = _default_conf(request, workload, placement)
+    profiler = agent_library() if request.profile else None
+    if profiler:
+        (run_dir / "profiles").mkdir(parents=True, exist_ok=True)
     try:
         if workload.streaming:
             _start_source(request, workload, input_dir, tracker, iterations)
@@ -256,6 +262,7 @@ def _run_iterations(
             collectors=default_collectors() if request.collect else None,
             interval_s=request.interval_s,
             java_options=_java_options(request, run_dir),
+            task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
         )  # fmt: skip
     finally:
         # also on Ctrl-C or SIGTERM: the iterations that finished are kept
@@ -264,6 +271,8 @@ def _run_iterations(
         ledger = read_ledger(input_dir / LEDGER_FILE) if workload.streaming else []
         event_log, app_id = find_event_log(run_dir / "eventlog")
         log, log_problem = _parse(event_log)
+        if profiler:
+            _draw_flame_graphs(run_dir / "profiles", app)
         spec_of = partial(
             _spec, request, workload, size, manifest, placement, cluster, iterations=iterations
         )
@@ -334,6 +343,19 @@ def _start_source(request, workload, directory: Path, tracker, connections: int)
         raise NumasparkError(
             f"the event source did not start: see {directory.parent / 'event-source.log'}"
         )
+
+
+def _draw_flame_graphs(directory: Path, app: AppRun | None) -> None:
+    names = {e["pid"]: e["jvm"] for e in (app.effective if app else [])}
+    for collapsed in sorted(directory.glob("profile-*.collapsed")):
+        pid = int(collapsed.stem.split("-")[1])
+        name = names.get(pid, f"JVM {pid}")
+        try:
+            write_flame_graph(
+                collapsed, collapsed.with_suffix(".svg"), f"{name} (pid {pid}), on-CPU"
+            )
+        except (OSError, ValueError, RecursionError) as exc:  # a drawing must not lose the run
+            (collapsed.with_suffix(".error")).write_text(f"no flame graph: {exc}\n")
 
 
 def _java_options(request: RunRequest, run_dir: Path) -> list[str]:
@@ -443,6 +465,9 @@ def _fill(
     }
     if (run_dir / "collectors.jsonl").exists():
         result.artifacts["collector_samples"] = str(run_dir / "collectors.jsonl")
+    graphs = sorted(str(p) for p in (run_dir / "profiles").glob("profile-*.svg"))
+    if graphs:
+        result.artifacts["flame_graphs"] = graphs
     gc_logs = sorted(str(p) for p in run_dir.glob("gc-*.log"))
     if gc_logs:
         result.artifacts["gc_logs"] = gc_logs

@@ -55,6 +55,7 @@ def run_app(
     collectors: list[Collector] | None = None,
     interval_s: float = 1.0,
     java_options: list[str] | None = None,
+    task_jvm_options: list[str] | None = None,
 ) -> AppRun:
     """Run ``job`` as placed: local mode under the plan's prefix, or on ``cluster``.
 
@@ -75,9 +76,16 @@ def run_app(
         "spark.eventLog.logStageExecutorMetrics": "true",
         **(extra_conf or {}),
     }
+    # added to the plan's and the user's options, not instead of them
+    task_key = (
+        "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
+        if placement.layout.mode is Mode.LOCAL
+        else "spark.executor.extraJavaOptions"
+    )
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
-        if java_options:  # added to the plan's and the user's options, not instead of them
-            conf[key] = " ".join(filter(None, [conf.get(key, ""), *java_options]))
+        extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
+        if extra:
+            conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
     home = spark_home()
     if placement.layout.mode is Mode.LOCAL:
         master = conf.pop("spark.master")
