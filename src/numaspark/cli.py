@@ -610,20 +610,31 @@ def analyze(
     ] = None,  # noqa: UP045
 ) -> None:
     """Summarise any Spark event log (plain, rolling, zstd/lz4/snappy) in sparkMeasure's terms."""
+    from types import SimpleNamespace
+
     import pandas as pd
 
     from numaspark.metrics.aggregate import aggregate
     from numaspark.metrics.eventlog import parse_event_log
+    from numaspark.metrics.gc import gc_by_executor
     from numaspark.report.export import write_table
     from numaspark.report.metrics import sparkmeasure_lines
+    from numaspark.report.readings import readings
 
     logs = [parse_event_log(path) for path in event_logs]
+
+    def reading_lines(log) -> list[str]:
+        # an event log alone has no OS, NUMA or counter figures: those come with numaspark run
+        view = SimpleNamespace(metrics=aggregate(log), measurements={"gc": gc_by_executor(log)})
+        return readings(view)
+
     if as_json:
         _print_json(
             [
                 {"event_log": str(log.path), "app_id": log.app_id, "app_name": log.app_name,
                  "spark_version": log.spark_version, "complete": log.complete,
-                 "warnings": log.warnings, "aggregates": aggregate(log)}
+                 "warnings": log.warnings, "aggregates": aggregate(log),
+                 "gc_by_executor": gc_by_executor(log), "readings": reading_lines(log)}
                 for log in logs
             ]
         )  # fmt: skip
@@ -633,6 +644,14 @@ def analyze(
                 f"[bold]{log.app_id}[/] {log.app_name or ''} (Spark {log.spark_version or '?'}) {log.path}"
             )
             console.print("\n".join(sparkmeasure_lines(aggregate(log))), highlight=False)
+            console.print("\nReadings:", highlight=False)
+            for line in reading_lines(log):
+                console.print(f"  {line}", highlight=False)
+            console.print(
+                "  (CPU, context switches, NUMA pages and counters are recorded by numaspark run; "
+                "an event log alone does not have them)",
+                highlight=False,
+            )
             for warning in log.warnings:
                 err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     for target, attribute in ((tasks, "tasks"), (stages, "stages")):
