@@ -80,8 +80,10 @@ def _assert_measured(run: dict, stdout: str) -> None:
 @needs_two_cpus
 def test_standalone_executors_each_on_their_own_cpu(tmp_path, data):
     out = tmp_path / "out"
+    profile = ["--profile"] if shutil.which("mvn") else []  # async-profiler comes through Maven
     proc = run_cli("run", "wordcount", "--mode", "standalone", "--executors", "2",
-                   "--cores-per-executor", "1", "--bind", "core", "--out", str(out), "--data", str(data))  # fmt: skip
+                   "--cores-per-executor", "1", "--bind", "core", *profile, "--out", str(out),
+                   "--data", str(data))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (run,) = _results(out)
     assert run["status"] == "ok"
@@ -90,6 +92,11 @@ def test_standalone_executors_each_on_their_own_cpu(tmp_path, data):
     assert placed["executor 0"]["cpus"] == str(cpus[0])
     assert placed["executor 1"]["cpus"] == str(cpus[1])
     assert all(e["policy"] == "bind:0" and not e["differences"] for e in placed.values())
+    # the collectors follow each executor JVM, not the driver
+    measured = {j["name"] for j in run["measurements"]["os"]["jvms"]}
+    assert measured == {"executor 0", "executor 1"}
+    if profile:  # one flame graph per executor
+        assert len(run["artifacts"]["flame_graphs"]) == 2
 
 
 def _wait_for_answers(out: Path, count: int, proc: subprocess.Popen, timeout: float = 240) -> None:
