@@ -165,6 +165,65 @@ def plan_command(
 
 
 @app.command()
+def fit(
+    table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],
+    predict: Annotated[
+        Optional[list[float]],  # noqa: UP045
+        typer.Option(help="Predict the time at this concurrency (repeatable)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fit Amdahl's law and the Universal Scalability Law to a (concurrency, time) table."""
+    from numaspark.experiment.scaling import efficiency_table, read_points
+    from numaspark.experiment.scaling import fit as fit_model
+    from numaspark.experiment.scaling import knee as find_knee
+
+    if not table.exists():
+        raise UsageError(f"{table} does not exist: give a CSV of concurrency,seconds rows")
+    points = read_points(table)
+    models = {name: fit_model(points, name) for name in ("usl", "amdahl")}
+    predictions = [
+        {"p": p, **{f"{name}_time_s": m.time(p) for name, m in models.items()}}
+        for p in (predict or [])
+    ]
+    if any(p["p"] < 1 for p in predictions):
+        raise UsageError("--predict needs a concurrency of at least 1")
+    found = {
+        "points": efficiency_table(points),
+        "models": {name: m.to_dict() for name, m in models.items()},
+        "knee": find_knee(points),
+        "predictions": predictions,
+    }
+    if as_json:
+        _print_json(found)
+        return
+    rows = Table(title=f"{table.name}: measured", title_justify="left")
+    for column in ("concurrency", "time s", "speedup", "efficiency"):
+        rows.add_column(column, justify="right")
+    for r in found["points"]:
+        rows.add_row(f"{r['p']:g}", f"{r['time_s']:.2f}", f"{r['speedup']:.2f}",
+                     f"{r['efficiency']:.0%}")  # fmt: skip
+    console.print(rows)
+    usl, amdahl = models["usl"], models["amdahl"]
+    peak = f"peak at {usl.peak:.1f} concurrent tasks" if usl.peak else "no peak (kappa = 0)"
+    console.print(
+        f"USL: sigma (contention) {usl.sigma:.4f}, kappa (coherency) {usl.kappa:.5f}, "
+        f"T(1) {usl.t1:.2f} s, {peak}, fit RMSE {usl.rmse:.2f} s",
+        highlight=False,
+    )
+    console.print(
+        f"Amdahl: serial fraction {amdahl.sigma:.4f}, T(1) {amdahl.t1:.2f} s, "
+        f"fit RMSE {amdahl.rmse:.2f} s",
+        highlight=False,
+    )
+    knee_text = f"{found['knee']:g}" if found["knee"] is not None else "none"
+    console.print(f"knee (last concurrency at >= 80% efficiency): {knee_text}", highlight=False)
+    for p in predictions:
+        console.print(f"predicted at {p['p']:g}: USL {p['usl_time_s']:.2f} s, "
+                      f"Amdahl {p['amdahl_time_s']:.2f} s", highlight=False)  # fmt: skip
+
+
+@app.command()
 def probe(
     size: Annotated[
         Optional[str],  # noqa: UP045

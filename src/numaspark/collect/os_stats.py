@@ -3,9 +3,10 @@
 Per JVM: CPU time split user/system (all threads, from /proc/PID/stat), voluntary
 and involuntary context switches and CPU migrations (summed over the JVM's
 threads' /proc/PID/task/TID/sched: /proc/PID/status counts only the main
-thread), RSS and the process's own peak RSS (VmHWM). Threads that ended
-before a sample take their switch counts with them: JVM worker threads are
-pooled, so this undercounts little. Machine-wide: CPU time split
+thread), RSS and the process's own peak RSS (VmHWM). A thread that ends keeps
+the counts it had at its last sample (the kernel drops them with the thread),
+so the totals only grow; what it did after its last sample is lost.
+Machine-wide: CPU time split
 user/system/iowait/idle, utilisation per CPU, context switches, load.
 """
 
@@ -38,15 +39,12 @@ def read_jvm(pid: int, proc: Path = Path("/proc")) -> dict | None:
         "user_s": int(fields[11]) / CLK_TCK,
         "system_s": int(fields[12]) / CLK_TCK,
         "threads": int(fields[17]),
-        "voluntary": 0,
-        "involuntary": 0,
-        "migrations": 0,
+        "per_thread": {},  # tid -> [voluntary, involuntary, migrations]
     }
     memory = {key: int(value) * 1024 for key, value in _STATUS.findall(status)}
     reading["rss_bytes"] = memory.get("VmRSS")
     reading["peak_rss_bytes"] = memory.get("VmHWM")
-    names = {"se.nr_migrations": "migrations", "nr_voluntary_switches": "voluntary",
-             "nr_involuntary_switches": "involuntary"}  # fmt: skip
+    slot = {"nr_voluntary_switches": 0, "nr_involuntary_switches": 1, "se.nr_migrations": 2}
     try:
         tasks = list((base / "task").iterdir())
     except OSError:
@@ -56,13 +54,27 @@ def read_jvm(pid: int, proc: Path = Path("/proc")) -> dict | None:
             text = (task / "sched").read_text()
         except OSError:
             continue  # the thread ended between listing and reading
+        counts = [0, 0, 0]
         for key, value in _SCHED.findall(text):
-            reading[names[key]] += int(value)
+            counts[slot[key]] = int(value)
+        reading["per_thread"][task.name] = counts
     return reading
 
 
 class OsCollector(Collector):
     name = "os"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._threads: dict[int, dict[str, list[int]]] = {}  # pid -> tid -> last counts
+
+    def _totals(self, pid: int, jvm: dict) -> dict:
+        known = self._threads.setdefault(pid, {})
+        known.update(jvm.pop("per_thread"))
+        jvm["voluntary"] = sum(c[0] for c in known.values())
+        jvm["involuntary"] = sum(c[1] for c in known.values())
+        jvm["migrations"] = sum(c[2] for c in known.values())
+        return jvm
 
     def sample(self, now: float, jvms: JvmMap) -> dict:
         per_cpu = psutil.cpu_times(percpu=True)
@@ -79,7 +91,7 @@ class OsCollector(Collector):
         for pid, (name, _) in jvms.items():
             jvm = read_jvm(pid)
             if jvm is not None:
-                reading["jvms"][str(pid)] = {"name": name, **jvm}
+                reading["jvms"][str(pid)] = {"name": name, **self._totals(pid, jvm)}
         return reading
 
     def summarize(self, start: float, end: float) -> dict:

@@ -1,0 +1,255 @@
+"""Experiment specs: what to run, as TOML, expanded into configurations and checked first.
+
+    name = "layouts"
+    repeat = 3                 # measured iterations per configuration
+    warmup = 1                 # warm-up iterations, in the same application
+    order = "listed"           # or "random" (spreads drift over configurations), with seed
+    seed = 1
+    budget = "30m"             # start no configuration after this much time
+
+    [[workloads]]
+    name = "wordcount"
+    size = "tiny"
+    params = { keyword_rank = 10 }
+
+    [layouts]                  # a grid ...
+    mode = "standalone"
+    executors = [1, 2]
+    cores_per_executor = [1, 2]
+    # ... or an explicit list:  [[layouts.list]]  mode = "local"  cores_per_executor = 2
+
+    bindings = ["none", "core"]
+    mem_policies = ["default"]     # or bind, preferred, interleave, local
+
+    [[conf]]                   # Spark conf variations (default: one, empty)
+    "spark.sql.shuffle.partitions" = "8"
+
+Every combination is planned on the machine before anything runs; those it
+cannot hold are listed with the planner's reason and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaspark.errors import PlacementError, UsageError
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, plan
+from numaspark.topology import CpuSet, Topology
+from numaspark.units import parse_duration, parse_size
+from numaspark.workloads import get_workload
+
+TOP_KEYS = {"name", "repeat", "warmup", "order", "seed", "budget", "workloads", "layouts",
+            "bindings", "mem_policies", "conf", "nodes", "stream"}  # fmt: skip
+LAYOUT_KEYS = {"mode", "executors", "cores_per_executor", "executors_per_node",
+               "memory_per_executor", "list"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration of an experiment: run with warm-ups and repetitions in one app."""
+
+    workload: str
+    size: str
+    params: dict
+    layout: Layout
+    binding: Binding
+    mem_policy: MemPolicy | None
+    conf: dict
+    only_nodes: CpuSet | None = None
+    mem_nodes: CpuSet | None = None  # memory on these nodes instead of the CPUs' own
+    note: str = ""  # what the study calls it (e.g. "2B", "remote 0->1")
+
+    @property
+    def label(self) -> str:
+        parts = [self.note] if self.note else []
+        parts += [f"{self.layout.mode.value} {self.layout.executors or 1}x"
+                  f"{self.layout.cores_per_executor or 'all'}", f"bind={self.binding.value}"]  # fmt: skip
+        if self.mem_policy is not None:
+            parts.append(f"mem={self.mem_policy.value}")
+        if self.conf:
+            parts.append(",".join(f"{k.removeprefix('spark.')}={v}" for k, v in
+                                  sorted(self.conf.items())))  # fmt: skip
+        if self.params:
+            parts.append(",".join(f"{k}={v}" for k, v in sorted(self.params.items())))
+        return " ".join(parts)
+
+    @property
+    def key(self) -> str:
+        """Stable id of the configuration: what --resume matches stored runs by."""
+        document = {"workload": self.workload, "size": self.size, "params": self.params,
+                    "label": self.label, "nodes": str(self.only_nodes), "mem": str(self.mem_nodes)}  # fmt: skip
+        return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Experiment:
+    name: str
+    configs: list[Config]
+    skipped: list[tuple[Config, str]] = field(default_factory=list)
+    repeat: int = 3
+    warmup: int = 1
+    budget_s: float | None = None
+    stream: dict = field(default_factory=dict)  # rate, duration, warm-up for streaming workloads
+
+
+def _fail(source: str, message: str) -> UsageError:
+    return UsageError(f"{source}: {message}")
+
+
+def _list(value, what: str, source: str) -> list:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, (str, int)):
+        return [value]
+    raise _fail(source, f"{what} must be a value or a list, not {type(value).__name__}")
+
+
+def load_spec(path: Path, topology: Topology) -> Experiment:
+    """Read, validate and expand a TOML spec; every impossible configuration is set aside."""
+    if not path.exists():
+        raise UsageError(f"spec {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"spec {path} is not valid TOML: {exc}") from None
+    return build(data, topology, source=str(path))
+
+
+def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise _fail(source, f"unknown key(s) {', '.join(sorted(unknown))}; known: "
+                            f"{', '.join(sorted(TOP_KEYS))}")  # fmt: skip
+    workloads = data.get("workloads")
+    if not workloads or not isinstance(workloads, list):
+        raise _fail(source, "needs at least one [[workloads]] table with a name")
+    repeat, warmup = data.get("repeat", 3), data.get("warmup", 1)
+    if not isinstance(repeat, int) or repeat < 1 or not isinstance(warmup, int) or warmup < 0:
+        raise _fail(source, "repeat must be an integer >= 1 and warmup an integer >= 0")
+    layouts = _layouts(data.get("layouts", {}), source)
+    bindings = [_enum(Binding, b, "bindings", source) for b in
+                _list(data.get("bindings", ["none"]), "bindings", source)]  # fmt: skip
+    policies = [None if p == "default" else _enum(MemPolicy, p, "mem_policies", source)
+                for p in _list(data.get("mem_policies", ["default"]), "mem_policies", source)]  # fmt: skip
+    confs = data.get("conf", [{}])
+    if isinstance(confs, dict):
+        confs = [confs]
+    if not all(isinstance(c, dict) for c in confs):
+        raise _fail(source, "[[conf]] entries must be tables of Spark settings")
+    node_sets = [None if n == "all" else CpuSet.parse(str(n)) for n in
+                 _list(data.get("nodes", ["all"]), "nodes", source)]  # fmt: skip
+    configs: list[Config] = []
+    for entry in workloads:
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise _fail(source, "every [[workloads]] entry needs a name")
+        extra = set(entry) - {"name", "size", "params"}
+        if extra:
+            raise _fail(
+                source, f"workload {entry['name']}: unknown key(s) {', '.join(sorted(extra))}"
+            )
+        workload = get_workload(entry["name"])
+        params = {str(k): str(v) for k, v in (entry.get("params") or {}).items()}
+        workload.with_params(params)  # unknown or mistyped parameters fail here, before any run
+        size = str(entry.get("size", "tiny"))
+        if not workload.streaming:
+            workload.size(size)
+        for layout in layouts:
+            for binding in bindings:
+                for policy in policies:
+                    for conf in confs:
+                        for nodes in node_sets:
+                            configs.append(Config(workload.name, size, params, layout, binding,
+                                                  policy, {str(k): str(v) for k, v in conf.items()},
+                                                  only_nodes=nodes))  # fmt: skip
+    order = data.get("order", "listed")
+    if order not in ("listed", "random"):
+        raise _fail(source, f"order must be 'listed' or 'random', not {order!r}")
+    if order == "random":
+        random.Random(data.get("seed", 1)).shuffle(configs)
+    budget = data.get("budget")
+    experiment = Experiment(
+        name=str(data.get("name", Path(source).stem)),
+        configs=[],
+        repeat=repeat,
+        warmup=warmup,
+        budget_s=parse_duration(str(budget), "budget") if budget is not None else None,
+        stream=dict(data.get("stream", {})),
+    )
+    experiment.configs, experiment.skipped = check_configs(configs, topology)
+    return experiment
+
+
+def check_configs(
+    configs: list[Config], topology: Topology
+) -> tuple[list[Config], list[tuple[Config, str]]]:
+    """The configurations the machine can hold, and the others with the planner's reason."""
+    runnable, skipped, seen = [], [], set()
+    for config in configs:
+        if config.key in seen:
+            continue
+        seen.add(config.key)
+        try:
+            plan(topology, config.layout, config.binding, config.mem_policy,
+                 only_nodes=config.only_nodes)  # fmt: skip
+            if config.mem_nodes is not None and not config.mem_nodes.issubset(
+                topology.allowed_nodes
+            ):
+                raise PlacementError(f"memory nodes {config.mem_nodes} are not allowed here")
+        except (PlacementError, UsageError) as exc:
+            skipped.append((config, str(exc)))
+            continue
+        runnable.append(config)
+    return runnable, skipped
+
+
+def _enum(kind, value, what: str, source: str):
+    try:
+        return kind(str(value))
+    except ValueError:
+        choices = ", ".join(m.value for m in kind)
+        raise _fail(source, f"{what}: {value!r} is not one of {choices}") from None
+
+
+def _layouts(data: dict, source: str) -> list[Layout]:
+    if not isinstance(data, dict):
+        raise _fail(source, "[layouts] must be a table")
+    unknown = set(data) - LAYOUT_KEYS
+    if unknown:
+        raise _fail(source, f"[layouts]: unknown key(s) {', '.join(sorted(unknown))}; known: "
+                            f"{', '.join(sorted(LAYOUT_KEYS))}")  # fmt: skip
+    if "list" in data:
+        return [_layout(entry, source) for entry in data["list"]]
+    grid = []
+    for mode in _list(data.get("mode", "standalone"), "mode", source):
+        for executors in _list(data.get("executors", [1]), "executors", source):
+            for cores in _list(data.get("cores_per_executor", [None]) if "cores_per_executor"
+                               in data else [None], "cores_per_executor", source):  # fmt: skip
+                grid.append(_layout({"mode": mode, "executors": executors,
+                                     "cores_per_executor": cores,
+                                     "memory_per_executor": data.get("memory_per_executor")},
+                                    source))  # fmt: skip
+    return grid
+
+
+def _layout(entry: dict, source: str) -> Layout:
+    mode = _enum(Mode, entry.get("mode", "standalone"), "mode", source)
+    executors = entry.get("executors")
+    cores = entry.get("cores_per_executor")
+    for what, value in (("executors", executors), ("cores_per_executor", cores)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise _fail(source, f"{what} must be a positive integer, not {value!r}")
+    memory = entry.get("memory_per_executor")
+    if mode is Mode.LOCAL and executors not in (None, 1):
+        raise _fail(source, "local mode runs one JVM: use executors = 1 or mode = 'standalone'")
+    return Layout(
+        executors=None if mode is Mode.LOCAL else (executors or 1),
+        executors_per_node=entry.get("executors_per_node"),
+        cores_per_executor=cores,
+        memory_per_executor=parse_size(str(memory), "memory_per_executor") if memory else None,
+        mode=mode,
+    )
