@@ -164,6 +164,164 @@ def plan_command(
         console.print(settings_view(target.value.upper(), extra))
 
 
+def _run_experiment(experiment, topo, out: Path, resume: bool, data: Path | None, title: str,
+                    baseline: str | None = None):  # fmt: skip
+    """Run an experiment with a progress bar; print skipped configurations first, then the table."""
+    from rich.progress import TimeRemainingColumn
+
+    from numaspark.experiment.store import ResultStore
+    from numaspark.experiment.sweep import run_sweep
+    from numaspark.report.study import study_table
+
+    for config, reason in experiment.skipped:
+        err_console.print(f"[yellow]skipped[/] {config.label}: {reason}", highlight=False)
+    if not experiment.configs:
+        raise UsageError("no configuration of this experiment fits this machine (see above)")
+    with _interruptible(out), _progress_bar() as bar:
+        bar.columns = (*bar.columns, TimeRemainingColumn())
+        task = bar.add_task("starting", total=len(experiment.configs))
+
+        def start(index, total, config):
+            bar.update(task, description=f"{config.workload} {config.label}")
+
+        def end(config, results):
+            bar.advance(task)
+
+        report = run_sweep(experiment, topo, out, resume=resume, data_root=data, on_start=start,
+                           on_end=end)  # fmt: skip
+        bar.update(task, completed=len(experiment.configs), description="done")
+    if report.resumed:
+        console.print(
+            f"{len(report.resumed)} configuration(s) already stored in {out}: not run again"
+        )
+    for config in report.over_budget:
+        err_console.print(f"[yellow]over budget, not run:[/] {config.label}", highlight=False)
+    stored = ResultStore(out).load()
+    table, warnings, medians = study_table(experiment, stored, title, baseline)
+    console.print(table)
+    _print_warnings(warnings)
+    failed = [r for r in report.results if not r.ok]
+    for r in failed:
+        err_console.print(
+            f"[red]{r.spec.get('label')} failed:[/] {r.failure_reason}", highlight=False
+        )
+    console.print(f"results: {(out / 'results.jsonl').resolve()}")
+    return stored, medians
+
+
+@app.command()
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; see docs/experiments.md).")],
+    out: OutOpt = Path("numaspark-out"),
+    resume: Annotated[
+        bool, typer.Option(help="Skip configurations already stored in --out.")
+    ] = False,
+    data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
+) -> None:
+    """Run every configuration of an experiment spec, storing each run as it ends."""
+    from numaspark.experiment.spec import load_spec
+
+    topo = _load_topology(None, None)
+    experiment = load_spec(spec, topo)
+    _run_experiment(
+        experiment, topo, out, resume, data, f"{experiment.name}: wall time per configuration"
+    )
+
+
+study_app = typer.Typer(
+    help="Built-in studies: layouts, binding, scaling, executors, smt, cosched."
+)
+app.add_typer(study_app, name="study")
+
+
+def _study(kind: str, workload: str, size: str, repeat: int, warmup: int, out: Path, resume: bool,
+           data: Path | None, conf: list[str] | None, param: list[str] | None):  # fmt: skip
+    from numaspark.experiment.studies import STUDIES
+
+    if repeat < 1 or warmup < 0:
+        raise UsageError("--repeat must be at least 1 and --warmup at least 0")
+    topo = _load_topology(None, None)
+    study = STUDIES[kind](topo, workload, size, repeat, warmup,
+                          params=_pairs(param or [], "--param", "iterations=5"),
+                          conf=_conf_pairs(conf or []))  # fmt: skip
+    for line in study.cannot:
+        err_console.print(f"[yellow]cannot run here:[/] {line}", highlight=False)
+    stored, medians = _run_experiment(study.experiment, topo, out, resume, data,
+                                      f"study {kind}: {workload} {size}", study.baseline)  # fmt: skip
+    return study, stored, medians
+
+
+def _study_command(kind: str, doc: str):
+    def command(
+        workload: Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")],
+        size: Annotated[str, typer.Option(help="Input size.")] = "tiny",
+        repeat: Annotated[int, typer.Option(help="Measured iterations per configuration.")] = 3,
+        warmup: Annotated[int, typer.Option(help="Warm-up iterations per configuration.")] = 1,
+        out: OutOpt = Path("numaspark-out"),
+        resume: Annotated[bool, typer.Option(help="Skip configurations already stored.")] = False,
+        data: Annotated[Optional[Path], typer.Option(help="Where inputs live.")] = None,  # noqa: UP045
+        conf: Annotated[list[str] | None, typer.Option("--conf", help="Spark KEY=VALUE.")] = None,  # noqa: UP045
+        param: Annotated[
+            list[str] | None, typer.Option("--param", help="Workload KEY=VALUE.")
+        ] = None,  # noqa: UP045
+    ) -> None:
+        study, stored, medians = _study(kind, workload, size, repeat, warmup, out, resume, data,
+                                        conf, param)  # fmt: skip
+        if kind == "scaling":
+            _print_scaling(study, medians)
+        if kind == "smt":
+            _print_smt(study, medians)
+
+    command.__doc__ = doc
+    study_app.command(kind)(command)
+
+
+def _print_scaling(study, medians: dict[str, float]) -> None:
+    from numaspark.experiment.scaling import efficiency_table, knee
+    from numaspark.experiment.scaling import fit as fit_model
+
+    points = [(c.layout.cores_per_executor, medians[c.label]) for c in study.experiment.configs
+              if c.label in medians]  # fmt: skip
+    if len(points) < 2:
+        console.print("scaling: fewer than two concurrency levels measured, nothing to fit")
+        return
+    for row in efficiency_table(points):
+        console.print(f"p={row['p']:g}: speedup {row['speedup']:.2f}, efficiency {row['efficiency']:.0%}",
+                      highlight=False)  # fmt: skip
+    amdahl = fit_model(points, "amdahl")
+    console.print(
+        f"Amdahl serial fraction {amdahl.sigma:.3f}; knee {knee(points)}", highlight=False
+    )
+    if len(points) >= 3:
+        usl = fit_model(points, "usl")
+        console.print(f"USL sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f}, peak "
+                      f"{usl.peak if usl.peak else 'none'}", highlight=False)  # fmt: skip
+
+
+def _print_smt(study, medians: dict[str, float]) -> None:
+    from numaspark.experiment.studies import ht_effectiveness
+
+    named = {c.note: medians.get(c.label) for c in study.experiment.configs}
+    st_n = next((v for k, v in named.items() if k.startswith("ST") and v), None)
+    smt_n = next((v for k, v in named.items() if k.startswith("SMT") and v), None)
+    st_2n = [v for k, v in named.items() if k.startswith("ST") and v][1:]
+    if st_n and smt_n and st_2n:
+        effectiveness = ht_effectiveness(st_n / smt_n, st_n / st_2n[0])
+        console.print(f"HT effectiveness {effectiveness:.2f} (1 = as good as twice the cores)")
+    else:
+        console.print("HT effectiveness: not computed (needs ST n, SMT n and ST 2n measured)")
+
+
+for _kind, _doc in (
+    ("layouts", "Executors x cores-per-executor over the allowed CPUs (Baig et al.), best marked."),
+    ("binding", "Unbound vs node-bound with 1..N nodes, and local vs remote memory."),
+    ("scaling", "1..N concurrent tasks: speedup, efficiency, Amdahl and USL fits."),
+    ("executors", "1, 2, 4, ... executors with the same total cores: GC per configuration."),
+    ("smt", "ST on n cores, SMT on the same cores, ST on 2n cores; HT effectiveness."),
+):
+    _study_command(_kind, _doc)
+
+
 @app.command()
 def fit(
     table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],

@@ -57,6 +57,7 @@ class RunRequest:
     mem_policy: MemPolicy | None = None
     pu_order: PuOrder = PuOrder.CORES_FIRST
     only_nodes: CpuSet | None = None  # executors only on these NUMA nodes
+    mem_nodes: CpuSet | None = None  # memory bound here instead of the CPUs' own nodes (remote)
     repeat: int = 1
     warmup: int = 0
     out: Path = Path("numaspark-out")
@@ -65,6 +66,7 @@ class RunRequest:
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0
     label: str | None = None  # a name for this configuration in tables
+    config_key: str | None = None  # the experiment configuration it belongs to (--resume)
     spark_conf: dict[str, str] = field(default_factory=dict)  # extra settings, recorded in the spec
     params: dict[str, str] = field(default_factory=dict)  # workload parameter overrides (text)
     # streaming workloads: events a second, measured seconds, warm-up seconds before them
@@ -108,6 +110,8 @@ def run_workload(
         request.pu_order,
         only_nodes=request.only_nodes,
     )
+    if request.mem_nodes is not None:
+        placement = memory_on(placement, request.mem_nodes)
     if cluster is None and request.cluster_dir is not None:
         cluster = StandaloneCluster.attach(request.cluster_dir)
     if cluster is not None:
@@ -156,6 +160,16 @@ def run_workload(
             keep,
         )
     return results
+
+
+def memory_on(placement: Placement, nodes: CpuSet) -> Placement:
+    """The same CPUs, memory bound to ``nodes`` (remote-memory experiments: CPUs on node i,
+    memory on node j)."""
+    from dataclasses import replace
+
+    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes) if j.runs_tasks else j
+                 for j in placement.jvms)  # fmt: skip
+    return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)
 
 
 def _check_stream_request(request: RunRequest, workload) -> None:
@@ -209,6 +223,7 @@ def _spec(
         "executors": len(placement.executors),
         "cores_per_executor": placement.executors[0].cores,
         "label": request.label,
+        "config": request.config_key,
         "iteration": iteration,
         "iterations": iterations,
         "warmup": iteration < request.warmup,

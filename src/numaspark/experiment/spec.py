@@ -67,8 +67,11 @@ class Config:
     @property
     def label(self) -> str:
         parts = [self.note] if self.note else []
-        parts += [f"{self.layout.mode.value} {self.layout.executors or 1}x"
-                  f"{self.layout.cores_per_executor or 'all'}", f"bind={self.binding.value}"]  # fmt: skip
+        layout = self.layout
+        count = (f"{layout.executors_per_node}/node" if layout.executors is None
+                 and layout.executors_per_node else str(layout.executors or 1))  # fmt: skip
+        parts += [f"{layout.mode.value} {count}x{layout.cores_per_executor or 'all'}",
+                  f"bind={self.binding.value}"]  # fmt: skip
         if self.mem_policy is not None:
             parts.append(f"mem={self.mem_policy.value}")
         if self.conf:

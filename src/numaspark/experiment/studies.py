@@ -1,0 +1,175 @@
+"""The built-in studies: each builds an experiment from the topology, and says what it cannot run.
+
+- layouts   (Baig et al.): executors x cores-per-executor over the allowed CPUs;
+- binding   (Baig et al., Awan et al.): no binding vs binding to 1..N nodes, and
+            local vs remote memory (CPUs on node i, memory on node j);
+- scaling   (Canali): 1..N concurrent tasks, speedup, efficiency, USL/Amdahl fits;
+- executors (Awan et al., Chiba et al.): 1, 2, 4, ... executors with the same total
+            cores and memory, GC per configuration;
+- smt       (Awan et al.): ST on n cores, SMT on the same n cores, ST on 2n cores.
+
+Multi-node and SMT parts are planned on any topology (tested on
+shared/topologies); on this machine they are reported as not runnable, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from numaspark.experiment.spec import Config, Experiment, check_configs
+from numaspark.placement import Binding, Layout, MemPolicy, Mode
+from numaspark.topology import CpuSet, Topology
+from numaspark.workloads import get_workload
+
+
+@dataclass
+class Study:
+    name: str
+    experiment: Experiment
+    cannot: list[str] = field(default_factory=list)  # parts this machine cannot run, and why
+    baseline: str | None = None  # the label speedups are relative to
+
+
+def _powers(limit: int) -> list[int]:
+    values, v = [], 1
+    while v <= limit:
+        values.append(v)
+        v *= 2
+    if limit not in values:
+        values.append(limit)
+    return values
+
+
+def _experiment(name: str, configs: list[Config], topology: Topology, repeat: int, warmup: int,
+                cannot: list[str] | None = None) -> tuple[Experiment, list[str]]:  # fmt: skip
+    runnable, skipped = check_configs(configs, topology)
+    return Experiment(name, runnable, skipped, repeat, warmup), list(cannot or [])
+
+
+def _check_workload(workload: str, size: str, params: dict) -> None:
+    chosen = get_workload(workload).with_params(params)
+    if not chosen.streaming:
+        chosen.size(size)
+
+
+def layouts(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """Every executors x cores-per-executor the allowed CPUs hold (standalone, core-bound)."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    cpus = len(topology.allowed_cpus)
+    cores_per_cpu = max(1, cpus // max(1, len(topology.allowed_cores())))
+    slots = cpus // cores_per_cpu  # whole cores: core binding never splits one
+    configs = [
+        Config(workload, size, params, Layout(executors=e, cores_per_executor=c), Binding.CORE,
+               None, dict(conf or {}))
+        for e in _powers(slots) for c in _powers(slots) if e * c <= slots
+    ]  # fmt: skip
+    experiment, cannot = _experiment("layouts", configs, topology, repeat, warmup)
+    return Study("layouts", experiment, cannot)
+
+
+def binding(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """n executors (one per node) unbound vs node-bound, n = 1..N (nU vs nB); local vs remote
+    memory per (CPU node, memory node) pair, one node-bound executor."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    conf = dict(conf or {})
+    nodes = list(topology.cpu_nodes)
+    memory_nodes = [n for n in topology.nodes if n.allowed]
+    configs = []
+    for count in range(1, len(nodes) + 1):  # n executors, one per node, unbound (nU) and bound (nB)
+        chosen = CpuSet(n.os_index for n in nodes[:count])
+        layout = Layout(executors_per_node=1)  # on the chosen nodes: count executors
+        configs.append(Config(workload, size, params, layout, Binding.NONE, None, conf,
+                              only_nodes=chosen, note=f"{count}U"))  # fmt: skip
+        configs.append(Config(workload, size, params, layout, Binding.NODE, MemPolicy.BIND, conf,
+                              only_nodes=chosen, note=f"{count}B"))  # fmt: skip
+    cannot = []
+    if len(memory_nodes) < 2:
+        cannot.append(
+            f"remote memory (CPUs on node i, memory on node j) and binding to 2..N nodes need "
+            f"several NUMA nodes; this machine has {len(memory_nodes)}"
+        )
+    else:
+        for cpu_node in nodes:
+            for mem_node in memory_nodes:
+                where = "local" if cpu_node.os_index == mem_node.os_index else "remote"
+                configs.append(Config(
+                    workload, size, params, Layout(executors=1), Binding.NODE, MemPolicy.BIND,
+                    conf, only_nodes=CpuSet([cpu_node.os_index]),
+                    mem_nodes=CpuSet([mem_node.os_index]),
+                    note=f"{where} cpu{cpu_node.os_index}-mem{mem_node.os_index}",
+                ))  # fmt: skip
+    experiment, more = _experiment("binding", configs, topology, repeat, warmup, cannot)
+    return Study("binding", experiment, more, baseline=configs[0].label)
+
+
+def scaling(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """1..N concurrent tasks in one core-bound local JVM (local[p] on p cores)."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    slots = len(topology.allowed_cores())
+    configs = [Config(workload, size, params, Layout(cores_per_executor=p, mode=Mode.LOCAL),
+                      Binding.CORE, None, dict(conf or {}), note=f"p={p}")
+               for p in range(1, slots + 1)]  # fmt: skip
+    experiment, cannot = _experiment("scaling", configs, topology, repeat, warmup)
+    if slots < 3:
+        cannot.append(f"this machine has {slots} allowed core(s): a scaling curve of "
+                      f"{slots} point(s) fits Amdahl at best, USL needs 3 or more")  # fmt: skip
+    return Study("scaling", experiment, cannot, baseline=configs[0].label)
+
+
+def executors(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+              warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """1, 2, 4, ... executors sharing the same cores and memory (fewer, bigger vs more, smaller)."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    slots = len(topology.allowed_cores())
+    configs = [Config(workload, size, params,
+                      Layout(executors=e, cores_per_executor=slots // e), Binding.CORE, None,
+                      dict(conf or {}), note=f"{e} executor(s)")
+               for e in _powers(slots) if slots % e == 0]  # fmt: skip
+    experiment, cannot = _experiment("executors", configs, topology, repeat, warmup)
+    return Study("executors", experiment, cannot, baseline=configs[0].label)
+
+
+def smt(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+        warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """ST on n cores, SMT on the same n cores (2n hardware threads), ST on 2n cores."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    cores = len(topology.allowed_cores())
+    smt_ways = max(1, len(topology.allowed_cpus) // max(1, cores))
+    n = max(1, cores // 2)
+    conf = dict(conf or {})
+    configs = [
+        Config(workload, size, params, Layout(cores_per_executor=n, mode=Mode.LOCAL), Binding.PU,
+               None, conf, note=f"ST {n} cores"),
+        Config(workload, size, params, Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
+               Binding.CORE, None, conf, note=f"SMT {n} cores"),
+        Config(workload, size, params, Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
+               Binding.PU, None, conf, note=f"ST {2 * n} cores"),
+    ]  # fmt: skip
+    cannot = []
+    if smt_ways < 2:
+        cannot.append("SMT needs two or more hardware threads per core; this machine has one "
+                      "(hyper-threading off, or a VM without it)")  # fmt: skip
+        configs = [c for c in configs if not c.note.startswith("SMT")]
+    experiment, more = _experiment("smt", configs, topology, repeat, warmup, cannot)
+    return Study("smt", experiment, more, baseline=configs[0].label)
+
+
+def ht_effectiveness(ht_scaling: float, dp_scaling: float) -> float:
+    """Awan et al.'s HT effectiveness: HT_scaling x (0.538 + 0.462 / DP_scaling).
+
+    ``ht_scaling``: speedup of SMT on n cores over ST on n cores; ``dp_scaling``:
+    speedup of ST on 2n cores over ST on n cores.
+    """
+    return ht_scaling * (0.538 + 0.462 / dp_scaling)
+
+
+STUDIES = {"layouts": layouts, "binding": binding, "scaling": scaling, "executors": executors,
+           "smt": smt}  # fmt: skip

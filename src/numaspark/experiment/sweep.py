@@ -1,0 +1,127 @@
+"""Run an experiment: every configuration with its warm-ups and repetitions, resumable.
+
+Each configuration is one application (see runner.py); its runs are stored as
+they end, labelled with the configuration. ``resume`` skips configurations
+whose measured runs are all stored and ok; one cut short runs again whole
+(its application's warm-up is part of what it measures). Standalone
+configurations with the same placement share one cluster: executors take
+~15 s to start, and the measurement does not depend on the cluster being
+fresh (each application gets new executors).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaspark.experiment.result import RunResult
+from numaspark.experiment.runner import RunRequest, run_workload
+from numaspark.experiment.spec import Config, Experiment
+from numaspark.experiment.store import ResultStore
+from numaspark.placement import Mode, placement_to_dict, plan
+from numaspark.spark.cluster import StandaloneCluster
+from numaspark.spark.processes import ProcessTracker, sigterm_raises
+from numaspark.topology import Topology
+
+
+@dataclass
+class SweepReport:
+    ran: list[Config] = field(default_factory=list)
+    resumed: list[Config] = field(default_factory=list)  # already stored, not run again
+    over_budget: list[Config] = field(default_factory=list)
+    results: list[RunResult] = field(default_factory=list)
+
+
+def stored_configs(out: Path, repeat: int) -> set[str]:
+    """Configuration keys with at least ``repeat`` measured ok runs stored in ``out``."""
+    counts: dict[str, int] = {}
+    for r in ResultStore(out).load():
+        key = r.spec.get("config")
+        if key and r.ok and not r.spec.get("warmup"):
+            counts[key] = counts.get(key, 0) + 1
+    return {k for k, n in counts.items() if n >= repeat}
+
+
+def request_for(config: Config, experiment: Experiment, out: Path, data_root=None) -> RunRequest:
+    stream = experiment.stream
+    return RunRequest(
+        workload=config.workload,
+        size=config.size,
+        layout=config.layout,
+        binding=config.binding,
+        mem_policy=config.mem_policy,
+        only_nodes=config.only_nodes,
+        mem_nodes=config.mem_nodes,
+        repeat=experiment.repeat,
+        warmup=experiment.warmup,
+        out=out,
+        data_root=data_root,
+        label=config.label,
+        config_key=config.key,
+        spark_conf=dict(config.conf),
+        params=dict(config.params),
+        rate=float(stream.get("rate", 1000.0)),
+        duration_s=float(stream.get("duration_s", 60.0)),
+        stream_warmup_s=float(stream.get("warmup_s", 10.0)),
+    )
+
+
+def run_sweep(
+    experiment: Experiment,
+    topology: Topology,
+    out: Path,
+    resume: bool = False,
+    data_root: Path | None = None,
+    on_start: Callable[[int, int, Config], None] | None = None,
+    on_end: Callable[[Config, list[RunResult]], None] | None = None,
+    say: Callable[[str], None] | None = None,
+) -> SweepReport:
+    report = SweepReport()
+    done = stored_configs(out, experiment.repeat) if resume else set()
+    todo = [c for c in experiment.configs if c.key not in done]
+    report.resumed = [c for c in experiment.configs if c.key in done]
+    started = time.monotonic()
+    cluster: StandaloneCluster | None = None
+    cluster_shape: str | None = None
+    with ProcessTracker() as tracker, sigterm_raises():
+        try:
+            for index, config in enumerate(todo):
+                if (
+                    experiment.budget_s is not None
+                    and time.monotonic() - started > experiment.budget_s
+                ):
+                    report.over_budget = todo[index:]
+                    break
+                if on_start:
+                    on_start(index, len(todo), config)
+                request = request_for(config, experiment, out, data_root)
+                use = None
+                if config.layout.mode is Mode.STANDALONE:
+                    placement = plan(topology, config.layout, config.binding, config.mem_policy,
+                                     only_nodes=config.only_nodes)  # fmt: skip
+                    shape = str(placement_to_dict(placement)["jvms"])
+                    if cluster is not None and shape != cluster_shape:
+                        cluster.stop()
+                        cluster = None
+                    if cluster is None:
+                        if say:
+                            say(f"starting a cluster for {config.label}")
+                        cluster = StandaloneCluster.start(
+                            placement, out / "clusters" / config.key, tracker, on_progress=say
+                        )
+                        cluster_shape = shape
+                    use = cluster
+                elif cluster is not None:
+                    cluster.stop()
+                    cluster, cluster_shape = None, None
+                results = run_workload(request, topology, progress=say, cluster=use)
+                report.ran.append(config)
+                report.results.extend(results)
+                if on_end:
+                    on_end(config, results)
+        finally:
+            if cluster is not None:
+                cluster.stop()
+    return report

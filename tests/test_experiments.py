@@ -1,0 +1,210 @@
+"""Experiment specs, studies and statistics. Multi-node and SMT plans are checked on
+shared/topologies (this machine has one node and no SMT); the real path runs here."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run_cli, topology_file
+
+from numaspark.errors import UsageError
+from numaspark.experiment import studies
+from numaspark.experiment.scaling import fit, knee
+from numaspark.experiment.spec import build
+from numaspark.experiment.stats import compare, summarize
+from numaspark.topology import load_machine, load_synthetic, load_xml
+
+GRID = {
+    "workloads": [{"name": "wordcount", "size": "tiny"}],
+    "layouts": {"executors": [1, 2, 4], "cores_per_executor": [1, 2]},
+    "bindings": ["none", "core"],
+    "repeat": 2,
+}
+
+
+def test_a_grid_expands_and_what_does_not_fit_is_skipped_with_the_reason():
+    topology = load_synthetic("package:1 numa:1 core:4 pu:1")  # 4 CPUs
+    experiment = build(GRID, topology)
+    labels = {c.label for c in experiment.configs}
+    assert "standalone 2x2 bind=core" in labels and "standalone 4x1 bind=none" in labels
+    assert len(experiment.configs) + len(experiment.skipped) == 3 * 2 * 2
+    skipped = {c.label: reason for c, reason in experiment.skipped}
+    assert "standalone 4x2 bind=core" in skipped and skipped["standalone 4x2 bind=core"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"layout": {}}, "unknown key(s) layout"),
+        ({"workloads": []}, "needs at least one [[workloads]]"),
+        ({"bindings": ["tight"]}, "'tight' is not one of none, node, core, pu"),
+        ({"repeat": 0}, "repeat must be an integer >= 1"),
+        ({"order": "sorted"}, "order must be 'listed' or 'random'"),
+        ({"workloads": [{"name": "kmeans", "params": {"clusters": 3}}]}, "no parameter 'clusters'"),
+        ({"layouts": {"executors": [0]}}, "executors must be a positive integer"),
+    ],
+)
+def test_bad_specs_say_what_is_wrong(change, message):
+    with pytest.raises(UsageError, match=None) as error:
+        build({**GRID, **change}, load_synthetic("package:1 numa:1 core:4 pu:1"))
+    assert message in str(error.value)
+
+
+def test_random_order_is_seeded():
+    topology = load_synthetic("package:1 numa:1 core:4 pu:1")
+    one = [c.key for c in build({**GRID, "order": "random", "seed": 3}, topology).configs]
+    two = [c.key for c in build({**GRID, "order": "random", "seed": 3}, topology).configs]
+    listed = [c.key for c in build(GRID, topology).configs]
+    assert one == two and sorted(one) == sorted(listed) and one != listed
+
+
+def test_sweep_command_rejects_a_bad_spec_in_one_line(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('repeat = 2\n[[workloads]]\nname = "nope"\n')
+    proc = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "unknown workload 'nope'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_layout_grid_of_this_machine():
+    study = studies.layouts(load_machine(), "wordcount")
+    cpus = len(load_machine().allowed_cores())
+    shapes = {(c.layout.executors, c.layout.cores_per_executor) for c in study.experiment.configs}
+    assert all(e * c <= cpus for e, c in shapes)
+    if cpus == 2:
+        assert shapes == {(1, 1), (1, 2), (2, 1)}
+
+
+def test_binding_study_on_a_four_node_server():
+    study = studies.binding(load_xml(topology_file("16amd64-4distances.xml")), "wordcount")
+    notes = [c.note for c in study.experiment.configs]
+    assert notes[:4] == ["1U", "1B", "2U", "2B"] and "8B" in notes
+    remote = [c for c in study.experiment.configs if c.note.startswith("remote")]
+    assert len(remote) == 8 * 7 and not study.cannot
+    assert all(c.mem_nodes != c.only_nodes for c in remote)
+
+
+def test_binding_study_here_says_what_it_cannot_run():
+    study = studies.binding(load_machine(), "wordcount")
+    if len(load_machine().nodes) == 1:
+        assert "need several NUMA nodes; this machine has 1" in study.cannot[0]
+        assert [c.note for c in study.experiment.configs] == ["1U", "1B"]
+
+
+def test_smt_study_plans_on_an_smt_server_and_declines_here():
+    smt = studies.smt(load_xml(topology_file("24em64t-2n6c2t-pci.xml")), "wordcount")
+    assert [c.note for c in smt.experiment.configs] == ["ST 6 cores", "SMT 6 cores", "ST 12 cores"]
+    assert not smt.cannot
+    here = studies.smt(load_synthetic("package:1 numa:1 core:2 pu:1"), "wordcount")
+    assert "SMT needs two or more hardware threads per core" in here.cannot[0]
+    assert studies.ht_effectiveness(1.3, 1.9) == pytest.approx(1.3 * (0.538 + 0.462 / 1.9))
+
+
+def test_executors_study_keeps_total_cores():
+    study = studies.executors(load_synthetic("package:1 numa:1 core:8 pu:1"), "wordcount")
+    shapes = [(c.layout.executors, c.layout.cores_per_executor) for c in study.experiment.configs]
+    assert shapes == [(1, 8), (2, 4), (4, 2), (8, 1)]
+
+
+def test_statistics_and_comparison():
+    s = summarize([10.0, 11.0, 12.0, 30.0])
+    assert s.median == 11.5 and s.mad == 1.0
+    slower = compare([10.0, 10.2, 9.9, 10.1, 10.0], [12.0, 12.3, 11.9, 12.1, 12.2])
+    assert slower.ratio == pytest.approx(1.2, rel=0.02) and slower.significant
+    assert slower.p_value is not None and slower.p_value < 0.05
+    noise = compare([10.0, 12.0, 9.0, 11.0], [10.5, 11.5, 9.5, 10.0])
+    assert not noise.significant
+
+
+def test_usl_recovers_known_parameters_and_predicts():
+    truth = {"sigma": 0.05, "kappa": 0.002, "t1": 100.0}
+
+    def time_at(p):
+        return truth["t1"] * (1 + truth["sigma"] * (p - 1) + truth["kappa"] * p * (p - 1)) / p
+
+    points = [(p, time_at(p)) for p in (1, 2, 4, 8, 16)]
+    usl = fit(points)
+    assert usl.sigma == pytest.approx(0.05, rel=1e-3) and usl.kappa == pytest.approx(
+        0.002, rel=1e-3
+    )
+    assert usl.time(64) == pytest.approx(time_at(64), rel=1e-3)
+    assert usl.peak == pytest.approx(((1 - 0.05) / 0.002) ** 0.5, rel=1e-3)
+    assert knee(points) == 4  # efficiency 0.87 at 4, 0.71 at 8
+
+
+def test_fit_command(tmp_path):
+    table = tmp_path / "scaling.csv"
+    table.write_text("tasks,seconds\n1,100\n2,52.4\n4,28.9\n8,18.2\n16,14.7\n")
+    proc = run_cli("fit", str(table), "--predict", "32", "--json")
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    usl = found["models"]["usl"]
+    assert 0 < usl["sigma"] < 0.1 and usl["kappa"] > 0 and usl["peak_concurrency"] > 8
+    assert found["knee"] == 4
+    (prediction,) = found["predictions"]
+    assert prediction["p"] == 32 and prediction["usl_time_s"] > 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("tasks,seconds\n1,100\nfour,20\n")
+    proc = run_cli("fit", str(bad))
+    assert proc.returncode == 2 and "expected 'concurrency,time'" in proc.stderr
+
+
+# --- real Spark --------------------------------------------------------------------------------
+
+
+def _stored(out):
+    path = out / "results.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
+def test_layouts_study_interrupted_and_resumed(tmp_path):
+    """The full grid this machine allows; Ctrl-C after the first configuration, then --resume."""
+    out, data = tmp_path / "out", tmp_path / "data"
+    args = ["study", "layouts", "wordcount", "--size", "tiny", "--repeat", "2", "--warmup", "0",
+            "--out", str(out), "--data", str(data),
+            "--conf", "spark.sql.shuffle.partitions=8"]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "numaspark", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(_stored(out)) < 2 and proc.poll() is None:
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    first = _stored(out)
+    done = {r["spec"]["config"] for r in first}
+    assert len(done) >= 1
+    resumed = run_cli(*args, "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "already stored" in resumed.stdout and "best" in resumed.stdout
+    runs = _stored(out)
+    labels = {r["spec"]["label"] for r in runs if r["status"] == "ok"}
+    if len(load_machine().allowed_cores()) == 2:
+        assert labels == {"standalone 1x1 bind=core", "standalone 1x2 bind=core",
+                          "standalone 2x1 bind=core"}  # fmt: skip
+    # the configurations finished before the interruption ran once, not twice
+    for key in done:
+        if sum(1 for r in first if r["spec"]["config"] == key and r["status"] == "ok") >= 2:
+            assert sum(1 for r in runs if r["spec"]["config"] == key) == sum(
+                1 for r in first if r["spec"]["config"] == key
+            )
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
+def test_binding_study_runs_what_this_machine_can(tmp_path):
+    proc = run_cli("study", "binding", "wordcount", "--size", "tiny", "--repeat", "1",
+                   "--warmup", "0", "--out", str(tmp_path / "out"),
+                   "--data", str(tmp_path / "data"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if len(load_machine().nodes) == 1:
+        assert "need several NUMA nodes; this machine has 1" in proc.stderr
+    assert "1U" in proc.stdout and "1B" in proc.stdout and "baseline" in proc.stdout
