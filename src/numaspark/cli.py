@@ -322,6 +322,60 @@ for _kind, _doc in (
     _study_command(_kind, _doc)
 
 
+@study_app.command("cosched")
+def study_cosched(
+    workloads: Annotated[list[str], typer.Argument(help="Two or more batch workloads.")],
+    size: Annotated[str, typer.Option(help="Input size of every workload.")] = "tiny",
+    window: Annotated[str, typer.Option(help="Measured window (the studies: 1h).")] = "2m",
+    warmup_time: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Before the window (default: a quarter of it)."),
+    ] = None,
+    cooldown: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="After the window (default: a quarter of it)."),
+    ] = None,
+    by: Annotated[str, typer.Option(help="Split by nodes, cores, or auto.")] = "auto",
+    out: OutOpt = Path("numaspark-out"),
+    data: Annotated[Optional[Path], typer.Option(help="Where inputs live.")] = None,  # noqa: UP045
+) -> None:
+    """Run workloads concurrently, each in a loop, bound to its share and unbound: completions."""
+    from numaspark.experiment.cosched import cosched
+    from numaspark.units import parse_duration
+
+    if by not in ("auto", "nodes", "cores"):
+        raise UsageError(f"--by {by!r}: use auto, nodes or cores")
+    window_s = parse_duration(window, "--window")
+    warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
+    cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
+    topo = _load_topology(None, None)
+    with _interruptible(out), _progress_bar() as bar:
+        task = bar.add_task("starting", total=None)
+
+        def on_round(number, total, label):
+            bar.update(task, total=total, completed=number,
+                       description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s")  # fmt: skip
+
+        rows = cosched(topo, workloads, size, window_s, warmup_s, cooldown_s, out, data, by,
+                       on_round=on_round)  # fmt: skip
+        bar.update(task, completed=bar.tasks[0].total, description="done")
+    table = Table(title=f"co-scheduled for {window_s:.0f} s (after {warmup_s:.0f} s warm-up)",
+                  title_justify="left")  # fmt: skip
+    for column in ("split", "workload", "CPUs", "completions", "median s", "switches/s",
+                   "remote pages"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("split", "workload") else "right")
+    for r in rows:
+        remote = "-" if r["remote_page_share"] is None else f"{r['remote_page_share']:.1%}"
+        median = "-" if r["median_completion_s"] is None else f"{r['median_completion_s']:.2f}"
+        switches = (
+            "-" if r["context_switches_per_s"] is None else f"{r['context_switches_per_s']:,.0f}"
+        )
+        table.add_row(r["split"], r["workload"], r["cpus"], str(r["completions"]), median,
+                      switches, remote)  # fmt: skip
+    console.print(table)
+    console.print(f"results: {(out / 'cosched.jsonl').resolve()}")
+
+
 @app.command()
 def fit(
     table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],

@@ -1,0 +1,184 @@
+"""Co-scheduling: several workloads at once, each in a loop, bound to its share of the machine
+or unbound, counting what each completes in a measured window (Baig et al.'s design: an
+hour's window between 15-minute warm-up and cool-down, here scaled by options).
+
+A split gives each workload a share: whole NUMA nodes where the machine has at
+least one node per workload (2-2, 1-3, 3-1 on four nodes), else whole cores
+(one CPU each on this two-CPU machine). Each split runs twice: bound (CPUs and
+memory of the share, with numactl) and unbound (the same number of task slots,
+the scheduler decides). Every workload is one local-mode application looping
+over its input; completions are the iterations that ended inside the window,
+each checked; the collectors give each JVM's context switches and where its
+pages are.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from numaspark.collect import default_collectors
+from numaspark.errors import UsageError
+from numaspark.experiment.result import environment
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, Placement, plan
+from numaspark.spark.app import run_app
+from numaspark.spark.home import spark_home, spark_version
+from numaspark.spark.processes import ProcessTracker, sigterm_raises
+from numaspark.topology import CpuSet, Topology
+from numaspark.workloads import get_workload
+from numaspark.workloads.datagen import prepare_input
+from numaspark.workloads.harness import read_answers
+
+LOOP_ITERATIONS = 100_000  # "forever": the application is stopped after the cool-down
+
+
+@dataclass(frozen=True)
+class Share:
+    workload: str
+    cpus: CpuSet
+    nodes: CpuSet
+
+
+def splits(topology: Topology, count: int, by: str = "auto") -> list[list[CpuSet]]:
+    """CPU sets per workload: every way to give each of ``count`` workloads >= 1 node (or core)."""
+    nodes = list(topology.cpu_nodes)
+    use_nodes = by == "nodes" or (by == "auto" and len(nodes) >= count)
+    if use_nodes:
+        units = [topology.allowed_cpus_of(n) for n in nodes]
+    else:
+        units = [cpus for _, cpus in topology.allowed_cores()]
+    if len(units) < count:
+        raise UsageError(f"{count} workloads need at least {count} cores; this machine allows "
+                         f"{len(units)}")  # fmt: skip
+    found = []
+    for sizes in itertools.product(range(1, len(units) + 1), repeat=count):
+        if sum(sizes) != len(units):
+            continue
+        start, parts = 0, []
+        for size in sizes:
+            parts.append(CpuSet.union(units[start : start + size]))
+            start += size
+        found.append(parts)
+    return found
+
+
+def split_name(parts: list[CpuSet], topology: Topology) -> str:
+    return "-".join(str(len(p)) for p in parts) + " CPUs"
+
+
+def _placement(topology: Topology, cpus: CpuSet, bound: bool) -> Placement:
+    """A local-mode JVM with len(cpus) task slots: bound to ``cpus`` and their nodes, or not."""
+    base = plan(topology, Layout(mode=Mode.LOCAL, cores_per_executor=1), Binding.CORE)
+    nodes = CpuSet(topology.pu(c).node for c in cpus if topology.pu(c).node is not None)
+    jvms = tuple(
+        replace(j, cores=len(cpus), cpus=cpus if bound else topology.allowed_cpus,
+                nodes=nodes, binding=Binding.CORE if bound else Binding.NONE,
+                mem_policy=MemPolicy.BIND if bound else None,
+                mem_nodes=nodes if bound else CpuSet())
+        if j.runs_tasks else j
+        for j in base.jvms
+    )  # fmt: skip
+    return replace(base, jvms=jvms, binding=Binding.CORE if bound else Binding.NONE)
+
+
+def run_round(topology: Topology, shares: list[Share], bound: bool, warmup_s: float,
+              window_s: float, cooldown_s: float, out: Path, data_root: Path | None,
+              size: str, label: str) -> list[dict]:  # fmt: skip
+    """All workloads at once for warm-up + window + cool-down; per workload what it completed."""
+    inputs = {}
+    for share in shares:
+        workload = get_workload(share.workload)
+        inputs[share.workload] = (workload, *prepare_input(workload, workload.size(size),
+                                                            root=data_root))  # fmt: skip
+    total = warmup_s + window_s + cooldown_s
+    runs: dict[str, dict] = {}
+    start = time.time()
+    with ProcessTracker() as tracker, sigterm_raises():
+        threads = []
+        for index, share in enumerate(shares):
+            workload, input_dir, manifest = inputs[share.workload]
+            run_dir = (
+                out / "cosched" / label.replace(" ", "_") / f"{index}-{workload.name}"
+            ).resolve()
+            placement = _placement(topology, share.cpus, bound)
+
+            def go(share=share, workload=workload, input_dir=input_dir, manifest=manifest,
+                   run_dir=run_dir, placement=placement):  # fmt: skip
+                app = run_app(
+                    placement, workload.job_path,
+                    [str(input_dir), str(run_dir / "output"), str(run_dir / "answers.jsonl"),
+                     str(LOOP_ITERATIONS), json.dumps(workload.job_arguments(manifest["facts"]))],
+                    run_dir, tracker, timeout_s=total, collectors=default_collectors(perf=False),
+                )  # fmt: skip
+                runs[share.workload] = {"app": app, "run_dir": run_dir, "manifest": manifest}
+
+            thread = threading.Thread(target=go, daemon=True)
+            thread.start()
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+    window = (start + warmup_s, start + warmup_s + window_s)
+    rows = []
+    for share in shares:
+        run = runs[share.workload]
+        workload = get_workload(share.workload)
+        answers = read_answers(run["run_dir"] / "answers.jsonl")
+        inside = [a for a in answers if window[0] <= a["ended"] <= window[1]]
+        checked = [
+            a for a in inside if workload.check(run["manifest"]["facts"], a["answer"]).passed
+        ]
+        found = run["app"].collectors.summarize(*window) if run["app"].collectors else {}
+        (jvm,) = (found.get("os") or {}).get("jvms") or [{}]
+        (numa,) = (found.get("numa") or {}).get("jvms") or [{}]
+        times = sorted(a["wall_s"] for a in inside)
+        rows.append({
+            "split": label, "bound": bound, "workload": share.workload, "cpus": str(share.cpus),
+            "completions": len(checked), "failed_checks": len(inside) - len(checked),
+            "median_completion_s": times[len(times) // 2] if times else None,
+            "completion_times_s": [round(t, 3) for t in times],
+            "context_switches_per_s": jvm.get("context_switches_per_s"),
+            "remote_page_share": (round(1 - numa["share_on_bound_nodes"], 4)
+                                  if numa.get("share_on_bound_nodes") is not None else None),
+            "bytes_per_node": numa.get("bytes_per_node"),
+            "window_s": window_s, "warmup_s": warmup_s, "cooldown_s": cooldown_s,
+        })  # fmt: skip
+    return rows
+
+
+def cosched(topology: Topology, workloads: list[str], size: str, window_s: float,
+            warmup_s: float, cooldown_s: float, out: Path, data_root: Path | None = None,
+            by: str = "auto", on_round=None) -> list[dict]:  # fmt: skip
+    """Every split, bound then unbound; rows appended to OUT/cosched.jsonl as each round ends."""
+    if len(workloads) < 2:
+        raise UsageError("co-scheduling needs two or more workloads")
+    for name in workloads:
+        workload = get_workload(name)
+        if workload.streaming:
+            raise UsageError(f"{name} is a streaming workload: co-schedule batch workloads")
+        workload.size(size)
+    if window_s <= 0 or warmup_s < 0 or cooldown_s < 0:
+        raise UsageError("--window must be positive, --warmup-time and --cooldown at least 0")
+    env = environment(topology.fingerprint, spark_version(spark_home()))
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / "cosched.jsonl"
+    rows = []
+    parts_list = splits(topology, len(workloads), by)
+    rounds = [(parts, bound) for parts in parts_list for bound in (True, False)]
+    for number, (parts, bound) in enumerate(rounds):
+        name = split_name(parts, topology)
+        label = f"{name} {'bound' if bound else 'unbound'}"
+        if on_round:
+            on_round(number, len(rounds), label)
+        shares = [Share(w, p, CpuSet(topology.pu(c).node for c in p if topology.pu(c).node is not None))
+                  for w, p in zip(workloads, parts, strict=True)]  # fmt: skip
+        found = run_round(topology, shares, bound, warmup_s, window_s, cooldown_s, out, data_root,
+                          size, label)  # fmt: skip
+        with open(store, "a") as handle:
+            for row in found:
+                handle.write(json.dumps({**row, "environment": env}) + "\n")
+        rows.extend(found)
+    return rows
