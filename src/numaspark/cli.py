@@ -211,7 +211,7 @@ def _run_experiment(experiment, topo, out: Path, resume: bool, data: Path | None
 
 @app.command()
 def sweep(
-    spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; see docs/experiments.md).")],
+    spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; docs/experiments.md).")],
     out: OutOpt = Path("numaspark-out"),
     resume: Annotated[
         bool, typer.Option(help="Skip configurations already stored in --out.")
