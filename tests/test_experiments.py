@@ -226,8 +226,9 @@ def test_cosched_splits_nodes_where_there_are_enough_and_cores_here():
 @pytest.mark.usefixtures("no_spark_left")
 def test_cosched_runs_both_workloads_bound_and_unbound(tmp_path):
     out = tmp_path / "out"
+    # both JVMs start together on two CPUs (~20 s): the window opens after that
     proc = run_cli("study", "cosched", "wordcount", "grep", "--window", "15s", "--warmup-time",
-                   "3s", "--cooldown", "2s", "--out", str(out), "--data", str(tmp_path / "data"))  # fmt: skip
+                   "20s", "--cooldown", "1s", "--out", str(out), "--data", str(tmp_path / "data"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "cosched.jsonl").read_text().splitlines()]
     assert {(r["workload"], r["bound"]) for r in rows} >= {

@@ -3,13 +3,6 @@ tasks (in local mode, the driver is that JVM)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
-import pytest
-from conftest import run_cli
-
 from numaspark.report.flamegraph import parse_collapsed, render_svg
 
 COLLAPSED = """\
@@ -39,17 +32,4 @@ def test_a_very_deep_stack_draws():
     assert render_svg(parse_collapsed(deep), "deep").count("<rect") == 3002
 
 
-@pytest.mark.integration
-@pytest.mark.usefixtures("no_spark_left")
-def test_profile_leaves_a_flame_graph_per_task_jvm(tmp_path):
-    if shutil.which("mvn") is None:
-        pytest.skip("Maven is not installed: --profile cannot fetch async-profiler")
-    out = tmp_path / "out"
-    proc = run_cli("run", "wordcount", "--size", "tiny", "--profile", "--no-collect",
-                   "--out", str(out), "--data", str(tmp_path / "data"))  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    (graph,) = run["artifacts"]["flame_graphs"]
-    text = Path(graph).read_text()
-    assert text.startswith("<svg") and "samples" in text
-    assert "flame graph:" in proc.stdout
+# --profile on real JVMs: tests/test_spark_runs.py (one flame graph per standalone executor)

@@ -1,5 +1,6 @@
-"""Every batch workload runs at tiny size in local mode on this machine and passes its check;
-a wrong answer is recorded as a failed run and never timed."""
+"""Every batch workload runs at tiny size in local mode on this machine and passes its check
+(their jobs in one application; numaspark run itself on kmeans and pagerank); a wrong answer
+is recorded as a failed run and never timed."""
 
 import json
 from pathlib import Path
@@ -7,7 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from numaspark.spark.home import spark_env, spark_home
+from numaspark.spark.processes import ProcessTracker
 from numaspark.workloads import all_workloads
+from numaspark.workloads.datagen import prepare_input
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]
 
@@ -21,10 +25,37 @@ def _results(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.parametrize("name", [w.name for w in all_workloads() if not w.streaming])
-def test_workload_passes_its_check_at_tiny_size(tmp_path, data, name):
+BATCH = [w for w in all_workloads() if not w.streaming]
+
+
+def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
+    """Every batch job on its tiny input, in one application (drivers/all_batch.py)."""
+    plan = []
+    for workload in BATCH:
+        input_dir, manifest = prepare_input(workload, workload.size("tiny"), root=data)
+        plan.append({"workload": workload.name, "job": workload.job, "input": str(input_dir),
+                     "params": workload.job_arguments(manifest["facts"]), "facts": manifest["facts"]})  # fmt: skip
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    out = tmp_path / "answers.json"
+    with ProcessTracker() as tracker:
+        # 8 shuffle partitions instead of 200: the same plans, minutes less CI on 2 cores
+        driver = tracker.start(
+            [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
+             "--conf", "spark.sql.shuffle.partitions=8", "--conf", "spark.ui.enabled=false",
+             "--driver-memory", "2g", str(Path(__file__).parent / "drivers" / "all_batch.py"),
+             str(tmp_path / "plan.json"), str(out)],
+            name="spark-submit", log=tmp_path / "driver.log", env=spark_env(),
+        )  # fmt: skip
+        assert driver.popen.wait(timeout=900) == 0, (tmp_path / "driver.log").read_text()[-3000:]
+    answers = json.loads(out.read_text())
+    for entry, workload in zip(plan, BATCH, strict=True):
+        verdict = workload.check(entry["facts"], answers[workload.name]["answer"])
+        assert verdict.passed, f"{workload.name}: {verdict.details}"
+
+
+@pytest.mark.parametrize("name", ["kmeans", "pagerank"])
+def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, name):
     out = tmp_path / "out"
-    # 8 shuffle partitions instead of 200: the same plans, minutes less CI on 2 cores
     proc = run_cli("run", name, "--size", "tiny", "--out", str(out), "--data", str(data),
                    "--conf", "spark.sql.shuffle.partitions=8")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

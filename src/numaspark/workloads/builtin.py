@@ -137,7 +137,7 @@ register(Workload(
 register(Workload(
     name="gmm", category="ml", api="spark.ml",
     description="a Gaussian mixture model fitted to points with planted means",
-    job="gmm.py", profiles=POINTS, row_bytes=80, params={"k": 4, "iterations": 20, "dims": 4},
+    job="gmm.py", profiles=POINTS, row_bytes=80, params={"k": 4, "iterations": 20, "dims": 4, "restarts": 3},
     generator=lambda d, size, seed, p: gen.gaussian_mixture(d, size.rows, seed, p["k"], p["dims"]),
     check=lambda f, a: _centres_found(f, a),
 ))  # fmt: skip

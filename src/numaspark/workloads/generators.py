@@ -12,6 +12,7 @@ facts (components, triangles) need the whole edge list.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -55,9 +56,24 @@ def _in_parts(rows: int, seed: int, write_part: Callable, *shared) -> list:
     workers = min(len(jobs), _workers())
     if workers == 1 or rows < PARALLEL_FROM_ROWS:
         return [_run_part(write_part, job, shared) for job in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_run_part, write_part, job, shared) for job in jobs]
-        return [f.result() for f in futures]
+    # forked workers inherit ``shared`` (vocabularies, IP and URL pools) instead of
+    # receiving a pickled copy per part, which cost more than the parallelism won
+    global _SHARED
+    _SHARED = (write_part, shared)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            return list(pool.map(_run_inherited, jobs))
+    finally:
+        _SHARED = None
+
+
+_SHARED: tuple | None = None
+
+
+def _run_inherited(job: tuple):
+    write_part, shared = _SHARED
+    return _run_part(write_part, job, shared)
 
 
 def _run_part(write_part: Callable, job: tuple, shared: tuple):
