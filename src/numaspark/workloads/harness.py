@@ -52,14 +52,19 @@ def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]
         spark.stop()
 
 
-def read_answers(path: Path) -> list[dict]:
-    """The iterations a job finished (a line cut short by a kill is ignored)."""
-    if not path.exists():
+def read_json_lines(path: Path) -> list[dict]:
+    """Every whole JSON line of ``path`` (a line cut short by a kill is ignored); [] if absent."""
+    if not Path(path).exists():
         return []
-    answers = []
-    for line in path.read_text().splitlines():
+    found = []
+    for line in Path(path).read_text().splitlines():
         try:
-            answers.append(json.loads(line))
+            found.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    return answers
+    return found
+
+
+def read_answers(path: Path) -> list[dict]:
+    """The iterations a job finished."""
+    return read_json_lines(path)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from numaspark.workloads.generators import ZIPF_EXPONENT, _vocabulary
+from numaspark.workloads.harness import read_json_lines
 
 TICK_S = 0.005  # how often the sender tops up to rate x elapsed
 USERS = 10_000
@@ -179,15 +180,8 @@ def serve(
 
 
 def read_ledger(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    entries = []
-    for line in path.read_text().splitlines():
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return entries
+    """What the source sent, one entry per connection."""
+    return read_json_lines(path)
 
 
 def source_argv(

@@ -11,11 +11,10 @@ Spark's in-memory table (complete mode replaces it each batch): it keeps the
 JVM's work per batch to what the query itself costs, with no Python callback.
 """
 
-import json
 import os
 import time
 
-from numaspark.workloads.harness import JOB_GROUP_PREFIX, run_iterations
+from numaspark.workloads.harness import JOB_GROUP_PREFIX, read_json_lines, run_iterations
 
 OBSERVED = "numaspark_events"
 LEDGER = "ledger.jsonl"
@@ -207,18 +206,8 @@ QUERIES = {
 
 
 def _ledger_entry(source_dir: str, connection: int) -> dict | None:
-    try:
-        with open(os.path.join(source_dir, LEDGER)) as handle:
-            for line in handle:
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if entry.get("connection") == connection:
-                    return entry
-    except FileNotFoundError:
-        pass
-    return None
+    entries = read_json_lines(os.path.join(source_dir, LEDGER))
+    return next((e for e in entries if e.get("connection") == connection), None)
 
 
 def _received(query) -> int:
