@@ -377,6 +377,43 @@ def study_cosched(
 
 
 @app.command()
+def whatif(
+    event_log: Annotated[
+        Path, typer.Argument(help="An event log file or eventlog_v2_* directory.")
+    ],
+    cores: Annotated[str, typer.Option(help="Core counts to simulate, e.g. 1,2,4,8.")] = "1,2,4,8",
+    as_json: JsonOption = False,
+) -> None:
+    """Predict the application's time on other core counts from its real task durations."""
+    from numaspark.metrics.eventlog import parse_event_log
+    from numaspark.metrics.whatif import measured_s, simulate
+
+    try:
+        counts = [int(c) for c in cores.split(",") if c.strip()]
+    except ValueError:
+        raise UsageError(f"bad --cores {cores!r}: write core counts like 1,2,4,8") from None
+    if not counts or min(counts) < 1:
+        raise UsageError(f"bad --cores {cores!r}: write core counts like 1,2,4,8")
+    log = parse_event_log(event_log)
+    if not log.complete:
+        raise UsageError(f"{event_log}: the application did not finish; what-if needs its end")
+    predictions = [simulate(log, c) for c in counts]
+    if as_json:
+        _print_json({"event_log": str(event_log), "measured_s": measured_s(log),
+                     "predictions": [p.__dict__ for p in predictions]})  # fmt: skip
+        return
+    table = Table(title=f"{log.app_id}: measured {measured_s(log):.1f} s", title_justify="left")
+    for column in ("cores", "predicted s", "utilisation", "critical path s", "driver only s"):
+        table.add_column(column, justify="right")
+    for p in predictions:
+        table.add_row(str(p.cores), f"{p.time_s:.1f}", f"{p.utilisation:.0%}",
+                      f"{p.critical_path_s:.1f}", f"{p.driver_s:.1f}")  # fmt: skip
+    console.print(table)
+    console.print("task durations are kept as measured: what changes with the core count "
+                  "(memory bandwidth, GC) is not simulated", highlight=False)  # fmt: skip
+
+
+@app.command()
 def fit(
     table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],
     predict: Annotated[

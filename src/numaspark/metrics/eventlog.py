@@ -304,6 +304,7 @@ def parse_event_log(path: str | Path) -> EventLog:
                     "submissionTime": info.get("Submission Time"),
                     "completionTime": info.get("Completion Time"),
                     "failureReason": info.get("Failure Reason"),
+                    "parentIds": list(info.get("Parent IDs") or []),
                 }
             )
     if log.start_time is None and log.app_id is None:
