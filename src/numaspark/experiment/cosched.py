@@ -66,7 +66,7 @@ def splits(topology: Topology, count: int, by: str = "auto") -> list[list[CpuSet
     return found
 
 
-def split_name(parts: list[CpuSet], topology: Topology) -> str:
+def split_name(parts: list[CpuSet]) -> str:
     return "-".join(str(len(p)) for p in parts) + " CPUs"
 
 
@@ -169,7 +169,7 @@ def cosched(topology: Topology, workloads: list[str], size: str, window_s: float
     parts_list = splits(topology, len(workloads), by)
     rounds = [(parts, bound) for parts in parts_list for bound in (True, False)]
     for number, (parts, bound) in enumerate(rounds):
-        name = split_name(parts, topology)
+        name = split_name(parts)
         label = f"{name} {'bound' if bound else 'unbound'}"
         if on_round:
             on_round(number, len(rounds), label)

@@ -57,9 +57,7 @@ def layouts(topology: Topology, workload: str, size: str = "tiny", repeat: int =
     """Every executors x cores-per-executor the allowed CPUs hold (standalone, core-bound)."""
     params = params or {}
     _check_workload(workload, size, params)
-    cpus = len(topology.allowed_cpus)
-    cores_per_cpu = max(1, cpus // max(1, len(topology.allowed_cores())))
-    slots = cpus // cores_per_cpu  # whole cores: core binding never splits one
+    slots = len(topology.allowed_cores())  # whole cores: core binding never splits one
     configs = [
         Config(workload, size, params, Layout(executors=e, cores_per_executor=c), Binding.CORE,
                None, dict(conf or {}))

@@ -9,6 +9,7 @@ from rich.table import Table
 from numaspark.experiment.result import RunResult
 from numaspark.experiment.stats import summarize
 from numaspark.metrics.registry import REPORT_ORDER, UNITS
+from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.units import human_size
 
 
@@ -126,20 +127,9 @@ def comparison_table(
     return table, warnings
 
 
-STREAM_ROWS = (
-    ("rate asked", "events/s", "rateAsked"),
-    ("input rate", "events/s", "inputRate"),
-    ("processing rate", "events/s", "processingRate"),
-    ("batches measured", "", "batches"),
-    ("batch duration mean", "ms", "batchDurationMean"),
-    ("batch duration p95", "ms", "batchDurationP95"),
-    ("batch duration max", "ms", "batchDurationMax"),
-    ("batches over the trigger", "", "behindBatches"),
-    ("latency mean", "ms", "latencyMean"),
-    ("latency p95", "ms", "latencyP95"),
-    ("latency max", "ms", "latencyMax"),
-    ("drain after the source stopped", "ms", "drainMs"),
-)
+# the source's asked rate first, then every figure of metrics/streaming.py
+STREAM_ROWS = (("rate asked", "events/s", "rateAsked"),
+               *((label, unit, key) for key, (label, unit, _) in STREAM_METRICS.items()))  # fmt: skip
 
 
 def stream_table(results: list[RunResult], title: str = "Streaming") -> Table:
