@@ -14,6 +14,11 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 optional=()
 command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
 command -v cc >/dev/null 2>&1 || optional+=(gcc)  # numaspark probe's memory kernel
+# the tests open the HTML report in a real headless Chromium (scripts/test.sh asks for it)
+if [ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ] && ! command -v chromium-headless-shell >/dev/null 2>&1 \
+   && ! command -v chromium >/dev/null 2>&1; then
+  missing+=(chromium-headless-shell)
+fi
 
 apt_install() {
   if [ "$(id -u)" -eq 0 ]; then

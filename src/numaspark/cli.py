@@ -414,6 +414,208 @@ def whatif(
 
 
 @app.command()
+def classify(
+    directory: Annotated[Path, typer.Argument(help="Results of a sweep or study (--out).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Group a sweep's configurations by what explains their time (Baig et al.)."""
+    from numaspark.decide.classify import classify as classify_runs
+    from numaspark.experiment.store import ResultStore
+
+    found = classify_runs(ResultStore(directory).load())
+    if as_json:
+        _print_json(found.to_dict())
+        return
+    if not found.configs:
+        raise UsageError(f"{directory}: no measured ok run to classify")
+    table = Table(title=f"{directory}: configurations by what explains their time",
+                  title_justify="left")  # fmt: skip
+    for column in ("configuration", "runs", "median s", "vs best", "group", "evidence"):
+        table.add_column(column, justify="right" if column in ("runs", "median s", "vs best")
+                         else "left")  # fmt: skip
+    best = found.configs[0].wall_s
+    for c in found.configs:
+        for number, label in enumerate(c.labels):
+            table.add_row(c.label if number == 0 else "", str(c.runs) if number == 0 else "",
+                          f"{c.wall_s:.2f}" if number == 0 else "",
+                          f"{c.wall_s / best - 1:+.0%}" if number == 0 else "", label.text,
+                          _evidence_text(label.evidence))  # fmt: skip
+    console.print(table)
+    for name, why in found.not_assessed.items():
+        from numaspark.decide.classify import LABELS
+
+        err_console.print(f"[yellow]not assessed:[/] {LABELS[name]}: {why}", highlight=False)
+
+
+def _evidence_text(evidence: dict) -> str:
+    parts = []
+    for name, value in evidence.items():
+        if isinstance(value, dict) and "value" in value:
+            parts.append(f"{name} {_fmt(value['value'])} (best {_fmt(value['best'])})")
+        elif isinstance(value, list):
+            parts.append(f"{name}: {', '.join(map(str, value))}")
+        else:
+            parts.append(f"{name} {_fmt(value)}")
+    return "; ".join(parts)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "-" if value is None else str(value)
+
+
+@app.command()
+def advise(
+    source: Annotated[Path, typer.Argument(help="A results directory (--out) or an event log.")],
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Also list the rules that found nothing.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Rules with severities: what to change, the numbers behind it, the command that tries it."""
+    from numaspark.decide.advise import Severity, advise_event_log, advise_results
+    from numaspark.experiment.store import RESULTS_FILE, ResultStore
+
+    if not source.exists():
+        raise UsageError(f"{source} does not exist: give a results directory or an event log")
+    if source.is_dir() and (source / RESULTS_FILE).exists():
+        advices = advise_results(ResultStore(source).load())
+        if not advices:
+            raise UsageError(f"{source}: no measured ok run to advise on")
+    else:
+        advices = [advise_event_log(source)]
+    if as_json:
+        _print_json({"source": str(source), "advice": [a.to_dict() for a in advices]})
+        return
+    colours = {Severity.NONE: "green", Severity.LOW: "cyan", Severity.MODERATE: "yellow",
+               Severity.SEVERE: "red", Severity.CRITICAL: "bold red"}  # fmt: skip
+    for advice in advices:
+        console.print(f"[bold]{advice.subject}[/]: worst {advice.worst.word}", highlight=False)
+        for f in advice.findings:
+            if f.severity is Severity.NONE and not show_all:
+                continue
+            console.print(f"  [{colours[f.severity]}]{f.severity.word:>8}[/] {f.rule}: {f.finding}",
+                          highlight=False)  # fmt: skip
+            if f.recommendation:
+                console.print(f"           -> {f.recommendation}", highlight=False)
+            if f.command:
+                console.print(f"           $ {f.command}", highlight=False, soft_wrap=True)
+        quiet = [f.rule for f in advice.findings if f.severity is Severity.NONE]
+        if quiet and not show_all:
+            console.print(f"  nothing found by: {', '.join(quiet)}", highlight=False)
+        for n in advice.not_assessed:
+            console.print(f"  [dim]not assessed {n.rule}: {n.why}[/]", highlight=False)
+
+
+@app.command()
+def tune(
+    workload: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Argument(help="Workload to tune by real runs (or give --replay)."),
+    ] = None,
+    replay: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Replay a recorded CSV (one row per configuration) instead of Spark."),
+    ] = None,
+    minimize: Annotated[
+        str, typer.Option(help="With --replay: the column to minimize.")
+    ] = "wall_s",
+    budget: Annotated[int, typer.Option(help="Most runs (trials).")] = 10,
+    budget_time: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Start no trial after this long, e.g. 30m."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the search.")] = 0,
+    noise: Annotated[
+        float, typer.Option(help="Relative difference treated as noise (early stop).")
+    ] = 0.05,
+    early_stop: Annotated[
+        bool, typer.Option(help="Stop when no configuration left can beat the best.")
+    ] = True,
+    size: Annotated[str, typer.Option(help="Input size.")] = "tiny",
+    repeat: Annotated[int, typer.Option(help="Measured iterations per trial.")] = 2,
+    warmup: Annotated[int, typer.Option(help="Warm-up iterations per trial.")] = 1,
+    out: OutOpt = Path("numaspark-out"),
+    data: Annotated[Optional[Path], typer.Option(help="Where inputs live.")] = None,  # noqa: UP045
+    conf: Annotated[list[str] | None, typer.Option("--conf", help="Spark KEY=VALUE.")] = None,  # noqa: UP045
+    param: Annotated[list[str] | None, typer.Option("--param", help="Workload KEY=VALUE.")] = None,  # noqa: UP045
+    as_json: JsonOption = False,
+) -> None:
+    """Find a good layout and binding in few runs (TPE with the studies' priors, early stop)."""
+    from numaspark.decide.tune import read_table, replay_objective
+    from numaspark.decide.tune import tune as search
+    from numaspark.units import parse_duration
+
+    if (workload is None) == (replay is None):
+        raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
+    if not 0 <= noise < 1:
+        raise UsageError(f"--noise {noise}: give a fraction like 0.05")
+    time_budget = parse_duration(budget_time, "--budget-time") if budget_time else None
+    if replay is not None:
+        space, lookup = read_table(replay, minimize)
+        objective = replay_objective(lookup, space)
+        found = search(space, objective, budget, seed, noise, early_stop=early_stop,
+                       time_budget_s=time_budget)  # fmt: skip
+    else:
+        from numaspark.decide.live import live_objective, live_space
+
+        if repeat < 1 or warmup < 0:
+            raise UsageError("--repeat must be at least 1 and --warmup at least 0")
+        topo = _load_topology(None, None)
+        space, configs = live_space(topo, workload, size,
+                                    _pairs(param or [], "--param", "iterations=5"),
+                                    _conf_pairs(conf or []))  # fmt: skip
+        objective = live_objective(configs, topo, out, repeat, warmup, data)
+        with _interruptible(out), _progress_bar() as bar:
+            task = bar.add_task(f"tuning {workload} ({len(space.candidates)} candidates)",
+                                total=budget)  # fmt: skip
+
+            def on_trial(trial):
+                bar.advance(task)
+                bar.update(task, description=f"trial {trial.number}: {trial.value or 'failed'}")
+
+            found = search(space, objective, budget, seed, noise, early_stop=early_stop,
+                           time_budget_s=time_budget, on_trial=on_trial)  # fmt: skip
+    if as_json:
+        _print_json(found.to_dict())
+        return
+    table = Table(title=f"{len(found.trials)} trial(s) of {len(space.candidates)} candidates",
+                  title_justify="left")  # fmt: skip
+    table.add_column("#", justify="right")
+    for name in space.names:
+        table.add_column(name)
+    table.add_column(minimize if replay else "median s", justify="right")
+    table.add_column("chosen by")
+    best = found.best
+    for trial in found.trials:
+        value = "failed" if trial.value is None else f"{trial.value:.4g}"
+        mark = " best" if best is not None and trial.number == best.number else ""
+        table.add_row(str(trial.number), *(str(trial.params[n]) for n in space.names),
+                      value + mark, trial.source)  # fmt: skip
+    console.print(table)
+    console.print(f"stopped: {found.stopped}", highlight=False)
+    if workload is not None:
+        console.print(f"results: {(out / 'results.jsonl').resolve()}")
+
+
+@app.command()
+def report(
+    directory: Annotated[Path, typer.Argument(help="A results directory (--out of any command).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path(
+        "numaspark-report.html"
+    ),
+) -> None:
+    """Write one self-contained HTML report (plots, topology, advice) of a results directory."""
+    from numaspark.report.html import write_report
+
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
+    target = write_report(directory, output)
+    console.print(f"report: {target.resolve()}", highlight=False)
+
+
+@app.command()
 def fit(
     table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],
     predict: Annotated[
@@ -974,10 +1176,17 @@ def results(
     directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
     csv: Annotated[Optional[Path], typer.Option(help="Export one row per run to CSV.")] = None,  # noqa: UP045
     parquet: Annotated[Path | None, typer.Option(help="Export one row per run to Parquet.")] = None,  # noqa: UP045
+    table: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="Export one row per configuration (what varies, median wall_s): "
+            "the table 'tune --replay' reads."
+        ),
+    ] = None,
 ) -> None:
     """List stored runs, compare configurations, export them."""
     from numaspark.experiment.store import ResultStore
-    from numaspark.report.export import results_frame, write_table
+    from numaspark.report.export import config_frame, results_frame, write_table
     from numaspark.report.metrics import comparison_table, runs_table, stream_table
 
     stored = ResultStore(directory).load()
@@ -991,6 +1200,10 @@ def results(
         if target is not None:
             write_table(results_frame(stored), target)
             console.print(f"wrote {len(stored)} run(s) to {target}")
+    if table is not None:
+        frame = config_frame(stored)
+        write_table(frame, table)
+        console.print(f"wrote {len(frame)} configuration(s) to {table}")
 
 
 @app.command()
@@ -1000,8 +1213,10 @@ def characterize(
     repeat: Annotated[int, typer.Option(help="Measured iterations per configuration.")] = 3,
     warmup: Annotated[int, typer.Option(help="Warm-up iterations per configuration.")] = 1,
     data: Annotated[Optional[Path], typer.Option(help="Where generated inputs live.")] = None,  # noqa: UP045
+    report: Annotated[bool, typer.Option(help="Write OUT/report.html at the end.")] = True,
 ) -> None:
-    """Quick characterization of this machine: topology, then two workloads placed three ways."""
+    """Quick characterization of this machine: topology, then two workloads placed three ways,
+    ending with an HTML report."""
     from numaspark.experiment.characterize import (
         DEFAULT_WORKLOADS,
         total_runs,
@@ -1038,6 +1253,11 @@ def characterize(
             f"[red]{r.spec.get('label')} {r.spec['workload']} failed:[/] {r.failure_reason}"
         )
     console.print(f"results: {(out / 'results.jsonl').resolve()}  (numaspark results {out})")
+    if report:
+        from numaspark.report.html import write_report
+
+        target = write_report(out, out / "report.html")
+        console.print(f"report: {target.resolve()}", highlight=False)
     if failed:
         raise typer.Exit(1)
 

@@ -80,6 +80,17 @@ class RunRequest:
     profile: bool = False  # async-profiler flame graph per task-running JVM
 
 
+TOPOLOGY_FILE = "topology.json"
+
+
+def save_topology(topology: Topology, out: Path) -> None:
+    """The machine the runs in ``out`` ran on, once (the report draws placements on it)."""
+    path = Path(out) / TOPOLOGY_FILE
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(topology.to_dict(), indent=1))
+
+
 def run_workload(
     request: RunRequest,
     topology: Topology,
@@ -112,6 +123,7 @@ def run_workload(
     )
     if request.mem_nodes is not None:
         placement = memory_on(placement, request.mem_nodes)
+    save_topology(topology, request.out)
     if cluster is None and request.cluster_dir is not None:
         cluster = StandaloneCluster.attach(request.cluster_dir)
     if cluster is not None:

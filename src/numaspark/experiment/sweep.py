@@ -37,7 +37,10 @@ class SweepReport:
 def stored_configs(out: Path, repeat: int) -> set[str]:
     """Configuration keys with at least ``repeat`` measured ok runs stored in ``out``."""
     counts: dict[str, int] = {}
-    for r in ResultStore(out).load():
+    store = ResultStore(out)
+    if not store.path.exists():  # nothing stored yet: --resume runs everything
+        return set()
+    for r in store.load():
         key = r.spec.get("config")
         if key and r.ok and not r.spec.get("warmup"):
             counts[key] = counts.get(key, 0) + 1

@@ -39,6 +39,7 @@ class EventLog:
     start_time: int | None = None  # ms since the epoch
     end_time: int | None = None
     executors: dict[str, dict] = field(default_factory=dict)
+    spark_properties: dict[str, str] = field(default_factory=dict)  # from the environment update
     tasks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stages: pd.DataFrame = field(default_factory=pd.DataFrame)
     jobs: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -254,6 +255,11 @@ def parse_event_log(path: str | Path) -> EventLog:
             log.app_id = event.get("App ID")
             log.app_name = event.get("App Name")
             log.start_time = event.get("Timestamp")
+        elif kind == "SparkListenerEnvironmentUpdate":
+            properties = event.get("Spark Properties") or {}
+            if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
+                properties = dict(properties)
+            log.spark_properties.update({str(k): str(v) for k, v in properties.items()})
         elif kind == "SparkListenerApplicationEnd":
             log.end_time = event.get("Timestamp")
         elif kind == "SparkListenerExecutorAdded":

@@ -51,3 +51,56 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
         frame.to_parquet(path, index=False)
     else:
         raise UsageError(f"{path}: write .csv or .parquet")
+
+
+# Spark settings that are parameters of a configuration table, by the column they become
+CONF_COLUMNS = {
+    "spark.default.parallelism": "partitions",
+    "spark.sql.shuffle.partitions": "partitions",
+}
+
+
+def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFrame:
+    """One row per configuration: the parameters that vary between configurations, and the
+    median wall time of its measured ok runs as ``value``: what ``tune --replay`` reads."""
+    groups: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
+            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    rows = []
+    for runs in groups.values():
+        spec = runs[0].spec
+        row = {
+            "workload": spec.get("workload"),
+            "size": spec.get("size"),
+            "mode": spec.get("mode"),
+            "executors": spec.get("executors"),
+            "cores_per_executor": spec.get("cores_per_executor"),
+            "binding": spec.get("binding"),
+            "mem_policy": spec.get("mem_policy") or "default",
+        }
+        conf = spec.get("spark_conf") or {}
+        for key, column in CONF_COLUMNS.items():
+            if key in conf:
+                row[column] = int(conf[key]) if str(conf[key]).isdigit() else conf[key]
+        for key, setting in sorted(conf.items()):
+            if key not in CONF_COLUMNS and key != "spark.master":
+                row[key] = setting
+        for key, param in sorted((spec.get("params") or {}).items()):
+            row[f"param.{key}"] = param
+        row[value] = float(pd.Series([r.wall_time_s for r in runs]).median())
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        raise UsageError("no measured ok run to tabulate")
+    text = frame.astype(str)
+    kept: list[str] = []
+    for column in frame.columns:
+        if column == value:
+            continue
+        if text[column].nunique() < 2:
+            continue  # the same everywhere: not a parameter
+        if any(text.groupby(k)[column].nunique().max() == 1 for k in kept):
+            continue  # decided by a kept column (mem_policy by binding): one parameter, not two
+        kept.append(column)
+    return frame[[*kept, value]]

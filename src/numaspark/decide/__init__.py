@@ -1,0 +1,1 @@
+"""Decide: classify configurations, advise, tune."""

@@ -1,0 +1,530 @@
+"""Advice: rules that turn a run's numbers into what to change, and the command that tries it.
+
+The rules are the studies' conclusions (DESIGN.md): GC grows with the heap and
+several small executors beat one large one (up to 36%); heaps above 31 GB lose
+compressed object pointers; an executor spanning NUMA nodes or with pages off
+its node pays for remote memory (~10% on average); automatic NUMA balancing
+moves pages of processes that are already bound; SMT helps some workloads and
+hurts others; past the bandwidth knee more threads per node do not help. The
+Spark-side rules (skew, spill, too few tasks per core, driver time) are
+Sparklens' and Dr. Elephant's.
+
+Each rule gives a `Finding` with a severity (none, low, moderate, severe,
+critical), the evidence (numbers), a recommendation and a command. A rule whose
+inputs are missing (an event log has no placement; this machine has no
+hardware counters) is reported as not assessed, with why, and never guessed.
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+
+from numaspark.errors import NumasparkError, UsageError
+from numaspark.experiment.result import RunResult
+from numaspark.metrics.eventlog import EventLog, parse_event_log
+from numaspark.metrics.whatif import driver_time_ms
+from numaspark.units import human_size, jvm_size, parse_size
+
+COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
+
+
+class Severity(IntEnum):
+    NONE = 0
+    LOW = 1
+    MODERATE = 2
+    SEVERE = 3
+    CRITICAL = 4
+
+    @property
+    def word(self) -> str:
+        return self.name.lower()
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: Severity
+    finding: str
+    evidence: dict
+    recommendation: str = ""
+    command: str = ""
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity.word, "finding": self.finding,
+                "evidence": self.evidence, "recommendation": self.recommendation,
+                "command": self.command}  # fmt: skip
+
+
+@dataclass
+class NotAssessed:
+    rule: str
+    why: str
+
+
+@dataclass
+class Advice:
+    subject: str  # the configuration or the event log advised on
+    findings: list[Finding] = field(default_factory=list)
+    not_assessed: list[NotAssessed] = field(default_factory=list)
+
+    @property
+    def worst(self) -> Severity:
+        return max((f.severity for f in self.findings), default=Severity.NONE)
+
+    def to_dict(self) -> dict:
+        return {"subject": self.subject, "worst": self.worst.word,
+                "findings": [f.to_dict() for f in self.findings],
+                "not_assessed": [{"rule": n.rule, "why": n.why} for n in self.not_assessed]}  # fmt: skip
+
+
+def grade(value: float, low: float, moderate: float, severe: float,
+          critical: float | None = None) -> Severity:  # fmt: skip
+    """The severity of ``value`` against rising thresholds."""
+    if critical is not None and value >= critical:
+        return Severity.CRITICAL
+    if value >= severe:
+        return Severity.SEVERE
+    if value >= moderate:
+        return Severity.MODERATE
+    if value >= low:
+        return Severity.LOW
+    return Severity.NONE
+
+
+@dataclass
+class Subject:
+    """What the rules look at: a stored run (with its app's event log), or an event log alone."""
+
+    log: EventLog | None
+    result: RunResult | None = None
+    peers: list[RunResult] = field(default_factory=list)  # every run in the same results
+
+    @property
+    def spec(self) -> dict:
+        return self.result.spec if self.result else {}
+
+    @property
+    def placement(self) -> dict | None:
+        return self.spec.get("placement")
+
+    @property
+    def local(self) -> bool:
+        if self.result is not None:
+            return self.spec.get("mode") == "local"
+        master = (self.log.spark_properties if self.log else {}).get("spark.master", "")
+        return master.startswith("local")
+
+    def task_jvms(self) -> list[dict]:
+        return [j for j in (self.placement or {}).get("jvms", []) if j.get("runs_tasks")]
+
+    def heap_bytes(self) -> int | None:
+        jvms = self.task_jvms()
+        if jvms:
+            return max(j.get("heap_bytes") or 0 for j in jvms) or None
+        properties = self.log.spark_properties if self.log else {}
+        text = properties.get("spark.driver.memory" if self.local else "spark.executor.memory")
+        if not text:
+            return None
+        try:
+            return parse_size(text if text[-1].isalpha() else text + "m", "heap")
+        except UsageError:  # a setting written in a form we do not read: no heap rule
+            return None
+
+    def executor_count(self) -> int | None:
+        if self.result is not None and self.task_jvms():
+            return len(self.task_jvms())
+        if self.log is not None and self.log.executors:
+            return len(self.log.executors)
+        return None
+
+    def slots(self) -> int | None:
+        if self.task_jvms():
+            return sum(j.get("cores") or 0 for j in self.task_jvms()) or None
+        if self.log is not None and self.log.executors:
+            return sum(e.get("cores") or 0 for e in self.log.executors.values()) or None
+        return None
+
+    def command(self, **changes: object) -> str:
+        """The numaspark run that tries a change; from an event log alone, a template."""
+        spec = self.spec
+        argv = ["numaspark", "run", str(spec.get("workload") or "WORKLOAD")]
+        options: dict[str, object] = {}
+        if spec:
+            options["--size"] = spec.get("size")
+            options["--mode"] = spec.get("mode")
+            layout = (self.placement or {}).get("layout") or {}
+            if spec.get("mode") == "standalone":
+                if layout.get("executors_per_node"):
+                    options["--executors-per-node"] = layout["executors_per_node"]
+                else:
+                    options["--executors"] = spec.get("executors")
+            options["--cores-per-executor"] = spec.get("cores_per_executor")
+            if spec.get("binding") and spec.get("binding") != "none":
+                options["--bind"] = spec.get("binding")
+            if spec.get("mem_policy"):
+                options["--mem-policy"] = spec.get("mem_policy")
+        else:
+            options["--mode"] = "local" if self.local else "standalone"
+        conf = dict(spec.get("spark_conf") or {})
+        for key, value in changes.items():
+            if key.startswith("spark."):
+                conf[key] = value
+            else:
+                options["--" + key.replace("_", "-")] = value
+        if options.get("--executors-per-node") is not None:
+            options.pop("--executors", None)
+            if "cores_per_executor" not in changes:  # per node: the node's CPUs are shared out
+                options.pop("--cores-per-executor", None)
+        for option, value in options.items():
+            if value is not None:
+                argv += [option, str(value)]
+        for key, value in sorted(conf.items()):
+            if key != "spark.master":
+                argv += ["--conf", f"{key}={value}"]
+        return shlex.join(argv)
+
+
+Rule = Callable[[Subject], "Finding | NotAssessed"]
+
+
+def _gc(subject: Subject) -> Finding | NotAssessed:
+    if subject.result is not None and subject.result.metrics.get("gcShare") is not None:
+        share = subject.result.metrics["gcShare"]
+        gc_ms = subject.result.metrics.get("jvmGCTime") or 0.0
+        run_ms = subject.result.metrics.get("executorRunTime") or 0.0
+    elif subject.log is not None and not subject.log.tasks.empty:
+        gc_ms = float(subject.log.tasks["jvmGCTime"].sum())
+        run_ms = float(subject.log.tasks["executorRunTime"].sum())
+        share = gc_ms / run_ms if run_ms else 0.0
+    else:
+        return NotAssessed("gc", "no task metrics")
+    heap = subject.heap_bytes()
+    severity = grade(share, 0.05, 0.10, 0.20, 0.40)
+    evidence = {"gc_share": round(share, 4), "gc_ms": gc_ms, "executor_run_ms": run_ms,
+                "heap_bytes": heap}  # fmt: skip
+    text = f"GC takes {share:.0%} of executor time" + (
+        f" with a {human_size(heap)} heap" if heap else ""
+    )
+    if severity is Severity.NONE:
+        return Finding("gc", severity, text, evidence)
+    if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT:
+        bigger = jvm_size(heap * 2)
+        return Finding("gc", severity, text, evidence,
+                       f"give each executor more heap ({human_size(heap)} -> {bigger}), or use "
+                       "more, smaller executors (numaspark study executors)",
+                       subject.command(memory_per_executor=bigger))  # fmt: skip
+    return Finding("gc", severity, text, evidence,
+                   "use more, smaller executors: the heap is already large",
+                   subject.command(executors_per_node=2, memory_per_executor="auto"))  # fmt: skip
+
+
+def _heap(subject: Subject) -> Finding | NotAssessed:
+    heap = subject.heap_bytes()
+    if heap is None:
+        return NotAssessed("heap-size", "the executor heap is not recorded")
+    evidence = {"heap_bytes": heap, "limit_bytes": COMPRESSED_OOPS_LIMIT}
+    if heap <= COMPRESSED_OOPS_LIMIT:
+        return Finding("heap-size", Severity.NONE,
+                       f"heap {human_size(heap)}: compressed object pointers on", evidence)  # fmt: skip
+    return Finding("heap-size", Severity.MODERATE,
+                   f"heap {human_size(heap)} is above 31 GB: the JVM turns compressed object "
+                   "pointers off, every reference takes 8 bytes and the heap holds less",
+                   evidence, "keep heaps at or under 31 GB: split the node among more executors",
+                   subject.command(memory_per_executor="31g", executors_per_node=2))  # fmt: skip
+
+
+def _straddle(subject: Subject) -> Finding | NotAssessed:
+    jvms = subject.task_jvms()
+    if not jvms:
+        return NotAssessed("numa-straddle", "no placement recorded (an event log has none)")
+    spanning = [j for j in jvms if len(str(j.get("nodes") or "").replace("-", ",").split(",")) > 1]
+    evidence = {"jvms": [{"role": j.get("role"), "index": j.get("index"), "nodes": j.get("nodes"),
+                          "cpus": j.get("cpus")} for j in spanning]}  # fmt: skip
+    if not spanning:
+        return Finding("numa-straddle", Severity.NONE,
+                       "every task-running JVM sits on one NUMA node", evidence)  # fmt: skip
+    return Finding("numa-straddle", Severity.MODERATE,
+                   f"{len(spanning)} of {len(jvms)} task-running JVM(s) span NUMA nodes: their "
+                   "threads reach remote memory (~10% slower on average)", evidence,
+                   "one executor (or more) per node, bound to it",
+                   subject.command(executors_per_node=1, bind="node", mem_policy="bind",
+                                   mode="standalone"))  # fmt: skip
+
+
+def _pages(subject: Subject) -> Finding | NotAssessed:
+    numa = ((subject.result.measurements or {}).get("numa") if subject.result else None) or {}
+    bound = [j for j in numa.get("jvms", []) if j.get("share_on_bound_nodes") is not None]
+    if not bound:
+        return NotAssessed("remote-pages", "no bound JVM with per-node page counts")
+    worst = min(bound, key=lambda j: j["share_on_bound_nodes"])
+    off = 1 - worst["share_on_bound_nodes"]
+    severity = grade(off, 0.05, 0.10, 0.30)
+    evidence = {"jvm": worst.get("name"), "share_on_bound_nodes": worst["share_on_bound_nodes"],
+                "bound_nodes": worst.get("bound_nodes"),
+                "bytes_per_node": worst.get("bytes_per_node")}  # fmt: skip
+    text = f"{worst.get('name')}: {off:.0%} of its resident pages are off its bound node(s)"
+    if severity is Severity.NONE:
+        return Finding("remote-pages", severity, text, evidence)
+    return Finding("remote-pages", severity, text, evidence,
+                   "bind memory with the CPUs (numactl --membind)",
+                   subject.command(mem_policy="bind"))  # fmt: skip
+
+
+def _balancing(subject: Subject) -> Finding | NotAssessed:
+    if subject.result is None:
+        return NotAssessed("numa-balancing", "the kernel's settings are not in an event log")
+    setting = subject.result.environment.get("numa_balancing")
+    binding = subject.spec.get("binding")
+    if setting is None:
+        return NotAssessed("numa-balancing", "kernel.numa_balancing was not readable")
+    evidence = {"numa_balancing": setting, "binding": binding}
+    if setting == "0" or binding in (None, "none"):
+        return Finding("numa-balancing", Severity.NONE,
+                       f"numa_balancing={setting} with binding {binding}", evidence)  # fmt: skip
+    return Finding("numa-balancing", Severity.LOW,
+                   "automatic NUMA balancing is on while the JVMs are bound: it unmaps pages to "
+                   "sample accesses and migrates pages of processes that are already placed",
+                   evidence, "turn it off while bound runs are measured (as root), then rerun",
+                   "sysctl -w kernel.numa_balancing=0 && " + subject.command())  # fmt: skip
+
+
+def _smt(subject: Subject) -> Finding | NotAssessed:
+    medians: dict[str, list[float]] = {}
+    workload = subject.spec.get("workload")
+    for r in subject.peers:
+        note = (r.spec.get("label") or "").split(" ")[0]
+        if (r.ok and not r.spec.get("warmup") and r.wall_time_s
+                and r.spec.get("workload") == workload and note in ("ST", "SMT")):  # fmt: skip
+            medians.setdefault(r.spec["label"], []).append(r.wall_time_s)
+    st = [statistics.median(v) for k, v in medians.items() if k.startswith("ST ")]
+    smt = [statistics.median(v) for k, v in medians.items() if k.startswith("SMT ")]
+    if not st or not smt:
+        return NotAssessed("smt", "no SMT measurement of this workload in these results "
+                                  "(numaspark study smt WORKLOAD measures it)")  # fmt: skip
+    gain = st[0] / smt[0]  # ST on n cores over SMT on the same n cores
+    evidence = {"st_n_s": st[0], "smt_n_s": smt[0], "smt_gain": round(gain, 3)}
+    if gain < 0.97:
+        return Finding("smt", Severity.MODERATE,
+                       f"SMT made this workload {1 / gain - 1:.0%} slower on the same cores",
+                       evidence, "one task per physical core: bind at hardware-thread level, "
+                       "one thread per core", subject.command(bind="pu", pu_order="cores-first"))  # fmt: skip
+    if gain > 1.10:
+        return Finding("smt", Severity.LOW,
+                       f"SMT gave this workload {gain - 1:.0%} more on the same cores", evidence,
+                       "use both hardware threads of each core (core-level binding)",
+                       subject.command(bind="core"))  # fmt: skip
+    return Finding("smt", Severity.NONE, f"SMT changed this workload by {gain - 1:+.0%}", evidence)
+
+
+def _bandwidth(subject: Subject) -> Finding | NotAssessed:
+    found = ((subject.result.measurements or {}) if subject.result else {}).get(
+        "memory_bandwidth"
+    ) or {}
+    if "region" not in found:
+        return NotAssessed("memory-bandwidth", found.get("unavailable")
+                           or "no bandwidth estimate (needs LLC-miss counters and a probe)")  # fmt: skip
+    region = found["region"]
+    severity = {"constant": Severity.NONE, "linear": Severity.LOW,
+                "exponential": Severity.SEVERE}[region]  # fmt: skip
+    text = (f"memory bandwidth ~{found['estimate_bps'] / 1e9:.1f} GB/s, {found['share']:.0%} of "
+            f"the probed maximum: {region} region")  # fmt: skip
+    if severity is Severity.NONE:
+        return Finding("memory-bandwidth", severity, text, found)
+    return Finding("memory-bandwidth", severity, text, found,
+                   "fewer threads per node, or executors spread over more nodes: past the knee "
+                   "more threads only queue for memory", subject.command(executors_per_node=1,
+                                                                        bind="node"))  # fmt: skip
+
+
+def _stages_that_matter(log: EventLog):
+    stages = log.stages
+    if stages.empty or "stageDuration" not in stages:
+        return stages
+    total = float(stages["stageDuration"].fillna(0).sum())
+    return stages[stages["stageDuration"].fillna(0) >= max(1000.0, 0.05 * total)]
+
+
+def _skew(subject: Subject) -> Finding | NotAssessed:
+    log = subject.log
+    if log is None or log.tasks.empty:
+        return NotAssessed("task-skew", "no event log with tasks")
+    tasks = log.tasks[log.tasks["successful"] & log.tasks["duration"].notna()]
+    worst = None
+    for stage in _stages_that_matter(log).itertuples():
+        durations = tasks[tasks["stageId"] == stage.stageId]["duration"]
+        if len(durations) < 4:
+            continue
+        median = float(durations.median())
+        ratio = float(durations.max()) / median if median > 0 else 0.0
+        if worst is None or ratio > worst[1]:
+            worst = (int(stage.stageId), ratio, median, float(durations.max()), len(durations))
+    if worst is None:
+        return NotAssessed("task-skew", "no stage of 1 s or more with 4 or more tasks")
+    stage, ratio, median, longest, count = worst
+    evidence = {"stage": stage, "longest_ms": longest, "median_ms": median, "ratio": round(ratio, 2),
+                "tasks": count}  # fmt: skip
+    severity = grade(ratio, 2.0, 4.0, 10.0)
+    text = f"stage {stage}: longest task {ratio:.1f}x the median ({longest:.0f} vs {median:.0f} ms)"
+    if severity is Severity.NONE:
+        return Finding("task-skew", severity, text, evidence)
+    slots = subject.slots() or 1
+    return Finding("task-skew", severity, text, evidence,
+                   "split the skewed partitions: more partitions, salting the hot key, or AQE's "
+                   "skew join", subject.command(**{
+                       "spark.sql.shuffle.partitions": str(4 * slots),
+                       "spark.sql.adaptive.skewJoin.enabled": "true"}))  # fmt: skip
+
+
+def _spill(subject: Subject) -> Finding | NotAssessed:
+    if subject.result is not None:
+        disk = subject.result.metrics.get("diskBytesSpilled") or 0.0
+        memory = subject.result.metrics.get("memoryBytesSpilled") or 0.0
+    elif subject.log is not None and not subject.log.tasks.empty:
+        disk = float(subject.log.tasks["diskBytesSpilled"].sum())
+        memory = float(subject.log.tasks["memoryBytesSpilled"].sum())
+    else:
+        return NotAssessed("spill", "no task metrics")
+    evidence = {"disk_bytes_spilled": disk, "memory_bytes_spilled": memory}
+    if disk <= 0 and memory <= 0:
+        return Finding("spill", Severity.NONE, "no spill", evidence)
+    severity = Severity.MODERATE if disk > 0 else Severity.LOW
+    heap = subject.heap_bytes()
+    change = {"memory_per_executor": jvm_size(heap * 2)} if heap else {}
+    slots = subject.slots() or 1
+    change["spark.sql.shuffle.partitions"] = str(4 * slots)
+    return Finding("spill", severity,
+                   f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} "
+                   "in memory)", evidence,
+                   "more execution memory per task: a larger heap, or more, smaller partitions",
+                   subject.command(**change))  # fmt: skip
+
+
+def _parallelism(subject: Subject) -> Finding | NotAssessed:
+    log, slots = subject.log, subject.slots()
+    if log is None or log.stages.empty or not slots:
+        return NotAssessed("tasks-per-core", "no event log with stages, or no task slot count")
+    stages = log.stages.dropna(subset=["stageDuration"])
+    total = float(stages["stageDuration"].sum())
+    if total <= 0:
+        return NotAssessed("tasks-per-core", "no stage time")
+    narrow = stages[stages["numTasks"] < slots]
+    share = float(narrow["stageDuration"].sum()) / total
+    evidence = {"slots": slots, "stage_time_with_fewer_tasks_than_slots": round(share, 3),
+                "stages": [int(s) for s in narrow["stageId"]]}  # fmt: skip
+    text = f"{share:.0%} of stage time ran with fewer tasks than the {slots} task slots"
+    severity = grade(share, 0.2, 0.5, 0.8)
+    if severity is Severity.NONE:
+        return Finding("tasks-per-core", severity, text, evidence)
+    parts = str(3 * slots)
+    return Finding("tasks-per-core", severity, text, evidence,
+                   "give every stage 2-3 tasks per slot (partitions, input splits)",
+                   subject.command(**{"spark.default.parallelism": parts,
+                                      "spark.sql.shuffle.partitions": parts}))  # fmt: skip
+
+
+def _driver(subject: Subject) -> Finding | NotAssessed:
+    log = subject.log
+    if log is None or log.start_time is None or log.end_time is None:
+        return NotAssessed("driver-time", "no finished event log")
+    total = float(log.end_time - log.start_time)
+    if total <= 0:
+        return NotAssessed("driver-time", "the application took no time")
+    driver = driver_time_ms(log)
+    share = driver / total
+    evidence = {"driver_ms": driver, "application_ms": total, "share": round(share, 3)}
+    text = f"{share:.0%} of the application ran no job (driver only: start-up, planning, Python)"
+    severity = grade(share, 0.2, 0.4, 0.7)
+    if severity is Severity.NONE:
+        return Finding("driver-time", severity, text, evidence)
+    return Finding("driver-time", severity, text, evidence,
+                   "that time does not shrink with executors or cores; measure what more "
+                   "cores would give before adding them",
+                   shlex.join(["numaspark", "whatif", str(log.path), "--cores", "1,2,4,8"]))  # fmt: skip
+
+
+def _executors(subject: Subject) -> Finding | NotAssessed:
+    count = subject.executor_count()
+    metrics = subject.result.metrics if subject.result else {}
+    if subject.log is not None and not subject.log.tasks.empty and not metrics:
+        tasks = subject.log.tasks
+        run = float(tasks["executorRunTime"].sum())
+        metrics = {"gcShare": float(tasks["jvmGCTime"].sum()) / run if run else None,
+                   "shuffleRemoteBytesRead": float(tasks["shuffleRemoteBytesRead"].sum()),
+                   "shuffleTotalBytesRead": float(tasks["shuffleRemoteBytesRead"].sum()
+                                                  + tasks["shuffleLocalBytesRead"].sum())}  # fmt: skip
+    if count is None or metrics.get("gcShare") is None:
+        return NotAssessed("executor-count", "no executor count or GC share")
+    gc = metrics["gcShare"]
+    total = metrics.get("shuffleTotalBytesRead") or 0.0
+    remote = (metrics.get("shuffleRemoteBytesRead") or 0.0) / total if total else 0.0
+    evidence = {
+        "executors": count,
+        "gc_share": round(gc, 4),
+        "remote_shuffle_share": round(remote, 3),
+    }
+    if count == 1 and gc >= 0.10 and not subject.local:
+        return Finding("executor-count", Severity.MODERATE,
+                       f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
+                       "several smaller executors (up to 36% faster through less GC in the "
+                       "studies)", subject.command(executors=2, memory_per_executor="auto"))  # fmt: skip
+    if count == 1 and gc >= 0.10:
+        return Finding("executor-count", Severity.MODERATE,
+                       f"one JVM (local mode) with {gc:.0%} GC", evidence,
+                       "several smaller executors on a standalone cluster",
+                       subject.command(mode="standalone", executors=2,
+                                       memory_per_executor="auto"))  # fmt: skip
+    if count > 1 and remote >= 0.5 and gc < 0.05:
+        return Finding("executor-count", Severity.LOW,
+                       f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
+                       evidence, "fewer, larger executors keep more of the shuffle in one JVM",
+                       subject.command(executors=max(1, count // 2)))  # fmt: skip
+    return Finding("executor-count", Severity.NONE,
+                   f"{count} executor(s): GC {gc:.0%}, {remote:.0%} of shuffle bytes remote",
+                   evidence)  # fmt: skip
+
+
+RULES: tuple[Rule, ...] = (_gc, _heap, _straddle, _pages, _balancing, _smt, _bandwidth, _skew,
+                           _spill, _parallelism, _driver, _executors)  # fmt: skip
+
+
+def advise(subject: Subject, name: str) -> Advice:
+    advice = Advice(name)
+    for rule in RULES:
+        outcome = rule(subject)
+        if isinstance(outcome, NotAssessed):
+            advice.not_assessed.append(outcome)
+        else:
+            advice.findings.append(outcome)
+    advice.findings.sort(key=lambda f: -f.severity)
+    return advice
+
+
+def advise_event_log(path: Path) -> Advice:
+    return advise(Subject(parse_event_log(path)), str(path))
+
+
+def advise_results(results: list[RunResult]) -> list[Advice]:
+    """One `Advice` per configuration: its median run, and its application's event log."""
+    groups: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
+            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    advices = []
+    logs: dict[str, EventLog | None] = {}
+    for runs in groups.values():
+        runs.sort(key=lambda r: r.wall_time_s)
+        median = runs[(len(runs) - 1) // 2]
+        path = (median.artifacts or {}).get("event_log")
+        if path not in logs:
+            try:
+                logs[path] = parse_event_log(path) if path and Path(path).exists() else None
+            except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
+                logs[path] = None
+        subject = Subject(logs[path], median, results)
+        advices.append(advise(subject, median.spec.get("label") or median.key))
+    return advices

@@ -1,0 +1,85 @@
+"""The tuner on this machine: a search space of real configurations and an objective that runs
+them (each trial is a normal run, stored in the results directory; a trial already stored
+there is read back, not run again)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from numaspark.decide.tune import Objective, Params, Space
+from numaspark.experiment.spec import Config, Experiment, check_configs
+from numaspark.experiment.store import ResultStore
+from numaspark.experiment.sweep import run_sweep
+from numaspark.placement import Binding, Layout, Mode
+from numaspark.topology import Topology
+from numaspark.workloads import get_workload
+
+PARAMETERS = ("mode", "executors", "cores_per_executor", "binding", "partitions_per_slot")
+PER_SLOT = (1, 2, 4)  # tasks per task slot in every shuffle (spark.default/sql partitions)
+
+
+def _powers(limit: int) -> list[int]:
+    values, v = [], 1
+    while v <= limit:
+        values.append(v)
+        v *= 2
+    return values
+
+
+def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,
+               conf: dict | None = None) -> tuple[Space, dict[tuple, Config]]:  # fmt: skip
+    """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
+    candidates are the combinations the planner accepts on ``topology``."""
+    chosen = get_workload(workload).with_params(params or {})
+    if chosen.streaming:
+        raise_streaming(workload)
+    chosen.size(size)
+    cores = len(topology.allowed_cores())
+    smt = len(topology.allowed_cpus) > cores
+    bindings = [Binding.NONE, Binding.NODE, Binding.CORE] + ([Binding.PU] if smt else [])
+    layouts = [("local", 1, p) for p in _powers(cores)]
+    layouts += [("standalone", e, c) for e in _powers(cores) for c in _powers(cores)
+                if e * c <= cores]  # fmt: skip
+    configs: dict[tuple, Config] = {}
+    for mode, executors, per in layouts:
+        for binding in bindings:
+            for per_slot in PER_SLOT:
+                partitions = str(executors * per * per_slot)
+                layout = (Layout(cores_per_executor=per, mode=Mode.LOCAL) if mode == "local"
+                          else Layout(executors=executors, cores_per_executor=per))  # fmt: skip
+                config = Config(workload, size, dict(params or {}), layout, binding, None,
+                                {**(conf or {}), "spark.default.parallelism": partitions,
+                                 "spark.sql.shuffle.partitions": partitions})  # fmt: skip
+                configs[(mode, executors, per, binding.value, per_slot)] = config
+    runnable, _ = check_configs(list(configs.values()), topology)
+    keys = {c.key for c in runnable}
+    configs = {k: c for k, c in configs.items() if c.key in keys}
+    values = {name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
+              for i, name in enumerate(PARAMETERS)}  # fmt: skip
+    return Space(values, list(configs)), configs
+
+
+def raise_streaming(workload: str) -> None:
+    from numaspark.errors import UsageError
+
+    raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
+
+
+def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, repeat: int,
+                   warmup: int, data: Path | None = None,
+                   say: Callable[[str], None] | None = None) -> Objective:  # fmt: skip
+    """Run a configuration as an experiment of one (stored in ``out``, resumable); its value is
+    the median wall time of its measured runs, None when it failed."""
+
+    def objective(params: Params) -> float | None:
+        config = configs[tuple(params[n] for n in PARAMETERS)]
+        experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup)
+        run_sweep(experiment, topology, out, resume=True, data_root=data, say=say)
+        walls = [r.wall_time_s for r in ResultStore(out).load()
+                 if r.spec.get("config") == config.key and r.ok and not r.spec.get("warmup")
+                 and r.wall_time_s is not None]  # fmt: skip
+        return statistics.median(walls) if walls else None
+
+    return objective

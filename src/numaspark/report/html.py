@@ -1,0 +1,471 @@
+"""The HTML report: one self-contained file (plotly.js inline, no network) for a results dir.
+
+Sections appear when the results have what they need: the environment; the
+topology with each configuration's placement drawn on it; the runs; the
+configurations with their classification; the layout grid as a heat map;
+bindings compared with error bars; co-scheduling completions; speedup with the
+fitted model and knee; CPU and per-node memory over time for each
+application; the advice; links to flame graphs. Rendered with jinja2.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from numaspark import __version__
+from numaspark.decide.advise import Severity, advise_results
+from numaspark.decide.classify import classify
+from numaspark.errors import UsageError
+from numaspark.experiment.result import RunResult
+from numaspark.experiment.runner import TOPOLOGY_FILE
+from numaspark.experiment.store import RESULTS_FILE, ResultStore
+from numaspark.metrics.streaming import STREAM_METRICS
+from numaspark.workloads.harness import read_json_lines
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+MAX_TIME_SERIES = 40  # applications with a time series in the report (the latest ones)
+
+
+@dataclass
+class Plot:
+    id: str
+    title: str
+    html: str
+    note: str = ""
+
+
+@dataclass
+class ConfigRow:
+    key: str
+    label: str
+    spec: dict
+    walls: list[float]
+    classes: list[str]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.walls)
+
+
+def _measured(results: list[RunResult]) -> list[RunResult]:
+    return [r for r in results if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None]
+
+
+def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[ConfigRow]:
+    rows: dict[str, ConfigRow] = {}
+    for r in _measured(results):
+        key = r.spec.get("config") or r.key
+        row = rows.setdefault(key, ConfigRow(key, r.spec.get("label") or key, r.spec, [],
+                                             classes.get(key, [])))  # fmt: skip
+        row.walls.append(r.wall_time_s)  # type: ignore[arg-type]
+    return sorted(rows.values(), key=lambda c: c.median)
+
+
+def _conf_text(spec: dict) -> str:
+    conf = {k: v for k, v in (spec.get("spark_conf") or {}).items() if k != "spark.master"}
+    params = spec.get("params") or {}
+    parts = [f"{k.removeprefix('spark.')}={v}" for k, v in sorted(conf.items())]
+    parts += [f"{k}={v}" for k, v in sorted(params.items())]
+    return ", ".join(parts)
+
+
+def _div(fig, div_id: str) -> str:
+    # "plot-" keeps the div's id apart from its section's (Plotly draws into the first match)
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{div_id}",
+                       config=PLOT_CONFIG)  # fmt: skip
+
+
+def _dropdown(fig, groups: list[tuple[str, list[int]]], total: int) -> None:
+    """A menu that shows one group of traces at a time."""
+    buttons = []
+    for label, traces in groups:
+        visible = [i in traces for i in range(total)]
+        buttons.append({"label": label[:80], "method": "update", "args": [{"visible": visible}]})
+    if len(groups) > 1:
+        fig.update_layout(updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.18,
+                                        "yanchor": "top"}])  # fmt: skip
+
+
+def layout_heatmap(configs: list[ConfigRow]) -> Plot | None:
+    """Median wall time over executors x cores per executor, per binding and setting."""
+    import plotly.graph_objects as go
+
+    groups: dict[str, dict[tuple[int, int], ConfigRow]] = {}
+    for c in configs:
+        spec = c.spec
+        if spec.get("mode") != "standalone" or not spec.get("executors"):
+            continue
+        name = f"bind={spec.get('binding')} {_conf_text(spec)}".strip()
+        groups.setdefault(name, {})[(spec["executors"], spec.get("cores_per_executor") or 0)] = c
+    groups = {k: v for k, v in groups.items() if len(v) >= 2}
+    if not groups:
+        return None
+    fig = go.Figure()
+    menu = []
+    for number, (name, cells) in enumerate(groups.items()):
+        executors = sorted({e for e, _ in cells})
+        cores = sorted({c for _, c in cells})
+        z = [[cells[(e, c)].median if (e, c) in cells else None for c in cores] for e in executors]
+        text = [[(f"{cells[(e, c)].median:.2f} s<br>{'; '.join(cells[(e, c)].classes)}"
+                  if (e, c) in cells else "cannot run") for c in cores] for e in executors]  # fmt: skip
+        fig.add_trace(go.Heatmap(z=z, x=[str(c) for c in cores], y=[str(e) for e in executors],
+                                 text=text, texttemplate="%{text}", colorscale="Viridis",
+                                 reversescale=True, visible=number == 0, name=name,
+                                 colorbar={"title": "median s"},
+                                 hovertemplate="%{y} executors x %{x} cores: %{text}<extra></extra>"))  # fmt: skip
+        menu.append((name, [number]))
+    _dropdown(fig, menu, len(groups))
+    fig.update_layout(xaxis_title="cores per executor", yaxis_title="executors",
+                      height=420, margin={"t": 70})  # fmt: skip
+    note = "" if len(groups) == 1 else f"{len(groups)} groups: pick one in the menu"
+    return Plot(
+        "layout-grid",
+        "Layout grid: median wall time and classification",
+        _div(fig, "layout-grid"),
+        note,
+    )
+
+
+def binding_bars(configs: list[ConfigRow]) -> Plot | None:
+    """Each layout and setting under every binding measured: median with min-max bars."""
+    import plotly.graph_objects as go
+
+    groups: dict[str, dict[str, ConfigRow]] = {}
+    for c in configs:
+        spec = c.spec
+        layout = (f"{spec.get('mode')} {spec.get('executors') or 1}x"
+                  f"{spec.get('cores_per_executor') or 'all'} {_conf_text(spec)}").strip()  # fmt: skip
+        note = c.label.split(" ")[0] if c.label[:1].isdigit() else ""  # a study's nU / nB
+        key = (
+            f"{spec.get('binding')}{' mem=' + spec['mem_policy'] if spec.get('mem_policy') else ''}"
+        )
+        groups.setdefault(layout, {})[key + (f" ({note})" if note else "")] = c
+    groups = {k: v for k, v in groups.items() if len(v) >= 2}
+    if not groups:
+        return None
+    fig = go.Figure()
+    bindings = sorted({b for v in groups.values() for b in v})
+    layouts = list(groups)
+    for number, binding in enumerate(bindings):
+        rows = [groups[g].get(binding) for g in layouts]
+        y = [r.median if r else None for r in rows]
+        fig.add_trace(go.Bar(
+            name=binding, x=layouts, y=y, marker_color=PALETTE[number % len(PALETTE)],
+            error_y={"type": "data", "symmetric": False,
+                     "array": [max(r.walls) - r.median if r else 0 for r in rows],
+                     "arrayminus": [r.median - min(r.walls) if r else 0 for r in rows]},
+        ))  # fmt: skip
+    fig.update_layout(barmode="group", yaxis_title="wall time per iteration, s (median, min-max)",
+                      height=460, legend_title="binding")  # fmt: skip
+    return Plot("bindings", "Bindings compared", _div(fig, "bindings"))
+
+
+def speedup_plot(configs: list[ConfigRow]) -> Plot | None:
+    """Local-mode series over the task count p: speedup, Amdahl (and USL) fits, the knee."""
+    import plotly.graph_objects as go
+
+    from numaspark.experiment.scaling import efficiency_table, fit, knee
+
+    series: dict[str, dict[int, float]] = {}
+    for c in configs:
+        spec = c.spec
+        if spec.get("mode") != "local" or not spec.get("cores_per_executor"):
+            continue
+        name = f"{spec.get('workload')} bind={spec.get('binding')} {_conf_text(spec)}".strip()
+        series.setdefault(name, {})[int(spec["cores_per_executor"])] = c.median
+    series = {k: v for k, v in series.items() if len(v) >= 2}
+    if not series:
+        return None
+    fig = go.Figure()
+    notes = []
+    for number, (name, by_p) in enumerate(series.items()):
+        colour = PALETTE[number % len(PALETTE)]
+        points = sorted(by_p.items())
+        table = efficiency_table([(float(p), t) for p, t in points])
+        fig.add_trace(go.Scatter(x=[r["p"] for r in table], y=[r["speedup"] for r in table],
+                                 mode="markers", name=f"{name} (measured)",
+                                 marker={"color": colour, "size": 10}))  # fmt: skip
+        model = fit([(float(p), t) for p, t in points], "usl" if len(points) >= 3 else "amdahl")
+        grid = [1 + i * (points[-1][0] - 1) / 50 for i in range(51)]
+        fig.add_trace(go.Scatter(x=grid, y=[model.speedup(p) for p in grid], mode="lines",
+                                 name=f"{name} ({model.model}, sigma {model.sigma:.3f})",
+                                 line={"color": colour, "dash": "dash"}))  # fmt: skip
+        found = knee([(float(p), t) for p, t in points])
+        if found is not None:
+            fig.add_vline(x=found, line_dash="dot", line_color=colour)
+            notes.append(f"{name}: knee at p={found:g}")
+    top = max(max(v) for v in series.values())
+    fig.add_trace(go.Scatter(x=[1, top], y=[1, top], mode="lines", name="linear",
+                             line={"color": "#999", "width": 1}))  # fmt: skip
+    fig.update_layout(xaxis_title="concurrent tasks p", yaxis_title="speedup T(1)/T(p)", height=440)
+    return Plot(
+        "speedup",
+        "Speedup, fitted model and knee",
+        _div(fig, "speedup"),
+        "; ".join(notes) or "no knee: every p kept 80% efficiency",
+    )
+
+
+def cosched_plot(rows: list[dict]) -> Plot | None:
+    import plotly.graph_objects as go
+
+    if not rows:
+        return None
+    fig = go.Figure()
+    for number, bound in enumerate((True, False)):
+        chosen = [r for r in rows if bool(r.get("bound")) is bound]
+        if chosen:
+            fig.add_trace(go.Bar(
+                name="bound" if bound else "unbound",
+                x=[f"{r['workload']} ({r['split']})" for r in chosen],
+                y=[r["completions"] for r in chosen], marker_color=PALETTE[number],
+                text=[r["completions"] for r in chosen], textposition="auto",
+            ))  # fmt: skip
+    fig.update_layout(barmode="group", yaxis_title="completions in the window", height=420)
+    return Plot("cosched", "Co-scheduling: completions per workload", _div(fig, "cosched"))
+
+
+def _series(path: Path) -> tuple[list[float], list[float], dict[str, tuple[list, list]]] | None:
+    """Machine CPU utilisation and resident bytes per NUMA node (all JVMs) over time."""
+    try:
+        records = {r["collector"]: r for r in read_json_lines(path)}
+    except (OSError, ValueError, KeyError):
+        return None
+    samples = (records.get("os") or {}).get("samples") or []
+    if len(samples) < 2:
+        return None
+    start = samples[0]["t"]
+    times, cpu = [], []
+    for before, after in zip(samples, samples[1:], strict=False):
+        busy = sum(
+            a["busy"] - b["busy"] for a, b in zip(after["cpus"], before["cpus"], strict=False)
+        )
+        total = sum(
+            a["total"] - b["total"] for a, b in zip(after["cpus"], before["cpus"], strict=False)
+        )
+        times.append(after["t"] - start)
+        cpu.append(busy / total if total > 0 else 0.0)
+    nodes: dict[str, list[float]] = {}
+    numa = (records.get("numa") or {}).get("samples") or []
+    numa_times = [s["t"] - start for s in numa]
+    for index, sample in enumerate(numa):
+        for jvm in (sample.get("jvms") or {}).values():
+            for node, nbytes in (jvm.get("bytes_per_node") or {}).items():
+                nodes.setdefault(node, [0.0] * len(numa))[index] += nbytes
+    return times, cpu, {node: (numa_times, values) for node, values in nodes.items()}
+
+
+def time_series_plot(results: list[RunResult]) -> Plot | None:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    apps: dict[str, tuple[str, Path]] = {}
+    for r in results:
+        path = (r.artifacts or {}).get("collector_samples")
+        if path and Path(path).exists():
+            apps.setdefault(path, (f"{r.spec.get('label')} ({r.app_id})", Path(path)))
+    chosen = list(apps.values())[-MAX_TIME_SERIES:]
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("CPU utilisation (machine)", "JVM resident memory per NUMA node"))  # fmt: skip
+    menu, count = [], 0
+    for number, (label, path) in enumerate(chosen):
+        found = _series(path)
+        if found is None:
+            continue
+        times, cpu, nodes = found
+        traces = [count]
+        fig.add_trace(go.Scatter(x=times, y=cpu, mode="lines", name="CPU", visible=not menu,
+                                 line={"color": PALETTE[0]}), row=1, col=1)  # fmt: skip
+        count += 1
+        for index, (node, (xs, ys)) in enumerate(sorted(nodes.items())):
+            fig.add_trace(go.Scatter(x=xs, y=[v / 2**20 for v in ys], mode="lines",
+                                     name=f"node {node}", visible=not menu, stackgroup=f"m{number}",
+                                     line={"color": PALETTE[(index + 1) % len(PALETTE)]}),
+                          row=2, col=1)  # fmt: skip
+            traces.append(count)
+            count += 1
+        menu.append((label, traces))
+    if not menu:
+        return None
+    _dropdown(fig, menu, count)
+    fig.update_yaxes(title_text="busy share", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="MiB", row=2, col=1)
+    fig.update_xaxes(title_text="seconds since the application started", row=2, col=1)
+    fig.update_layout(height=560, margin={"t": 90})
+    note = (f"{len(menu)} application(s): pick one in the menu"
+            + (f" (the latest {MAX_TIME_SERIES} of {len(apps)})" if len(apps) > len(chosen) else ""))  # fmt: skip
+    return Plot("timeseries", "CPU and per-node memory over time", _div(fig, "timeseries"), note)
+
+
+def topology_svg(topology: dict, jvms: list[dict]) -> str:
+    """Packages, NUMA nodes, cores and hardware threads; each JVM's CPUs in its colour."""
+    jvms = [j for j in jvms if j.get("runs_tasks", True)]  # the standalone driver runs no task
+    bound = {number for number, jvm in enumerate(jvms) if jvm.get("binding") not in (None, "none")}
+    owner: dict[int, int] = {}
+    for number in sorted(range(len(jvms)), key=lambda n: n not in bound):  # bound JVMs first
+        for cpu in _cpus(jvms[number].get("cpus") or ""):
+            owner.setdefault(cpu, number)
+    allowed = set(_cpus(topology["cpus"]["allowed"]))
+    cores_by_node: dict[int | None, list[dict]] = {}
+    for core in topology["cores"]:
+        cores_by_node.setdefault(core["node"], []).append(core)
+    per_row, pu_w, core_h, pad = 8, 34, 34, 10
+    parts, y = [], 10
+    width = 0
+    for package in topology["packages"] or [{"logical_index": 0, "nodes": "", "cpu_model": None}]:
+        nodes = [n for n in topology["numa_nodes"]
+                 if n["os_index"] in set(_cpus(package.get("nodes") or ""))] or topology["numa_nodes"]  # fmt: skip
+        top, x = y, 10 + pad
+        y += 26
+        row_h = 0
+        for node in nodes:
+            cores = cores_by_node.get(node["os_index"], [])
+            ways = max((len(_cpus(c["cpus"])) for c in cores), default=1)
+            core_w = ways * pu_w + 8
+            columns = min(per_row, max(1, len(cores)))
+            memory = node.get("memory_bytes")
+            title = (f"NUMA node P#{node['os_index']}"
+                     + (f" · {memory / 2**30:.1f} GiB" if memory else "")
+                     + ("" if node.get("has_cpus") else " · memory only"))  # fmt: skip
+            node_w = max(columns * (core_w + 6) + 2 * pad, 8 * len(title) + 16)
+            node_h = 34 + ((len(cores) + per_row - 1) // per_row) * (core_h + 6) + pad
+            parts.append(f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
+                         f'class="node"/><text x="{x + 8}" y="{y + 18}" class="label">'
+                         f'{html.escape(title)}</text>')  # fmt: skip
+            for index, core in enumerate(cores):
+                cx = x + pad + (index % per_row) * (core_w + 6)
+                cy = y + 28 + (index // per_row) * (core_h + 6)
+                parts.append(f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{core_h}" '
+                             f'rx="3" class="core"><title>core L#{core["logical_index"]}</title></rect>')  # fmt: skip
+                for k, cpu in enumerate(_cpus(core["cpus"])):
+                    who = owner.get(cpu)
+                    fill = (
+                        PALETTE[who % len(PALETTE)]
+                        if who is not None
+                        else ("#ffffff" if cpu in allowed else "#d9d9d9")
+                    )
+                    dash = "" if who is None or who in bound else ' stroke-dasharray="3,2"'
+                    tip = (f"P#{cpu}: {jvms[who].get('role')} {jvms[who].get('index')}"
+                           if who is not None else f"P#{cpu}: {'free' if cpu in allowed else 'not allowed'}")  # fmt: skip
+                    parts.append(f'<rect x="{cx + 4 + k * pu_w}" y="{cy + 4}" width="{pu_w - 4}" '
+                                 f'height="{core_h - 8}" fill="{fill}" class="pu"{dash}>'
+                                 f'<title>{html.escape(tip)}</title></rect>'
+                                 f'<text x="{cx + 4 + k * pu_w + (pu_w - 4) / 2}" y="{cy + core_h / 2 + 4}" '
+                                 f'class="pu-label">{cpu}</text>')  # fmt: skip
+            x += node_w + pad
+            row_h = max(row_h, node_h)
+        package_w = x - 10
+        width = max(width, package_w + 20)
+        model = package.get("cpu_model") or ""
+        parts.append(f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + pad}" '
+                     f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
+                     f'Package L#{package["logical_index"]} {html.escape(model)}</text>')  # fmt: skip
+        y += row_h + pad + 16
+    legend_y = y + 8
+    for number, jvm in enumerate(jvms):
+        text = (f"{jvm.get('role')} {jvm.get('index')}: CPUs {jvm.get('cpus')}, nodes "
+                f"{jvm.get('nodes')}, {jvm.get('binding')}"
+                + ("" if number in bound else " (unbound: may run on any allowed CPU)"))  # fmt: skip
+        parts.append(f'<rect x="12" y="{legend_y + number * 20}" width="14" height="14" '
+                     f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
+                     f'y="{legend_y + number * 20 + 12}" class="legend">{html.escape(text)}</text>')  # fmt: skip
+    height = legend_y + len(jvms) * 20 + 10
+    # packages first so nodes draw over them
+    packages = [p for p in parts if 'class="package"' in p]
+    others = [p for p in parts if 'class="package"' not in p]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 520)}" height="{height}" '
+            f'class="topology">{"".join(packages + others)}</svg>')  # fmt: skip
+
+
+def _cpus(text: str) -> list[int]:
+    from numaspark.topology.cpuset import CpuSet
+
+    return sorted(CpuSet.parse(text)) if text and text != "-" else []
+
+
+def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, str]:
+    path = directory / TOPOLOGY_FILE
+    if path.exists():
+        return json.loads(path.read_text()), f"from {TOPOLOGY_FILE}"
+    fingerprints = {r.environment.get("topology_fingerprint") for r in results}
+    try:
+        from numaspark.topology import load
+
+        here = load()
+    except Exception:  # no hwloc here: the report goes on without the picture
+        return None, "no topology.json and hwloc is not available here"
+    if here.fingerprint in fingerprints:
+        return here.to_dict(), "this machine (same fingerprint as the runs)"
+    return None, "no topology.json, and the runs were on another machine"
+
+
+def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
+    if not results:
+        return {}, []
+    first = results[0].environment
+    differing = sorted({k for r in results for k, v in r.environment.items() if first.get(k) != v})
+    return first, differing
+
+
+def build_report(directory: Path, links_from: Path | None = None) -> str:
+    """The report of a results directory, as one HTML document; links (flame graphs) are
+    relative to ``links_from`` (the report's folder; default: the directory)."""
+    import jinja2
+    from plotly.offline import get_plotlyjs
+
+    directory = Path(directory)
+    results_path, cosched_path = directory / RESULTS_FILE, directory / "cosched.jsonl"
+    if not results_path.exists() and not cosched_path.exists():
+        raise UsageError(f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
+                         "directory of run, sweep, study or characterize")  # fmt: skip
+    results = ResultStore(directory).load() if results_path.exists() else []
+    cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
+    classification = classify(results)
+    classes = {c.config: [x.text for x in c.labels] for c in classification.configs}
+    configs = _configs(results, classes)
+    advices = advise_results(results) if results else []
+    topology, topology_source = _topology(directory, results)
+    placements = []
+    if topology is not None:
+        seen = set()
+        for c in configs:
+            jvms = (c.spec.get("placement") or {}).get("jvms") or []
+            if c.key not in seen and jvms:
+                seen.add(c.key)
+                placements.append({"label": c.label, "svg": topology_svg(topology, jvms)})
+    plots = [p for p in (layout_heatmap(configs), binding_bars(configs), speedup_plot(configs),
+                         cosched_plot(cosched_rows), time_series_plot(results)) if p]  # fmt: skip
+    environment, differing = _environment(results)
+    base = (links_from or directory).resolve()
+    flame_graphs = [(str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
+                    for p in sorted(directory.glob("**/*.svg"))]  # fmt: skip
+    streaming = [r for r in _measured(results) if r.streaming]
+    template = jinja2.Environment(
+        loader=jinja2.PackageLoader("numaspark.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+    ).get_template("report.html.j2")
+    return template.render(
+        title=f"numaspark report: {directory.resolve().name}",
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %z"), version=__version__,
+        directory=str(directory.resolve()), plotly_js=get_plotlyjs(),
+        environment=environment, differing=differing,
+        topology=topology, topology_source=topology_source, placements=placements,
+        runs=results, configs=configs, classification=classification,
+        best=configs[0].median if configs else None,
+        plots=plots, cosched=cosched_rows, advices=advices, Severity=Severity,
+        flame_graphs=flame_graphs, streaming=streaming, stream_metrics=STREAM_METRICS,
+    )  # fmt: skip
+
+
+def write_report(directory: Path, target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(build_report(directory, links_from=target.parent), encoding="utf-8")
+    return target

@@ -1,0 +1,270 @@
+"""Classification, advice and the tuner's logic (no Spark here: runs are built as stored, and
+the multi-node placements come from the planner on shared/topologies, as this machine has
+one NUMA node). The real runs are in test_report.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import FIXTURES, run_cli, topology_file
+
+from numaspark.decide.advise import Severity, Subject, advise, advise_event_log, advise_results
+from numaspark.decide.classify import classify
+from numaspark.decide.tune import (
+    Space,
+    evaluations_to,
+    random_search,
+    read_table,
+    replay_objective,
+    tune,
+)
+from numaspark.experiment.result import RunResult
+from numaspark.metrics.eventlog import parse_event_log
+from numaspark.placement import Binding, Layout, placement_to_dict, plan
+from numaspark.topology import load
+
+PLAIN_LOG = FIXTURES / "eventlogs" / "plain"
+
+
+def _run(config: str, wall: float, *, cpu_s: float | None = None, seconds: float = 10.0,
+         cores: int = 2, cpi: float | None = None, switches: float = 1000.0,
+         gc_share: float = 0.01, placement: dict | None = None, environment: dict | None = None,
+         binding: str = "none", measurements: dict | None = None) -> RunResult:  # fmt: skip
+    found = measurements or {}
+    if cpu_s is not None:
+        found["os"] = {"seconds": seconds, "context_switches_per_s": switches,
+                       "jvms": [{"name": "driver", "cpu_user_s": cpu_s, "cpu_system_s": 0.0}]}  # fmt: skip
+    if cpi is not None:
+        found["perf"] = {"derived": {"cpi": cpi}, "events": {}}
+    placement = placement or {"jvms": [{"role": "driver", "index": 0, "runs_tasks": True,
+                                        "cores": cores, "heap_bytes": 2 * 2**30,
+                                        "nodes": "0", "cpus": "0-1"}],
+                              "layout": {"mode": "local"}}  # fmt: skip
+    return RunResult(
+        spec={"workload": "wordcount", "size": "tiny", "mode": "local", "config": config,
+              "label": f"config {config}", "warmup": False, "binding": binding,
+              "cores_per_executor": cores, "placement": placement, "spark_conf": {}},
+        environment=environment or {"numa_balancing": "0"}, status="ok", wall_time_s=wall,
+        metrics={"gcShare": gc_share, "jvmGCTime": gc_share * 1000, "executorRunTime": 1000.0},
+        measurements=found,
+    )  # fmt: skip
+
+
+# -- classification ---------------------------------------------------------------------
+
+
+def test_within_ten_percent_of_the_best_and_low_cpu():
+    runs = [_run("a", 10.0, cpu_s=18.0), _run("a", 10.4, cpu_s=18.0),
+            _run("b", 10.8, cpu_s=18.0), _run("c", 20.0, cpu_s=6.0)]  # fmt: skip
+    found = classify(runs)
+    labels = {c.config: [x.name for x in c.labels] for c in found.configs}
+    assert labels == {"a": ["best"], "b": ["best"], "c": ["low-cpu"]}
+    slow = next(c for c in found.configs if c.config == "c")
+    # 6 s of CPU over 10 s on 2 cores = 30% of what it was given; the best's 90%
+    assert slow.labels[0].evidence["cpu_usage"] == {"value": 0.3, "best": 0.9}
+
+
+def test_counter_labels_only_where_the_counters_exist():
+    without = classify([_run("a", 10.0, cpu_s=18.0), _run("b", 15.0, cpu_s=18.0)])
+    slow = without.configs[1]
+    assert [x.name for x in slow.labels] == ["investigate"]
+    assert "high CPI and context switches" in slow.labels[0].evidence["not_checked"]
+    assert set(without.not_assessed) == {"high-cpi-cs", "high-llc", "low-bandwidth"}
+    with_counters = classify([_run("a", 10.0, cpu_s=18.0, cpi=1.0, switches=1000),
+                              _run("b", 15.0, cpu_s=18.0, cpi=1.5, switches=3000)])  # fmt: skip
+    slow = with_counters.configs[1]
+    assert [x.name for x in slow.labels] == ["high-cpi-cs"]
+    assert slow.labels[0].evidence["cpi"] == {"value": 1.5, "best": 1.0}
+    assert "high-cpi-cs" not in with_counters.not_assessed
+
+
+def test_warmups_and_failures_are_not_classified():
+    warm = _run("a", 1.0, cpu_s=1.0)
+    warm.spec["warmup"] = True
+    failed = _run("b", 0.5, cpu_s=1.0)
+    failed.status = "failed"
+    found = classify([warm, failed, _run("c", 5.0, cpu_s=9.0)])
+    assert [c.config for c in found.configs] == ["c"]
+
+
+# -- advice -------------------------------------------------------------------------------
+
+
+def _finding(advice, rule):
+    return next(f for f in advice.findings if f.rule == rule)
+
+
+def test_gc_share_grades_and_recommends_a_larger_heap_with_the_command():
+    advice = advise(Subject(None, _run("a", 10.0, gc_share=0.25)), "a")
+    gc = _finding(advice, "gc")
+    assert gc.severity is Severity.SEVERE
+    assert "more heap" in gc.recommendation
+    assert "--memory-per-executor 4g" in gc.command and gc.command.startswith("numaspark run")
+    quiet = advise(Subject(None, _run("a", 10.0, gc_share=0.02)), "a")
+    assert _finding(quiet, "gc").severity is Severity.NONE
+
+
+def test_numa_rules_on_a_two_node_server():
+    """Placements planned on a real 2-node server's XML (this machine has one node)."""
+    topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    spanning = placement_to_dict(plan(topo, Layout(executors=1, cores_per_executor=12),
+                                      Binding.CORE))  # fmt: skip
+    run = _run("a", 10.0, placement=spanning, binding="core",
+               environment={"numa_balancing": "1"},
+               measurements={"numa": {"jvms": [{"name": "executor 0", "bound_nodes": [0],
+                                                "share_on_bound_nodes": 0.8,
+                                                "bytes_per_node": {"0": 80, "1": 20}}]}})  # fmt: skip
+    run.spec["mode"] = "standalone"
+    advice = advise(Subject(None, run), "a")
+    straddle = _finding(advice, "numa-straddle")
+    assert straddle.severity is Severity.MODERATE
+    assert "--executors-per-node 1" in straddle.command and "--bind node" in straddle.command
+    assert _finding(advice, "remote-pages").severity is Severity.MODERATE
+    assert _finding(advice, "numa-balancing").severity is Severity.LOW
+    per_node = placement_to_dict(plan(topo, Layout(executors_per_node=1), Binding.NODE))
+    fine = _run("b", 10.0, placement=per_node, binding="node")
+    assert _finding(advise(Subject(None, fine), "b"), "numa-straddle").severity is Severity.NONE
+
+
+def test_heap_above_31g_loses_compressed_oops():
+    run = _run("a", 10.0)
+    run.spec["placement"]["jvms"][0]["heap_bytes"] = 48 * 2**30
+    heap = _finding(advise(Subject(None, run), "a"), "heap-size")
+    assert heap.severity is Severity.MODERATE and "31g" in heap.command
+
+
+def test_smt_rule_uses_the_measured_gain():
+    st = _run("st", 10.0)
+    st.spec["label"] = "ST 2 cores local 1x2 bind=pu"
+    smt = _run("smt", 12.0)
+    smt.spec["label"] = "SMT 2 cores local 1x4 bind=core"
+    advice = advise(Subject(None, st, [st, smt]), "st")
+    finding = _finding(advice, "smt")
+    assert finding.severity is Severity.MODERATE and "--bind pu" in finding.command
+    alone = advise(Subject(None, st, [st]), "st")
+    assert any(n.rule == "smt" for n in alone.not_assessed)
+
+
+def test_unavailable_inputs_are_not_assessed_never_guessed():
+    run = _run("a", 10.0, measurements={"memory_bandwidth": {"unavailable": "no counter"}})
+    advice = advise(Subject(None, run), "a")
+    reasons = {n.rule: n.why for n in advice.not_assessed}
+    assert reasons["memory-bandwidth"] == "no counter"
+    assert "task-skew" in reasons and "driver-time" in reasons  # no event log
+
+
+def test_advice_on_a_recorded_event_log():
+    advice = advise_event_log(PLAIN_LOG)
+    rules = {f.rule for f in advice.findings} | {n.rule for n in advice.not_assessed}
+    assert {"gc", "task-skew", "spill", "tasks-per-core", "driver-time"} <= rules
+    log = parse_event_log(PLAIN_LOG)
+    driver = _finding(advice, "driver-time")
+    assert driver.evidence["application_ms"] == log.end_time - log.start_time
+    proc = run_cli("advise", str(PLAIN_LOG), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["advice"][0]["findings"][0]["severity"] in ("none", "low", "moderate", "severe",
+                                                             "critical")  # fmt: skip
+
+
+def test_advise_groups_a_directory_by_configuration():
+    runs = [_run("a", 10.0), _run("a", 11.0, gc_share=0.3), _run("b", 20.0)]
+    advices = advise_results(runs)
+    assert [a.subject for a in advices] == ["config a", "config b"]
+
+
+def test_advise_bad_input_is_one_line():
+    proc = run_cli("advise", "/nonexistent/log")
+    assert proc.returncode != 0 and "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- the tuner ----------------------------------------------------------------------------
+
+
+def _table(tmp_path: Path, holes: set[tuple] = frozenset()) -> Path:  # type: ignore[assignment]
+    """An additive table: time = layout x binding x partitions factors (known optimum)."""
+    lines = ["executors,cores_per_executor,binding,partitions,wall_s"]
+    for e in (1, 2, 4, 8):
+        for c in (1, 2, 4, 8):
+            for b, fb in (("none", 1.2), ("node", 1.0), ("core", 1.05)):
+                for p, fp in ((8, 1.3), (16, 1.0), (64, 1.1)):
+                    if (e, c, b, p) in holes:
+                        continue
+                    slots = e * c
+                    wall = 100.0 / min(slots, 16) ** 0.8 * fb * fp * (1 + 0.02 * e)
+                    lines.append(f"{e},{c},{b},{p},{wall:.4f}")
+    path = tmp_path / "table.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_replay_returns_the_trial_sequence_as_json(tmp_path):
+    table = _table(tmp_path)
+    proc = run_cli("tune", "--replay", str(table), "--minimize", "wall_s", "--budget", "8",
+                   "--seed", "3", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    trials = data["trials"]
+    assert 1 <= len(trials) <= 8
+    assert set(trials[0]["params"]) == {"executors", "cores_per_executor", "binding", "partitions"}
+    assert all(isinstance(t["value"], float) for t in trials)
+    assert data["best"]["value"] == min(t["value"] for t in trials)
+    again = json.loads(run_cli("tune", "--replay", str(table), "--budget", "8", "--seed", "3",
+                               "--json").stdout)  # fmt: skip
+    assert again["trials"] == trials  # the seed fixes the sequence
+
+
+def test_replay_never_repeats_and_never_tries_an_absent_row(tmp_path):
+    holes = {(8, 8, b, p) for b in ("none", "node", "core") for p in (8, 16, 64)}
+    space, lookup = read_table(_table(tmp_path, holes), "wall_s")
+    tried = []
+
+    def objective(params):
+        key = tuple(params[n] for n in space.names)
+        assert key in lookup, f"tried a configuration that cannot run: {key}"
+        tried.append(key)
+        return lookup[key]
+
+    tune(space, objective, budget=60, seed=1, early_stop=False)
+    assert len(tried) == len(set(tried)) == 60
+
+
+def test_early_stop_when_nothing_left_can_beat_the_best(tmp_path):
+    space, lookup = read_table(_table(tmp_path), "wall_s")
+    found = tune(space, replay_objective(lookup, space), budget=len(lookup), seed=0)
+    assert found.stopped.startswith("early")
+    assert len(found.trials) < len(lookup) / 2
+    assert found.best.value <= min(lookup.values()) * 1.05
+
+
+def test_the_tuner_beats_random_search_on_an_additive_table(tmp_path):
+    space, lookup = read_table(_table(tmp_path), "wall_s")
+    best = min(lookup.values())
+    tuner, rand = [], []
+    for seed in range(7):
+        trials = tune(space, replay_objective(lookup, space), budget=25, seed=seed,
+                      early_stop=False).trials  # fmt: skip
+        tuner.append(evaluations_to([t.value for t in trials], best * 1.05) or 26)
+        rand.append(evaluations_to(random_search(lookup, seed)[:25], best * 1.05) or 26)
+    assert sorted(tuner)[3] < sorted(rand)[3]  # medians
+
+
+def test_replay_table_errors_are_one_line(tmp_path):
+    table = _table(tmp_path)
+    proc = run_cli("tune", "--replay", str(table), "--minimize", "nope")
+    assert proc.returncode != 0 and "no column 'nope'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = run_cli("tune")
+    assert proc.returncode != 0 and "--replay" in proc.stderr
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,wall_s\nx,\n")
+    proc = run_cli("tune", "--replay", str(bad))
+    assert proc.returncode != 0 and "no numbers" in proc.stderr
+
+
+def test_space_distance_orders_numbers_and_not_words():
+    space = Space({"n": [1, 2, 4, 8], "b": ["none", "node"]}, [])
+    assert space.distance((1, "none"), (2, "none")) < space.distance((1, "none"), (8, "none"))
+    assert space.distance((1, "none"), (1, "node")) == 1.0
