@@ -11,6 +11,9 @@ missing=()
 command -v numactl >/dev/null 2>&1 || missing+=(numactl)
 command -v lstopo-no-graphics >/dev/null 2>&1 || missing+=(hwloc-nox)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# the affinity plugin (jvm/, core/pu binding) is built with Maven and a JDK
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 optional=()
 command -v perf >/dev/null 2>&1 || optional+=(linux-perf)
 command -v cc >/dev/null 2>&1 || optional+=(gcc)  # numaspark probe's memory kernel
@@ -59,4 +62,7 @@ if command -v cc >/dev/null 2>&1; then
   .venv/bin/python -c "from numaspark.probe import build_membench; build_membench()" \
     || say "could not compile the probe kernel: 'numaspark probe' will say why"
 fi
+# the affinity plugin's jar (jvm/), built with Maven against pyspark's Spark when its sources change
+say "building the affinity plugin (jvm/) if its sources changed"
+.venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar()"
 say "ready: $(.venv/bin/numaspark version 2>/dev/null || echo '?') in .venv"

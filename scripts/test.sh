@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
+# the Java library's JUnit tests (slot pool under concurrency, CPU sets, binding), then pytest
+.venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar(run_tests=True)"
 .venv/bin/python -m pytest -ra "$@"

@@ -229,7 +229,7 @@ def sweep(
 
 
 study_app = typer.Typer(
-    help="Built-in studies: layouts, binding, scaling, executors, smt, cosched."
+    help="Built-in studies: layouts, binding, scaling, executors, smt, affinity, cosched."
 )
 app.add_typer(study_app, name="study")
 
@@ -318,6 +318,7 @@ for _kind, _doc in (
     ("scaling", "1..N concurrent tasks: speedup, efficiency, Amdahl and USL fits."),
     ("executors", "1, 2, 4, ... executors with the same total cores: GC per configuration."),
     ("smt", "ST on n cores, SMT on the same cores, ST on 2n cores; HT effectiveness."),
+    ("affinity", "Tasks unbound, node-bound, pinned per core and per hardware thread."),
 ):
     _study_command(_kind, _doc)
 

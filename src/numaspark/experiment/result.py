@@ -7,7 +7,8 @@ Schema history (``numaspark.run/N``):
     Optional fields added since, absent (None) in older records: ``streaming``
     (input and processing rate, batch duration, end-to-end latency of a
     streaming workload's measured window); ``measurements`` and ``readings``
-    (OS, NUMA, perf counters, GC per executor, executor CPU gap; numaspark 0.2).
+    (OS, NUMA, perf counters, GC per executor, executor CPU gap; numaspark 0.2);
+    ``affinity`` (the affinity plugin's record of each task's slot and CPU).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class RunResult:
     # what the collectors saw during this iteration: os, numa, perf, gc, executor CPU gap
     measurements: dict | None = None
     readings: list[str] = field(default_factory=list)  # one line per figure, for people
+    # core/pu binding: each task's slot and CPU, from the affinity plugin (spark/affinity.py)
+    affinity: dict | None = None
     effective_placement: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     check: dict | None = None  # {"passed": bool, "details": str, "answer": {...}}

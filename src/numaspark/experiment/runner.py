@@ -34,6 +34,8 @@ from numaspark.placement import (
 )
 from numaspark.report.flamegraph import write_flame_graph
 from numaspark.report.readings import readings
+from numaspark.spark.affinity import RECORD_DIR, read_records, require_jar
+from numaspark.spark.affinity import summarize as summarize_affinity
 from numaspark.spark.app import AppRun, find_event_log, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import spark_home, spark_version
@@ -270,6 +272,9 @@ def _run_iterations(
         job_args = workload.job_arguments(manifest["facts"])
     app: AppRun | None = None
     extra_conf = _default_conf(request, workload, placement)
+    if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
+        require_jar()
+        extra_conf.setdefault("spark.numaspark.affinity.recordDir", str(run_dir / RECORD_DIR))
     profiler = agent_library() if request.profile else None
     if profiler:
         (run_dir / "profiles").mkdir(parents=True, exist_ok=True)
@@ -298,6 +303,7 @@ def _run_iterations(
         ledger = read_ledger(input_dir / LEDGER_FILE) if workload.streaming else []
         event_log, app_id = find_event_log(run_dir / "eventlog")
         log, log_problem = _parse(event_log)
+        affinity_records = read_records(run_dir)
         if profiler:
             _draw_flame_graphs(run_dir / "profiles", app)
         spec_of = partial(
@@ -322,6 +328,8 @@ def _run_iterations(
                 result.measurements["memory_bandwidth"] = _bandwidth_use(
                     result.measurements, env["topology_fingerprint"]
                 )
+            if affinity_records and log is not None:
+                result.affinity = summarize_affinity(affinity_records, job_group_stages(log, group))
             result.readings = readings(result)
             if facts is None:
                 verdict_ok, details = False, "the event source wrote no ledger entry for this run"

@@ -6,7 +6,8 @@
 - scaling   (Canali): 1..N concurrent tasks, speedup, efficiency, USL/Amdahl fits;
 - executors (Awan et al., Chiba et al.): 1, 2, 4, ... executors with the same total
             cores and memory, GC per configuration;
-- smt       (Awan et al.): ST on n cores, SMT on the same n cores, ST on 2n cores.
+- smt       (Awan et al.): ST on n cores, SMT on the same n cores, ST on 2n cores;
+- affinity  (Expósito et al.): tasks unbound, node-bound, pinned per core, per thread.
 
 Multi-node and SMT parts are planned on any topology (tested on
 shared/topologies); on this machine they are reported as not runnable, with why.
@@ -160,6 +161,25 @@ def smt(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
     return Study("smt", experiment, more, baseline=configs[0].label)
 
 
+def affinity(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
+             warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+    """One JVM on every allowed core, bound at each level (Expósito et al.'s comparison):
+    none; node (numactl alone); core and pu (numactl, and each running task pinned to its own
+    core or hardware thread by the affinity plugin)."""
+    params = params or {}
+    _check_workload(workload, size, params)
+    cores = len(topology.allowed_cores())
+    configs = [Config(workload, size, params, Layout(cores_per_executor=cores, mode=Mode.LOCAL),
+                      level, None, dict(conf or {}), note=f"level {level.value}")
+               for level in (Binding.NONE, Binding.NODE, Binding.CORE, Binding.PU)]  # fmt: skip
+    cannot = []
+    if not topology.smt:
+        cannot.append("no SMT here: pu level pins one task per hardware thread, which is one "
+                      "per core on this machine, so it measures what core does")  # fmt: skip
+    experiment, more = _experiment("affinity", configs, topology, repeat, warmup, cannot)
+    return Study("affinity", experiment, more, baseline=configs[0].label)
+
+
 def ht_effectiveness(ht_scaling: float, dp_scaling: float) -> float:
     """Awan et al.'s HT effectiveness: HT_scaling x (0.538 + 0.462 / DP_scaling).
 
@@ -170,4 +190,4 @@ def ht_effectiveness(ht_scaling: float, dp_scaling: float) -> float:
 
 
 STUDIES = {"layouts": layouts, "binding": binding, "scaling": scaling, "executors": executors,
-           "smt": smt}  # fmt: skip
+           "smt": smt, "affinity": affinity}  # fmt: skip

@@ -70,6 +70,8 @@ class JvmPlacement:
     mem_nodes: CpuSet  # nodes the policy names
     runs_tasks: bool = True
     java_options: tuple[str, ...] = ()
+    # core/pu binding: its CPUs grouped by physical core, the task slots of the affinity plugin
+    slots: tuple[CpuSet, ...] = ()
 
     @property
     def name(self) -> str:

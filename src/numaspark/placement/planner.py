@@ -109,6 +109,7 @@ def plan(
                 mem_policy=policy,
                 mem_nodes=_mem_nodes(policy, cpu_nodes, topology),
                 java_options=_java_options(cpu_nodes, notes),
+                slots=_core_slots(topology, cpus) if binding in (Binding.CORE, Binding.PU) else (),
             )
         )
     if not local_mode:
@@ -155,6 +156,13 @@ def _check_layout_numbers(layout: Layout) -> None:
             raise UsageError(f"{name} must be at least 1, got {value}")
     if layout.mode is Mode.LOCAL and (layout.executors or 1) != 1:
         raise UsageError("local mode runs one JVM: use --executors 1 or --mode standalone")
+
+
+def _core_slots(topology: Topology, cpus: CpuSet) -> tuple[CpuSet, ...]:
+    """``cpus`` grouped by physical core, in core order: what each running task may be pinned
+    to (the affinity plugin takes a whole core at core level, one thread of it at pu level)."""
+    groups = [core.cpus & cpus for core in topology.cores]
+    return tuple(g for g in groups if g)
 
 
 class _Pools:

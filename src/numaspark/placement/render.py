@@ -51,6 +51,8 @@ def spark_conf(placement: Placement) -> dict[str, str]:
             "spark.driver.cores": str(layout.driver_cores),
             "spark.driver.memory": jvm_size(layout.driver_memory),
         }
+    if placement.binding in (Binding.CORE, Binding.PU):
+        conf.update(affinity_conf(placement))
     options = sorted({opt for j in executors for opt in j.java_options})
     if options:
         key = (
@@ -59,6 +61,22 @@ def spark_conf(placement: Placement) -> dict[str, str]:
             else ("spark.executor.extraJavaOptions")
         )
         conf[key] = " ".join(options)
+    return conf
+
+
+def affinity_conf(placement: Placement) -> dict[str, str]:
+    """Core and pu binding pin each running task inside its executor (jvm/: the affinity
+    plugin); the slots reach each JVM through its environment (``slots_env``)."""
+    from numaspark.spark.affinity import PLUGIN_CLASS, jar_path
+
+    conf = {
+        "spark.plugins": PLUGIN_CLASS,
+        # the driver loads every plugin class too (its driver part is empty)
+        "spark.driver.extraClassPath": str(jar_path()),
+        "spark.numaspark.affinity.level": placement.binding.value,
+    }
+    if placement.layout.mode is not Mode.LOCAL:
+        conf["spark.executor.extraClassPath"] = str(jar_path())
     return conf
 
 
@@ -191,6 +209,7 @@ def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
                 "mem_nodes": str(j.mem_nodes),
                 "prefix": numactl_argv(j, numactl),
                 "java_options": list(j.java_options),
+                "slots": [str(s) for s in j.slots],
             }
             for j in placement.jvms
         ],

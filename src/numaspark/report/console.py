@@ -8,6 +8,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from numaspark.placement import Placement, numactl_argv, spark_conf
+from numaspark.spark.affinity import SLOTS_ENV
 from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size
 
@@ -126,6 +127,14 @@ def placement_view(placement: Placement) -> RenderableType:
     for key, value in spark_conf(placement).items():
         conf.add_row(key, value)
     parts: list[RenderableType] = [table, conf]
+    pinned = [j for j in placement.executors if j.slots]
+    if pinned:
+        unit = (
+            "core" if placement.binding.value == "core" else "hardware thread (one per core first)"
+        )
+        lines = [f"task pinning (affinity plugin): each running task on its own {unit}"]
+        lines += [f"  {j.name}: {SLOTS_ENV}={';'.join(str(s) for s in j.slots)}" for j in pinned]
+        parts.append(Text("\n".join(lines), style="green"))
     if placement.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in placement.notes), style="yellow"))
     return Group(*parts)

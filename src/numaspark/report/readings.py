@@ -71,6 +71,22 @@ def readings(result) -> list[str]:
             f"JVM CPU {gap['os_cpu_s']:.1f} s vs Spark executorCpuTime "
             f"{gap['spark_executor_cpu_s']:.1f} s ({gap['ratio']:.1f}x): {advice}"
         )
+    pinning = getattr(result, "affinity", None)
+    if pinning:
+        if pinning["pinned"]:
+            shared = pinning["overlapping_pairs_sharing_a_cpu"]
+            lines.append(
+                f"task pinning ({pinning['level']}): {pinning['pinned']} of {pinning['tasks']} "
+                f"tasks pinned, on CPUs {','.join(map(str, pinning['cpus_used']))}; "
+                + (
+                    "no two overlapping tasks shared a CPU"
+                    if not shared
+                    else f"{shared} overlapping pair(s) shared a CPU"
+                )  # fmt: skip
+            )
+        else:
+            lines.append(f"task pinning ({pinning['level']}): tasks ran unpinned: "
+                         f"{'; '.join(pinning['unpinned_reasons']) or 'level does not pin'}")  # fmt: skip
     bandwidth = bandwidth_reading(found)
     if bandwidth:
         lines.append(bandwidth)

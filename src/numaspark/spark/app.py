@@ -12,6 +12,7 @@ import psutil
 
 from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Binding, Mode, Placement, numactl_argv, spark_conf
+from numaspark.spark.affinity import slots_env
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.effective import differences, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
@@ -104,7 +105,10 @@ def run_app(
     run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
-    driver = tracker.start(argv, name="spark-submit", log=run.log, env=spark_env(host))
+    env = spark_env(host)
+    if placement.layout.mode is Mode.LOCAL:  # the driver runs the tasks: its slots
+        env.update(slots_env(placement.executors[0].slots))
+    driver = tracker.start(argv, name="spark-submit", log=run.log, env=env)
     watcher = _Watcher(placement, cluster, driver.pid, known_apps)
     watcher.start()
     if collectors:

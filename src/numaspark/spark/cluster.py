@@ -22,6 +22,7 @@ import psutil
 
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
+from numaspark.spark.affinity import slots_env
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.processes import ProcessTracker, Tracked, stop_processes, wait_for
@@ -103,9 +104,9 @@ class StandaloneCluster:
                 "--webui-port", str(wwebui), "--cores", str(executor.cores),
                 "--memory", f"{memory_mb}m", "--work-dir", str(work),
             ]  # fmt: skip
-            worker = tracker.start(
-                argv, name=f"worker {executor.index}", log=work / "worker.log", env=env
-            )
+            # its executors inherit the worker's environment: the affinity plugin's slots
+            worker = tracker.start(argv, name=f"worker {executor.index}", log=work / "worker.log",
+                                   env={**env, **slots_env(executor.slots)})  # fmt: skip
             cluster.workers.append(
                 {
                     "index": executor.index,

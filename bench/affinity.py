@@ -1,0 +1,69 @@
+"""The affinity plugin's cost and gain (issue 8's benchmark).
+
+1. Pinning cost: `PinCost` (jvm/) does what the plugin does per task (take a slot, pin the
+   thread, read the CPU twice, give the whole set back, return the slot) 20,000 times a round;
+   microseconds per task, median of 11 rounds.
+2. core vs none on a CPU-bound workload at 2 task slots: `numaspark run kmeans --size small
+   --mode local` with --bind core and with --bind none, alternating, --pairs pairs (>= 5);
+   the median of the per-pair ratios core/none of the measured iteration's wall time.
+
+    .venv/bin/python bench/affinity.py [--pairs 5] [--workload kmeans] [--size small]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from numaspark.spark.affinity import build_jar
+
+
+def pin_cost() -> dict:
+    jar = build_jar()
+    proc = subprocess.run(["java", "-cp", str(jar), "io.numaspark.affinity.example.PinCost"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def wall(binding: str, workload: str, size: str, out: Path, data: Path) -> float:
+    numaspark = Path(sys.executable).with_name("numaspark")
+    target = out / binding
+    subprocess.run([str(numaspark), "run", workload, "--size", size, "--mode", "local",
+                    "--bind", binding, "--warmup", "1", "--repeat", "1", "--out", str(target),
+                    "--data", str(data), "--no-collect"],
+                   check=True, capture_output=True, text=True)  # fmt: skip
+    runs = [json.loads(line) for line in (target / "results.jsonl").read_text().splitlines()]
+    measured = [r for r in runs if not r["spec"]["warmup"] and r["status"] == "ok"]
+    return measured[-1]["wall_time_s"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--workload", default="kmeans")
+    parser.add_argument("--size", default="small")
+    args = parser.parse_args()
+    cost = pin_cost()
+    print(f"pinning cost: {cost['median_us']:.2f} us per task (median of {cost['rounds']} "
+          f"rounds of {cost['tasks_per_round']}; {cost['min_us']:.2f}-{cost['max_us']:.2f})")  # fmt: skip
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out, data = Path(tmp) / "out", Path(tmp) / "data"
+        for pair in range(args.pairs):
+            order = ("core", "none") if pair % 2 == 0 else ("none", "core")
+            times = {b: wall(b, args.workload, args.size, out / str(pair), data) for b in order}
+            ratios.append(times["core"] / times["none"])
+            print(f"pair {pair + 1}: core {times['core']:.2f} s, none {times['none']:.2f} s, "
+                  f"ratio {ratios[-1]:.3f}", flush=True)  # fmt: skip
+    print(f"core / none: median ratio {statistics.median(ratios):.3f} over {len(ratios)} pairs "
+          f"(range {min(ratios):.3f}-{max(ratios):.3f}; below 1 = core faster)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Thread affinity inside the JVM: the affinity plugin's jar, its settings, and its records.
+
+numactl binds a whole JVM; `core` and `pu` binding also pin each running task's
+thread to its own core or hardware thread, with the Spark plugin in jvm/
+(`io.numaspark.affinity.spark.AffinityPlugin`, Java, JNA for the native calls).
+The planner decides each JVM's slots (its CPUs grouped by core); they reach the
+JVM as the ``NUMASPARK_AFFINITY_CORES`` environment variable (a standalone
+executor inherits its worker's environment), so one Spark conf serves executors
+on different nodes. Each executor appends one JSON line per task to
+``RUN_DIR/affinity/``: its slot, the CPU it started and ended on, its times.
+
+The jar is built by scripts/setup.sh (`build_jar`: Maven, against the Spark jars
+of the installed pyspark) into the venv, next to the probe kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from itertools import combinations
+from pathlib import Path
+
+from numaspark.errors import NumasparkError, ToolMissingError
+
+PLUGIN_CLASS = "io.numaspark.affinity.spark.AffinityPlugin"
+SLOTS_ENV = "NUMASPARK_AFFINITY_CORES"
+RECORD_DIR = "affinity"
+SOURCE = Path(__file__).resolve().parents[3] / "jvm"  # the repository's jvm/ (editable install)
+JAR_NAME = "numaspark-affinity.jar"
+
+
+def jar_path() -> Path:
+    override = os.environ.get("NUMASPARK_AFFINITY_JAR")
+    return Path(override) if override else Path(sys.prefix) / "lib" / "numaspark" / JAR_NAME
+
+
+def require_jar() -> Path:
+    path = jar_path()
+    if not path.exists():
+        raise ToolMissingError(
+            f"--bind core/pu pins tasks with numaspark's affinity plugin, not built yet "
+            f"({path}): run scripts/setup.sh (it builds jvm/ with Maven)"
+        )
+    return path
+
+
+def slots_env(slots) -> dict[str, str]:
+    """The environment that gives one JVM its slots (cores as CPU lists, ';'-separated)."""
+    return {SLOTS_ENV: ";".join(str(s) for s in slots)} if slots else {}
+
+
+def _pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def _version(jars: Path, prefix: str) -> str:
+    """The version in the name of ``prefix-VERSION.jar`` among pyspark's jars."""
+    pattern = re.compile(re.escape(prefix) + r"-(\d[\w.]*)\.jar$")
+    for jar in sorted(jars.glob(f"{prefix}-*.jar")):
+        match = pattern.match(jar.name)
+        if match:
+            return match.group(1)
+    raise NumasparkError(f"no {prefix}-*.jar in {jars}: is pyspark installed whole?")
+
+
+def _sources_digest() -> str:
+    """What the jar is built from: jvm/'s sources and pom, and the pyspark it compiles against."""
+    import hashlib
+
+    import pyspark
+
+    digest = hashlib.sha256(pyspark.__version__.encode())
+    for path in sorted([SOURCE / "pom.xml", *(SOURCE / "src").rglob("*.java")]):
+        digest.update(str(path.relative_to(SOURCE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_jar(force: bool = False, run_tests: bool = False) -> Path:
+    """Build jvm/ with Maven against the installed pyspark's jars and install the jar; only
+    when its sources (or pyspark) changed, unless ``force``. ``run_tests``: JUnit too."""
+    target = jar_path()
+    stamp = target.with_suffix(".sources")
+    if not (SOURCE / "pom.xml").exists():
+        if target.exists():
+            return target  # an installed numaspark without its checkout: keep the jar
+        raise ToolMissingError(f"{SOURCE}/pom.xml is missing: build from a checkout of numaspark")
+    current = _sources_digest()
+    if (target.exists() and not force and not run_tests and stamp.exists()
+            and stamp.read_text() == current):  # fmt: skip
+        return target
+    mvn = shutil.which("mvn")
+    if mvn is None or shutil.which("javac") is None:
+        raise ToolMissingError(
+            "building the affinity plugin needs Maven and a JDK: apt-get install maven "
+            "openjdk-17-jdk-headless (scripts/setup.sh does)"
+        )
+    import pyspark
+
+    jars = _pyspark_jars()
+    argv = [
+        mvn, "-q", "-B", "-f", str(SOURCE / "pom.xml"), "package",
+        f"-Dspark.jars={jars}", f"-Dspark.version={pyspark.__version__}",
+        f"-Dscala.version={_version(jars, 'scala-library')}",
+        f"-Djackson.version={_version(jars, 'jackson-databind')}",
+        f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
+    ]  # fmt: skip
+    if not run_tests:
+        argv.append("-DskipTests")
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        lines = [line for line in (proc.stdout + proc.stderr).splitlines()
+                 if "ERROR" in line or "FAIL" in line]  # fmt: skip
+        raise NumasparkError(
+            "building jvm/ failed: " + (lines[0] if lines else f"mvn exited {proc.returncode}")
+        )
+    built = SOURCE / "target" / "numaspark-affinity-0.1.0.jar"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    shutil.copyfile(built, partial)
+    partial.replace(target)
+    stamp.write_text(current)
+    return target
+
+
+def read_records(run_dir: Path) -> list[dict]:
+    """Every task record the executors of one application wrote."""
+    records = []
+    for path in sorted((run_dir / RECORD_DIR).glob("affinity-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut short when the executor was killed
+    return records
+
+
+def overlapping_on_one_cpu(records: list[dict]) -> list[tuple[dict, dict]]:
+    """Pairs of pinned tasks of one executor JVM that overlapped in time on a shared CPU."""
+    pinned = [r for r in records if r.get("cpus") and r.get("end_ms") is not None]
+    pairs = []
+    for a, b in combinations(pinned, 2):
+        if (a.get("executor"), a.get("pid")) != (b.get("executor"), b.get("pid")):
+            continue
+        overlap = a["start_ms"] < b["end_ms"] and b["start_ms"] < a["end_ms"]
+        if overlap and set(_cpus(a["cpus"])) & set(_cpus(b["cpus"])):
+            pairs.append((a, b))
+    return pairs
+
+
+def _cpus(text: str) -> list[int]:
+    from numaspark.topology import CpuSet
+
+    return list(CpuSet.parse(text))
+
+
+def summarize(records: list[dict], stage_ids: set[int] | None = None) -> dict | None:
+    """The affinity of one iteration's tasks: pinned or not (and why), the CPUs they ran on,
+    whether any two overlapping tasks shared a CPU."""
+    if stage_ids is not None:
+        records = [r for r in records if r.get("stage") in stage_ids]
+    if not records:
+        return None
+    pinned = [r for r in records if r.get("cpus")]
+    reasons = sorted({r["unpinned"] for r in records if r.get("unpinned")})
+    stayed = [r for r in pinned if r.get("cpu_end") in _cpus(r["cpus"])]
+    return {
+        "level": records[0].get("level"),
+        "tasks": len(records),
+        "pinned": len(pinned),
+        "unpinned": len(records) - len(pinned),
+        "unpinned_reasons": reasons,
+        "cpus_used": sorted({r.get("cpu_end") for r in records if r.get("cpu_end", -1) >= 0}),
+        "ended_on_their_slot": len(stayed),
+        "overlapping_pairs_sharing_a_cpu": len(overlapping_on_one_cpu(records)),
+        "tasks_detail": [
+            {
+                k: r.get(k)
+                for k in (
+                    "task",
+                    "stage",
+                    "partition",
+                    "executor",
+                    "slot",
+                    "cpus",
+                    "cpu_start",
+                    "cpu_end",
+                    "start_ms",
+                    "end_ms",
+                    "unpinned",
+                )
+            }
+            for r in records
+        ],  # fmt: skip
+    }
