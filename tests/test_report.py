@@ -10,9 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, topology_file
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]
 ARTIFACTS = Path(os.environ.get("NUMASPARK_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
 
@@ -27,6 +26,104 @@ def chromium() -> str:
                 "set NUMASPARK_CHROMIUM to a Chromium binary")  # fmt: skip
 
 
+def open_in_chromium(report: Path, screenshot: str) -> tuple[int, list[str], list[str]]:
+    """Load ``report`` with the network cut off: plots drawn, section ids, every script error."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(
+                "file:") else route.continue_())  # fmt: skip
+            page.goto(report.as_uri())
+            plots = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
+            page.wait_for_function(
+                "Array.from(document.querySelectorAll('.plotly-graph-div'))"
+                ".every(d => d.querySelector('.main-svg'))", timeout=30000)  # fmt: skip
+            assert page.locator("svg.topology").count() >= 1
+            sections = page.evaluate("Array.from(document.querySelectorAll('section'))"
+                                     ".map(s => s.id)")  # fmt: skip
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+        finally:
+            browser.close()
+    return plots, sections, errors
+
+
+def _synthetic_results(directory: Path) -> None:
+    """Stored runs as a sweep on a recorded 2-node server would leave them (no Spark: this
+    machine has one node): a layout grid under two bindings, a local scaling series, and
+    co-scheduling rounds; each run placed by the real planner on that server's XML."""
+    import random
+
+    from numaspark.experiment.result import RunResult
+    from numaspark.experiment.runner import TOPOLOGY_FILE
+    from numaspark.experiment.store import ResultStore
+    from numaspark.placement import Binding, Layout, Mode, placement_to_dict, plan
+    from numaspark.topology import load
+
+    topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    (directory / TOPOLOGY_FILE).write_text(json.dumps(topo.to_dict()))
+    store, rng = ResultStore(directory), random.Random(1)
+    shapes = [("standalone", e, c, b) for e in (1, 2, 4) for c in (1, 2, 3)
+              for b in (Binding.NONE, Binding.CORE)]  # fmt: skip
+    shapes += [("local", 1, p, Binding.CORE) for p in (1, 2, 4, 8)]
+    for mode, executors, cores, binding in shapes:
+        layout = (Layout(cores_per_executor=cores, mode=Mode.LOCAL) if mode == "local"
+                  else Layout(executors=executors, cores_per_executor=cores))  # fmt: skip
+        placement = placement_to_dict(plan(topo, layout, binding))
+        slots = executors * cores
+        label = f"{mode} {executors}x{cores} bind={binding.value}"
+        for repetition in range(3):
+            wall = (
+                40 / slots**0.8 * (1.1 if binding is Binding.NONE else 1) * rng.uniform(0.97, 1.03)
+            )
+            store.append(RunResult(
+                spec={"workload": "wordcount", "size": "small", "mode": mode, "label": label,
+                      "config": label, "binding": binding.value, "executors": executors,
+                      "cores_per_executor": cores, "warmup": False, "iteration": repetition,
+                      "placement": placement, "spark_conf": {}},
+                environment={"host": "server", "numa_balancing": "0", "topology_fingerprint":
+                             topo.fingerprint},
+                status="ok", wall_time_s=wall, metrics={"gcShare": 0.04},
+            ))  # fmt: skip
+    with open(directory / "cosched.jsonl", "w") as rows:
+        for split, bound in (("by nodes", True), ("by nodes", False)):
+            for workload, cpus, done in (("wordcount", "0-5", 58 if bound else 51),
+                                         ("sql-aggregation", "6-11", 5)):  # fmt: skip
+                rows.write(json.dumps({"split": split, "bound": bound, "workload": workload,
+                                       "cpus": cpus, "completions": done,
+                                       "median_completion_s": 2.0, "remote_page_share": 0.01})
+                           + "\n")  # fmt: skip
+
+
+def test_every_kind_of_plot_renders_in_chromium(tmp_path):
+    directory = tmp_path / "results"
+    directory.mkdir()
+    _synthetic_results(directory)
+    target = tmp_path / "report.html"
+    proc = run_cli("report", str(directory), "-o", str(target))
+    assert proc.returncode == 0, proc.stderr
+    plots, sections, errors = open_in_chromium(target, "report-synthetic.png")
+    assert errors == []
+    assert plots == 4  # layout grid, bindings, speedup, co-scheduling (no time series: no samples)
+    assert {"topology", "configurations", "layout-grid", "bindings", "speedup", "cosched",
+            "advice"} <= set(sections)  # fmt: skip
+    text = target.read_text()
+    assert text.count('<div class="placement') == 22  # one picture per configuration
+    assert "within 10% of the best" in text
+
+
+def test_report_of_a_directory_without_results_is_one_line(tmp_path):
+    proc = run_cli("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert proc.returncode != 0 and "no results.jsonl" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
     """Two real trials of the live tuner: each a normal run stored in the results."""
@@ -38,6 +135,8 @@ def tuned(tmp_path_factory):
     return out, json.loads(proc.stdout)
 
 
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
 def test_live_tuner_stores_every_trial_as_a_run(tuned):
     out, found = tuned
     assert len(found["trials"]) == 2
@@ -62,6 +161,8 @@ def test_live_tuner_stores_every_trial_as_a_run(tuned):
     assert len(json.loads(proc.stdout)["trials"]) == 2
 
 
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
 def test_classify_labels_the_best_and_says_what_it_could_not_assess(tuned):
     out, _ = tuned
     proc = run_cli("classify", str(out), "--json")
@@ -74,44 +175,23 @@ def test_classify_labels_the_best_and_says_what_it_could_not_assess(tuned):
         assert "high-cpi-cs" in found["not_assessed"]
 
 
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
 def test_report_renders_in_headless_chromium(tuned, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     out, _ = tuned
     target = tmp_path / "report.html"
     proc = run_cli("report", str(out), "-o", str(target))
     assert proc.returncode == 0, proc.stderr
-    text = target.read_text()
-    assert "https://" not in text.split("<body>")[1].split("<script>")[0]  # nothing to fetch
-    errors: list[str] = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(
-                "file:") else route.continue_())  # fmt: skip
-            page.goto(target.as_uri())
-            plots = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
-            page.wait_for_function(
-                "Array.from(document.querySelectorAll('.plotly-graph-div'))"
-                ".every(d => d.querySelector('.main-svg'))", timeout=30000)  # fmt: skip
-            assert page.locator("svg.topology").count() >= 1
-            sections = page.evaluate("Array.from(document.querySelectorAll('section'))"
-                                     ".map(s => s.id)")  # fmt: skip
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-        finally:
-            browser.close()
+    plots, sections, errors = open_in_chromium(target, "report.png")
     assert errors == []
-    # two layouts on one machine: bindings or speedup, and the time series, at least
-    assert plots >= 2
+    assert plots >= 2  # two layouts on one machine: bindings or speedup, and the time series
     assert {"environment", "topology", "configurations", "timeseries", "advice", "runs"} <= set(
         sections
     )
 
 
+@pytest.mark.integration
+@pytest.mark.usefixtures("no_spark_left")
 def test_advise_reports_gc_on_a_deliberately_small_heap(tmp_path):
     """The done criterion: a small executor heap gives a GC finding of moderate or worse that
     recommends a larger heap (or more executors), with the command."""
