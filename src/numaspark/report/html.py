@@ -21,7 +21,7 @@ from pathlib import Path
 from numaspark import __version__
 from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
-from numaspark.errors import UsageError
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult
 from numaspark.experiment.runner import TOPOLOGY_FILE
 from numaspark.experiment.store import RESULTS_FILE, ResultStore
@@ -400,7 +400,7 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, s
         from numaspark.topology import load
 
         here = load()
-    except Exception:  # no hwloc here: the report goes on without the picture
+    except (NumasparkError, OSError):  # no hwloc here: the report goes on without the picture
         return None, "no topology.json and hwloc is not available here"
     if here.fingerprint in fingerprints:
         return here.to_dict(), "this machine (same fingerprint as the runs)"
