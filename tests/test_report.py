@@ -145,12 +145,11 @@ def test_live_tuner_stores_every_trial_as_a_run(tuned):
     assert len(runs) == 4 and all(r["status"] == "ok" for r in runs)
     configs = {r["spec"]["config"] for r in runs}
     assert len(configs) == 2
-    for trial in found["trials"]:  # the value is the median of the trial's stored runs
-        walls = sorted(r["wall_time_s"] for r in runs
-                       if r["spec"]["binding"] == trial["params"]["binding"]
-                       and r["spec"]["mode"] == trial["params"]["mode"]
-                       and r["spec"]["cores_per_executor"] == trial["params"]["cores_per_executor"])  # fmt: skip
-        assert trial["value"] == pytest.approx(sum(walls) / 2)
+    medians = {}  # the value of a trial is the median of its stored runs
+    for key in configs:
+        walls = sorted(r["wall_time_s"] for r in runs if r["spec"]["config"] == key)
+        medians[key] = sum(walls) / 2
+    assert sorted(t["value"] for t in found["trials"]) == pytest.approx(sorted(medians.values()))
     table = out / "table.csv"
     assert run_cli("results", str(out), "--table", str(table)).returncode == 0
     header = table.read_text().splitlines()[0].split(",")
@@ -194,10 +193,16 @@ def test_report_renders_in_headless_chromium(tuned, tmp_path):
 @pytest.mark.usefixtures("no_spark_left")
 def test_advise_reports_gc_on_a_deliberately_small_heap(tmp_path):
     """The done criterion: a small executor heap gives a GC finding of moderate or worse that
-    recommends a larger heap (or more executors), with the command."""
+    recommends a larger heap (or more executors), with the command.
+
+    On this machine's small inputs G1 kept GC at 3-5% at every heap that did not run out of
+    memory (kmeans 480m-700m, sql-aggregation 512m, sql-join 450m, random-forest 520m-640m), so
+    the heap is made small where collections happen: a 480 MB heap with an 8 MB young
+    generation under the serial collector (GC ~29% of executor time when measured)."""
     out = tmp_path / "out"
     proc = run_cli("run", "kmeans", "--size", "small", "--mode", "local",
-                   "--memory-per-executor", "160m", "--repeat", "1", "--out", str(out),
+                   "--memory-per-executor", "480m", "--repeat", "1", "--out", str(out),
+                   "--conf", "spark.driver.extraJavaOptions=-XX:+UseSerialGC -Xmn8m",
                    "--data", str(tmp_path / "data"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("advise", str(out), "--json")

@@ -471,12 +471,14 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         return Finding("executor-count", Severity.MODERATE,
                        f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
                        "several smaller executors (up to 36% faster through less GC in the "
-                       "studies)", subject.command(executors=2, memory_per_executor="auto"))  # fmt: skip
+                       "studies)", subject.command(executors=2, memory_per_executor="auto",
+                                                   cores_per_executor=max(1, (subject.slots() or 2) // 2)))  # fmt: skip
     if count == 1 and gc >= 0.10:
         return Finding("executor-count", Severity.MODERATE,
                        f"one JVM (local mode) with {gc:.0%} GC", evidence,
                        "several smaller executors on a standalone cluster",
                        subject.command(mode="standalone", executors=2,
+                                       cores_per_executor=max(1, (subject.slots() or 2) // 2),
                                        memory_per_executor="auto"))  # fmt: skip
     if count > 1 and remote >= 0.5 and gc < 0.05:
         return Finding("executor-count", Severity.LOW,
@@ -504,6 +506,13 @@ def advise(subject: Subject, name: str) -> Advice:
     return advice
 
 
+def _name(spec: dict) -> str:
+    """A configuration without a study label, as people write it."""
+    shape = f"{spec.get('executors') or 1}x{spec.get('cores_per_executor') or 'all'}"
+    return (f"{spec.get('workload')} {spec.get('size')}: {spec.get('mode')} {shape} "
+            f"bind={spec.get('binding')}")  # fmt: skip
+
+
 def advise_event_log(path: Path) -> Advice:
     return advise(Subject(parse_event_log(path)), str(path))
 
@@ -526,5 +535,5 @@ def advise_results(results: list[RunResult]) -> list[Advice]:
             except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
                 logs[path] = None
         subject = Subject(logs[path], median, results)
-        advices.append(advise(subject, median.spec.get("label") or median.key))
+        advices.append(advise(subject, median.spec.get("label") or _name(median.spec)))
     return advices

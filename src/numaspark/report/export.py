@@ -88,7 +88,7 @@ def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFram
                 row[key] = setting
         for key, param in sorted((spec.get("params") or {}).items()):
             row[f"param.{key}"] = param
-        row[value] = float(pd.Series([r.wall_time_s for r in runs]).median())
+        row[value] = round(float(pd.Series([r.wall_time_s for r in runs]).median()), 4)
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
