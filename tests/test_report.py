@@ -183,7 +183,7 @@ def test_report_renders_in_headless_chromium(tuned, tmp_path):
     assert proc.returncode == 0, proc.stderr
     plots, sections, errors = open_in_chromium(target, "report.png")
     assert errors == []
-    assert plots >= 2  # two layouts on one machine: bindings or speedup, and the time series
+    assert plots >= 1  # the time series at least (two trials need not share a layout)
     assert {"environment", "topology", "configurations", "timeseries", "advice", "runs"} <= set(
         sections
     )

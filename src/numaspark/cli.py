@@ -1177,11 +1177,12 @@ def results(
     directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
     csv: Annotated[Optional[Path], typer.Option(help="Export one row per run to CSV.")] = None,  # noqa: UP045
     parquet: Annotated[Path | None, typer.Option(help="Export one row per run to Parquet.")] = None,  # noqa: UP045
-    table: Annotated[
+    config_table: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option(
+            "--table",
             help="Export one row per configuration (what varies, median wall_s): "
-            "the table 'tune --replay' reads."
+            "the table 'tune --replay' reads.",
         ),
     ] = None,
 ) -> None:
@@ -1201,10 +1202,10 @@ def results(
         if target is not None:
             write_table(results_frame(stored), target)
             console.print(f"wrote {len(stored)} run(s) to {target}")
-    if table is not None:
+    if config_table is not None:
         frame = config_frame(stored)
-        write_table(frame, table)
-        console.print(f"wrote {len(frame)} configuration(s) to {table}")
+        write_table(frame, config_table)
+        console.print(f"wrote {len(frame)} configuration(s) to {config_table}")
 
 
 @app.command()

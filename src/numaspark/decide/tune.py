@@ -14,10 +14,12 @@ The search space is a table of parameters with a few discrete values each
    was already measured, is replaced by the nearest candidate not yet
    measured (and TPE is told what was measured instead): a real run is never
    spent on a repeat or on a configuration the planner rejects. From the third
-   run on, TPE makes 8 proposals per trial and the model below picks the one
-   with the lowest optimistic prediction (prediction less its error): on a
-   recorded table this reached the best in 5 runs (median of 20 seeds) where
-   TPE alone took 8 (bench/tune_replay.py).
+   run on, TPE makes 32 proposals per trial and the model below picks the one
+   with the lowest optimistic prediction (prediction less its error). On the
+   recorded wordcount table (bench/tables) the median run count to within 5% of
+   the best was 12 with 4 proposals, 7 with 8 or 16, 6 with 32; on the
+   synthetic table of tests/test_decide.py 11.5, 14.5, 14 and 15 (random
+   search: 29.5 and 45.5).
 3. **Early stop.** After each trial an additive model of log(time) over the
    parameters (ridge least squares, one weight per value) predicts every
    candidate not yet measured; when even its optimistic bound (prediction less
@@ -206,7 +208,7 @@ class AdditiveModel:
 
 def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
          priors: int = 2, early_stop: bool = True, time_budget_s: float | None = None,
-         proposals_per_trial: int = 8,
+         proposals_per_trial: int = 32,
          on_trial: Callable[[Trial], None] | None = None) -> TuneResult:  # fmt: skip
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
     ``time_budget_s``, start no run after that many seconds)."""
@@ -226,8 +228,17 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
         else optuna.distributions.CategoricalDistribution(list(range(len(values))))
         for name, values in space.values.items()
     }
-    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=0, multivariate=True)
-    study = optuna.create_study(direction="minimize", sampler=sampler)
+    history: list = []  # what was measured, as optuna trials (failures included)
+
+    def proposer(round_number: int):
+        """A study that knows every measured trial and nothing else: its asks are proposals,
+        and the proposals of earlier rounds do not pile up in it (asks cost O(trials))."""
+        sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + round_number,
+                                             n_startup_trials=0, multivariate=True)  # fmt: skip
+        scratch = optuna.create_study(direction="minimize", sampler=sampler)
+        scratch.add_trials(history)
+        return scratch
+
     result = TuneResult()
     measured: dict[tuple, float] = {}
     failed: set[tuple] = set()
@@ -243,12 +254,12 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
         if value is None or not math.isfinite(value) or value <= 0:
             failed.add(candidate)
             state = optuna.trial.TrialState.FAIL
-            study.add_trial(optuna.trial.create_trial(params=index_params(candidate),
-                                                      distributions=distributions, state=state))  # fmt: skip
+            history.append(optuna.trial.create_trial(params=index_params(candidate),
+                                                     distributions=distributions, state=state))  # fmt: skip
         else:
             measured[candidate] = value
-            study.add_trial(optuna.trial.create_trial(params=index_params(candidate),
-                                                      distributions=distributions, value=value))  # fmt: skip
+            history.append(optuna.trial.create_trial(params=index_params(candidate),
+                                                     distributions=distributions, value=value))  # fmt: skip
         if on_trial:
             on_trial(trial)
 
@@ -279,6 +290,7 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
             break
         # TPE proposes; with enough runs the model picks the most promising of its proposals
         proposals: list[tuple[tuple, str]] = []
+        study = proposer(len(result.trials))
         for _ in range(proposals_per_trial if len(measured) >= MIN_RUNS_TO_MODEL else 1):
             asked = study.ask(distributions)
             wanted = tuple(space.values[n][asked.params[n]] for n in space.names)
