@@ -62,7 +62,10 @@ if command -v cc >/dev/null 2>&1; then
   .venv/bin/python -c "from numaspark.probe import build_membench; build_membench()" \
     || say "could not compile the probe kernel: 'numaspark probe' will say why"
 fi
-# the affinity plugin's jar (jvm/), built with Maven against pyspark's Spark when its sources change
-say "building the affinity plugin (jvm/) if its sources changed"
-.venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar()"
+# the affinity plugin's jar (jvm/), built with Maven against pyspark's Spark when its sources
+# change (scripts/test.sh builds it with its JUnit tests instead)
+if [ "${NUMASPARK_SETUP_TESTS:-0}" != 1 ]; then
+  say "building the affinity plugin (jvm/) if its sources changed"
+  .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar()"
+fi
 say "ready: $(.venv/bin/numaspark version 2>/dev/null || echo '?') in .venv"

@@ -53,7 +53,7 @@ def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
         assert verdict.passed, f"{workload.name}: {verdict.details}"
 
 
-@pytest.mark.parametrize("name", ["kmeans", "pagerank"])
+@pytest.mark.parametrize("name", ["kmeans"])  # every workload runs in the test above
 def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, name):
     out = tmp_path / "out"
     proc = run_cli("run", name, "--size", "tiny", "--out", str(out), "--data", str(data),
