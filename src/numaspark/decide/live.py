@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from numaspark.decide.tune import Objective, Params, Space
+from numaspark.errors import UsageError
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.sweep import run_sweep
@@ -34,7 +35,7 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
     candidates are the combinations the planner accepts on ``topology``."""
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
-        raise_streaming(workload)
+        raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
     chosen.size(size)
     cores = len(topology.allowed_cores())
     smt = len(topology.allowed_cpus) > cores
@@ -59,12 +60,6 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
     values = {name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
               for i, name in enumerate(PARAMETERS)}  # fmt: skip
     return Space(values, list(configs)), configs
-
-
-def raise_streaming(workload: str) -> None:
-    from numaspark.errors import UsageError
-
-    raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
 
 
 def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, repeat: int,

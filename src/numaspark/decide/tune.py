@@ -400,7 +400,3 @@ def evaluations_to(values: list[float | None], target: float) -> int | None:
         if value is not None and value <= target:
             return number
     return None
-
-
-def grid(values: dict[str, list]) -> list[tuple]:
-    return list(itertools.product(*values.values()))
