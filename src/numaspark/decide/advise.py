@@ -25,7 +25,7 @@ from enum import IntEnum
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, by_configuration
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.whatif import driver_time_ms
 from numaspark.units import human_size, jvm_size, parse_size
@@ -519,10 +519,7 @@ def advise_event_log(path: Path) -> Advice:
 
 def advise_results(results: list[RunResult]) -> list[Advice]:
     """One `Advice` per configuration: its median run, and its application's event log."""
-    groups: dict[str, list[RunResult]] = {}
-    for r in results:
-        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
-            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    groups = by_configuration(results)
     advices = []
     logs: dict[str, EventLog | None] = {}
     for runs in groups.values():

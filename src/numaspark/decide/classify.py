@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, by_configuration
 
 WITHIN = 0.10  # "within 10% of the best"
 LOW_CPU = 0.50  # busy share of the CPUs a configuration was given
@@ -107,10 +107,7 @@ def _median(values: list) -> float | None:
 
 def classify(results: list[RunResult]) -> Classification:
     """Group the measured ok runs by configuration and label each configuration."""
-    groups: dict[str, list[RunResult]] = {}
-    for r in results:
-        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
-            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    groups = by_configuration(results)
     configs = []
     for key, runs in groups.items():
         per_run = [run_metrics(r) for r in runs]

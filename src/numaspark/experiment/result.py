@@ -83,6 +83,15 @@ class RunResult:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+def by_configuration(results: list[RunResult]) -> dict[str, list[RunResult]]:
+    """The measured (not warm-up), ok, timed runs of each configuration, by its key."""
+    groups: dict[str, list[RunResult]] = {}
+    for r in results:
+        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
+            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    return groups
+
+
 def environment(topology_fingerprint: str, spark_version: str | None) -> dict:
     """What a run's numbers depend on, besides the spec: compared before runs are compared."""
     return {

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from numaspark.errors import UsageError
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, by_configuration
 
 
 def results_frame(results: list[RunResult]) -> pd.DataFrame:
@@ -63,10 +63,7 @@ CONF_COLUMNS = {
 def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFrame:
     """One row per configuration: the parameters that vary between configurations, and the
     median wall time of its measured ok runs as ``value``: what ``tune --replay`` reads."""
-    groups: dict[str, list[RunResult]] = {}
-    for r in results:
-        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
-            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    groups = by_configuration(results)
     rows = []
     for runs in groups.values():
         spec = runs[0].spec

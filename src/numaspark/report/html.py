@@ -22,7 +22,7 @@ from numaspark import __version__
 from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, by_configuration
 from numaspark.experiment.runner import TOPOLOGY_FILE
 from numaspark.experiment.store import RESULTS_FILE, ResultStore
 from numaspark.metrics.streaming import STREAM_METRICS
@@ -60,13 +60,10 @@ def _measured(results: list[RunResult]) -> list[RunResult]:
 
 
 def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[ConfigRow]:
-    rows: dict[str, ConfigRow] = {}
-    for r in _measured(results):
-        key = r.spec.get("config") or r.key
-        row = rows.setdefault(key, ConfigRow(key, r.spec.get("label") or key, r.spec, [],
-                                             classes.get(key, [])))  # fmt: skip
-        row.walls.append(r.wall_time_s)  # type: ignore[arg-type]
-    return sorted(rows.values(), key=lambda c: c.median)
+    rows = [ConfigRow(key, runs[0].spec.get("label") or key, runs[0].spec,
+                      [r.wall_time_s for r in runs], classes.get(key, []))  # type: ignore[misc]
+            for key, runs in by_configuration(results).items()]  # fmt: skip
+    return sorted(rows, key=lambda c: c.median)
 
 
 def _conf_text(spec: dict) -> str:
