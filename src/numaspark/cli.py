@@ -28,7 +28,7 @@ from numaspark.placement import (
     plan,
     yarn_settings,
 )
-from numaspark.report.console import placement_view, settings_view, topology_view
+from numaspark.report.console import launch_view, placement_view, settings_view, topology_view
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_size
 
@@ -1019,6 +1019,101 @@ def run(
     console.print(f"results: {(out / 'results.jsonl').resolve()}")
     if failed:
         raise typer.Exit(1)
+
+
+@app.command(context_settings={"ignore_unknown_options": True})
+def launch(
+    command: Annotated[
+        list[str], typer.Argument(help="The program and its arguments, after '--'.")
+    ],
+    mode: Annotated[
+        Mode, typer.Option(help="local: one process; standalone: one per executor.")
+    ] = Mode.STANDALONE,
+    executors: ExecutorsOpt = None,
+    executors_per_node: PerNodeOpt = None,
+    cores_per_executor: CoresOpt = None,
+    memory_per_executor: MemoryOpt = "auto",
+    bind: BindOpt = Binding.NONE,
+    mem_policy: PolicyOpt = None,
+    mem_nodes: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="Bind memory to these nodes instead of the CPUs' own (remote memory)."),
+    ] = None,
+    nodes: NodesOpt = None,
+    pu_order: PuOrderOpt = PuOrder.CORES_FIRST,
+    duration: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="Stop the processes after this long, e.g. 10s (default: until they exit)."
+        ),
+    ] = None,
+    timeout: Annotated[str, typer.Option(help="Stop them as failed after this long.")] = "10m",
+    interval: Annotated[str, typer.Option(help="How often placement and pages are read.")] = "0.5s",
+    out: Annotated[Path, typer.Option(help="Directory for launch.json and the logs.")] = Path(
+        "numaspark-out/launch"
+    ),
+    as_json: JsonOption = False,
+) -> None:
+    """Start any program once per planned JVM, bound as planned; record where each really ran.
+
+    Placeholders {index} {heap} {cores} {cpus} {nodes} {mem_nodes} in the command are filled in
+    per process, e.g.: numaspark launch --executors-per-node 1 --bind node -- java -Xmx{heap} -jar app.jar
+    """
+    from numaspark.launch import launch as launch_processes
+    from numaspark.placement import memory_on
+    from numaspark.units import parse_duration
+
+    topo = _load_topology(None, None)
+    placement = plan(
+        topo,
+        _layout(executors, executors_per_node, cores_per_executor, memory_per_executor, mode),
+        bind,
+        mem_policy,
+        pu_order,
+        only_nodes=CpuSet.parse(nodes) if nodes is not None else None,
+    )
+    if mem_nodes is not None:
+        chosen = CpuSet.parse(mem_nodes)
+        if not chosen or not chosen.issubset(topo.allowed_nodes):
+            raise UsageError(
+                f"--mem-nodes {mem_nodes}: this machine's allowed NUMA nodes are "
+                f"{topo.allowed_nodes} (numaspark topology)"
+            )
+        placement = memory_on(placement, chosen)
+    say = (lambda message: None) if as_json else _progress_printer()
+    with _interruptible_launch():
+        record = launch_processes(
+            placement,
+            topo,
+            command,
+            out,
+            duration_s=parse_duration(duration, "--duration") if duration else None,
+            timeout_s=parse_duration(timeout, "--timeout"),
+            interval_s=parse_duration(interval, "--interval"),
+            on_progress=say,
+        )
+    if as_json:
+        _print_json(record)
+    else:
+        console.print(launch_view(record))
+        console.print(f"record: {(out / 'launch.json').resolve()}", highlight=False)
+    failed = [p for p in record["processes"] if not p["ok"]]
+    for entry in failed:
+        err_console.print(
+            f"[red]{entry['name']} {entry['status']}:[/] {entry.get('error', '')} (log {entry['log']})",
+            highlight=False,
+        )
+    if failed:
+        raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _interruptible_launch():
+    try:
+        yield
+    except KeyboardInterrupt:
+        err_console.print("Interrupted: every launched process stopped")
+        raise typer.Exit(130) from None
 
 
 cluster_app = typer.Typer(

@@ -64,9 +64,12 @@ class NumaCollector(Collector):
                 text = Path(f"/proc/{pid}/numa_maps").read_text()
             except OSError:
                 continue  # gone, or numa_maps absent (a kernel without NUMA)
+            per_node = pages_per_node(text)
+            if not per_node:
+                continue  # exited, not yet reaped: its last reading stands
             reading["jvms"][str(pid)] = {
                 "name": name,
-                "bytes_per_node": {str(n): b for n, b in sorted(pages_per_node(text).items())},
+                "bytes_per_node": {str(n): b for n, b in sorted(per_node.items())},
                 "bound_nodes": sorted(bound) if bound is not None else None,
             }
         return reading

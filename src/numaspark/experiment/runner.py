@@ -29,6 +29,7 @@ from numaspark.placement import (
     Mode,
     Placement,
     PuOrder,
+    memory_on,
     placement_to_dict,
     plan,
 )
@@ -174,16 +175,6 @@ def run_workload(
             keep,
         )
     return results
-
-
-def memory_on(placement: Placement, nodes: CpuSet) -> Placement:
-    """The same CPUs, memory bound to ``nodes`` (remote-memory experiments: CPUs on node i,
-    memory on node j)."""
-    from dataclasses import replace
-
-    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes) if j.runs_tasks else j
-                 for j in placement.jvms)  # fmt: skip
-    return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)
 
 
 def _check_stream_request(request: RunRequest, workload) -> None:

@@ -10,7 +10,7 @@ from numaspark.placement.model import (
     Placement,
     PuOrder,
 )
-from numaspark.placement.planner import plan, spark_overhead
+from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
     k8s_settings,
     numactl_argv,
@@ -30,6 +30,7 @@ __all__ = [
     "Placement",
     "PuOrder",
     "k8s_settings",
+    "memory_on",
     "numactl_argv",
     "placement_to_dict",
     "plan",

@@ -463,3 +463,11 @@ def _driver(topology: Topology, layout: Layout) -> JvmPlacement:
         mem_nodes=CpuSet(),
         runs_tasks=False,
     )
+
+
+def memory_on(placement: Placement, nodes: CpuSet) -> Placement:
+    """The same CPUs, memory bound to ``nodes`` (remote-memory experiments: CPUs on node i,
+    memory on node j)."""
+    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes) if j.runs_tasks else j
+                 for j in placement.jvms)  # fmt: skip
+    return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)

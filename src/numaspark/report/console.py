@@ -150,3 +150,28 @@ def settings_view(title: str, sections: dict[str, dict[str, object]]) -> Rendera
             table.add_row(key, str(value))
         parts.append(table)
     return Group(*parts)
+
+
+def launch_view(record: dict) -> Table:
+    """One row per launched process: planned vs effective placement, where its pages were."""
+    table = Table(title="Launched processes: planned, effective, pages per node")
+    for column in ("process", "planned CPUs / memory", "effective CPUs / policy", "pages per node",
+                   "memory", "status"):  # fmt: skip
+        table.add_column(column)
+    for entry in record["processes"]:
+        planned = entry["planned"]
+        mem = planned["mem_policy"] or "kernel default"
+        if planned["mem_policy"]:
+            mem += f":{planned['mem_nodes']}"
+        effective = entry.get("effective")
+        seen = f"{effective['cpus']} / {effective['policy']}" if effective else "(not read)"
+        pages = entry.get("pages") or {}
+        shares = ", ".join(
+            f"N{node} {human_size(size)} ({pages['share_per_node'].get(node, 0):.0%})"
+            for node, size in pages.get("bytes_per_node", {}).items()
+        )
+        problems = "; ".join(entry.get("problems", []))
+        status = entry["status"] + (f"\n[red]{problems}[/]" if problems else "")
+        table.add_row(entry["name"], f"{planned['cpus']} / {mem}", seen, shares or "-",
+                      entry.get("memory", "-"), status)  # fmt: skip
+    return table

@@ -1,0 +1,109 @@
+"""`numaspark launch`: any program started once per planned JVM, bound, and where it really ran.
+
+The real path runs here (one NUMA node: numactl binds to node 0, pages land on node 0). Two nodes
+(bound per node, interleave split, remote memory recorded as remote) are proved in the two-node
+guest (tests/test_numa_guest.py); the rules that classify memory are tested on node sets here.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from conftest import ROOT, run_cli
+
+from numaspark.launch import command_for, memory_locality
+from numaspark.placement import Binding, Layout, MemPolicy, memory_on, plan
+from numaspark.topology import CpuSet, load_synthetic
+
+pytestmark = pytest.mark.integration
+
+# touches 64 MiB, holds it 1.5 s: long enough for two samples at 0.5 s
+TOUCH = [sys.executable, "-c", "import time; b = bytearray(64 << 20); time.sleep(1.5)"]
+
+
+def test_memory_locality_rules():
+    assert memory_locality("bind:1", CpuSet([1])) == "local"
+    assert memory_locality("bind:1", CpuSet([0])) == "remote"
+    assert memory_locality("bind:0-1", CpuSet([0])) == "partly remote"
+    assert memory_locality("prefer:0", CpuSet([0, 1])) == "local"
+    assert memory_locality("interleave:0-1", CpuSet([0])) == "interleaved"
+    assert memory_locality("default", CpuSet([0])) == "default"
+
+
+def test_placeholders_filled_per_jvm():
+    synthetic = load_synthetic("pack:2 numa:1 core:2 pu:1")
+    placement = plan(synthetic, Layout(executors_per_node=1, memory_per_executor=1 << 30),
+                     Binding.NODE, MemPolicy.BIND)  # fmt: skip
+    second = placement.executors[1]
+    argv = command_for(["java", "-Xmx{heap}", "--cpus={cpus}", "{index}:{nodes}"], second)
+    assert argv == ["java", "-Xmx1024m", "--cpus=2-3", "1:1"]
+
+
+def test_memory_on_moves_only_the_executors_memory():
+    # Two nodes: the recorded topologies are real servers; this machine has one node
+    synthetic = load_synthetic("pack:2 numa:1 core:2 pu:1")
+    placement = plan(synthetic, Layout(executors=1, memory_per_executor=1 << 30), Binding.NODE,
+                     MemPolicy.BIND, only_nodes=CpuSet([0]))  # fmt: skip
+    moved = memory_on(placement, CpuSet([1]))
+    (executor,) = moved.executors
+    assert (str(executor.cpus), str(executor.mem_nodes)) == ("0-1", "1")
+    assert moved.driver == placement.driver
+
+
+def test_launch_bound_records_effective_placement_and_pages(tmp_path):
+    proc = run_cli("launch", "--executors", "1", "--bind", "node", "--memory-per-executor", "450m",
+                   "--out", str(tmp_path), "--json", "--", *TOUCH)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record == json.loads((tmp_path / "launch.json").read_text())
+    (entry,) = record["processes"]
+    assert entry["argv"][:3] == ["numactl", "--cpunodebind=0", "--membind=0"]
+    assert entry["ok"] and entry["status"] == "exited 0"
+    assert entry["effective"]["policy"] == "bind:0" and entry["problems"] == []
+    assert entry["memory"] == "local"
+    # the 64 MiB it touched were seen, all on node 0 (the only node here)
+    assert entry["pages"]["resident_bytes"] > 64 << 20
+    assert entry["pages"]["share_on_bound_nodes"] == 1.0
+
+
+def test_launch_failure_and_bad_input(tmp_path):
+    failing = [sys.executable, "-c", "import sys; print('boom: no input'); sys.exit(3)"]
+    proc = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m",
+                   "--out", str(tmp_path), "--", *failing)  # fmt: skip
+    assert proc.returncode == 1
+    assert "exited 3" in proc.stderr and "boom: no input" in proc.stderr
+    missing = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m",
+                      "--out", str(tmp_path), "--", "no-such-program-here")  # fmt: skip
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "cannot start 'no-such-program-here'" in missing.stderr
+    nodes = run_cli("launch", "--mem-nodes", "7", "--out", str(tmp_path), "--", *TOUCH)
+    assert nodes.returncode == 2 and "--mem-nodes 7" in nodes.stderr
+    assert len(nodes.stderr.strip().splitlines()) == 1
+
+
+def test_launch_duration_and_sigterm_leave_nothing_behind(tmp_path):
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    proc = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m", "--duration",
+                   "1s", "--out", str(tmp_path / "d"), "--json", "--", *sleeper)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["processes"]
+    assert entry["status"] == "stopped after --duration"
+    assert not psutil.pid_exists(entry["pid"])
+
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "numaspark", "launch", "--executors", "1", "--memory-per-executor",
+         "450m", "--out", str(tmp_path / "t"), "--", *sleeper],
+        stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    line = launcher.stderr.readline()  # "HH:MM:SS started executor 0 (pid N): ..."
+    pid = int(line.split("(pid ")[1].split(")")[0])
+    time.sleep(1)
+    launcher.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=30) == 130
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
