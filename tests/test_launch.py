@@ -107,3 +107,14 @@ def test_launch_duration_and_sigterm_leave_nothing_behind(tmp_path):
     launcher.send_signal(signal.SIGTERM)
     assert launcher.wait(timeout=30) == 130
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_jvm_crash_is_named_not_shown_as_a_hash(tmp_path):
+    from numaspark.spark.logs import error_line
+
+    log = tmp_path / "master.log"
+    log.write_text("#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n"
+                   "#  SIGILL (0x4) at pc=0x00007f, pid=41, tid=42\n#\n# JRE version: 17\n#\n")  # fmt: skip
+    assert error_line(log) == "the JVM crashed: SIGILL (0x4) at pc=0x00007f, pid=41, tid=42"
+    log.write_text("starting\nlast words\n#\n")
+    assert error_line(log) == "last words"

@@ -168,6 +168,11 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
         status = run_cli("cluster", "status", str(cluster))
         assert status.stdout.count("ALIVE") == 3  # the master and both workers
         assert "--physcpubind" in status.stdout
+        seen = json.loads(run_cli("cluster", "status", str(cluster), "--json").stdout)
+        assert [w["state"] for w in seen["workers"]] == ["ALIVE", "ALIVE"]
+        # each worker JVM really runs on its own core (read from /proc), its pages counted
+        assert [w["effective"]["cpus"] for w in seen["workers"]] == ["0", "1"]
+        assert all(w["bytes_per_node"].get("0", 0) > 0 for w in seen["workers"])
         out = tmp_path / "out"
         ran = run_cli(
             "run",

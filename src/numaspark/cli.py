@@ -1167,29 +1167,49 @@ def cluster_up(
 
 
 @cluster_app.command("status")
-def cluster_status(directory: Annotated[Path, typer.Argument()]) -> None:
-    """Show the master's view of a running cluster."""
+def cluster_status(
+    directory: Annotated[Path, typer.Argument()], as_json: JsonOption = False
+) -> None:
+    """Show the master's view of a running cluster and where each worker really runs."""
+    from numaspark.collect.numa import pages_per_node
     from numaspark.spark.cluster import StandaloneCluster
+    from numaspark.spark.effective import read_effective
 
     cluster = StandaloneCluster.attach(directory)
     state = cluster.master_state() or {}
-    table = Table(title=f"{cluster.master_url}: {state.get('status', '?')}", title_justify="left")
-    for column in ("worker", "state", "cores", "memory MB", "pid", "launch prefix"):
-        table.add_column(column)
     alive = {w.get("port"): w for w in state.get("workers", [])}
+    workers = []
     for worker in cluster.workers:
-        seen = alive.get(worker["port"], {})
-        prefix = worker["argv"][
-            : worker["argv"].index(next(a for a in worker["argv"] if a.endswith("spark-class")))
-        ]
+        argv = worker["argv"]
+        effective = read_effective(worker["pid"])
+        try:
+            pages = pages_per_node(Path(f"/proc/{worker['pid']}/numa_maps").read_text())
+        except OSError:
+            pages = {}
+        workers.append({
+            "index": worker["index"], "pid": worker["pid"], "cores": worker["cores"],
+            "memory_mb": worker["memory_mb"],
+            "state": alive.get(worker["port"], {}).get("state", "missing"),
+            "prefix": argv[: next(i for i, a in enumerate(argv) if a.endswith("spark-class"))],
+            "effective": effective.to_dict() if effective else None,
+            "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
+        })  # fmt: skip
+    if as_json:
+        _print_json({"master_url": cluster.master_url, "status": state.get("status"),
+                     "workers": workers})  # fmt: skip
+        return
+    table = Table(title=f"{cluster.master_url}: {state.get('status', '?')}", title_justify="left")
+    for column in ("worker", "state", "cores", "memory MB", "pid", "launch prefix",
+                   "effective CPUs / policy", "pages per node"):  # fmt: skip
+        table.add_column(column)
+    for w in workers:
+        seen = w["effective"]
         table.add_row(
-            str(worker["index"]),
-            seen.get("state", "missing"),
-            str(worker["cores"]),
-            str(worker["memory_mb"]),
-            str(worker["pid"]),
-            " ".join(prefix) or "(unbound)",
-        )
+            str(w["index"]), w["state"], str(w["cores"]), str(w["memory_mb"]), str(w["pid"]),
+            " ".join(w["prefix"]) or "(unbound)",
+            f"{seen['cpus']} / {seen['policy']}" if seen else "(gone)",
+            ", ".join(f"N{n} {b >> 20} MiB" for n, b in w["bytes_per_node"].items()) or "-",
+        )  # fmt: skip
     console.print(table)
 
 

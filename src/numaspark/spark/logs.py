@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 _ERROR = re.compile(r"(Exception|Error|error:)")
+# a JVM crash prints a block of "#" lines; these name what happened
+_FATAL = re.compile(r"^#\s+(.*(SIG[A-Z]+ \(|insufficient memory|Internal Error|Out of Memory).*)")
 
 
 def error_lines(path: Path) -> list[str]:
@@ -24,8 +26,12 @@ def error_line(path: Path | None) -> str:
     """The most telling line of a log: its first error, or else its last line."""
     if path is None or not path.exists():
         return "(no log)"
+    text = path.read_text(errors="replace")
+    fatal = [m.group(1).strip() for m in map(_FATAL.match, text.splitlines()) if m]
+    if fatal:
+        return f"the JVM crashed: {fatal[0]}"[:500]
     errors = error_lines(path)
     if errors:
         return errors[0][:500]
-    lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip().strip("#")]
     return lines[-1][:500] if lines else "(empty log)"
