@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The two-node test: boot a real Linux kernel with two NUMA nodes under QEMU's software
 # emulation and run numaspark's placement checks inside it (tests/guest/). Needs root
-# (debootstrap, chroot, mount). The base image is built once (about 4 minutes) and kept in
+# (debootstrap, chroot, mount). The base image is built once (about 3 minutes) and kept in
 # ~/.cache/numaspark/numa-guest while its inputs are unchanged; a boot with the checks takes
 # about 2 minutes. The guest's console is saved in test-artifacts/numa-guest/console.log.
 set -euo pipefail

@@ -7,7 +7,7 @@ and launch bound JVMs; what they read from the guest's /proc (effective CPUs, nu
 pages per node) decides each check, printed on the serial console as ``NUMASPARK-CHECK PASS|FAIL
 name: details``, which these tests read.
 
-Slow (the base image is built once, about 4 minutes; each boot about 2), and it needs root and
+Slow (the base image is built once, about 3 minutes; each boot about 2), and it needs root and
 QEMU: it runs from ``bash scripts/test-guest.sh`` (which sets NUMASPARK_GUEST=1), not in the
 default test command, which would pass 20 minutes with it.
 """
