@@ -835,11 +835,15 @@ def _layout(executors, per_node, cores, memory, mode) -> Layout:
 
 
 @contextlib.contextmanager
-def _interruptible(out: Path):
-    """Ctrl-C or SIGTERM: every started JVM is already stopped; say what was kept, exit 130."""
+def _interruptible(out: Path | None):
+    """Ctrl-C or SIGTERM: every started JVM is already stopped; say what was kept, exit 130.
+    ``out`` is where runs are stored; None for commands that store none (launch)."""
     try:
         yield
     except KeyboardInterrupt:
+        if out is None:
+            err_console.print("Interrupted: every launched process stopped")
+            raise typer.Exit(130) from None
         path = out / "results.jsonl"
         kept = len(path.read_text().splitlines()) if path.exists() else 0
         err_console.print(
@@ -1081,7 +1085,7 @@ def launch(
             )
         placement = memory_on(placement, chosen)
     say = (lambda message: None) if as_json else _progress_printer()
-    with _interruptible_launch():
+    with _interruptible(None):
         record = launch_processes(
             placement,
             topo,
@@ -1105,15 +1109,6 @@ def launch(
         )
     if failed:
         raise typer.Exit(1)
-
-
-@contextlib.contextmanager
-def _interruptible_launch():
-    try:
-        yield
-    except KeyboardInterrupt:
-        err_console.print("Interrupted: every launched process stopped")
-        raise typer.Exit(130) from None
 
 
 cluster_app = typer.Typer(
