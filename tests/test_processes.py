@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -65,11 +66,12 @@ def test_effective_placement_of_a_numactl_bound_process():
 
     proc = subprocess.Popen([*numactl_argv(executor), "sleep", "30"])
     try:
+        # numactl applies its options one by one before it execs sleep; read once sleep runs
         deadline = time.monotonic() + 5
+        comm = Path(f"/proc/{proc.pid}/comm")
+        while comm.read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.02)
         actual = read_effective(proc.pid)
-        while (actual is None or actual.policy == "default") and time.monotonic() < deadline:
-            time.sleep(0.05)  # until numactl has exec'd sleep
-            actual = read_effective(proc.pid)
         assert actual.cpus == executor.cpus
         assert actual.policy == f"bind:{executor.mem_nodes}"
         assert differences(executor, actual) == []

@@ -77,28 +77,6 @@ def _assert_measured(run: dict, stdout: str) -> None:
     assert "of its resident pages on its bound node(s) 0" in stdout
 
 
-@needs_two_cpus
-def test_standalone_executors_each_on_their_own_cpu(tmp_path, data):
-    out = tmp_path / "out"
-    profile = ["--profile"] if shutil.which("mvn") else []  # async-profiler comes through Maven
-    proc = run_cli("run", "wordcount", "--mode", "standalone", "--executors", "2",
-                   "--cores-per-executor", "1", "--bind", "core", *profile, "--out", str(out),
-                   "--data", str(data))  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    (run,) = _results(out)
-    assert run["status"] == "ok"
-    placed = {e["jvm"]: e for e in run["effective_placement"]}
-    cpus = CPUS.to_list()
-    assert placed["executor 0"]["cpus"] == str(cpus[0])
-    assert placed["executor 1"]["cpus"] == str(cpus[1])
-    assert all(e["policy"] == "bind:0" and not e["differences"] for e in placed.values())
-    # the collectors follow each executor JVM, not the driver
-    measured = {j["name"] for j in run["measurements"]["os"]["jvms"]}
-    assert measured == {"executor 0", "executor 1"}
-    if profile:  # one flame graph per executor
-        assert len(run["artifacts"]["flame_graphs"]) == 2
-
-
 def _wait_for_answers(out: Path, count: int, proc: subprocess.Popen, timeout: float = 240) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -159,6 +137,8 @@ def test_executors_that_keep_dying_fail_the_run(tmp_path, data):
 
 @needs_two_cpus
 def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
+    """A kept cluster of two core-bound executors, its status, and a profiled run on it (the
+    run path that starts its own cluster is in the interrupted and dying-executor tests)."""
     cluster = tmp_path / "cluster"
     layout = ["--executors", "2", "--cores-per-executor", "1", "--bind", "core"]
     up = run_cli("cluster", "up", str(cluster), *layout)
@@ -173,20 +153,23 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
         # each worker JVM really runs on its own core (read from /proc), its pages counted
         assert [w["effective"]["cpus"] for w in seen["workers"]] == ["0", "1"]
         assert all(w["bytes_per_node"].get("0", 0) > 0 for w in seen["workers"])
+        # a run on it: each executor on its own CPU, measured apart from the driver
         out = tmp_path / "out"
-        ran = run_cli(
-            "run",
-            "sql-aggregation",
-            "--cluster",
-            str(cluster),
-            *layout,
-            "--out",
-            str(out),
-            "--data",
-            str(data),
-        )
+        profile = ["--profile"] if shutil.which("mvn") else []  # async-profiler through Maven
+        ran = run_cli("run", "wordcount", "--cluster", str(cluster), *layout, *profile,
+                      "--out", str(out), "--data", str(data))  # fmt: skip
         assert ran.returncode == 0, ran.stderr
-        assert _results(out)[0]["spec"]["cluster"] == str(cluster.resolve())
+        (run,) = _results(out)
+        assert run["status"] == "ok" and run["spec"]["cluster"] == str(cluster.resolve())
+        placed = {e["jvm"]: e for e in run["effective_placement"]}
+        cpus = CPUS.to_list()
+        assert placed["executor 0"]["cpus"] == str(cpus[0])
+        assert placed["executor 1"]["cpus"] == str(cpus[1])
+        assert all(e["policy"] == "bind:0" and not e["differences"] for e in placed.values())
+        measured = {j["name"] for j in run["measurements"]["os"]["jvms"]}
+        assert measured == {"executor 0", "executor 1"}  # the collectors follow the executors
+        if profile:  # one flame graph per executor
+            assert len(run["artifacts"]["flame_graphs"]) == 2
         assert (
             json.loads((cluster / "cluster.json").read_text())["master_pid"] == state["master_pid"]
         )
