@@ -22,10 +22,9 @@ if [ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ] && ! command -v chromium-headless-shell
    && ! command -v chromium >/dev/null 2>&1; then
   missing+=(chromium-headless-shell)
 fi
-# the two-node guest test (scripts/test-guest.sh) boots a Debian image under QEMU
-if [ "${NUMASPARK_SETUP_GUEST:-0}" = 1 ]; then
+# the two-node test (tests/test_numa_guest.py) boots this machine again under QEMU
+if [ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
-  command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 fi
 
 apt_install() {

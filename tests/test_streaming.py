@@ -146,7 +146,7 @@ def test_datagen_explains_that_streams_are_live():
 
 # --- real Spark --------------------------------------------------------------------------------
 
-SECONDS, WARMUP, RATE = 4.0, 1.0, 50.0
+SECONDS, WARMUP, RATE = 2.0, 1.0, 50.0
 
 
 @pytest.mark.integration
