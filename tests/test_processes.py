@@ -81,3 +81,12 @@ def test_effective_placement_of_a_numactl_bound_process():
         proc.kill()
         proc.wait()
     assert read_effective(proc.pid) is None  # a reaped process reads as gone
+
+
+def test_daemon_jvm_options_default_and_yield_to_the_user(monkeypatch):
+    from numaspark.spark.home import DAEMON_JAVA_OPTS, spark_env
+
+    monkeypatch.delenv("SPARK_DAEMON_JAVA_OPTS", raising=False)
+    assert spark_env()["SPARK_DAEMON_JAVA_OPTS"] == DAEMON_JAVA_OPTS
+    monkeypatch.setenv("SPARK_DAEMON_JAVA_OPTS", "-Xlog:gc")
+    assert spark_env()["SPARK_DAEMON_JAVA_OPTS"] == "-Xlog:gc"

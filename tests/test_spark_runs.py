@@ -17,12 +17,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import FIXTURES, run_cli
 
 from numaspark.metrics.aggregate import aggregate
 from numaspark.metrics.eventlog import parse_event_log
-from numaspark.spark.home import free_port, spark_env, spark_home
+from numaspark.spark.home import DAEMON_JAVA_OPTS, free_port, spark_env, spark_home
 from numaspark.spark.processes import ProcessTracker
 from numaspark.topology import CpuSet
 
@@ -145,6 +146,9 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
     try:
         assert up.returncode == 0, up.stderr
         state = json.loads((cluster / "cluster.json").read_text())
+        # the daemons run with the light JVM options of spark_env (executors keep the defaults)
+        for pid in [state["master_pid"], *(w["pid"] for w in state["workers"])]:
+            assert DAEMON_JAVA_OPTS.split()[0] in psutil.Process(pid).cmdline()
         status = run_cli("cluster", "status", str(cluster))
         assert status.stdout.count("ALIVE") == 3  # the master and both workers
         assert "--physcpubind" in status.stdout
