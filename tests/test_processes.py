@@ -90,3 +90,17 @@ def test_daemon_jvm_options_default_and_yield_to_the_user(monkeypatch):
     assert spark_env()["SPARK_DAEMON_JAVA_OPTS"] == DAEMON_JAVA_OPTS
     monkeypatch.setenv("SPARK_DAEMON_JAVA_OPTS", "-Xlog:gc")
     assert spark_env()["SPARK_DAEMON_JAVA_OPTS"] == "-Xlog:gc"
+
+
+def test_cluster_start_timeout_from_the_environment(monkeypatch):
+    from numaspark.errors import UsageError
+    from numaspark.spark.cluster import START_TIMEOUT_S, start_timeout
+
+    monkeypatch.delenv("NUMASPARK_START_TIMEOUT", raising=False)
+    assert start_timeout() == START_TIMEOUT_S
+    monkeypatch.setenv("NUMASPARK_START_TIMEOUT", "400")
+    assert start_timeout() == 400
+    for bad in ("soon", "0", "-5"):
+        monkeypatch.setenv("NUMASPARK_START_TIMEOUT", bad)
+        with pytest.raises(UsageError, match="NUMASPARK_START_TIMEOUT=.*give seconds"):
+            start_timeout()

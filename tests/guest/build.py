@@ -165,7 +165,8 @@ def qemu_argv(kernel_dir: Path, classes: Path) -> list[str]:
         if any(c.isspace() for c in str(path)):
             raise RuntimeError(f"{path}: the guest's kernel command line cannot carry a space")
     append = (f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} "
-              f"NUMASPARK_PYTHON={sys.executable} NUMASPARK_TOUCHER={classes}")  # fmt: skip
+              f"NUMASPARK_PYTHON={sys.executable} NUMASPARK_TOUCHER={classes} "
+              f"NUMASPARK_GUEST_SPARK={os.environ.get('NUMASPARK_GUEST_SPARK', '0')}")  # fmt: skip
     return [
         "qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", "4096", *numa,
         "-kernel", str(kernel_dir / "vmlinuz"), "-initrd", str(kernel_dir / "initrd.img"),

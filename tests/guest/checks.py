@@ -123,6 +123,33 @@ def remote() -> str:
     return describe(p)
 
 
+def spark_workers() -> str:
+    """A standalone cluster with one worker per node, each bound: where they really run."""
+    cluster = "/tmp/cluster"
+    os.environ["NUMASPARK_START_TIMEOUT"] = "400"  # every JVM here starts ~20x slower
+    try:
+        numaspark("cluster", "up", cluster, "--executors-per-node", "1", "--bind", "node",
+                  "--memory-per-executor", "450m")  # fmt: skip
+    except AssertionError as exc:
+        logs = subprocess.run(["sh", "-c", f"tail -n 5 {cluster}/logs/*.log {cluster}/worker-*/*.log"],
+                              capture_output=True, text=True).stdout  # fmt: skip
+        raise AssertionError(f"{exc} | {logs[-1500:]}") from None
+    try:
+        seen = json.loads(numaspark("cluster", "status", cluster, "--json"))
+    finally:
+        numaspark("cluster", "down", cluster)
+    found = []
+    for node, worker in enumerate(sorted(seen["workers"], key=lambda w: w["index"])):
+        eff, pages = worker["effective"], worker["bytes_per_node"]
+        assert worker["state"] == "ALIVE", f"worker {node}: {worker['state']}"
+        assert eff["cpus"] == str(node) and eff["policy"] == f"bind:{node}", f"worker {worker}"
+        on_node = pages.get(str(node), 0) / max(1, sum(pages.values()))
+        assert on_node >= 0.9, f"worker {node}: {on_node:.0%} of its pages on node {node}"
+        found.append(f"worker {node} pid {worker['pid']}: CPUs {eff['cpus']}, {eff['policy']}, "
+                     f"{on_node:.0%} of {sum(pages.values()) >> 20} MiB on N{node}")  # fmt: skip
+    return "; ".join(found)
+
+
 def main() -> int:
     print("NUMASPARK-CHECKS BEGIN", flush=True)
     print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
@@ -131,6 +158,8 @@ def main() -> int:
                        ("launch-interleave-split", interleaved),
                        ("launch-remote-memory", remote)]:  # fmt: skip
         check(name, test)
+    if os.environ.get("NUMASPARK_GUEST_SPARK") == "1":  # minutes more under emulation
+        check("spark-worker-per-node", spark_workers)
     print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
           flush=True)  # fmt: skip
     return 0 if all(results) else 1

@@ -6,11 +6,13 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+ln -s /proc/self/fd /dev/fd  # what udev would make: bash's <(...) in spark-class needs it
 mount -t tmpfs tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 ip link set lo up  # servers the checks start listen on 127.0.0.1
+hostname numa-guest && echo "127.0.0.1 numa-guest" >> /etc/hosts  # the overlay's copy
 NUMASPARK_BIN="$(dirname "$NUMASPARK_PYTHON")/numaspark" NUMASPARK_TOUCHER="$NUMASPARK_TOUCHER" \
-  "$NUMASPARK_PYTHON" "$NUMASPARK_REPO/tests/guest/checks.py"
+  NUMASPARK_GUEST_SPARK="$NUMASPARK_GUEST_SPARK" "$NUMASPARK_PYTHON" "$NUMASPARK_REPO/tests/guest/checks.py"
 echo "numaspark-guest: powering off"
 echo o > /proc/sysrq-trigger
 sleep 60

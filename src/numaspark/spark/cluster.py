@@ -12,6 +12,7 @@ can always find what to stop.
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
@@ -31,7 +32,21 @@ from numaspark.units import MIB
 CLUSTER_SCHEMA = "numaspark.cluster/1"
 STATE_FILE = "cluster.json"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
-START_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 90.0  # for the master, then for the workers; NUMASPARK_START_TIMEOUT overrides
+
+
+def start_timeout() -> float:
+    """Seconds the master, then the workers, may take to start (slow or emulated machines)."""
+    value = os.environ.get("NUMASPARK_START_TIMEOUT")
+    if value is None:
+        return START_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise UsageError(f"NUMASPARK_START_TIMEOUT={value!r}: give seconds, e.g. 300")
+    return seconds
 
 
 class ClusterError(NumasparkError):
@@ -59,6 +74,7 @@ class StandaloneCluster:
         on_progress=None,
     ) -> StandaloneCluster:
         """Start a master and one bound worker per planned executor; wait until all are alive."""
+        timeout_s = start_timeout()
         directory = directory.resolve()
         directory.mkdir(parents=True, exist_ok=True)
         if (directory / STATE_FILE).exists() and _state_alive(directory):
@@ -85,10 +101,11 @@ class StandaloneCluster:
         cluster._save()
         _progress(on_progress, "master starting")
         if not wait_for(
-            lambda: cluster.master_state() is not None or not master.alive(), START_TIMEOUT_S
+            lambda: cluster.master_state() is not None or not master.alive(), timeout_s
         ):
             raise ClusterError(
-                f"the Spark master did not start in {START_TIMEOUT_S:.0f} s: see {master.log}"
+                f"the Spark master did not start in {timeout_s:.0f} s: see {master.log} "
+                "(on a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)"
             )
         if not master.alive():
             raise ClusterError(f"the Spark master exited: {error_line(master.log)}")
@@ -124,11 +141,12 @@ class StandaloneCluster:
         _progress(on_progress, f"{len(cluster.workers)} worker(s) starting")
         expected = len(cluster.workers)
         if not wait_for(
-            lambda: cluster.alive_workers() >= expected or cluster._dead_worker(), START_TIMEOUT_S
+            lambda: cluster.alive_workers() >= expected or cluster._dead_worker(), timeout_s
         ):
             raise ClusterError(
                 f"only {cluster.alive_workers()} of {expected} workers registered in "
-                f"{START_TIMEOUT_S:.0f} s: see the logs in {directory}"
+                f"{timeout_s:.0f} s: see the logs in {directory} (on a slow machine, set "
+                "NUMASPARK_START_TIMEOUT to more seconds)"
             )
         dead = cluster._dead_worker()
         if dead:
