@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import traceback
+from pathlib import Path
 
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
@@ -131,9 +132,10 @@ def spark_workers() -> str:
         numaspark("cluster", "up", cluster, "--executors-per-node", "1", "--bind", "node",
                   "--memory-per-executor", "450m")  # fmt: skip
     except AssertionError as exc:
-        logs = subprocess.run(["sh", "-c", f"tail -n 5 {cluster}/logs/*.log {cluster}/worker-*/*.log"],
-                              capture_output=True, text=True).stdout  # fmt: skip
-        raise AssertionError(f"{exc} | {logs[-1500:]}") from None
+        logs = sorted(Path(cluster).glob("logs/*.log")) + sorted(Path(cluster).glob("worker-*/*"))
+        tails = " | ".join(f"{log}: {log.read_text(errors='replace')[-400:]}" for log in logs
+                            if log.is_file())  # fmt: skip
+        raise AssertionError(f"{exc} | {tails}") from None
     try:
         seen = json.loads(numaspark("cluster", "status", cluster, "--json"))
     finally:
