@@ -5,6 +5,7 @@ one NUMA node). The real runs are in test_report.py."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from conftest import FIXTURES, run_cli, topology_file
@@ -81,9 +82,8 @@ def test_counter_labels_only_where_the_counters_exist():
 
 def test_warmups_and_failures_are_not_classified():
     warm = _run("a", 1.0, cpu_s=1.0)
-    warm.spec["warmup"] = True
-    failed = _run("b", 0.5, cpu_s=1.0)
-    failed.status = "failed"
+    warm = replace(warm, spec=replace(warm.spec, warmup=True))
+    failed = replace(_run("b", 0.5, cpu_s=1.0), status="failed")
     found = classify([warm, failed, _run("c", 5.0, cpu_s=9.0)])
     assert [c.config for c in found.configs] == ["c"]
 
@@ -115,7 +115,7 @@ def test_numa_rules_on_a_two_node_server():
                measurements={"numa": {"jvms": [{"name": "executor 0", "bound_nodes": [0],
                                                 "share_on_bound_nodes": 0.8,
                                                 "bytes_per_node": {"0": 80, "1": 20}}]}})  # fmt: skip
-    run.spec["mode"] = "standalone"
+    run = replace(run, spec=replace(run.spec, mode="standalone"))
     advice = advise(Subject(None, run), "a")
     straddle = _finding(advice, "numa-straddle")
     assert straddle.severity is Severity.MODERATE
@@ -129,16 +129,17 @@ def test_numa_rules_on_a_two_node_server():
 
 def test_heap_above_31g_loses_compressed_oops():
     run = _run("a", 10.0)
-    run.spec["placement"]["jvms"][0]["heap_bytes"] = 48 * 2**30
+    big = replace(run.spec.placement.jvms[0], heap=48 * 2**30)
+    run = replace(run, spec=replace(run.spec, placement=replace(run.spec.placement, jvms=(big,))))
     heap = _finding(advise(Subject(None, run), "a"), "heap-size")
     assert heap.severity is Severity.MODERATE and "31g" in heap.command
 
 
 def test_smt_rule_uses_the_measured_gain():
     st = _run("st", 10.0)
-    st.spec["label"] = "ST 2 cores local 1x2 bind=pu"
+    st = replace(st, spec=replace(st.spec, label="ST 2 cores local 1x2 bind=pu"))
     smt = _run("smt", 12.0)
-    smt.spec["label"] = "SMT 2 cores local 1x4 bind=core"
+    smt = replace(smt, spec=replace(smt.spec, label="SMT 2 cores local 1x4 bind=core"))
     advice = advise(Subject(None, st, [st, smt]), "st")
     finding = _finding(advice, "smt")
     assert finding.severity is Severity.MODERATE and "--bind pu" in finding.command

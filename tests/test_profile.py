@@ -3,7 +3,7 @@ tasks (in local mode, the driver is that JVM)."""
 
 from __future__ import annotations
 
-from numaspark.report.flamegraph import parse_collapsed, render_svg
+from numaspark.spark.flamegraph import parse_collapsed, render_svg
 
 COLLAPSED = """\
 java/lang/Thread.run;Executor$TaskRunner.run;ShuffleMapTask.runTask;Sorter.insertAll 30

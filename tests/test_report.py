@@ -61,8 +61,7 @@ def _synthetic_results(directory: Path) -> None:
     import random
 
     from numaspark.experiment.result import RunResult
-    from numaspark.experiment.runner import TOPOLOGY_FILE
-    from numaspark.experiment.store import ResultStore
+    from numaspark.experiment.store import TOPOLOGY_FILE, ResultStore
     from numaspark.placement import Binding, Layout, Mode, placement_to_dict, plan
     from numaspark.topology import load
 

@@ -30,7 +30,7 @@ from numaspark.placement import JvmPlacement, Placement, numactl_argv
 from numaspark.placement.render import placement_to_dict
 from numaspark.spark.effective import EffectivePlacement, differences, read_effective
 from numaspark.spark.logs import error_line
-from numaspark.spark.processes import ProcessTracker, Tracked, sigterm_raises
+from numaspark.spark.processes import Tracked, supervised
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB
 
@@ -108,7 +108,7 @@ def launch(
     out.mkdir(parents=True, exist_ok=True)
     jvms = placement.executors
     entries: list[dict] = []
-    with ProcessTracker() as tracker, sigterm_raises():
+    with supervised() as tracker:
         started: list[tuple[JvmPlacement, Tracked]] = []
         for jvm in jvms:
             argv = numactl_argv(jvm) + command_for(command, jvm)

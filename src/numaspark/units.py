@@ -47,3 +47,14 @@ def parse_duration(text: str, what: str = "duration") -> float:
         raise UsageError(f"bad {what} {text!r}: write it like 60s, 2m or 500ms")
     number, unit = match.groups()
     return float(number) * _SECONDS[(unit or "s").lower()]
+
+
+def parse_pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
+    """``KEY=VALUE`` options (``--conf``, ``--param``) as a dict; a bad one is a usage error."""
+    values = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad {option} {pair!r}: write KEY=VALUE, e.g. {option} {example}")
+        values[key.strip()] = value
+    return values

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+SAMPLES_FILE = "collectors.jsonl"  # in the run directory: one line per collector
+
 # pid -> (JVM name, the NUMA nodes its memory is bound to, or None when unbound)
 JvmMap = dict[int, tuple[str, frozenset[int] | None]]
 
@@ -30,6 +32,10 @@ class Collector:
 
     def stop(self) -> None:
         """Called once after the last sample."""
+
+    def load(self, samples: list[dict]) -> None:
+        """Take recorded samples (``collectors.jsonl``) as if this collector had sampled them."""
+        self.samples = list(samples)
 
     def summarize(self, start: float, end: float) -> dict:
         """Figures for the window ``[start, end]`` (epoch seconds)."""
@@ -98,23 +104,31 @@ class CollectorSet(threading.Thread):
 
     def save(self) -> Path:
         """Every sample, one JSON line per collector, next to the run's other artifacts."""
-        path = self.run_dir / "collectors.jsonl"
+        path = self.run_dir / SAMPLES_FILE
         with open(path, "w") as out:
             for c in self.collectors:
                 out.write(json.dumps({"collector": c.name, "problem": c.problem,
+                                      "interval_s": self.interval_s,
+                                      "sampling_s": round(self.overhead_s, 3),
                                       "samples": c.samples}) + "\n")  # fmt: skip
         return path
 
     def summarize(self, start: float, end: float) -> dict:
-        """Every collector's figures for one window, and what could not be measured."""
-        result: dict = {"interval_s": self.interval_s, "sampling_s": round(self.overhead_s, 3)}
-        for collector in self.collectors:
-            summary = _guard(collector, lambda c=collector: c.summarize(start, end))
-            entry = summary if isinstance(summary, dict) else {}
-            if collector.problem:
-                entry["problem"] = collector.problem
-            result[collector.name] = entry
-        return result
+        """Every collector's figures for the window ``[start, end]`` (epoch seconds)."""
+        return summarize_window(self.collectors, start, end, self.interval_s, self.overhead_s)
+
+
+def summarize_window(collectors: list[Collector], start: float, end: float,
+                     interval_s: float, sampling_s: float) -> dict:  # fmt: skip
+    """Every collector's figures for one window, and what could not be measured."""
+    result: dict = {"interval_s": interval_s, "sampling_s": round(sampling_s, 3)}
+    for collector in collectors:
+        summary = _guard(collector, lambda c=collector: c.summarize(start, end))
+        entry = summary if isinstance(summary, dict) else {}
+        if collector.problem:
+            entry["problem"] = collector.problem
+        result[collector.name] = entry
+    return result
 
 
 def _guard(collector: Collector, call: Callable):
@@ -124,14 +138,3 @@ def _guard(collector: Collector, call: Callable):
     except Exception as exc:  # noqa: BLE001 - a collector must not break what it measures
         collector.problem = collector.problem or f"{type(exc).__name__}: {exc}"
         return None
-
-
-def default_collectors(perf: bool = True) -> list[Collector]:
-    from numaspark.collect.numa import NumaCollector
-    from numaspark.collect.os_stats import OsCollector
-    from numaspark.collect.perf_stat import PerfCollector
-
-    collectors: list[Collector] = [OsCollector(), NumaCollector()]
-    if perf:
-        collectors.append(PerfCollector())
-    return collectors

@@ -20,6 +20,7 @@ from numaspark.collect.base import Collector, JvmMap
 from numaspark.metrics.perf import (
     HARDWARE_EVENTS,
     SOFTWARE_EVENTS,
+    PerfCount,
     parse_perf_interval_csv,
     summarize_counts,
 )
@@ -74,8 +75,14 @@ class PerfCollector(Collector):
         if self.output is not None and self.output.exists():
             self.counts = [(self.started_at + t, c) for t, c in
                            parse_perf_interval_csv(self.output.read_text())]  # fmt: skip
-            self.samples = [{"t": t, "event": c.event, "value": c.value, "status": c.status,
-                             "running_share": c.running_share} for t, c in self.counts]  # fmt: skip
+            self.samples = [{"t": t, "event": c.event, "value": c.value, "unit": c.unit,
+                             "status": c.status, "running_share": c.running_share}
+                            for t, c in self.counts]  # fmt: skip
+
+    def load(self, samples: list[dict]) -> None:
+        super().load(samples)
+        self.counts = [(s["t"], PerfCount(s["event"], s.get("value"), s.get("unit", ""), s.get("status", ""),
+                                          s.get("running_share"))) for s in samples]  # fmt: skip
 
     def summarize(self, start: float, end: float) -> dict:
         if self.problem:

@@ -21,28 +21,27 @@ import shlex
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from pathlib import Path
 
+from numaspark.decide.thresholds import (
+    BANDWIDTH_REGION,
+    DRIVER_ONLY,
+    GC_SHARE,
+    NARROW_STAGES,
+    REMOTE_PAGES,
+    SMT_FASTER,
+    SMT_SLOWER,
+    TASK_SKEW,
+    Severity,
+    grade,
+)
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult, by_configuration
+from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.whatif import driver_time_ms
 from numaspark.units import human_size, jvm_size, parse_size
 
 COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
-
-
-class Severity(IntEnum):
-    NONE = 0
-    LOW = 1
-    MODERATE = 2
-    SEVERE = 3
-    CRITICAL = 4
-
-    @property
-    def word(self) -> str:
-        return self.name.lower()
 
 
 @dataclass
@@ -82,18 +81,8 @@ class Advice:
                 "not_assessed": [{"rule": n.rule, "why": n.why} for n in self.not_assessed]}  # fmt: skip
 
 
-def grade(value: float, low: float, moderate: float, severe: float,
-          critical: float | None = None) -> Severity:  # fmt: skip
-    """The severity of ``value`` against rising thresholds."""
-    if critical is not None and value >= critical:
-        return Severity.CRITICAL
-    if value >= severe:
-        return Severity.SEVERE
-    if value >= moderate:
-        return Severity.MODERATE
-    if value >= low:
-        return Severity.LOW
-    return Severity.NONE
+__all__ = ["Advice", "Finding", "NotAssessed", "Severity", "Subject", "advise",
+           "advise_event_log", "advise_results", "grade"]  # fmt: skip
 
 
 @dataclass
@@ -105,27 +94,23 @@ class Subject:
     peers: list[RunResult] = field(default_factory=list)  # every run in the same results
 
     @property
-    def spec(self) -> dict:
-        return self.result.spec if self.result else {}
-
-    @property
-    def placement(self) -> dict | None:
-        return self.spec.get("placement")
+    def spec(self) -> RunSpec:
+        return self.result.spec if self.result else RunSpec()
 
     @property
     def local(self) -> bool:
         if self.result is not None:
-            return self.spec.get("mode") == "local"
+            return self.spec.mode == "local"
         master = (self.log.spark_properties if self.log else {}).get("spark.master", "")
         return master.startswith("local")
 
-    def task_jvms(self) -> list[dict]:
-        return [j for j in (self.placement or {}).get("jvms", []) if j.get("runs_tasks")]
+    def task_jvms(self) -> tuple:
+        return self.spec.task_jvms
 
     def heap_bytes(self) -> int | None:
         jvms = self.task_jvms()
         if jvms:
-            return max(j.get("heap_bytes") or 0 for j in jvms) or None
+            return max(j.heap for j in jvms) or None
         properties = self.log.spark_properties if self.log else {}
         text = properties.get("spark.driver.memory" if self.local else "spark.executor.memory")
         if not text:
@@ -144,7 +129,7 @@ class Subject:
 
     def slots(self) -> int | None:
         if self.task_jvms():
-            return sum(j.get("cores") or 0 for j in self.task_jvms()) or None
+            return self.spec.slots or None
         if self.log is not None and self.log.executors:
             return sum(e.get("cores") or 0 for e in self.log.executors.values()) or None
         return None
@@ -152,25 +137,25 @@ class Subject:
     def command(self, **changes: object) -> str:
         """The numaspark run that tries a change; from an event log alone, a template."""
         spec = self.spec
-        argv = ["numaspark", "run", str(spec.get("workload") or "WORKLOAD")]
+        argv = ["numaspark", "run", str(spec.workload or "WORKLOAD")]
         options: dict[str, object] = {}
-        if spec:
-            options["--size"] = spec.get("size")
-            options["--mode"] = spec.get("mode")
-            layout = (self.placement or {}).get("layout") or {}
-            if spec.get("mode") == "standalone":
-                if layout.get("executors_per_node"):
-                    options["--executors-per-node"] = layout["executors_per_node"]
+        if self.result is not None:
+            options["--size"] = spec.size
+            options["--mode"] = spec.mode
+            layout = spec.placement.layout if spec.placement else None
+            if spec.mode == "standalone":
+                if layout is not None and layout.executors_per_node:
+                    options["--executors-per-node"] = layout.executors_per_node
                 else:
-                    options["--executors"] = spec.get("executors")
-            options["--cores-per-executor"] = spec.get("cores_per_executor")
-            if spec.get("binding") and spec.get("binding") != "none":
-                options["--bind"] = spec.get("binding")
-            if spec.get("mem_policy"):
-                options["--mem-policy"] = spec.get("mem_policy")
+                    options["--executors"] = spec.executors
+            options["--cores-per-executor"] = spec.cores_per_executor
+            if spec.binding and spec.binding != "none":
+                options["--bind"] = spec.binding
+            if spec.mem_policy:
+                options["--mem-policy"] = spec.mem_policy
         else:
             options["--mode"] = "local" if self.local else "standalone"
-        conf = dict(spec.get("spark_conf") or {})
+        conf = dict(spec.spark_conf)
         for key, value in changes.items():
             if key.startswith("spark."):
                 conf[key] = value
@@ -204,7 +189,7 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
     else:
         return NotAssessed("gc", "no task metrics")
     heap = subject.heap_bytes()
-    severity = grade(share, 0.05, 0.10, 0.20, 0.40)
+    severity = GC_SHARE.grade(share)
     evidence = {"gc_share": round(share, 4), "gc_ms": gc_ms, "executor_run_ms": run_ms,
                 "heap_bytes": heap}  # fmt: skip
     text = f"GC takes {share:.0%} of executor time" + (
@@ -242,9 +227,9 @@ def _straddle(subject: Subject) -> Finding | NotAssessed:
     jvms = subject.task_jvms()
     if not jvms:
         return NotAssessed("numa-straddle", "no placement recorded (an event log has none)")
-    spanning = [j for j in jvms if len(str(j.get("nodes") or "").replace("-", ",").split(",")) > 1]
-    evidence = {"jvms": [{"role": j.get("role"), "index": j.get("index"), "nodes": j.get("nodes"),
-                          "cpus": j.get("cpus")} for j in spanning]}  # fmt: skip
+    spanning = [j for j in jvms if len(j.nodes) > 1]
+    evidence = {"jvms": [{"role": j.role, "index": j.index, "nodes": str(j.nodes),
+                          "cpus": str(j.cpus)} for j in spanning]}  # fmt: skip
     if not spanning:
         return Finding("numa-straddle", Severity.NONE,
                        "every task-running JVM sits on one NUMA node", evidence)  # fmt: skip
@@ -257,17 +242,16 @@ def _straddle(subject: Subject) -> Finding | NotAssessed:
 
 
 def _pages(subject: Subject) -> Finding | NotAssessed:
-    numa = ((subject.result.measurements or {}).get("numa") if subject.result else None) or {}
-    bound = [j for j in numa.get("jvms", []) if j.get("share_on_bound_nodes") is not None]
+    locality = subject.result.figures.locality if subject.result else []
+    bound = [j for j in locality if j.share_on_bound_nodes is not None]
     if not bound:
         return NotAssessed("remote-pages", "no bound JVM with per-node page counts")
-    worst = min(bound, key=lambda j: j["share_on_bound_nodes"])
-    off = 1 - worst["share_on_bound_nodes"]
-    severity = grade(off, 0.05, 0.10, 0.30)
-    evidence = {"jvm": worst.get("name"), "share_on_bound_nodes": worst["share_on_bound_nodes"],
-                "bound_nodes": worst.get("bound_nodes"),
-                "bytes_per_node": worst.get("bytes_per_node")}  # fmt: skip
-    text = f"{worst.get('name')}: {off:.0%} of its resident pages are off its bound node(s)"
+    worst = min(bound, key=lambda j: j.share_on_bound_nodes)
+    off = 1 - worst.share_on_bound_nodes
+    severity = REMOTE_PAGES.grade(off)
+    evidence = {"jvm": worst.name, "share_on_bound_nodes": worst.share_on_bound_nodes,
+                "bound_nodes": worst.bound_nodes, "bytes_per_node": worst.bytes_per_node}  # fmt: skip
+    text = f"{worst.name}: {off:.0%} of its resident pages are off its bound node(s)"
     if severity is Severity.NONE:
         return Finding("remote-pages", severity, text, evidence)
     return Finding("remote-pages", severity, text, evidence,
@@ -278,8 +262,8 @@ def _pages(subject: Subject) -> Finding | NotAssessed:
 def _balancing(subject: Subject) -> Finding | NotAssessed:
     if subject.result is None:
         return NotAssessed("numa-balancing", "the kernel's settings are not in an event log")
-    setting = subject.result.environment.get("numa_balancing")
-    binding = subject.spec.get("binding")
+    setting = subject.result.environment.numa_balancing
+    binding = subject.spec.binding
     if setting is None:
         return NotAssessed("numa-balancing", "kernel.numa_balancing was not readable")
     evidence = {"numa_balancing": setting, "binding": binding}
@@ -295,12 +279,11 @@ def _balancing(subject: Subject) -> Finding | NotAssessed:
 
 def _smt(subject: Subject) -> Finding | NotAssessed:
     medians: dict[str, list[float]] = {}
-    workload = subject.spec.get("workload")
-    for r in subject.peers:
-        note = (r.spec.get("label") or "").split(" ")[0]
-        if (r.ok and not r.spec.get("warmup") and r.wall_time_s
-                and r.spec.get("workload") == workload and note in ("ST", "SMT")):  # fmt: skip
-            medians.setdefault(r.spec["label"], []).append(r.wall_time_s)
+    workload = subject.spec.workload
+    for r in measured(subject.peers):
+        note = (r.spec.label or "").split(" ")[0]
+        if r.spec.workload == workload and note in ("ST", "SMT"):
+            medians.setdefault(r.spec.label, []).append(r.wall_time_s)
     st = [statistics.median(v) for k, v in medians.items() if k.startswith("ST ")]
     smt = [statistics.median(v) for k, v in medians.items() if k.startswith("SMT ")]
     if not st or not smt:
@@ -308,12 +291,12 @@ def _smt(subject: Subject) -> Finding | NotAssessed:
                                   "(numaspark study smt WORKLOAD measures it)")  # fmt: skip
     gain = st[0] / smt[0]  # ST on n cores over SMT on the same n cores
     evidence = {"st_n_s": st[0], "smt_n_s": smt[0], "smt_gain": round(gain, 3)}
-    if gain < 0.97:
+    if gain < SMT_SLOWER:
         return Finding("smt", Severity.MODERATE,
                        f"SMT made this workload {1 / gain - 1:.0%} slower on the same cores",
                        evidence, "one task per physical core: bind at hardware-thread level, "
                        "one thread per core", subject.command(bind="pu", pu_order="cores-first"))  # fmt: skip
-    if gain > 1.10:
+    if gain > SMT_FASTER:
         return Finding("smt", Severity.LOW,
                        f"SMT gave this workload {gain - 1:.0%} more on the same cores", evidence,
                        "use both hardware threads of each core (core-level binding)",
@@ -322,15 +305,12 @@ def _smt(subject: Subject) -> Finding | NotAssessed:
 
 
 def _bandwidth(subject: Subject) -> Finding | NotAssessed:
-    found = ((subject.result.measurements or {}) if subject.result else {}).get(
-        "memory_bandwidth"
-    ) or {}
+    found = subject.result.figures.bandwidth if subject.result else {}
     if "region" not in found:
         return NotAssessed("memory-bandwidth", found.get("unavailable")
                            or "no bandwidth estimate (needs LLC-miss counters and a probe)")  # fmt: skip
     region = found["region"]
-    severity = {"constant": Severity.NONE, "linear": Severity.LOW,
-                "exponential": Severity.SEVERE}[region]  # fmt: skip
+    severity = BANDWIDTH_REGION[region]
     text = (f"memory bandwidth ~{found['estimate_bps'] / 1e9:.1f} GB/s, {found['share']:.0%} of "
             f"the probed maximum: {region} region")  # fmt: skip
     if severity is Severity.NONE:
@@ -368,7 +348,7 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     stage, ratio, median, longest, count = worst
     evidence = {"stage": stage, "longest_ms": longest, "median_ms": median, "ratio": round(ratio, 2),
                 "tasks": count}  # fmt: skip
-    severity = grade(ratio, 2.0, 4.0, 10.0)
+    severity = TASK_SKEW.grade(ratio)
     text = f"stage {stage}: longest task {ratio:.1f}x the median ({longest:.0f} vs {median:.0f} ms)"
     if severity is Severity.NONE:
         return Finding("task-skew", severity, text, evidence)
@@ -417,7 +397,7 @@ def _parallelism(subject: Subject) -> Finding | NotAssessed:
     evidence = {"slots": slots, "stage_time_with_fewer_tasks_than_slots": round(share, 3),
                 "stages": [int(s) for s in narrow["stageId"]]}  # fmt: skip
     text = f"{share:.0%} of stage time ran with fewer tasks than the {slots} task slots"
-    severity = grade(share, 0.2, 0.5, 0.8)
+    severity = NARROW_STAGES.grade(share)
     if severity is Severity.NONE:
         return Finding("tasks-per-core", severity, text, evidence)
     parts = str(3 * slots)
@@ -438,7 +418,7 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
     share = driver / total
     evidence = {"driver_ms": driver, "application_ms": total, "share": round(share, 3)}
     text = f"{share:.0%} of the application ran no job (driver only: start-up, planning, Python)"
-    severity = grade(share, 0.2, 0.4, 0.7)
+    severity = DRIVER_ONLY.grade(share)
     if severity is Severity.NONE:
         return Finding("driver-time", severity, text, evidence)
     return Finding("driver-time", severity, text, evidence,
@@ -506,11 +486,10 @@ def advise(subject: Subject, name: str) -> Advice:
     return advice
 
 
-def _name(spec: dict) -> str:
+def _name(spec: RunSpec) -> str:
     """A configuration without a study label, as people write it."""
-    shape = f"{spec.get('executors') or 1}x{spec.get('cores_per_executor') or 'all'}"
-    return (f"{spec.get('workload')} {spec.get('size')}: {spec.get('mode')} {shape} "
-            f"bind={spec.get('binding')}")  # fmt: skip
+    shape = f"{spec.executors or 1}x{spec.cores_per_executor or 'all'}"
+    return f"{spec.workload} {spec.size}: {spec.mode} {shape} bind={spec.binding}"
 
 
 def advise_event_log(path: Path) -> Advice:
@@ -532,5 +511,5 @@ def advise_results(results: list[RunResult]) -> list[Advice]:
             except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
                 logs[path] = None
         subject = Subject(logs[path], median, results)
-        advices.append(advise(subject, median.spec.get("label") or _name(median.spec)))
+        advices.append(advise(subject, median.spec.label or _name(median.spec)))
     return advices

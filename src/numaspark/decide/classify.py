@@ -77,26 +77,19 @@ class Classification:
 
 def run_metrics(result: RunResult) -> dict:
     """The figures the labels look at, from one run (None where not measured)."""
-    found = result.measurements or {}
-    os_figures = found.get("os") or {}
-    perf = (found.get("perf") or {}).get("derived") or {}
-    events = (found.get("perf") or {}).get("events") or {}
-    seconds = os_figures.get("seconds") or 0.0
-    jvms = os_figures.get("jvms") or []
-    given = sum(j.get("cores") or 0 for j in (result.spec.get("placement") or {}).get("jvms", [])
-                if j.get("runs_tasks"))  # fmt: skip
+    found = result.figures
+    seconds = found.seconds or 0.0
+    given = result.spec.slots
     cpu_usage = None
-    if jvms and seconds > 0 and given > 0:
-        cpu = sum(j.get("cpu_user_s", 0.0) + j.get("cpu_system_s", 0.0) for j in jvms)
-        cpu_usage = min(1.0, cpu / (seconds * given))
-    llc = (events.get("LLC-load-misses") or {}).get("value")
-    bandwidth = (found.get("memory_bandwidth") or {}).get("estimate_bps")
+    if found.jvm_use and seconds > 0 and given > 0:
+        cpu_usage = min(1.0, sum(j.cpu_s for j in found.jvm_use) / (seconds * given))
+    llc = found.llc_load_misses
     return {
         "cpu_usage": cpu_usage,
-        "cpi": perf.get("cpi"),
-        "context_switches_per_s": os_figures.get("context_switches_per_s"),
+        "cpi": found.cpi,
+        "context_switches_per_s": found.context_switches_per_s,
         "llc_misses_per_s": llc / seconds if llc is not None and seconds > 0 else None,
-        "bandwidth_bps": bandwidth,
+        "bandwidth_bps": found.bandwidth.get("estimate_bps"),
     }
 
 
@@ -112,7 +105,7 @@ def classify(results: list[RunResult]) -> Classification:
     for key, runs in groups.items():
         per_run = [run_metrics(r) for r in runs]
         configs.append(Classified(
-            config=key, label=runs[0].spec.get("label") or key, runs=len(runs),
+            config=key, label=runs[0].spec.label or key, runs=len(runs),
             wall_s=statistics.median(r.wall_time_s for r in runs),
             metrics={name: _median([m[name] for m in per_run]) for name in per_run[0]},
         ))  # fmt: skip

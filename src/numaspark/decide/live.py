@@ -10,6 +10,7 @@ from pathlib import Path
 
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import UsageError
+from numaspark.experiment.result import measured
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.sweep import run_sweep
@@ -72,9 +73,8 @@ def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, 
         config = configs[tuple(params[n] for n in PARAMETERS)]
         experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup)
         run_sweep(experiment, topology, out, resume=True, data_root=data, say=say)
-        walls = [r.wall_time_s for r in ResultStore(out).load()
-                 if r.spec.get("config") == config.key and r.ok and not r.spec.get("warmup")
-                 and r.wall_time_s is not None]  # fmt: skip
+        walls = [r.wall_time_s for r in measured(ResultStore(out).load())
+                 if r.spec.config == config.key]  # fmt: skip
         return statistics.median(walls) if walls else None
 
     return objective

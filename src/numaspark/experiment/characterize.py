@@ -2,21 +2,20 @@
 
 Local mode unbound and bound, and a standalone cluster of one-core executors
 each bound to its own core, for `wordcount` (RDD) and `sql-aggregation`
-(DataFrame), each repeated. One cluster serves both workloads, because a
-standalone executor takes ~15 s to start.
+(DataFrame), each repeated. It is an experiment like any other, run by the
+sweep: one cluster serves both workloads (a standalone executor takes ~15 s to
+start), and an interrupted characterization resumes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.experiment.result import RunResult
-from numaspark.experiment.runner import RunRequest, run_workload
-from numaspark.placement import Binding, Layout, Mode, plan
-from numaspark.spark.cluster import StandaloneCluster
-from numaspark.spark.processes import ProcessTracker, sigterm_raises
+from numaspark.experiment.spec import Config, Experiment
+from numaspark.experiment.sweep import run_sweep
+from numaspark.placement import Binding, Layout, Mode
 from numaspark.topology import Topology
 
 DEFAULT_WORKLOADS = ("wordcount", "sql-aggregation")
@@ -25,29 +24,23 @@ DEFAULT_WORKLOADS = ("wordcount", "sql-aggregation")
 SPARK_CONF = {"spark.sql.shuffle.partitions": "8", "spark.default.parallelism": "8"}
 
 
-@dataclass(frozen=True)
-class Config:
-    label: str
-    layout: Layout
-    binding: Binding
-
-
-def configurations(topology: Topology) -> list[Config]:
-    cpus = len(topology.allowed_cpus)
-    executors = min(cpus, 2)
-    return [
-        Config("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
-        Config("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
-        Config(
-            f"standalone {executors}x1, core-bound",
-            Layout(executors=executors, cores_per_executor=1),
-            Binding.CORE,
-        ),
-    ]
+def experiment(topology: Topology, workloads: tuple[str, ...] = DEFAULT_WORKLOADS,
+               size: str = "tiny", repeat: int = 3, warmup: int = 1) -> Experiment:  # fmt: skip
+    """Three placements x the workloads, ordered so the cluster serves both workloads."""
+    executors = min(len(topology.allowed_cpus), 2)
+    placements = [
+        ("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
+        ("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
+        (f"standalone {executors}x1, core-bound",
+         Layout(executors=executors, cores_per_executor=1), Binding.CORE),
+    ]  # fmt: skip
+    configs = [Config(workload, size, {}, layout, binding, None, dict(SPARK_CONF), title=title)
+               for title, layout, binding in placements for workload in workloads]  # fmt: skip
+    return Experiment("characterize", configs, repeat=repeat, warmup=warmup)
 
 
 def total_runs(topology: Topology, workloads: tuple[str, ...], repeat: int, warmup: int) -> int:
-    return len(configurations(topology)) * len(workloads) * (repeat + warmup)
+    return len(experiment(topology, workloads).configs) * (repeat + warmup)
 
 
 def characterize(
@@ -62,33 +55,6 @@ def characterize(
     on_result: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Run every configuration for every workload; results go to ``out``/results.jsonl."""
-    results: list[RunResult] = []
-    with ProcessTracker() as tracker, sigterm_raises():
-        for config in configurations(topology):
-            cluster = None
-            if config.layout.mode is Mode.STANDALONE:
-                if progress:
-                    progress(f"{config.label}: starting the cluster")
-                placement = plan(topology, config.layout, config.binding)
-                cluster = StandaloneCluster.start(
-                    placement, out / "cluster", tracker, on_progress=progress
-                )
-            for workload in workloads:
-                request = RunRequest(
-                    workload=workload,
-                    size=size,
-                    layout=config.layout,
-                    binding=config.binding,
-                    repeat=repeat,
-                    warmup=warmup,
-                    out=out,
-                    data_root=data_root,
-                    label=config.label,
-                    spark_conf=dict(SPARK_CONF),
-                )
-                results += run_workload(
-                    request, topology, progress, cluster=cluster, on_result=on_result
-                )
-            if cluster is not None:
-                cluster.stop()
-    return results
+    chosen = experiment(topology, workloads, size, repeat, warmup)
+    return run_sweep(chosen, topology, out, data_root=data_root, say=progress,
+                     on_result=on_result).results  # fmt: skip

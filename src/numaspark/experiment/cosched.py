@@ -23,15 +23,14 @@ from pathlib import Path
 
 from numaspark.collect import default_collectors
 from numaspark.errors import UsageError
-from numaspark.experiment.result import environment
+from numaspark.experiment.result import Measurements, environment
+from numaspark.experiment.runner import Runner
+from numaspark.jsonlines import read_json_lines
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, Placement, plan
-from numaspark.spark.app import run_app
 from numaspark.spark.home import spark_home, spark_version
-from numaspark.spark.processes import ProcessTracker, sigterm_raises
 from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import get_workload
 from numaspark.workloads.datagen import prepare_input
-from numaspark.workloads.harness import read_answers
 
 LOOP_ITERATIONS = 100_000  # "forever": the application is stopped after the cool-down
 
@@ -97,7 +96,8 @@ def run_round(topology: Topology, shares: list[Share], bound: bool, warmup_s: fl
     total = warmup_s + window_s + cooldown_s
     runs: dict[str, dict] = {}
     start = time.time()
-    with ProcessTracker() as tracker, sigterm_raises():
+    with Runner(topology, out) as runner:
+        local = runner.target(Mode.LOCAL)
         threads = []
         for index, share in enumerate(shares):
             workload, input_dir, manifest = inputs[share.workload]
@@ -108,11 +108,11 @@ def run_round(topology: Topology, shares: list[Share], bound: bool, warmup_s: fl
 
             def go(share=share, workload=workload, input_dir=input_dir, manifest=manifest,
                    run_dir=run_dir, placement=placement):  # fmt: skip
-                app = run_app(
+                app = local.submit(
                     placement, workload.job_path,
                     [str(input_dir), str(run_dir / "output"), str(run_dir / "answers.jsonl"),
                      str(LOOP_ITERATIONS), json.dumps(workload.job_arguments(manifest["facts"]))],
-                    run_dir, tracker, timeout_s=total, collectors=default_collectors(perf=False),
+                    run_dir, timeout_s=total, collectors=default_collectors(perf=False),
                 )  # fmt: skip
                 runs[share.workload] = {"app": app, "run_dir": run_dir, "manifest": manifest}
 
@@ -126,24 +126,25 @@ def run_round(topology: Topology, shares: list[Share], bound: bool, warmup_s: fl
     for share in shares:
         run = runs[share.workload]
         workload = get_workload(share.workload)
-        answers = read_answers(run["run_dir"] / "answers.jsonl")
+        answers = read_json_lines(run["run_dir"] / "answers.jsonl")
         inside = [a for a in answers if window[0] <= a["ended"] <= window[1]]
         checked = [
             a for a in inside if workload.check(run["manifest"]["facts"], a["answer"]).passed
         ]
-        found = run["app"].collectors.summarize(*window) if run["app"].collectors else {}
-        (jvm,) = (found.get("os") or {}).get("jvms") or [{}]
-        (numa,) = (found.get("numa") or {}).get("jvms") or [{}]
+        found = Measurements(run["app"].collectors.summarize(*window)
+                             if run["app"].collectors else {})  # fmt: skip
+        jvm = found.jvm_use[0] if found.jvm_use else None
+        numa = found.locality[0] if found.locality else None
+        on_bound = numa.share_on_bound_nodes if numa else None
         times = sorted(a["wall_s"] for a in inside)
         rows.append({
             "split": label, "bound": bound, "workload": share.workload, "cpus": str(share.cpus),
             "completions": len(checked), "failed_checks": len(inside) - len(checked),
             "median_completion_s": times[len(times) // 2] if times else None,
             "completion_times_s": [round(t, 3) for t in times],
-            "context_switches_per_s": jvm.get("context_switches_per_s"),
-            "remote_page_share": (round(1 - numa["share_on_bound_nodes"], 4)
-                                  if numa.get("share_on_bound_nodes") is not None else None),
-            "bytes_per_node": numa.get("bytes_per_node"),
+            "context_switches_per_s": jvm.context_switches_per_s if jvm else None,
+            "remote_page_share": round(1 - on_bound, 4) if on_bound is not None else None,
+            "bytes_per_node": numa.bytes_per_node if numa else None,
             "window_s": window_s, "warmup_s": warmup_s, "cooldown_s": cooldown_s,
         })  # fmt: skip
     return rows
@@ -179,6 +180,6 @@ def cosched(topology: Topology, workloads: list[str], size: str, window_s: float
                           size, label)  # fmt: skip
         with open(store, "a") as handle:
             for row in found:
-                handle.write(json.dumps({**row, "environment": env}) + "\n")
+                handle.write(json.dumps({**row, "environment": env.to_dict()}) + "\n")
         rows.extend(found)
     return rows

@@ -1,4 +1,4 @@
-"""`RunResult`: one run, as stored. Append-only, schema-versioned.
+"""`RunResult`: one run, as stored. Typed, immutable, schema-versioned.
 
 Schema history (``numaspark.run/N``):
 1 - first version (numaspark 0.1): spec, environment, status, wall time,
@@ -6,13 +6,22 @@ Schema history (``numaspark.run/N``):
     one iteration; the iterations of one application share its app_id.
     Optional fields added since, absent (None) in older records: ``streaming``
     (input and processing rate, batch duration, end-to-end latency of a
-    streaming workload's measured window); ``measurements`` and ``readings``
-    (OS, NUMA, perf counters, GC per executor, executor CPU gap; numaspark 0.2);
-    ``affinity`` (the affinity plugin's record of each task's slot and CPU).
+    streaming workload's measured window); ``measurements`` (OS, NUMA, perf
+    counters, GC per executor, executor CPU gap; numaspark 0.2); ``affinity``
+    (the affinity plugin's record of each task's slot and CPU). ``readings``
+    (lines for people) was written by numaspark 0.2 and is no longer: readings
+    are computed when shown (decide/readings.py); old records keep theirs, and
+    it is ignored when they load.
+
+Everything a reader needs is a typed field: the spec (`RunSpec`, with its
+`Placement`), the environment (`Environment`) and the collectors' figures
+(`Measurements`, whose accessors are the one place their keys are spelled).
+The JSON on disk is what ``to_dict`` gives, the same as before the types.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import re
@@ -20,19 +29,243 @@ import socket
 import subprocess
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from numaspark import __version__
 from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
+from numaspark.placement import Placement, placement_to_dict
 
 RUN_SCHEMA = "numaspark.run/1"
 
 
-@dataclass
+def _known(cls, data: dict) -> dict:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What was run, and how it was placed: the configuration and which iteration of it."""
+
+    workload: str | None = None
+    category: str | None = None
+    size: str | None = None
+    rows: int | None = None
+    seed: int | None = None
+    params: dict = field(default_factory=dict)
+    stream: dict | None = None  # streaming: rate, duration_s, warmup_s
+    mode: str | None = None  # "local" or "standalone"
+    binding: str | None = None  # none, node, core, pu
+    mem_policy: str | None = None
+    executors: int | None = None
+    cores_per_executor: int | None = None
+    label: str | None = None  # the configuration's name in tables
+    config: str | None = None  # the experiment configuration's key (--resume matches it)
+    iteration: int | None = None
+    iterations: int | None = None
+    warmup: bool = False
+    repetition: int | None = None
+    cluster: str | None = None  # the directory of the cluster it ran on
+    spark_conf: dict = field(default_factory=dict)  # the user's settings
+    placement: Placement | None = None
+    dataset: dict | None = None  # the generated input: sha256, bytes, rows, seed, facts
+
+    @property
+    def task_jvms(self) -> tuple:
+        """The JVMs that ran tasks (executors; the driver in local mode)."""
+        return self.placement.executors if self.placement is not None else ()
+
+    @property
+    def slots(self) -> int:
+        """Task slots in all, by the placement (0 when none is recorded)."""
+        return sum(j.cores for j in self.task_jvms)
+
+    def to_dict(self) -> dict:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["placement"] = placement_to_dict(self.placement) if self.placement else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunSpec:
+        known = _known(cls, data)
+        placement = known.get("placement")
+        if isinstance(placement, dict):
+            known["placement"] = Placement.from_dict(placement)
+        known["warmup"] = bool(known.get("warmup"))
+        known["params"] = dict(known.get("params") or {})
+        known["spark_conf"] = dict(known.get("spark_conf") or {})
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What a run's numbers depend on besides the spec: compared before runs are compared."""
+
+    host: str | None = None
+    kernel: str | None = None
+    cpu_model: str | None = None
+    java: str | None = None
+    spark: str | None = None
+    python: str | None = None
+    numaspark: str | None = None
+    topology_fingerprint: str | None = None
+    numa_balancing: str | None = None
+    transparent_hugepages: str | None = None
+    cpus: int | None = None
+
+    # must match for two runs' times to compare (pyperf refuses to mix such runs)
+    MUST_MATCH = ("topology_fingerprint", "spark", "java")
+
+    def differences(self, other: Environment) -> list[str]:
+        """What differs from ``other`` that makes their times incomparable, in words."""
+        return [f"{k}: {getattr(self, k)} vs {getattr(other, k)}" for k in self.MUST_MATCH
+                if getattr(self, k) != getattr(other, k)]  # fmt: skip
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Environment:
+        return cls(**_known(cls, data))
+
+
+@dataclass(frozen=True)
+class JvmUse:
+    """One JVM's CPU use and scheduling in a window (the OS collector)."""
+
+    name: str
+    pid: int | None
+    cpu_s: float  # user + system
+    migrations: int
+    context_switches_per_s: float | None
+
+
+@dataclass(frozen=True)
+class JvmLocality:
+    """Where one JVM's resident pages were (the NUMA collector)."""
+
+    name: str
+    pid: int | None
+    bound_nodes: list[int] | None  # None: unbound, nothing to judge
+    share_on_bound_nodes: float | None
+    bytes_per_node: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """What the collectors saw in one iteration's window, and what the run loop derived from it.
+
+    Stored as the collectors wrote it (``data``, see collect/); these accessors are
+    the one place its keys are read, so a renamed figure is renamed here only.
+    """
+
+    data: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, value: Measurements | dict | None) -> Measurements:
+        """Wrap what a record holds (older readers passed dicts around)."""
+        return value if isinstance(value, Measurements) else cls(dict(value or {}))
+
+    def _section(self, name: str) -> dict:
+        value = self.data.get(name)
+        return value if isinstance(value, dict) else {}
+
+    # -- os -------------------------------------------------------------------------
+    @property
+    def seconds(self) -> float | None:
+        """The window's length as the OS collector measured it."""
+        return self._section("os").get("seconds")
+
+    @property
+    def cpu_utilisation(self) -> float | None:
+        return self._section("os").get("cpu_utilisation")
+
+    @property
+    def cpu_shares(self) -> dict[str, float | None]:
+        """Machine-wide CPU time by kind: user, system, iowait (shares of all CPU time)."""
+        os_figures = self._section("os")
+        return {k: os_figures.get(f"cpu_{k}_share") for k in ("user", "system", "iowait")}
+
+    @property
+    def context_switches_per_s(self) -> float | None:
+        """Machine-wide."""
+        return self._section("os").get("context_switches_per_s")
+
+    @cached_property
+    def jvm_use(self) -> list[JvmUse]:
+        return [JvmUse(name=j.get("name", "?"), pid=j.get("pid"),
+                       cpu_s=(j.get("cpu_user_s") or 0.0) + (j.get("cpu_system_s") or 0.0),
+                       migrations=j.get("migrations") or 0,
+                       context_switches_per_s=j.get("context_switches_per_s"))
+                for j in self._section("os").get("jvms") or []]  # fmt: skip
+
+    # -- numa -----------------------------------------------------------------------
+    @cached_property
+    def locality(self) -> list[JvmLocality]:
+        return [JvmLocality(name=j.get("name", "?"), pid=j.get("pid"),
+                            bound_nodes=j.get("bound_nodes"),
+                            share_on_bound_nodes=j.get("share_on_bound_nodes"),
+                            bytes_per_node=j.get("bytes_per_node") or {})
+                for j in self._section("numa").get("jvms") or []]  # fmt: skip
+
+    # -- perf -----------------------------------------------------------------------
+    @property
+    def counter_problem(self) -> str | None:
+        """Why perf counted nothing (not installed, not permitted), if so."""
+        return self._section("perf").get("problem")
+
+    @property
+    def counted(self) -> bool:
+        """perf counted events (software ones at least) in this window."""
+        return bool(self._section("perf").get("events"))
+
+    @property
+    def unsupported_counters(self) -> list[str]:
+        return list(self._section("perf").get("unsupported") or [])
+
+    def _derived(self, name: str) -> float | None:
+        return (self._section("perf").get("derived") or {}).get(name)
+
+    @property
+    def ipc(self) -> float | None:
+        return self._derived("ipc")
+
+    @property
+    def cpi(self) -> float | None:
+        return self._derived("cpi")
+
+    @property
+    def llc_load_misses(self) -> float | None:
+        events = self._section("perf").get("events") or {}
+        return (events.get("LLC-load-misses") or {}).get("value")
+
+    # -- derived by the run loop -------------------------------------------------------
+    @property
+    def gc(self) -> object:
+        """GC per executor, from the event log (metrics/gc.py)."""
+        return self.data.get("gc")
+
+    @property
+    def cpu_gap(self) -> dict | None:
+        """OS CPU time of the task JVMs over Spark's executorCpuTime (``ratio``, both sides)."""
+        return self.data.get("executor_cpu_gap") or None
+
+    @property
+    def bandwidth(self) -> dict:
+        """Estimated memory bandwidth: ``estimate_bps``, ``share``, ``region``, or
+        ``unavailable`` with why."""
+        return self._section("memory_bandwidth")
+
+    def to_dict(self) -> dict:
+        return self.data
+
+
+@dataclass(frozen=True)
 class RunResult:
-    spec: dict  # workload, size, params, mode, layout, binding, placement, spark conf, repetition
-    environment: dict
+    spec: RunSpec  # workload, size, params, mode, layout, binding, placement, spark conf
+    environment: Environment
     status: str  # "ok" or "failed"
     failure_reason: str | None = None
     wall_time_s: float | None = None
@@ -40,8 +273,7 @@ class RunResult:
     metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
     streaming: dict | None = None  # streaming workloads: metrics.streaming.STREAM_METRICS
     # what the collectors saw during this iteration: os, numa, perf, gc, executor CPU gap
-    measurements: dict | None = None
-    readings: list[str] = field(default_factory=list)  # one line per figure, for people
+    measurements: Measurements | None = None
     # core/pu binding: each task's slot and CPU, from the affinity plugin (spark/affinity.py)
     affinity: dict | None = None
     effective_placement: list[dict] = field(default_factory=list)
@@ -53,60 +285,87 @@ class RunResult:
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     schema: str = RUN_SCHEMA
 
+    def __post_init__(self) -> None:
+        # records built from their JSON parts (tests, hand-written fixtures) get their types
+        if isinstance(self.spec, dict):
+            object.__setattr__(self, "spec", RunSpec.from_dict(self.spec))
+        if isinstance(self.environment, dict):
+            object.__setattr__(self, "environment", Environment.from_dict(self.environment))
+        if isinstance(self.measurements, dict):
+            object.__setattr__(self, "measurements", Measurements(self.measurements))
+
     @property
     def ok(self) -> bool:
         return self.status == "ok"
 
     @property
+    def measured(self) -> bool:
+        """A measured run: ok, not a warm-up, timed. What every comparison counts."""
+        return self.ok and not self.spec.warmup and self.wall_time_s is not None
+
+    @property
+    def figures(self) -> Measurements:
+        """The measurements, empty when none were taken."""
+        return self.measurements or Measurements()
+
+    @property
     def key(self) -> str:
         """Identifies the configuration (not the repetition): runs with one key compare."""
         spec = self.spec
-        return "|".join(
-            str(spec.get(k))
-            for k in (
-                "workload",
-                "size",
-                "mode",
-                "binding",
-                "mem_policy",
-                "executors",
-                "cores_per_executor",
-            )
-        )
+        return "|".join(str(v) for v in (spec.workload, spec.size, spec.mode, spec.binding,
+                                         spec.mem_policy, spec.executors,
+                                         spec.cores_per_executor))  # fmt: skip
+
+    @property
+    def config_key(self) -> str:
+        """The experiment configuration's key, or the shape's key for a lone run."""
+        return self.spec.config or self.key
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["spec"] = self.spec.to_dict()
+        data["environment"] = self.environment.to_dict()
+        data["measurements"] = self.measurements.to_dict() if self.measurements else None
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        known = _known(cls, data)
+        known["spec"] = RunSpec.from_dict(known.get("spec") or {})
+        known["environment"] = Environment.from_dict(known.get("environment") or {})
+        if known.get("measurements") is not None:
+            known["measurements"] = Measurements(known["measurements"])
+        return cls(**known)
 
 
-def by_configuration(results: list[RunResult]) -> dict[str, list[RunResult]]:
-    """The measured (not warm-up), ok, timed runs of each configuration, by its key."""
+def measured(results: Iterable[RunResult]) -> list[RunResult]:
+    """The measured runs (ok, not warm-ups, timed): the one filter every comparison uses."""
+    return [r for r in results if r.measured]
+
+
+def by_configuration(results: Iterable[RunResult]) -> dict[str, list[RunResult]]:
+    """The measured runs of each configuration, by its key."""
     groups: dict[str, list[RunResult]] = {}
-    for r in results:
-        if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
-            groups.setdefault(r.spec.get("config") or r.key, []).append(r)
+    for r in measured(results):
+        groups.setdefault(r.config_key, []).append(r)
     return groups
 
 
-def environment(topology_fingerprint: str, spark_version: str | None) -> dict:
-    """What a run's numbers depend on, besides the spec: compared before runs are compared."""
-    return {
-        "host": socket.gethostname(),
-        "kernel": platform.release(),
-        "cpu_model": _cpu_model(),
-        "java": java_version(),
-        "spark": spark_version,
-        "python": platform.python_version(),
-        "numaspark": __version__,
-        "topology_fingerprint": topology_fingerprint,
-        "numa_balancing": read_setting(NUMA_BALANCING),
-        "transparent_hugepages": selected(read_setting(THP_ENABLED)),
-        "cpus": os.cpu_count(),
-    }
+def environment(topology_fingerprint: str, spark_version: str | None) -> Environment:
+    """This machine now, for the runs about to start."""
+    return Environment(
+        host=socket.gethostname(),
+        kernel=platform.release(),
+        cpu_model=_cpu_model(),
+        java=java_version(),
+        spark=spark_version,
+        python=platform.python_version(),
+        numaspark=__version__,
+        topology_fingerprint=topology_fingerprint,
+        numa_balancing=read_setting(NUMA_BALANCING),
+        transparent_hugepages=selected(read_setting(THP_ENABLED)),
+        cpus=os.cpu_count(),
+    )
 
 
 @lru_cache(maxsize=1)

@@ -109,3 +109,19 @@ def read_points(path) -> list[tuple[float, float]]:
     if not points:
         raise UsageError(f"{path} has no (concurrency, time) rows")
     return points
+
+
+def fit_report(points: list[tuple[float, float]], predict: list[float] | None = None) -> dict:
+    """``numaspark fit``: efficiency per point, both models, the knee, predictions."""
+    if any(p < 1 for p in predict or []):
+        raise UsageError("--predict needs a concurrency of at least 1")
+    models = {name: fit(points, name) for name in ("usl", "amdahl")}
+    return {
+        "points": efficiency_table(points),
+        "models": {name: m.to_dict() for name, m in models.items()},
+        "knee": knee(points),
+        "predictions": [
+            {"p": p, **{f"{name}_time_s": m.time(p) for name, m in models.items()}}
+            for p in predict or []
+        ],  # fmt: skip
+    }

@@ -63,9 +63,12 @@ class Config:
     only_nodes: CpuSet | None = None
     mem_nodes: CpuSet | None = None  # memory on these nodes instead of the CPUs' own
     note: str = ""  # what the study calls it (e.g. "2B", "remote 0->1")
+    title: str = ""  # a whole name instead of the composed one (characterize's)
 
     @property
     def label(self) -> str:
+        if self.title:
+            return self.title
         parts = [self.note] if self.note else []
         layout = self.layout
         count = (f"{layout.executors_per_node}/node" if layout.executors is None

@@ -82,9 +82,3 @@ def compare(a: list[float], b: list[float], seed: int = 0, resamples: int = 2000
     outside = low > 1.0 or high < 1.0
     significant = outside and (p_value is None or p_value < 0.05) and min(len(a), len(b)) >= 2
     return Comparison(float(np.median(xb) / np.median(xa)), low, high, p_value, significant)
-
-
-def same_environment(a: dict, b: dict) -> list[str]:
-    """What differs between two runs' environments that makes their times incomparable."""
-    keys = ("topology_fingerprint", "spark", "java")
-    return [f"{k}: {a.get(k)} vs {b.get(k)}" for k in keys if a.get(k) != b.get(k)]

@@ -2,6 +2,8 @@
 
 Written as each run finishes "because we would risk losing them if a later
 run fails" (hyperfine); an interrupted experiment keeps every finished run.
+A results directory holds ``results.jsonl``, the machine the runs ran on
+(``topology.json``, once), and each application's artefacts under ``runs/``.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult
+from numaspark.topology import Topology
 
 RESULTS_FILE = "results.jsonl"
+TOPOLOGY_FILE = "topology.json"
 
 
 class ResultStore:
@@ -29,17 +33,29 @@ class ResultStore:
             handle.flush()
             os.fsync(handle.fileno())
 
+    def count(self) -> int:
+        """Runs stored so far (0 when nothing is)."""
+        return len(self.path.read_text().splitlines()) if self.path.exists() else 0
+
     def load(self) -> list[RunResult]:
         if not self.path.exists():
             raise UsageError(f"no results in {self.directory} ({RESULTS_FILE} is missing)")
         results = []
-        for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 results.append(RunResult.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError):
+            except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
                 # a line cut short by a crash mid-write: the runs before it are intact
-                if number != len(self.path.read_text(encoding="utf-8").splitlines()):
+                if number != len(lines):
                     raise UsageError(f"{self.path}: line {number} is not a run result") from None
         return results
+
+    def save_topology(self, topology: Topology) -> None:
+        """The machine the runs ran on, once (the report draws placements on it)."""
+        path = self.directory / TOPOLOGY_FILE
+        if not path.exists():
+            self.directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(topology.to_dict(), indent=1))

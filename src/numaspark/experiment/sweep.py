@@ -4,9 +4,8 @@ Each configuration is one application (see runner.py); its runs are stored as
 they end, labelled with the configuration. ``resume`` skips configurations
 whose measured runs are all stored and ok; one cut short runs again whole
 (its application's warm-up is part of what it measures). Standalone
-configurations with the same placement share one cluster: executors take
-~15 s to start, and the measurement does not depend on the cluster being
-fresh (each application gets new executors).
+configurations with the same placement share one cluster (the run loop's
+standalone target reuses it while the shape matches).
 """
 
 from __future__ import annotations
@@ -16,13 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from numaspark.experiment.result import RunResult
-from numaspark.experiment.runner import RunRequest, run_workload
+from numaspark.experiment.result import RunResult, measured
+from numaspark.experiment.runner import Runner, RunRequest
 from numaspark.experiment.spec import Config, Experiment
 from numaspark.experiment.store import ResultStore
-from numaspark.placement import Mode, placement_to_dict, plan
-from numaspark.spark.cluster import StandaloneCluster
-from numaspark.spark.processes import ProcessTracker, sigterm_raises
 from numaspark.topology import Topology
 
 
@@ -36,14 +32,13 @@ class SweepReport:
 
 def stored_configs(out: Path, repeat: int) -> set[str]:
     """Configuration keys with at least ``repeat`` measured ok runs stored in ``out``."""
-    counts: dict[str, int] = {}
     store = ResultStore(out)
     if not store.path.exists():  # nothing stored yet: --resume runs everything
         return set()
-    for r in store.load():
-        key = r.spec.get("config")
-        if key and r.ok and not r.spec.get("warmup"):
-            counts[key] = counts.get(key, 0) + 1
+    counts: dict[str, int] = {}
+    for r in measured(store.load()):
+        if r.spec.config:
+            counts[r.spec.config] = counts.get(r.spec.config, 0) + 1
     return {k for k, n in counts.items() if n >= repeat}
 
 
@@ -80,51 +75,23 @@ def run_sweep(
     on_start: Callable[[int, int, Config], None] | None = None,
     on_end: Callable[[Config, list[RunResult]], None] | None = None,
     say: Callable[[str], None] | None = None,
+    on_result: Callable[[RunResult], None] | None = None,
 ) -> SweepReport:
     report = SweepReport()
     done = stored_configs(out, experiment.repeat) if resume else set()
     todo = [c for c in experiment.configs if c.key not in done]
     report.resumed = [c for c in experiment.configs if c.key in done]
     started = time.monotonic()
-    cluster: StandaloneCluster | None = None
-    cluster_shape: str | None = None
-    with ProcessTracker() as tracker, sigterm_raises():
-        try:
-            for index, config in enumerate(todo):
-                if (
-                    experiment.budget_s is not None
-                    and time.monotonic() - started > experiment.budget_s
-                ):
-                    report.over_budget = todo[index:]
-                    break
-                if on_start:
-                    on_start(index, len(todo), config)
-                request = request_for(config, experiment, out, data_root)
-                use = None
-                if config.layout.mode is Mode.STANDALONE:
-                    placement = plan(topology, config.layout, config.binding, config.mem_policy,
-                                     only_nodes=config.only_nodes)  # fmt: skip
-                    shape = str(placement_to_dict(placement)["jvms"])
-                    if cluster is not None and shape != cluster_shape:
-                        cluster.stop()
-                        cluster = None
-                    if cluster is None:
-                        if say:
-                            say(f"starting a cluster for {config.label}")
-                        cluster = StandaloneCluster.start(
-                            placement, out / "clusters" / config.key, tracker, on_progress=say
-                        )
-                        cluster_shape = shape
-                    use = cluster
-                elif cluster is not None:
-                    cluster.stop()
-                    cluster, cluster_shape = None, None
-                results = run_workload(request, topology, progress=say, cluster=use)
-                report.ran.append(config)
-                report.results.extend(results)
-                if on_end:
-                    on_end(config, results)
-        finally:
-            if cluster is not None:
-                cluster.stop()
+    with Runner(topology, out, say, on_result) as runner:
+        for index, config in enumerate(todo):
+            if experiment.budget_s is not None and time.monotonic() - started > experiment.budget_s:
+                report.over_budget = todo[index:]
+                break
+            if on_start:
+                on_start(index, len(todo), config)
+            results = runner.run(request_for(config, experiment, out, data_root))
+            report.ran.append(config)
+            report.results.extend(results)
+            if on_end:
+                on_end(config, results)
     return report

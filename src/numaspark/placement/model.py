@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from numaspark.topology import CpuSet
-from numaspark.units import GIB
+from numaspark.units import GIB, parse_size
 
 #: Version of the JSON written by :meth:`Placement.to_dict`. History:
 #: 1 - first version (numaspark 0.1).
@@ -77,6 +77,36 @@ class JvmPlacement:
     def name(self) -> str:
         return "driver" if self.role == "driver" else f"executor {self.index}"
 
+    @property
+    def bound_nodes(self) -> frozenset[int] | None:
+        """The nodes its memory should be on; None when it runs unbound (nothing to judge)."""
+        if self.binding is Binding.NONE:
+            return None
+        return frozenset(self.mem_nodes if len(self.mem_nodes) else self.nodes)
+
+    @classmethod
+    def from_dict(cls, data: dict, binding: Binding = Binding.NONE) -> JvmPlacement:
+        """One entry of ``placement_to_dict``'s ``jvms``; fields an older or hand-written
+        record leaves out take neutral defaults."""
+        heap = data.get("heap_bytes")
+        if heap is None and data.get("heap"):
+            heap = parse_size(str(data["heap"]), "heap")
+        return cls(
+            role=str(data.get("role", "executor")),
+            index=int(data.get("index", 0)),
+            cores=int(data.get("cores") or 0),
+            heap=int(heap or 0),
+            overhead=int(data.get("overhead_bytes") or 0),
+            binding=Binding(data["binding"]) if data.get("binding") else binding,
+            cpus=CpuSet.parse(str(data.get("cpus") or "")),
+            nodes=CpuSet.parse(str(data.get("nodes") or "")),
+            mem_policy=MemPolicy(data["mem_policy"]) if data.get("mem_policy") else None,
+            mem_nodes=CpuSet.parse(str(data.get("mem_nodes") or "")),
+            runs_tasks=bool(data.get("runs_tasks", True)),
+            java_options=tuple(data.get("java_options") or ()),
+            slots=tuple(CpuSet.parse(str(s)) for s in data.get("slots") or ()),
+        )
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -101,3 +131,37 @@ class Placement:
     @property
     def total_cores(self) -> int:
         return sum(j.cores for j in self.executors)
+
+    @property
+    def shape(self) -> tuple[tuple[int, CpuSet, int], ...]:
+        """What a running cluster must match to serve this placement: each executor's task
+        slots, CPUs and heap (the driver is started per application, so it does not count)."""
+        return tuple((j.cores, j.cpus, j.heap) for j in self.executors)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Placement:
+        """The inverse of ``placement_to_dict`` (schema ``PLACEMENT_SCHEMA``), lenient with
+        records that leave fields out: old results and hand-written ones still load."""
+        layout = data.get("layout") or {}
+        binding = Binding(data.get("binding") or "none")
+        policy = data.get("mem_policy")
+        memory = layout.get("memory_per_executor")
+        driver_memory = layout.get("driver_memory")
+        topology = data.get("topology") or {}
+        return cls(
+            topology_source=str(topology.get("source", "")),
+            topology_fingerprint=str(topology.get("fingerprint", "")),
+            layout=Layout(
+                executors=layout.get("executors"),
+                executors_per_node=layout.get("executors_per_node"),
+                cores_per_executor=layout.get("cores_per_executor"),
+                memory_per_executor=parse_size(str(memory), "memory") if memory else None,
+                driver_cores=int(layout.get("driver_cores") or 1),
+                driver_memory=parse_size(str(driver_memory), "memory") if driver_memory else GIB,
+                mode=Mode(layout.get("mode") or "standalone"),
+            ),
+            binding=binding,
+            mem_policy=MemPolicy(policy) if policy else None,
+            jvms=tuple(JvmPlacement.from_dict(j, binding) for j in data.get("jvms") or ()),
+            notes=tuple(data.get("notes") or ()),
+        )

@@ -10,6 +10,7 @@ from numaspark.placement.model import (
     Mode,
     Placement,
 )
+from numaspark.placement.plugin import LEVEL_KEY, PLUGIN_CLASS, jar_path
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -67,13 +68,11 @@ def spark_conf(placement: Placement) -> dict[str, str]:
 def affinity_conf(placement: Placement) -> dict[str, str]:
     """Core and pu binding pin each running task inside its executor (jvm/: the affinity
     plugin); the slots reach each JVM through its environment (``slots_env``)."""
-    from numaspark.spark.affinity import PLUGIN_CLASS, jar_path
-
     conf = {
         "spark.plugins": PLUGIN_CLASS,
         # the driver loads every plugin class too (its driver part is empty)
         "spark.driver.extraClassPath": str(jar_path()),
-        "spark.numaspark.affinity.level": placement.binding.value,
+        LEVEL_KEY: placement.binding.value,
     }
     if placement.layout.mode is not Mode.LOCAL:
         conf["spark.executor.extraClassPath"] = str(jar_path())

@@ -8,7 +8,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from numaspark.placement import Placement, numactl_argv, spark_conf
-from numaspark.spark.affinity import SLOTS_ENV
+from numaspark.placement.plugin import SLOTS_ENV
 from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size
 
@@ -175,3 +175,266 @@ def launch_view(record: dict) -> Table:
         table.add_row(entry["name"], f"{planned['cpus']} / {mem}", seen, shares or "-",
                       entry.get("memory", "-"), status)  # fmt: skip
     return table
+
+
+# --- what the commands print (cli.py keeps the options and calls these) --------------------
+
+
+def warning_lines(warnings: list[str]) -> list[str]:
+    """Each warning once; many spread warnings become one line that says what to do."""
+    spread = [w for w in warnings if "spread" in w]
+    others = [w for w in dict.fromkeys(warnings) if w not in spread]
+    if len(spread) > 2:
+        others.insert(0, f"{len(spread)} configurations vary by more than 10% between "
+                         "iterations: run more repetitions (--repeat), larger inputs (--size), "
+                         "or quiet the machine (numaspark doctor)")  # fmt: skip
+    else:
+        others[:0] = spread
+    return others
+
+
+def run_lines(results: list) -> list[str]:
+    """Under ``numaspark run``: the last measured run's Spark metrics, readings and where its
+    JVMs really ran."""
+    from numaspark.decide.readings import readings
+    from numaspark.report.metrics import sparkmeasure_lines
+
+    last_ok = next((r for r in reversed(results) if r.ok and not r.spec.warmup), None)
+    if last_ok is None:
+        return []
+    lines = sparkmeasure_lines(last_ok.metrics)
+    found = readings(last_ok)
+    if found:
+        lines += ["", "Readings (last measured run):", *(f"  {line}" for line in found)]
+    lines += [f"effective placement of {e['jvm']} (pid {e['pid']}): CPUs {e['cpus']}, memory "
+              f"nodes {e['mems']}, policy {e['policy']}" for e in last_ok.effective_placement]  # fmt: skip
+    return lines
+
+
+def cosched_table(rows: list[dict], window_s: float, warmup_s: float) -> Table:
+    table = Table(title=f"co-scheduled for {window_s:.0f} s (after {warmup_s:.0f} s warm-up)",
+                  title_justify="left")  # fmt: skip
+    for column in ("split", "workload", "CPUs", "completions", "median s", "switches/s",
+                   "remote pages"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("split", "workload") else "right")
+    for r in rows:
+        remote, median = r["remote_page_share"], r["median_completion_s"]
+        switches = r["context_switches_per_s"]
+        table.add_row(r["split"], r["workload"], r["cpus"], str(r["completions"]),
+                      "-" if median is None else f"{median:.2f}",
+                      "-" if switches is None else f"{switches:,.0f}",
+                      "-" if remote is None else f"{remote:.1%}")  # fmt: skip
+    return table
+
+
+def whatif_table(app_id: str, measured_s: float, predictions: list) -> Table:
+    table = Table(title=f"{app_id}: measured {measured_s:.1f} s", title_justify="left")
+    for column in ("cores", "predicted s", "utilisation", "critical path s", "driver only s"):
+        table.add_column(column, justify="right")
+    for p in predictions:
+        table.add_row(str(p.cores), f"{p.time_s:.1f}", f"{p.utilisation:.0%}",
+                      f"{p.critical_path_s:.1f}", f"{p.driver_s:.1f}")  # fmt: skip
+    return table
+
+
+def classification_table(found, directory: object) -> Table:
+    table = Table(title=f"{directory}: configurations by what explains their time",
+                  title_justify="left")  # fmt: skip
+    for column in ("configuration", "runs", "median s", "vs best", "group", "evidence"):
+        table.add_column(column, justify="right" if column in ("runs", "median s", "vs best")
+                         else "left")  # fmt: skip
+    best = found.configs[0].wall_s
+    for c in found.configs:
+        for number, label in enumerate(c.labels):
+            first = number == 0
+            table.add_row(c.label if first else "", str(c.runs) if first else "",
+                          f"{c.wall_s:.2f}" if first else "",
+                          f"{c.wall_s / best - 1:+.0%}" if first else "", label.text,
+                          _evidence_text(label.evidence))  # fmt: skip
+    return table
+
+
+def _evidence_text(evidence: dict) -> str:
+    parts = []
+    for name, value in evidence.items():
+        if isinstance(value, dict) and "value" in value:
+            parts.append(f"{name} {_fmt(value['value'])} (best {_fmt(value['best'])})")
+        elif isinstance(value, list):
+            parts.append(f"{name}: {', '.join(map(str, value))}")
+        else:
+            parts.append(f"{name} {_fmt(value)}")
+    return "; ".join(parts)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "-" if value is None else str(value)
+
+
+def advice_lines(advices: list, show_all: bool) -> list[str]:
+    """The findings of each advice with their severity colour, recommendation and command."""
+    from numaspark.decide.thresholds import Severity
+
+    colours = {Severity.NONE: "green", Severity.LOW: "cyan", Severity.MODERATE: "yellow",
+               Severity.SEVERE: "red", Severity.CRITICAL: "bold red"}  # fmt: skip
+    lines = []
+    for advice in advices:
+        lines.append(f"[bold]{advice.subject}[/]: worst {advice.worst.word}")
+        for f in advice.findings:
+            if f.severity is Severity.NONE and not show_all:
+                continue
+            lines.append(f"  [{colours[f.severity]}]{f.severity.word:>8}[/] {f.rule}: {f.finding}")
+            if f.recommendation:
+                lines.append(f"           -> {f.recommendation}")
+            if f.command:
+                lines.append(f"           $ {f.command}")
+        quiet = [f.rule for f in advice.findings if f.severity is Severity.NONE]
+        if quiet and not show_all:
+            lines.append(f"  nothing found by: {', '.join(quiet)}")
+        lines += [f"  [dim]not assessed {n.rule}: {n.why}[/]" for n in advice.not_assessed]
+    return lines
+
+
+def trials_table(found, space, value_name: str) -> Table:
+    table = Table(title=f"{len(found.trials)} trial(s) of {len(space.candidates)} candidates",
+                  title_justify="left")  # fmt: skip
+    table.add_column("#", justify="right")
+    for name in space.names:
+        table.add_column(name)
+    table.add_column(value_name, justify="right")
+    table.add_column("chosen by")
+    best = found.best
+    for trial in found.trials:
+        value = "failed" if trial.value is None else f"{trial.value:.4g}"
+        mark = " best" if best is not None and trial.number == best.number else ""
+        table.add_row(str(trial.number), *(str(trial.params[n]) for n in space.names),
+                      value + mark, trial.source)  # fmt: skip
+    return table
+
+
+def fit_views(name: str, found: dict) -> list[RenderableType]:
+    """``numaspark fit``: the measured points, both models, the knee, the predictions."""
+    rows = Table(title=f"{name}: measured", title_justify="left")
+    for column in ("concurrency", "time s", "speedup", "efficiency"):
+        rows.add_column(column, justify="right")
+    for r in found["points"]:
+        rows.add_row(f"{r['p']:g}", f"{r['time_s']:.2f}", f"{r['speedup']:.2f}",
+                     f"{r['efficiency']:.0%}")  # fmt: skip
+    usl, amdahl = found["models"]["usl"], found["models"]["amdahl"]
+    peak = (f"peak at {usl['peak_concurrency']:.1f} concurrent tasks"
+            if usl["peak_concurrency"] else "no peak (kappa = 0)")  # fmt: skip
+    knee = f"{found['knee']:g}" if found["knee"] is not None else "none"
+    lines = [
+        f"USL: sigma (contention) {usl['sigma']:.4f}, kappa (coherency) {usl['kappa']:.5f}, "
+        f"T(1) {usl['t1']:.2f} s, {peak}, fit RMSE {usl['rmse_s']:.2f} s",
+        f"Amdahl: serial fraction {amdahl['sigma']:.4f}, T(1) {amdahl['t1']:.2f} s, "
+        f"fit RMSE {amdahl['rmse_s']:.2f} s",
+        f"knee (last concurrency at >= 80% efficiency): {knee}",
+        *(f"predicted at {p['p']:g}: USL {p['usl_time_s']:.2f} s, Amdahl "
+          f"{p['amdahl_time_s']:.2f} s" for p in found["predictions"]),
+    ]  # fmt: skip
+    return [rows, Text("\n".join(lines))]
+
+
+def scaling_lines(points: list[tuple[float, float]]) -> list[str]:
+    """Under ``study scaling``: speedup and efficiency per concurrency, and the fits."""
+    from numaspark.experiment.scaling import efficiency_table, fit, knee
+
+    if len(points) < 2:
+        return ["scaling: fewer than two concurrency levels measured, nothing to fit"]
+    lines = [f"p={row['p']:g}: speedup {row['speedup']:.2f}, efficiency {row['efficiency']:.0%}"
+             for row in efficiency_table(points)]  # fmt: skip
+    amdahl = fit(points, "amdahl")
+    lines.append(f"Amdahl serial fraction {amdahl.sigma:.3f}; knee {knee(points)}")
+    if len(points) >= 3:
+        usl = fit(points, "usl")
+        lines.append(f"USL sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f}, peak "
+                     f"{usl.peak if usl.peak else 'none'}")  # fmt: skip
+    return lines
+
+
+def smt_line(named: dict[str, float | None]) -> str:
+    """Under ``study smt``: Awan et al.'s HT effectiveness from the ST n, SMT n, ST 2n medians."""
+    from numaspark.experiment.studies import ht_effectiveness
+
+    st_n = next((v for k, v in named.items() if k.startswith("ST") and v), None)
+    smt_n = next((v for k, v in named.items() if k.startswith("SMT") and v), None)
+    st_2n = [v for k, v in named.items() if k.startswith("ST") and v][1:]
+    if st_n and smt_n and st_2n:
+        effectiveness = ht_effectiveness(st_n / smt_n, st_n / st_2n[0])
+        return f"HT effectiveness {effectiveness:.2f} (1 = as good as twice the cores)"
+    return "HT effectiveness: not computed (needs ST n, SMT n and ST 2n measured)"
+
+
+def probe_table(found: dict) -> Table:
+    from numaspark.probe import KERNELS
+
+    table = Table(title="Memory bandwidth (MB/s) and latency (ns per load)", title_justify="left")
+    for column in ("measure", "CPUs on"):
+        table.add_column(column)
+    for node in found["mem_nodes"]:
+        table.add_column(f"memory node {node}", justify="right")
+    blocks = [*((f"{k} MB/s", found["bandwidth_mbps"][k]) for k in KERNELS),
+              ("latency ns", found["latency_ns"])]  # fmt: skip
+    for name, rows in blocks:
+        for node, row in zip(found["cpu_nodes"], rows, strict=True):
+            table.add_row(name, f"node {node}",
+                          *("-" if v is None else f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+                            for v in row))  # fmt: skip
+    return table
+
+
+def doctor_table(results: list, version: str) -> Table:
+    table = Table(title=f"numaspark {version} doctor", title_justify="left", show_lines=True)
+    table.add_column("check", style="bold", no_wrap=True)
+    table.add_column("finding")
+    style = {"state": "", "advice": "cyan", "warning": "yellow", "error": "bold red"}
+    for name, messages in results:
+        table.add_row(name, "\n".join(
+            f"[{style[m.level]}]{m.level + ': ' if m.level != 'state' else ''}{m.text}[/]"
+            if style[m.level] else m.text for m in messages))  # fmt: skip
+    return table
+
+
+def cluster_table(state: dict) -> Table:
+    """``cluster status``: the master's view and where each worker really runs."""
+    table = Table(title=f"{state['master_url']}: {state['status'] or '?'}", title_justify="left")
+    for column in ("worker", "state", "cores", "memory MB", "pid", "launch prefix",
+                   "effective CPUs / policy", "pages per node"):  # fmt: skip
+        table.add_column(column)
+    for w in state["workers"]:
+        seen = w["effective"]
+        table.add_row(
+            str(w["index"]), w["state"], str(w["cores"]), str(w["memory_mb"]), str(w["pid"]),
+            " ".join(w["prefix"]) or "(unbound)",
+            f"{seen['cpus']} / {seen['policy']}" if seen else "(gone)",
+            ", ".join(f"N{n} {b >> 20} MiB" for n, b in w["bytes_per_node"].items()) or "-",
+        )  # fmt: skip
+    return table
+
+
+def workloads_table(workloads: list) -> Table:
+    table = Table(title="Workloads", title_justify="left", show_lines=True)
+    for column in ("name", "category", "API", "parameters", "sizes (rows)", "description"):
+        table.add_column(column)
+    for w in workloads:
+        sizes = "\n".join(f"{k} {v:,}" for k, v in w.profiles.items())
+        if w.streaming:
+            sizes = f"live {w.stream}\n--rate events/s"
+        params = "\n".join(f"{k}={v}" for k, v in w.params.items()) or "-"
+        table.add_row(w.name, w.category, w.api, params, sizes, w.description)
+    return table
+
+
+def log_lines(log, summary: dict) -> list[str]:
+    """``numaspark analyze`` of one event log: its metrics in sparkMeasure's terms, readings."""
+    from numaspark.report.metrics import sparkmeasure_lines
+
+    return [
+        f"[bold]{log.app_id}[/] {log.app_name or ''} (Spark {log.spark_version or '?'}) {log.path}",
+        *sparkmeasure_lines(summary["aggregates"]), "", "Readings:",
+        *(f"  {line}" for line in summary["readings"]),
+        "  (CPU, context switches, NUMA pages and counters are recorded by numaspark run; "
+        "an event log alone does not have them)",
+    ]  # fmt: skip

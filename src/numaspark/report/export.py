@@ -9,6 +9,9 @@ import pandas as pd
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult, by_configuration
 
+RUN_COLUMNS = ("workload", "size", "mode", "binding", "mem_policy", "executors",
+               "cores_per_executor", "label", "warmup", "repetition")  # fmt: skip
+
 
 def results_frame(results: list[RunResult]) -> pd.DataFrame:
     """One row per run: the spec's main fields, status, wall time, every Spark aggregate
@@ -19,21 +22,12 @@ def results_frame(results: list[RunResult]) -> pd.DataFrame:
         row = {
             "run_id": r.run_id,
             "started_at": r.started_at,
-            "workload": spec.get("workload"),
-            "size": spec.get("size"),
-            "mode": spec.get("mode"),
-            "binding": spec.get("binding"),
-            "mem_policy": spec.get("mem_policy"),
-            "executors": spec.get("executors"),
-            "cores_per_executor": spec.get("cores_per_executor"),
-            "label": spec.get("label"),
-            "warmup": spec.get("warmup"),
-            "repetition": spec.get("repetition"),
+            **{name: getattr(spec, name) for name in RUN_COLUMNS},
             "status": r.status,
             "failure_reason": r.failure_reason,
             "wall_time_s": r.wall_time_s,
             "app_id": r.app_id,
-            "topology_fingerprint": r.environment.get("topology_fingerprint"),
+            "topology_fingerprint": r.environment.topology_fingerprint,
         }
         row.update({f"spark.{k}": v for k, v in r.metrics.items()})
         row.update({f"stream.{k}": v for k, v in (r.streaming or {}).items()})
@@ -60,6 +54,10 @@ CONF_COLUMNS = {
 }
 
 
+CONFIG_COLUMNS = ("workload", "size", "mode", "executors", "cores_per_executor", "binding",
+                  "mem_policy")  # fmt: skip
+
+
 def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFrame:
     """One row per configuration: the parameters that vary between configurations, and the
     median wall time of its measured ok runs as ``value``: what ``tune --replay`` reads."""
@@ -67,23 +65,16 @@ def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFram
     rows = []
     for runs in groups.values():
         spec = runs[0].spec
-        row = {
-            "workload": spec.get("workload"),
-            "size": spec.get("size"),
-            "mode": spec.get("mode"),
-            "executors": spec.get("executors"),
-            "cores_per_executor": spec.get("cores_per_executor"),
-            "binding": spec.get("binding"),
-            "mem_policy": spec.get("mem_policy") or "default",
-        }
-        conf = spec.get("spark_conf") or {}
+        row = {name: getattr(spec, name) for name in CONFIG_COLUMNS}
+        row["mem_policy"] = spec.mem_policy or "default"
+        conf = spec.spark_conf
         for key, column in CONF_COLUMNS.items():
             if key in conf:
                 row[column] = int(conf[key]) if str(conf[key]).isdigit() else conf[key]
         for key, setting in sorted(conf.items()):
             if key not in CONF_COLUMNS and key != "spark.master":
                 row[key] = setting
-        for key, param in sorted((spec.get("params") or {}).items()):
+        for key, param in sorted(spec.params.items()):
             row[f"param.{key}"] = param
         row[value] = round(float(pd.Series([r.wall_time_s for r in runs]).median()), 4)
         rows.append(row)

@@ -22,11 +22,11 @@ from numaspark import __version__
 from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult, by_configuration
-from numaspark.experiment.runner import TOPOLOGY_FILE
-from numaspark.experiment.store import RESULTS_FILE, ResultStore
+from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
+from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore
+from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
-from numaspark.workloads.harness import read_json_lines
+from numaspark.placement import Binding, Placement
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
@@ -46,7 +46,7 @@ class Plot:
 class ConfigRow:
     key: str
     label: str
-    spec: dict
+    spec: RunSpec
     walls: list[float]
     classes: list[str]
 
@@ -55,20 +55,16 @@ class ConfigRow:
         return statistics.median(self.walls)
 
 
-def _measured(results: list[RunResult]) -> list[RunResult]:
-    return [r for r in results if r.ok and not r.spec.get("warmup") and r.wall_time_s is not None]
-
-
 def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[ConfigRow]:
-    rows = [ConfigRow(key, runs[0].spec.get("label") or key, runs[0].spec,
+    rows = [ConfigRow(key, runs[0].spec.label or key, runs[0].spec,
                       [r.wall_time_s for r in runs], classes.get(key, []))  # type: ignore[misc]
             for key, runs in by_configuration(results).items()]  # fmt: skip
     return sorted(rows, key=lambda c: c.median)
 
 
-def _conf_text(spec: dict) -> str:
-    conf = {k: v for k, v in (spec.get("spark_conf") or {}).items() if k != "spark.master"}
-    params = spec.get("params") or {}
+def _conf_text(spec: RunSpec) -> str:
+    conf = {k: v for k, v in spec.spark_conf.items() if k != "spark.master"}
+    params = spec.params
     parts = [f"{k.removeprefix('spark.')}={v}" for k, v in sorted(conf.items())]
     parts += [f"{k}={v}" for k, v in sorted(params.items())]
     return ", ".join(parts)
@@ -98,10 +94,10 @@ def layout_heatmap(configs: list[ConfigRow]) -> Plot | None:
     groups: dict[str, dict[tuple[int, int], ConfigRow]] = {}
     for c in configs:
         spec = c.spec
-        if spec.get("mode") != "standalone" or not spec.get("executors"):
+        if spec.mode != "standalone" or not spec.executors:
             continue
-        name = f"bind={spec.get('binding')} {_conf_text(spec)}".strip()
-        groups.setdefault(name, {})[(spec["executors"], spec.get("cores_per_executor") or 0)] = c
+        name = f"bind={spec.binding} {_conf_text(spec)}".strip()
+        groups.setdefault(name, {})[(spec.executors, spec.cores_per_executor or 0)] = c
     groups = {k: v for k, v in groups.items() if len(v) >= 2}
     if not groups:
         return None
@@ -138,12 +134,10 @@ def binding_bars(configs: list[ConfigRow]) -> Plot | None:
     groups: dict[str, dict[str, ConfigRow]] = {}
     for c in configs:
         spec = c.spec
-        layout = (f"{spec.get('mode')} {spec.get('executors') or 1}x"
-                  f"{spec.get('cores_per_executor') or 'all'} {_conf_text(spec)}").strip()  # fmt: skip
+        layout = (f"{spec.mode} {spec.executors or 1}x"
+                  f"{spec.cores_per_executor or 'all'} {_conf_text(spec)}").strip()  # fmt: skip
         note = c.label.split(" ")[0] if c.label[:1].isdigit() else ""  # a study's nU / nB
-        key = (
-            f"{spec.get('binding')}{' mem=' + spec['mem_policy'] if spec.get('mem_policy') else ''}"
-        )
+        key = f"{spec.binding}{' mem=' + spec.mem_policy if spec.mem_policy else ''}"
         groups.setdefault(layout, {})[key + (f" ({note})" if note else "")] = c
     groups = {k: v for k, v in groups.items() if len(v) >= 2}
     if not groups:
@@ -174,10 +168,10 @@ def speedup_plot(configs: list[ConfigRow]) -> Plot | None:
     series: dict[str, dict[int, float]] = {}
     for c in configs:
         spec = c.spec
-        if spec.get("mode") != "local" or not spec.get("cores_per_executor"):
+        if spec.mode != "local" or not spec.cores_per_executor:
             continue
-        name = f"{spec.get('workload')} bind={spec.get('binding')} {_conf_text(spec)}".strip()
-        series.setdefault(name, {})[int(spec["cores_per_executor"])] = c.median
+        name = f"{spec.workload} bind={spec.binding} {_conf_text(spec)}".strip()
+        series.setdefault(name, {})[int(spec.cores_per_executor)] = c.median
     series = {k: v for k, v in series.items() if len(v) >= 2}
     if not series:
         return None
@@ -268,7 +262,7 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     for r in results:
         path = (r.artifacts or {}).get("collector_samples")
         if path and Path(path).exists():
-            apps.setdefault(path, (f"{r.spec.get('label')} ({r.app_id})", Path(path)))
+            apps.setdefault(path, (f"{r.spec.label} ({r.app_id})", Path(path)))
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("CPU utilisation (machine)", "JVM resident memory per NUMA node"))  # fmt: skip
@@ -302,13 +296,13 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     return Plot("timeseries", "CPU and per-node memory over time", _div(fig, "timeseries"), note)
 
 
-def topology_svg(topology: dict, jvms: list[dict]) -> str:
+def topology_svg(topology: dict, placement: Placement) -> str:
     """Packages, NUMA nodes, cores and hardware threads; each JVM's CPUs in its colour."""
-    jvms = [j for j in jvms if j.get("runs_tasks", True)]  # the standalone driver runs no task
-    bound = {number for number, jvm in enumerate(jvms) if jvm.get("binding") not in (None, "none")}
+    jvms = placement.executors  # the standalone driver runs no task
+    bound = {number for number, jvm in enumerate(jvms) if jvm.binding is not Binding.NONE}
     owner: dict[int, int] = {}
     for number in sorted(range(len(jvms)), key=lambda n: n not in bound):  # bound JVMs first
-        for cpu in _cpus(jvms[number].get("cpus") or ""):
+        for cpu in jvms[number].cpus:
             owner.setdefault(cpu, number)
     allowed = set(_cpus(topology["cpus"]["allowed"]))
     cores_by_node: dict[int | None, list[dict]] = {}
@@ -350,7 +344,7 @@ def topology_svg(topology: dict, jvms: list[dict]) -> str:
                         else ("#ffffff" if cpu in allowed else "#d9d9d9")
                     )
                     dash = "" if who is None or who in bound else ' stroke-dasharray="3,2"'
-                    tip = (f"P#{cpu}: {jvms[who].get('role')} {jvms[who].get('index')}"
+                    tip = (f"P#{cpu}: {jvms[who].role} {jvms[who].index}"
                            if who is not None else f"P#{cpu}: {'free' if cpu in allowed else 'not allowed'}")  # fmt: skip
                     parts.append(f'<rect x="{cx + 4 + k * pu_w}" y="{cy + 4}" width="{pu_w - 4}" '
                                  f'height="{core_h - 8}" fill="{fill}" class="pu"{dash}>'
@@ -368,8 +362,8 @@ def topology_svg(topology: dict, jvms: list[dict]) -> str:
         y += row_h + pad + 16
     legend_y = y + 8
     for number, jvm in enumerate(jvms):
-        text = (f"{jvm.get('role')} {jvm.get('index')}: CPUs {jvm.get('cpus')}, nodes "
-                f"{jvm.get('nodes')}, {jvm.get('binding')}"
+        text = (f"{jvm.role} {jvm.index}: CPUs {jvm.cpus}, nodes "
+                f"{jvm.nodes}, {jvm.binding.value}"
                 + ("" if number in bound else " (unbound: may run on any allowed CPU)"))  # fmt: skip
         parts.append(f'<rect x="12" y="{legend_y + number * 20}" width="14" height="14" '
                      f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
@@ -392,7 +386,7 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, s
     path = directory / TOPOLOGY_FILE
     if path.exists():
         return json.loads(path.read_text()), f"from {TOPOLOGY_FILE}"
-    fingerprints = {r.environment.get("topology_fingerprint") for r in results}
+    fingerprints = {r.environment.topology_fingerprint for r in results}
     try:
         from numaspark.topology import load
 
@@ -407,8 +401,9 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, s
 def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
     if not results:
         return {}, []
-    first = results[0].environment
-    differing = sorted({k for r in results for k, v in r.environment.items() if first.get(k) != v})
+    first = results[0].environment.to_dict()
+    differing = sorted({k for r in results for k, v in r.environment.to_dict().items()
+                        if first.get(k) != v})  # fmt: skip
     return first, differing
 
 
@@ -434,17 +429,18 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
     if topology is not None:
         seen = set()
         for c in configs:
-            jvms = (c.spec.get("placement") or {}).get("jvms") or []
-            if c.key not in seen and jvms:
+            if c.key not in seen and c.spec.task_jvms:
                 seen.add(c.key)
-                placements.append({"label": c.label, "svg": topology_svg(topology, jvms)})
+                placements.append(
+                    {"label": c.label, "svg": topology_svg(topology, c.spec.placement)}
+                )
     plots = [p for p in (layout_heatmap(configs), binding_bars(configs), speedup_plot(configs),
                          cosched_plot(cosched_rows), time_series_plot(results)) if p]  # fmt: skip
     environment, differing = _environment(results)
     base = (links_from or directory).resolve()
     flame_graphs = [(str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
                     for p in sorted(directory.glob("**/*.svg"))]  # fmt: skip
-    streaming = [r for r in _measured(results) if r.streaming]
+    streaming = [r for r in measured(results) if r.streaming]
     template = jinja2.Environment(
         loader=jinja2.PackageLoader("numaspark.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from rich.table import Table
 
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, measured
 from numaspark.experiment.stats import summarize
 from numaspark.metrics.registry import REPORT_ORDER, UNITS
 from numaspark.metrics.streaming import STREAM_METRICS
@@ -67,14 +67,14 @@ def runs_table(results: list[RunResult]) -> Table:
     for r in results:
         s = r.spec
         elapsed = r.metrics.get("elapsedTime")
-        note = r.failure_reason or ("warm-up" if s.get("warmup") else "")
+        note = r.failure_reason or ("warm-up" if s.warmup else "")
         table.add_row(
             r.run_id,
-            s.get("workload", "?"),
-            str(s.get("size")),
-            str(s.get("mode")),
-            str(s.get("binding")),
-            f"{s.get('executors')}x{s.get('cores_per_executor')}",
+            s.workload or "?",
+            str(s.size),
+            str(s.mode),
+            str(s.binding),
+            f"{s.executors}x{s.cores_per_executor}",
             "[green]ok[/]" if r.ok else "[red]failed[/]",
             f"{r.wall_time_s:.1f}" if r.wall_time_s is not None else "-",
             f"{elapsed / 1000:.1f}" if elapsed else "-",
@@ -92,9 +92,8 @@ def comparison_table(
     above 1x is faster than the first.
     """
     groups: dict[str, list[RunResult]] = defaultdict(list)
-    for r in results:
-        if r.ok and not r.spec.get("warmup"):
-            groups[r.key].append(r)
+    for r in measured(results):
+        groups[r.key].append(r)
     table = Table(title=title, title_justify="left")
     for column in ("workload", "configuration", "runs", "median s", "range s", "speed", "GC"):
         table.add_column(
@@ -107,13 +106,13 @@ def comparison_table(
         walls = summarize([r.wall_time_s for r in runs if r.wall_time_s is not None])
         if walls is None:
             continue
-        config = spec.get("label") or (
-            f"{spec['mode']} bind={spec['binding']} {spec['executors']}x{spec['cores_per_executor']}"
+        config = spec.label or (
+            f"{spec.mode} bind={spec.binding} {spec.executors}x{spec.cores_per_executor}"
         )
-        base = baseline.setdefault(spec["workload"], walls.median)
+        base = baseline.setdefault(spec.workload, walls.median)
         gc = summarize([r.metrics.get("gcShare") or 0.0 for r in runs])
         table.add_row(
-            spec["workload"],
+            spec.workload,
             config,
             str(walls.n),
             f"{walls.median:.1f}",
@@ -121,7 +120,7 @@ def comparison_table(
             f"{base / walls.median:.2f}x",
             f"{gc.median:.1%}" if gc else "-",
         )
-        warning = walls.warning(f"{spec['workload']} {config}")
+        warning = walls.warning(f"{spec.workload} {config}")
         if warning:
             warnings.append(warning)
     return table, warnings
@@ -137,16 +136,16 @@ def stream_table(results: list[RunResult], title: str = "Streaming") -> Table:
 
     One row per figure, one column per run (runs are few; figures are many).
     """
-    runs = [r for r in results if r.ok and not r.spec.get("warmup") and r.streaming]
+    runs = [r for r in measured(results) if r.streaming]
     table = Table(title=title, title_justify="left")
     table.add_column("")
     table.add_column("unit")
     for r in runs:
         spec = r.spec
         table.add_column(
-            spec.get("label")
-            or f"{spec['binding']} {spec['executors']}x{spec['cores_per_executor']} "
-            f"#{spec.get('repetition', 0) + 1}",
+            spec.label
+            or f"{spec.binding} {spec.executors}x{spec.cores_per_executor} "
+            f"#{(spec.repetition or 0) + 1}",
             justify="right",
         )
     for name, unit, key in STREAM_ROWS:

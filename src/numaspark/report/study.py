@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, measured
 from numaspark.experiment.spec import Experiment
-from numaspark.experiment.stats import compare, same_environment, summarize
+from numaspark.experiment.stats import compare, summarize
 
 
 def by_config(experiment: Experiment, stored: list[RunResult]) -> dict[str, list[RunResult]]:
     """Measured, ok runs of each configuration of ``experiment`` (stored ones included)."""
     keys = {c.key for c in experiment.configs}
     runs: dict[str, list[RunResult]] = {k: [] for k in keys}
-    for r in stored:
-        key = r.spec.get("config")
-        if key in runs and r.ok and not r.spec.get("warmup") and r.wall_time_s is not None:
-            runs[key].append(r)
+    for r in measured(stored):
+        if r.spec.config in runs:
+            runs[r.spec.config].append(r)
     return runs
 
 
@@ -57,7 +56,7 @@ def study_table(experiment: Experiment, stored: list[RunResult], title: str,
             speed = "baseline"
         else:
             speed = compare(base_walls, walls).words()
-            differs = same_environment(base_env, runs[config.key][0].environment)
+            differs = base_env.differences(runs[config.key][0].environment)
             if differs:
                 speed = "not comparable"
                 warnings.append(f"{config.label}: environment differs from the baseline's "

@@ -4,7 +4,7 @@ numactl binds a whole JVM; `core` and `pu` binding also pin each running task's
 thread to its own core or hardware thread, with the Spark plugin in jvm/
 (`io.numaspark.affinity.spark.AffinityPlugin`, Java, JNA for the native calls).
 The planner decides each JVM's slots (its CPUs grouped by core); they reach the
-JVM as the ``NUMASPARK_AFFINITY_CORES`` environment variable (a standalone
+JVM as the ``SLOTS_ENV`` environment variable (placement/plugin.py holds the contract) (a standalone
 executor inherits its worker's environment), so one Spark conf serves executors
 on different nodes. Each executor appends one JSON line per task to
 ``RUN_DIR/affinity/``: its slot, the CPU it started and ended on, its times.
@@ -16,7 +16,6 @@ of the installed pyspark) into the venv, next to the probe kernel.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -25,17 +24,9 @@ from itertools import combinations
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError
+from numaspark.placement.plugin import RECORD_DIR, jar_path
 
-PLUGIN_CLASS = "io.numaspark.affinity.spark.AffinityPlugin"
-SLOTS_ENV = "NUMASPARK_AFFINITY_CORES"
-RECORD_DIR = "affinity"
 SOURCE = Path(__file__).resolve().parents[3] / "jvm"  # the repository's jvm/ (editable install)
-JAR_NAME = "numaspark-affinity.jar"
-
-
-def jar_path() -> Path:
-    override = os.environ.get("NUMASPARK_AFFINITY_JAR")
-    return Path(override) if override else Path(sys.prefix) / "lib" / "numaspark" / JAR_NAME
 
 
 def require_jar() -> Path:
@@ -46,11 +37,6 @@ def require_jar() -> Path:
             f"({path}): run scripts/setup.sh (it builds jvm/ with Maven)"
         )
     return path
-
-
-def slots_env(slots) -> dict[str, str]:
-    """The environment that gives one JVM its slots (cores as CPU lists, ';'-separated)."""
-    return {SLOTS_ENV: ";".join(str(s) for s in slots)} if slots else {}
 
 
 def _pyspark_jars() -> Path:

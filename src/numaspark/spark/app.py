@@ -12,7 +12,7 @@ import psutil
 
 from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Binding, Mode, Placement, numactl_argv, spark_conf
-from numaspark.spark.affinity import slots_env
+from numaspark.placement.plugin import slots_env
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.effective import differences, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home

@@ -23,7 +23,7 @@ import psutil
 
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
-from numaspark.spark.affinity import slots_env
+from numaspark.placement.plugin import slots_env
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.processes import ProcessTracker, Tracked, stop_processes, wait_for
@@ -285,3 +285,31 @@ def _is_spark(pid: int) -> bool:
 def _progress(callback, message: str) -> None:
     if callback is not None:
         callback(message)
+
+
+def cluster_status(directory: Path) -> dict:
+    """The master's view of the cluster in ``directory`` and, per worker, where it really runs:
+    its launch prefix, its CPUs and memory policy, its resident pages per node (/proc)."""
+    from numaspark.collect.numa import pages_per_node
+    from numaspark.spark.effective import read_effective
+
+    cluster = StandaloneCluster.attach(directory)
+    state = cluster.master_state() or {}
+    alive = {w.get("port"): w for w in state.get("workers", [])}
+    workers = []
+    for worker in cluster.workers:
+        argv = worker["argv"]
+        effective = read_effective(worker["pid"])
+        try:
+            pages = pages_per_node(Path(f"/proc/{worker['pid']}/numa_maps").read_text())
+        except OSError:
+            pages = {}
+        workers.append({
+            "index": worker["index"], "pid": worker["pid"], "cores": worker["cores"],
+            "memory_mb": worker["memory_mb"],
+            "state": alive.get(worker["port"], {}).get("state", "missing"),
+            "prefix": argv[: next(i for i, a in enumerate(argv) if a.endswith("spark-class"))],
+            "effective": effective.to_dict() if effective else None,
+            "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
+        })  # fmt: skip
+    return {"master_url": cluster.master_url, "status": state.get("status"), "workers": workers}

@@ -98,6 +98,12 @@ class ProcessTracker:
             if tracked in self.processes:
                 self.processes.remove(tracked)
 
+    def release_all(self) -> list[Tracked]:
+        """Stop tracking everything, leaving it running (a cluster kept up on purpose)."""
+        with self._lock:
+            released, self.processes = self.processes, []
+        return released
+
     def stop_all(self) -> None:
         """Stop every tracked process (newest first) with its descendants."""
         with self._lock:
@@ -160,6 +166,15 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def supervised(grace_s: float = DEFAULT_GRACE_S) -> Iterator[ProcessTracker]:
+    """The one scope in which numaspark starts processes: everything started through the
+    tracker it yields is stopped when the scope ends, by success, failure, Ctrl-C or SIGTERM
+    (what is meant to outlive it is released first, ``release_all``)."""
+    with ProcessTracker(grace_s) as tracker, sigterm_raises():
+        yield tracker
 
 
 def wait_for(predicate, timeout_s: float, interval_s: float = 0.25) -> bool:

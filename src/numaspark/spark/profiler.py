@@ -81,3 +81,21 @@ def agent_option(library: Path, output_dir: Path, interval_ms: int = 10) -> str:
     # event=itimer: CPU time by setitimer, which works in VMs and containers without perf_events
     return (f"-agentpath:{library}=start,event=itimer,interval={interval_ms}ms,collapsed,"
             f"file={output_dir}/profile-%p.collapsed")  # fmt: skip
+
+
+def draw_flame_graphs(directory: Path, names: dict[int, str]) -> list[Path]:
+    """An SVG beside each ``profile-PID.collapsed`` (``names``: pid -> JVM name); a graph that
+    cannot be drawn leaves a ``.error`` file with why, and never loses the run."""
+    from numaspark.spark.flamegraph import write_flame_graph
+
+    drawn = []
+    for collapsed in sorted(directory.glob("profile-*.collapsed")):
+        pid = int(collapsed.stem.split("-")[1])
+        name = names.get(pid, f"JVM {pid}")
+        try:
+            write_flame_graph(collapsed, collapsed.with_suffix(".svg"),
+                              f"{name} (pid {pid}), on-CPU")  # fmt: skip
+            drawn.append(collapsed.with_suffix(".svg"))
+        except (OSError, ValueError, RecursionError) as exc:
+            collapsed.with_suffix(".error").write_text(f"no flame graph: {exc}\n")
+    return drawn

@@ -12,6 +12,9 @@ import math
 
 from numaspark.workloads import generators as gen
 from numaspark.workloads.registry import CheckResult, Workload, register
+from numaspark.workloads.registry import check_all as _all
+from numaspark.workloads.registry import check_close as _close
+from numaspark.workloads.registry import check_equal as _equal
 from numaspark.workloads.tpch import check_tpch, tpch_tables
 
 TINY, SMALL, LARGE, HUGE = "tiny", "small", "large", "huge"
@@ -19,19 +22,6 @@ TINY, SMALL, LARGE, HUGE = "tiny", "small", "large", "huge"
 
 def _profiles(tiny: int, small: int, large: int, huge: int) -> dict[str, int]:
     return {TINY: tiny, SMALL: small, LARGE: large, HUGE: huge}
-
-
-def _equal(what: str, got, want) -> CheckResult:
-    return CheckResult(got == want, f"{what} {got}, expected {want}")
-
-
-def _close(what: str, got, want, rel: float = 1e-6) -> CheckResult:
-    ok = got is not None and abs(got - want) <= rel * max(1.0, abs(want))
-    return CheckResult(ok, f"{what} {got}, expected {want}")
-
-
-def _all(*results: CheckResult) -> CheckResult:
-    return CheckResult(all(r.passed for r in results), "; ".join(r.details for r in results))
 
 
 def _centres_found(facts: dict, answer: dict, tolerance: float = 1.0) -> CheckResult:

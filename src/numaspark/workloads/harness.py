@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from numaspark.jsonlines import read_json_lines
+
 JOB_GROUP_PREFIX = "numaspark-iteration-"
 
 
@@ -50,19 +52,6 @@ def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]
             shutil.rmtree(target, ignore_errors=True)  # checked through the answer; keep disk free
     finally:
         spark.stop()
-
-
-def read_json_lines(path: Path) -> list[dict]:
-    """Every whole JSON line of ``path`` (a line cut short by a kill is ignored); [] if absent."""
-    if not Path(path).exists():
-        return []
-    found = []
-    for line in Path(path).read_text().splitlines():
-        try:
-            found.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return found
 
 
 def read_answers(path: Path) -> list[dict]:

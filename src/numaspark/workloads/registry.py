@@ -127,3 +127,16 @@ def all_workloads() -> list[Workload]:
 
 def _load_builtin() -> None:
     from numaspark.workloads import builtin, streams  # noqa: F401 - they register on import
+
+
+def check_equal(what: str, got, want) -> CheckResult:
+    return CheckResult(got == want, f"{what} {got}, expected {want}")
+
+
+def check_close(what: str, got, want, rel: float = 1e-6) -> CheckResult:
+    ok = got is not None and abs(got - want) <= rel * max(1.0, abs(want))
+    return CheckResult(ok, f"{what} {got}, expected {want}")
+
+
+def check_all(*results: CheckResult) -> CheckResult:
+    return CheckResult(all(r.passed for r in results), "; ".join(r.details for r in results))

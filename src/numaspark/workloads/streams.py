@@ -10,8 +10,10 @@ exact: a sliding window of ``window_s`` every ``slide_s`` counts each event
 
 from __future__ import annotations
 
-from numaspark.workloads.builtin import _all, _close, _equal
 from numaspark.workloads.registry import CheckResult, Workload, register
+from numaspark.workloads.registry import check_all as _all
+from numaspark.workloads.registry import check_close as _close
+from numaspark.workloads.registry import check_equal as _equal
 
 COMMON = {"trigger_s": 1.0}
 WORDS = {**COMMON, "words_per_event": 5, "vocabulary": 1000}

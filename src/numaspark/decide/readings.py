@@ -1,0 +1,134 @@
+"""One line per figure that explains a run, each with what it suggests (like pyperf's advice).
+
+Computed when shown (``numaspark run``, ``analyze``, the report), never stored: the
+thresholds live in decide/thresholds.py with the advice rules', so a reading and a
+rule judge the same figure the same way.
+"""
+
+from __future__ import annotations
+
+from numaspark.decide.thresholds import (
+    BANDWIDTH_REGION,
+    CPU_GAP,
+    GC_SHARE,
+    GC_WORTH_A_CHANGE,
+    IDLE_CPU,
+    LOW_IPC,
+    MIGRATIONS,
+    REMOTE_PAGES,
+    Severity,
+)
+from numaspark.experiment.result import Measurements
+
+
+def readings(result) -> list[str]:
+    """Lines for a `RunResult` (or anything with ``metrics`` and ``measurements``)."""
+    lines: list[str] = []
+    metrics = result.metrics or {}
+    found = Measurements.of(result.measurements)
+    if found.cpu_utilisation is not None:
+        share, kinds = found.cpu_utilisation, found.cpu_shares
+        advice = ("the CPUs were mostly idle: more parallelism (cores, partitions) may help"
+                  if share < IDLE_CPU else "the CPUs were busy")  # fmt: skip
+        lines.append(
+            f"CPU utilisation {share:.0%} (user {kinds['user'] or 0:.0%}, system "
+            f"{kinds['system'] or 0:.0%}, iowait {kinds['iowait'] or 0:.0%}): {advice}"
+        )
+    if found.context_switches_per_s is not None:
+        migrations = sum(j.migrations for j in found.jvm_use)
+        advice = ("threads are migrating between CPUs: binding at core level keeps them put"
+                  if migrations > MIGRATIONS else "few migrations")  # fmt: skip
+        lines.append(
+            f"{found.context_switches_per_s:,.0f} context switches/s machine-wide, "
+            f"{migrations:,} CPU migrations of the JVMs' threads: {advice}"
+        )
+    for jvm in found.locality:
+        share = jvm.share_on_bound_nodes
+        if share is None:
+            continue
+        advice = ("memory is local" if REMOTE_PAGES.grade(1 - share) is Severity.NONE
+                  else "memory strayed off its node: bind memory too (--mem-policy bind)")  # fmt: skip
+        lines.append(
+            f"{jvm.name}: {share:.0%} of its resident pages on its bound node(s) "
+            f"{','.join(map(str, jvm.bound_nodes or []))}: {advice}"
+        )
+    gc_share = metrics.get("gcShare")
+    if gc_share is not None:
+        advice = ("give executors more heap, or use more, smaller executors"
+                  if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE
+                  else "GC is not what limits this run")  # fmt: skip
+        lines.append(f"GC takes {gc_share:.0%} of executor time: {advice}")
+    gap = found.cpu_gap
+    if gap:
+        advice = ("the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
+                  if gap["ratio"] > CPU_GAP else "nearly all JVM CPU time is in the tasks")  # fmt: skip
+        lines.append(
+            f"JVM CPU {gap['os_cpu_s']:.1f} s vs Spark executorCpuTime "
+            f"{gap['spark_executor_cpu_s']:.1f} s ({gap['ratio']:.1f}x): {advice}"
+        )
+    pinning = getattr(result, "affinity", None)
+    if pinning:
+        lines.append(_pinning(pinning))
+    bandwidth = bandwidth_reading(found)
+    if bandwidth:
+        lines.append(bandwidth)
+    if found.counter_problem:
+        lines.append(f"hardware counters: unavailable ({found.counter_problem})")
+    elif found.counted:
+        if found.ipc is not None:
+            advice = ("low IPC: the cores wait on memory; fewer threads per node or better "
+                      "locality" if found.ipc < LOW_IPC else "the cores are mostly computing")  # fmt: skip
+            lines.append(f"IPC {found.ipc:.2f}: {advice}")
+        else:
+            lines.append(
+                "IPC: unavailable, this machine's CPU exposes no hardware counters "
+                f"({', '.join(found.unsupported_counters) or 'none counted'}); "
+                "software events were recorded"
+            )
+    return lines
+
+
+def _pinning(pinning: dict) -> str:
+    if not pinning["pinned"]:
+        return (f"task pinning ({pinning['level']}): tasks ran unpinned: "
+                f"{'; '.join(pinning['unpinned_reasons']) or 'level does not pin'}")  # fmt: skip
+    shared = pinning["overlapping_pairs_sharing_a_cpu"]
+    return (f"task pinning ({pinning['level']}): {pinning['pinned']} of {pinning['tasks']} "
+            f"tasks pinned, on CPUs {','.join(map(str, pinning['cpus_used']))}; "
+            + ("no two overlapping tasks shared a CPU" if not shared
+               else f"{shared} overlapping pair(s) shared a CPU"))  # fmt: skip
+
+
+BANDWIDTH_ADVICE = {
+    "constant": "memory bandwidth is not the limit",
+    "linear": "memory bandwidth is becoming the limit: watch it as you add cores",
+    "exponential": "memory bandwidth is saturated: more threads per node will not help, "
+    "spread executors over nodes",
+}
+assert set(BANDWIDTH_ADVICE) == set(BANDWIDTH_REGION)
+
+
+def bandwidth_reading(found: Measurements) -> str | None:
+    use = found.bandwidth
+    if "region" in use:
+        return (f"memory bandwidth ~{use['estimate_bps'] / 1e9:.1f} GB/s, {use['share']:.0%} of "
+                f"the probed maximum ({use['region']} region): {BANDWIDTH_ADVICE[use['region']]}")  # fmt: skip
+    if use.get("unavailable"):
+        return f"memory bandwidth: unavailable ({use['unavailable']})"
+    return None
+
+
+def log_summary(log) -> dict:
+    """An event log alone, summarized: its aggregates, GC per executor and the readings those
+    allow (CPU, context switches, NUMA pages and counters come only with numaspark run)."""
+    from types import SimpleNamespace
+
+    from numaspark.metrics.aggregate import aggregate
+    from numaspark.metrics.gc import gc_by_executor
+
+    aggregates, gc = aggregate(log), gc_by_executor(log)
+    view = SimpleNamespace(metrics=aggregates, measurements={"gc": gc})
+    return {"event_log": str(log.path), "app_id": log.app_id, "app_name": log.app_name,
+            "spark_version": log.spark_version, "complete": log.complete,
+            "warnings": log.warnings, "aggregates": aggregates, "gc_by_executor": gc,
+            "readings": readings(view)}  # fmt: skip

@@ -1,0 +1,272 @@
+"""Result assembly: what one application left behind -> one `RunResult` per iteration.
+
+Two steps. `read_outputs` reads a run directory (I/O only): the answers the job
+wrote, the event log, the collectors' samples, the affinity plugin's task records,
+the streaming source's ledger, and ``app.json`` (what spark-submit did, written
+by the run loop). `assemble` is pure: from those outputs and the run's `RunPlan`
+it builds the records, so it is tested on recorded run directories without Spark.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from numaspark.collect import SAMPLES_FILE, Recording
+from numaspark.errors import NumasparkError
+from numaspark.experiment.result import Environment, Measurements, RunResult, RunSpec
+from numaspark.jsonlines import read_json_lines
+from numaspark.metrics.aggregate import aggregate, aggregate_job_group, job_group_stages
+from numaspark.metrics.eventlog import EventLog, parse_event_log
+from numaspark.metrics.gc import gc_by_executor
+from numaspark.metrics.streaming import summarize_stream
+from numaspark.placement.plugin import RECORD_DIR
+from numaspark.spark.affinity import read_records
+from numaspark.spark.affinity import summarize as summarize_affinity
+from numaspark.spark.app import find_event_log
+from numaspark.workloads import Workload
+from numaspark.workloads.harness import JOB_GROUP_PREFIX
+from numaspark.workloads.streamsource import LEDGER_FILE
+
+APP_FILE = "app.json"  # in the run directory: what spark-submit did
+ANSWERS_FILE = "answers.jsonl"
+
+
+@dataclass(frozen=True)
+class AppRecord:
+    """What one spark-submit did, as the run loop saw it (``app.json``)."""
+
+    returncode: int | None = None
+    wall_s: float = 0.0
+    app_id: str | None = None
+    failure: str | None = None
+    effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks (/proc)
+    placement_warnings: list[str] = field(default_factory=list)
+
+    def save(self, run_dir: Path) -> None:
+        (run_dir / APP_FILE).write_text(json.dumps(asdict(self), indent=1))
+
+    @classmethod
+    def load(cls, run_dir: Path) -> AppRecord | None:
+        path = run_dir / APP_FILE
+        if not path.exists():
+            return None  # the application was interrupted before it ended
+        data = json.loads(path.read_text())
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class AppOutputs:
+    """Everything one application wrote into its run directory, read back."""
+
+    run_dir: Path
+    app: AppRecord | None  # None: interrupted (Ctrl-C, SIGTERM) before spark-submit ended
+    answers: list[dict]
+    event_log: Path | None
+    app_id: str | None
+    log: EventLog | None
+    log_problem: str | None
+    samples: Recording
+    affinity_records: list[dict]
+    ledger: list[dict]
+    artifacts: dict
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What assembly needs to know about the run besides its outputs."""
+
+    workload: Workload
+    spec: RunSpec  # the configuration's spec; each iteration fills in which one it was
+    environment: Environment
+    iterations: int
+    warmup: int
+    facts: dict | None  # the generated input's facts the answers are checked against
+    sustained_bandwidth_bps: float | None = None  # the probed maximum, when there is one
+
+
+def read_outputs(run_dir: Path) -> AppOutputs:
+    """Read what an application left in ``run_dir`` (any part may be missing)."""
+    event_log, app_id = find_event_log(run_dir / "eventlog")
+    log, log_problem = _parse(event_log)
+    samples_path = run_dir / SAMPLES_FILE
+    artifacts = {
+        "run_dir": str(run_dir),
+        "event_log": str(event_log) if event_log else None,
+        "spark_submit_log": str(run_dir / "spark-submit.log"),
+    }
+    if samples_path.exists():
+        artifacts["collector_samples"] = str(samples_path)
+    graphs = sorted(str(p) for p in (run_dir / "profiles").glob("profile-*.svg"))
+    if graphs:
+        artifacts["flame_graphs"] = graphs
+    gc_logs = sorted(str(p) for p in run_dir.glob("gc-*.log"))
+    if gc_logs:
+        artifacts["gc_logs"] = gc_logs
+    return AppOutputs(
+        run_dir=run_dir,
+        app=AppRecord.load(run_dir),
+        answers=read_json_lines(run_dir / ANSWERS_FILE),
+        event_log=event_log,
+        app_id=app_id,
+        log=log,
+        log_problem=log_problem,
+        samples=Recording(read_json_lines(samples_path)),
+        affinity_records=read_records(run_dir) if (run_dir / RECORD_DIR).is_dir() else [],
+        ledger=read_json_lines(run_dir / "source" / LEDGER_FILE),
+        artifacts=artifacts,
+    )
+
+
+def _parse(event_log: Path | None) -> tuple[EventLog | None, str | None]:
+    if event_log is None:
+        return None, "no event log was written"
+    try:
+        return parse_event_log(event_log), None
+    except NumasparkError as exc:  # an app stopped before it logged anything
+        return None, f"no metrics: {exc}"
+
+
+def assemble(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
+    """One record per iteration that finished, and one failed record when the application
+    ended (not interrupted) before all its iterations did."""
+    shared = _shared(outputs)
+    results = [_iteration(outputs, plan, answer, shared) for answer in outputs.answers]
+    app = outputs.app
+    if len(outputs.answers) < plan.iterations and app is not None:
+        results.append(RunResult(
+            spec=_spec_of(plan, len(outputs.answers)), environment=plan.environment,
+            status="failed",
+            failure_reason=app.failure or "the application ended before all its iterations",
+            **shared,
+        ))  # fmt: skip
+    return results
+
+
+def _spec_of(plan: RunPlan, iteration: int) -> RunSpec:
+    return replace(plan.spec, iteration=iteration, iterations=plan.iterations,
+                   warmup=iteration < plan.warmup, repetition=iteration - plan.warmup)  # fmt: skip
+
+
+def _shared(outputs: AppOutputs) -> dict:
+    """What every iteration of one application shares."""
+    app, log = outputs.app, outputs.log
+    warnings = list(app.placement_warnings) if app else []
+    if log is not None:
+        warnings += log.warnings
+    elif outputs.log_problem:
+        warnings.append(outputs.log_problem)
+    return {
+        "app_id": outputs.app_id,
+        "app": {
+            "wall_time_s": round(app.wall_s, 3) if app else None,
+            "elapsed_ms": aggregate(log)["elapsedTime"] if log is not None else None,
+            "returncode": app.returncode if app else None,
+        },
+        "effective_placement": list(app.effective) if app else [],
+        "warnings": warnings,
+        "artifacts": dict(outputs.artifacts),
+    }
+
+
+def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -> RunResult:
+    iteration, log, workload = answer["iteration"], outputs.log, plan.workload
+    if workload.streaming:
+        facts = _stream_facts(outputs.ledger, iteration, workload)
+        group = answer["answer"].get("run_id")  # a query runs its batches as its run id
+    else:
+        facts, group = plan.facts, f"{JOB_GROUP_PREFIX}{iteration}"
+    metrics: dict = {}
+    streaming = None
+    if log is not None:
+        metrics = aggregate_job_group(log, group) or {}
+        if workload.streaming and facts is not None:
+            streaming = _stream_metrics(log, group, facts, workload)
+    found = _measurements(outputs, group, answer, metrics, plan.sustained_bandwidth_bps)
+    affinity = None
+    if outputs.affinity_records and log is not None:
+        affinity = summarize_affinity(outputs.affinity_records, job_group_stages(log, group))
+    if facts is None:
+        passed, details = False, "the event source wrote no ledger entry for this run"
+    else:
+        verdict = workload.check(facts, answer["answer"])
+        passed, details = verdict.passed, verdict.details
+    return RunResult(
+        spec=_spec_of(plan, iteration), environment=plan.environment,
+        status="ok" if passed else "failed",
+        failure_reason=None if passed else f"wrong answer: {details}",
+        wall_time_s=round(answer["wall_s"], 3), metrics=metrics, streaming=streaming,
+        measurements=found, affinity=affinity,
+        check={"passed": passed, "details": details, "answer": answer["answer"]},
+        **shared,
+    )  # fmt: skip
+
+
+def _measurements(outputs: AppOutputs, group: str | None, answer: dict, metrics: dict,
+                  sustained_bps: float | None) -> Measurements | None:  # fmt: skip
+    """The collectors' figures for one iteration's window, GC per executor, the CPU gap and
+    the bandwidth estimate."""
+    found: dict = {}
+    if outputs.samples and "started" in answer:
+        found = outputs.samples.summarize(answer["started"], answer["ended"])
+    if outputs.log is not None:
+        found["gc"] = gc_by_executor(outputs.log, job_group_stages(outputs.log, group))
+    if not found:
+        return None
+    jvm_use = Measurements(found).jvm_use
+    spark_cpu_ms = metrics.get("executorCpuTime")
+    if jvm_use and spark_cpu_ms:
+        os_cpu_s = sum(j.cpu_s for j in jvm_use)
+        found["executor_cpu_gap"] = {
+            "os_cpu_s": round(os_cpu_s, 2),
+            "spark_executor_cpu_s": round(spark_cpu_ms / 1000, 2),
+            "ratio": round(os_cpu_s / (spark_cpu_ms / 1000), 2),
+            "note": "OS CPU time of the task-running JVMs (JIT, GC, Spark's own threads, and "
+            "in local mode the driver) over Spark's executorCpuTime of their tasks",
+        }
+    found["memory_bandwidth"] = bandwidth_use(Measurements(found), sustained_bps)
+    return Measurements(found)
+
+
+def bandwidth_use(found: Measurements, sustained_bps: float | None) -> dict:
+    """The run's memory bandwidth against the probed maximum, where counters allow an estimate.
+
+    The estimate is LLC load misses x 64-byte lines per second (reads only, and
+    prefetches not counted): a lower bound, enough to tell the regions apart.
+    """
+    from numaspark.probe import bandwidth_region
+
+    misses, seconds = found.llc_load_misses, found.seconds
+    if misses is None or not seconds:
+        return {
+            "unavailable": "no LLC-load-misses counter on this machine: bandwidth not estimated"
+        }
+    used = misses * 64 / seconds
+    if sustained_bps is None:
+        return {
+            "estimate_bps": used,
+            "unavailable": "run 'numaspark probe' to place it in a region",
+        }
+    return {"estimate_bps": used, "sustained_bps": sustained_bps,
+            "share": round(used / sustained_bps, 4),
+            "region": bandwidth_region(used, sustained_bps)}  # fmt: skip
+
+
+def _stream_facts(ledger: list[dict], iteration: int, workload: Workload) -> dict | None:
+    entry = next((e for e in ledger if e.get("connection") == iteration), None)
+    return {**entry, "params": dict(workload.params)} if entry else None
+
+
+def _stream_metrics(log: EventLog, run_id: str | None, facts: dict, workload: Workload) -> dict:
+    summary = summarize_stream(
+        log.stream_progress,
+        run_id or "",
+        facts.get("measure_from_ms"),
+        facts.get("last_ms"),
+        trigger_ms=float(workload.params.get("trigger_s", 0)) * 1000 or None,
+    )
+    summary["rateAsked"] = facts.get("rate")
+    summary["sendRate"] = facts.get("send_rate")
+    summary["eventsSent"] = facts.get("events")
+    return summary

@@ -1,0 +1,35 @@
+"""The contract with jvm/ (the affinity library and its Spark executor plugin), in one place.
+
+Both Python sides that talk to the plugin import it from here: the renderer
+that turns a placement into Spark conf (placement/render.py) and the runner
+that reads what the plugin recorded (spark/affinity.py). The Java side parses
+the same keys in ``AffinityConf.java``; a key renamed here is renamed there.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+PLUGIN_CLASS = "io.numaspark.affinity.spark.AffinityPlugin"
+CONF_PREFIX = "spark.numaspark.affinity."  # AffinityConf.PREFIX
+LEVEL_KEY = CONF_PREFIX + "level"  # none, node, core or pu
+RECORD_DIR_KEY = CONF_PREFIX + "recordDir"  # where each executor appends one line per task
+SLOTS_ENV = "NUMASPARK_AFFINITY_CORES"  # AffinityConf.DEFAULT_ENV: this JVM's slots
+RECORD_DIR = "affinity"  # the records' directory inside a run directory
+JAR_NAME = "numaspark-affinity.jar"
+JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is
+
+
+def jar_path() -> Path:
+    """Where the plugin's jar is installed (the venv, beside the probe kernel)."""
+    override = os.environ.get(JAR_ENV)
+    return Path(override) if override else Path(sys.prefix) / "lib" / "numaspark" / JAR_NAME
+
+
+def slots_env(slots: Iterable[object]) -> dict[str, str]:
+    """The environment that gives one JVM its slots (cores as CPU lists, ';'-separated)."""
+    text = ";".join(str(s) for s in slots)
+    return {SLOTS_ENV: text} if text else {}

@@ -1,0 +1,111 @@
+"""Result assembly on a recorded run directory, without Spark: the records a real run stored
+are made again from what its application left behind (tests/fixtures/runs/record.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+
+from conftest import FIXTURES
+
+from numaspark.experiment.assemble import AppRecord, RunPlan, assemble, read_outputs
+from numaspark.experiment.result import Environment, Measurements, RunResult, measured
+from numaspark.workloads import get_workload
+
+RECORDED = FIXTURES / "runs" / "wordcount-core"
+
+
+def _stored() -> list[RunResult]:
+    return [RunResult.from_dict(json.loads(line))
+            for line in (RECORDED / "results.jsonl").read_text().splitlines()]  # fmt: skip
+
+
+def _plan(stored: list[RunResult], iterations: int = 3) -> RunPlan:
+    first = stored[0]
+    return RunPlan(
+        workload=get_workload(first.spec.workload), spec=first.spec,
+        environment=first.environment, iterations=iterations, warmup=1,
+        facts=first.spec.dataset["facts"],
+    )  # fmt: skip
+
+
+def _copy(tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(RECORDED, run_dir)
+    (run_dir / "results.jsonl").unlink()
+    return run_dir
+
+
+def test_the_recorded_run_assembles_into_the_records_it_stored(tmp_path):
+    stored = _stored()
+    made = assemble(read_outputs(_copy(tmp_path)), _plan(stored))
+    assert [r.spec.iteration for r in made] == [r.spec.iteration for r in stored] == [0, 1, 2]
+    assert [r.spec.warmup for r in made] == [True, False, False]
+    for new, old in zip(made, stored, strict=True):
+        assert new.status == old.status == "ok" and new.check == old.check
+        assert new.wall_time_s == old.wall_time_s and new.app_id == old.app_id
+        assert new.metrics == old.metrics and new.metrics["numTasks"] > 0
+        assert new.measurements.to_dict() == old.measurements.to_dict()
+        assert new.affinity == old.affinity and new.affinity["level"] == "core"
+        assert new.effective_placement == old.effective_placement
+        assert new.spec.to_dict() == old.spec.to_dict()
+    assert len(measured(made)) == 2
+
+
+def test_typed_accessors_read_what_the_collectors_wrote():
+    figures = _stored()[-1].figures
+    assert figures.seconds and figures.seconds > 0
+    assert figures.cpu_utilisation is not None and 0 <= figures.cpu_utilisation <= 1
+    (jvm,) = figures.jvm_use  # local mode: the driver ran the tasks
+    assert jvm.name == "driver" and jvm.cpu_s > 0
+    (local,) = figures.locality
+    assert local.bound_nodes == [0] and local.share_on_bound_nodes == 1.0
+    # no PMU on this machine: perf counted software events only, so no IPC, never a guess
+    assert figures.ipc is None and figures.bandwidth.get("unavailable")
+
+
+def test_an_application_that_ended_early_gets_a_failed_record(tmp_path):
+    run_dir = _copy(tmp_path)
+    answers = (run_dir / "answers.jsonl").read_text().splitlines()
+    (run_dir / "answers.jsonl").write_text(answers[0] + "\n")  # only the warm-up finished
+    app = AppRecord.load(run_dir)
+    replace(app, returncode=1, failure="spark-submit exited with 1: boom").save(run_dir)
+    made = assemble(read_outputs(run_dir), _plan(_stored()))
+    assert [r.status for r in made] == ["ok", "failed"]
+    assert made[1].failure_reason == "spark-submit exited with 1: boom"
+    assert made[1].spec.iteration == 1 and not made[1].spec.warmup
+
+
+def test_an_interrupted_application_keeps_only_what_finished(tmp_path):
+    """Ctrl-C before spark-submit ended: no app.json, no failed record for the rest."""
+    run_dir = _copy(tmp_path)
+    (run_dir / "app.json").unlink()
+    made = assemble(read_outputs(run_dir), _plan(_stored(), iterations=5))
+    assert len(made) == 3 and all(r.ok for r in made)
+    assert made[0].app["returncode"] is None
+
+
+def test_a_wrong_answer_is_a_failed_run_with_why(tmp_path):
+    stored = _stored()
+    facts = {**stored[0].spec.dataset["facts"], "total_words": -1}
+    plan = replace(_plan(stored), facts=facts)
+    made = assemble(read_outputs(_copy(tmp_path)), plan)
+    assert all(not r.ok and r.failure_reason.startswith("wrong answer") for r in made)
+
+
+def test_records_round_trip_through_their_json_unchanged():
+    for line in (RECORDED / "results.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        again = json.loads(json.dumps(RunResult.from_dict(data).to_dict(), default=str))
+        data.pop("readings", None)  # computed when shown now: not kept
+        assert again == data
+
+
+def test_old_and_hand_written_records_still_load():
+    old = RunResult.from_dict({"spec": {"workload": "wordcount", "warmup": 0, "unknown": 1},
+                               "environment": {"host": "h"}, "status": "ok",
+                               "readings": ["GC takes 1%"], "measurements": None})  # fmt: skip
+    assert old.spec.workload == "wordcount" and old.environment == Environment(host="h")
+    assert old.measurements is None and old.figures == Measurements()
+    assert not old.measured  # no wall time: not counted
