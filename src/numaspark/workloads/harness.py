@@ -17,9 +17,8 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-from numaspark.jsonlines import read_json_lines
+from numaspark.jsonlines import read_json_lines  # noqa: F401 - jobs/streaming.py reads its ledger
 
 JOB_GROUP_PREFIX = "numaspark-iteration-"
 
@@ -52,8 +51,3 @@ def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]
             shutil.rmtree(target, ignore_errors=True)  # checked through the answer; keep disk free
     finally:
         spark.stop()
-
-
-def read_answers(path: Path) -> list[dict]:
-    """The iterations a job finished."""
-    return read_json_lines(path)
