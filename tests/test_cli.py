@@ -119,3 +119,17 @@ def test_doctor_on_this_machine():
         assert "hardware perf counters are not available here" in texts
     human = run_cli("doctor", check=True)
     assert "numa_balancing" in human.stdout
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """plan, topology and launch run in the emulated NUMA guest, whose CPU model lacks the
+    instructions numpy/pandas/pyarrow wheels use (SIGILL): the CLI imports them only in the
+    commands that need them."""
+    import sys
+
+    code = ("import sys, numaspark.cli; "
+            "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'plotly') "
+            "if m in sys.modules))")  # fmt: skip
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True)  # fmt: skip
+    assert found.stdout.strip() == "[]"

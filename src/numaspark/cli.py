@@ -1,30 +1,37 @@
 """The command line. Thin: parse options, call one package function, print what it gives.
 
-Rendering lives in report/console.py; what is computed lives in the package of its
-pipeline step. Options that several commands share are declared once, below.
+Rendering lives in report/console.py (views) and report/terminal.py (the terminal and
+long work under progress bars); what is computed lives in the package of its pipeline
+step; options that several commands share are declared once in options.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import shutil
 import sys
-import time
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
 from numaspark import __version__
 from numaspark.errors import NumasparkError, ToolMissingError, UsageError
 from numaspark.experiment.store import RESULTS_FILE
-from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
+from numaspark.placement import Mode, Platform
+from numaspark.placement.share import Split
 from numaspark.report import console as views
+from numaspark.report import terminal as long_work
+from numaspark.report.terminal import Interrupted, Terminal
 from numaspark.topology.cpuset import CpuSet
-from numaspark.units import parse_duration, parse_pairs, parse_size
+from numaspark.units import parse_counts, parse_duration, parse_size
+
+# isort: off
+# fmt: off
+from numaspark.options import (ConfOpt, DataOpt, JsonOpt, Opt, OutOpt, ParamOpt, RepeatOpt,
+                               ResumeOpt, SizeOpt, SyntheticOpt, WarmupOpt, Where, WorkloadArg,
+                               XmlOpt, check_repeat, conf_of, params, topology_of, with_placement)
+# fmt: on
+# isort: on
 
 app = typer.Typer(
     name="numaspark",
@@ -33,117 +40,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-# --- options shared by several commands ------------------------------------------------
-# fmt: off
-Opt = typer.Option
-XmlOpt = Annotated[Path | None, Opt("--xml", help="hwloc XML of another server (lstopo-no-graphics --of xml > f.xml).")]
-SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".')]
-JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
-ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
-PerNodeOpt = Annotated[int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")]
-CoresOpt = Annotated[int | None, Opt("--cores-per-executor", help="Task slots per executor (default: share the CPUs).")]
-MemoryOpt = Annotated[str, Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory.")]
-BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that runs tasks.")]
-PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy (default: bind when bound, the kernel's otherwise).")]
-NodesOpt = Annotated[str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")]
-PuOrderOpt = Annotated[PuOrder, Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together.")]
-OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.")]
-DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs live (default ./numaspark-data).")]
-SizeOpt = Annotated[str, Opt("--size", help="tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
-RepeatOpt = Annotated[int, Opt("--repeat", help="Measured iterations per configuration, in one application.")]
-WarmupOpt = Annotated[int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")]
-ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KEY=VALUE (repeatable).")]
-ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
-ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
-WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
-# fmt: on
-
-
-class Target(str, Enum):
-    SPARK = "spark"
-    YARN = "yarn"
-    K8S = "k8s"
-
-
-def _topology(xml: Path | None = None, synthetic: str | None = None):
-    from numaspark.topology import load
-
-    return load(xml=xml, synthetic=synthetic)
-
-
-def _layout(executors, per_node, cores, memory, mode, driver_cores=1, driver_memory="1g") -> Layout:
-    return Layout(executors=executors, executors_per_node=per_node, cores_per_executor=cores,
-                  memory_per_executor=None if memory == "auto"
-                  else parse_size(memory, "--memory-per-executor"),
-                  driver_cores=driver_cores,
-                  driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode)  # fmt: skip
-
-
-def _nodes(nodes: str | None) -> CpuSet | None:
-    return CpuSet.parse(nodes) if nodes is not None else None
-
-
-def _params(param: list[str] | None) -> dict[str, str]:
-    return parse_pairs(param or [], "--param", "iterations=5")
-
-
-def _conf(conf: list[str] | None) -> dict[str, str]:
-    return parse_pairs(conf or [], "--conf", "spark.executor.extraJavaOptions=-XX:+UseNUMA")
-
-
-def _print_json(data: object) -> None:
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")
-
-
-def _lines(lines: list[str]) -> None:
-    for line in lines:
-        console.print(line, highlight=False, soft_wrap=True)
-
-
-def _warn(warnings: list[str]) -> None:
-    for warning in views.warning_lines(warnings):
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-
-
-def _progress_bar(remaining: bool = False):
-    """A rich progress bar on stderr: what runs now, how many of how many, time so far."""
-    from rich import progress as bars
-
-    columns = [bars.TextColumn("{task.description}"), bars.BarColumn(), bars.MofNCompleteColumn(),
-               bars.TimeElapsedColumn()] + ([bars.TimeRemainingColumn()] if remaining else [])  # fmt: skip
-    return bars.Progress(*columns, console=err_console, transient=False)
-
-
-def _say(message: str) -> None:
-    err_console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {message}", highlight=False)
-
-
-@contextlib.contextmanager
-def _interruptible(out: Path | None):
-    """Ctrl-C or SIGTERM: every started JVM is already stopped; say what was kept, exit 130.
-    ``out`` is where runs are stored; None for commands that store none (launch)."""
-    from numaspark.experiment.store import ResultStore
-
-    try:
-        yield
-    except KeyboardInterrupt:
-        if out is None:
-            err_console.print("Interrupted: every launched process stopped")
-        else:
-            store = ResultStore(out)
-            err_console.print(f"Interrupted: every Spark JVM stopped; {store.count()} finished "
-                              f"run(s) kept in {store.path}")  # fmt: skip
-        raise typer.Exit(130) from None
-
-
-def _failed(results: list, name=lambda r: f"run {r.run_id}") -> list:
-    failed = [r for r in results if not r.ok]
-    for r in failed:
-        err_console.print(f"[red]{name(r)} failed:[/] {r.failure_reason}", highlight=False)
-    return failed
+term = Terminal()
 
 
 # --- see and place ------------------------------------------------------------------------
@@ -152,50 +49,43 @@ def _failed(results: list, name=lambda r: f"run {r.run_id}") -> list:
 @app.command()
 def topology(xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False) -> None:
     """Show the machine as hwloc sees it: packages, NUMA nodes, cores, PUs, allowed sets."""
-    topo = _topology(xml, synthetic)
-    _print_json(topo.to_dict()) if as_json else console.print(views.topology_view(topo))
+    topo = topology_of(xml, synthetic)
+    term.json(topo.to_dict()) if as_json else term.print(views.topology_view(topo))
 
 
 @app.command("plan")
+@with_placement
 def plan_command(
-    executors: ExecutorsOpt = None, executors_per_node: PerNodeOpt = None,
-    cores_per_executor: CoresOpt = None, memory_per_executor: MemoryOpt = "auto",
+    where: Where,
     driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1,
     driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g",
-    bind: BindOpt = Binding.NONE, mem_policy: PolicyOpt = None,
-    pu_order: PuOrderOpt = PuOrder.CORES_FIRST, nodes: NodesOpt = None,
     mode: Annotated[Mode, Opt(help="local: one JVM runs tasks; standalone: executors.")] = Mode.STANDALONE,
-    target: Annotated[Target, Opt(help="Also print settings for YARN or Kubernetes.")] = Target.SPARK,
+    target: Annotated[Platform, Opt(help="Also print settings for YARN or Kubernetes.")] = Platform.SPARK,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Place executors on the machine: CPUs, nodes, heap and the numactl prefix of each JVM."""
-    from numaspark.placement import k8s_settings, placement_to_dict, plan, yarn_settings
+    from numaspark.placement import placement_to_dict
 
-    topo = _topology(xml, synthetic)
-    layout = _layout(executors, executors_per_node, cores_per_executor, memory_per_executor,
-                     mode, driver_cores, driver_memory)  # fmt: skip
-    placement = plan(topo, layout, bind, mem_policy, pu_order, only_nodes=_nodes(nodes))
-    render = {Target.YARN: yarn_settings, Target.K8S: k8s_settings}.get(target)
-    extra = render(placement, topo) if render else {}
+    topo = topology_of(xml, synthetic)
+    placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
+    extra = target.settings(placement, topo)
     if as_json:
-        _print_json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
+        term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
         return
-    console.print(views.placement_view(placement))
+    term.print(views.placement_view(placement))
     if extra:
-        console.print(views.settings_view(target.value.upper(), extra))
+        term.print(views.settings_view(target.value.upper(), extra))
 
 
 # --- run ------------------------------------------------------------------------------------
 
 
 @app.command()
+@with_placement
 def run(
-    workload: WorkloadArg, size: SizeOpt = "tiny",
+    where: Where, workload: WorkloadArg, size: SizeOpt = "tiny",
     mode: Annotated[Mode, Opt(help="local: one bound JVM; standalone: bound workers.")] = Mode.LOCAL,
-    executors: ExecutorsOpt = None, executors_per_node: PerNodeOpt = None,
-    cores_per_executor: CoresOpt = None, memory_per_executor: MemoryOpt = "auto",
-    bind: BindOpt = Binding.NONE, mem_policy: PolicyOpt = None, nodes: NodesOpt = None,
-    pu_order: PuOrderOpt = PuOrder.CORES_FIRST, repeat: RepeatOpt = 1, warmup: WarmupOpt = 0,
+    repeat: RepeatOpt = 1, warmup: WarmupOpt = 0,
     out: OutOpt = Path("numaspark-out"),
     cluster: Annotated[Optional[Path], Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")] = None,  # noqa: UP045
     data: DataOpt = None,
@@ -212,7 +102,6 @@ def run(
 ) -> None:  # fmt: skip
     """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
     from numaspark.experiment.runner import RunRequest, run_workload
-    from numaspark.report.metrics import comparison_table, stream_table
     from numaspark.workloads import get_workload
 
     if xml is not None or synthetic is not None:
@@ -223,41 +112,34 @@ def run(
         raise UsageError(f"--rate and --duration are for streaming workloads; {workload} is batch")
     request = RunRequest(
         workload=workload, size=size,
-        layout=_layout(executors, executors_per_node, cores_per_executor, memory_per_executor,
-                       Mode.STANDALONE if cluster is not None else mode),
-        binding=bind, mem_policy=mem_policy, pu_order=pu_order, only_nodes=_nodes(nodes),
+        layout=where.layout(Mode.STANDALONE if cluster is not None else mode),
+        binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
+        only_nodes=where.only_nodes,
         repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,
-        timeout_s=timeout, spark_conf=_conf(conf), params=_params(param),
+        timeout_s=timeout, spark_conf=conf_of(conf), params=params(param),
         rate=1000.0 if rate is None else rate,
         duration_s=parse_duration(duration or "60s", "--duration"),
         stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"), collect=collect,
         interval_s=parse_duration(interval, "--interval"), gc_log=gc_log, profile=profile,
     )  # fmt: skip
-    with _interruptible(out):
-        results = run_workload(request, _topology(), progress=_say)
-    _lines(views.run_lines(results))
-    table, warnings = comparison_table(results, title=f"{workload}: wall time of the measured runs")
-    if streaming:
-        table = stream_table(results, title=f"{workload}: the measured window of each run")
-    console.print(table)
-    _warn(warnings + sorted({w for r in results for w in r.warnings}))
-    failed = _failed(results)
-    for graph in sorted({g for r in results for g in r.artifacts.get("flame_graphs", [])}):
-        console.print(f"flame graph: {graph}", highlight=False)
-    console.print(f"results: {(out / RESULTS_FILE).resolve()}")
+    with term.interruptible(out):
+        results = run_workload(request, topology_of(), progress=term.say)
+    term.lines(views.run_lines(results))
+    title = f"{workload}: " + ("the measured window of each run" if streaming
+                               else "wall time of the measured runs")  # fmt: skip
+    failed = long_work.show_runs(term, results, title, streaming)
+    term.print(f"results: {(out / RESULTS_FILE).resolve()}")
     if failed:
         raise typer.Exit(1)
 
 
 @app.command(context_settings={"ignore_unknown_options": True})
+@with_placement
 def launch(
+    where: Where,
     command: Annotated[list[str], typer.Argument(help="The program and its arguments, after '--'.")],
     mode: Annotated[Mode, Opt(help="local: one process; standalone: one per executor.")] = Mode.STANDALONE,
-    executors: ExecutorsOpt = None, executors_per_node: PerNodeOpt = None,
-    cores_per_executor: CoresOpt = None, memory_per_executor: MemoryOpt = "auto",
-    bind: BindOpt = Binding.NONE, mem_policy: PolicyOpt = None,
     mem_nodes: Annotated[Optional[str], Opt(help="Bind memory to these nodes instead of the CPUs' own (remote memory).")] = None,  # noqa: UP045
-    nodes: NodesOpt = None, pu_order: PuOrderOpt = PuOrder.CORES_FIRST,
     duration: Annotated[Optional[str], Opt(help="Stop the processes after this long, e.g. 10s (default: until they exit).")] = None,  # noqa: UP045
     timeout: Annotated[str, Opt(help="Stop them as failed after this long.")] = "10m",
     interval: Annotated[str, Opt(help="How often placement and pages are read.")] = "0.5s",
@@ -270,36 +152,21 @@ def launch(
     per process, e.g.: numaspark launch --executors-per-node 1 --bind node -- java -Xmx{heap} -jar app.jar
     """
     from numaspark.launch import launch as launch_processes
-    from numaspark.placement import memory_on, plan
+    from numaspark.placement import memory_on
 
-    topo = _topology()
-    placement = plan(topo, _layout(executors, executors_per_node, cores_per_executor,
-                                   memory_per_executor, mode),
-                     bind, mem_policy, pu_order, only_nodes=_nodes(nodes))  # fmt: skip
+    topo = topology_of()
+    placement = where.place(topo, mode)
     if mem_nodes is not None:
-        chosen = CpuSet.parse(mem_nodes)
-        if not chosen or not chosen.issubset(topo.allowed_nodes):
-            raise UsageError(f"--mem-nodes {mem_nodes}: this machine's allowed NUMA nodes are "
-                             f"{topo.allowed_nodes} (numaspark topology)")  # fmt: skip
-        placement = memory_on(placement, chosen)
-    with _interruptible(None):
+        placement = memory_on(placement, CpuSet.parse(mem_nodes), topo)
+    with term.interruptible(None):
         record = launch_processes(
             placement, topo, command, out,
             duration_s=parse_duration(duration, "--duration") if duration else None,
             timeout_s=parse_duration(timeout, "--timeout"),
             interval_s=parse_duration(interval, "--interval"),
-            on_progress=(lambda message: None) if as_json else _say,
+            on_progress=(lambda message: None) if as_json else term.say,
         )  # fmt: skip
-    if as_json:
-        _print_json(record)
-    else:
-        console.print(views.launch_view(record))
-        console.print(f"record: {(out / 'launch.json').resolve()}", highlight=False)
-    failed = [p for p in record["processes"] if not p["ok"]]
-    for entry in failed:
-        err_console.print(f"[red]{entry['name']} {entry['status']}:[/] {entry.get('error', '')} "
-                          f"(log {entry['log']})", highlight=False)  # fmt: skip
-    if failed:
+    if long_work.show_launch(term, record, out, as_json):
         raise typer.Exit(1)
 
 
@@ -308,26 +175,21 @@ app.add_typer(cluster_app, name="cluster")
 
 
 @cluster_app.command("up")
+@with_placement
 def cluster_up(
+    where: Where,
     directory: Annotated[Path, typer.Argument(help="The cluster's directory (state, logs, work dirs).")],
-    executors: ExecutorsOpt = None, executors_per_node: PerNodeOpt = None,
-    cores_per_executor: CoresOpt = None, memory_per_executor: MemoryOpt = "auto",
-    bind: BindOpt = Binding.NONE, mem_policy: PolicyOpt = None, nodes: NodesOpt = None,
-    pu_order: PuOrderOpt = PuOrder.CORES_FIRST,
     host: Annotated[str, Opt(help="Address the master and workers listen on.")] = "127.0.0.1",
 ) -> None:  # fmt: skip
     """Start a master and one bound worker per planned executor, and leave them running."""
     from numaspark.experiment.target import start_kept_cluster
-    from numaspark.placement import plan
 
-    layout = _layout(executors, executors_per_node, cores_per_executor, memory_per_executor,
-                     Mode.STANDALONE)  # fmt: skip
-    placement = plan(_topology(), layout, bind, mem_policy, pu_order, only_nodes=_nodes(nodes))
-    cluster = start_kept_cluster(placement, directory, host, _say)
-    console.print(f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
-                  f"{directory / 'cluster.json'}")  # fmt: skip
-    console.print(f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark "
-                  f"cluster down {directory}")  # fmt: skip
+    placement = where.place(topology_of(), Mode.STANDALONE)
+    cluster = start_kept_cluster(placement, directory, host, term.say)
+    term.print(f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
+               f"{directory / 'cluster.json'}")  # fmt: skip
+    term.print(f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark "
+               f"cluster down {directory}")  # fmt: skip
 
 
 @cluster_app.command("status")
@@ -336,7 +198,7 @@ def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOp
     from numaspark.spark.cluster import cluster_status as read_status
 
     state = read_status(directory)
-    _print_json(state) if as_json else console.print(views.cluster_table(state))
+    term.json(state) if as_json else term.print(views.cluster_table(state))
 
 
 @cluster_app.command("down")
@@ -345,45 +207,10 @@ def cluster_down(directory: Annotated[Path, typer.Argument()]) -> None:
     from numaspark.spark.cluster import stop_cluster_dir
 
     stopped = stop_cluster_dir(directory)
-    console.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
+    term.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
 
 
 # --- experiment -----------------------------------------------------------------------------
-
-
-def _run_experiment(experiment, topo, out: Path, resume: bool, data: Path | None, title: str,
-                    baseline: str | None = None):  # fmt: skip
-    """Run an experiment with a progress bar; print skipped configurations first, then the table."""
-    from numaspark.experiment.store import ResultStore
-    from numaspark.experiment.sweep import run_sweep
-    from numaspark.report.study import study_table
-
-    for config, reason in experiment.skipped:
-        err_console.print(f"[yellow]skipped[/] {config.label}: {reason}", highlight=False)
-    if not experiment.configs:
-        raise UsageError("no configuration of this experiment fits this machine (see above)")
-    with _interruptible(out), _progress_bar(remaining=True) as bar:
-        task = bar.add_task("starting", total=len(experiment.configs))
-        report = run_sweep(
-            experiment, topo, out, resume=resume, data_root=data,
-            on_start=lambda i, n, c: bar.update(task, description=f"{c.workload} {c.label}"),
-            on_end=lambda config, results: bar.advance(task),
-        )  # fmt: skip
-        bar.update(task, completed=len(experiment.configs), description="done")
-    if report.resumed:
-        console.print(
-            f"{len(report.resumed)} configuration(s) already stored in {out}: not run again"
-        )
-    for config in report.over_budget:
-        err_console.print(f"[yellow]over budget, not run:[/] {config.label}", highlight=False)
-    store = ResultStore(out)
-    stored = store.load()
-    table, warnings, medians = study_table(experiment, stored, title, baseline)
-    console.print(table)
-    _warn(warnings)
-    _failed(report.results, lambda r: r.spec.label)
-    console.print(f"results: {store.path.resolve()}")
-    return stored, medians
 
 
 @app.command()
@@ -394,10 +221,12 @@ def sweep(
     """Run every configuration of an experiment spec, storing each run as it ends."""
     from numaspark.experiment.spec import load_spec
 
-    topo = _topology()
+    topo = topology_of()
     experiment = load_spec(spec, topo)
-    _run_experiment(experiment, topo, out, resume, data,
-                    f"{experiment.name}: wall time per configuration")  # fmt: skip
+    done = long_work.run_experiment(term, experiment, topo, out, resume, data)
+    long_work.show_study(
+        term, experiment, out, done, f"{experiment.name}: wall time per configuration"
+    )
 
 
 study_app = typer.Typer(help="Built-in studies: layouts, binding, scaling, executors, smt, affinity, cosched.")  # fmt: skip
@@ -411,21 +240,17 @@ def _study_command(kind: str, doc: str):
                 param: ParamOpt = None) -> None:  # fmt: skip
         from numaspark.experiment.studies import STUDIES
 
-        if repeat < 1 or warmup < 0:
-            raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-        topo = _topology()
-        study = STUDIES[kind](topo, workload, size, repeat, warmup, params=_params(param),
-                              conf=_conf(conf))  # fmt: skip
+        check_repeat(repeat, warmup)
+        topo = topology_of()
+        study = STUDIES[kind](topo, workload, size, repeat, warmup, params=params(param),
+                              conf=conf_of(conf))  # fmt: skip
         for line in study.cannot:
-            err_console.print(f"[yellow]cannot run here:[/] {line}", highlight=False)
-        _, medians = _run_experiment(study.experiment, topo, out, resume, data,
-                                     f"study {kind}: {workload} {size}", study.baseline)  # fmt: skip
-        configs = study.experiment.configs
-        if kind == "scaling":
-            _lines(views.scaling_lines([(c.layout.cores_per_executor, medians[c.label])
-                                        for c in configs if c.label in medians]))  # fmt: skip
-        if kind == "smt":
-            _lines([views.smt_line({c.note: medians.get(c.label) for c in configs})])
+            term.note("cannot run here:", line)
+        experiment = study.experiment
+        done = long_work.run_experiment(term, experiment, topo, out, resume, data)
+        medians = long_work.show_study(term, experiment, out, done,
+                                       f"study {kind}: {workload} {size}", study.baseline)  # fmt: skip
+        term.lines(views.study_lines(kind, experiment.configs, medians))
 
     command.__doc__ = doc
     study_app.command(kind)(command)
@@ -449,69 +274,41 @@ def study_cosched(
     window: Annotated[str, Opt(help="Measured window (the studies: 1h).")] = "2m",
     warmup_time: Annotated[Optional[str], Opt(help="Before the window (default: a quarter of it).")] = None,  # noqa: UP045
     cooldown: Annotated[Optional[str], Opt(help="After the window (default: a quarter of it).")] = None,  # noqa: UP045
-    by: Annotated[str, Opt(help="Split by nodes, cores, or auto.")] = "auto",
+    by: Annotated[Split, Opt(help="Split the machine by nodes or by cores.")] = Split.AUTO,
     out: OutOpt = Path("numaspark-out"), data: DataOpt = None,
 ) -> None:  # fmt: skip
     """Run workloads concurrently, each in a loop, bound to its share and unbound: completions."""
-    from numaspark.experiment.cosched import cosched
-
-    if by not in ("auto", "nodes", "cores"):
-        raise UsageError(f"--by {by!r}: use auto, nodes or cores")
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
     cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
-    topo = _topology()
-    with _interruptible(out), _progress_bar() as bar:
-        task = bar.add_task("starting", total=None)
-
-        def on_round(number, total, label):
-            bar.update(task, total=total, completed=number,
-                       description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s")  # fmt: skip
-
-        rows = cosched(topo, workloads, size, window_s, warmup_s, cooldown_s, out, data, by,
-                       on_round=on_round)  # fmt: skip
-        bar.update(task, completed=bar.tasks[0].total, description="done")
-    console.print(views.cosched_table(rows, window_s, warmup_s))
-    console.print(f"results: {(out / 'cosched.jsonl').resolve()}")
+    rows = long_work.run_cosched(term, topology_of(), workloads, size, window_s, warmup_s,
+                                 cooldown_s, out, data, by.value)  # fmt: skip
+    term.print(views.cosched_table(rows, window_s, warmup_s))
+    term.print(f"results: {(out / 'cosched.jsonl').resolve()}")
 
 
 @app.command()
 def characterize(
     out: OutOpt = Path("numaspark-out/characterize"),
     size: Annotated[str, Opt(help="Input size of both workloads.")] = "tiny",
-    repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, data: DataOpt = None,
+    repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, data: DataOpt = None, resume: ResumeOpt = False,
     report: Annotated[bool, Opt(help="Write OUT/report.html at the end.")] = True,
 ) -> None:  # fmt: skip
     """Quick characterization of this machine: topology, then two workloads placed three ways,
     ending with an HTML report."""
-    from numaspark.experiment import characterize as quick
-    from numaspark.experiment.store import ResultStore
-    from numaspark.report.metrics import comparison_table
+    from numaspark.experiment.characterize import experiment
+    from numaspark.report.html import write_report
 
-    topo = _topology()
-    console.print(views.topology_view(topo))
-    total = quick.total_runs(topo, quick.DEFAULT_WORKLOADS, repeat, warmup)
-    with _interruptible(out), _progress_bar() as bar:
-        task = bar.add_task("starting", total=total)
-        results = quick.characterize(
-            topo, out, size=size, repeat=repeat, warmup=warmup, data_root=data,
-            progress=lambda message: bar.update(task, description=message),
-            on_result=lambda result: bar.advance(task),
-        )  # fmt: skip
-        bar.update(task, description="done")
-    table, warnings = comparison_table(
-        results, title="Characterization: wall time per iteration (s)"
-    )
-    console.print(table)
-    _warn(warnings)
-    failed = _failed(results, lambda r: f"{r.spec.label} {r.spec.workload}")
-    console.print(f"results: {ResultStore(out).path.resolve()}  (numaspark results {out})")
+    check_repeat(repeat, warmup)
+    topo = topology_of()
+    term.print(views.topology_view(topo))
+    done = long_work.run_experiment(term, experiment(topo, size=size, repeat=repeat,
+                                                     warmup=warmup), topo, out, resume, data)  # fmt: skip
+    failed = long_work.show_runs(term, done, "Characterization: wall time per iteration (s)",
+                                 name=lambda r: f"{r.spec.label} {r.spec.workload}")  # fmt: skip
+    term.print(f"results: {(out / RESULTS_FILE).resolve()}  (numaspark results {out})")
     if report:
-        from numaspark.report.html import write_report
-
-        console.print(
-            f"report: {write_report(out, out / 'report.html').resolve()}", highlight=False
-        )
+        term.print(f"report: {write_report(out, out / 'report.html').resolve()}", highlight=False)
     if failed:
         raise typer.Exit(1)
 
@@ -527,26 +324,20 @@ def analyze(
     stages: Annotated[Optional[Path], Opt(help="Write the stage table (.parquet or .csv).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Summarise any Spark event log (plain, rolling, zstd/lz4/snappy) in sparkMeasure's terms."""
-    import pandas as pd
-
     from numaspark.decide.readings import log_summary
     from numaspark.metrics.eventlog import parse_event_log
-    from numaspark.report.export import write_table
+    from numaspark.report.export import write_log_tables
 
     logs = [parse_event_log(path) for path in event_logs]
     summaries = [log_summary(log) for log in logs]
     if as_json:
-        _print_json(summaries)
+        term.json(summaries)
     else:
         for log, summary in zip(logs, summaries, strict=True):
-            _lines(views.log_lines(log, summary))
-            for warning in log.warnings:
-                err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    for target, attribute in ((tasks, "tasks"), (stages, "stages")):
-        if target is not None:
-            frame = pd.concat([getattr(log, attribute).assign(appId=log.app_id) for log in logs])
-            write_table(frame, target)
-            err_console.print(f"wrote {len(frame)} {attribute} to {target}")
+            term.lines(views.log_lines(log, summary))
+            term.warn(log.warnings)
+    for line in write_log_tables(logs, tasks, stages):
+        term.err.print(line)
 
 
 @app.command()
@@ -559,22 +350,17 @@ def whatif(
     from numaspark.metrics.eventlog import parse_event_log
     from numaspark.metrics.whatif import measured_s, simulate
 
-    try:
-        counts = [int(c) for c in cores.split(",") if c.strip()]
-    except ValueError:
-        counts = []
-    if not counts or min(counts) < 1:
-        raise UsageError(f"bad --cores {cores!r}: write core counts like 1,2,4,8")
+    counts = parse_counts(cores, "--cores")
     log = parse_event_log(event_log)
     if not log.complete:
         raise UsageError(f"{event_log}: the application did not finish; what-if needs its end")
     predictions = [simulate(log, c) for c in counts]
     if as_json:
-        _print_json({"event_log": str(event_log), "measured_s": measured_s(log),
-                     "predictions": [p.__dict__ for p in predictions]})  # fmt: skip
+        term.json({"event_log": str(event_log), "measured_s": measured_s(log),
+                   "predictions": [p.__dict__ for p in predictions]})  # fmt: skip
         return
-    console.print(views.whatif_table(log.app_id, measured_s(log), predictions))
-    console.print("task durations are kept as measured: what changes with the core count "
+    term.print(views.whatif_table(log.app_id, measured_s(log), predictions))
+    term.print("task durations are kept as measured: what changes with the core count "
                   "(memory bandwidth, GC) is not simulated", highlight=False)  # fmt: skip
 
 
@@ -590,36 +376,26 @@ def probe(
     """Measure memory bandwidth and latency for every (CPU node, memory node) pair."""
     import shlex
 
-    from numaspark.probe import build_membench, default_elements, plan_probe, run_probe, save_probe
+    from numaspark.probe import build_membench, probe_commands, save_probe
 
-    topo = _topology(xml, synthetic)
-    elements = parse_size(size, "--size") // 8 if size else default_elements(topo)
-    latency_bytes = parse_size(latency_size, "--latency-size")
-    if elements < 1024 or latency_bytes < 4096 or loads < 1 or repeat < 1:
-        raise UsageError("--size, --latency-size, --loads and --repeat are too small to measure")
+    topo = topology_of(xml, synthetic)
     elsewhere = dry_run or xml is not None or synthetic is not None
-    exe = "membench" if elsewhere else str(build_membench())
-    commands = plan_probe(topo, elements, loads, latency_bytes, repeat, exe=exe)
-    if not commands:
-        raise UsageError("no NUMA node has CPUs this process may use: nothing to probe")
+    commands = probe_commands(topo, parse_size(size, "--size") if size else None,
+                              parse_size(latency_size, "--latency-size"), loads, repeat,
+                              exe="membench" if elsewhere else str(build_membench()))  # fmt: skip
     if elsewhere:
-        _lines([" ".join(f"{k}={v}" for k, v in c.env.items()) + f" {shlex.join(c.argv)}"
-                for c in commands])  # fmt: skip
+        term.lines([" ".join(f"{k}={v}" for k, v in c.env.items()) + f" {shlex.join(c.argv)}"
+                    for c in commands])  # fmt: skip
         return
     if shutil.which("numactl") is None:
         raise ToolMissingError("numaspark probe binds with numactl: apt-get install numactl")
-    with _progress_bar() as bar:
-        task = bar.add_task("probing", total=len(commands))
-        found = run_probe(commands, on_progress=lambda i, total, c: bar.update(
-            task, completed=i - 1,
-            description=f"{c.kind} CPUs node {c.cpu_node} -> memory node {c.mem_node}"))  # fmt: skip
-        bar.update(task, completed=len(commands))
+    found = long_work.run_probes(term, commands)
     path = save_probe(found, topo)
     if as_json:
-        _print_json({**found, "saved": str(path)})
+        term.json({**found, "saved": str(path)})
         return
-    console.print(views.probe_table(found))
-    console.print(f"saved: {path} (topology {topo.fingerprint})")
+    term.print(views.probe_table(found))
+    term.print(f"saved: {path} (topology {topo.fingerprint})")
 
 
 @app.command()
@@ -629,10 +405,10 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     results = run_checks()
     if as_json:
-        _print_json({name: [{"level": m.level, "text": m.text} for m in messages]
-                     for name, messages in results})  # fmt: skip
+        term.json({name: [{"level": m.level, "text": m.text} for m in messages]
+                   for name, messages in results})  # fmt: skip
     else:
-        console.print(views.doctor_table(results, __version__))
+        term.print(views.doctor_table(results, __version__))
 
 
 # --- decide and show ------------------------------------------------------------------------
@@ -647,24 +423,11 @@ def results(
 ) -> None:  # fmt: skip
     """List stored runs, compare configurations, export them."""
     from numaspark.experiment.store import ResultStore
-    from numaspark.report.export import config_frame, results_frame, write_table
-    from numaspark.report.metrics import comparison_table, runs_table, stream_table
+    from numaspark.report.export import export_results
 
     stored = ResultStore(directory).load()
-    console.print(runs_table(stored))
-    table, warnings = comparison_table([r for r in stored if not r.streaming])
-    console.print(table)
-    if any(r.streaming for r in stored):
-        console.print(stream_table(stored, title="Streaming runs: their measured windows"))
-    _warn(warnings)
-    for target in (csv, parquet):
-        if target is not None:
-            write_table(results_frame(stored), target)
-            console.print(f"wrote {len(stored)} run(s) to {target}")
-    if config_table is not None:
-        frame = config_frame(stored)
-        write_table(frame, config_table)
-        console.print(f"wrote {len(frame)} configuration(s) to {config_table}")
+    long_work.show_stored(term, stored)
+    term.lines(export_results(stored, runs=[csv, parquet], configs=config_table))
 
 
 @app.command()
@@ -679,13 +442,13 @@ def classify(
 
     found = classify_runs(ResultStore(directory).load())
     if as_json:
-        _print_json(found.to_dict())
+        term.json(found.to_dict())
         return
     if not found.configs:
         raise UsageError(f"{directory}: no measured ok run to classify")
-    console.print(views.classification_table(found, directory))
+    term.print(views.classification_table(found, directory))
     for name, why in found.not_assessed.items():
-        err_console.print(f"[yellow]not assessed:[/] {LABELS[name]}: {why}", highlight=False)
+        term.note("not assessed:", f"{LABELS[name]}: {why}")
 
 
 @app.command()
@@ -695,22 +458,13 @@ def advise(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Rules with severities: what to change, the numbers behind it, the command that tries it."""
-    from numaspark.decide.advise import advise_event_log, advise_results
-    from numaspark.experiment.store import ResultStore
+    from numaspark.decide.advise import advise_source
 
-    if not source.exists():
-        raise UsageError(f"{source} does not exist: give a results directory or an event log")
-    store = ResultStore(source)
-    if source.is_dir() and store.path.exists():
-        advices = advise_results(store.load())
-        if not advices:
-            raise UsageError(f"{source}: no measured ok run to advise on")
-    else:
-        advices = [advise_event_log(source)]
+    advices = advise_source(source)
     if as_json:
-        _print_json({"source": str(source), "advice": [a.to_dict() for a in advices]})
+        term.json({"source": str(source), "advice": [a.to_dict() for a in advices]})
     else:
-        _lines(views.advice_lines(advices, show_all))
+        term.lines(views.advice_lines(advices, show_all))
 
 
 @app.command()
@@ -729,43 +483,30 @@ def tune(
     param: ParamOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Find a good layout and binding in few runs (TPE with the studies' priors, early stop)."""
+    from numaspark.decide.live import live_objective, live_space
     from numaspark.decide.tune import read_table, replay_objective
-    from numaspark.decide.tune import tune as search
 
     if (workload is None) == (replay is None):
         raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
-    if not 0 <= noise < 1:
-        raise UsageError(f"--noise {noise}: give a fraction like 0.05")
-    time_budget = parse_duration(budget_time, "--budget-time") if budget_time else None
+    search = dict(seed=seed, noise=noise, early_stop=early_stop,
+                  time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None)  # fmt: skip
     if replay is not None:
         space, lookup = read_table(replay, minimize)
-        found = search(space, replay_objective(lookup, space), budget, seed, noise,
-                       early_stop=early_stop, time_budget_s=time_budget)  # fmt: skip
+        objective = replay_objective(lookup, space)
     else:
-        from numaspark.decide.live import live_objective, live_space
-
-        if repeat < 1 or warmup < 0:
-            raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-        topo = _topology()
-        space, configs = live_space(topo, workload, size, _params(param), _conf(conf))
+        check_repeat(repeat, warmup)
+        topo = topology_of()
+        space, configs = live_space(topo, workload, size, params(param), conf_of(conf))
         objective = live_objective(configs, topo, out, repeat, warmup, data)
-        with _interruptible(out), _progress_bar() as bar:
-            task = bar.add_task(f"tuning {workload} ({len(space.candidates)} candidates)",
-                                total=budget)  # fmt: skip
-
-            def on_trial(trial):
-                bar.advance(task)
-                bar.update(task, description=f"trial {trial.number}: {trial.value or 'failed'}")
-
-            found = search(space, objective, budget, seed, noise, early_stop=early_stop,
-                           time_budget_s=time_budget, on_trial=on_trial)  # fmt: skip
+    found = long_work.run_tuner(term, space, objective, budget, workload or replay.name,
+                                out if workload else None, **search)  # fmt: skip
     if as_json:
-        _print_json(found.to_dict())
+        term.json(found.to_dict())
         return
-    console.print(views.trials_table(found, space, minimize if replay else "median s"))
-    console.print(f"stopped: {found.stopped}", highlight=False)
+    term.print(views.trials_table(found, space, minimize if replay else "median s"))
+    term.print(f"stopped: {found.stopped}", highlight=False)
     if workload is not None:
-        console.print(f"results: {(out / RESULTS_FILE).resolve()}")
+        term.print(f"results: {(out / RESULTS_FILE).resolve()}")
 
 
 @app.command()
@@ -781,10 +522,10 @@ def fit(
         raise UsageError(f"{table} does not exist: give a CSV of concurrency,seconds rows")
     found = fit_report(read_points(table), predict)
     if as_json:
-        _print_json(found)
+        term.json(found)
         return
     for view in views.fit_views(table.name, found):
-        console.print(view, highlight=False)
+        term.print(view, highlight=False)
 
 
 @app.command()
@@ -797,7 +538,7 @@ def report(
 
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
-    console.print(f"report: {write_report(directory, output).resolve()}", highlight=False)
+    term.print(f"report: {write_report(directory, output).resolve()}", highlight=False)
 
 
 # --- workloads --------------------------------------------------------------------------------
@@ -808,7 +549,7 @@ def workloads() -> None:
     """List the workloads numaspark can run, their parameters and size profiles."""
     from numaspark.workloads import all_workloads
 
-    console.print(views.workloads_table(all_workloads()))
+    term.print(views.workloads_table(all_workloads()))
 
 
 @app.command()
@@ -826,7 +567,7 @@ def datagen(
         raise UsageError(f"{workload} reads numaspark's live event source, nothing to generate: "
                          f"run it with numaspark run {workload} --rate 1000 --duration 60s")  # fmt: skip
     path, manifest = prepare_input(chosen, chosen.size(size), seed, data)
-    console.print(f"{chosen.name} {manifest['size']}: {manifest['rows']:,} rows, "
+    term.print(f"{chosen.name} {manifest['size']}: {manifest['rows']:,} rows, "
                   f"{manifest['bytes']:,} bytes in {path} (generated in "
                   f"{manifest['generation_s']} s, sha256 {manifest['sha256'][:12]})")  # fmt: skip
 
@@ -834,7 +575,7 @@ def datagen(
 @app.command()
 def version() -> None:
     """Print numaspark's version."""
-    console.print(__version__)
+    term.print(__version__)
 
 
 def main() -> None:
@@ -842,10 +583,12 @@ def main() -> None:
     try:
         app()  # standalone: click reports its own usage errors (exit 2) and exits
     except NumasparkError as exc:
-        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
+        term.err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
+    except Interrupted:  # what was stopped and kept is said already
+        sys.exit(130)
     except KeyboardInterrupt:
-        err_console.print("Interrupted.")
+        term.err.print("Interrupted.")
         sys.exit(130)
 
 

@@ -58,3 +58,14 @@ def parse_pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
             raise UsageError(f"bad {option} {pair!r}: write KEY=VALUE, e.g. {option} {example}")
         values[key.strip()] = value
     return values
+
+
+def parse_counts(text: str, option: str) -> list[int]:
+    """``1,2,4,8`` as positive integers (``--cores`` of whatif); anything else is a usage error."""
+    try:
+        counts = [int(c) for c in text.split(",") if c.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise UsageError(f"bad {option} {text!r}: write counts like 1,2,4,8")
+    return counts

@@ -513,3 +513,18 @@ def advise_results(results: list[RunResult]) -> list[Advice]:
         subject = Subject(logs[path], median, results)
         advices.append(advise(subject, median.spec.label or _name(median.spec)))
     return advices
+
+
+def advise_source(source: Path) -> list[Advice]:
+    """Advice on a results directory (one per configuration) or on one event log."""
+    from numaspark.experiment.store import ResultStore
+
+    if not source.exists():
+        raise UsageError(f"{source} does not exist: give a results directory or an event log")
+    store = ResultStore(source)
+    if not (source.is_dir() and store.path.exists()):
+        return [advise_event_log(source)]
+    advices = advise_results(store.load())
+    if not advices:
+        raise UsageError(f"{source}: no measured ok run to advise on")
+    return advices

@@ -218,6 +218,8 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
 
     if budget < 1:
         raise UsageError("--budget must be at least 1 run")
+    if not 0 <= noise < 1:
+        raise UsageError(f"--noise {noise}: give a fraction like 0.05")
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -14,7 +14,6 @@ pages are.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
@@ -27,6 +26,7 @@ from numaspark.experiment.result import Measurements, environment
 from numaspark.experiment.runner import Runner
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, Placement, plan
+from numaspark.placement.share import Split, splits  # noqa: F401 (splits: the module's API)
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import get_workload
@@ -40,29 +40,6 @@ class Share:
     workload: str
     cpus: CpuSet
     nodes: CpuSet
-
-
-def splits(topology: Topology, count: int, by: str = "auto") -> list[list[CpuSet]]:
-    """CPU sets per workload: every way to give each of ``count`` workloads >= 1 node (or core)."""
-    nodes = list(topology.cpu_nodes)
-    use_nodes = by == "nodes" or (by == "auto" and len(nodes) >= count)
-    if use_nodes:
-        units = [topology.allowed_cpus_of(n) for n in nodes]
-    else:
-        units = [cpus for _, cpus in topology.allowed_cores()]
-    if len(units) < count:
-        raise UsageError(f"{count} workloads need at least {count} cores; this machine allows "
-                         f"{len(units)}")  # fmt: skip
-    found = []
-    for sizes in itertools.product(range(1, len(units) + 1), repeat=count):
-        if sum(sizes) != len(units):
-            continue
-        start, parts = 0, []
-        for size in sizes:
-            parts.append(CpuSet.union(units[start : start + size]))
-            start += size
-        found.append(parts)
-    return found
 
 
 def split_name(parts: list[CpuSet]) -> str:

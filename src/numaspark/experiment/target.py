@@ -24,7 +24,7 @@ from typing import Protocol
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.spark.app import AppRun, run_app
+from numaspark.spark.app import AppRun, Driver, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import LOOPBACK
 from numaspark.spark.processes import ProcessTracker, supervised
@@ -61,7 +61,8 @@ class LocalTarget:
 
     def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
-        return run_app(placement, job, job_args, run_dir, self.tracker, **options)
+        return run_app(placement, job, job_args, run_dir, self.tracker, Driver.local(placement),
+                       **options)  # fmt: skip
 
     @property
     def where(self) -> str | None:
@@ -105,8 +106,8 @@ class StandaloneTarget:
                **options) -> AppRun:  # fmt: skip
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
-        return run_app(placement, job, job_args, run_dir, self.tracker, cluster=self.cluster,
-                       **options)  # fmt: skip
+        return run_app(placement, job, job_args, run_dir, self.tracker,
+                       Driver.standalone(self.cluster), **options)  # fmt: skip
 
     @property
     def where(self) -> str | None:

@@ -12,6 +12,7 @@ from numaspark.placement.model import (
 )
 from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
+    Platform,
     k8s_settings,
     numactl_argv,
     placement_to_dict,
@@ -28,6 +29,7 @@ __all__ = [
     "MemPolicy",
     "Mode",
     "Placement",
+    "Platform",
     "PuOrder",
     "k8s_settings",
     "memory_on",

@@ -119,6 +119,9 @@ class Placement:
     mem_policy: MemPolicy | None
     jvms: tuple[JvmPlacement, ...]
     notes: tuple[str, ...] = field(default=())
+    # a loaded record's Spark conf as it ran (jar paths are the machine's of that day);
+    # None for a fresh plan, whose conf is rendered from the fields above
+    recorded_conf: tuple[tuple[str, str], ...] | None = field(default=None, compare=False)
 
     @property
     def executors(self) -> tuple[JvmPlacement, ...]:
@@ -164,4 +167,7 @@ class Placement:
             mem_policy=MemPolicy(policy) if policy else None,
             jvms=tuple(JvmPlacement.from_dict(j, binding) for j in data.get("jvms") or ()),
             notes=tuple(data.get("notes") or ()),
+            recorded_conf=tuple((str(k), str(v)) for k, v in data["spark_conf"].items())
+            if isinstance(data.get("spark_conf"), dict)
+            else None,
         )

@@ -465,9 +465,12 @@ def _driver(topology: Topology, layout: Layout) -> JvmPlacement:
     )
 
 
-def memory_on(placement: Placement, nodes: CpuSet) -> Placement:
+def memory_on(placement: Placement, nodes: CpuSet, topology: Topology | None = None) -> Placement:
     """The same CPUs, memory bound to ``nodes`` (remote-memory experiments: CPUs on node i,
-    memory on node j)."""
+    memory on node j); with ``topology``, the nodes must be ones this process may use."""
+    if topology is not None and (not nodes or not nodes.issubset(topology.allowed_nodes)):
+        raise UsageError(f"--mem-nodes {nodes or '(none)'}: this machine's allowed NUMA nodes "
+                         f"are {topology.allowed_nodes} (numaspark topology)")  # fmt: skip
     jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes) if j.runs_tasks else j
                  for j in placement.jvms)  # fmt: skip
     return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)

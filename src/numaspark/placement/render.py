@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from enum import Enum
+
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
     Binding,
@@ -212,6 +214,22 @@ def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
             }
             for j in placement.jvms
         ],
-        "spark_conf": spark_conf(placement),
+        "spark_conf": dict(placement.recorded_conf)
+        if placement.recorded_conf is not None
+        else spark_conf(placement),
         "notes": list(placement.notes),
     }
+
+
+class Platform(str, Enum):
+    """What runs the executors a plan places (``plan --target``): Spark's own standalone
+    cluster, or YARN or Kubernetes with their settings."""
+
+    SPARK = "spark"
+    YARN = "yarn"
+    K8S = "k8s"
+
+    def settings(self, placement: Placement, topology: Topology) -> dict[str, dict]:
+        """The platform's settings for ``placement``; none for Spark's own cluster."""
+        render = {Platform.YARN: yarn_settings, Platform.K8S: k8s_settings}.get(self)
+        return render(placement, topology) if render else {}

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from numaspark.errors import NumasparkError, ToolMissingError
+from numaspark.errors import NumasparkError, ToolMissingError, UsageError
 from numaspark.topology import Topology
 
 SOURCE = Path(__file__).resolve().parent / "membench.c"
@@ -97,6 +97,19 @@ def default_elements(topology: Topology) -> int:
     """STREAM's rule: each array at least 4x all the last-level cache; at least 16 Mi elements."""
     l3 = sum(d.size or 0 for d in topology.l3)
     return max(16 * 2**20, 4 * l3 // 8)
+
+
+def probe_commands(topology: Topology, size: int | None, latency_bytes: int, loads: int,
+                   repeat: int, exe: str) -> list[ProbeCommand]:  # fmt: skip
+    """``plan_probe`` for the options of ``numaspark probe`` (``size``: bytes per STREAM
+    array, None for STREAM's rule), with their bounds checked."""
+    elements = size // 8 if size else default_elements(topology)
+    if elements < 1024 or latency_bytes < 4096 or loads < 1 or repeat < 1:
+        raise UsageError("--size, --latency-size, --loads and --repeat are too small to measure")
+    commands = plan_probe(topology, elements, loads, latency_bytes, repeat, exe=exe)
+    if not commands:
+        raise UsageError("no NUMA node has CPUs this process may use: nothing to probe")
+    return commands
 
 
 def run_probe(commands: list[ProbeCommand], on_progress=None) -> dict:

@@ -337,6 +337,16 @@ def fit_views(name: str, found: dict) -> list[RenderableType]:
     return [rows, Text("\n".join(lines))]
 
 
+def study_lines(kind: str, configs: list, medians: dict[str, float]) -> list[str]:
+    """What a study concludes under its table: the scaling fits, the HT effectiveness."""
+    if kind == "scaling":
+        return scaling_lines([(c.layout.cores_per_executor, medians[c.label])
+                              for c in configs if c.label in medians])  # fmt: skip
+    if kind == "smt":
+        return [smt_line({c.note: medians.get(c.label) for c in configs})]
+    return []
+
+
 def scaling_lines(points: list[tuple[float, float]]) -> list[str]:
     """Under ``study scaling``: speedup and efficiency per concurrency, and the fits."""
     from numaspark.experiment.scaling import efficiency_table, fit, knee

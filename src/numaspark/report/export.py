@@ -47,6 +47,32 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
         raise UsageError(f"{path}: write .csv or .parquet")
 
 
+def export_results(results: list[RunResult], runs: list[Path | None],
+                   configs: Path | None = None) -> list[str]:  # fmt: skip
+    """One row per run to each of ``runs`` (.csv or .parquet), one row per configuration to
+    ``configs``; what was written."""
+    written = []
+    for target in (t for t in runs if t is not None):
+        write_table(results_frame(results), target)
+        written.append(f"wrote {len(results)} run(s) to {target}")
+    if configs is not None:
+        frame = config_frame(results)
+        write_table(frame, configs)
+        written.append(f"wrote {len(frame)} configuration(s) to {configs}")
+    return written
+
+
+def write_log_tables(logs: list, tasks: Path | None, stages: Path | None) -> list[str]:
+    """The task and stage tables of parsed event logs (one appId column); what was written."""
+    written = []
+    for target, attribute in ((tasks, "tasks"), (stages, "stages")):
+        if target is not None:
+            frame = pd.concat([getattr(log, attribute).assign(appId=log.app_id) for log in logs])
+            write_table(frame, target)
+            written.append(f"wrote {len(frame)} {attribute} to {target}")
+    return written
+
+
 # Spark settings that are parameters of a configuration table, by the column they become
 CONF_COLUMNS = {
     "spark.default.parallelism": "partitions",

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 
 from numaspark.collect.base import Collector, CollectorSet
-from numaspark.placement import Binding, Mode, Placement, numactl_argv, spark_conf
+from numaspark.placement import Binding, Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.effective import differences, read_effective
@@ -43,13 +43,40 @@ class AppRun:
         return self.failure is None and self.returncode == 0
 
 
+@dataclass(frozen=True)
+class Driver:
+    """How spark-submit starts the application's driver and where it sends it: the part of
+    a run its `Target` decides (experiment/target.py)."""
+
+    master: str  # local[N], spark://HOST:PORT, ...
+    prefix: tuple[str, ...] = ()  # what spark-submit runs under (numactl for local mode)
+    env: tuple[tuple[str, str], ...] = ()  # added to spark-submit's environment
+    drop_conf: tuple[str, ...] = ()  # plan settings this master sizes by itself
+    cluster: StandaloneCluster | None = None  # a standalone cluster numaspark watches
+
+    @classmethod
+    def local(cls, placement: Placement) -> Driver:
+        """Local mode: the driver runs the tasks, so it is bound as the plan's one task JVM
+        and gets its task slots (core/pu binding)."""
+        jvm = placement.executors[0]
+        return cls(master=spark_conf(placement)["spark.master"],
+                   prefix=tuple(numactl_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
+
+    @classmethod
+    def standalone(cls, cluster: StandaloneCluster) -> Driver:
+        """A standalone cluster: the driver runs unbound; executors inherit their workers'
+        binding; the master sizes the application by cores.max, not executor instances."""
+        return cls(master=cluster.master_url, drop_conf=("spark.executor.instances",),
+                   cluster=cluster)  # fmt: skip
+
+
 def run_app(
     placement: Placement,
     job: Path,
     job_args: list[str],
     run_dir: Path,
     tracker: ProcessTracker,
-    cluster: StandaloneCluster | None = None,
+    driver: Driver,
     extra_conf: dict[str, str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     host: str = LOOPBACK,
@@ -58,7 +85,7 @@ def run_app(
     java_options: list[str] | None = None,
     task_jvm_options: list[str] | None = None,
 ) -> AppRun:
-    """Run ``job`` as placed: local mode under the plan's prefix, or on ``cluster``.
+    """Run ``job`` as placed, submitted as ``driver`` says.
 
     ``collectors`` sample the JVMs that run tasks (and the machine) every
     ``interval_s`` from the start of spark-submit to its end.
@@ -80,42 +107,33 @@ def run_app(
     # added to the plan's and the user's options, not instead of them
     task_key = (
         "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
-        if placement.layout.mode is Mode.LOCAL
+        if placement.executors[0].role == "driver"
         else "spark.executor.extraJavaOptions"
     )
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
         if extra:
             conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
-    home = spark_home()
-    if placement.layout.mode is Mode.LOCAL:
-        master = conf.pop("spark.master")
-        prefix = numactl_argv(placement.executors[0])
-    else:
-        if cluster is None:
-            raise ValueError("standalone mode needs a running cluster")
-        master = cluster.master_url
-        prefix = []  # the driver runs unbound; the executors inherit their workers' binding
-        conf.pop("spark.executor.instances", None)  # standalone sizes by cores.max
-    argv = [*prefix, str(home / "bin" / "spark-submit"), "--master", master]
+    for key in ("spark.master", *driver.drop_conf):
+        conf.pop(key, None)
+    argv = [*driver.prefix, str(spark_home() / "bin" / "spark-submit"), "--master", driver.master]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     argv += [str(job), *job_args]
 
     run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
+    cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
-    env = spark_env(host)
-    if placement.layout.mode is Mode.LOCAL:  # the driver runs the tasks: its slots
-        env.update(slots_env(placement.executors[0].slots))
-    driver = tracker.start(argv, name="spark-submit", log=run.log, env=env)
-    watcher = _Watcher(placement, cluster, driver.pid, known_apps)
+    submit = tracker.start(argv, name="spark-submit", log=run.log,
+                           env={**spark_env(host), **dict(driver.env)})  # fmt: skip
+    watcher = _Watcher(placement, cluster, submit.pid, known_apps)
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
         run.collectors.begin()
     try:
-        while driver.popen.poll() is None:
+        while submit.popen.poll() is None:
             if watcher.failure:
                 run.failure = watcher.failure
                 break
@@ -127,12 +145,12 @@ def run_app(
         if run.collectors is not None:
             run.collectors.finish()
         watcher.stop()
-        if driver.popen.poll() is None:
-            tracker.stop(driver)
+        if submit.popen.poll() is None:
+            tracker.stop(submit)
         else:
-            tracker.forget(driver)
+            tracker.forget(submit)
     run.wall_s = time.monotonic() - started
-    run.returncode = driver.popen.returncode
+    run.returncode = submit.popen.returncode
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings()
     run.event_log, run.app_id = find_event_log(events)

@@ -1,0 +1,123 @@
+"""The options several commands share, declared once, and what they mean.
+
+typer reads a command's options from its signature; the ``Annotated`` aliases
+below are those options. ``@with_placement`` gives a command the eight placement
+options at once (typer has no option groups), handed to it as one `Where`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from numaspark.errors import UsageError
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
+from numaspark.topology.cpuset import CpuSet
+from numaspark.units import parse_pairs, parse_size
+
+# fmt: off
+Opt = typer.Option
+XmlOpt = Annotated[Path | None, Opt("--xml", help="hwloc XML of another server (lstopo-no-graphics --of xml > f.xml).")]
+SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".')]
+JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
+ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
+PerNodeOpt = Annotated[int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")]
+CoresOpt = Annotated[int | None, Opt("--cores-per-executor", help="Task slots per executor (default: share the CPUs).")]
+MemoryOpt = Annotated[str, Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory.")]
+BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that runs tasks.")]
+PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy (default: bind when bound, the kernel's otherwise).")]
+NodesOpt = Annotated[str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")]
+PuOrderOpt = Annotated[PuOrder, Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together.")]
+OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.")]
+DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs live (default ./numaspark-data).")]
+SizeOpt = Annotated[str, Opt("--size", help="tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
+RepeatOpt = Annotated[int, Opt("--repeat", help="Measured iterations per configuration, in one application.")]
+WarmupOpt = Annotated[int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")]
+ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KEY=VALUE (repeatable).")]
+ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
+ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
+WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
+# fmt: on
+
+
+def topology_of(xml: Path | None = None, synthetic: str | None = None):
+    from numaspark.topology import load
+
+    return load(xml=xml, synthetic=synthetic)
+
+
+@dataclass(frozen=True)
+class Where:
+    """The placement options that plan, run, launch and cluster up share (``@with_placement``)."""
+
+    executors: int | None = None
+    executors_per_node: int | None = None
+    cores_per_executor: int | None = None
+    memory_per_executor: str = "auto"
+    bind: Binding = Binding.NONE
+    mem_policy: MemPolicy | None = None
+    nodes: str | None = None
+    pu_order: PuOrder = PuOrder.CORES_FIRST
+
+    @property
+    def only_nodes(self) -> CpuSet | None:
+        return CpuSet.parse(self.nodes) if self.nodes is not None else None
+
+    def layout(self, mode: Mode, driver_cores: int = 1, driver_memory: str = "1g") -> Layout:
+        memory = self.memory_per_executor
+        return Layout(executors=self.executors, executors_per_node=self.executors_per_node,
+                      cores_per_executor=self.cores_per_executor,
+                      memory_per_executor=None if memory == "auto"
+                      else parse_size(memory, "--memory-per-executor"),
+                      driver_cores=driver_cores,
+                      driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode)  # fmt: skip
+
+    def place(self, topo, mode: Mode, **driver):
+        from numaspark.placement import plan
+
+        return plan(topo, self.layout(mode, **driver), self.bind, self.mem_policy, self.pu_order,
+                    only_nodes=self.only_nodes)  # fmt: skip
+
+
+# fmt: off
+WHERE = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+          for name, option, default in (
+              ("executors", ExecutorsOpt, None), ("executors_per_node", PerNodeOpt, None),
+              ("cores_per_executor", CoresOpt, None), ("memory_per_executor", MemoryOpt, "auto"),
+              ("bind", BindOpt, Binding.NONE), ("mem_policy", PolicyOpt, None),
+              ("nodes", NodesOpt, None), ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST))]
+# fmt: on
+
+
+def with_placement(command):
+    """Give ``command`` the shared placement options, passed to it as one ``where: Where``.
+    typer reads a command's options from its signature, so the wrapper shows the command's
+    own parameters and then these (typer has no option groups of its own)."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+           if p.name != "where"]  # fmt: skip
+
+    @functools.wraps(command)
+    def wrapper(**options):
+        where = Where(**{p.name: options.pop(p.name) for p in WHERE})
+        return command(where=where, **options)
+
+    wrapper.__signature__ = inspect.Signature([*own, *WHERE])
+    return wrapper
+
+
+def params(param: list[str] | None) -> dict[str, str]:
+    return parse_pairs(param or [], "--param", "iterations=5")
+
+
+def conf_of(conf: list[str] | None) -> dict[str, str]:
+    return parse_pairs(conf or [], "--conf", "spark.executor.extraJavaOptions=-XX:+UseNUMA")
+
+
+def check_repeat(repeat: int, warmup: int) -> None:
+    if repeat < 1 or warmup < 0:
+        raise UsageError("--repeat must be at least 1 and --warmup at least 0")

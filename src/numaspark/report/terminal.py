@@ -1,0 +1,228 @@
+"""The terminal a command talks to, and long work shown while it runs.
+
+Results go to stdout, progress and warnings to stderr (so ``--json`` output and
+redirected tables stay clean). Long work (experiments, co-scheduling, the tuner,
+the probe) runs under a rich progress bar that says what runs now and how many
+are left; an interrupted command says what it kept. cli.py parses options and
+calls these; the views themselves are in report/console.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from rich import progress as bars
+from rich.console import Console
+
+from numaspark.errors import UsageError
+from numaspark.report import console as views
+
+
+class Interrupted(Exception):
+    """Ctrl-C or SIGTERM after every started process was stopped: exit 130."""
+
+
+class Terminal:
+    def __init__(self) -> None:
+        self.out = Console()
+        self.err = Console(stderr=True)
+
+    def print(self, *renderables, **options) -> None:
+        self.out.print(*renderables, **options)
+
+    def json(self, data: object) -> None:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+    def lines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.out.print(line, highlight=False, soft_wrap=True)
+
+    def note(self, label: str, text: str, colour: str = "yellow") -> None:
+        """One labelled line on stderr: a warning, a skipped configuration, a failure."""
+        self.err.print(f"[{colour}]{label}[/] {text}", highlight=False)
+
+    def warn(self, warnings: list[str]) -> None:
+        for warning in views.warning_lines(warnings):
+            self.note("warning:", warning)
+
+    def failed(self, results: list, name: Callable = lambda r: f"run {r.run_id}") -> list:
+        """Say why each failed run failed; the failed runs."""
+        failed = [r for r in results if not r.ok]
+        for r in failed:
+            self.note(f"{name(r)} failed:", str(r.failure_reason), "red")
+        return failed
+
+    def say(self, message: str) -> None:
+        self.err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {message}", highlight=False)
+
+    def progress(self, remaining: bool = False) -> bars.Progress:
+        """What runs now, how many of how many, the time so far (and the time left)."""
+        columns = [bars.TextColumn("{task.description}"), bars.BarColumn(),
+                   bars.MofNCompleteColumn(), bars.TimeElapsedColumn()]  # fmt: skip
+        if remaining:
+            columns.append(bars.TimeRemainingColumn())
+        return bars.Progress(*columns, console=self.err, transient=False)
+
+    @contextlib.contextmanager
+    def interruptible(self, out: Path | None) -> Iterator[None]:
+        """Ctrl-C or SIGTERM: every started JVM is already stopped (the run loop's scope);
+        say what was kept. ``out`` is where runs are stored; None when a command stores none."""
+        from numaspark.experiment.store import ResultStore
+
+        try:
+            yield
+        except KeyboardInterrupt:
+            if out is None:
+                self.err.print("Interrupted: every launched process stopped")
+            else:
+                store = ResultStore(out)
+                self.err.print(f"Interrupted: every Spark JVM stopped; {store.count()} finished "
+                               f"run(s) kept in {store.path}")  # fmt: skip
+            raise Interrupted from None
+
+
+# --- long work ------------------------------------------------------------------------------
+
+
+def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool,
+                   data: Path | None) -> list:  # fmt: skip
+    """Every configuration of ``experiment`` under a progress bar that says which one runs and
+    what it does now; configurations that cannot run here are said first. The runs of this
+    invocation, and the stored runs of the configurations ``resume`` skipped."""
+    from numaspark.experiment.store import ResultStore
+    from numaspark.experiment.sweep import run_sweep
+
+    for config, reason in experiment.skipped:
+        term.note("skipped", f"{config.label}: {reason}")
+    if not experiment.configs:
+        raise UsageError("no configuration of this experiment fits this machine (see above)")
+    with term.interruptible(out), term.progress(remaining=True) as bar:
+        task = bar.add_task("starting", total=len(experiment.configs))
+        now = {"label": ""}
+
+        def on_start(index: int, total: int, config) -> None:
+            now["label"] = f"{config.workload} {config.label}"
+            bar.update(task, description=now["label"])
+
+        report = run_sweep(
+            experiment, topology, out, resume=resume, data_root=data, on_start=on_start,
+            on_end=lambda config, results: bar.advance(task),
+            say=lambda message: bar.update(task, description=f"{now['label']}: {message}"),
+        )  # fmt: skip
+        bar.update(task, completed=len(experiment.configs), description="done")
+    if report.resumed:
+        term.print(f"{len(report.resumed)} configuration(s) already stored in {out}: not run again")
+    for config in report.over_budget:
+        term.note("over budget, not run:", config.label)
+    kept = {c.key for c in report.resumed}
+    earlier = [r for r in ResultStore(out).load() if r.spec.config in kept] if kept else []
+    return earlier + report.results
+
+
+def show_study(term: Terminal, experiment, out: Path, results: list, title: str,
+               baseline: str | None = None) -> dict[str, float]:  # fmt: skip
+    """The table of every stored run of ``experiment`` in ``out``; the median per label."""
+    from numaspark.experiment.store import ResultStore
+    from numaspark.report.study import study_table
+
+    store = ResultStore(out)
+    table, warnings, medians = study_table(experiment, store.load(), title, baseline)
+    term.print(table)
+    term.warn(warnings)
+    term.failed(results, lambda r: r.spec.label)
+    term.print(f"results: {store.path.resolve()}")
+    return medians
+
+
+def show_runs(term: Terminal, results: list, title: str, streaming: bool = False,
+              name: Callable = lambda r: f"run {r.run_id}") -> list:  # fmt: skip
+    """The comparison (or streaming) table of ``results``, their warnings, flame graphs and
+    failures; the failed runs."""
+    from numaspark.report.metrics import comparison_table, stream_table
+
+    table, warnings = comparison_table(results, title=title)
+    term.print(stream_table(results, title=title) if streaming else table)
+    term.warn(warnings + sorted({w for r in results for w in r.warnings}))
+    term.lines([f"flame graph: {g}" for g in
+                sorted({g for r in results for g in r.artifacts.get("flame_graphs", [])})])  # fmt: skip
+    return term.failed(results, name)
+
+
+def show_launch(term: Terminal, record: dict, out: Path, as_json: bool) -> list[dict]:
+    """Where each launched process ran (or the record as JSON); why any failed. The failed."""
+    if as_json:
+        term.json(record)
+    else:
+        term.print(views.launch_view(record))
+        term.print(f"record: {(out / 'launch.json').resolve()}", highlight=False)
+    failed = [p for p in record["processes"] if not p["ok"]]
+    for entry in failed:
+        term.note(f"{entry['name']} {entry['status']}:",
+                  f"{entry.get('error', '')} (log {entry['log']})", "red")  # fmt: skip
+    return failed
+
+
+def show_stored(term: Terminal, stored: list) -> None:
+    """Every stored run, then the configurations compared (streaming runs by their windows)."""
+    from numaspark.report.metrics import comparison_table, runs_table, stream_table
+
+    term.print(runs_table(stored))
+    table, warnings = comparison_table([r for r in stored if not r.streaming])
+    term.print(table)
+    if any(r.streaming for r in stored):
+        term.print(stream_table(stored, title="Streaming runs: their measured windows"))
+    term.warn(warnings)
+
+
+def run_cosched(term: Terminal, topology, workloads: list[str], size: str, window_s: float,
+                warmup_s: float, cooldown_s: float, out: Path, data: Path | None,
+                by: str) -> list[dict]:  # fmt: skip
+    """Co-scheduling rounds under a progress bar (each round lasts warm-up + window +
+    cool-down); the rows stored in ``out``/cosched.jsonl."""
+    from numaspark.experiment.cosched import cosched
+
+    with term.interruptible(out), term.progress() as bar:
+        task = bar.add_task("starting", total=None)
+
+        def on_round(number: int, total: int, label: str) -> None:
+            bar.update(task, total=total, completed=number,
+                       description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s")  # fmt: skip
+
+        rows = cosched(topology, workloads, size, window_s, warmup_s, cooldown_s, out, data, by,
+                       on_round=on_round)  # fmt: skip
+        bar.update(task, completed=bar.tasks[0].total, description="done")
+    return rows
+
+
+def run_tuner(term: Terminal, space, objective, budget: int, label: str, out: Path | None,
+              **search) -> object:  # fmt: skip
+    """The tuner's trials under a progress bar (``out``: where live trials store their runs;
+    None when replaying a table)."""
+    from numaspark.decide.tune import tune
+
+    with term.interruptible(out), term.progress() as bar:
+        task = bar.add_task(f"tuning {label} ({len(space.candidates)} candidates)", total=budget)
+
+        def on_trial(trial) -> None:
+            bar.advance(task)
+            bar.update(task, description=f"trial {trial.number}: {trial.value or 'failed'}")
+
+        return tune(space, objective, budget, on_trial=on_trial, **search)
+
+
+def run_probes(term: Terminal, commands: list) -> dict:
+    """Each (CPU node, memory node) probe under a progress bar; what they found."""
+    from numaspark.probe import run_probe
+
+    with term.progress() as bar:
+        task = bar.add_task("probing", total=len(commands))
+        found = run_probe(commands, on_progress=lambda i, total, c: bar.update(
+            task, completed=i - 1,
+            description=f"{c.kind} CPUs node {c.cpu_node} -> memory node {c.mem_node}"))  # fmt: skip
+        bar.update(task, completed=len(commands))
+    return found
