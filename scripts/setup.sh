@@ -22,9 +22,12 @@ if [ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ] && ! command -v chromium-headless-shell
    && ! command -v chromium >/dev/null 2>&1; then
   missing+=(chromium-headless-shell)
 fi
-# the two-node test (tests/test_numa_guest.py) boots this machine again under QEMU
+# the two-node test (tests/test_numa_guest.py) boots this machine again under QEMU; the
+# multi-host tests (tests/test_hosts.py) run an sshd per network-namespace host
 if [ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ]; then
   command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+  [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+  command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 fi
 
 apt_install() {

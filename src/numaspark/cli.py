@@ -15,21 +15,22 @@ from typing import Annotated, Optional
 import typer
 
 from numaspark import __version__
-from numaspark.errors import NumasparkError, ToolMissingError, UsageError
+from numaspark.errors import ToolMissingError, UsageError
 from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Mode, Platform
 from numaspark.placement.share import Split
 from numaspark.report import console as views
 from numaspark.report import terminal as long_work
-from numaspark.report.terminal import Interrupted, Terminal
+from numaspark.report.terminal import Terminal
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_counts, parse_duration, parse_size
 
 # isort: off
 # fmt: off
-from numaspark.options import (ConfOpt, DataOpt, JsonOpt, Opt, OutOpt, ParamOpt, RepeatOpt,
-                               ResumeOpt, SizeOpt, SyntheticOpt, WarmupOpt, Where, WorkloadArg,
-                               XmlOpt, check_repeat, conf_of, params, topology_of, with_placement)
+from numaspark.options import (ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt, OutOpt,
+                               ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, WarmupOpt,
+                               Where, WorkloadArg, XmlOpt, check_repeat, conf_of, inventory_of,
+                               params, topology_of, with_placement)
 # fmt: on
 # isort: on
 
@@ -47,9 +48,13 @@ term = Terminal()
 
 
 @app.command()
-def topology(xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False) -> None:
+def topology(
+    xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
+    host: HostOpt = None,
+    hosts_file: HostsFileOpt = None,
+) -> None:  # fmt: skip
     """Show the machine as hwloc sees it: packages, NUMA nodes, cores, PUs, allowed sets."""
-    topo = topology_of(xml, synthetic)
+    topo = topology_of(xml, synthetic, host, hosts_file)
     term.json(topo.to_dict()) if as_json else term.print(views.topology_view(topo))
 
 
@@ -62,10 +67,20 @@ def plan_command(
     mode: Annotated[Mode, Opt(help="local: one JVM runs tasks; standalone: executors.")] = Mode.STANDALONE,
     target: Annotated[Platform, Opt(help="Also print settings for YARN or Kubernetes.")] = Platform.SPARK,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
+    hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
-    """Place executors on the machine: CPUs, nodes, heap and the numactl prefix of each JVM."""
+    """Place executors on the machine (or on each of --hosts, from its own topology): CPUs,
+    nodes, heap and the numactl prefix of each JVM."""
     from numaspark.placement import placement_to_dict
 
+    inventory = inventory_of(hosts, hosts_file)
+    if inventory is not None:  # the driver stays here; executors go to the hosts
+        from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
+
+        found = plan_hosts(inventory, lambda topo: where.place(topo, Mode.STANDALONE,
+                           driver_cores=driver_cores, driver_memory=driver_memory))  # fmt: skip
+        driver = driver_address(inventory)
+        return term.json(plans_to_dict(found, driver)) if as_json else term.print(views.hosts_view(found, driver))  # fmt: skip
     topo = topology_of(xml, synthetic)
     placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
     extra = target.settings(placement, topo)
@@ -98,7 +113,7 @@ def run(
     interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s",
     gc_log: Annotated[bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")] = False,
     profile: Annotated[bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")] = False,
-    xml: XmlOpt = None, synthetic: SyntheticOpt = None,
+    xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
     """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
     from numaspark.experiment.runner import RunRequest, run_workload
@@ -112,7 +127,8 @@ def run(
         raise UsageError(f"--rate and --duration are for streaming workloads; {workload} is batch")
     request = RunRequest(
         workload=workload, size=size,
-        layout=where.layout(Mode.STANDALONE if cluster is not None else mode),
+        layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file else mode),
+        hosts=inventory_of(hosts, hosts_file),
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
         only_nodes=where.only_nodes,
         repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,
@@ -180,12 +196,14 @@ def cluster_up(
     where: Where,
     directory: Annotated[Path, typer.Argument(help="The cluster's directory (state, logs, work dirs).")],
     host: Annotated[str, Opt(help="Address the master and workers listen on.")] = "127.0.0.1",
+    hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
-    """Start a master and one bound worker per planned executor, and leave them running."""
+    """Start a master and one bound worker per planned executor (here, or on each of --hosts
+    over SSH), and leave them running."""
     from numaspark.experiment.target import start_kept_cluster
 
-    placement = where.place(topology_of(), Mode.STANDALONE)
-    cluster = start_kept_cluster(placement, directory, host, term.say)
+    cluster = start_kept_cluster(lambda topo: where.place(topo, Mode.STANDALONE), directory,
+                                 host, term.say, inventory_of(hosts, hosts_file))  # fmt: skip
     term.print(f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
                f"{directory / 'cluster.json'}")  # fmt: skip
     term.print(f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark "
@@ -518,8 +536,6 @@ def fit(
     """Fit Amdahl's law and the Universal Scalability Law to a (concurrency, time) table."""
     from numaspark.experiment.scaling import fit_report, read_points
 
-    if not table.exists():
-        raise UsageError(f"{table} does not exist: give a CSV of concurrency,seconds rows")
     found = fit_report(read_points(table), predict)
     if as_json:
         term.json(found)
@@ -536,8 +552,6 @@ def report(
     """Write one self-contained HTML report (plots, topology, advice) of a results directory."""
     from numaspark.report.html import write_report
 
-    if not directory.is_dir():
-        raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
     term.print(f"report: {write_report(directory, output).resolve()}", highlight=False)
 
 
@@ -559,17 +573,12 @@ def datagen(
     data: DataOpt = None, seed: Annotated[int, Opt(help="Random seed of the generator.")] = 42,
 ) -> None:  # fmt: skip
     """Generate a workload's input ahead of time (reused by later runs that ask for it)."""
-    from numaspark.workloads import get_workload
-    from numaspark.workloads.datagen import prepare_input
+    from numaspark.workloads.datagen import generate
 
-    chosen = get_workload(workload)
-    if chosen.streaming:
-        raise UsageError(f"{workload} reads numaspark's live event source, nothing to generate: "
-                         f"run it with numaspark run {workload} --rate 1000 --duration 60s")  # fmt: skip
-    path, manifest = prepare_input(chosen, chosen.size(size), seed, data)
-    term.print(f"{chosen.name} {manifest['size']}: {manifest['rows']:,} rows, "
-                  f"{manifest['bytes']:,} bytes in {path} (generated in "
-                  f"{manifest['generation_s']} s, sha256 {manifest['sha256'][:12]})")  # fmt: skip
+    path, manifest = generate(workload, size, seed, data)
+    term.print(f"{workload} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} "
+               f"bytes in {path} (generated in {manifest['generation_s']} s, sha256 "
+               f"{manifest['sha256'][:12]})")  # fmt: skip
 
 
 @app.command()
@@ -580,16 +589,7 @@ def version() -> None:
 
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback."""
-    try:
-        app()  # standalone: click reports its own usage errors (exit 2) and exits
-    except NumasparkError as exc:
-        term.err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
-    except Interrupted:  # what was stopped and kept is said already
-        sys.exit(130)
-    except KeyboardInterrupt:
-        term.err.print("Interrupted.")
-        sys.exit(130)
+    sys.exit(term.main(app))
 
 
 if __name__ == "__main__":

@@ -42,13 +42,43 @@ ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KE
 ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
 ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
 WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
+HostOpt = Annotated[str | None, Opt("--host", help="A host over SSH: a name in --hosts-file or [user@]address[:port].")]
+HostsOpt = Annotated[str | None, Opt("--hosts", help="Hosts over SSH: a,b,c ([user@]address[:port]) or names in --hosts-file.")]
+HostsFileOpt = Annotated[Path | None, Opt("--hosts-file", help="A TOML inventory of hosts: address, user, port, key (docs/hosts.md).")]
 # fmt: on
 
 
-def topology_of(xml: Path | None = None, synthetic: str | None = None):
+def topology_of(xml: Path | None = None, synthetic: str | None = None, host: str | None = None,
+                hosts_file: Path | None = None):  # fmt: skip
+    """The topology the options name: a hwloc XML file, a synthetic description, a host read
+    over SSH (a name in ``hosts_file`` or ``[user@]address[:port]``), or this machine."""
     from numaspark.topology import load
 
-    return load(xml=xml, synthetic=synthetic)
+    if host is None:
+        return load(xml=xml, synthetic=synthetic)
+    from numaspark.hosts import Ssh, host_topology
+
+    if xml is not None or synthetic is not None:
+        raise UsageError("give one of --host, --xml and --synthetic")
+    ssh = Ssh(inventory_of(None if hosts_file else host, hosts_file).get(host))
+    try:
+        return host_topology(ssh)
+    finally:
+        ssh.close()
+
+
+def inventory_of(hosts: str | None, hosts_file: Path | None):
+    """The hosts ``--hosts`` and ``--hosts-file`` name (the file's, narrowed to ``--hosts``
+    when both are given); None when neither is."""
+    from numaspark.hosts import Inventory, load_inventory, parse_hosts
+
+    if hosts_file is None:
+        return parse_hosts(hosts) if hosts is not None else None
+    inventory = load_inventory(hosts_file)
+    if hosts is None:
+        return inventory
+    return Inventory(tuple(inventory.get(n.strip()) for n in hosts.split(",")),
+                     inventory.driver_address)  # fmt: skip
 
 
 @dataclass(frozen=True)

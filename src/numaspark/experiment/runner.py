@@ -32,7 +32,7 @@ from numaspark.experiment.assemble import (
 )
 from numaspark.experiment.result import RunResult, RunSpec, environment
 from numaspark.experiment.store import ResultStore
-from numaspark.experiment.target import LocalTarget, StandaloneTarget, Target
+from numaspark.experiment.target import HostsTarget, LocalTarget, StandaloneTarget, Target
 from numaspark.placement import (
     Binding,
     Layout,
@@ -70,6 +70,7 @@ class RunRequest:
     warmup: int = 0
     out: Path = Path("numaspark-out")
     cluster_dir: Path | None = None  # a cluster left up by `numaspark cluster up`
+    hosts: object | None = None  # an inventory (numaspark.hosts): run on those hosts over SSH
     data_root: Path | None = None
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0
@@ -101,7 +102,7 @@ class Runner:
         self.cluster_dir = cluster_dir
         self._scope = contextlib.ExitStack()
         self.tracker: ProcessTracker | None = None
-        self.targets: dict[Mode, Target] = {}
+        self.targets: dict[object, Target] = {}
 
     def __enter__(self) -> Runner:
         self.tracker = self._scope.enter_context(supervised())
@@ -124,12 +125,24 @@ class Runner:
     def target(self, mode: Mode) -> Target:
         return self.targets[mode]
 
+    def hosts_target(self, inventory) -> HostsTarget:
+        """The target of a run on several hosts, kept while the inventory is the same."""
+        key = ("hosts", inventory)
+        if key not in self.targets:
+            self.targets[key] = HostsTarget(self.tracker, self.store.directory / "clusters",
+                                            inventory)  # fmt: skip
+        return self.targets[key]
+
     def run(self, request: RunRequest) -> list[RunResult]:
         """Run ``request``; every run (warm-ups too) is stored in ``out`` as it ends."""
         workload, size = _check(request)
-        placement = plan_request(self.topology, request)
+        if request.hosts is not None:
+            target = self.hosts_target(request.hosts)
+            placement = target.plan(lambda topology: plan_request(topology, request))
+        else:
+            placement = plan_request(self.topology, request)
+            target = self.target(request.layout.mode)
         self.store.save_topology(self.topology)
-        target = self.target(request.layout.mode)
         if request.layout.mode is Mode.LOCAL:
             # a cluster left idle would share the CPUs a local run is bound to
             self.targets[Mode.STANDALONE].close()
@@ -144,7 +157,8 @@ class Runner:
         spec = base_spec(request, workload, size, manifest, placement, target.where)
         run_plan = RunPlan(
             workload=workload, spec=spec,
-            environment=environment(self.topology.fingerprint, spark_version(spark_home())),
+            environment=environment(placement.topology_fingerprint or self.topology.fingerprint,
+                                    spark_version(spark_home())),  # fmt: skip
             iterations=request.warmup + request.repeat, warmup=request.warmup, facts=facts,
             sustained_bandwidth_bps=_sustained_bandwidth(self.topology.fingerprint),
         )  # fmt: skip

@@ -93,6 +93,8 @@ def read_points(path) -> list[tuple[float, float]]:
     import csv
     from pathlib import Path
 
+    if not Path(path).is_file():
+        raise UsageError(f"{path} does not exist: give a CSV of concurrency,seconds rows")
     text = Path(path).read_text()
     points = []
     for number, row in enumerate(csv.reader(text.replace("\t", ",").splitlines()), 1):

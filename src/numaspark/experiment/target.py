@@ -10,9 +10,13 @@ one application on them.
   executors); or it serves from a cluster left up by ``numaspark cluster up``
   (``attached``), which it checks but never stops.
 
-A cluster on several hosts (over SSH) and a cluster numaspark did not start
-(``--master``, seen through the plugin) are the next two targets: each answers the
-same three calls, so the run loop (experiment/runner.py) does not change for them.
+- `HostsTarget`: a standalone cluster on several hosts, deployed over SSH
+  (spark/remote.py): each host planned from its own topology, the master on the
+  first, bound workers on each; reused while the shape matches, like the local one.
+
+A cluster numaspark did not start (``--master``, seen through the plugin) is the
+next target: it answers the same calls, so the run loop (experiment/runner.py)
+does not change for it.
 """
 
 from __future__ import annotations
@@ -82,7 +86,10 @@ class StandaloneTarget:
         self._shape: tuple | None = None
         self._owned = False
         if attached is not None:
-            self.cluster = StandaloneCluster.attach(attached)
+            from numaspark.spark.remote import HostsCluster, is_hosts_state
+
+            self.cluster = (HostsCluster.attach(attached) if is_hosts_state(attached)
+                            else StandaloneCluster.attach(attached))  # fmt: skip
             self._shape = Placement.from_dict(self.cluster.placement).shape
 
     def prepare(self, placement: Placement, say: Say) -> None:
@@ -106,6 +113,8 @@ class StandaloneTarget:
                **options) -> AppRun:  # fmt: skip
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
+        if getattr(self.cluster, "driver_address", None):  # a kept cluster on several hosts
+            options.update(collectors=None, host=self.cluster.driver_address)
         return run_app(placement, job, job_args, run_dir, self.tracker,
                        Driver.standalone(self.cluster), **options)  # fmt: skip
 
@@ -123,12 +132,90 @@ class StandaloneTarget:
         self.release()
 
 
-def start_kept_cluster(placement: Placement, directory: Path, host: str = LOOPBACK,
-                       say: Say | None = None) -> StandaloneCluster:  # fmt: skip
-    """``numaspark cluster up``: start a cluster that outlives this process. A cluster that
-    fails half-way is stopped whole; once up, ``numaspark cluster down`` stops it."""
+class HostsTarget:
+    """A standalone cluster on the inventory's hosts; the driver runs here, reached by the
+    executors at the inventory's driver address. Each host is planned from its own
+    topology, read once over SSH."""
+
+    def __init__(self, tracker: ProcessTracker, root: Path, inventory) -> None:
+        from numaspark.hosts import driver_address
+
+        self.tracker = tracker
+        self.root = root
+        self.inventory = inventory
+        self.driver_address = driver_address(inventory)
+        self.cluster = None
+        self._shape: tuple | None = None
+        self._topologies: dict = {}
+        self.plans: list = []
+
+    def plan(self, place: Callable) -> Placement:
+        """Plan every host with ``place(topology)`` (its topology read once); the merged
+        placement, and the per-host plans kept for ``prepare``."""
+        from numaspark.hosts import HostPlan, Ssh, host_topology, merge
+
+        self.plans = []
+        for host in self.inventory.hosts:
+            if host.name not in self._topologies:
+                ssh = Ssh(host)
+                try:
+                    self._topologies[host.name] = host_topology(ssh)
+                finally:
+                    ssh.close()
+            topology = self._topologies[host.name]
+            self.plans.append(HostPlan(host, topology, place(topology)))
+        return merge(self.plans)
+
+    def prepare(self, placement: Placement, say: Say) -> None:
+        from numaspark.spark.remote import HostsCluster
+
+        if self.cluster is not None and self._shape == placement.shape:
+            return
+        self.close()
+        say(f"starting a cluster on {len(self.plans)} host(s): {len(placement.executors)} "
+            "bound worker(s)")  # fmt: skip
+        digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
+        self.cluster = HostsCluster.start(self.plans, placement, self.root / f"hosts-{digest}",
+                                          self.tracker, self.driver_address, on_progress=say)  # fmt: skip
+        self._shape = placement.shape
+
+    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+               **options) -> AppRun:  # fmt: skip
+        if self.cluster is None:
+            raise RuntimeError("prepare() starts the cluster before submit()")
+        # this machine's collectors cannot sample JVMs on other hosts: their placement is
+        # read over SSH instead (the run's effective entries)
+        options["collectors"] = None
+        return run_app(placement, job, job_args, run_dir, self.tracker,
+                       Driver.standalone(self.cluster), host=self.driver_address, **options)  # fmt: skip
+
+    @property
+    def where(self) -> str | None:
+        return str(self.cluster.directory) if self.cluster else None
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster, self._shape = None, None
+
+
+def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
+                       say: Say | None = None, inventory=None):  # fmt: skip
+    """``numaspark cluster up``: start a cluster that outlives this process, planned with
+    ``place(topology)`` here or on each host of ``inventory``. A cluster that fails
+    half-way is stopped whole; once up, ``numaspark cluster down`` stops it."""
+    from numaspark.topology import load_machine
+
     with supervised() as tracker:
-        cluster = StandaloneCluster.start(placement, directory, tracker, host=host,
-                                          on_progress=say)  # fmt: skip
+        if inventory is None:
+            cluster = StandaloneCluster.start(place(load_machine()), directory, tracker,
+                                              host=host, on_progress=say)  # fmt: skip
+        else:
+            from numaspark.hosts import driver_address, merge, plan_hosts
+            from numaspark.spark.remote import HostsCluster
+
+            plans = plan_hosts(inventory, place)
+            cluster = HostsCluster.start(plans, merge(plans), directory, tracker,
+                                         driver_address(inventory), kept=True, on_progress=say)  # fmt: skip
         tracker.release_all()
     return cluster

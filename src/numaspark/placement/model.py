@@ -72,6 +72,7 @@ class JvmPlacement:
     java_options: tuple[str, ...] = ()
     # core/pu binding: its CPUs grouped by physical core, the task slots of the affinity plugin
     slots: tuple[CpuSet, ...] = ()
+    host: str | None = None  # the host it runs on (None: this one); its CPUs are that host's
 
     @property
     def name(self) -> str:
@@ -105,6 +106,7 @@ class JvmPlacement:
             runs_tasks=bool(data.get("runs_tasks", True)),
             java_options=tuple(data.get("java_options") or ()),
             slots=tuple(CpuSet.parse(str(s)) for s in data.get("slots") or ()),
+            host=str(data["host"]) if data.get("host") else None,
         )
 
 
@@ -136,10 +138,15 @@ class Placement:
         return sum(j.cores for j in self.executors)
 
     @property
-    def shape(self) -> tuple[tuple[int, CpuSet, int], ...]:
-        """What a running cluster must match to serve this placement: each executor's task
-        slots, CPUs and heap (the driver is started per application, so it does not count)."""
-        return tuple((j.cores, j.cpus, j.heap) for j in self.executors)
+    def shape(self) -> tuple[tuple[str | None, int, CpuSet, int], ...]:
+        """What a running cluster must match to serve this placement: each executor's host,
+        task slots, CPUs and heap (the driver is started per application: it does not count)."""
+        return tuple((j.host, j.cores, j.cpus, j.heap) for j in self.executors)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts its executors run on, in order (empty: all on this machine)."""
+        return tuple(dict.fromkeys(j.host for j in self.executors if j.host is not None))
 
     @classmethod
     def from_dict(cls, data: dict) -> Placement:

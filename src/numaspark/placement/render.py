@@ -211,6 +211,7 @@ def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
                 "prefix": numactl_argv(j, numactl),
                 "java_options": list(j.java_options),
                 "slots": [str(s) for s in j.slots],
+                **({"host": j.host} if j.host is not None else {}),
             }
             for j in placement.jvms
         ],

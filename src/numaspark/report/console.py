@@ -140,6 +140,16 @@ def placement_view(placement: Placement) -> RenderableType:
     return Group(*parts)
 
 
+def hosts_view(plans: list, driver: str) -> RenderableType:
+    """``plan --hosts``: each host's plan under its name, address and topology fingerprint."""
+    parts: list[RenderableType] = [Text(f"driver: this machine, reached at {driver}")]
+    for found in plans:
+        parts.append(Text.assemble((f"\nhost {found.host.name}", "bold"),
+                                   f" ({found.host.address}), topology {found.topology.fingerprint}"))  # fmt: skip
+        parts.append(placement_view(found.placement))
+    return Group(*parts)
+
+
 def settings_view(title: str, sections: dict[str, dict[str, object]]) -> RenderableType:
     parts: list[RenderableType] = []
     for name, values in sections.items():
@@ -410,12 +420,14 @@ def doctor_table(results: list, version: str) -> Table:
 def cluster_table(state: dict) -> Table:
     """``cluster status``: the master's view and where each worker really runs."""
     table = Table(title=f"{state['master_url']}: {state['status'] or '?'}", title_justify="left")
-    for column in ("worker", "state", "cores", "memory MB", "pid", "launch prefix",
-                   "effective CPUs / policy", "pages per node"):  # fmt: skip
+    hosts = any(w.get("host") for w in state["workers"])
+    for column in ("host",) * hosts + ("worker", "state", "cores", "memory MB", "pid",
+                                       "launch prefix", "effective CPUs / policy", "pages per node"):  # fmt: skip
         table.add_column(column)
     for w in state["workers"]:
         seen = w["effective"]
         table.add_row(
+            *((w.get("host") or "-",) if hosts else ()),
             str(w["index"]), w["state"], str(w["cores"]), str(w["memory_mb"]), str(w["pid"]),
             " ".join(w["prefix"]) or "(unbound)",
             f"{seen['cpus']} / {seen['policy']}" if seen else "(gone)",

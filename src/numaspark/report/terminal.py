@@ -19,7 +19,7 @@ from pathlib import Path
 from rich import progress as bars
 from rich.console import Console
 
-from numaspark.errors import UsageError
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.report import console as views
 
 
@@ -67,6 +67,21 @@ class Terminal:
         if remaining:
             columns.append(bars.TimeRemainingColumn())
         return bars.Progress(*columns, console=self.err, transient=False)
+
+    def main(self, app) -> int:
+        """Run the typer ``app``; its exit code. Click reports its own usage errors (exit 2);
+        ours are one line on stderr, never a traceback; Ctrl-C and SIGTERM exit 130."""
+        try:
+            app()
+        except NumasparkError as exc:
+            self.err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
+            return exc.exit_code
+        except Interrupted:  # what was stopped and kept is said already
+            return 130
+        except KeyboardInterrupt:
+            self.err.print("Interrupted.")
+            return 130
+        return 0
 
     @contextlib.contextmanager
     def interruptible(self, out: Path | None) -> Iterator[None]:

@@ -53,6 +53,7 @@ class Driver:
     env: tuple[tuple[str, str], ...] = ()  # added to spark-submit's environment
     drop_conf: tuple[str, ...] = ()  # plan settings this master sizes by itself
     cluster: StandaloneCluster | None = None  # a standalone cluster numaspark watches
+    properties: Path | None = None  # a 0600 file of secrets (spark.authenticate), not argv
 
     @classmethod
     def local(cls, placement: Placement) -> Driver:
@@ -67,7 +68,7 @@ class Driver:
         """A standalone cluster: the driver runs unbound; executors inherit their workers'
         binding; the master sizes the application by cores.max, not executor instances."""
         return cls(master=cluster.master_url, drop_conf=("spark.executor.instances",),
-                   cluster=cluster)  # fmt: skip
+                   cluster=cluster, properties=getattr(cluster, "properties_file", None))  # fmt: skip
 
 
 def run_app(
@@ -117,6 +118,8 @@ def run_app(
     for key in ("spark.master", *driver.drop_conf):
         conf.pop(key, None)
     argv = [*driver.prefix, str(spark_home() / "bin" / "spark-submit"), "--master", driver.master]
+    if driver.properties is not None:
+        argv += ["--properties-file", str(driver.properties)]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
     argv += [str(job), *job_args]
@@ -186,6 +189,9 @@ class _Watcher(threading.Thread):
         self.join(timeout=5)
 
     def _sample(self) -> None:
+        lost = getattr(self.cluster, "lost", None)  # a cluster on hosts that SSH can lose
+        if lost is not None and self.failure is None:
+            self.failure = lost()
         if self.cluster is None:
             # until numactl and the scripts have exec'd java, the pid is not the JVM yet
             if self.driver_pid not in self._seen and _is_jvm(self.driver_pid):
@@ -195,7 +201,7 @@ class _Watcher(threading.Thread):
         for worker, pids in self.cluster.executor_pids().items():
             for pid in pids:
                 if pid not in self._seen and worker in executors:
-                    self._record(pid, executors[worker])
+                    self._record(pid, executors[worker], worker)
         new_apps = [a for a in self.cluster.app_ids() if a not in self.known_apps]
         for app in new_apps:
             launches = self.cluster.executor_launches(app)
@@ -205,8 +211,9 @@ class _Watcher(threading.Thread):
                     f"workers): {_executor_error(launches)}"
                 )
 
-    def _record(self, pid: int, planned) -> None:
-        actual = read_effective(pid)
+    def _record(self, pid: int, planned, worker: int | None = None) -> None:
+        remote = getattr(self.cluster, "read_effective", None)  # on another host: over SSH
+        actual, facts = remote(pid, worker) if remote else (read_effective(pid), {})
         if actual is None:
             return
         self._planned[pid] = planned
@@ -217,6 +224,7 @@ class _Watcher(threading.Thread):
             "planned_cpus": str(planned.cpus),
             "planned_mem_nodes": str(planned.mem_nodes),
             "differences": differences(planned, actual),
+            **facts,
         }
 
     def jvms(self) -> dict[int, tuple[str, frozenset[int] | None]]:

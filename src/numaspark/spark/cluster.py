@@ -262,10 +262,15 @@ def _state_alive(directory: Path) -> bool:
 
 
 def stop_cluster_dir(directory: Path) -> list[int]:
-    """Stop whatever a cluster directory's state file names, even a half-started cluster."""
+    """Stop whatever a cluster directory's state file names, even a half-started cluster (on
+    several hosts: over SSH)."""
+    from numaspark.spark import remote
+
     path = directory.resolve() / STATE_FILE
     if not path.exists():
         raise UsageError(f"no cluster state in {directory} (nothing to stop)")
+    if remote.is_hosts_state(directory):
+        return remote.stop_hosts_cluster_dir(directory)
     state = json.loads(path.read_text())
     pids = [w["pid"] for w in state.get("workers", [])] + [state["master_pid"]]
     alive = [p for p in pids if psutil.pid_exists(p) and _is_spark(p)]
@@ -291,8 +296,11 @@ def cluster_status(directory: Path) -> dict:
     """The master's view of the cluster in ``directory`` and, per worker, where it really runs:
     its launch prefix, its CPUs and memory policy, its resident pages per node (/proc)."""
     from numaspark.collect.numa import pages_per_node
+    from numaspark.spark import remote
     from numaspark.spark.effective import read_effective
 
+    if remote.is_hosts_state(directory):
+        return remote.hosts_status(directory)
     cluster = StandaloneCluster.attach(directory)
     state = cluster.master_state() or {}
     alive = {w.get("port"): w for w in state.get("workers", [])}

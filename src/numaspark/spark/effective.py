@@ -37,12 +37,18 @@ def read_effective(pid: int, proc: Path = Path("/proc")) -> EffectivePlacement |
         status = (proc / str(pid) / "status").read_text()
     except OSError:
         return None
-    cpus = re.search(r"^Cpus_allowed_list:\s*(\S*)", status, re.MULTILINE)
-    mems = re.search(r"^Mems_allowed_list:\s*(\S*)", status, re.MULTILINE)
     try:
         maps = (proc / str(pid) / "numa_maps").read_text()
     except OSError:
         maps = ""
+    return parse_effective(pid, status, maps)
+
+
+def parse_effective(pid: int, status: str, maps: str) -> EffectivePlacement:
+    """A placement from the text of ``/proc/PID/status`` and ``/proc/PID/numa_maps`` (read
+    here, or on another host over SSH)."""
+    cpus = re.search(r"^Cpus_allowed_list:\s*(\S*)", status, re.MULTILINE)
+    mems = re.search(r"^Mems_allowed_list:\s*(\S*)", status, re.MULTILINE)
     policies = Counter(line.split()[1] for line in maps.splitlines() if len(line.split()) > 1)
     return EffectivePlacement(
         pid=pid,

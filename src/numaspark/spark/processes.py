@@ -59,14 +59,17 @@ class ProcessTracker:
         log: Path,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
+        stdin_pipe: bool = False,
     ) -> Tracked:
+        """Start ``argv`` with its output in ``log``. ``stdin_pipe``: its stdin is a pipe this
+        process holds open, so that it sees EOF when we close it or die (a remote lifeline)."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             popen = subprocess.Popen(
                 list(argv),
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
                 env=env,
                 cwd=cwd,
                 start_new_session=True,

@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+from numaspark.errors import UsageError
 from numaspark.workloads.registry import Size, Workload
 
 MANIFEST = "manifest.json"
@@ -17,6 +18,18 @@ DEFAULT_SEED = 42
 
 def default_data_root() -> Path:
     return Path(os.environ.get("NUMASPARK_DATA", "numaspark-data")).resolve()
+
+
+def generate(name: str, size: str, seed: int = DEFAULT_SEED,
+             root: Path | None = None) -> tuple[Path, dict]:  # fmt: skip
+    """``numaspark datagen``: a batch workload's input, by name and size."""
+    from numaspark.workloads import get_workload
+
+    workload = get_workload(name)
+    if workload.streaming:
+        raise UsageError(f"{name} reads numaspark's live event source, nothing to generate: "
+                         f"run it with numaspark run {name} --rate 1000 --duration 60s")  # fmt: skip
+    return prepare_input(workload, workload.size(size), seed, root)
 
 
 def prepare_input(

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The multi-host tests alone (they are also part of scripts/test.sh): two or three hosts made
+# on this machine as network namespaces (a bridge and veth pairs on 10.213.N.0/24), each with
+# its own hostname and its own sshd from Debian's openssh-server, on keys the test generates;
+# numaspark reads each host's topology, plans and deploys bound Spark workers over SSH, and
+# the test reads each host's /proc. The namespaces share this machine's CPUs and memory: the
+# tests prove deployment and binding, not speed. Needs root (network namespaces).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
+exec .venv/bin/python -m pytest -ra -s tests/test_hosts.py "$@"

@@ -1,0 +1,305 @@
+"""Several hosts: the inventory, SSH, and each host's topology read over SSH.
+
+The integration tests make their hosts on this machine (tests/testhosts.py:
+network namespaces, each with its own sshd): real SSH, real remote commands,
+this machine's one NUMA node on every host. They prove the deployment path,
+never speed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from testhosts import NamespaceHosts
+
+from numaspark.errors import UsageError
+from numaspark.hosts import HostError, Ssh, host_topology, load_inventory, parse_hosts
+from numaspark.metrics.eventlog import parse_event_log
+from numaspark.topology import load_machine
+
+
+def test_an_inventory_file_with_defaults(tmp_path):
+    path = tmp_path / "hosts.toml"
+    path.write_text('driver_address = "10.0.0.1"\n[defaults]\nuser = "spark"\nkey = "~/k"\n'
+                    '[[host]]\nname = "a"\naddress = "10.0.0.11"\n'
+                    '[[host]]\naddress = "b.example"\nport = 2222\nuser = "other"\n')  # fmt: skip
+    inventory = load_inventory(path)
+    a, b = inventory.hosts
+    assert (a.name, a.target, a.port, a.key.name) == ("a", "spark@10.0.0.11", 22, "k")
+    assert (b.name, b.target, b.port) == ("b.example", "other@b.example", 2222)
+    assert inventory.driver_address == "10.0.0.1" and inventory.get("b.example") is b
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[host]]\naddress = "0.0.0.0"\n', "give the host's address"),
+        ('[[host]]\naddress = "a"\nport = 70000\n', "is not a TCP port"),
+        ('[[host]]\naddress = "a"\npassword = "x"\n', "unknown key(s) password"),
+        ('[[host]]\naddress = "a"\n[[host]]\naddress = "a"\n', "given twice"),
+        ("host = 3\n", "[[host]] table"),
+        ("[[host\n", "not a TOML hosts file"),
+    ],
+)
+def test_a_bad_inventory_is_one_clear_line(tmp_path, text, message):
+    path = tmp_path / "hosts.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError) as raised:
+        load_inventory(path)
+    assert message in str(raised.value)
+
+
+def test_hosts_on_the_command_line():
+    inventory = parse_hosts("node1, spark@node2:2222")
+    assert [(h.name, h.target, h.port) for h in inventory.hosts] == [
+        ("node1", "node1", 22), ("node2", "spark@node2", 2222)]  # fmt: skip
+    with pytest.raises(UsageError, match="write hosts like"):
+        parse_hosts("a b")
+
+
+def test_remote_commands_are_argv_lists_quoted_for_the_remote_shell():
+    ssh = Ssh(parse_hosts("spark@node1:2200").hosts[0])
+    argv = ssh.argv(["echo", "a; rm -rf /", "$HOME"])
+    assert argv[0] == "ssh" and "BatchMode=yes" in argv and "-p" in argv
+    assert argv[-3:] == ["spark@node1", "--", "echo 'a; rm -rf /' '$HOME'"]
+    assert any(a.startswith("ControlPath=") for a in argv)
+    ssh.close()
+
+
+@pytest.mark.integration
+def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
+    with NamespaceHosts(2, tmp_path) as hosts:
+        here = load_machine()
+        for host in hosts.inventory.hosts:
+            ssh = Ssh(host)
+            try:
+                assert ssh.run(["hostname"]).strip() == host.name
+                # what crosses is an argv: the remote shell sees each argument whole
+                assert ssh.run(["echo", "a; echo b", "$HOME"]).strip() == "a; echo b $HOME"
+                topology = host_topology(ssh)
+            finally:
+                ssh.close()
+            # the same hardware under every namespace: the same fingerprint as here
+            assert topology.source == f"host:{host.name}"
+            assert topology.fingerprint == here.fingerprint
+            assert topology.allowed_cpus == here.allowed_cpus
+
+        inventory = tmp_path / "hosts.toml"
+        inventory.write_text("".join(
+            f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
+            f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
+            for h in hosts.inventory.hosts))  # fmt: skip
+        shown = run_cli("topology", "--host", "host2", "--hosts-file", str(inventory), "--json",
+                        check=True)  # fmt: skip
+        assert json.loads(shown.stdout)["source"] == "host:host2"
+        planned = run_cli("plan", "--hosts-file", str(inventory), "--executors-per-node", "1",
+                          "--bind", "node", "--json", check=True)  # fmt: skip
+        plans = json.loads(planned.stdout)
+        assert [p["host"] for p in plans["hosts"]] == ["host1", "host2"]
+        for entry in plans["hosts"]:
+            assert entry["topology_fingerprint"] == here.fingerprint
+            executors = [j for j in entry["plan"]["jvms"] if j["runs_tasks"]]
+            assert [j["cpus"] for j in executors] == [str(here.allowed_cpus)]
+
+        hosts.kill_sshd(hosts.inventory.hosts[0])
+        with pytest.raises(HostError, match="cannot reach host1"):
+            Ssh(hosts.inventory.hosts[0]).run(["true"])
+        gone = run_cli("topology", "--host", "host1", "--hosts-file", str(inventory))
+        assert gone.returncode == 1 and "cannot reach host1" in gone.stderr
+        assert "Traceback" not in gone.stderr
+
+
+def _inventory_file(hosts: NamespaceHosts, path) -> str:
+    path.write_text(f'driver_address = "{hosts.driver_address}"\n' + "".join(
+        f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
+        f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
+        for h in hosts.inventory.hosts))  # fmt: skip
+    return str(path)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _left_on(hosts: NamespaceHosts) -> dict[str, list[str]]:
+    """What still runs in each host's namespace, its sshd aside."""
+    found = {}
+    for host in hosts.inventory.hosts:
+        names = []
+        for pid in hosts.pids(host):
+            cmdline = _cmdline(pid)
+            if cmdline and "sshd" not in cmdline.split(" ")[0]:
+                names.append(f"{pid}: {cmdline[:120]}")
+        found[host.name] = names
+    return found
+
+
+def _nothing_left(hosts: NamespaceHosts, within_s: float = 20.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + within_s
+    while any(_left_on(hosts).values()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not any(_left_on(hosts).values()), _left_on(hosts)
+    return True
+
+
+@pytest.mark.integration
+def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path, no_spark_left):
+    import subprocess
+    import time
+
+    with NamespaceHosts(3, tmp_path) as hosts:
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        here = load_machine()
+        out = tmp_path / "out"
+        done = run_cli("run", "wordcount", "--size", "tiny", "--hosts-file", inventory,
+                       "--executors-per-node", "1", "--bind", "node", "--memory-per-executor",
+                       "512m", "--repeat", "1", "--out", str(out))  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+        assert record["status"] == "ok"
+        placement = record["spec"]["placement"]
+        planned = {j["host"]: j for j in placement["jvms"] if j["runs_tasks"]}
+        assert sorted(planned) == ["host1", "host2", "host3"]
+        seen = record["effective_placement"]
+        print("\nhost   executor  planned CPUs  effective CPUs  policy")  # shown by test-hosts.sh
+        for entry in seen:
+            print(f"{entry['host']:<6} {entry['jvm']:<9} {entry['planned_cpus']:<13} "
+                  f"{entry['cpus']:<15} {entry['policy']}")  # fmt: skip
+        assert sorted(e["host"] for e in seen) == ["host1", "host2", "host3"]
+        for entry in seen:
+            assert entry["cpus"] == planned[entry["host"]]["cpus"] == str(here.allowed_cpus)
+            assert entry["policy"].startswith("bind:"), entry
+            assert entry["differences"] == []
+        # authenticated, and the secret in no command line and no log
+        cluster_dirs = list((out / "clusters").glob("hosts-*"))
+        assert cluster_dirs and _nothing_left(hosts)
+        properties = parse_event_log(Path(record["artifacts"]["event_log"])).spark_properties
+        assert properties["spark.authenticate"] == "true"
+        assert properties["spark.authenticate.secret"] == "*********(redacted)"
+        secret_file = cluster_dirs[0] / "spark-auth.conf"
+        secret = secret_file.read_text().split("spark.authenticate.secret ")[1].split()[0]
+        assert oct(secret_file.stat().st_mode & 0o777) == "0o600"
+        logs = [p for p in cluster_dirs[0].rglob("*") if p.is_file() and p != secret_file]
+        assert logs and not [p for p in logs if secret in p.read_text(errors="replace")]
+
+        # faults: one host's sshd and a worker killed mid-run; the run fails with a clear
+        # message and leaves nothing behind on any host
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
+             "--hosts-file", inventory, "--executors-per-node", "1", "--bind", "node",
+             "--memory-per-executor", "512m", "--repeat", "30", "--out", str(tmp_path / "o2")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            victim = hosts.inventory.hosts[1]
+            deadline = time.monotonic() + 120
+            executor = None
+            while executor is None and time.monotonic() < deadline and cli.poll() is None:
+                for pid in hosts.pids(victim):
+                    if "CoarseGrainedExecutorBackend" in _cmdline(pid):
+                        executor = pid
+                time.sleep(0.5)
+            assert executor is not None, "no executor started on host2"
+            # the secret of this cluster is on no command line, here or on any host
+            conf = next((tmp_path / "o2" / "clusters").glob("hosts-*/spark-auth.conf"))
+            secret = conf.read_text().split("spark.authenticate.secret ")[1].split()[0]
+            assert not [p for p in os.listdir("/proc") if p.isdigit() and secret in _cmdline(p)]
+            for pid in hosts.pids(victim):
+                if "deploy.worker.Worker" in _cmdline(pid):
+                    os.kill(pid, signal.SIGKILL)
+            hosts.kill_sshd(victim)
+            _, stderr = cli.communicate(timeout=120)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+        assert cli.returncode != 0
+        assert "host2" in stderr and "Traceback" not in stderr, stderr[-2000:]
+        print(f"the run after host2's sshd and worker were killed: {stderr.splitlines()[-1]}")
+        assert _nothing_left(hosts)
+
+
+@pytest.mark.integration
+def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, no_spark_left):
+    import subprocess
+    import time
+
+    with NamespaceHosts(2, tmp_path) as hosts:
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        cluster = tmp_path / "c2"
+        options = ["--hosts-file", inventory, "--executors-per-node", "1", "--bind", "node",
+                   "--memory-per-executor", "512m"]  # fmt: skip
+        run_cli("cluster", "up", str(cluster), *options, check=True)
+        try:
+            status = json.loads(run_cli("cluster", "status", str(cluster), "--json",
+                                        check=True).stdout)  # fmt: skip
+            assert [(w["host"], w["state"]) for w in status["workers"]] == [
+                ("host1", "ALIVE"), ("host2", "ALIVE")]  # fmt: skip
+            for worker in status["workers"]:  # read over SSH from each host's /proc
+                assert worker["effective"]["cpus"] == str(load_machine().allowed_cpus)
+                assert worker["effective"]["policy"].startswith("bind:")
+                assert worker["prefix"][0] == "numactl"
+            table = run_cli("cluster", "status", str(cluster), check=True).stdout
+            assert "host1" in table and "host2" in table
+            out = tmp_path / "out"
+            run_cli("run", "wordcount", "--cluster", str(cluster), *options, "--out", str(out),
+                    check=True)  # fmt: skip
+            record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+            assert sorted(e["host"] for e in record["effective_placement"]) == ["host1", "host2"]
+        finally:
+            down = run_cli("cluster", "down", str(cluster))
+        assert down.returncode == 0, down.stderr
+        assert _nothing_left(hosts)
+
+        # numaspark killed while the cluster starts: the state names what started, and
+        # cluster down stops it on every host
+        up = subprocess.Popen([sys.executable, "-m", "numaspark", "cluster", "up",
+                               str(tmp_path / "c3"), *options],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        state = tmp_path / "c3" / "cluster.json"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            started = json.loads(state.read_text())["processes"] if state.exists() else []
+            if any(p.get("pid") for p in started):
+                break
+            time.sleep(0.1)
+        up.kill()
+        up.wait()
+        assert any(_left_on(hosts).values()), "nothing had started yet"
+        down = run_cli("cluster", "down", str(tmp_path / "c3"))
+        assert down.returncode == 0, down.stderr
+        assert _nothing_left(hosts)
+
+
+@pytest.mark.integration
+def test_sigterm_during_a_run_on_hosts_stops_every_remote_process(tmp_path, no_spark_left):
+    import subprocess
+    import time
+
+    with NamespaceHosts(2, tmp_path) as hosts:
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "numaspark", "run", "wordcount", "--hosts-file", inventory,
+             "--executors-per-node", "1", "--memory-per-executor", "512m", "--repeat", "30",
+             "--out", str(tmp_path / "out")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and cli.poll() is None:
+            if all(any("CoarseGrainedExecutorBackend" in _cmdline(p) for p in hosts.pids(h))
+                   for h in hosts.inventory.hosts):  # fmt: skip
+                break
+            time.sleep(0.5)
+        cli.send_signal(signal.SIGTERM)
+        _, stderr = cli.communicate(timeout=60)
+        assert cli.returncode in (130, 143), stderr[-2000:]
+        assert "Traceback" not in stderr
+        assert _nothing_left(hosts)

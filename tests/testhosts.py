@@ -1,0 +1,169 @@
+"""Test hosts on this machine: network namespaces, each with its own address, hostname and sshd.
+
+This machine has one NUMA node and no other hosts, so multi-host tests make
+their own: a bridge on an address range of their own (10.213.N.0/24, N from
+the test's pid), one network namespace per host joined to it by a veth pair,
+and in each an sshd from Debian's openssh-server, started on a host key and a
+user key the test generates, in its own UTS namespace so that ``hostname``
+names the host. The hosts are reachable only from this machine. They share
+this machine's CPUs, memory and files: they prove deployment and binding,
+never speed. Everything is removed on exit, processes first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from numaspark.hosts import Host, Inventory, Ssh
+
+SSHD = "/usr/sbin/sshd"
+
+
+def missing() -> str | None:
+    """Why namespace hosts cannot be made here, or None."""
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    for tool in ("ip", "unshare", "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing"
+    if not Path(SSHD).exists():
+        return "sshd is missing: apt-get install openssh-server (scripts/test-hosts.sh does)"
+    return None
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+class NamespaceHosts:
+    """``with NamespaceHosts(2, tmp) as hosts:`` ... ``hosts.inventory`` names them."""
+
+    def __init__(self, count: int, directory: Path) -> None:
+        reason = missing()
+        if reason:
+            pytest.skip(f"namespace test hosts: {reason}")
+        self.count = count
+        self.dir = directory
+        tag = f"{os.getpid() % 10000:04d}"
+        self.subnet = f"10.213.{os.getpid() % 250 + 1}"
+        self.bridge = f"nsb{tag}"
+        self.names = [f"nsh{tag}{chr(97 + i)}" for i in range(count)]  # the netns names
+        self.sshd: dict[str, subprocess.Popen] = {}
+        self.clients: dict[str, Ssh] = {}
+        self.driver_address = f"{self.subnet}.1"
+        self.key = directory / "id_test"
+        self.inventory = Inventory(
+            tuple(Host(name=f"host{i + 1}", address=f"{self.subnet}.{11 + i}", user="root",
+                       key=self.key, known_hosts=directory / "known_hosts")
+                  for i in range(count)),
+            driver_address=self.driver_address,
+        )  # fmt: skip
+
+    def __enter__(self) -> NamespaceHosts:
+        try:
+            self._create()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def netns(self, host: Host) -> str:
+        return self.names[self.inventory.hosts.index(host)]
+
+    def _create(self) -> None:
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)],
+                       check=True)  # fmt: skip
+        (self.dir / "authorized_keys").write_text((self.dir / "id_test.pub").read_text())
+        Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+        _ip("link", "add", self.bridge, "type", "bridge")
+        _ip("addr", "add", f"{self.driver_address}/24", "dev", self.bridge)
+        _ip("link", "set", self.bridge, "up")
+        for host, ns in zip(self.inventory.hosts, self.names, strict=True):
+            veth = f"v{ns[3:]}"
+            _ip("netns", "add", ns)
+            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _ip("link", "set", veth, "master", self.bridge, "up")
+            _ip("-n", ns, "addr", "add", f"{host.address}/24", "dev", "eth0")
+            _ip("-n", ns, "link", "set", "eth0", "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+            self.start_sshd(host)
+        for host in self.inventory.hosts:
+            self._wait_for_ssh(host)
+
+    def start_sshd(self, host: Host) -> None:
+        ns = self.netns(host)
+        key = self.dir / f"hostkey-{host.name}"
+        if not key.exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                           check=True)  # fmt: skip
+        config = self.dir / f"sshd-{host.name}.conf"
+        config.write_text(
+            f"ListenAddress {host.address}\nPort 22\nHostKey {key}\n"
+            f"AuthorizedKeysFile {self.dir / 'authorized_keys'}\n"
+            "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n"
+        )
+        # its own UTS namespace: `hostname` on the host names it (the values are
+        # positional parameters of sh, never spliced into the script)
+        argv = ["ip", "netns", "exec", ns, "unshare", "--uts", "--", "/bin/sh", "-c",
+                'hostname "$1" && exec "$2" -D -e -f "$3"', "sh", host.name, SSHD, str(config)]  # fmt: skip
+        log = (self.dir / f"sshd-{host.name}.log").open("a")
+        self.sshd[host.name] = subprocess.Popen(argv, stdout=log, stderr=log,
+                                                stdin=subprocess.DEVNULL)  # fmt: skip
+
+    def _wait_for_ssh(self, host: Host, timeout_s: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            client = self.clients.setdefault(host.name, Ssh(host))
+            done = subprocess.run(client.argv(["true"]), capture_output=True,
+                                  text=True, check=False)  # fmt: skip
+            if done.returncode == 0:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"sshd of {host.name} did not answer: {done.stderr[-300:]}")
+            time.sleep(0.2)
+
+    def pids(self, host: Host) -> list[int]:
+        """Every process in the host's network namespace (its sshd included)."""
+        out = subprocess.run(["ip", "netns", "pids", self.netns(host)], capture_output=True,
+                             text=True, check=False).stdout  # fmt: skip
+        return [int(p) for p in out.split()]
+
+    def kill_sshd(self, host: Host) -> None:
+        """The host's sshd and every session it serves: SSH to it drops."""
+        for pid in self.pids(host):
+            try:
+                if Path(f"/proc/{pid}/exe").resolve() == Path(SSHD).resolve():
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                continue
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        for ns in self.names:
+            for _ in range(2):  # what the first kill's children started meanwhile
+                out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                                     text=True, check=False).stdout  # fmt: skip
+                for pid in (int(p) for p in out.split()):
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                time.sleep(0.1)
+        for popen in self.sshd.values():
+            if popen.poll() is None:
+                popen.kill()
+            popen.wait(timeout=10)
+        for ns in self.names:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
