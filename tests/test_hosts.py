@@ -115,8 +115,9 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
         assert "Traceback" not in gone.stderr
 
 
-def _inventory_file(hosts: NamespaceHosts, path) -> str:
-    path.write_text(f'driver_address = "{hosts.driver_address}"\n' + "".join(
+def _inventory_file(hosts: NamespaceHosts, path, encrypt: bool = False) -> str:
+    path.write_text(f'driver_address = "{hosts.driver_address}"\n'
+                    f"encrypt = {str(encrypt).lower()}\n" + "".join(
         f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
         f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
         for h in hosts.inventory.hosts))  # fmt: skip
@@ -172,21 +173,37 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
         planned = {j["host"]: j for j in placement["jvms"] if j["runs_tasks"]}
         assert sorted(planned) == ["host1", "host2", "host3"]
         seen = record["effective_placement"]
-        print("\nhost   executor  planned CPUs  effective CPUs  policy")  # shown by test-hosts.sh
+        print(
+            "\nhost   executor    planned CPUs  effective CPUs  planned memory  effective "
+            "memory policy"
+        )  # shown by scripts/test-hosts.sh
         for entry in seen:
-            print(f"{entry['host']:<6} {entry['jvm']:<9} {entry['planned_cpus']:<13} "
-                  f"{entry['cpus']:<15} {entry['policy']}")  # fmt: skip
+            memory = f"bind:{planned[entry['host']]['mem_nodes']}"
+            print(f"{entry['host']:<6} {entry['jvm']:<11} {entry['planned_cpus']:<13} "
+                  f"{entry['cpus']:<15} {memory:<15} {entry['policy']}")  # fmt: skip
         assert sorted(e["host"] for e in seen) == ["host1", "host2", "host3"]
         for entry in seen:
             assert entry["cpus"] == planned[entry["host"]]["cpus"] == str(here.allowed_cpus)
             assert entry["policy"].startswith("bind:"), entry
             assert entry["differences"] == []
+        # results and the report group by host; each host's topology is kept for the drawing
+        shown = run_cli("results", str(out), check=True).stdout
+        assert "host1,host2,host3" in shown
+        assert all((out / f"topology-{h}.json").exists() for h in planned)
+        run_cli("report", str(out), "-o", str(tmp_path / "report.html"), check=True)
+        page = (tmp_path / "report.html").read_text()
+        assert "Where the executors ran, by host" in page
+        assert all(f"<td>{h}</td>" in page and f"· {h}" in page for h in planned)
         # authenticated, and the secret in no command line and no log
         cluster_dirs = list((out / "clusters").glob("hosts-*"))
         assert cluster_dirs and _nothing_left(hosts)
         properties = parse_event_log(Path(record["artifacts"]["event_log"])).spark_properties
         assert properties["spark.authenticate"] == "true"
         assert properties["spark.authenticate.secret"] == "*********(redacted)"
+        print(
+            "spark.authenticate: true (the secret: redacted in the event log, on no command "
+            "line, in no log)"
+        )
         secret_file = cluster_dirs[0] / "spark-auth.conf"
         secret = secret_file.read_text().split("spark.authenticate.secret ")[1].split()[0]
         assert oct(secret_file.stat().st_mode & 0o777) == "0o600"
@@ -224,7 +241,9 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
                 cli.kill()
         assert cli.returncode != 0
         assert "host2" in stderr and "Traceback" not in stderr, stderr[-2000:]
-        print(f"the run after host2's sshd and worker were killed: {stderr.splitlines()[-1]}")
+        failed = [line for line in stderr.splitlines() if "failed:" in line]
+        assert failed and all("host2" in line for line in failed), stderr[-2000:]
+        print(f"the run after host2's sshd and worker were killed: {failed[-1]}")
         assert _nothing_left(hosts)
 
 
@@ -234,7 +253,7 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
     import time
 
     with NamespaceHosts(2, tmp_path) as hosts:
-        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml", encrypt=True)
         cluster = tmp_path / "c2"
         options = ["--hosts-file", inventory, "--executors-per-node", "1", "--bind", "node",
                    "--memory-per-executor", "512m"]  # fmt: skip
@@ -255,6 +274,8 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
                     check=True)  # fmt: skip
             record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
             assert sorted(e["host"] for e in record["effective_placement"]) == ["host1", "host2"]
+            log = parse_event_log(Path(record["artifacts"]["event_log"]))
+            assert log.spark_properties["spark.network.crypto.enabled"] == "true"  # encrypted
         finally:
             down = run_cli("cluster", "down", str(cluster))
         assert down.returncode == 0, down.stderr

@@ -66,6 +66,7 @@ class Host:
 class Inventory:
     hosts: tuple[Host, ...]
     driver_address: str | None = None  # where executors reach the driver; default: by route
+    encrypt: bool = False  # RPC encryption (spark.network.crypto) besides authentication
 
     def get(self, name: str) -> Host:
         for host in self.hosts:
@@ -82,6 +83,7 @@ def load_inventory(path: Path) -> Inventory:
     """A TOML inventory::
 
     driver_address = "10.0.0.1"      # optional
+    encrypt = true                    # optional: RPC encryption too
     [defaults]                        # optional: for every host
     user = "spark"
     key = "~/.ssh/id_ed25519"
@@ -102,7 +104,10 @@ def load_inventory(path: Path) -> Inventory:
         raise UsageError(f"{path}: list each host as a [[host]] table with an address")
     hosts = [_host({**defaults, **entry}, f"{path}: host {i + 1}") for i, entry in
              enumerate(entries)]  # fmt: skip
-    return _checked(Inventory(tuple(hosts), data.get("driver_address")), str(path))
+    encrypt = data.get("encrypt", False)
+    if not isinstance(encrypt, bool):
+        raise UsageError(f"{path}: encrypt = {encrypt!r}: write true or false")
+    return _checked(Inventory(tuple(hosts), data.get("driver_address"), encrypt), str(path))
 
 
 def parse_hosts(text: str, defaults: dict | None = None) -> Inventory:

@@ -78,7 +78,7 @@ def inventory_of(hosts: str | None, hosts_file: Path | None):
     if hosts is None:
         return inventory
     return Inventory(tuple(inventory.get(n.strip()) for n in hosts.split(",")),
-                     inventory.driver_address)  # fmt: skip
+                     inventory.driver_address, inventory.encrypt)  # fmt: skip
 
 
 @dataclass(frozen=True)

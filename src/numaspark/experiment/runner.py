@@ -143,6 +143,8 @@ class Runner:
             placement = plan_request(self.topology, request)
             target = self.target(request.layout.mode)
         self.store.save_topology(self.topology)
+        for found in target.plans if request.hosts is not None else ():
+            self.store.save_topology(found.topology, found.host.name)
         if request.layout.mode is Mode.LOCAL:
             # a cluster left idle would share the CPUs a local run is bound to
             self.targets[Mode.STANDALONE].close()

@@ -20,6 +20,11 @@ RESULTS_FILE = "results.jsonl"
 TOPOLOGY_FILE = "topology.json"
 
 
+def topology_file(host: str) -> str:
+    """Where a results directory keeps the topology of one of the hosts its runs used."""
+    return f"topology-{host}.json"
+
+
 class ResultStore:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
@@ -53,9 +58,10 @@ class ResultStore:
                     raise UsageError(f"{self.path}: line {number} is not a run result") from None
         return results
 
-    def save_topology(self, topology: Topology) -> None:
-        """The machine the runs ran on, once (the report draws placements on it)."""
-        path = self.directory / TOPOLOGY_FILE
+    def save_topology(self, topology: Topology, host: str | None = None) -> None:
+        """The machine the runs ran on (or one of the hosts), once: the report draws
+        placements on it."""
+        path = self.directory / (topology_file(host) if host else TOPOLOGY_FILE)
         if not path.exists():
             self.directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(topology.to_dict(), indent=1))

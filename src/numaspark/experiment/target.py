@@ -176,7 +176,8 @@ class HostsTarget:
             "bound worker(s)")  # fmt: skip
         digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
         self.cluster = HostsCluster.start(self.plans, placement, self.root / f"hosts-{digest}",
-                                          self.tracker, self.driver_address, on_progress=say)  # fmt: skip
+                                          self.tracker, self.driver_address,
+                                          encrypt=self.inventory.encrypt, on_progress=say)  # fmt: skip
         self._shape = placement.shape
 
     def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
@@ -216,6 +217,7 @@ def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
 
             plans = plan_hosts(inventory, place)
             cluster = HostsCluster.start(plans, merge(plans), directory, tracker,
-                                         driver_address(inventory), kept=True, on_progress=say)  # fmt: skip
+                                         driver_address(inventory), encrypt=inventory.encrypt,
+                                         kept=True, on_progress=say)  # fmt: skip
         tracker.release_all()
     return cluster

@@ -28,6 +28,7 @@ def results_frame(results: list[RunResult]) -> pd.DataFrame:
             "wall_time_s": r.wall_time_s,
             "app_id": r.app_id,
             "topology_fingerprint": r.environment.topology_fingerprint,
+            "hosts": ",".join(spec.placement.hosts) if spec.placement else "",
         }
         row.update({f"spark.{k}": v for k, v in r.metrics.items()})
         row.update({f"stream.{k}": v for k, v in (r.streaming or {}).items()})

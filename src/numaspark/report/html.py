@@ -23,7 +23,7 @@ from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
-from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore
+from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore, topology_file
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.placement import Binding, Placement
@@ -398,6 +398,39 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, s
     return None, "no topology.json, and the runs were on another machine"
 
 
+def by_host(placement: Placement) -> list[tuple[str | None, Placement]]:
+    """The placement itself, or on several hosts one placement per host (its executors)."""
+    from dataclasses import replace
+
+    if not placement.hosts:
+        return [(None, placement)]
+    return [(host, replace(placement, jvms=tuple(j for j in placement.jvms
+                                                 if j.host == host or not j.runs_tasks)))
+            for host in placement.hosts]  # fmt: skip
+
+
+def _host_topology(directory: Path, host: str) -> dict | None:
+    path = directory / topology_file(host)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def where_they_ran(results: list[RunResult]) -> list[dict]:
+    """Per host, each executor's planned and effective placement in the latest ok run of each
+    configuration (runs on several hosts only)."""
+    latest: dict[str, RunResult] = {}
+    for r in results:
+        if r.ok and r.spec.placement is not None and r.spec.placement.hosts:
+            latest[r.config_key] = r
+    rows = [{"host": e.get("host", "-"), "configuration": r.spec.label or r.config_key,
+             "jvm": e.get("jvm"), "pid": e.get("pid"), "planned_cpus": e.get("planned_cpus"),
+             "cpus": e.get("cpus"), "planned_mem_nodes": e.get("planned_mem_nodes"),
+             "policy": e.get("policy"),
+             "pages": ", ".join(f"N{n} {b >> 20} MiB" for n, b in
+                                (e.get("bytes_per_node") or {}).items()) or "-"}
+            for r in latest.values() for e in r.effective_placement]  # fmt: skip
+    return sorted(rows, key=lambda row: (row["host"], row["configuration"], str(row["jvm"])))
+
+
 def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
     if not results:
         return {}, []
@@ -426,14 +459,16 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
     advices = advise_results(results) if results else []
     topology, topology_source = _topology(directory, results)
     placements = []
-    if topology is not None:
-        seen = set()
-        for c in configs:
-            if c.key not in seen and c.spec.task_jvms:
-                seen.add(c.key)
-                placements.append(
-                    {"label": c.label, "svg": topology_svg(topology, c.spec.placement)}
-                )
+    seen = set()
+    for c in configs:
+        if c.key in seen or not c.spec.task_jvms:
+            continue
+        seen.add(c.key)
+        for host, shown in by_host(c.spec.placement):  # on several hosts: one drawing each
+            drawn_on = _host_topology(directory, host) if host else topology
+            if drawn_on is not None:
+                label = f"{c.label} · {host}" if host else c.label
+                placements.append({"label": label, "svg": topology_svg(drawn_on, shown)})
     plots = [p for p in (layout_heatmap(configs), binding_bars(configs), speedup_plot(configs),
                          cosched_plot(cosched_rows), time_series_plot(results)) if p]  # fmt: skip
     environment, differing = _environment(results)
@@ -455,6 +490,7 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
         best=configs[0].median if configs else None,
         plots=plots, cosched=cosched_rows, advices=advices, Severity=Severity,
         flame_graphs=flame_graphs, streaming=streaming, stream_metrics=STREAM_METRICS,
+        where=where_they_ran(results),
     )  # fmt: skip
 
 

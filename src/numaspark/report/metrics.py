@@ -50,7 +50,9 @@ def sparkmeasure_lines(aggregates: dict[str, float | None]) -> list[str]:
 
 
 def runs_table(results: list[RunResult]) -> Table:
+    """Every run; with a hosts column when some ran on several hosts."""
     table = Table(title=f"{len(results)} run(s)", title_justify="left")
+    hosts = any(r.spec.placement and r.spec.placement.hosts for r in results)
     for column in (
         "run",
         "workload",
@@ -58,6 +60,7 @@ def runs_table(results: list[RunResult]) -> Table:
         "mode",
         "bind",
         "executors",
+        *(("hosts",) if any(r.spec.placement and r.spec.placement.hosts for r in results) else ()),
         "status",
         "wall s",
         "elapsed s",
@@ -75,6 +78,7 @@ def runs_table(results: list[RunResult]) -> Table:
             str(s.mode),
             str(s.binding),
             f"{s.executors}x{s.cores_per_executor}",
+            *((",".join(s.placement.hosts) if s.placement else "-",) if hosts else ()),
             "[green]ok[/]" if r.ok else "[red]failed[/]",
             f"{r.wall_time_s:.1f}" if r.wall_time_s is not None else "-",
             f"{elapsed / 1000:.1f}" if elapsed else "-",

@@ -44,7 +44,7 @@ class Terminal:
 
     def note(self, label: str, text: str, colour: str = "yellow") -> None:
         """One labelled line on stderr: a warning, a skipped configuration, a failure."""
-        self.err.print(f"[{colour}]{label}[/] {text}", highlight=False)
+        self.err.print(f"[{colour}]{label}[/] {text}", highlight=False, soft_wrap=True)
 
     def warn(self, warnings: list[str]) -> None:
         for warning in views.warning_lines(warnings):
