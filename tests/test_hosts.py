@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, topology_file
 from testhosts import NamespaceHosts
 
 from numaspark.errors import UsageError
-from numaspark.hosts import HostError, Ssh, host_topology, load_inventory, parse_hosts
+from numaspark.hosts import Host, HostError, Ssh, host_topology, load_inventory, parse_hosts
 from numaspark.metrics.eventlog import parse_event_log
 from numaspark.topology import load_machine
 
@@ -70,6 +70,40 @@ def test_remote_commands_are_argv_lists_quoted_for_the_remote_shell():
     assert argv[-3:] == ["spark@node1", "--", "echo 'a; rm -rf /' '$HOME'"]
     assert any(a.startswith("ControlPath=") for a in argv)
     ssh.close()
+
+
+def test_hosts_that_differ_get_plans_of_their_own_merged_into_one_record():
+    """Two different servers (saved hwloc XML of real machines: this machine has one node
+    and no other hosts), each planned from its own topology, one executor per node."""
+    from numaspark.hosts import HostPlan, merge, plans_to_dict
+    from numaspark.placement import Binding, Layout, Placement, plan
+    from numaspark.topology import load_xml
+
+    servers = {"big": "24em64t-2n6c2t-pci.xml", "wide": "96em64t-4n4d3ca2co-pci.xml"}
+    plans = []
+    for (name, xml), host in zip(servers.items(), parse_hosts("10.0.0.1,10.0.0.2").hosts,
+                                 strict=True):  # fmt: skip
+        topology = load_xml(topology_file(xml))
+        placement = plan(topology, Layout(executors_per_node=1), Binding.NODE)
+        plans.append(HostPlan(Host(name, host.address), topology, placement))
+    merged = merge(plans)
+    per_host = [len(p.placement.executors) for p in plans]
+    assert per_host == [2, 4]  # one per node of each: the hosts differ
+    assert [j.index for j in merged.executors] == list(range(6))
+    assert [j.host for j in merged.executors] == ["big"] * 2 + ["wide"] * 4
+    assert [j.cpus for j in merged.executors] == [
+        j.cpus for p in plans for j in p.placement.executors
+    ]
+    assert merged.hosts == ("big", "wide")
+    assert merged.topology_fingerprint == ",".join(p.topology.fingerprint for p in plans)
+    # the record keeps each executor's host, and reads back the same
+    from numaspark.placement import placement_to_dict
+
+    again = Placement.from_dict(placement_to_dict(merged))
+    assert again.hosts == merged.hosts and again.shape == merged.shape
+    document = plans_to_dict(plans, "10.0.0.9")
+    assert [h["host"] for h in document["hosts"]] == ["big", "wide"]
+    assert document["driver"]["address"] == "10.0.0.9"
 
 
 @pytest.mark.integration

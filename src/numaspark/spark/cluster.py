@@ -205,18 +205,10 @@ class StandaloneCluster:
 
     # --- what is running --------------------------------------------------------------
     def master_state(self) -> dict | None:
-        """The master's JSON status page, or None when it does not answer."""
-        try:
-            with urllib.request.urlopen(
-                f"http://{self.host}:{self.master_webui}/json/", timeout=2
-            ) as r:
-                return json.loads(r.read())
-        except (urllib.error.URLError, OSError, ValueError):
-            return None
+        return master_json(self.host, self.master_webui)
 
     def alive_workers(self) -> int:
-        state = self.master_state() or {}
-        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+        return alive_workers(self.master_state())
 
     def _dead_worker(self) -> dict | None:
         return next((w for w in self.workers if not Tracked("worker", w["pid"]).alive()), None)
@@ -251,6 +243,20 @@ class StandaloneCluster:
         for worker in self.workers:
             ids.update(p.name for p in Path(worker["work_dir"]).glob("app-*"))
         return sorted(ids)
+
+
+def master_json(address: str, webui: int) -> dict | None:
+    """A standalone master's JSON status page, or None when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"http://{address}:{webui}/json/", timeout=2) as r:
+            return json.loads(r.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def alive_workers(state: dict | None) -> int:
+    """How many workers a master's status page says are alive."""
+    return sum(1 for w in (state or {}).get("workers", []) if w.get("state") == "ALIVE")
 
 
 def _state_alive(directory: Path) -> bool:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +30,14 @@ from numaspark.errors import UsageError
 from numaspark.hosts import Host, HostError, HostPlan, Ssh, python_on, spark_home_on
 from numaspark.placement import numactl_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
-from numaspark.spark.cluster import EXECUTOR_CLASS, STATE_FILE, ClusterError, start_timeout
+from numaspark.spark.cluster import (
+    EXECUTOR_CLASS,
+    STATE_FILE,
+    ClusterError,
+    alive_workers,
+    master_json,  # fmt: skip
+    start_timeout,
+)
 from numaspark.spark.effective import EffectivePlacement, parse_effective
 from numaspark.spark.home import DAEMON_JAVA_OPTS
 from numaspark.spark.logs import error_line
@@ -266,17 +271,10 @@ class HostsCluster:
     def master_state(self) -> dict | None:
         if not self.master_webui:
             return None
-        address = self.host(self.master_host).address
-        try:
-            with urllib.request.urlopen(f"http://{address}:{self.master_webui}/json/",
-                                        timeout=2) as r:  # fmt: skip
-                return json.loads(r.read())
-        except (urllib.error.URLError, OSError, ValueError):
-            return None
+        return master_json(self.host(self.master_host).address, self.master_webui)
 
     def alive_workers(self) -> int:
-        state = self.master_state() or {}
-        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+        return alive_workers(self.master_state())
 
     def lost(self) -> str | None:
         """Why the cluster can no longer serve as planned (a host unreachable, a daemon gone),
