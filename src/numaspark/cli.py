@@ -114,6 +114,7 @@ def run(
     gc_log: Annotated[bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")] = False,
     profile: Annotated[bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")] = False,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
+    master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
     from numaspark.experiment.runner import RunRequest, run_workload
@@ -127,8 +128,8 @@ def run(
         raise UsageError(f"--rate and --duration are for streaming workloads; {workload} is batch")
     request = RunRequest(
         workload=workload, size=size,
-        layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file else mode),
-        hosts=inventory_of(hosts, hosts_file),
+        layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
+        hosts=inventory_of(hosts, hosts_file), master=master,
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
         only_nodes=where.only_nodes,
         repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,

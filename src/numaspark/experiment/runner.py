@@ -32,7 +32,13 @@ from numaspark.experiment.assemble import (
 )
 from numaspark.experiment.result import RunResult, RunSpec, environment
 from numaspark.experiment.store import ResultStore
-from numaspark.experiment.target import HostsTarget, LocalTarget, StandaloneTarget, Target
+from numaspark.experiment.target import (
+    ExternalTarget,
+    HostsTarget,
+    LocalTarget,
+    StandaloneTarget,  # fmt: skip
+    Target,
+)
 from numaspark.placement import (
     Binding,
     Layout,
@@ -71,6 +77,7 @@ class RunRequest:
     out: Path = Path("numaspark-out")
     cluster_dir: Path | None = None  # a cluster left up by `numaspark cluster up`
     hosts: object | None = None  # an inventory (numaspark.hosts): run on those hosts over SSH
+    master: str | None = None  # a cluster numaspark did not start: spark://..., yarn, k8s://
     data_root: Path | None = None
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0
@@ -139,6 +146,14 @@ class Runner:
         if request.hosts is not None:
             target = self.hosts_target(request.hosts)
             placement = target.plan(lambda topology: plan_request(topology, request))
+        elif request.master is not None:
+            if request.binding is Binding.NODE or request.mem_policy is not None:
+                raise UsageError("--bind node and --mem-policy bind processes numaspark starts; "
+                                 "on a cluster it did not start use --bind none (observe) or "
+                                 "core/pu (tasks pinned inside each executor)")  # fmt: skip
+            placement = plan_request(self.topology, request)  # sizes the application
+            target = self.targets.setdefault(("master", request.master),
+                                             ExternalTarget(self.tracker, request.master))  # fmt: skip
         else:
             placement = plan_request(self.topology, request)
             target = self.target(request.layout.mode)

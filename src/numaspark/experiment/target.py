@@ -200,6 +200,62 @@ class HostsTarget:
             self.cluster, self._shape = None, None
 
 
+class ExternalTarget:
+    """A cluster numaspark did not start (``--master spark://...``, ``yarn``, ``k8s://...``):
+    the affinity plugin is shipped with the application (``spark.jars``), and what it
+    reports from inside each executor (host, pid, CPUs, memory policy, pages per node)
+    becomes the run's effective placement, since this machine cannot read those executors'
+    /proc. Nothing is started or stopped here but the driver."""
+
+    def __init__(self, tracker: ProcessTracker, master: str) -> None:
+        self.tracker = tracker
+        self.master = master
+
+    def prepare(self, placement: Placement, say: Say) -> None:
+        check_master(self.master)
+
+    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+               **options) -> AppRun:  # fmt: skip
+        from numaspark.placement import shipped_plugin_conf
+        from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
+        from numaspark.spark.affinity import plugin_effective, require_jar
+
+        require_jar()
+        reports = run_dir / PLACEMENT_FILE
+        options["extra_conf"] = {**(options.get("extra_conf") or {}),
+                                 **shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)}  # fmt: skip
+        options["collectors"] = None  # the executors are not this machine's processes
+        drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
+        app = run_app(placement, job, job_args, run_dir, self.tracker,
+                      Driver(master=self.master, drop_conf=drop), **options)  # fmt: skip
+        app.effective = plugin_effective(reports)
+        return app
+
+    @property
+    def where(self) -> str | None:
+        return self.master
+
+    def close(self) -> None:
+        return None
+
+
+def check_master(master: str) -> None:
+    """A master URL spark-submit can use; a standalone master must answer on its port."""
+    import socket
+
+    if master.startswith("spark://"):
+        address, _, port = master.removeprefix("spark://").split(",")[0].rpartition(":")
+        try:
+            with socket.create_connection((address, int(port)), timeout=3):
+                return
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--master {master}: no Spark master answers there ({exc}): is "
+                             "it running, and is the address right?") from None  # fmt: skip
+    if master != "yarn" and not master.startswith(("k8s://", "mesos://")):
+        raise UsageError(f"--master {master!r}: give spark://HOST:PORT, yarn or k8s://URL "
+                         "(local mode is --mode local)")  # fmt: skip
+
+
 def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
                        say: Say | None = None, inventory=None):  # fmt: skip
     """``numaspark cluster up``: start a cluster that outlives this process, planned with

@@ -1,4 +1,4 @@
-"""The contract with jvm/ (the affinity library and its Spark executor plugin), in one place.
+"""The contract with jvm/ (the affinity library and its Spark plugin), in one place.
 
 Both Python sides that talk to the plugin import it from here: the renderer
 that turns a placement into Spark conf (placement/render.py) and the runner
@@ -19,6 +19,10 @@ LEVEL_KEY = CONF_PREFIX + "level"  # none, node, core or pu
 RECORD_DIR_KEY = CONF_PREFIX + "recordDir"  # where each executor appends one line per task
 SLOTS_ENV = "NUMASPARK_AFFINITY_CORES"  # AffinityConf.DEFAULT_ENV: this JVM's slots
 RECORD_DIR = "affinity"  # the records' directory inside a run directory
+# the driver plugin appends every executor's placement reports here (one JSON line each)
+PLACEMENT_KEY = CONF_PREFIX + "placementFile"
+REPORT_INTERVAL_KEY = CONF_PREFIX + "reportIntervalMs"  # how often executors report (5000)
+PLACEMENT_FILE = "placement.jsonl"  # the reports' file inside a run directory
 JAR_NAME = "numaspark-affinity.jar"
 JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is
 

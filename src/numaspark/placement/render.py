@@ -81,6 +81,15 @@ def affinity_conf(placement: Placement) -> dict[str, str]:
     return conf
 
 
+def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
+    """On a cluster numaspark did not start: the plugin shipped with the application
+    (``spark.jars``) to pin tasks (core/pu) and, at every level, to report from inside each
+    executor where it runs."""
+    return {"spark.plugins": PLUGIN_CLASS, "spark.jars": str(jar_path()),
+            "spark.driver.extraClassPath": str(jar_path()),
+            LEVEL_KEY: placement.binding.value}  # fmt: skip
+
+
 def spark_defaults_text(conf: dict[str, str]) -> str:
     width = max(len(k) for k in conf)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in conf.items())

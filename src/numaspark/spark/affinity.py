@@ -96,6 +96,7 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
         f"-Dscala.version={_version(jars, 'scala-library')}",
         f"-Djackson.version={_version(jars, 'jackson-databind')}",
         f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
+        f"-Dmetrics.version={_version(jars, 'metrics-core')}",
     ]  # fmt: skip
     if not run_tests:
         argv.append("-DskipTests")
@@ -127,6 +128,24 @@ def read_records(run_dir: Path) -> list[dict]:
                 except json.JSONDecodeError:
                     continue  # a line cut short when the executor was killed
     return records
+
+
+def plugin_effective(path: Path) -> list[dict]:
+    """The effective placement of each executor as the plugin reported it from inside (its
+    latest report, ``PLACEMENT_FILE``): what a run records when this machine cannot read the
+    executors' /proc (a cluster numaspark did not start)."""
+    from numaspark.jsonlines import read_json_lines
+
+    latest: dict[str, dict] = {}
+    for report in read_json_lines(path) if path.exists() else []:
+        latest[str(report.get("executor"))] = report
+    return [{"jvm": f"executor {executor}", "index": index, "pid": r.get("pid"),
+             "host": r.get("host"), "cpus": r.get("cpus"), "mems": r.get("mems"),
+             "policy": r.get("policy"), "bytes_per_node": r.get("bytes_per_node") or {},
+             "local_share": r.get("local_share"), "pinned_tasks": r.get("pinned_tasks"),
+             "task_migrations": r.get("task_migrations"), "planned_cpus": "",
+             "planned_mem_nodes": "", "differences": [], "source": "plugin"}
+            for index, (executor, r) in enumerate(sorted(latest.items()))]  # fmt: skip
 
 
 def overlapping_on_one_cpu(records: list[dict]) -> list[tuple[dict, dict]]:

@@ -53,6 +53,7 @@ class Driver:
     env: tuple[tuple[str, str], ...] = ()  # added to spark-submit's environment
     drop_conf: tuple[str, ...] = ()  # plan settings this master sizes by itself
     cluster: StandaloneCluster | None = None  # a standalone cluster numaspark watches
+    runs_tasks: bool = False  # local mode: the driver is the JVM to watch
     properties: Path | None = None  # a 0600 file of secrets (spark.authenticate), not argv
 
     @classmethod
@@ -60,7 +61,7 @@ class Driver:
         """Local mode: the driver runs the tasks, so it is bound as the plan's one task JVM
         and gets its task slots (core/pu binding)."""
         jvm = placement.executors[0]
-        return cls(master=spark_conf(placement)["spark.master"],
+        return cls(master=spark_conf(placement)["spark.master"], runs_tasks=True,
                    prefix=tuple(numactl_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
 
     @classmethod
@@ -130,7 +131,7 @@ def run_app(
     started = time.monotonic()
     submit = tracker.start(argv, name="spark-submit", log=run.log,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
-    watcher = _Watcher(placement, cluster, submit.pid, known_apps)
+    watcher = _Watcher(placement, cluster, submit.pid if driver.runs_tasks else None, known_apps)
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
@@ -166,7 +167,7 @@ class _Watcher(threading.Thread):
     """Samples the JVMs that run tasks while the app runs; catches executor relaunch loops."""
 
     def __init__(
-        self, placement: Placement, cluster, driver_pid: int, known_apps: set[str]
+        self, placement: Placement, cluster, driver_pid: int | None, known_apps: set[str]
     ) -> None:
         super().__init__(daemon=True)
         self.placement = placement
@@ -193,6 +194,8 @@ class _Watcher(threading.Thread):
         if lost is not None and self.failure is None:
             self.failure = lost()
         if self.cluster is None:
+            if self.driver_pid is None:  # executors elsewhere: the plugin reports for them
+                return
             # until numactl and the scripts have exec'd java, the pid is not the JVM yet
             if self.driver_pid not in self._seen and _is_jvm(self.driver_pid):
                 self._record(self.driver_pid, self.placement.executors[0])
@@ -224,6 +227,7 @@ class _Watcher(threading.Thread):
             "planned_cpus": str(planned.cpus),
             "planned_mem_nodes": str(planned.mem_nodes),
             "differences": differences(planned, actual),
+            "source": "proc",
             **facts,
         }
 

@@ -35,6 +35,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   private String executorId = "?";
   private volatile String unpinned; // why tasks run unpinned; null while pinning works
   private TaskRecorder recorder;
+  private PlacementReporter reporter;
   private final ThreadLocal<Running> running = new ThreadLocal<>();
 
   /** What a running task holds: its slot (or -1) and what is recorded when it ends. */
@@ -54,6 +55,13 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
       conf = new AffinityConf(AffinityConf.Level.NONE, List.of(), "-", null);
     }
     recorder = TaskRecorder.open(conf.recordDir(), executorId);
+    reporter = new PlacementReporter(ctx, executorId);
+    try {
+      reporter.registerMetrics(ctx.metricRegistry());
+    } catch (RuntimeException e) {
+      LOG.warn("numaspark: placement metrics not registered: {}", e.toString());
+    }
+    reporter.start(reportInterval(settings));
     try {
       allowed = Affinity.currentThreadAffinity();
     } catch (RuntimeException | LinkageError e) {
@@ -78,6 +86,17 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     pool = new SlotPool(slots);
     LOG.info("numaspark affinity: level {}, {} slot(s) {} from {}", conf.level(),
         slots.size(), slots, conf.source());
+  }
+
+  private static long reportInterval(Map<String, String> settings) {
+    String value = settings.getOrDefault(AffinityConf.PREFIX + "reportIntervalMs", "5000");
+    try {
+      return Math.max(0, Long.parseLong(value.strip()));
+    } catch (NumberFormatException e) {
+      LOG.warn("numaspark: {}reportIntervalMs '{}' is not a number: 5000", AffinityConf.PREFIX,
+          value);
+      return 5000;
+    }
   }
 
   /** The executor's allowed CPUs grouped by core (sysfs), or one slot per CPU. */
@@ -168,7 +187,15 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
       return;
     }
     try {
-      held.record().put("cpu_end", safeCpu());
+      int cpuEnd = safeCpu();
+      held.record().put("cpu_end", cpuEnd);
+      Object cpuStart = held.record().get("cpu_start");
+      if (cpuStart instanceof Integer start && start >= 0 && cpuEnd >= 0 && start != cpuEnd) {
+        reporter.taskMigrations.incrementAndGet();
+      }
+      if (held.slot() >= 0) {
+        reporter.pinnedTasks.incrementAndGet();
+      }
       held.record().put("end_ms", System.currentTimeMillis());
       held.record().put("outcome", outcome);
       if (held.slot() >= 0) {
@@ -203,5 +230,8 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   @Override
   public void shutdown() {
     recorder.close();
+    if (reporter != null) {
+      reporter.close();
+    }
   }
 }

@@ -5,14 +5,16 @@ import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.SparkPlugin;
 
 /**
- * Pins each running task to its own core or hardware thread inside an executor:
+ * Pins each running task to its own core or hardware thread inside an executor, and reports
+ * from inside every executor where it really runs:
  * {@code spark.plugins=io.numaspark.affinity.spark.AffinityPlugin}. The keys are read by
- * {@link AffinityConf}; the work is done by {@link AffinityExecutorPlugin}. No driver part.
+ * {@link AffinityConf}; the executor side is {@link AffinityExecutorPlugin} (pinning, and the
+ * {@link PlacementReporter}), the driver side {@link AffinityDriverPlugin} (the reports).
  */
 public final class AffinityPlugin implements SparkPlugin {
   @Override
   public DriverPlugin driverPlugin() {
-    return null;
+    return new AffinityDriverPlugin();
   }
 
   @Override

@@ -1,0 +1,132 @@
+"""A cluster numaspark did not start: the plugin reports from inside each executor.
+
+The cluster here is a plain Spark standalone master and worker started by the
+test with Spark's own classes (not numaspark's cluster code), unbound; numaspark
+runs a workload on it with ``--master`` and records what the plugin saw. The
+test reads the same executor's /proc directly while it runs and compares.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from numaspark.spark.affinity import plugin_effective
+from numaspark.spark.cluster import alive_workers, master_json
+from numaspark.spark.effective import read_effective
+from numaspark.spark.home import free_port, spark_env, spark_home
+from numaspark.spark.processes import stop_processes
+
+pytestmark = pytest.mark.integration
+
+
+def _executors() -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if "CoarseGrainedExecutorBackend" in " ".join(proc.info["cmdline"] or []):
+            found.append(proc.info["pid"])
+    return found
+
+
+def _scrape(url: str) -> dict[str, float]:
+    """The plugin's metrics in a Prometheus text page: metric -> value (empty when the page
+    does not answer yet)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2) as page:
+            text = page.read().decode()
+    except OSError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if "AffinityPlugin" in name and not line.startswith("#"):
+            metric = name.split("AffinityPlugin_")[-1].split("{")[0].removesuffix("_Value")
+            found[metric] = float(value)
+    return found
+
+
+@pytest.fixture
+def plain_cluster(tmp_path):
+    """A master and one worker, started the way a user would, on 127.0.0.1."""
+    spark_class = str(spark_home() / "bin" / "spark-class")
+    port, webui, wport, wwebui = (free_port() for _ in range(4))
+    env = spark_env()
+    logs = tmp_path / "plain-cluster"
+    logs.mkdir()
+    master = subprocess.Popen(
+        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+         "--port", str(port), "--webui-port", str(webui)],
+        env=env, stdout=(logs / "master.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    worker = subprocess.Popen(
+        [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
+         "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui),
+         "--cores", "2", "--memory", "1g", "--work-dir", str(logs / "work")],
+        env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while alive_workers(master_json("127.0.0.1", webui)) < 1:
+            assert time.monotonic() < deadline, "the plain cluster did not start"
+            time.sleep(0.5)
+        yield f"spark://127.0.0.1:{port}"
+    finally:
+        stop_processes([worker.pid, master.pid])
+
+
+def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_left,
+                                                           plain_cluster):  # fmt: skip
+    out = tmp_path / "out"
+    ui = free_port()
+    # the driver's UI with Spark's own Prometheus servlet: the plugin's metrics are scraped
+    prometheus = ["spark.ui.enabled=true", f"spark.ui.port={ui}",
+                  "spark.ui.prometheus.enabled=true",
+                  "spark.metrics.conf.*.sink.prometheusServlet.class="
+                  "org.apache.spark.metrics.sink.PrometheusServlet",
+                  "spark.metrics.conf.*.sink.prometheusServlet.path=/metrics/prometheus"]  # fmt: skip
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
+         "--master", plain_cluster, "--executors", "1", "--cores-per-executor", "2",
+         "--memory-per-executor", "512m", "--repeat", "6", "--out", str(out),
+         *[a for c in prometheus for a in ("--conf", c)]],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    seen, scraped = {}, {}
+    deadline = time.monotonic() + 120
+    while cli.poll() is None and time.monotonic() < deadline:
+        for pid in _executors():
+            placement = read_effective(pid)  # this machine's /proc, read directly
+            maps = Path(f"/proc/{pid}/numa_maps")
+            if placement is not None and maps.exists():
+                seen[pid] = placement
+        found = _scrape(f"http://127.0.0.1:{ui}/metrics/prometheus")
+        if found.get("executorsReporting", 0) >= 1:
+            scraped = found
+        time.sleep(0.3)
+    _, stderr = cli.communicate(timeout=120)
+    assert cli.returncode == 0, stderr[-3000:]
+    assert seen, "no executor was seen running"
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+    assert record["spec"]["cluster"] == plain_cluster
+    reported = record["effective_placement"]
+    assert len(reported) == 1 and reported[0]["source"] == "plugin"
+    entry = reported[0]
+    direct = seen[entry["pid"]]  # the same pid as the executor the test saw
+    assert entry["cpus"] == str(direct.cpus) and entry["mems"] == str(direct.mems)
+    assert entry["policy"] == direct.policy
+    assert entry["bytes_per_node"] and all(int(b) > 0 for b in entry["bytes_per_node"].values())
+    assert entry["host"]
+    # Spark's own Prometheus endpoint published the plugin's driver metrics, plausibly
+    print(f"\nscraped: {scraped}")
+    assert scraped.get("executorsReporting") == 1
+    assert scraped.get("lowestLocalPagesShare") == 1.0  # one node: every page is local
+    assert scraped.get("remoteBytes") == 0 and scraped.get("pinnedTasks") == 0  # --bind none
+    assert scraped.get("taskMigrations", -1) >= 0
+    # every report the executor sent is kept beside the run
+    run_dir = Path(record["artifacts"]["run_dir"])
+    assert plugin_effective(run_dir / "placement.jsonl") == reported
