@@ -8,3 +8,5 @@ NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 # the Java library's JUnit tests (slot pool under concurrency, CPU sets, binding), then pytest
 .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar(run_tests=True)"
 .venv/bin/python -m pytest -ra "$@"
+# the installable package: a wheel with the plugin jar, installed and run in a fresh venv
+bash scripts/test-wheel.sh

@@ -28,9 +28,15 @@ JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is
 
 
 def jar_path() -> Path:
-    """Where the plugin's jar is installed (the venv, beside the probe kernel)."""
+    """Where the plugin's jar is: ``NUMASPARK_AFFINITY_JAR``; else the one built from jvm/
+    into the venv (a checkout, beside the probe kernel); else the one an installed wheel
+    carries (built once, no Maven or JDK compiler needed)."""
     override = os.environ.get(JAR_ENV)
-    return Path(override) if override else Path(sys.prefix) / "lib" / "numaspark" / JAR_NAME
+    if override:
+        return Path(override)
+    built = Path(sys.prefix) / "lib" / "numaspark" / JAR_NAME
+    packaged = Path(__file__).resolve().parents[1] / "jvm" / JAR_NAME
+    return packaged if packaged.exists() and not built.exists() else built
 
 
 def slots_env(slots: Iterable[object]) -> dict[str, str]:
