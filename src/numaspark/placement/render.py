@@ -138,6 +138,7 @@ def yarn_settings(placement: Placement, topology: Topology) -> dict[str, dict[st
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
+    spark.update(shipped_plugin_conf(placement))  # pins (core/pu) and reports from executors
     return {"yarn-site": yarn, "spark": spark}
 
 
@@ -181,6 +182,7 @@ def k8s_settings(placement: Placement, topology: Topology) -> dict[str, dict[str
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
+    spark.update(shipped_plugin_conf(placement))  # the jar must be where pods can fetch it
     return {"kubelet": kubelet, "spark": spark}
 
 

@@ -36,6 +36,7 @@ final class PlacementReporter implements AutoCloseable {
   private final String executorId;
   private final String host = hostname();
   private CpuSet homeNodes = CpuSet.of();
+  private Topology topology; // the host's nodes, read once
   private volatile ProcessPlacement latest;
   private ScheduledExecutorService timer;
 
@@ -74,7 +75,10 @@ final class PlacementReporter implements AutoCloseable {
     try {
       ProcessPlacement now = ProcessPlacement.read();
       try {
-        homeNodes = now.homeNodes(Topology.fromSysfs());
+        if (topology == null) {
+          topology = Topology.fromSysfs();
+        }
+        homeNodes = now.homeNodes(topology);
       } catch (IOException | RuntimeException e) {
         homeNodes = now.mems();
       }

@@ -1,0 +1,75 @@
+"""What the plugin's placement reports cost (issue 18's benchmark).
+
+1. Per report: `ReportCost` (jvm/) reads /proc/self (status, numa_maps) as each executor
+   does every 5 s, in a JVM with 256 MB of touched heap; microseconds per report, median
+   of 11 rounds of 200.
+2. Per task: the plugin adds two counter increments per task to what it did before (the
+   pinning itself is bench/affinity.py's); nothing to time separately.
+3. Whole runs: `numaspark run WORKLOAD --mode local --bind none` with the plugin loaded
+   (reporting every 5 s, the default) and without it, alternating, --pairs pairs; the median
+   of the per-pair ratios on/off of the measured iteration's wall time (goal: within 1%).
+
+    .venv/bin/python bench/plugin_report.py [--pairs 7] [--workload wordcount] [--size small]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from numaspark.placement.plugin import PLUGIN_CLASS
+from numaspark.spark.affinity import build_jar
+
+
+def report_cost() -> dict:
+    proc = subprocess.run(["java", "-cp", str(build_jar()),
+                           "io.numaspark.affinity.example.ReportCost"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def wall(plugin: bool, workload: str, size: str, out: Path, data: Path) -> float:
+    numaspark = Path(sys.executable).with_name("numaspark")
+    conf = ["--conf", f"spark.plugins={PLUGIN_CLASS}",
+            "--conf", f"spark.driver.extraClassPath={build_jar()}"] if plugin else []  # fmt: skip
+    target = out / ("on" if plugin else "off")
+    subprocess.run([str(numaspark), "run", workload, "--size", size, "--mode", "local",
+                    "--warmup", "1", "--repeat", "1", "--out", str(target), "--data", str(data),
+                    "--no-collect", *conf], check=True, capture_output=True, text=True)  # fmt: skip
+    runs = [json.loads(line) for line in (target / "results.jsonl").read_text().splitlines()]
+    measured = [r for r in runs if not r["spec"]["warmup"] and r["status"] == "ok"]
+    return measured[-1]["wall_time_s"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=7)
+    parser.add_argument("--workload", default="wordcount")
+    parser.add_argument("--size", default="small")
+    args = parser.parse_args()
+    cost = report_cost()
+    print(f"one report: {cost['median_us']:.0f} us (median of {cost['rounds']} rounds of "
+          f"{cost['reports_per_round']}; {cost['min_us']:.0f}-{cost['max_us']:.0f}) with "
+          f"{cost['resident_mb']} MB resident; every 5 s that is "
+          f"{cost['median_us'] / 5e6:.4%} of one CPU")  # fmt: skip
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        out, data = Path(tmp) / "out", Path(tmp) / "data"
+        for pair in range(args.pairs):
+            order = (True, False) if pair % 2 == 0 else (False, True)
+            times = {on: wall(on, args.workload, args.size, out / str(pair), data) for on in order}
+            ratios.append(times[True] / times[False])
+            print(f"pair {pair + 1}: plugin on {times[True]:.2f} s, off {times[False]:.2f} s, "
+                  f"ratio {ratios[-1]:.3f}", flush=True)  # fmt: skip
+    print(f"plugin on / off: median ratio {statistics.median(ratios):.3f} over {len(ratios)} "
+          f"pairs (range {min(ratios):.3f}-{max(ratios):.3f})")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
