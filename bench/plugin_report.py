@@ -3,8 +3,9 @@
 1. Per report: `ReportCost` (jvm/) reads /proc/self (status, numa_maps) as each executor
    does every 5 s, in a JVM with 256 MB of touched heap; microseconds per report, median
    of 11 rounds of 200.
-2. Per task: the plugin adds two counter increments per task to what it did before (the
-   pinning itself is bench/affinity.py's); nothing to time separately.
+2. Per task: what the plugin does per task when it does not pin (level none: the task's
+   record, its thread id and CPU at start and end, the counters), timed by `ReportCost` too
+   (the pinning itself is bench/affinity.py's).
 3. Whole runs: `numaspark run WORKLOAD --mode local --bind none` with the plugin loaded
    (reporting every 5 s, the default) and without it, alternating, --pairs pairs; the median
    of the per-pair ratios on/off of the measured iteration's wall time (goal: within 1%).
@@ -57,6 +58,7 @@ def main() -> int:
           f"{cost['reports_per_round']}; {cost['min_us']:.0f}-{cost['max_us']:.0f}) with "
           f"{cost['resident_mb']} MB resident; every 5 s that is "
           f"{cost['median_us'] / 5e6:.4%} of one CPU")  # fmt: skip
+    print(f"per task (level none): {cost['task_us']:.2f} us")
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         out, data = Path(tmp) / "out", Path(tmp) / "data"

@@ -39,9 +39,44 @@ public final class ReportCost {
       }
     }
     Arrays.sort(rounds);
+    double task = taskCost(20_000);
     System.out.printf("{\"reports_per_round\": %d, \"rounds\": %d, \"median_us\": %.1f, "
-        + "\"min_us\": %.1f, \"max_us\": %.1f, \"resident_mb\": %d, \"heap_mb\": %d}%n",
+        + "\"min_us\": %.1f, \"max_us\": %.1f, \"resident_mb\": %d, \"heap_mb\": %d, "
+        + "\"task_us\": %.3f}%n",
         reports, rounds.length, rounds[rounds.length / 2], rounds[0],
-        rounds[rounds.length - 1], resident >> 20, heap.length);
+        rounds[rounds.length - 1], resident >> 20, heap.length, task);
+  }
+
+  /**
+   * What the executor plugin does per task when it does not pin (level none, the level on
+   * clusters numaspark did not start): the task's record, its thread id and CPU at start and
+   * end, the migration and pinned counters. Median microseconds per task over 11 rounds.
+   */
+  static double taskCost(int tasks) {
+    java.util.concurrent.atomic.AtomicLong migrations = new java.util.concurrent.atomic.AtomicLong();
+    double[] rounds = new double[11];
+    for (int round = -3; round < rounds.length; round++) {
+      long start = System.nanoTime();
+      for (int i = 0; i < tasks; i++) {
+        java.util.Map<String, Object> record = new java.util.HashMap<>();
+        record.put("task", (long) i);
+        record.put("level", "none");
+        record.put("start_ms", System.currentTimeMillis());
+        record.put("tid", io.numaspark.affinity.Affinity.currentThreadId());
+        int cpuStart = io.numaspark.affinity.Affinity.currentCpu();
+        record.put("cpu_start", cpuStart);
+        int cpuEnd = io.numaspark.affinity.Affinity.currentCpu();
+        record.put("cpu_end", cpuEnd);
+        record.put("end_ms", System.currentTimeMillis());
+        if (cpuStart != cpuEnd) {
+          migrations.incrementAndGet();
+        }
+      }
+      if (round >= 0) {
+        rounds[round] = (System.nanoTime() - start) / 1e3 / tasks;
+      }
+    }
+    Arrays.sort(rounds);
+    return rounds[rounds.length / 2];
   }
 }
