@@ -17,8 +17,8 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
+
+from runs import alternating_pairs, measured_wall
 
 from numaspark.spark.affinity import build_jar
 
@@ -30,18 +30,6 @@ def pin_cost() -> dict:
     return json.loads(proc.stdout)
 
 
-def wall(binding: str, workload: str, size: str, out: Path, data: Path) -> float:
-    numaspark = Path(sys.executable).with_name("numaspark")
-    target = out / binding
-    subprocess.run([str(numaspark), "run", workload, "--size", size, "--mode", "local",
-                    "--bind", binding, "--warmup", "1", "--repeat", "1", "--out", str(target),
-                    "--data", str(data), "--no-collect"],
-                   check=True, capture_output=True, text=True)  # fmt: skip
-    runs = [json.loads(line) for line in (target / "results.jsonl").read_text().splitlines()]
-    measured = [r for r in runs if not r["spec"]["warmup"] and r["status"] == "ok"]
-    return measured[-1]["wall_time_s"]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=5)
@@ -51,15 +39,9 @@ def main() -> int:
     cost = pin_cost()
     print(f"pinning cost: {cost['median_us']:.2f} us per task (median of {cost['rounds']} "
           f"rounds of {cost['tasks_per_round']}; {cost['min_us']:.2f}-{cost['max_us']:.2f})")  # fmt: skip
-    ratios = []
-    with tempfile.TemporaryDirectory() as tmp:
-        out, data = Path(tmp) / "out", Path(tmp) / "data"
-        for pair in range(args.pairs):
-            order = ("core", "none") if pair % 2 == 0 else ("none", "core")
-            times = {b: wall(b, args.workload, args.size, out / str(pair), data) for b in order}
-            ratios.append(times["core"] / times["none"])
-            print(f"pair {pair + 1}: core {times['core']:.2f} s, none {times['none']:.2f} s, "
-                  f"ratio {ratios[-1]:.3f}", flush=True)  # fmt: skip
+    ratios = alternating_pairs(args.pairs, "core", "none", lambda binding, out, data: measured_wall(
+        [args.workload, "--size", args.size, "--mode", "local", "--bind", binding,
+         "--data", str(data)], out))  # fmt: skip
     print(f"core / none: median ratio {statistics.median(ratios):.3f} over {len(ratios)} pairs "
           f"(range {min(ratios):.3f}-{max(ratios):.3f}; below 1 = core faster)")  # fmt: skip
     return 0

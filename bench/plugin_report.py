@@ -20,8 +20,9 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from runs import alternating_pairs, measured_wall
 
 from numaspark.placement.plugin import PLUGIN_CLASS
 from numaspark.spark.affinity import build_jar
@@ -34,17 +35,11 @@ def report_cost() -> dict:
     return json.loads(proc.stdout)
 
 
-def wall(plugin: bool, workload: str, size: str, out: Path, data: Path) -> float:
-    numaspark = Path(sys.executable).with_name("numaspark")
+def wall(plugin: str, workload: str, size: str, out: Path, data: Path) -> float:
     conf = ["--conf", f"spark.plugins={PLUGIN_CLASS}",
-            "--conf", f"spark.driver.extraClassPath={build_jar()}"] if plugin else []  # fmt: skip
-    target = out / ("on" if plugin else "off")
-    subprocess.run([str(numaspark), "run", workload, "--size", size, "--mode", "local",
-                    "--warmup", "1", "--repeat", "1", "--out", str(target), "--data", str(data),
-                    "--no-collect", *conf], check=True, capture_output=True, text=True)  # fmt: skip
-    runs = [json.loads(line) for line in (target / "results.jsonl").read_text().splitlines()]
-    measured = [r for r in runs if not r["spec"]["warmup"] and r["status"] == "ok"]
-    return measured[-1]["wall_time_s"]
+            "--conf", f"spark.driver.extraClassPath={build_jar()}"] if plugin == "on" else []  # fmt: skip
+    return measured_wall([workload, "--size", size, "--mode", "local", "--data", str(data),
+                          *conf], out)  # fmt: skip
 
 
 def main() -> int:
@@ -59,15 +54,8 @@ def main() -> int:
           f"{cost['resident_mb']} MB resident; every 5 s that is "
           f"{cost['median_us'] / 5e6:.4%} of one CPU")  # fmt: skip
     print(f"per task (level none): {cost['task_us']:.2f} us")
-    ratios = []
-    with tempfile.TemporaryDirectory() as tmp:
-        out, data = Path(tmp) / "out", Path(tmp) / "data"
-        for pair in range(args.pairs):
-            order = (True, False) if pair % 2 == 0 else (False, True)
-            times = {on: wall(on, args.workload, args.size, out / str(pair), data) for on in order}
-            ratios.append(times[True] / times[False])
-            print(f"pair {pair + 1}: plugin on {times[True]:.2f} s, off {times[False]:.2f} s, "
-                  f"ratio {ratios[-1]:.3f}", flush=True)  # fmt: skip
+    ratios = alternating_pairs(args.pairs, "on", "off", lambda plugin, out, data: wall(
+        plugin, args.workload, args.size, out, data))  # fmt: skip
     print(f"plugin on / off: median ratio {statistics.median(ratios):.3f} over {len(ratios)} "
           f"pairs (range {min(ratios):.3f}-{max(ratios):.3f})")  # fmt: skip
     return 0
