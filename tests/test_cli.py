@@ -133,3 +133,26 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True)  # fmt: skip
     assert found.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("make", "args", "message"),
+    [
+        (None, ["analyze", "/dev/null"], "neither a file nor a directory"),
+        (None, ["topology", "--synthetic", ""], "--synthetic is empty"),
+        ("binary", ["fit", "{binary}"], "is not a text table"),
+        ("dir", ["fit", "{dir}"], "is a directory"),
+        ("binary", ["sweep", "{binary}"], "is not valid TOML"),
+        ("dir", ["sweep", "{dir}"], "is a directory"),
+        ("dir", ["report", "{dir}", "-o", "{dir}"], "is a directory: give the HTML file"),
+    ],
+)
+def test_unreadable_inputs_are_one_clear_line(tmp_path, make, args, message):
+    (tmp_path / "binary").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "results.jsonl").write_text("")
+    argv = [a.format(binary=tmp_path / "binary", dir=tmp_path / "dir") for a in args]
+    proc = run_cli(*argv)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and message in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

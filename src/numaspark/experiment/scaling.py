@@ -94,8 +94,13 @@ def read_points(path) -> list[tuple[float, float]]:
     from pathlib import Path
 
     if not Path(path).is_file():
-        raise UsageError(f"{path} does not exist: give a CSV of concurrency,seconds rows")
-    text = Path(path).read_text()
+        what = "is a directory" if Path(path).is_dir() else "does not exist"
+        raise UsageError(f"{path} {what}: give a CSV of concurrency,seconds rows")
+    try:
+        text = Path(path).read_text()
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not a text table: give a CSV of concurrency,seconds "
+                         "rows") from None  # fmt: skip
     points = []
     for number, row in enumerate(csv.reader(text.replace("\t", ",").splitlines()), 1):
         cells = [c.strip() for c in (row if len(row) > 1 else (row[0].split() if row else []))]

@@ -117,11 +117,12 @@ def _list(value, what: str, source: str) -> list:
 
 def load_spec(path: Path, topology: Topology) -> Experiment:
     """Read, validate and expand a TOML spec; every impossible configuration is set aside."""
-    if not path.exists():
-        raise UsageError(f"spec {path} does not exist")
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise UsageError(f"spec {path} {what}: give a TOML experiment spec (docs/experiments.md)")
     try:
         data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"spec {path} is not valid TOML: {exc}") from None
     return build(data, topology, source=str(path))
 

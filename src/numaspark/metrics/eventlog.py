@@ -64,6 +64,9 @@ def event_log_files(path: Path) -> list[Path]:
         raise UsageError(f"event log {path} does not exist")
     if path.is_file():
         return [path]
+    if not path.is_dir():
+        raise UsageError(f"{path} is neither a file nor a directory: give an event log file "
+                         "or an eventlog_v2_* directory")  # fmt: skip
     files = [p for p in path.iterdir() if p.is_file() and _ROLLING_FILE.match(p.name)]
     if not files:
         inner = sorted(p for p in path.iterdir() if p.name.startswith("eventlog_v2_"))

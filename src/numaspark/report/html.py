@@ -497,6 +497,9 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
 def write_report(directory: Path, target: Path) -> Path:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
+    if target.is_dir():
+        raise UsageError(f"-o {target} is a directory: give the HTML file to write, e.g. "
+                         f"{target / 'report.html'}")  # fmt: skip
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(build_report(directory, links_from=target.parent), encoding="utf-8")
     return target

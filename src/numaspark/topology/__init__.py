@@ -56,7 +56,11 @@ def load_synthetic(description: str) -> Topology:
     ``numa:2(memory=64GB)``; an invented size is reported as unknown.
     """
     if not description.strip():
-        raise ValueError("empty synthetic description")
+        from numaspark.errors import UsageError
+
+        raise UsageError(
+            '--synthetic is empty: describe a machine, e.g. "pack:2 numa:2 core:12 pu:2"'
+        )
     return parse_xml(
         lstopo_xml(description),
         f"synthetic:{description}",
