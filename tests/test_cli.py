@@ -136,18 +136,18 @@ def test_the_command_line_starts_without_the_heavy_libraries():
 
 
 @pytest.mark.parametrize(
-    ("make", "args", "message"),
+    ("args", "message"),
     [
-        (None, ["analyze", "/dev/null"], "neither a file nor a directory"),
-        (None, ["topology", "--synthetic", ""], "--synthetic is empty"),
-        ("binary", ["fit", "{binary}"], "is not a text table"),
-        ("dir", ["fit", "{dir}"], "is a directory"),
-        ("binary", ["sweep", "{binary}"], "is not valid TOML"),
-        ("dir", ["sweep", "{dir}"], "is a directory"),
-        ("dir", ["report", "{dir}", "-o", "{dir}"], "is a directory: give the HTML file"),
+        (["analyze", "/dev/null"], "neither a file nor a directory"),
+        (["topology", "--synthetic", ""], "--synthetic is empty"),
+        (["fit", "{binary}"], "is not a text table"),
+        (["fit", "{dir}"], "is a directory"),
+        (["sweep", "{binary}"], "is not valid TOML"),
+        (["sweep", "{dir}"], "is a directory"),
+        (["report", "{dir}", "-o", "{dir}"], "is a directory: give the HTML file"),
     ],
 )
-def test_unreadable_inputs_are_one_clear_line(tmp_path, make, args, message):
+def test_unreadable_inputs_are_one_clear_line(tmp_path, args, message):
     (tmp_path / "binary").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "dir").mkdir()
     (tmp_path / "dir" / "results.jsonl").write_text("")

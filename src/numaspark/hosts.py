@@ -226,6 +226,15 @@ def python_on(host: Host) -> str:
     return host.python or sys.executable
 
 
+def read_topology(host: Host):
+    """``host``'s topology over a connection of its own."""
+    ssh = Ssh(host)
+    try:
+        return host_topology(ssh)
+    finally:
+        ssh.close()
+
+
 def host_topology(ssh: Ssh):
     """The host's topology, from hwloc on it (``lstopo-no-graphics --of xml``)."""
     from numaspark.topology.hwloc import parse_xml
@@ -243,15 +252,16 @@ class HostPlan:
     placement: Placement
 
 
-def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement]) -> list[HostPlan]:
-    """One plan per host from the topology hwloc reads on it (hosts may differ)."""
+def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement],
+               topologies: dict[str, Topology] | None = None) -> list[HostPlan]:  # fmt: skip
+    """One plan per host from the topology hwloc reads on it (hosts may differ);
+    ``topologies`` (by host name) keeps those read before, and gains the new ones."""
+    topologies = {} if topologies is None else topologies
     plans = []
     for host in inventory.hosts:
-        ssh = Ssh(host)
-        try:
-            topology = host_topology(ssh)
-        finally:
-            ssh.close()
+        if host.name not in topologies:
+            topologies[host.name] = read_topology(host)
+        topology = topologies[host.name]
         plans.append(HostPlan(host, topology, place(topology)))
     return plans
 

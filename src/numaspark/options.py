@@ -56,15 +56,11 @@ def topology_of(xml: Path | None = None, synthetic: str | None = None, host: str
 
     if host is None:
         return load(xml=xml, synthetic=synthetic)
-    from numaspark.hosts import Ssh, host_topology
+    from numaspark.hosts import read_topology
 
     if xml is not None or synthetic is not None:
         raise UsageError("give one of --host, --xml and --synthetic")
-    ssh = Ssh(inventory_of(None if hosts_file else host, hosts_file).get(host))
-    try:
-        return host_topology(ssh)
-    finally:
-        ssh.close()
+    return read_topology(inventory_of(None if hosts_file else host, hosts_file).get(host))
 
 
 def inventory_of(hosts: str | None, hosts_file: Path | None):

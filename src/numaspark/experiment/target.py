@@ -113,7 +113,7 @@ class StandaloneTarget:
                **options) -> AppRun:  # fmt: skip
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
-        if getattr(self.cluster, "driver_address", None):  # a kept cluster on several hosts
+        if self.cluster.driver_address:  # a kept cluster on several hosts
             options.update(collectors=None, host=self.cluster.driver_address)
         return run_app(placement, job, job_args, run_dir, self.tracker,
                        Driver.standalone(self.cluster), **options)  # fmt: skip
@@ -152,18 +152,9 @@ class HostsTarget:
     def plan(self, place: Callable) -> Placement:
         """Plan every host with ``place(topology)`` (its topology read once); the merged
         placement, and the per-host plans kept for ``prepare``."""
-        from numaspark.hosts import HostPlan, Ssh, host_topology, merge
+        from numaspark.hosts import merge, plan_hosts
 
-        self.plans = []
-        for host in self.inventory.hosts:
-            if host.name not in self._topologies:
-                ssh = Ssh(host)
-                try:
-                    self._topologies[host.name] = host_topology(ssh)
-                finally:
-                    ssh.close()
-            topology = self._topologies[host.name]
-            self.plans.append(HostPlan(host, topology, place(topology)))
+        self.plans = plan_hosts(self.inventory, place, self._topologies)
         return merge(self.plans)
 
     def prepare(self, placement: Placement, say: Say) -> None:

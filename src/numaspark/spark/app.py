@@ -69,7 +69,7 @@ class Driver:
         """A standalone cluster: the driver runs unbound; executors inherit their workers'
         binding; the master sizes the application by cores.max, not executor instances."""
         return cls(master=cluster.master_url, drop_conf=("spark.executor.instances",),
-                   cluster=cluster, properties=getattr(cluster, "properties_file", None))  # fmt: skip
+                   cluster=cluster, properties=cluster.properties_file)  # fmt: skip
 
 
 def run_app(
@@ -190,9 +190,6 @@ class _Watcher(threading.Thread):
         self.join(timeout=5)
 
     def _sample(self) -> None:
-        lost = getattr(self.cluster, "lost", None)  # a cluster on hosts that SSH can lose
-        if lost is not None and self.failure is None:
-            self.failure = lost()
         if self.cluster is None:
             if self.driver_pid is None:  # executors elsewhere: the plugin reports for them
                 return
@@ -200,6 +197,8 @@ class _Watcher(threading.Thread):
             if self.driver_pid not in self._seen and _is_jvm(self.driver_pid):
                 self._record(self.driver_pid, self.placement.executors[0])
             return
+        if self.failure is None:
+            self.failure = self.cluster.lost()
         executors = {e.index: e for e in self.placement.executors}
         for worker, pids in self.cluster.executor_pids().items():
             for pid in pids:
@@ -215,8 +214,10 @@ class _Watcher(threading.Thread):
                 )
 
     def _record(self, pid: int, planned, worker: int | None = None) -> None:
-        remote = getattr(self.cluster, "read_effective", None)  # on another host: over SSH
-        actual, facts = remote(pid, worker) if remote else (read_effective(pid), {})
+        if self.cluster is not None:  # its host's /proc: here, or over SSH
+            actual, facts = self.cluster.read_effective(pid, worker)
+        else:
+            actual, facts = read_effective(pid), {}
         if actual is None:
             return
         self._planned[pid] = planned

@@ -24,6 +24,7 @@ import psutil
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
+from numaspark.spark.effective import EffectivePlacement, read_effective
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.processes import ProcessTracker, Tracked, stop_processes, wait_for
@@ -62,6 +63,10 @@ class StandaloneCluster:
     master_pid: int
     workers: list[dict] = field(default_factory=list)
     placement: dict = field(default_factory=dict)
+    # what a cluster on several hosts (spark/remote.py) has and a local one does not: the
+    # driver here listens on loopback, and no secret is needed on one host
+    driver_address = None
+    properties_file = None
 
     # --- life cycle ---------------------------------------------------------------
     @classmethod
@@ -213,6 +218,15 @@ class StandaloneCluster:
     def _dead_worker(self) -> dict | None:
         return next((w for w in self.workers if not Tracked("worker", w["pid"]).alive()), None)
 
+    def lost(self) -> str | None:
+        """Why the cluster can no longer serve, or None: a local cluster loses no host (an
+        executor dying over and over is the relaunch watch's to catch)."""
+        return None
+
+    def read_effective(self, pid: int, worker: int) -> tuple[EffectivePlacement | None, dict]:
+        """Where executor ``pid`` really runs (this host's /proc); no further facts."""
+        return read_effective(pid), {}
+
     def executor_pids(self) -> dict[int, list[int]]:
         """Executor JVMs under each worker (by worker index)."""
         found: dict[int, list[int]] = {}
@@ -303,7 +317,6 @@ def cluster_status(directory: Path) -> dict:
     its launch prefix, its CPUs and memory policy, its resident pages per node (/proc)."""
     from numaspark.collect.numa import pages_per_node
     from numaspark.spark import remote
-    from numaspark.spark.effective import read_effective
 
     if remote.is_hosts_state(directory):
         return remote.hosts_status(directory)

@@ -19,6 +19,7 @@ its daemons detached instead, and ``numaspark cluster down`` stops them by pid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import time
@@ -34,8 +35,9 @@ from numaspark.spark.cluster import (
     EXECUTOR_CLASS,
     STATE_FILE,
     ClusterError,
+    _progress,
     alive_workers,
-    master_json,  # fmt: skip
+    master_json,
     start_timeout,
 )
 from numaspark.spark.effective import EffectivePlacement, parse_effective
@@ -133,7 +135,7 @@ class HostsCluster:
                                         input=secret, what="writing the cluster's secret")  # fmt: skip
         port, webui = cluster._free_ports(first, 2)
         cluster.master_url, cluster.master_webui = f"spark://{first.address}:{port}", webui
-        _say(on_progress, f"master starting on {first.name}")
+        _progress(on_progress, f"master starting on {first.name}")
         cluster._start(tracker, first, "master", [
             f"{spark_home_on(first)}/bin/spark-class", "org.apache.spark.deploy.master.Master",
             "--host", first.address, "--port", str(port), "--webui-port", str(webui),
@@ -159,7 +161,7 @@ class HostsCluster:
                                memory_mb=executor.heap // MIB, work_dir=str(work),
                                env=slots_env(executor.slots))  # fmt: skip
                 index += 1
-        _say(on_progress, f"{index} worker(s) starting on {len(plans)} host(s)")
+        _progress(on_progress, f"{index} worker(s) starting on {len(plans)} host(s)")
         if not wait_for(lambda: cluster.alive_workers() >= index or cluster.lost(), timeout_s):
             raise ClusterError(f"only {cluster.alive_workers()} of {index} workers registered in "
                                f"{timeout_s:.0f} s: see the logs in {directory}")  # fmt: skip
@@ -207,9 +209,10 @@ class HostsCluster:
         self._save()
 
     @classmethod
-    def attach(cls, directory: Path) -> HostsCluster:
+    def from_state(cls, directory: Path) -> HostsCluster:
+        """The cluster its state file describes (running or not, even half-started)."""
         state = json.loads((directory.resolve() / STATE_FILE).read_text())
-        cluster = cls(
+        return cls(
             directory=directory.resolve(), master_url=state["master_url"],
             master_host=state["master_host"], master_webui=state["master_webui"],
             driver_address=state["driver_address"],
@@ -217,6 +220,11 @@ class HostsCluster:
             placement=state["placement"], encrypt=state.get("encrypt", False),
             kept=state.get("kept", False),
         )  # fmt: skip
+
+    @classmethod
+    def attach(cls, directory: Path) -> HostsCluster:
+        """The running cluster in ``directory`` (``numaspark cluster up --hosts``)."""
+        cluster = cls.from_state(directory)
         if cluster.master_state() is None:
             raise UsageError(f"the cluster in {directory} is not running: 'numaspark cluster "
                              f"down {directory}' cleans up, then 'numaspark cluster up'")  # fmt: skip
@@ -237,7 +245,7 @@ class HostsCluster:
             except HostError as exc:  # a watched process ends with its ssh client anyway
                 problems.append(str(exc))
         for client in self._clients.values():
-            with _suppress():
+            with contextlib.suppress(OSError, AttributeError):
                 client.popen.stdin.close()
         for ssh in self._ssh.values():
             ssh.close()
@@ -371,17 +379,6 @@ def _host_from(data: dict) -> Host:
                    "known_hosts": Path(data["known_hosts"]) if data.get("known_hosts") else None})  # fmt: skip
 
 
-def _say(callback, message: str) -> None:
-    if callback is not None:
-        callback(message)
-
-
-def _suppress():
-    import contextlib
-
-    return contextlib.suppress(OSError, AttributeError)
-
-
 def hosts_status(directory: Path) -> dict:
     """``cluster status`` of a cluster on several hosts: the master's view and, per worker,
     its host, launch prefix, CPUs, memory policy and resident pages per node, read over SSH."""
@@ -409,12 +406,7 @@ def hosts_status(directory: Path) -> dict:
 def stop_hosts_cluster_dir(directory: Path) -> list[int]:
     """``cluster down`` of a cluster on several hosts, even a half-started one: every pid its
     state names, stopped on its host; what could not be reached."""
-    state = json.loads((directory.resolve() / STATE_FILE).read_text())
-    cluster = HostsCluster(directory=directory.resolve(), master_url=state["master_url"],
-                           master_host=state["master_host"], master_webui=state["master_webui"],
-                           driver_address=state["driver_address"],
-                           hosts=[_host_from(h) for h in state["hosts"]],
-                           processes=state["processes"], placement=state["placement"])  # fmt: skip
+    cluster = HostsCluster.from_state(directory)
     problems = cluster.stop()
     if problems:
         raise HostError("; ".join(problems) + f" (run 'numaspark cluster down {directory}' "
