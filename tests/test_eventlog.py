@@ -134,3 +134,111 @@ def test_analyze_bad_input_is_one_line(tmp_path):
     proc = run_cli("analyze", str(tmp_path / "log.lzf"))
     assert proc.returncode == 2
     assert "lzf codec is not supported" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --- streaming, parallel and damaged logs (issue 20) ----------------------------------
+
+
+def _bench_log(tmp_path, tasks: int = 2000):
+    """A generated log (bench/eventlog.py's generator: the plain fixture's events as templates)."""
+    import sys
+
+    sys.path.insert(0, str(FIXTURES.parents[1] / "bench"))
+    from eventlog import write_plain
+
+    return write_plain(tasks, tmp_path)
+
+
+def _stdlib_sums(path) -> dict:
+    """The same sums the slow, obvious way: stdlib json over every line."""
+    run = cpu = tasks = 0
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event["Event"] == "SparkListenerTaskEnd":
+            tasks += 1
+            run += event["Task Metrics"]["Executor Run Time"]
+            cpu += event["Task Metrics"]["Executor CPU Time"]
+    return {"numTasks": tasks, "executorRunTime": run, "executorCpuTime": cpu / 1e6}
+
+
+def test_a_log_cut_in_segments_and_parsed_in_parallel_gives_the_same_tables(tmp_path, monkeypatch):
+    from numaspark.metrics import logfiles
+
+    path = _bench_log(tmp_path)
+    serial = parse_event_log(path, workers=1)
+    monkeypatch.setattr(logfiles, "SEGMENT", 256 << 10)  # ~40 segments, cut inside the stages
+    assert len(logfiles.segments([path])) > 20
+    parallel = parse_event_log(path, workers=2)
+    assert not serial.warnings and not parallel.warnings
+    pd.testing.assert_frame_equal(serial.tasks, parallel.tasks)
+    pd.testing.assert_frame_equal(serial.stages, parallel.stages)
+    sums = aggregate(parallel)
+    expected = _stdlib_sums(path)
+    assert sums["numTasks"] == expected["numTasks"] == 2000
+    assert sums["executorRunTime"] == expected["executorRunTime"]
+    assert sums["executorCpuTime"] == pytest.approx(expected["executorCpuTime"])
+    assert sums["numStages"] == 100
+
+
+def test_a_metric_of_the_wrong_type_is_named_and_counted_as_missing(tmp_path):
+    lines = (LOGS / "plain").read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if '"SparkListenerTaskEnd"' in line)
+    event = json.loads(lines[index])
+    event["Task Metrics"]["Executor Run Time"] = "2481"
+    lines[index] = json.dumps(event)
+    (tmp_path / "log").write_text("\n".join(lines) + "\n")
+    log = parse_event_log(tmp_path / "log")
+    assert len(log.tasks) == 8
+    [warning] = log.warnings
+    assert f"task {event['Task Info']['Task ID']}" in warning
+    assert "Task Metrics/Executor Run Time not of the expected type" in warning
+    good = aggregate(parse_event_log(LOGS / "plain"))["executorRunTime"]
+    assert aggregate(log)["executorRunTime"] == good - 2481
+
+
+def test_a_rolling_log_with_a_file_missing_says_so(tmp_path):
+    source, lines = _rolling_lines()
+    rolling = tmp_path / "eventlog_v2_app"
+    rolling.mkdir()
+    compressor = zstandard.ZstdCompressor()
+    thirds = len(lines) // 3
+    (rolling / "events_1_app.zstd").write_bytes(compressor.compress(b"".join(lines[:thirds])))
+    (rolling / "events_3_app.zstd").write_bytes(compressor.compress(b"".join(lines[2 * thirds :])))
+    log = parse_event_log(rolling)
+    assert any("without events_2" in w and "missing" in w for w in log.warnings), log.warnings
+
+
+def test_a_zstd_log_damaged_late_keeps_its_first_events(tmp_path):
+    """One frame per file, as Spark writes it, with bytes overwritten near its end."""
+    plain = _bench_log(tmp_path)
+    frame = bytearray(zstandard.ZstdCompressor(write_checksum=True).compress(plain.read_bytes()))
+    frame[-2000:-1950] = b"\xff" * 50
+    target = tmp_path / "eventlog_v2_x"
+    target.mkdir()
+    (target / "events_1_x.zstd").write_bytes(bytes(frame))
+    log = parse_event_log(target)
+    assert log.app_id is not None  # recovered, not refused as "not a Spark event log"
+    assert any("compressed stream is damaged" in w for w in log.warnings), log.warnings
+    assert 1500 < len(log.tasks) < 2000  # what came before the damage
+
+
+@pytest.mark.parametrize("name", ["lz4.lz4", "snappy.snappy"])
+def test_a_damaged_lz4_or_snappy_log_is_a_warning_not_a_traceback(tmp_path, name):
+    raw = bytearray((LOGS / name).read_bytes())
+    raw[len(raw) // 2 : len(raw) // 2 + 64] = b"\x00" * 64
+    (tmp_path / name).write_bytes(bytes(raw))
+    proc = run_cli("analyze", str(tmp_path / name))
+    assert "Traceback" not in proc.stderr
+    if proc.returncode == 0:
+        assert "damaged" in proc.stderr or "ends early" in proc.stderr or "not JSON" in proc.stderr
+    else:
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_many_bad_lines_are_one_warning(tmp_path):
+    text = (LOGS / "plain").read_text()
+    (tmp_path / "log").write_text("garbage\n" * 40 + text)
+    log = parse_event_log(tmp_path / "log")
+    assert len(log.tasks) == 8
+    [warning] = log.warnings
+    assert "lines 1, 2, 3, 4, 5 and 35 more are not JSON" in warning

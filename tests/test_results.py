@@ -50,6 +50,48 @@ def test_a_line_cut_by_a_crash_loses_only_itself(tmp_path):
         ResultStore(tmp_path / "nothing").load()
 
 
+def test_lines_that_are_not_runs_are_skipped_and_named(tmp_path):
+    store = ResultStore(tmp_path)
+    store.append(_run())
+    good = store.path.read_text()
+    wrong = json.loads(good)
+    wrong["wall_time_s"] = "fast"
+    nul = json.loads(good)
+    nul["spec"]["label"] = "a\x00b"
+    with open(store.path, "a") as handle:
+        handle.write(json.dumps(wrong) + "\n" + json.dumps(nul) + "\n[1, 2]\n")
+    assert len(store.load()) == 1
+    [note] = store.skipped
+    assert "skipped 3 line(s)" in note and '"wall_time_s" is of type str' in note
+    assert "NUL byte" in note and "JSON list" in note
+
+
+def test_a_json_array_instead_of_lines_is_a_clear_error(tmp_path):
+    (tmp_path / "results.jsonl").write_text(json.dumps([_run().to_dict(), _run().to_dict()]))
+    with pytest.raises(UsageError, match="no line is a run result .*JSON list"):
+        ResultStore(tmp_path).load()
+    proc = run_cli("results", str(tmp_path))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_resumed_configuration_counts_only_its_last_application(tmp_path):
+    """Interrupted inside a configuration (one of two iterations stored), then resumed: the
+    configuration's two runs come from the rerun, not three from two applications."""
+    from dataclasses import replace
+
+    store = ResultStore(tmp_path)
+
+    def run(app, iteration):
+        r = _run(iteration=iteration)
+        return replace(r, app_id=app, spec=replace(r.spec, config="c1", iterations=2))
+
+    for r in (run("app-1", 0), run("app-2", 0), run("app-2", 1)):
+        store.append(r)
+    loaded = store.load()
+    assert [r.app_id for r in loaded] == ["app-2", "app-2"]
+    assert "1 run(s) of 1 interrupted application(s) left out" in store.skipped[0]
+
+
 def test_summary_and_instability_warning():
     steady = summarize([1.0, 1.02, 0.99])
     assert steady.median == 1.0 and steady.minimum == 0.99 and steady.maximum == 1.02

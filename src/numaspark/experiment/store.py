@@ -9,7 +9,9 @@ A results directory holds ``results.jsonl``, the machine the runs ran on
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from numaspark.errors import UsageError
@@ -29,6 +31,10 @@ class ResultStore:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.path = self.directory / RESULTS_FILE
+        self.skipped: list[str] = []  # what the last load() left out, and why
+
+    #: Told each note of ``skipped`` as a load makes it (the command line prints them).
+    notify: Callable[[str], None] | None = None
 
     def append(self, result: RunResult) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -43,20 +49,72 @@ class ResultStore:
         return len(self.path.read_text().splitlines()) if self.path.exists() else 0
 
     def load(self) -> list[RunResult]:
+        """Every stored run. Lines that are not run results are skipped and named in
+        ``self.skipped`` (none usable: an error), and so are the runs of an interrupted
+        application whose configuration a later application ran again (``--resume``)."""
         if not self.path.exists():
             raise UsageError(f"no results in {self.directory} ({RESULTS_FILE} is missing)")
-        results = []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        if not self.path.is_file():
+            raise UsageError(f"{self.path} is not a file: give the directory numaspark wrote")
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{self.path} cannot be read as text ({exc}): give a results "
+                             "directory numaspark wrote") from None  # fmt: skip
+        results, bad = [], []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                results.append(RunResult.from_dict(json.loads(line)))
-            except (json.JSONDecodeError, TypeError, ValueError, AttributeError):
+                data = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
                 # a line cut short by a crash mid-write: the runs before it are intact
-                if number != len(lines):
-                    raise UsageError(f"{self.path}: line {number} is not a run result") from None
+                bad.append((number, "cut short" if number == len(lines) else "not JSON"))
+                continue
+            result, problem = _run_result(data)
+            if problem:
+                bad.append((number, problem))
+            else:
+                results.append(result)
+        self.skipped = []
+        if bad and not results:
+            number, why = bad[0]
+            raise UsageError(f"{self.path}: no line is a run result (line {number}: {why}); "
+                             "numaspark writes one JSON object per line")  # fmt: skip
+        if bad:
+            shown = "; ".join(f"line {n}: {why}" for n, why in bad[:3])
+            more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+            self.skipped.append(f"{self.path}: skipped {len(bad)} line(s) that are not run "
+                                f"results ({shown}{more})")  # fmt: skip
+        results = self._latest_applications(results)
+        for note in self.skipped if ResultStore.notify else ():
+            ResultStore.notify(note)
         return results
+
+    def _latest_applications(self, results: list[RunResult]) -> list[RunResult]:
+        """Drop the runs of an application that stopped part-way through a configuration
+        when a later application ran that configuration again: a resumed configuration
+        counts the runs of one application, not of two."""
+        apps: dict[str, list[str]] = {}  # configuration -> its applications, in order
+        records: dict[tuple[str, str], list[RunResult]] = {}
+        for r in results:
+            if r.spec.config and r.app_id:
+                order = apps.setdefault(r.spec.config, [])
+                if r.app_id not in order:
+                    order.append(r.app_id)
+                records.setdefault((r.spec.config, r.app_id), []).append(r)
+        dropped: set[tuple[str, str]] = set()
+        for config, order in apps.items():
+            for app_id in order[:-1]:
+                runs = records[(config, app_id)]
+                if len(runs) < max(r.spec.iterations or 0 for r in runs):
+                    dropped.add((config, app_id))
+        if not dropped:
+            return results
+        count = sum(len(records[k]) for k in dropped)
+        self.skipped.append(f"{count} run(s) of {len(dropped)} interrupted application(s) "
+                            "left out: their configurations were run again")  # fmt: skip
+        return [r for r in results if (r.spec.config, r.app_id) not in dropped]
 
     def save_topology(self, topology: Topology, host: str | None = None) -> None:
         """The machine the runs ran on (or one of the hosts), once: the report draws
@@ -65,3 +123,43 @@ class ResultStore:
         if not path.exists():
             self.directory.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(topology.to_dict(), indent=1))
+
+
+def _run_result(data: object) -> tuple[RunResult | None, str | None]:
+    """A stored line as a run, or why it is not one."""
+    if not isinstance(data, dict):
+        return None, f"a JSON {type(data).__name__} where a run (an object) belongs"
+    if "\\u0000" in json.dumps(data):  # how json writes a NUL character
+        return None, "holds a NUL byte"
+    for key, kinds in _TYPES.items():
+        value = data.get(key)
+        if value is not None and not isinstance(value, kinds):
+            return None, f'"{key}" is of type {type(value).__name__}'
+        if value is None and key in ("spec", "status"):
+            return None, f'no "{key}"'
+    if data.get("wall_time_s") is not None and isinstance(data["wall_time_s"], bool):
+        return None, '"wall_time_s" is of type bool'
+    if not isinstance(data["spec"].get("workload"), str):
+        return None, "its spec names no workload"
+    wall = data.get("wall_time_s")
+    if wall is not None and not math.isfinite(wall):
+        return None, f'"wall_time_s" is {wall}'
+    for key in ("executors", "cores_per_executor", "iteration", "iterations", "repetition"):
+        value = data["spec"].get(key)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            return None, f'spec "{key}" is of type {type(value).__name__}'
+    for name, value in (data.get("metrics") or {}).items():
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
+            return None, f'metric "{name}" is of type {type(value).__name__}'
+    try:
+        return RunResult.from_dict(data), None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        return None, f"not a run result ({exc})"
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "spec": dict, "environment": dict, "status": str, "failure_reason": str,
+    "wall_time_s": (int, float), "app_id": str, "metrics": dict, "streaming": dict,
+    "measurements": dict, "affinity": dict, "effective_placement": list, "warnings": list,
+    "check": dict, "app": dict, "artifacts": dict, "run_id": str, "started_at": str,
+}  # fmt: skip

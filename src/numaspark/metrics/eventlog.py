@@ -1,31 +1,34 @@
 """Read Spark event logs (plain, rolling, compressed) into task and stage tables.
 
-Spark writes one JSON event per line. Spark 4 by default writes a rolling log:
-a directory ``eventlog_v2_<app>/`` of ``events_<N>_<app>[.codec]`` files,
-compressed with zstd. Users bring logs from their own clusters, so plain
-files, rolling directories and the zstd, lz4 and snappy codecs all read the
-same way. Unknown event types are skipped; a truncated last line (a driver
-that crashed mid-write) is skipped and reported.
+The bytes come from metrics/logfiles.py (files, codecs, bounded pieces); a
+log is cut into segments (a rolling log's files, a plain file's line-aligned
+byte ranges) that are parsed in parallel worker processes when the log is
+large. Task-end events, nearly all of a log, are decoded straight into
+columns (metrics/taskend.py); task-start events are skipped unread; the few
+other events are decoded whole. Unknown event types are skipped; a line that
+is not JSON is skipped and reported, and a truncated last line (a driver that
+crashed mid-write) is reported as such.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import struct
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+import numpy as np
 import pandas as pd
 
 from numaspark.errors import UsageError
+from numaspark.metrics.logfiles import Segment, event_log_files, lines, rolling_gaps, segments
 from numaspark.metrics.registry import TASK_METRICS
 from numaspark.metrics.streaming import compact_progress
+from numaspark.metrics.taskend import COLUMNS, STRING_COLUMNS, TaskColumns
 
 GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
-_ROLLING_FILE = re.compile(r"^events_(\d+)_")
-_CODECS = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf"}
+PARALLEL_BYTES = 64 << 20  # logs smaller than this are parsed in this process
 
 
 @dataclass
@@ -54,219 +57,206 @@ class EventLog:
     def complete(self) -> bool:
         return self.end_time is not None
 
-
-# --- reading bytes and lines ---------------------------------------------------
-
-
-def event_log_files(path: Path) -> list[Path]:
-    """The files of a log: itself, or a rolling directory's event files in order."""
-    if not path.exists():
-        raise UsageError(f"event log {path} does not exist")
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise UsageError(f"{path} is neither a file nor a directory: give an event log file "
-                         "or an eventlog_v2_* directory")  # fmt: skip
-    files = [p for p in path.iterdir() if p.is_file() and _ROLLING_FILE.match(p.name)]
-    if not files:
-        inner = sorted(p for p in path.iterdir() if p.name.startswith("eventlog_v2_"))
-        if len(inner) == 1:
-            return event_log_files(inner[0])
-        raise UsageError(
-            f"{path} is a directory without Spark event files (events_N_*): "
-            "give an event log file or an eventlog_v2_* directory"
-        )
-    return sorted(files, key=lambda p: int(_ROLLING_FILE.match(p.name).group(1)))
+    @property
+    def executors_lost(self) -> dict[str, str]:
+        """Executors removed before the application ended, with Spark's reason."""
+        return {executor: str(entry.get("removedReason") or "no reason given")
+                for executor, entry in self.executors.items()
+                if entry.get("removed") is not None
+                and (self.end_time is None or entry["removed"] < self.end_time)
+                and not _normal_removal(entry.get("removedReason"))}  # fmt: skip
 
 
-def _codec(path: Path) -> str | None:
-    name = path.name.removesuffix(".inprogress")
-    return _CODECS.get(Path(name).suffix)
+def _normal_removal(reason: object) -> bool:
+    """Spark removes executors on its own at the end, or when dynamic allocation idles them."""
+    text = str(reason or "").lower()
+    return any(word in text for word in ("idle", "decommission", "application finished",
+                                         "stopped by driver"))  # fmt: skip
 
 
-def _decompress(path: Path) -> tuple[bytes, str | None]:
-    """The file's bytes, decompressed; and a warning when the stream ends early."""
-    raw = path.read_bytes()
-    codec = _codec(path)
-    if codec is None:
-        return raw, None
-    if codec == "zstd":
-        return _zstd_frames(raw, path)
-    if codec == "lz4":
-        return _lz4_java_blocks(raw, path)
-    if codec == "snappy":
-        return _snappy_java_stream(raw, path)
-    raise UsageError(
-        f"{path.name}: the lzf codec is not supported; re-encode with zstd, lz4 or snappy"
+# --- segments: lines into task columns and events ----------------------------------
+
+_EVENT = b'{"Event":"'
+_TASK_END = b'{"Event":"SparkListenerTaskEnd"'
+_TASK_START = b'{"Event":"SparkListenerTaskStart"'
+_HANDLED = {b"SparkListenerLogStart", b"SparkListenerApplicationStart",
+            b"SparkListenerEnvironmentUpdate", b"SparkListenerApplicationEnd",
+            b"SparkListenerExecutorAdded", b"SparkListenerExecutorRemoved",
+            b"SparkListenerJobStart", b"SparkListenerJobEnd", b"SparkListenerStageSubmitted",
+            b"SparkListenerStageCompleted", b"SparkListenerStageExecutorMetrics",
+            b"SparkListenerTaskEnd"}  # fmt: skip
+
+
+@dataclass
+class Parsed:
+    """What one segment holds: its task columns, its other events in order, its warnings."""
+
+    columns: dict[str, object]
+    events: list[dict]
+    warnings: list[str]
+    lines: int
+
+
+def _wanted(line: bytes) -> bool:
+    """Whether a line other than a task end is worth decoding (its event type is used)."""
+    if not line.startswith(_EVENT):
+        return bool(line.strip())  # not Spark's usual first key: decode and see
+    end = line.find(b'"', len(_EVENT))
+    if end < 0:
+        return True  # cut inside the event's name: a damaged line, decoded to be reported
+    kind = line[len(_EVENT) : end]
+    return kind in _HANDLED or kind.endswith(b"QueryProgressEvent")
+
+
+def parse_segment(segment: Segment) -> Parsed:
+    """Parse one segment of a log (run in a worker process for large logs)."""
+    warnings: list[str] = []
+    tasks, events = TaskColumns(), []
+    where = segment.file.name + (f" (from byte {segment.start})" if segment.start else "")
+    number, bad, last_line = 0, [], None
+    for batch in lines(segment, warnings):
+        task_lines, task_numbers = [], []
+        for line in batch:
+            number += 1
+            if line.strip():
+                last_line = line
+            if line.startswith(_TASK_END):
+                task_lines.append(line)
+                task_numbers.append(number)
+            elif line.startswith(_TASK_START):  # as many as task ends, and nothing in them used
+                continue
+            elif _wanted(line):
+                try:
+                    event = msgspec.json.decode(line)
+                except msgspec.DecodeError:
+                    bad.append((number, line))
+                    continue
+                if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
+                    continue
+                if event["Event"] == "SparkListenerTaskEnd":  # written other than Spark writes
+                    task_lines.append(line)
+                    task_numbers.append(number)
+                else:
+                    events.append(event)
+        bad += [(task_numbers[i], task_lines[i])
+                for i in tasks.add_lines(task_lines, warnings, where)]  # fmt: skip
+    bad.sort(key=lambda b: b[0])
+    if bad and segment.last and bad[-1][1] is last_line:
+        bad.pop()
+        truncated = [f"{where}: last line is truncated (the driver stopped mid-write); skipped"]
+    else:
+        truncated = []
+    shown = ", ".join(str(n) for n, _ in bad[:5]) + (
+        f" and {len(bad) - 5} more" if len(bad) > 5 else ""
     )
+    if bad:
+        warnings.append(f"{where}: {'line' if len(bad) == 1 else 'lines'} {shown} "
+                        f"{'is' if len(bad) == 1 else 'are'} not JSON; skipped")  # fmt: skip
+    warnings.extend(truncated)
+    return Parsed(tasks.finish(), events, warnings, number)
 
 
-def _zstd_frames(raw: bytes, path: Path) -> tuple[bytes, str | None]:
-    """Decompress frame by frame, so that a stream cut short keeps its complete frames."""
-    import zstandard
+def _parse_segments(parts: list[Segment], workers: int | None) -> Iterator[Parsed]:
+    size = sum(s.size for s in parts)
+    forced = workers is not None
+    if workers is None:
+        workers = min(len(os.sched_getaffinity(0)), len(parts))
+    if workers <= 1 or (size < PARALLEL_BYTES and not forced):
+        yield from map(parse_segment, parts)
+        return
+    # Worker processes, not threads: decoding holds the GIL. Forked, so they start at once and
+    # need no importable __main__; and only from a process with one thread, as a fork copies no
+    # other thread's held locks then (a run's collectors are threads: their logs are small).
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
 
-    out = bytearray()
-    data = raw
-    while data:
-        frame = zstandard.ZstdDecompressor().decompressobj()
-        try:
-            out += frame.decompress(data)
-        except zstandard.ZstdError as exc:
-            return bytes(out), f"{path.name}: compressed stream is damaged ({exc})"
-        if not frame.eof:
-            return bytes(
-                out
-            ), f"{path.name}: compressed stream ends early (the driver stopped mid-write)"
-        data = frame.unused_data
-    return bytes(out), None
-
-
-# Spark's lz4 and snappy codecs write the framing of lz4-java
-# (LZ4BlockOutputStream) and snappy-java (SnappyOutputStream), which no Python
-# library reads; the framing is a few fixed headers around raw blocks, which
-# cramjam decompresses.
-_LZ4_MAGIC = b"LZ4Block"
-_SNAPPY_MAGIC = b"\x82SNAPPY\x00"
-
-
-def _lz4_java_blocks(raw: bytes, path: Path) -> tuple[bytes, str | None]:
-    import cramjam
-
-    out, pos = bytearray(), 0
-    while pos < len(raw):
-        header = raw[pos : pos + 21]
-        if len(header) < 21 or header[:8] != _LZ4_MAGIC:
-            return bytes(out), f"{path.name}: lz4 stream ends early at byte {pos}"
-        token = header[8]
-        compressed_len, plain_len, _checksum = struct.unpack("<iii", header[9:21])
-        body = raw[pos + 21 : pos + 21 + compressed_len]
-        if len(body) < compressed_len:
-            return bytes(out), f"{path.name}: lz4 stream ends early at byte {pos}"
-        if plain_len == 0:  # end-of-stream marker
-            break
-        if token & 0xF0 == 0x10:  # stored uncompressed
-            out += body
-        else:
-            out += bytes(cramjam.lz4.decompress_block(body, output_len=plain_len))
-        pos += 21 + compressed_len
-    return bytes(out), None
-
-
-def _snappy_java_stream(raw: bytes, path: Path) -> tuple[bytes, str | None]:
-    import cramjam
-
-    if raw[:8] != _SNAPPY_MAGIC:
-        raise UsageError(f"{path.name}: not a snappy-java stream (bad magic header)")
-    out, pos = bytearray(), 16  # magic, version, compatible version
-    while pos < len(raw):
-        if pos + 4 > len(raw):
-            return bytes(out), f"{path.name}: snappy stream ends early at byte {pos}"
-        (length,) = struct.unpack(">i", raw[pos : pos + 4])
-        chunk = raw[pos + 4 : pos + 4 + length]
-        if len(chunk) < length:
-            return bytes(out), f"{path.name}: snappy stream ends early at byte {pos}"
-        out += bytes(cramjam.snappy.decompress_raw(chunk))
-        pos += 4 + length
-    return bytes(out), None
+    if threading.active_count() > 1:
+        yield from map(parse_segment, parts)
+        return
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield from pool.map(parse_segment, parts)
 
 
 def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]:
-    """Every event of the log, in order. Lines that do not parse are skipped and noted."""
+    """Every event of the log, in order, as dicts (for small logs and tools; slow on big ones)."""
     warnings = warnings if warnings is not None else []
-    files = event_log_files(path)
-    for index, file in enumerate(files):
-        data, warning = _decompress(file)
-        if warning:
-            warnings.append(warning)
-        lines = data.decode("utf-8", errors="replace").split("\n")
-        last_nonempty = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-        for number, line in enumerate(lines):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                if number == last_nonempty and index == len(files) - 1:
-                    warnings.append(
-                        f"{file.name}: last line is truncated (the driver stopped mid-write); skipped"
-                    )
-                else:
-                    warnings.append(f"{file.name}: line {number + 1} is not JSON; skipped")
-                continue
-            if isinstance(event, dict) and "Event" in event:
-                yield event
+    for part in segments(event_log_files(path)):
+        for batch in lines(part, warnings):
+            for line in batch:
+                if not line.strip():
+                    continue
+                try:
+                    event = msgspec.json.decode(line)
+                except msgspec.DecodeError:
+                    warnings.append(f"{part.file.name}: a line is not JSON; skipped")
+                    continue
+                if isinstance(event, dict) and "Event" in event:
+                    yield event
 
 
 # --- events into tables ----------------------------------------------------------
 
 
-def _dig(data: dict, path: tuple[str, ...]) -> object:
-    for key in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
-def _task_row(event: dict) -> dict:
-    info = event.get("Task Info", {})
-    reason = event.get("Task End Reason", {}) or {}
-    metrics = event.get("Task Metrics") or {}
-    launch, finish = info.get("Launch Time"), info.get("Finish Time")
-    getting = info.get("Getting Result Time") or 0
-    row = {
-        "stageId": event.get("Stage ID"),
-        "stageAttemptId": event.get("Stage Attempt ID"),
-        "taskId": info.get("Task ID"),
-        "index": info.get("Index"),
-        "attempt": info.get("Attempt"),
-        "partitionId": info.get("Partition ID"),
-        "executorId": info.get("Executor ID"),
-        "host": info.get("Host"),
-        "locality": info.get("Locality"),
-        "speculative": bool(info.get("Speculative")),
-        "launchTime": launch,
-        "finishTime": finish,
-        "duration": (finish - launch) if launch and finish else None,
-        "gettingResultTime": (finish - getting) if getting and finish else 0,
-        "successful": reason.get("Reason") == "Success",
-        "failureReason": None
-        if reason.get("Reason") == "Success"
-        else " ".join(
-            str(x) for x in (reason.get("Reason"), reason.get("Description")) if x
-        ).strip(),
-        "hasMetrics": bool(metrics),
-    }
-    for metric in TASK_METRICS:
-        value = _dig(metrics, metric.path)
-        row[metric.name] = float(value) * metric.scale if isinstance(value, (int, float)) else 0.0
-    return row
-
-
-def parse_event_log(path: str | Path) -> EventLog:
-    """Parse one application's event log into an `EventLog`."""
+def parse_event_log(path: str | Path, workers: int | None = None) -> EventLog:
+    """Parse one application's event log into an `EventLog` (``workers``: processes, default
+    one per allowed CPU for a large log)."""
     path = Path(path)
     log = EventLog(path=path)
-    tasks: list[dict] = []
-    stages: dict[tuple[int, int], dict] = {}
-    jobs: dict[int, dict] = {}
-    for event in read_events(path, log.warnings):
-        kind = event["Event"]
+    files = event_log_files(path)
+    if gaps := rolling_gaps(files):
+        log.warnings.append(f"{path.name}: rolling log without events_{', events_'.join(map(str, gaps))}"
+                            " (deleted or not copied): the tasks and stages in them are missing")  # fmt: skip
+    parts: list[dict[str, object]] = []
+    events = _Events(log)
+    for parsed in _parse_segments(segments(files), workers):
+        parts.append(parsed.columns)
+        log.warnings.extend(parsed.warnings)
+        for event in parsed.events:
+            events.add(event)
+    if log.start_time is None and log.app_id is None:
+        raise UsageError(f"{path} holds no Spark application events: is it a Spark event log? "
+                         "(give the file or eventlog_v2_* directory Spark wrote)")  # fmt: skip
+    if not log.complete:
+        log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
+    log.tasks = _task_table(parts)
+    log.stages = _stage_table(events.stages, log.tasks)
+    log.jobs = pd.DataFrame(
+        list(events.jobs.values()),
+        columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
+    )
+    return log
+
+
+def _obj(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+class _Events:
+    """The events other than task ends, applied to the log in order."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self.stages: dict[tuple[int, int], dict] = {}
+        self.jobs: dict[int, dict] = {}
+
+    def add(self, event: dict) -> None:
+        log, kind = self.log, event["Event"]
         if kind == "SparkListenerLogStart":
             log.spark_version = event.get("Spark Version")
         elif kind == "SparkListenerApplicationStart":
             log.app_id = event.get("App ID")
             log.app_name = event.get("App Name")
-            log.start_time = event.get("Timestamp")
+            log.start_time = _number(event.get("Timestamp"))
         elif kind == "SparkListenerEnvironmentUpdate":
             properties = event.get("Spark Properties") or {}
             if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
-                properties = dict(properties)
-            log.spark_properties.update({str(k): str(v) for k, v in properties.items()})
+                properties = dict(p for p in properties if isinstance(p, list) and len(p) == 2)
+            log.spark_properties.update({str(k): str(v) for k, v in _obj(properties).items()})
         elif kind == "SparkListenerApplicationEnd":
-            log.end_time = event.get("Timestamp")
+            log.end_time = _number(event.get("Timestamp"))
         elif kind == "SparkListenerExecutorAdded":
-            info = event.get("Executor Info", {})
+            info = _obj(event.get("Executor Info"))
             log.executors[str(event.get("Executor ID"))] = {
                 "host": info.get("Host"),
                 "cores": info.get("Total Cores"),
@@ -275,63 +265,66 @@ def parse_event_log(path: str | Path) -> EventLog:
             }
         elif kind == "SparkListenerExecutorRemoved":
             entry = log.executors.setdefault(str(event.get("Executor ID")), {})
-            entry["removed"] = event.get("Timestamp")
+            entry["removed"] = _number(event.get("Timestamp"))
             entry["removedReason"] = event.get("Removed Reason")
-        elif kind == "SparkListenerTaskEnd":
-            tasks.append(_task_row(event))
         elif kind == "SparkListenerJobStart":
-            properties = event.get("Properties") or {}
-            jobs[event.get("Job ID")] = {
+            properties = _obj(event.get("Properties"))
+            stage_ids = event.get("Stage IDs")
+            self.jobs[event.get("Job ID")] = {
                 "jobId": event.get("Job ID"),
                 "jobGroup": properties.get("spark.jobGroup.id"),
-                "stageIds": list(event.get("Stage IDs") or []),
-                "submissionTime": event.get("Submission Time"),
+                "stageIds": list(stage_ids) if isinstance(stage_ids, list) else [],
+                "submissionTime": _number(event.get("Submission Time")),
                 "completionTime": None,
                 "result": None,
             }
-        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in jobs:
-            job = jobs[event.get("Job ID")]
-            job["completionTime"] = event.get("Completion Time")
-            job["result"] = (event.get("Job Result") or {}).get("Result")
+        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in self.jobs:
+            job = self.jobs[event.get("Job ID")]
+            job["completionTime"] = _number(event.get("Completion Time"))
+            job["result"] = _obj(event.get("Job Result")).get("Result")
         elif kind == "SparkListenerStageExecutorMetrics":
-            peaks = event.get("Executor Metrics") or {}
+            peaks = _obj(event.get("Executor Metrics"))
             log.stage_executor_metrics.append({
                 "stageId": event.get("Stage ID"),
                 "executorId": str(event.get("Executor ID")),
-                **{k: peaks.get(k) for k in GC_METRICS},
+                **{k: _number(peaks.get(k)) for k in GC_METRICS},
             })  # fmt: skip
         elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
-            log.stream_progress.append(compact_progress(event.get("progress") or {}))
+            log.stream_progress.append(compact_progress(_obj(event.get("progress"))))
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
-            info = event.get("Stage Info", {})
+            info = _obj(event.get("Stage Info"))
             key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
-            stage = stages.setdefault(key, {"stageId": key[0], "stageAttemptId": key[1]})
-            stage.update(
-                {
-                    "name": info.get("Stage Name"),
-                    "numTasks": info.get("Number of Tasks"),
-                    "submissionTime": info.get("Submission Time"),
-                    "completionTime": info.get("Completion Time"),
-                    "failureReason": info.get("Failure Reason"),
-                    "parentIds": list(info.get("Parent IDs") or []),
-                }
-            )
-    if log.start_time is None and log.app_id is None:
-        raise UsageError(f"{path} holds no Spark application events: is it a Spark event log?")
-    if not log.complete:
-        log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
-    log.tasks = pd.DataFrame(tasks, columns=_task_columns())
-    log.stages = _stage_table(stages, log.tasks)
-    log.jobs = pd.DataFrame(
-        list(jobs.values()),
-        columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
-    )
-    return log
+            stage = self.stages.setdefault(key, {"stageId": key[0], "stageAttemptId": key[1]})
+            parents = info.get("Parent IDs")
+            stage.update({
+                "name": info.get("Stage Name"),
+                "numTasks": info.get("Number of Tasks"),
+                "submissionTime": _number(info.get("Submission Time")),
+                "completionTime": _number(info.get("Completion Time")),
+                "failureReason": info.get("Failure Reason"),
+                "parentIds": list(parents) if isinstance(parents, list) else [],
+            })  # fmt: skip
 
 
-def _task_columns() -> list[str]:
-    base = list(_task_row({}).keys())
-    return base
+def _number(value: object) -> int | float | None:
+    """A timestamp or count as Spark writes it; anything else (a damaged field) is missing."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _task_table(parts: list[dict[str, object]]) -> pd.DataFrame:
+    """The segments' task columns as one table; string columns hold shared str objects."""
+    data: dict[str, object] = {}
+    for name in COLUMNS:
+        pieces = [part[name] for part in parts]
+        if name in STRING_COLUMNS:
+            strings = [np.array([*categories, None], dtype=object)[codes]
+                       for codes, categories in pieces]  # fmt: skip
+            data[name] = np.concatenate(strings) if strings else np.empty(0, object)
+        else:
+            data[name] = np.concatenate(pieces) if pieces else np.empty(0)
+        for part in parts:  # free each segment's copy as soon as it is joined
+            part[name] = None
+    return pd.DataFrame(data, columns=list(COLUMNS), copy=False)
 
 
 def _stage_table(stages: dict[tuple[int, int], dict], tasks: pd.DataFrame) -> pd.DataFrame:

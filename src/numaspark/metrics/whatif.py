@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from numaspark.metrics.eventlog import EventLog
@@ -80,10 +81,11 @@ def simulate(log: EventLog, cores: int) -> Prediction:
     )
     parents = ({int(r.stageId): [int(p) for p in (r.parentIds or [])] for r in stages.itertuples()}
                if "parentIds" in stages else {})  # fmt: skip
-    durations = {
-        int(stage): sorted(zip(group["launchTime"], group["duration"].fillna(0), strict=True))
-        for stage, group in tasks.groupby("stageId")
-    }
+    durations: dict[int, list[float]] = {}  # per stage, in launch order (then shortest first)
+    for stage, group in tasks.groupby("stageId"):
+        duration = group["duration"].fillna(0).to_numpy(dtype=float)
+        order = np.lexsort((duration, group["launchTime"].to_numpy(dtype=float)))
+        durations[int(stage)] = duration[order].tolist()
     jobs_ms, chain_ms, task_ms = 0.0, 0.0, 0.0
     replayed: set[int] = set()
     for stage_ids in log.jobs.sort_values("submissionTime")["stageIds"]:
@@ -98,14 +100,14 @@ def simulate(log: EventLog, cores: int) -> Prediction:
         for stage in _stage_order(stages, ran):
             ready = max((ends.get(p, 0.0) for p in parents.get(stage, [])), default=0.0)
             finish = ready
-            for _, duration in durations[stage]:
-                free = heapq.heappop(slots)
-                end = max(free, ready) + float(duration)
-                heapq.heappush(slots, end)
-                finish = max(finish, end)
-                task_ms += float(duration)
+            for duration in durations[stage]:  # each task on the slot that frees first
+                end = (slots[0] if slots[0] > ready else ready) + duration
+                heapq.heapreplace(slots, end)
+                if end > finish:
+                    finish = end
+            task_ms += sum(durations[stage])
             ends[stage] = finish
-            longest[stage] = max(float(d) for _, d in durations[stage]) + max(
+            longest[stage] = max(durations[stage]) + max(
                 (longest.get(p, 0.0) for p in parents.get(stage, [])), default=0.0)  # fmt: skip
         jobs_ms += max(ends.values())
         chain_ms += max(longest.values())

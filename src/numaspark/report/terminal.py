@@ -69,19 +69,40 @@ class Terminal:
         return bars.Progress(*columns, console=self.err, transient=False)
 
     def main(self, app) -> int:
-        """Run the typer ``app``; its exit code. Click reports its own usage errors (exit 2);
-        ours are one line on stderr, never a traceback; Ctrl-C and SIGTERM exit 130."""
+        """Run the typer ``app``; its exit code. Usage errors keep typer's form (usage, a hint)
+        and end with one line that says what was wrong (exit 2); ours are one line on stderr,
+        never a traceback; a path that cannot be read or written is one line (exit 2); Ctrl-C
+        and SIGTERM exit 130."""
+        import typer
+
+        # click's base of usage errors; typer exports its subclasses, not the base itself
+        ClickException = next(c for c in typer.BadParameter.__mro__  # noqa: N806
+                              if c.__name__ == "ClickException")  # fmt: skip
+        from numaspark.experiment.store import ResultStore
+
+        ResultStore.notify = lambda note: self.note("warning:", note)
         try:
-            app()
-        except NumasparkError as exc:
-            self.err.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
+            code = app(standalone_mode=False)
+        except ClickException as exc:
+            exc.show()  # "Usage: ...", "Try ... --help", then "Error: <what was wrong>"
             return exc.exit_code
+        except NumasparkError as exc:
+            self.error(str(exc))
+            return exc.exit_code
+        except OSError as exc:  # an output path not writable, a directory where a file goes
+            where = f"{exc.filename}: " if exc.filename else ""
+            self.error(f"{where}{exc.strerror or exc}: give a path this user can read or "
+                       "write")  # fmt: skip
+            return 2
         except Interrupted:  # what was stopped and kept is said already
             return 130
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, typer.Abort):
             self.err.print("Interrupted.")
             return 130
-        return 0
+        return code if isinstance(code, int) else 0
+
+    def error(self, message: str) -> None:
+        self.err.print(f"[bold red]Error:[/] {message}", highlight=False, soft_wrap=True)
 
     @contextlib.contextmanager
     def interruptible(self, out: Path | None) -> Iterator[None]:
