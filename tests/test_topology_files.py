@@ -130,3 +130,37 @@ def test_json_schema_fields():
     assert data["pus"][0]["siblings"] == "12"
     assert data["distances"]["matrix"] == [[10, 20], [20, 10]]
     assert {"complete", "online", "offline", "allowed"} <= set(data["cpus"])
+
+
+# A memory-side cache above a high-bandwidth node, attached to the machine (as in hwloc 2.9's
+# test file 8intel64-fakeKNL-A2A-hybrid.rootattachednumas): the structure, written here by hand.
+_MEMCACHE_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003"
+          allowed_cpuset="0x00000003" nodeset="0x00000003" allowed_nodeset="0x00000003">
+    <object type="NUMANode" os_index="0" cpuset="0x00000003" nodeset="0x00000001"
+            gp_index="10" local_memory="51431501824"/>
+    <object type="MemCache" os_index="1" cpuset="0x00000003" nodeset="0x00000002"
+            cache_size="10000000" depth="1">
+      <object type="NUMANode" os_index="1" cpuset="0x00000003" nodeset="0x00000002"
+              gp_index="11" subtype="MCDRAM" local_memory="8589934592"/>
+    </object>
+    <object type="Package" os_index="0" cpuset="0x00000003">
+      <object type="Core" os_index="0" cpuset="0x00000001">
+        <object type="PU" os_index="0" cpuset="0x00000001"/>
+      </object>
+      <object type="Core" os_index="1" cpuset="0x00000002">
+        <object type="PU" os_index="1" cpuset="0x00000002"/>
+      </object>
+    </object>
+  </object>
+</topology>
+"""
+
+
+def test_a_node_behind_a_memory_side_cache_is_counted_once(tmp_path):
+    path = tmp_path / "memcache.xml"
+    path.write_text(_MEMCACHE_XML)
+    topo = load_xml(path)
+    assert [n.os_index for n in topo.nodes] == [0, 1]
+    assert sum(n.memory for n in topo.nodes) == 51431501824 + 8589934592  # 55.9 GiB, as hwloc

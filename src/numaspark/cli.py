@@ -104,7 +104,7 @@ def run(
     out: OutOpt = Path("numaspark-out"),
     cluster: Annotated[Optional[Path], Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")] = None,  # noqa: UP045
     data: DataOpt = None,
-    timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.")] = 1800.0,
+    timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.", min=1)] = 1800.0,
     conf: ConfOpt = None, param: ParamOpt = None,
     rate: Annotated[Optional[float], Opt(help="Streaming: events a second the source sends (default 1000).")] = None,  # noqa: UP045
     duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s).")] = None,  # noqa: UP045
@@ -491,7 +491,7 @@ def tune(
     workload: Annotated[Optional[str], typer.Argument(help="Workload to tune by real runs (or give --replay).")] = None,  # noqa: UP045
     replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark.")] = None,  # noqa: UP045
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
-    budget: Annotated[int, Opt(help="Most runs (trials).")] = 10,
+    budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
     budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
     noise: Annotated[float, Opt(help="Relative difference treated as noise (early stop).")] = 0.05,
@@ -510,7 +510,8 @@ def tune(
     search = dict(seed=seed, noise=noise, early_stop=early_stop,
                   time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None)  # fmt: skip
     if replay is not None:
-        space, lookup = read_table(replay, minimize)
+        space, lookup = read_table(replay, minimize, skipped := [])
+        term.warn(skipped)
         objective = replay_objective(lookup, space)
     else:
         check_repeat(repeat, warmup)
@@ -538,6 +539,7 @@ def fit(
     from numaspark.experiment.scaling import fit_report, read_points
 
     found = fit_report(read_points(table), predict)
+    term.warn(found["warnings"])
     if as_json:
         term.json(found)
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -19,6 +20,32 @@ from numaspark.errors import UsageError
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_pairs, parse_size
+
+
+def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
+    """An output directory, checked before any work starts (and not made yet): a file, or a
+    place this user cannot write, is one clear line."""
+    if value is None:
+        return None
+    option = f"--{param.name}" if param.name else "the directory"
+    if value.exists() and not value.is_dir():
+        raise UsageError(f"{option} {value} is a file: give a directory (it is made when missing)")
+    existing = value.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(f"{option} {value}: {existing} is a file: give a directory path")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {value}: {existing} is not writable by this user: give a "
+                         "directory you can write")  # fmt: skip
+    if value != param.default:  # named by the user: made now (root passes access() anywhere)
+        try:
+            value.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"{option} {value}: cannot make it ({exc.strerror}): give a "
+                             "directory this user can write") from None  # fmt: skip
+    return value
+
 
 # fmt: off
 Opt = typer.Option
@@ -33,8 +60,8 @@ BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that 
 PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy (default: bind when bound, the kernel's otherwise).")]
 NodesOpt = Annotated[str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")]
 PuOrderOpt = Annotated[PuOrder, Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together.")]
-OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.")]
-DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs live (default ./numaspark-data).")]
+OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.", callback=writable_dir)]
+DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs live (default ./numaspark-data).", callback=writable_dir)]
 SizeOpt = Annotated[str, Opt("--size", help="tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
 RepeatOpt = Annotated[int, Opt("--repeat", help="Measured iterations per configuration, in one application.")]
 WarmupOpt = Annotated[int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")]

@@ -63,7 +63,7 @@ def parse_pairs(pairs: list[str], option: str, example: str) -> dict[str, str]:
 def parse_counts(text: str, option: str) -> list[int]:
     """``1,2,4,8`` as positive integers (``--cores`` of whatif); anything else is a usage error."""
     try:
-        counts = [int(c) for c in text.split(",") if c.strip()]
+        counts = [int(c) for c in text.split(",")]
     except ValueError:
         counts = []
     if not counts or min(counts) < 1:

@@ -206,6 +206,14 @@ class AdditiveModel:
         return float(self._row(candidate) @ self.weights)
 
 
+def check_search(budget: int, noise: float) -> None:
+    """The search's own numbers, checked before any trial."""
+    if budget < 1:
+        raise UsageError("--budget must be at least 1 run")
+    if not 0 <= noise < 1:
+        raise UsageError(f"--noise {noise}: give a fraction like 0.05")
+
+
 def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
          priors: int = 2, early_stop: bool = True, time_budget_s: float | None = None,
          proposals_per_trial: int = 32,
@@ -216,10 +224,7 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
 
     import optuna
 
-    if budget < 1:
-        raise UsageError("--budget must be at least 1 run")
-    if not 0 <= noise < 1:
-        raise UsageError(f"--noise {noise}: give a fraction like 0.05")
+    check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -343,17 +348,20 @@ def _native(value: object) -> object:
     return value
 
 
-def read_table(path: Path, minimize: str) -> tuple[Space, dict[tuple, float]]:
+def read_table(path: Path, minimize: str,
+               skipped: list[str] | None = None) -> tuple[Space, dict[tuple, float]]:  # fmt: skip
     """A recorded table: one row per configuration, ``minimize`` is the value, every other
-    column a parameter (its distinct values form the space; absent rows cannot run)."""
+    column a parameter (its distinct values form the space; absent rows cannot run). Rows
+    whose value is not a finite number are left out and said in ``skipped``."""
     import pandas as pd
 
-    if not path.exists():
-        raise UsageError(f"{path} does not exist: give a CSV with one row per configuration")
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise UsageError(f"{path} {what}: give a CSV with one row per configuration")
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path} is not a CSV table: {exc}") from None
+        raise UsageError(f"{path} is not a CSV table: {' '.join(str(exc).split())}") from None
     if minimize not in frame.columns:
         raise UsageError(f"{path} has no column {minimize!r}; its columns: "
                          f"{', '.join(map(str, frame.columns))}")  # fmt: skip
@@ -361,9 +369,14 @@ def read_table(path: Path, minimize: str) -> tuple[Space, dict[tuple, float]]:
     if not names:
         raise UsageError(f"{path}: no parameter columns beside {minimize!r}")
     values = pd.to_numeric(frame[minimize], errors="coerce")
-    frame = frame[values.notna()].assign(**{minimize: values[values.notna()]})
+    usable = values.notna() & np.isfinite(values.fillna(0)) & (values.fillna(0) > 0)
+    if not usable.all() and usable.any() and skipped is not None:
+        rows = [str(i + 2) for i in np.flatnonzero(~usable.to_numpy())]  # + header, 1-based
+        skipped.append(f"{path}: {len(rows)} row(s) without a positive finite {minimize} left "
+                       f"out (line {', '.join(rows[:5])}{' ...' if len(rows) > 5 else ''})")  # fmt: skip
+    frame = frame[usable].assign(**{minimize: values[usable]})
     if frame.empty:
-        raise UsageError(f"{path}: column {minimize!r} has no numbers")
+        raise UsageError(f"{path}: column {minimize!r} has no numbers (positive and finite)")
     if frame[names].isna().any().any():
         raise UsageError(f"{path}: a parameter cell is empty; every row needs every parameter")
     space_values = {}
@@ -379,6 +392,9 @@ def read_table(path: Path, minimize: str) -> tuple[Space, dict[tuple, float]]:
         key = tuple(_native(record[n]) for n in names)
         table.setdefault(key, []).append(float(record[minimize]))  # repeats: their median
     lookup = {k: float(np.median(v)) for k, v in table.items()}
+    if len(lookup) < 2:
+        raise UsageError(f"{path}: one configuration only: nothing to choose between (give a "
+                         "table of two or more)")  # fmt: skip
     return Space(space_values, sorted(lookup, key=str)), lookup
 
 

@@ -106,16 +106,32 @@ def read_points(path) -> list[tuple[float, float]]:
         cells = [c.strip() for c in (row if len(row) > 1 else (row[0].split() if row else []))]
         if not cells or cells[0].startswith("#"):
             continue
+        if len(cells) != 2 and not (number == 1 and not points):
+            raise UsageError(f"{path}:{number}: {len(cells)} columns; give two: concurrency,"
+                             "time (one row per run)")  # fmt: skip
         try:
-            points.append((float(cells[0]), float(cells[1])))
+            point = (float(cells[0]), float(cells[1]))
         except (ValueError, IndexError):
             if points or number > 1:
                 raise UsageError(
                     f"{path}:{number}: expected 'concurrency,time', got {','.join(cells)!r}"
                 ) from None
+            continue  # a header line
+        if not all(math.isfinite(v) and v > 0 for v in point) or point[0] < 1:
+            raise UsageError(f"{path}:{number}: concurrency must be at least 1 and time a "
+                             f"positive number, got {','.join(cells)!r}")  # fmt: skip
+        points.append(point)
     if not points:
         raise UsageError(f"{path} has no (concurrency, time) rows")
+    if len({p for p, _ in points}) < 2:
+        raise UsageError(f"{path}: every row has concurrency {points[0][0]:g}: a scaling fit "
+                         "needs runs at two or more concurrencies")  # fmt: skip
     return points
+
+
+def duplicate_rows(points: list[tuple[float, float]]) -> int:
+    """Rows that repeat an earlier row exactly (a copy, or repetitions that timed alike)."""
+    return len(points) - len(set(points))
 
 
 def fit_report(points: list[tuple[float, float]], predict: list[float] | None = None) -> dict:
@@ -123,7 +139,14 @@ def fit_report(points: list[tuple[float, float]], predict: list[float] | None = 
     if any(p < 1 for p in predict or []):
         raise UsageError("--predict needs a concurrency of at least 1")
     models = {name: fit(points, name) for name in ("usl", "amdahl")}
+    repeated = duplicate_rows(points)
     return {
+        "warnings": [
+            f"{repeated} row(s) repeat an earlier row exactly: fitted as repetitions "
+            "(remove them if they are copies)"
+        ]
+        if repeated
+        else [],  # fmt: skip
         "points": efficiency_table(points),
         "models": {name: m.to_dict() for name, m in models.items()},
         "knee": knee(points),

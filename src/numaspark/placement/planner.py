@@ -74,6 +74,10 @@ def plan(
             f"nodes {topology.allowed_nodes or '-'})"
         )
     _check_layout_numbers(layout)
+    allowed = len(topology.allowed_cpus)
+    if layout.driver_cores > allowed:
+        raise UsageError(f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "
+                         f"CPUs ({topology.allowed_cpus}): give at most {allowed}")  # fmt: skip
     if binding is Binding.NONE and mem_policy is None:
         policy = None
     else:

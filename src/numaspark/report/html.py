@@ -453,6 +453,8 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
                          "directory of run, sweep, study or characterize")  # fmt: skip
     results = ResultStore(directory).load() if results_path.exists() else []
     cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
+    if not results and not cosched_rows:
+        raise UsageError(f"{directory}: no runs are stored there yet: nothing to report")
     classification = classify(results)
     classes = {c.config: [x.text for x in c.labels] for c in classification.configs}
     configs = _configs(results, classes)

@@ -27,6 +27,22 @@ class Interrupted(Exception):
     """Ctrl-C or SIGTERM after every started process was stopped: exit 130."""
 
 
+class _Bars(bars.Progress):
+    """A progress display that leaves no bar behind when a user error ends the work: the
+    error is then the one line the user reads."""
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None or not issubclass(kind, NumasparkError):
+            super().__exit__(kind, value, traceback)
+            return
+        self.live.transient, quiet = True, self.console.quiet
+        self.console.quiet = not self.console.is_terminal  # not even an empty line in a log
+        try:
+            super().__exit__(kind, value, traceback)
+        finally:
+            self.console.quiet = quiet
+
+
 class Terminal:
     def __init__(self) -> None:
         self.out = Console()
@@ -66,7 +82,7 @@ class Terminal:
                    bars.MofNCompleteColumn(), bars.TimeElapsedColumn()]  # fmt: skip
         if remaining:
             columns.append(bars.TimeRemainingColumn())
-        return bars.Progress(*columns, console=self.err, transient=False)
+        return _Bars(*columns, console=self.err, transient=False)
 
     def main(self, app) -> int:
         """Run the typer ``app``; its exit code. Usage errors keep typer's form (usage, a hint)
@@ -207,6 +223,8 @@ def show_stored(term: Terminal, stored: list) -> None:
     """Every stored run, then the configurations compared (streaming runs by their windows)."""
     from numaspark.report.metrics import comparison_table, runs_table, stream_table
 
+    if not stored:
+        raise UsageError("no runs are stored there yet (its results.jsonl is empty)")
     term.print(runs_table(stored))
     table, warnings = comparison_table([r for r in stored if not r.streaming])
     term.print(table)
@@ -239,8 +257,9 @@ def run_tuner(term: Terminal, space, objective, budget: int, label: str, out: Pa
               **search) -> object:  # fmt: skip
     """The tuner's trials under a progress bar (``out``: where live trials store their runs;
     None when replaying a table)."""
-    from numaspark.decide.tune import tune
+    from numaspark.decide.tune import check_search, tune
 
+    check_search(budget, search.get("noise", 0.05))
     with term.interruptible(out), term.progress() as bar:
         task = bar.add_task(f"tuning {label} ({len(space.candidates)} candidates)", total=budget)
 

@@ -61,11 +61,32 @@ def load_synthetic(description: str) -> Topology:
         raise UsageError(
             '--synthetic is empty: describe a machine, e.g. "pack:2 numa:2 core:12 pu:2"'
         )
+    _refuse_absurd(description)
     return parse_xml(
         lstopo_xml(description),
         f"synthetic:{description}",
         memory_known="memory=" in description,
     )
+
+
+#: The largest synthetic machine described (hwloc builds every object: a million PUs takes
+#: minutes). The biggest servers today have a few thousand hardware threads.
+MAX_SYNTHETIC_PUS = 65_536
+
+
+def _refuse_absurd(description: str) -> None:
+    """Refuse a synthetic machine too large to build, before hwloc spends minutes on it."""
+    import re
+
+    from numaspark.errors import UsageError
+
+    total = 1
+    for count in re.findall(r"[A-Za-z0-9]+:(\d+)", description):
+        total *= int(count)
+        if total > MAX_SYNTHETIC_PUS:
+            raise UsageError(f"--synthetic {description!r} describes more than "
+                             f"{MAX_SYNTHETIC_PUS:,} objects at its lowest level: describe a "
+                             "real machine's size (e.g. \"pack:2 numa:2 core:12 pu:2\")")  # fmt: skip
 
 
 def load(xml: str | Path | None = None, synthetic: str | None = None) -> Topology:

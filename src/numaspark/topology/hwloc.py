@@ -9,6 +9,7 @@ libhwloc's C API, for which no maintained Python binding exists.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -50,8 +51,19 @@ def lstopo_xml(input_spec: str | None = None) -> str:
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         reason = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         what = "this machine" if input_spec is None else repr(input_spec)
-        raise UsageError(f"hwloc could not read {what}: {reason}")
+        found = re.search(r"cannot import XML version (\d+(\.\d+)?)", reason)
+        hint = f"; {_export_hint(found.group(1))}" if found else ""
+        raise UsageError(f"hwloc could not read {what}: {reason}{hint}")
     return proc.stdout
+
+
+def _export_hint(version: str) -> str:
+    if version.split(".")[0].isdigit() and int(version.split(".")[0]) >= 3:
+        return (
+            "export a version 2 file on the source machine with 'lstopo --of xml "
+            "--export-xml-flags v2 FILE.xml' (hwloc 3), or read it there with hwloc 3"
+        )
+    return f"convert it with '{LSTOPO} -i FILE --of xml > new.xml' (hwloc 2)"
 
 
 def parse_xml(
@@ -66,10 +78,8 @@ def parse_xml(
         raise UsageError(f"{source}: not an hwloc topology (root element <{root.tag}>)")
     version = root.get("version", "1.0")
     if not version.startswith("2"):
-        raise UsageError(
-            f"{source}: hwloc XML version {version} is not supported; convert it with "
-            f"'{LSTOPO} -i FILE --of xml > new.xml' (hwloc 2)"
-        )
+        raise UsageError(f"{source}: hwloc XML version {version} is not supported; "
+                         f"{_export_hint(version)}")  # fmt: skip
     machine = root.find("object")
     if machine is None or machine.get("type") != "Machine":
         raise UsageError(f"{source}: no Machine object in the hwloc XML")
@@ -115,7 +125,8 @@ class _Builder:
             self.pus.append({"os_index": int(obj.get("os_index", "0")), "core": core})
         self._add_memory_children(obj, package)
         for child in obj.findall("object"):
-            if child.get("type") != "NUMANode":
+            # memory was taken above, a MemCache's NUMA nodes with it: not walked again
+            if child.get("type") not in ("NUMANode", "MemCache"):
                 self.walk(child, package, l3, core)
 
     def _add_memory_children(self, obj: ET.Element, package: int | None) -> None:

@@ -1,0 +1,521 @@
+"""A corpus of bad inputs for every command, as a new user would bring them.
+
+    .venv/bin/python tests/badinputs.py          # runs it, prints the counts (scripts/badinputs.sh)
+
+Each case is a real `numaspark` subprocess on inputs made in a scratch
+directory: missing, empty, binary and special files; directories where files
+go and files where directories go; unwritable outputs; malformed options; and
+generated mutations of the recorded event logs, of real servers' hwloc XML and
+of a recorded results directory (cut short, bytes flipped, fields of the wrong
+type). A bad input must end with exit 2 and one line on stderr that names it
+(typer's usage errors keep their usage lines, and their last line says what
+was wrong), never a traceback, within the time bound. An input that is only
+partly damaged may instead be used, with a warning that says what was skipped
+("warn" cases): then exit 0 and at least one warning line, never a traceback.
+tests/test_badinputs.py runs the same corpus under pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import zstandard
+
+TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "fixtures"
+TOPOLOGIES = Path(
+    os.environ.get("NUMASPARK_TOPOLOGIES", TESTS.parents[1] / "shared" / "topologies")
+)
+TIME_BOUND_S = 45.0
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    args: list[str]
+    expect: str = "error"  # "error": exit 2, one line; "warn": exit 0 with a warning, or "error"
+    says: str = ""  # text the error line must hold, when the case pins it
+    stdin: str | None = None
+
+
+@dataclass
+class Outcome:
+    case: Case
+    returncode: int | None
+    stderr: str
+    seconds: float
+    problems: list[str] = field(default_factory=list)
+
+
+# --- making inputs ---------------------------------------------------------------------------
+
+
+def _write(path: Path, data: bytes | str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data)
+    else:
+        path.write_bytes(data)
+    return str(path)
+
+
+def _results_dir(root: Path, name: str, lines: list[str]) -> str:
+    directory = root / name
+    _write(directory / "results.jsonl", "".join(line + "\n" for line in lines))
+    return str(directory)
+
+
+def _recorded_run() -> dict:
+    text = (FIXTURES / "runs" / "wordcount-core" / "results.jsonl").read_text()
+    return json.loads(text.splitlines()[-1])
+
+
+def _mutated_runs(root: Path) -> list[Case]:
+    """A recorded run with one field given the wrong type or a NUL byte: each is named and
+    skipped; alone in its file, it is an error."""
+    base = _recorded_run()
+    mutations = {
+        "status-int": ("status", 3), "wall-str": ("wall_time_s", "fast"),
+        "wall-list": ("wall_time_s", [1]), "spec-str": ("spec", "wordcount"),
+        "metrics-list": ("metrics", [1, 2]), "warnings-str": ("warnings", "oops"),
+        "environment-int": ("environment", 7), "measurements-str": ("measurements", "x"),
+        "effective-dict": ("effective_placement", {"a": 1}), "check-list": ("check", [True]),
+    }  # fmt: skip
+    cases = []
+    for label, (key, value) in mutations.items():
+        bad = dict(base, **{key: value})
+        alone = _results_dir(root, f"runs-{label}", [json.dumps(bad)])
+        mixed = _results_dir(root, f"mixed-{label}", [json.dumps(base), json.dumps(bad)])
+        cases.append(Case(f"results: {label} alone", ["results", alone], says="no line is a run"))
+        cases.append(Case(f"classify: {label} beside a good run", ["classify", mixed],
+                          expect="warn"))  # fmt: skip
+    nul = json.loads(json.dumps(base))
+    nul["spec"]["workload"] = "word\x00count"
+    for command in ("results", "report", "classify", "advise"):
+        directory = _results_dir(root, f"nul-{command}", [json.dumps(nul)])
+        cases.append(Case(f"{command}: a NUL byte in a run", [command, directory],
+                          says="NUL byte"))  # fmt: skip
+    metric = json.loads(json.dumps(base))
+    metric["metrics"]["executorRunTime"] = "12"
+    cases.append(Case("results: a metric as a string",
+                      ["results", _results_dir(root, "metric-str", [json.dumps(metric)])],
+                      says="executorRunTime"))  # fmt: skip
+    return cases
+
+
+def _event_log_mutations(root: Path) -> list[Case]:
+    """The recorded logs cut short and with bytes flipped: usable logs warn, the rest err."""
+    rng = random.Random(20)
+    cases = []
+    logs = FIXTURES / "eventlogs"
+    plain = (logs / "plain").read_bytes()
+    for fraction in (0.02, 0.3, 0.7, 0.97):
+        path = _write(root / "ev" / f"plain-cut-{fraction}", plain[: int(len(plain) * fraction)])
+        cases.append(Case(f"analyze: plain log cut at {fraction:.0%}", ["analyze", path],
+                          expect="warn"))  # fmt: skip
+    for name in ("lz4.lz4", "snappy.snappy"):
+        raw = (logs / name).read_bytes()
+        for fraction in (0.1, 0.5, 0.9):
+            flipped = bytearray(raw)
+            for _ in range(8):
+                at = int(len(raw) * fraction) + rng.randrange(64)
+                flipped[at % len(raw)] ^= 0xFF
+            path = _write(root / "ev" / f"flip-{fraction}-{name}", bytes(flipped))
+            cases.append(Case(f"analyze: {name} with bytes flipped at {fraction:.0%}",
+                              ["analyze", path], expect="warn"))  # fmt: skip
+            cut = _write(root / "ev" / f"cut-{fraction}-{name}", raw[: int(len(raw) * fraction)])
+            cases.append(Case(f"whatif: {name} cut at {fraction:.0%}", ["whatif", cut],
+                              expect="warn"))  # fmt: skip
+    source = next((logs / "rolling-zstd").glob("events_1_*"))
+    raw = source.read_bytes()
+    for fraction in (0.05, 0.5, 0.95):
+        directory = root / "ev" / f"eventlog_v2_zstd-{fraction}"
+        flipped = bytearray(raw)
+        flipped[int(len(raw) * fraction)] ^= 0xFF
+        _write(directory / source.name, bytes(flipped))
+        cases.append(Case(f"analyze: zstd log with a byte flipped at {fraction:.0%}",
+                          ["analyze", str(directory)], expect="warn"))  # fmt: skip
+    lines = plain.decode().splitlines()
+    junk = [_write(root / "ev" / "only-tasks", "\n".join(x for x in lines if "TaskEnd" in x)),
+            _write(root / "ev" / "one-line", lines[0])]  # fmt: skip
+    cases += [Case("analyze: task ends without the application's start", ["analyze", junk[0]],
+                   says="no Spark application events"),
+              Case("analyze: only the first line", ["analyze", junk[1]],
+                   says="no Spark application events")]  # fmt: skip
+    wrong = [json.loads(x) for x in lines]
+    for event in wrong:
+        if event["Event"] == "SparkListenerTaskEnd":
+            event["Task Metrics"]["Executor Run Time"] = "slow"
+            event["Task Info"]["Finish Time"] = None
+    path = _write(root / "ev" / "string-metrics", "\n".join(json.dumps(e) for e in wrong))
+    cases.append(Case("analyze: metrics written as strings", ["analyze", path], expect="warn"))
+    return cases
+
+
+def _topology_mutations(root: Path) -> list[Case]:
+    cases = []
+    files = sorted(TOPOLOGIES.glob("*.xml"))[:5]
+    for xml in files:
+        text = xml.read_text()
+        for fraction in (0.1, 0.5, 0.9):
+            path = _write(
+                root / "xml" / f"{xml.stem}-{fraction}.xml", text[: int(len(text) * fraction)]
+            )
+            cases.append(Case(f"topology: {xml.name} cut at {fraction:.0%}",
+                              ["topology", "--xml", path]))  # fmt: skip
+    if files:
+        text = files[0].read_text()
+        v3 = text.replace('<topology version="2.0">', '<topology version="3.0">')
+        path = _write(root / "xml" / "v3.xml", v3)
+        cases.append(Case("topology: an hwloc 3 export", ["topology", "--xml", path],
+                          says="--export-xml-flags v2"))  # fmt: skip
+        cases.append(Case("plan: an hwloc 3 export", ["plan", "--xml", path],
+                          says="--export-xml-flags v2"))  # fmt: skip
+    return cases
+
+
+def _tables(root: Path) -> dict[str, str]:
+    t = root / "tables"
+    return {
+        "missing": str(t / "nope.csv"),
+        "directory": str((t / "dir").mkdir(parents=True) or t / "dir"),
+        "empty": _write(t / "empty.csv", ""),
+        "binary": _write(t / "binary.csv", os.urandom(2048)),
+        "header-only": _write(t / "header.csv", "concurrency,time_s\n"),
+        "one-column": _write(t / "one.csv", "concurrency\n1\n2\n"),
+        "three-columns": _write(t / "three.csv", "concurrency,time_s,extra\n1,10,0\n2,6,0\n4,4,0\n"),
+        "text-values": _write(t / "text.csv", "concurrency,time_s\none,ten\ntwo,six\n"),
+        "nan": _write(t / "nan.csv", "concurrency,time_s\n1,10\n2,nan\n4,4\n"),
+        "inf": _write(t / "inf.csv", "concurrency,time_s\n1,10\n2,inf\n4,4\n"),
+        "negative": _write(t / "neg.csv", "concurrency,time_s\n-1,10\n2,6\n4,4\n"),
+        "zero-time": _write(t / "zero.csv", "concurrency,time_s\n1,0\n2,6\n4,4\n"),
+        "one-row": _write(t / "row.csv", "concurrency,time_s\n1,10\n"),
+        "duplicates": _write(t / "dup.csv", "concurrency,time_s\n1,10\n1,10\n1,10\n"),
+        "utf16": _write(t / "utf16.csv", "concurrency,time_s\n1,10\n2,6\n".encode("utf-16")),
+        "grid-nan": _write(t / "grid-nan.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,nan\n2,1,inf\n"),
+        "grid-text": _write(t / "grid-text.csv", "executors,cores_per_executor,wall_s\n1,1,fast\n1,2,slow\n"),
+        "grid-no-wall": _write(t / "grid-nowall.csv", "executors,cores_per_executor,time\n1,1,10\n1,2,8\n"),
+        "grid-one": _write(t / "grid-one.csv", "executors,cores_per_executor,wall_s\n1,1,10\n"),
+        "grid-only-wall": _write(t / "grid-wall.csv", "wall_s\n10\n8\n"),
+    }  # fmt: skip
+
+
+def _specs(root: Path) -> dict[str, str]:
+    s = root / "specs"
+    return {
+        "missing": str(s / "nope.toml"),
+        "directory": str((s / "dir").mkdir(parents=True) or s / "dir"),
+        "empty": _write(s / "empty.toml", ""),
+        "binary": _write(s / "binary.toml", os.urandom(512)),
+        "not-toml": _write(s / "bad.toml", "[experiment\nname = \n"),
+        "unknown-workload": _write(s / "wl.toml", '[experiment]\nname = "x"\nworkloads = ["nope"]\n'),
+        "wrong-type": _write(s / "type.toml", '[experiment]\nname = "x"\nworkloads = "wordcount"\nrepeat = "two"\n'),
+        "unknown-key": _write(s / "key.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nbogus = 1\n'),
+        "zero-repeat": _write(s / "zero.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nrepeat = 0\n'),
+        "json": _write(s / "spec.json", '{"experiment": {"name": "x"}}'),
+    }  # fmt: skip
+
+
+# --- the corpus ------------------------------------------------------------------------------
+
+
+def corpus(root: Path) -> list[Case]:
+    """Every case, its inputs made under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    file_not_dir = _write(root / "a-file", "not a directory\n")
+    binary = _write(root / "binary.bin", os.urandom(4096))
+    empty = _write(root / "empty", "")
+    emptydir = root / "emptydir"
+    emptydir.mkdir(exist_ok=True)
+    emptydir = str(emptydir)
+    unwritable = "/proc/numaspark-cannot-write-here"
+    plain = str(FIXTURES / "eventlogs" / "plain")
+    good_results = str(FIXTURES / "runs" / "wordcount-core")
+    xml = str(next(iter(sorted(TOPOLOGIES.glob("24em64t*.xml"))), TOPOLOGIES / "missing.xml"))
+    array = _results_dir(root, "array", [json.dumps([_recorded_run(), _recorded_run()])])
+    zstd_garbage = _write(root / "eventlog_v2_garbage" / "events_1_x.zstd",
+                          zstandard.ZstdCompressor().compress(os.urandom(2000)))  # fmt: skip
+    zlib_file = _write(root / "log.gz", zlib.compress(b"hello"))
+    cases: list[Case] = []
+    add = cases.append
+
+    # typer's usage errors: keep typer's form, the last line says what was wrong
+    for args in (["bogus-command"], ["plan", "--bind", "bogus"], ["plan", "--executors", "x"],
+                 ["plan", "--mode", "remote"], ["plan", "--target", "mesos"],
+                 ["plan", "--mem-policy", "everywhere"], ["plan", "--pu-order", "zigzag"],
+                 ["run", "--bind", "bogus", "wordcount"], ["run", "wordcount", "--repeat", "two"],
+                 ["run", "wordcount", "--mode", "cloud"], ["run", "wordcount", "--timeout", "soon"],
+                 ["run"], ["sweep"], ["fit"], ["analyze"], ["whatif"], ["report"], ["advise"],
+                 ["topology", "--nope"], ["tune", "--budget", "many"], ["probe", "--loads", "x"],
+                 ["launch", "--executors", "x", "--", "true"], ["study", "nope"],
+                 ["study", "layouts"], ["cluster", "nope"], ["datagen"],
+                 ["results", "--csv"], ["fit", "--predict"], ["plan", "--executors"],
+                 ["plan", "--driver-cores", "1.5"]):  # fmt: skip
+        add(Case("usage: " + " ".join(args), args))
+
+    # topology
+    for label, value in (("empty", ""), ("spaces", "   "), ("unknown type", "pack:2 bogus:2"),
+                         ("no count", "pack core pu"), ("zero", "pack:0 core:2 pu:1"),
+                         ("negative", "pack:-1 core:2"), ("huge", "pack:1000 core:1000 pu:1000"),
+                         ("huge numa", "numa:100000 core:1 pu:1"), ("letters", "pack:x"),
+                         ("float", "pack:1.5 core:2"), ("only pu", "pu:0")):  # fmt: skip
+        add(Case(f"topology --synthetic {label}", ["topology", "--synthetic", value]))
+        add(Case(f"plan --synthetic {label}", ["plan", "--synthetic", value]))
+    for label, path in (("missing", "/nonexistent/server.xml"), ("directory", emptydir),
+                        ("empty", empty), ("binary", binary), ("text", file_not_dir),
+                        ("json", _write(root / "t.json", "{}")), ("/dev/null", "/dev/null"),
+                        ("other xml", _write(root / "other.xml", "<html><body/></html>")),
+                        ("no topology", _write(root / "root.xml", '<?xml version="1.0"?><topology version="2.0"/>'))):  # fmt: skip
+        add(Case(f"topology --xml {label}", ["topology", "--xml", path]))
+        add(Case(f"plan --xml {label}", ["plan", "--xml", path]))
+        add(Case(f"probe --xml {label}", ["probe", "--xml", path]))
+    add(
+        Case("topology: --xml and --synthetic", ["topology", "--xml", xml, "--synthetic", "pack:1"])
+    )
+
+    # plan
+    for args, says in ((["--executors", "0"], ""), (["--executors", "-2"], ""),
+                       (["--executors", "99"], "allows"), (["--cores-per-executor", "0"], ""),
+                       (["--cores-per-executor", "99"], ""), (["--executors-per-node", "0"], ""),
+                       (["--executors-per-node", "99"], ""), (["--memory-per-executor", "lots"], ""),
+                       (["--memory-per-executor", "0"], ""), (["--memory-per-executor", "-4g"], ""),
+                       (["--memory-per-executor", "99999t"], ""), (["--driver-memory", "big"], ""),
+                       (["--driver-cores", "99"], "driver"), (["--driver-cores", "0"], ""),
+                       (["--driver-cores", "-1"], ""), (["--nodes", "7"], ""), (["--nodes", "x"], ""),
+                       (["--nodes", "0-"], ""), (["--nodes", ""], ""),
+                       (["--executors", "1", "--executors-per-node", "1"], "not both"),
+                       (["--bind", "core", "--cores-per-executor", "3", "--executors", "1"], ""),
+                       (["--hosts", ""], ""), (["--hosts", ",,"], ""),
+                       (["--hosts-file", empty], ""), (["--hosts-file", binary], ""),
+                       (["--hosts-file", "/nonexistent.toml"], ""),
+                       (["--hosts-file", _write(root / "h.toml", "[hosts]\nx = 1\n")], "")):  # fmt: skip
+        add(Case("plan " + " ".join(args), ["plan", *args], says=says))
+    add(Case("plan --xml NODES --nodes 3", ["plan", "--xml", xml, "--nodes", "3", "--bind", "node"],
+             says="NUMA node 3"))  # fmt: skip
+
+    # run, launch, datagen, cluster: refused before any JVM starts
+    for args, says in ((["nope"], "unknown workload"), (["wordcount", "--size", "galactic"], ""),
+                       (["wordcount", "--repeat", "0"], ""), (["wordcount", "--repeat", "-1"], ""),
+                       (["wordcount", "--warmup", "-1"], ""), (["wordcount", "--out", file_not_dir], ""),
+                       (["wordcount", "--out", unwritable], ""), (["wordcount", "--data", file_not_dir], ""),
+                       (["wordcount", "--data", unwritable], ""), (["wordcount", "--executors", "99"], ""),
+                       (["wordcount", "--conf", "novalue"], ""), (["wordcount", "--param", "x"], ""),
+                       (["wordcount", "--param", "nosuch=1"], ""), (["wordcount", "--timeout", "-5"], ""),
+                       (["wordcount", "--interval", "fast"], ""), (["wordcount", "--duration", "long"], ""),
+                       (["wordcount", "--master", "bogus://x"], ""), (["wordcount", "--rate", "-1"], ""),
+                       (["wordcount", "--cluster", file_not_dir], ""),
+                       (["wordcount", "--cluster", "/nonexistent/cluster"], ""),
+                       (["wordcount", "--xml", xml], "")):  # fmt: skip
+        add(Case("run " + " ".join(args), ["run", *args], says=says))
+    for args in (["--", "/nonexistent/program"], ["--executors", "99", "--", "true"], [],
+                 ["--out", file_not_dir, "--", "true"], ["--duration", "forever", "--", "true"],
+                 ["--mem-nodes", "9", "--", "true"]):  # fmt: skip
+        add(Case("launch " + " ".join(args), ["launch", *args]))
+    for args in (["nope"], ["wordcount", "--size", "galactic"], ["wordcount", "--data", file_not_dir],
+                 ["wordcount", "--data", unwritable], ["wordcount", "--seed", "x"]):  # fmt: skip
+        add(Case("datagen " + " ".join(args), ["datagen", *args]))
+    for args in (["up", file_not_dir], ["up", unwritable], ["status", "/nonexistent/c"],
+                 ["status", file_not_dir], ["down", "/nonexistent/c"], ["status", emptydir],
+                 ["up", str(root / "c"), "--executors", "99"]):  # fmt: skip
+        add(Case("cluster " + " ".join(args), ["cluster", *args]))
+    for args in (["layouts", "nope"], ["binding", "wordcount", "--repeat", "0"],
+                 ["cosched", "nope"], ["scaling", "wordcount", "--out", file_not_dir],
+                 ["executors", "wordcount", "--size", "galactic"]):  # fmt: skip
+        add(Case("study " + " ".join(args), ["study", *args]))
+    for args in (["--size", "lots", "--dry-run"], ["--latency-size", "x", "--dry-run"],
+                 ["--loads", "0", "--dry-run"], ["--repeat", "0", "--dry-run"],
+                 ["--size", "-1", "--dry-run"]):  # fmt: skip
+        add(Case("probe " + " ".join(args), ["probe", *args]))
+
+    # event logs
+    for label, path in (("missing", "/nonexistent/log"), ("/dev/null", "/dev/null"),
+                        ("empty", empty), ("binary", binary), ("empty directory", emptydir),
+                        ("a text file", file_not_dir), ("results.jsonl", good_results + "/results.jsonl"),
+                        ("zstd of garbage", str(Path(zstd_garbage).parent)), ("gzip", zlib_file),
+                        ("lzf", _write(root / "log.lzf", "x")), ("a JSON array", _write(root / "arr.json", "[1,2]")),
+                        ("a fifo-like /dev/zero", "/dev/zero")):  # fmt: skip
+        add(Case(f"analyze {label}", ["analyze", path]))
+        add(Case(f"whatif {label}", ["whatif", path]))
+        add(Case(f"advise {label}", ["advise", path]))
+    for args in (["--tasks", unwritable + "/t.parquet"], ["--stages", unwritable + "/s.csv"],
+                 ["--tasks", emptydir], ["--tasks", str(root / "t.txt")], ["--stages", str(root / "s.xlsx")]):  # fmt: skip
+        add(Case("analyze " + " ".join(args), ["analyze", plain, *args]))
+    for cores in ("0", "x", "-1", "", "1,,2", "1.5"):
+        add(Case(f"whatif --cores {cores!r}", ["whatif", plain, "--cores", cores]))
+
+    # results directories
+    results_inputs = {"missing": "/nonexistent/out", "a file": file_not_dir, "empty dir": emptydir,
+                      "JSON array": array, "binary": _results_dir(root, "bin", []),
+                      "empty lines": _results_dir(root, "blank", ["", ""]),
+                      "a directory as results.jsonl": str((root / "dirres" / "results.jsonl").mkdir(parents=True) or root / "dirres"),
+                      "not JSON": _results_dir(root, "text", ["hello", "world"])}  # fmt: skip
+    Path(results_inputs["binary"], "results.jsonl").write_bytes(os.urandom(3000))
+    for label, directory in results_inputs.items():
+        for command in ("results", "report", "classify", "advise"):
+            add(Case(f"{command} {label}", [command, directory]))
+    for args in (["--csv", unwritable + "/r.csv"], ["--parquet", unwritable + "/r.parquet"],
+                 ["--table", unwritable + "/t.csv"], ["--csv", emptydir], ["--parquet", file_not_dir + "/x"]):  # fmt: skip
+        add(Case("results " + " ".join(args), ["results", good_results, *args]))
+    for args in (
+        ["-o", unwritable + "/r.html"],
+        ["-o", emptydir],
+        ["-o", file_not_dir + "/r.html"],
+    ):
+        add(Case("report " + " ".join(args), ["report", good_results, *args]))
+
+    # tables: fit and tune --replay
+    tables = _tables(root)
+    for label, path in tables.items():
+        if not label.startswith("grid"):
+            add(Case(f"fit {label}", ["fit", path]))
+    for args in (["--predict", "x"], ["--predict", "0"], ["--predict", "-4"]):
+        add(
+            Case(
+                "fit " + " ".join(args),
+                ["fit", _write(root / "ok.csv", "concurrency,time_s\n1,10\n2,6\n4,4\n"), *args],
+            )
+        )
+    for label in ("missing", "directory", "empty", "binary", "header-only", "text-values", "utf16",
+                  "grid-nan", "grid-text", "grid-no-wall", "grid-one", "grid-only-wall"):  # fmt: skip
+        add(Case(f"tune --replay {label}", ["tune", "--replay", tables[label]]))
+    grid = _write(
+        root / "grid.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,8\n2,1,7\n2,2,9\n"
+    )
+    for args in (["--budget", "0"], ["--budget", "-3"], ["--noise", "-1"], ["--minimize", "nope"],
+                 ["--budget-time", "soon"], ["--noise", "nan"]):  # fmt: skip
+        add(Case("tune " + " ".join(args), ["tune", "--replay", grid, *args]))
+    add(
+        Case(
+            "tune: a workload and --replay",
+            ["tune", "wordcount", "--replay", grid],
+            says="not both",
+        )
+    )
+    add(Case("tune: neither", ["tune"]))
+
+    # experiment specs
+    for label, path in _specs(root).items():
+        add(Case(f"sweep {label}", ["sweep", path, "--out", str(root / "sweep-out")]))
+    add(
+        Case(
+            "sweep --out a file",
+            [
+                "sweep",
+                str(TESTS.parent / "bench" / "specs" / "tune-wordcount.toml"),
+                "--out",
+                file_not_dir,
+            ],
+        )
+    )
+
+    cases += _mutated_runs(root)
+    cases += _event_log_mutations(root)
+    cases += _topology_mutations(root)
+    return cases
+
+
+# --- running it ------------------------------------------------------------------------------
+
+
+def numaspark() -> str:
+    found = Path(sys.executable).with_name("numaspark")
+    return str(found) if found.exists() else shutil.which("numaspark") or "numaspark"
+
+
+def run_case(case: Case, cwd: Path) -> Outcome:
+    env = {**os.environ, "COLUMNS": "120", "NUMASPARK_START_TIMEOUT": "20"}
+    start = time.monotonic()
+    try:
+        proc = subprocess.run([numaspark(), *case.args], capture_output=True, text=True,
+                              timeout=TIME_BOUND_S, cwd=cwd, env=env, input=case.stdin or "",
+                              errors="replace")  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        err = (
+            exc.stderr.decode(errors="replace")
+            if isinstance(exc.stderr, bytes)
+            else exc.stderr or ""
+        )
+        return Outcome(
+            case, None, err, TIME_BOUND_S, [f"hung: no exit within {TIME_BOUND_S:.0f} s"]
+        )
+    outcome = Outcome(case, proc.returncode, proc.stderr, time.monotonic() - start)
+    outcome.problems = judge(case, proc.returncode, proc.stderr)
+    return outcome
+
+
+def judge(case: Case, code: int, stderr: str) -> list[str]:
+    """What is wrong with how a command answered a bad input (empty: nothing)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if "Traceback" in stderr:
+        return ["traceback"]
+    if case.expect == "warn" and code == 0:
+        return (
+            []
+            if any("warning" in line.lower() for line in lines)
+            else ["accepted without a warning"]
+        )
+    if code == 0:
+        return ["accepted silently (exit 0)"]
+    if code != 2:
+        return [f"exit {code}, not 2"]
+    errors = [line for line in lines if line.startswith("Error:")]
+    usage = any(line.startswith("Usage:") for line in lines)
+    if usage:  # typer's convention: usage, a hint, then the line that says what was wrong
+        if not lines[-1].startswith("Error:"):
+            return ["usage error whose last line does not say what was wrong"]
+    else:
+        others = [line for line in lines if not line.startswith("warning:")]
+        if len(errors) != 1 or len(others) != 1 or not lines[-1].startswith("Error:"):
+            return [f"{len(lines)} lines on stderr, not one error line"]
+    if case.says and case.says not in lines[-1]:
+        return [f"the error does not say {case.says!r}"]
+    return []
+
+
+def run_corpus(root: Path, workers: int = 4, progress: bool = False) -> list[Outcome]:
+    cases = corpus(root / "inputs")
+    cwd = root / "cwd"
+    cwd.mkdir(parents=True, exist_ok=True)
+    outcomes = []
+    with ThreadPoolExecutor(workers) as pool:
+        for done, outcome in enumerate(pool.map(lambda c: run_case(c, cwd), cases), 1):
+            outcomes.append(outcome)
+            if progress and outcome.problems:
+                print(f"[{done}/{len(cases)}] {outcome.case.name}: {'; '.join(outcome.problems)}\n    "
+                      + "\n    ".join(outcome.stderr.strip().splitlines()[-6:]), flush=True)  # fmt: skip
+    return outcomes
+
+
+def main() -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="numaspark-badinputs-") as tmp:
+        started = time.monotonic()
+        outcomes = run_corpus(Path(tmp), progress=True)
+        kinds: dict[str, int] = {}
+        for o in outcomes:
+            for p in o.problems:
+                key = p.split(":")[0].split(" (")[0]
+                kinds[key] = kinds.get(key, 0) + 1
+        clean = sum(1 for o in outcomes if not o.problems)
+        errors = sum(1 for o in outcomes if not o.problems and o.returncode == 2)
+        warned = sum(1 for o in outcomes if not o.problems and o.returncode == 0)
+        print(f"\n{len(outcomes)} bad inputs in {time.monotonic() - started:.0f} s: {clean} handled "
+              f"({errors} one clear line and exit 2, {warned} used with a warning), "
+              f"{len(outcomes) - clean} not: {kinds or 'none'}")  # fmt: skip
+        print(f"slowest: {max(o.seconds for o in outcomes):.1f} s")
+        return 0 if clean == len(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Every command given bad input, as a new user would: one clear line and exit 2 (or, for a
+partly usable input, a warning that says what was skipped), never a traceback or a hang.
+The corpus is tests/badinputs.py (runnable alone: bash scripts/badinputs.sh)."""
+
+from badinputs import corpus, run_corpus
+
+
+def test_the_corpus_covers_every_command(tmp_path):
+    cases = corpus(tmp_path)
+    assert len(cases) >= 200
+    commands = {c.args[0] for c in cases}
+    assert {"topology", "plan", "run", "launch", "sweep", "analyze", "whatif", "probe",
+            "results", "classify", "advise", "tune", "fit", "report", "datagen", "cluster",
+            "study"} <= commands  # fmt: skip
+
+
+def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path):
+    outcomes = run_corpus(tmp_path)
+    failures = [f"{o.case.name}: {'; '.join(o.problems)}\n    "
+                + "\n    ".join(o.stderr.strip().splitlines()[-4:])
+                for o in outcomes if o.problems]  # fmt: skip
+    assert not failures, f"{len(failures)} of {len(outcomes)} cases:\n" + "\n".join(failures)
