@@ -109,3 +109,50 @@ def test_old_and_hand_written_records_still_load():
     assert old.spec.workload == "wordcount" and old.environment == Environment(host="h")
     assert old.measurements is None and old.figures == Measurements()
     assert not old.measured  # no wall time: not counted
+
+
+def test_an_iteration_that_lost_an_executor_is_not_a_measurement(tmp_path):
+    """Spark logs SparkListenerExecutorRemoved when an executor dies (kill -9) and relaunches
+    it; the iteration it fell in keeps its right answer but is not counted as measured."""
+    import zstandard
+
+    run_dir = _copy(tmp_path)
+    answers = [json.loads(line) for line in (run_dir / "answers.jsonl").read_text().splitlines()]
+    second = answers[1]
+    removed_ms = int((second["started"] + second["ended"]) / 2 * 1000)
+    log = next((run_dir / "eventlog").glob("*/events_1_*"))
+    text = zstandard.ZstdDecompressor().stream_reader(log.open("rb")).read().decode()
+    lines = text.splitlines()
+    lines.insert(-1, json.dumps({"Event": "SparkListenerExecutorRemoved", "Timestamp": removed_ms,
+                                 "Executor ID": "7", "Removed Reason": "Command exited with code 137"}))  # fmt: skip
+    log.write_bytes(zstandard.ZstdCompressor().compress(("\n".join(lines) + "\n").encode()))
+    made = assemble(read_outputs(run_dir), _plan(_stored()))
+    assert [r.status for r in made] == ["ok", "disturbed", "ok"]
+    assert "executor 7 was lost" in made[1].failure_reason and "code 137" in made[1].failure_reason
+    assert len(measured(made)) == 1
+
+
+def test_runs_a_killed_numaspark_did_not_store_are_recovered(tmp_path):
+    """SIGKILL of numaspark after an application's iterations finished: the next run loop on
+    the same --out stores them from runs/<id> (its plan, answers and event log)."""
+    from numaspark.experiment.runner import Runner
+    from numaspark.experiment.store import ResultStore
+    from numaspark.topology import load_synthetic
+
+    out = tmp_path / "out"
+    run_dir = out / "runs" / "abc"
+    shutil.copytree(RECORDED, run_dir)
+    (run_dir / "results.jsonl").unlink()
+    (run_dir / "app.json").unlink()  # killed before spark-submit's end was recorded
+    _plan(_stored()).save(run_dir, {})
+    plan = json.loads((run_dir / "plan.json").read_text())
+    plan["owner"] = [999_999_999, 0.0]  # a numaspark that is gone
+    (run_dir / "plan.json").write_text(json.dumps(plan))
+    with Runner(load_synthetic("pack:1 core:2 pu:1"), out) as runner:
+        recovered = runner.recover()  # __enter__ recovered them already: nothing left
+    stored = ResultStore(out).load()
+    assert recovered == [] and len(stored) == 3 and all(r.ok for r in stored)
+    assert (run_dir / "stored").exists()
+    with Runner(load_synthetic("pack:1 core:2 pu:1"), out):
+        pass
+    assert len(ResultStore(out).load()) == 3  # stored once, not again

@@ -104,3 +104,43 @@ def test_cluster_start_timeout_from_the_environment(monkeypatch):
         monkeypatch.setenv("NUMASPARK_START_TIMEOUT", bad)
         with pytest.raises(UsageError, match="NUMASPARK_START_TIMEOUT=.*give seconds"):
             start_timeout()
+
+
+_HOLDER = """
+import sys, time
+from pathlib import Path
+from numaspark.spark.processes import supervised
+with supervised() as tracker:
+    tracker.start(["sleep", "300"], name="sleeper", log=Path(sys.argv[1]))
+    tracker.start(["sleep", "301"], name="released", log=Path(sys.argv[1]))
+    tracker.release_all()  # kept on purpose (as a cluster left up): not an orphan
+    tracker.start(["sleep", "302"], name="orphan", log=Path(sys.argv[1]))
+    print("ready", flush=True)
+    time.sleep(300)
+"""
+
+
+def test_what_a_killed_numaspark_left_is_found_and_stopped(tmp_path, monkeypatch):
+    """SIGKILL cannot be caught: the ledger on disk is how the next numaspark finds the
+    processes the dead one started (and not those it released, nor a live one's)."""
+    from numaspark.spark import ledger
+
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "log")],
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+    assert holder.stdout.readline().strip() == "ready"
+    kids = {p.cmdline()[-1]: p for p in psutil.Process(holder.pid).children()}
+    try:
+        assert ledger.leftovers() == {}  # its owner is alive: its processes are its own
+        holder.kill()
+        holder.wait()
+        said = []
+        monkeypatch.setattr(ledger, "notify", said.append)
+        stopped = ledger.reap()
+        assert sorted(p.name for p in stopped) == ["orphan"]
+        assert not kids["302"].is_running() and kids["301"].is_running()
+        assert "stopped 1 process(es) left running by numaspark" in said[0] and "orphan" in said[0]
+        assert ledger.reap() == [] and not list((tmp_path / "state" / "running").iterdir())
+    finally:
+        stop_processes([p.pid for p in kids.values() if p.is_running()], grace_s=1)

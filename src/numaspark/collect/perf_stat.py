@@ -24,6 +24,7 @@ from numaspark.metrics.perf import (
     parse_perf_interval_csv,
     summarize_counts,
 )
+from numaspark.spark.ledger import LEDGER
 
 
 class PerfCollector(Collector):
@@ -52,8 +53,10 @@ class PerfCollector(Collector):
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
+        LEDGER.started(self.popen.pid, "perf stat")  # stopped by the next numaspark if we die
         time.sleep(0.1)
         if self.popen.poll() is not None:
+            LEDGER.ended(self.popen.pid)
             error = (self.popen.stderr.read() or b"").decode(errors="replace").strip()
             self.problem = f"perf stat did not start: {error.splitlines()[-1] if error else '?'}"
             self.popen = None
@@ -63,6 +66,7 @@ class PerfCollector(Collector):
 
     def stop(self) -> None:
         if self.popen is not None:
+            LEDGER.ended(self.popen.pid)
             if self.popen.poll() is None:
                 self.popen.send_signal(signal.SIGINT)  # perf prints its last interval and exits
                 try:

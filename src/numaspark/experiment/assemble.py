@@ -9,6 +9,7 @@ it builds the records, so it is tested on recorded run directories without Spark
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,8 @@ from numaspark.workloads.harness import JOB_GROUP_PREFIX
 from numaspark.workloads.streamsource import LEDGER_FILE
 
 APP_FILE = "app.json"  # in the run directory: what spark-submit did
+PLAN_FILE = "plan.json"  # in the run directory: the RunPlan, written before the app starts
+STORED_FILE = "stored"  # in the run directory: its records are stored
 ANSWERS_FILE = "answers.jsonl"
 
 
@@ -84,6 +87,51 @@ class RunPlan:
     warmup: int
     facts: dict | None  # the generated input's facts the answers are checked against
     sustained_bandwidth_bps: float | None = None  # the probed maximum, when there is one
+
+    def save(self, run_dir: Path, params: dict[str, str]) -> None:
+        """Written before the application starts, with the numaspark process that runs it: a
+        numaspark killed by SIGKILL stores nothing, and the next one assembles it from here."""
+        import os
+
+        import psutil
+
+        run_dir.mkdir(parents=True, exist_ok=True)
+        data = {"owner": [os.getpid(), round(psutil.Process().create_time(), 2)],
+                "workload": self.workload.name, "params": params, "spec": self.spec.to_dict(),
+                "environment": self.environment.to_dict(), "iterations": self.iterations,
+                "warmup": self.warmup, "facts": self.facts,
+                "sustained_bandwidth_bps": self.sustained_bandwidth_bps}  # fmt: skip
+        (run_dir / PLAN_FILE).write_text(json.dumps(data, default=str))
+
+    @classmethod
+    def orphaned(cls, run_dir: Path) -> RunPlan | None:
+        """The plan of a run whose records were never stored and whose numaspark is gone."""
+        import psutil
+
+        from numaspark.workloads import get_workload
+
+        if (run_dir / STORED_FILE).exists() or not (run_dir / PLAN_FILE).exists():
+            return None
+        try:
+            data = json.loads((run_dir / PLAN_FILE).read_text())
+            pid, started = data["owner"]
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if abs(psutil.Process(pid).create_time() - started) < 0.05:
+                    return None  # its numaspark still runs: it stores them itself
+            workload = get_workload(data["workload"]).with_params(data.get("params") or {})
+            return cls(workload=workload, spec=RunSpec.from_dict(data["spec"]),
+                       environment=Environment.from_dict(data["environment"]),
+                       iterations=data["iterations"], warmup=data["warmup"],
+                       facts=data.get("facts"),
+                       sustained_bandwidth_bps=data.get("sustained_bandwidth_bps"))  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError, NumasparkError):
+            return None  # not ours to recover (an older numaspark's run, or damaged)
+
+
+def mark_stored(run_dir: Path) -> None:
+    """The run's records are in results.jsonl: nothing to recover from it."""
+    with contextlib.suppress(OSError):
+        (run_dir / STORED_FILE).touch()
 
 
 def read_outputs(run_dir: Path) -> AppOutputs:
@@ -192,15 +240,28 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
     else:
         verdict = workload.check(facts, answer["answer"])
         passed, details = verdict.passed, verdict.details
+    status, reason = ("ok", None) if passed else ("failed", f"wrong answer: {details}")
+    if passed and (lost := _lost_during(log, answer)):
+        status, reason = "disturbed", (
+            f"executor {', '.join(lost)} was lost during this iteration ({lost[next(iter(lost))]}): "
+            "Spark relaunched it, so its time is not a measurement of the configuration")  # fmt: skip
     return RunResult(
         spec=_spec_of(plan, iteration), environment=plan.environment,
-        status="ok" if passed else "failed",
-        failure_reason=None if passed else f"wrong answer: {details}",
+        status=status, failure_reason=reason,
         wall_time_s=round(answer["wall_s"], 3), metrics=metrics, streaming=streaming,
         measurements=found, affinity=affinity,
         check={"passed": passed, "details": details, "answer": answer["answer"]},
         **shared,
     )  # fmt: skip
+
+
+def _lost_during(log: EventLog | None, answer: dict) -> dict[str, str]:
+    """Executors Spark removed for a failure while this iteration ran (ExecutorRemoved)."""
+    if log is None or "started" not in answer:
+        return {}
+    start, end = answer["started"] * 1000, answer["ended"] * 1000
+    return {executor: reason for executor, reason in log.executors_lost.items()
+            if start <= (log.executors[executor].get("removed") or 0) <= end}  # fmt: skip
 
 
 def _measurements(outputs: AppOutputs, group: str | None, answer: dict, metrics: dict,

@@ -266,7 +266,7 @@ class Measurements:
 class RunResult:
     spec: RunSpec  # workload, size, params, mode, layout, binding, placement, spark conf
     environment: Environment
-    status: str  # "ok" or "failed"
+    status: str  # "ok", "failed", or "disturbed" (right answer, but an executor was lost)
     failure_reason: str | None = None
     wall_time_s: float | None = None
     app_id: str | None = None

@@ -28,6 +28,7 @@ from numaspark.experiment.assemble import (
     AppRecord,
     RunPlan,
     assemble,
+    mark_stored,
     read_outputs,
 )
 from numaspark.experiment.result import RunResult, RunSpec, environment
@@ -113,6 +114,7 @@ class Runner:
 
     def __enter__(self) -> Runner:
         self.tracker = self._scope.enter_context(supervised())
+        self.recover()
         self._scope.callback(self._close_targets)
         self.targets = {
             Mode.LOCAL: LocalTarget(self.tracker),
@@ -185,6 +187,7 @@ class Runner:
                      f"at {request.rate:g} events/s")  # fmt: skip
         self.say(f"{request.label or workload.name}: {what} in one application")
         run_dir = (self.store.directory / "runs" / uuid.uuid4().hex[:12]).resolve()
+        run_plan.save(run_dir, request.params)
         try:
             self._submit(target, request, workload, placement, input_dir, run_plan, run_dir)
         finally:
@@ -194,7 +197,27 @@ class Runner:
                 self.store.append(result)
                 if self.on_result is not None:
                     self.on_result(result)
+            mark_stored(run_dir)
         return results
+
+    def recover(self) -> list[RunResult]:
+        """Store the finished iterations of applications whose numaspark was killed (SIGKILL)
+        before it could store them: their answers and event logs are in ``runs/``."""
+        runs = self.store.directory / "runs"
+        recovered: list[RunResult] = []
+        for run_dir in sorted(runs.iterdir()) if runs.is_dir() else ():
+            plan = RunPlan.orphaned(run_dir)
+            if plan is None:
+                continue
+            results = assemble(read_outputs(run_dir), plan)
+            for result in results:
+                self.store.append(result)
+            mark_stored(run_dir)
+            recovered += results
+            if results and ResultStore.notify is not None:
+                ResultStore.notify(f"stored {len(results)} finished iteration(s) of {run_dir} "
+                                   "that a killed numaspark had not stored")  # fmt: skip
+        return recovered
 
     def _submit(self, target: Target, request: RunRequest, workload: Workload,
                 placement: Placement, input_dir: Path | None, run_plan: RunPlan,

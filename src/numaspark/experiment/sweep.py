@@ -78,11 +78,12 @@ def run_sweep(
     on_result: Callable[[RunResult], None] | None = None,
 ) -> SweepReport:
     report = SweepReport()
-    done = stored_configs(out, experiment.repeat) if resume else set()
-    todo = [c for c in experiment.configs if c.key not in done]
-    report.resumed = [c for c in experiment.configs if c.key in done]
     started = time.monotonic()
     with Runner(topology, out, say, on_result) as runner:
+        # after the runner stored what a killed numaspark left unstored: those count as done
+        done = stored_configs(out, experiment.repeat) if resume else set()
+        todo = [c for c in experiment.configs if c.key not in done]
+        report.resumed = [c for c in experiment.configs if c.key in done]
         for index, config in enumerate(todo):
             if experiment.budget_s is not None and time.monotonic() - started > experiment.budget_s:
                 report.over_budget = todo[index:]

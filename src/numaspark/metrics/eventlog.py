@@ -71,7 +71,7 @@ def _normal_removal(reason: object) -> bool:
     """Spark removes executors on its own at the end, or when dynamic allocation idles them."""
     text = str(reason or "").lower()
     return any(word in text for word in ("idle", "decommission", "application finished",
-                                         "stopped by driver"))  # fmt: skip
+                                         "stopped by driver", "killed by driver"))  # fmt: skip
 
 
 # --- segments: lines into task columns and events ----------------------------------

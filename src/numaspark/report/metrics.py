@@ -79,7 +79,9 @@ def runs_table(results: list[RunResult]) -> Table:
             str(s.binding),
             f"{s.executors}x{s.cores_per_executor}",
             *((",".join(s.placement.hosts) if s.placement else "-",) if hosts else ()),
-            "[green]ok[/]" if r.ok else "[red]failed[/]",
+            {"ok": "[green]ok[/]", "disturbed": "[yellow]disturbed[/]"}.get(
+                r.status, "[red]failed[/]"
+            ),
             f"{r.wall_time_s:.1f}" if r.wall_time_s is not None else "-",
             f"{elapsed / 1000:.1f}" if elapsed else "-",
             note or "",

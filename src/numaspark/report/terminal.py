@@ -68,7 +68,10 @@ class Terminal:
 
     def failed(self, results: list, name: Callable = lambda r: f"run {r.run_id}") -> list:
         """Say why each failed run failed; the failed runs."""
-        failed = [r for r in results if not r.ok]
+        failed = [r for r in results if not r.ok and r.status != "disturbed"]
+        for r in results:
+            if r.status == "disturbed":  # a right answer, timed while Spark replaced an executor
+                self.note(f"{name(r)} not counted:", str(r.failure_reason))
         for r in failed:
             self.note(f"{name(r)} failed:", str(r.failure_reason), "red")
         return failed
@@ -95,8 +98,10 @@ class Terminal:
         ClickException = next(c for c in typer.BadParameter.__mro__  # noqa: N806
                               if c.__name__ == "ClickException")  # fmt: skip
         from numaspark.experiment.store import ResultStore
+        from numaspark.spark import ledger
 
         ResultStore.notify = lambda note: self.note("warning:", note)
+        ledger.notify = lambda note: self.note("cleaned up:", note)
         try:
             code = app(standalone_mode=False)
         except ClickException as exc:

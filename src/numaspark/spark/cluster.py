@@ -285,9 +285,13 @@ def stop_cluster_dir(directory: Path) -> list[int]:
     """Stop whatever a cluster directory's state file names, even a half-started cluster (on
     several hosts: over SSH)."""
     from numaspark.spark import remote
+    from numaspark.spark.ledger import reap
 
+    reaped = [p.pid for p in reap()]  # what a numaspark killed by SIGKILL left, perf stat too
     path = directory.resolve() / STATE_FILE
     if not path.exists():
+        if reaped:
+            return reaped
         raise UsageError(f"no cluster state in {directory} (nothing to stop)")
     if remote.is_hosts_state(directory):
         return remote.stop_hosts_cluster_dir(directory)
@@ -296,7 +300,7 @@ def stop_cluster_dir(directory: Path) -> list[int]:
     alive = [p for p in pids if psutil.pid_exists(p) and _is_spark(p)]
     stop_processes(alive)
     path.unlink(missing_ok=True)
-    return alive
+    return sorted(set(alive + reaped))
 
 
 def _is_spark(pid: int) -> bool:

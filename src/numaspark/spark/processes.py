@@ -3,7 +3,9 @@
 Each process starts in its own session so that a Ctrl-C in the terminal
 reaches numaspark, which then stops the processes in order: SIGTERM to each
 process and its descendants (a worker's executors), then SIGKILL to whatever
-is still alive after a grace period.
+is still alive after a grace period. Each is also written in this numaspark's
+ledger on disk (spark/ledger.py), so that what a numaspark killed by SIGKILL
+left running is found and stopped by the next one.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+
+from numaspark.spark.ledger import LEDGER, reap
 
 DEFAULT_GRACE_S = 10.0
 
@@ -75,6 +79,7 @@ class ProcessTracker:
                 start_new_session=True,
             )
         tracked = Tracked(name=name, pid=popen.pid, popen=popen, log=log)
+        LEDGER.started(popen.pid, name)  # on disk too: found again if numaspark is SIGKILLed
         with self._lock:
             self.processes.append(tracked)
         return tracked
@@ -91,12 +96,11 @@ class ProcessTracker:
         if tracked.popen is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 tracked.popen.wait(timeout=1)
-        with self._lock:
-            if tracked in self.processes:
-                self.processes.remove(tracked)
+        self.forget(tracked)
 
     def forget(self, tracked: Tracked) -> None:
         """Stop tracking a process that has exited by itself."""
+        LEDGER.ended(tracked.pid)
         with self._lock:
             if tracked in self.processes:
                 self.processes.remove(tracked)
@@ -105,6 +109,8 @@ class ProcessTracker:
         """Stop tracking everything, leaving it running (a cluster kept up on purpose)."""
         with self._lock:
             released, self.processes = self.processes, []
+        for tracked in released:
+            LEDGER.ended(tracked.pid)
         return released
 
     def stop_all(self) -> None:
@@ -117,6 +123,8 @@ class ProcessTracker:
         for popen in popens:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 popen.wait(timeout=1)
+        for pid in pids:
+            LEDGER.ended(pid)
 
     def __enter__(self) -> ProcessTracker:
         return self
@@ -176,6 +184,7 @@ def supervised(grace_s: float = DEFAULT_GRACE_S) -> Iterator[ProcessTracker]:
     """The one scope in which numaspark starts processes: everything started through the
     tracker it yields is stopped when the scope ends, by success, failure, Ctrl-C or SIGTERM
     (what is meant to outlive it is released first, ``release_all``)."""
+    reap()  # what a numaspark killed by SIGKILL left running, stopped before anything starts
     with ProcessTracker(grace_s) as tracker, sigterm_raises():
         yield tracker
 
