@@ -242,3 +242,16 @@ def test_many_bad_lines_are_one_warning(tmp_path):
     assert len(log.tasks) == 8
     [warning] = log.warnings
     assert "lines 1, 2, 3, 4, 5 and 35 more are not JSON" in warning
+
+
+def test_without_the_task_table_the_sums_and_gc_are_the_same(tmp_path):
+    from numaspark.metrics.gc import gc_by_executor
+
+    path = _bench_log(tmp_path)
+    full, lean = parse_event_log(path), parse_event_log(path, tasks=False)
+    assert lean.tasks.empty and len(full.tasks) == 2000
+    assert aggregate(lean) == aggregate(full)
+    assert gc_by_executor(lean) == gc_by_executor(full)
+    pd.testing.assert_frame_equal(lean.stages, full.stages)
+    some = parse_event_log(path, tasks=("stageId", "duration"))
+    assert list(some.tasks.columns) == ["stageId", "duration"] and len(some.tasks) == 2000

@@ -347,7 +347,7 @@ def analyze(
     from numaspark.metrics.eventlog import parse_event_log
     from numaspark.report.export import write_log_tables
 
-    logs = [parse_event_log(path) for path in event_logs]
+    logs = [parse_event_log(path, tasks=tasks is not None) for path in event_logs]
     summaries = [log_summary(log) for log in logs]
     if as_json:
         term.json(summaries)
@@ -367,10 +367,10 @@ def whatif(
 ) -> None:  # fmt: skip
     """Predict the application's time on other core counts from its real task durations."""
     from numaspark.metrics.eventlog import parse_event_log
-    from numaspark.metrics.whatif import measured_s, simulate
+    from numaspark.metrics.whatif import TASK_COLUMNS, measured_s, simulate
 
     counts = parse_counts(cores, "--cores")
-    log = parse_event_log(event_log)
+    log = parse_event_log(event_log, tasks=TASK_COLUMNS)
     if not log.complete:
         raise UsageError(f"{event_log}: the application did not finish; what-if needs its end")
     predictions = [simulate(log, c) for c in counts]

@@ -14,7 +14,7 @@ from numaspark.metrics.registry import COMPOSITE_METRICS, REPORT_ORDER, TASK_MET
 
 def aggregate(log: EventLog) -> dict[str, float | None]:
     """Sums over every task that ended, plus stage counts and derived figures."""
-    return _aggregate(log.tasks, log.stages, _app_elapsed(log))
+    return _aggregate(log.stage_sums, log.stages, _app_elapsed(log))
 
 
 def job_group_stages(log: EventLog, group: str) -> set[int]:
@@ -31,62 +31,51 @@ def aggregate_job_group(log: EventLog, group: str) -> dict[str, float | None] | 
     if jobs.empty:
         return None
     stage_ids = {stage for ids in jobs["stageIds"] for stage in ids}
-    tasks = log.tasks[log.tasks["stageId"].isin(stage_ids)] if not log.tasks.empty else log.tasks
+    sums = log.stage_sums
+    sums = sums[sums["stageId"].isin(stage_ids)] if not sums.empty else sums
     stages = (
         log.stages[log.stages["stageId"].isin(stage_ids)] if not log.stages.empty else log.stages
     )
     end = jobs["completionTime"].max()
     if pd.isna(end):  # the group's last job never ended (the app was stopped)
-        end = tasks["finishTime"].max() if not tasks.empty else jobs["submissionTime"].min()
-    return _aggregate(tasks, stages, float(end - jobs["submissionTime"].min()))
+        end = sums["lastFinish"].max() if not sums.empty else jobs["submissionTime"].min()
+    return _aggregate(sums, stages, float(end - jobs["submissionTime"].min()))
 
 
-def _aggregate(
-    tasks: pd.DataFrame, stages: pd.DataFrame, elapsed: float
-) -> dict[str, float | None]:
+def _aggregate(sums: pd.DataFrame, stages: pd.DataFrame, elapsed: float) -> dict[str, float | None]:
     result: dict[str, float] = {
         "numStages": float(len(stages)),
-        "numTasks": float(len(tasks)),
+        "numTasks": float(sums["tasksEnded"].sum()) if not sums.empty else 0.0,
         "elapsedTime": float(elapsed),
         "stageDuration": float(stages["stageDuration"].fillna(0).sum())
         if not stages.empty
         else 0.0,
     }
     for metric in TASK_METRICS:
-        result[metric.name] = float(tasks[metric.name].sum()) if not tasks.empty else 0.0
+        result[metric.name] = float(sums[metric.name].sum()) if not sums.empty else 0.0
     for name, parts in COMPOSITE_METRICS.items():
         result[name] = sum(result[p] for p in parts)
     ordered: dict[str, float | None] = {name: result[name] for name in REPORT_ORDER}
-    ordered.update(_derived(tasks, result))
+    ordered.update(_derived(sums, result))
     return ordered
 
 
 def _app_elapsed(log: EventLog) -> float:
     if log.start_time is not None and log.end_time is not None:
         return float(log.end_time - log.start_time)
-    tasks = log.tasks
-    if tasks.empty:
+    sums = log.stage_sums
+    if sums.empty:
         return 0.0
-    start = log.start_time if log.start_time is not None else tasks["launchTime"].min()
-    return float(tasks["finishTime"].max() - start)
+    start = log.start_time if log.start_time is not None else sums["firstLaunch"].min()
+    return float(sums["lastFinish"].max() - start)
 
 
-def _derived(tasks: pd.DataFrame, sums: dict[str, float]) -> dict[str, float | None]:
-    run = sums["executorRunTime"]
-    elapsed = sums["elapsedTime"]
-    delay = 0.0
-    if not tasks.empty:
-        parts = (
-            tasks["duration"].fillna(0)
-            - tasks["executorRunTime"]
-            - tasks["executorDeserializeTime"]
-            - tasks["resultSerializationTime"]
-            - tasks["gettingResultTime"]
-        )
-        delay = float(parts.clip(lower=0).sum())
+def _derived(sums: pd.DataFrame, totals: dict[str, float]) -> dict[str, float | None]:
+    run = totals["executorRunTime"]
+    elapsed = totals["elapsedTime"]
     return {
         "avgActiveTasks": run / elapsed if elapsed else None,
-        "cpuShare": sums["executorCpuTime"] / run if run else None,
-        "gcShare": sums["jvmGCTime"] / run if run else None,
-        "schedulerDelay": delay,
+        "cpuShare": totals["executorCpuTime"] / run if run else None,
+        "gcShare": totals["jvmGCTime"] / run if run else None,
+        "schedulerDelay": float(sums["schedulerDelay"].sum()) if not sums.empty else 0.0,
     }

@@ -12,6 +12,7 @@ crashed mid-write) is reported as such.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,7 +26,14 @@ from numaspark.errors import UsageError
 from numaspark.metrics.logfiles import Segment, event_log_files, lines, rolling_gaps, segments
 from numaspark.metrics.registry import TASK_METRICS
 from numaspark.metrics.streaming import compact_progress
-from numaspark.metrics.taskend import COLUMNS, STRING_COLUMNS, TaskColumns
+from numaspark.metrics.taskend import (
+    COLUMNS,
+    STRING_COLUMNS,
+    TaskColumns,
+    merge_summaries,
+    scaled,
+    summarize,
+)
 
 GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
 PARALLEL_BYTES = 64 << 20  # logs smaller than this are parsed in this process
@@ -43,8 +51,14 @@ class EventLog:
     end_time: int | None = None
     executors: dict[str, dict] = field(default_factory=dict)
     spark_properties: dict[str, str] = field(default_factory=dict)  # from the environment update
+    # one row per task that ended: every column, or those asked for (parse_event_log's tasks)
     tasks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stages: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the tasks' sums, kept whether or not the task table is: per stage attempt (every metric,
+    # tasksEnded, schedulerDelay, firstLaunch, lastFinish) and per stage and executor (tasks,
+    # jvmGCTime, executorRunTime)
+    stage_sums: pd.DataFrame = field(default_factory=pd.DataFrame)
+    executor_sums: pd.DataFrame = field(default_factory=pd.DataFrame)
     jobs: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Structured Streaming: one progress dict per trigger (see metrics/streaming.py)
     stream_progress: list[dict] = field(default_factory=list)
@@ -91,7 +105,8 @@ _HANDLED = {b"SparkListenerLogStart", b"SparkListenerApplicationStart",
 class Parsed:
     """What one segment holds: its task columns, its other events in order, its warnings."""
 
-    columns: dict[str, object]
+    columns: dict[str, object]  # the task columns asked for (none: only the sums are kept)
+    sums: tuple[pd.DataFrame, pd.DataFrame]  # per stage attempt, per stage and executor
     events: list[dict]
     warnings: list[str]
     lines: int
@@ -108,8 +123,9 @@ def _wanted(line: bytes) -> bool:
     return kind in _HANDLED or kind.endswith(b"QueryProgressEvent")
 
 
-def parse_segment(segment: Segment) -> Parsed:
-    """Parse one segment of a log (run in a worker process for large logs)."""
+def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
+    """Parse one segment of a log (run in a worker process for large logs); ``keep``: the
+    task columns to hand back beside the sums."""
     warnings: list[str] = []
     tasks, events = TaskColumns(), []
     where = segment.file.name + (f" (from byte {segment.start})" if segment.start else "")
@@ -153,16 +169,20 @@ def parse_segment(segment: Segment) -> Parsed:
         warnings.append(f"{where}: {'line' if len(bad) == 1 else 'lines'} {shown} "
                         f"{'is' if len(bad) == 1 else 'are'} not JSON; skipped")  # fmt: skip
     warnings.extend(truncated)
-    return Parsed(tasks.finish(), events, warnings, number)
+    columns = tasks.finish()
+    sums = summarize(columns)
+    return Parsed({k: columns[k] for k in keep}, sums, events, warnings, number)
 
 
-def _parse_segments(parts: list[Segment], workers: int | None) -> Iterator[Parsed]:
+def _parse_segments(parts: list[Segment], workers: int | None,
+                    keep: tuple[str, ...]) -> Iterator[Parsed]:  # fmt: skip
+    parse = functools.partial(parse_segment, keep=keep)
     size = sum(s.size for s in parts)
     forced = workers is not None
     if workers is None:
         workers = min(len(os.sched_getaffinity(0)), len(parts))
     if workers <= 1 or (size < PARALLEL_BYTES and not forced):
-        yield from map(parse_segment, parts)
+        yield from map(parse, parts)
         return
     # Worker processes, not threads: decoding holds the GIL. Forked, so they start at once and
     # need no importable __main__; and only from a process with one thread, as a fork copies no
@@ -172,10 +192,10 @@ def _parse_segments(parts: list[Segment], workers: int | None) -> Iterator[Parse
     from concurrent.futures import ProcessPoolExecutor
 
     if threading.active_count() > 1:
-        yield from map(parse_segment, parts)
+        yield from map(parse, parts)
         return
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield from pool.map(parse_segment, parts)
+        yield from pool.map(parse, parts)
 
 
 def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]:
@@ -198,19 +218,24 @@ def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]
 # --- events into tables ----------------------------------------------------------
 
 
-def parse_event_log(path: str | Path, workers: int | None = None) -> EventLog:
-    """Parse one application's event log into an `EventLog` (``workers``: processes, default
-    one per allowed CPU for a large log)."""
+def parse_event_log(path: str | Path, workers: int | None = None,
+                    tasks: bool | tuple[str, ...] = True) -> EventLog:  # fmt: skip
+    """Parse one application's event log into an `EventLog`. ``tasks``: keep the task table
+    (True), only some of its columns (a tuple), or only the sums (False: memory that does not
+    grow with the tasks). ``workers``: processes, default one per allowed CPU for a large log."""
     path = Path(path)
     log = EventLog(path=path)
     files = event_log_files(path)
     if gaps := rolling_gaps(files):
         log.warnings.append(f"{path.name}: rolling log without events_{', events_'.join(map(str, gaps))}"
                             " (deleted or not copied): the tasks and stages in them are missing")  # fmt: skip
+    keep = COLUMNS if tasks is True else tuple(tasks or ())
     parts: list[dict[str, object]] = []
+    sums: list[tuple[pd.DataFrame, pd.DataFrame]] = []
     events = _Events(log)
-    for parsed in _parse_segments(segments(files), workers):
+    for parsed in _parse_segments(segments(files), workers, keep):
         parts.append(parsed.columns)
+        sums.append(parsed.sums)
         log.warnings.extend(parsed.warnings)
         for event in parsed.events:
             events.add(event)
@@ -219,8 +244,9 @@ def parse_event_log(path: str | Path, workers: int | None = None) -> EventLog:
                          "(give the file or eventlog_v2_* directory Spark wrote)")  # fmt: skip
     if not log.complete:
         log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
-    log.tasks = _task_table(parts)
-    log.stages = _stage_table(events.stages, log.tasks)
+    log.stage_sums, log.executor_sums = merge_summaries(sums)
+    log.tasks = _task_table(parts, keep)
+    log.stages = _stage_table(events.stages, log.stage_sums)
     log.jobs = pd.DataFrame(
         list(events.jobs.values()),
         columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
@@ -311,31 +337,29 @@ def _number(value: object) -> int | float | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _task_table(parts: list[dict[str, object]]) -> pd.DataFrame:
+def _task_table(parts: list[dict[str, object]], keep: tuple[str, ...]) -> pd.DataFrame:
     """The segments' task columns as one table; string columns hold shared str objects."""
     data: dict[str, object] = {}
-    for name in COLUMNS:
+    for name in keep:
         pieces = [part[name] for part in parts]
         if name in STRING_COLUMNS:
             strings = [np.array([*categories, None], dtype=object)[codes]
                        for codes, categories in pieces]  # fmt: skip
             data[name] = np.concatenate(strings) if strings else np.empty(0, object)
         else:
-            data[name] = np.concatenate(pieces) if pieces else np.empty(0)
+            data[name] = scaled(name, np.concatenate(pieces) if pieces else np.empty(0))
         for part in parts:  # free each segment's copy as soon as it is joined
             part[name] = None
-    return pd.DataFrame(data, columns=list(COLUMNS), copy=False)
+    return pd.DataFrame(data, columns=list(keep), copy=False)
 
 
-def _stage_table(stages: dict[tuple[int, int], dict], tasks: pd.DataFrame) -> pd.DataFrame:
+def _stage_table(stages: dict[tuple[int, int], dict], sums: pd.DataFrame) -> pd.DataFrame:
     frame = pd.DataFrame(list(stages.values()))
     if frame.empty:
         return frame
     frame["stageDuration"] = frame["completionTime"] - frame["submissionTime"]
-    if not tasks.empty:
+    if not sums.empty:
         names = [m.name for m in TASK_METRICS]
-        sums = tasks.groupby(["stageId", "stageAttemptId"])[names].sum().reset_index()
-        counts = tasks.groupby(["stageId", "stageAttemptId"]).size().rename("tasksEnded")
-        frame = frame.merge(sums, on=["stageId", "stageAttemptId"], how="left")
-        frame = frame.merge(counts.reset_index(), on=["stageId", "stageAttemptId"], how="left")
+        keys = ["stageId", "stageAttemptId"]
+        frame = frame.merge(sums[[*keys, *names, "tasksEnded"]], on=keys, how="left")
     return frame.sort_values(["stageId", "stageAttemptId"]).reset_index(drop=True)

@@ -16,16 +16,16 @@ from numaspark.metrics.eventlog import GC_METRICS, EventLog
 
 def gc_by_executor(log: EventLog, stage_ids: set[int] | None = None) -> list[dict]:
     """Per executor: GC ms, run ms, GC share, and minor/major counts and times where logged."""
-    tasks = log.tasks
-    if stage_ids is not None and not tasks.empty:
-        tasks = tasks[tasks["stageId"].isin(stage_ids)]
+    sums = log.executor_sums
+    if stage_ids is not None and not sums.empty:
+        sums = sums[sums["stageId"].isin(stage_ids)]
     rows = []
-    if tasks.empty:
+    if sums.empty:
         return rows
-    for executor, group in tasks.groupby("executorId"):
+    for executor, group in sums.groupby("executorId", sort=True):
         gc_ms, run_ms = float(group["jvmGCTime"].sum()), float(group["executorRunTime"].sum())
-        row = {"executor": str(executor), "tasks": len(group), "gc_ms": gc_ms, "run_ms": run_ms,
-               "gc_share": round(gc_ms / run_ms, 4) if run_ms else None}  # fmt: skip
+        row = {"executor": str(executor), "tasks": int(group["tasks"].sum()), "gc_ms": gc_ms,
+               "run_ms": run_ms, "gc_share": round(gc_ms / run_ms, 4) if run_ms else None}  # fmt: skip
         row.update(_collections(log, str(executor), stage_ids))
         rows.append(row)
     return rows

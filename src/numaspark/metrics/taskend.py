@@ -162,9 +162,10 @@ class TaskColumns:
         col["hasMetrics"].append(present)
         if not present.all():
             metrics = [_NO_METRICS if m is None else m for m in metrics]
-        for metric in TASK_METRICS:
-            values = np.fromiter(map(_METRIC_GETTERS[metric.name], metrics), float, n)
-            col[metric.name].append(values * metric.scale if metric.scale != 1.0 else values)
+        for metric in TASK_METRICS:  # as Spark wrote them (ns stay ns): sums stay exact
+            col[metric.name].append(
+                np.fromiter(map(_METRIC_GETTERS[metric.name], metrics), float, n)
+            )
         self.rows += n
 
     def _add_generic(self, event: object, exc: Exception, warnings: list[str], where: str) -> None:
@@ -180,7 +181,8 @@ class TaskColumns:
         self._add([msgspec.convert(cleaned, TaskEnd)])
 
     def finish(self) -> dict[str, object]:
-        """The columns as numpy arrays; strings as (codes, categories), compact to send."""
+        """The columns as numpy arrays; strings as (codes, categories), compact to send.
+        Metrics are as Spark wrote them: `scaled` turns a column into the registry's unit."""
         out: dict[str, object] = {}
         for name, chunks in self.chunks.items():
             array = np.concatenate(chunks) if chunks else np.empty(0, _EMPTY.get(name, float))
@@ -221,3 +223,59 @@ def _clean(value: object, kind: object, path: str = "") -> tuple[object, list[st
         dropped += lost
         cleaned[key] = msgspec.to_builtins(sub) if hasattr(sub, "__struct_fields__") else sub
     return cleaned, dropped
+
+
+#: What every task contributes to the sums kept without the task table
+_SUMMED = tuple(m.name for m in TASK_METRICS)
+_SCALE = {m.name: m.scale for m in TASK_METRICS if m.scale != 1.0}
+
+
+def scaled(name: str, values: np.ndarray) -> np.ndarray:
+    """A metric column in the registry's unit (Spark's ns CPU and shuffle-write times in ms)."""
+    return values * _SCALE[name] if name in _SCALE else values
+
+
+def summarize(columns: dict[str, object]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per stage attempt: every metric's sum (in Spark's units), tasks ended, scheduler delay, first launch and
+    last finish; per stage and executor: tasks, GC and run time. What the aggregates and GC
+    per executor need, in a size that does not grow with the number of tasks."""
+    executors = columns["executorId"]
+    codes, categories = executors
+    frame = pd.DataFrame({name: columns[name] for name in
+                          ("stageId", "stageAttemptId", "launchTime", "finishTime", *_SUMMED)})  # fmt: skip
+    frame["executorId"] = np.array([*categories, None], dtype=object)[codes]
+    duration = np.nan_to_num(np.asarray(columns["duration"], dtype=float))
+    # the registry's times are ms but for the ns ones; those below are all ms already
+    frame["schedulerDelay"] = np.clip(
+        duration - frame["executorRunTime"] - frame["executorDeserializeTime"]
+        - frame["resultSerializationTime"] - np.asarray(columns["gettingResultTime"]), 0, None)  # fmt: skip
+    stage = frame.groupby(["stageId", "stageAttemptId"], sort=False)
+    stage_sums = stage[[*_SUMMED, "schedulerDelay"]].sum()
+    stage_sums["tasksEnded"] = stage.size()
+    stage_sums["firstLaunch"] = stage["launchTime"].min()
+    stage_sums["lastFinish"] = stage["finishTime"].max()
+    by_executor = frame.groupby(["stageId", "executorId"], sort=False, dropna=False)
+    executor_sums = by_executor[["jvmGCTime", "executorRunTime"]].sum()
+    executor_sums["tasks"] = by_executor.size()
+    return stage_sums.reset_index(), executor_sums.reset_index()
+
+
+def merge_summaries(
+    parts: list[tuple[pd.DataFrame, pd.DataFrame]],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The segments' sums as the log's (a stage may span segments)."""
+    stages = pd.concat([p[0] for p in parts], ignore_index=True) if parts else pd.DataFrame()
+    executors = pd.concat([p[1] for p in parts], ignore_index=True) if parts else pd.DataFrame()
+    if stages.empty:
+        return (pd.DataFrame(columns=["stageId", "stageAttemptId", *_SUMMED, "schedulerDelay",
+                                      "tasksEnded", "firstLaunch", "lastFinish"]),
+                pd.DataFrame(columns=["stageId", "executorId", "jvmGCTime", "executorRunTime",
+                                      "tasks"]))  # fmt: skip
+    how = {**dict.fromkeys([*_SUMMED, "schedulerDelay", "tasksEnded"], "sum"),
+           "firstLaunch": "min", "lastFinish": "max"}  # fmt: skip
+    stages = stages.groupby(["stageId", "stageAttemptId"], sort=True).agg(how).reset_index()
+    for name in _SCALE:  # summed as the integers Spark wrote (exact in any order), then scaled
+        stages[name] = scaled(name, stages[name].to_numpy())
+    executors = (executors.groupby(["stageId", "executorId"], sort=True, dropna=False)
+                 .sum().reset_index())  # fmt: skip
+    return stages, executors

@@ -71,6 +71,10 @@ def _stage_order(stages: pd.DataFrame, ids: list[int]) -> list[int]:
     return order
 
 
+#: The task columns a replay reads (parse_event_log(..., tasks=TASK_COLUMNS) keeps only these)
+TASK_COLUMNS = ("stageId", "successful", "launchTime", "duration")
+
+
 def simulate(log: EventLog, cores: int) -> Prediction:
     """Replay the application's tasks on ``cores`` slots."""
     if cores < 1:

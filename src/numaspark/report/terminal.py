@@ -46,7 +46,8 @@ class _Bars(bars.Progress):
 class Terminal:
     def __init__(self) -> None:
         self.out = Console()
-        self.err = Console(stderr=True)
+        # stderr lines (progress, warnings, errors) are never wrapped: a log keeps each whole
+        self.err = Console(stderr=True, soft_wrap=True)
 
     def print(self, *renderables, **options) -> None:
         self.out.print(*renderables, **options)
