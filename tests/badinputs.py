@@ -17,10 +17,12 @@ tests/test_badinputs.py runs the same corpus under pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -435,22 +437,27 @@ def numaspark() -> str:
 def run_case(case: Case, cwd: Path) -> Outcome:
     env = {**os.environ, "COLUMNS": "120", "NUMASPARK_START_TIMEOUT": "20"}
     start = time.monotonic()
+    # its own session: a case that hangs is killed with everything it started (lstopo, a JVM)
+    proc = subprocess.Popen([numaspark(), *case.args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            env=env, errors="replace", start_new_session=True)  # fmt: skip
     try:
-        proc = subprocess.run([numaspark(), *case.args], capture_output=True, text=True,
-                              timeout=TIME_BOUND_S, cwd=cwd, env=env, input=case.stdin or "",
-                              errors="replace")  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
-        err = (
-            exc.stderr.decode(errors="replace")
-            if isinstance(exc.stderr, bytes)
-            else exc.stderr or ""
-        )
-        return Outcome(
-            case, None, err, TIME_BOUND_S, [f"hung: no exit within {TIME_BOUND_S:.0f} s"]
-        )
-    outcome = Outcome(case, proc.returncode, proc.stderr, time.monotonic() - start)
-    outcome.problems = judge(case, proc.returncode, proc.stderr)
+        _, stderr = proc.communicate(case.stdin or "", timeout=TIME_BOUND_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        _, stderr = proc.communicate()
+        hung = f"hung: no exit within {TIME_BOUND_S:.0f} s"
+        return Outcome(case, None, stderr, TIME_BOUND_S, [hung])
+    finally:
+        _kill_group(proc)  # whatever it left behind: a case leaves nothing running
+    outcome = Outcome(case, proc.returncode, stderr, time.monotonic() - start)
+    outcome.problems = judge(case, proc.returncode, stderr)
     return outcome
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def judge(case: Case, code: int, stderr: str) -> list[str]:

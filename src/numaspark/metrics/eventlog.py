@@ -181,7 +181,8 @@ def _parse_segments(parts: list[Segment], workers: int | None,
     forced = workers is not None
     if workers is None:
         workers = min(len(os.sched_getaffinity(0)), len(parts))
-    if workers <= 1 or (size < PARALLEL_BYTES and not forced):
+    # three rolling files are over 256 MB of JSON however well they compressed
+    if workers <= 1 or (size < PARALLEL_BYTES and len(parts) < 3 and not forced):
         yield from map(parse, parts)
         return
     # Worker processes, not threads: decoding holds the GIL. Forked, so they start at once and

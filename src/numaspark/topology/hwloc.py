@@ -29,6 +29,7 @@ from numaspark.topology.model import (
 )
 
 LSTOPO = "lstopo-no-graphics"
+LSTOPO_TIMEOUT_S = 60.0  # the largest real servers take well under a second
 
 # NUMA node subtypes that are memory without CPUs of their own, even though
 # hwloc gives them the cpuset of the CPUs near them.
@@ -47,7 +48,13 @@ def lstopo_xml(input_spec: str | None = None) -> str:
     argv = [exe, "--of", "xml", "--disallowed"]
     if input_spec is not None:
         argv[1:1] = ["-i", input_spec]
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              timeout=LSTOPO_TIMEOUT_S)  # fmt: skip
+    except subprocess.TimeoutExpired:  # run() killed lstopo: nothing is left running
+        what = "this machine" if input_spec is None else repr(input_spec)
+        raise UsageError(f"hwloc took more than {LSTOPO_TIMEOUT_S:.0f} s to read {what}: describe "
+                         "a smaller machine, or export its XML with lstopo") from None  # fmt: skip
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         reason = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         what = "this machine" if input_spec is None else repr(input_spec)
