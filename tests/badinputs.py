@@ -186,13 +186,18 @@ def _topology_mutations(root: Path) -> list[Case]:
     return cases
 
 
+def _unusable(directory: Path, suffix: str) -> dict[str, str]:
+    """What any input file can be instead of itself: missing, a directory, empty, binary."""
+    (directory / "dir").mkdir(parents=True, exist_ok=True)
+    return {"missing": str(directory / f"nope{suffix}"), "directory": str(directory / "dir"),
+            "empty": _write(directory / f"empty{suffix}", ""),
+            "binary": _write(directory / f"binary{suffix}", os.urandom(2048))}  # fmt: skip
+
+
 def _tables(root: Path) -> dict[str, str]:
     t = root / "tables"
     return {
-        "missing": str(t / "nope.csv"),
-        "directory": str((t / "dir").mkdir(parents=True) or t / "dir"),
-        "empty": _write(t / "empty.csv", ""),
-        "binary": _write(t / "binary.csv", os.urandom(2048)),
+        **_unusable(t, ".csv"),
         "header-only": _write(t / "header.csv", "concurrency,time_s\n"),
         "one-column": _write(t / "one.csv", "concurrency\n1\n2\n"),
         "three-columns": _write(t / "three.csv", "concurrency,time_s,extra\n1,10,0\n2,6,0\n4,4,0\n"),
@@ -215,10 +220,7 @@ def _tables(root: Path) -> dict[str, str]:
 def _specs(root: Path) -> dict[str, str]:
     s = root / "specs"
     return {
-        "missing": str(s / "nope.toml"),
-        "directory": str((s / "dir").mkdir(parents=True) or s / "dir"),
-        "empty": _write(s / "empty.toml", ""),
-        "binary": _write(s / "binary.toml", os.urandom(512)),
+        **_unusable(s, ".toml"),
         "not-toml": _write(s / "bad.toml", "[experiment\nname = \n"),
         "unknown-workload": _write(s / "wl.toml", '[experiment]\nname = "x"\nworkloads = ["nope"]\n'),
         "wrong-type": _write(s / "type.toml", '[experiment]\nname = "x"\nworkloads = "wordcount"\nrepeat = "two"\n'),

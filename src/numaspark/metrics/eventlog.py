@@ -109,7 +109,6 @@ class Parsed:
     sums: tuple[pd.DataFrame, pd.DataFrame]  # per stage attempt, per stage and executor
     events: list[dict]
     warnings: list[str]
-    lines: int
 
 
 def _wanted(line: bytes) -> bool:
@@ -171,7 +170,7 @@ def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
     warnings.extend(truncated)
     columns = tasks.finish()
     sums = summarize(columns)
-    return Parsed({k: columns[k] for k in keep}, sums, events, warnings, number)
+    return Parsed({k: columns[k] for k in keep}, sums, events, warnings)
 
 
 def _parse_segments(parts: list[Segment], workers: int | None,

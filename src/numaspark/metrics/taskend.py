@@ -96,7 +96,6 @@ class TaskColumns:
 
     def __init__(self) -> None:
         self.chunks: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
-        self.rows = 0
 
     def add_lines(self, lines: list[bytes], warnings: list[str], where: str) -> list[int]:
         """Decode task-end lines into the table; returns the indexes of those not JSON."""
@@ -166,7 +165,6 @@ class TaskColumns:
             col[metric.name].append(
                 np.fromiter(map(_METRIC_GETTERS[metric.name], metrics), float, n)
             )
-        self.rows += n
 
     def _add_generic(self, event: object, exc: Exception, warnings: list[str], where: str) -> None:
         """An event msgspec refused for a field's type: keep what is usable, name what is not."""
