@@ -406,6 +406,11 @@ def corpus(root: Path) -> list[Case]:
         )
     )
     add(Case("tune: neither", ["tune"]))
+    add(Case("tune: real runs on another machine", ["tune", "wordcount", "--synthetic",
+                                                    "numa:4 core:8"], says="--replay table"))  # fmt: skip
+    for args in (["--xml", str(root / "none.xml")], ["--synthetic", "numa:0 core:x"],
+                 ["--xml", tables["binary"]]):  # fmt: skip
+        add(Case("tune --replay " + " ".join(args[:1]), ["tune", "--replay", grid, *args]))
 
     # experiment specs
     for label, path in _specs(root).items():

@@ -362,25 +362,26 @@ def analyze(
 @app.command()
 def whatif(
     event_log: Annotated[Path, typer.Argument(help="An event log file or eventlog_v2_* directory.")],
-    cores: Annotated[str, Opt(help="Core counts to simulate, e.g. 1,2,4,8.")] = "1,2,4,8",
+    cores: Annotated[Optional[str], Opt(help="Core counts to simulate, e.g. 1,2,4,8 (default: up to the cores of the machine the run was recorded on).")] = None,  # noqa: UP045
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Predict the application's time on other core counts from its real task durations."""
     from numaspark.metrics.eventlog import parse_event_log
-    from numaspark.metrics.whatif import TASK_COLUMNS, measured_s, simulate
+    from numaspark.metrics.whatif import TASK_COLUMNS, default_counts, measured_s, simulate
 
-    counts = parse_counts(cores, "--cores")
+    given = parse_counts(cores, "--cores") if cores is not None else None
     log = parse_event_log(event_log, tasks=TASK_COLUMNS)
     if not log.complete:
         raise UsageError(f"{event_log}: the application did not finish; what-if needs its end")
+    counts, origin = (given, "--cores") if given else default_counts(log, event_log)
     predictions = [simulate(log, c) for c in counts]
     if as_json:
-        term.json({"event_log": str(event_log), "measured_s": measured_s(log),
+        term.json({"event_log": str(event_log), "measured_s": measured_s(log), "counts_from": origin,
                    "predictions": [p.__dict__ for p in predictions]})  # fmt: skip
         return
     term.print(views.whatif_table(log.app_id, measured_s(log), predictions))
-    term.print("task durations are kept as measured: what changes with the core count "
-                  "(memory bandwidth, GC) is not simulated", highlight=False)  # fmt: skip
+    term.print(f"core counts: {origin}; task durations are kept as measured: what changes with "
+               "the core count (memory bandwidth, GC) is not simulated", highlight=False)  # fmt: skip
 
 
 @app.command()
@@ -499,15 +500,14 @@ def tune(
     size: SizeOpt = "tiny", repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
     out: OutOpt = Path("numaspark-out"), data: DataOpt = None, conf: ConfOpt = None,
-    param: ParamOpt = None, as_json: JsonOpt = False,
+    param: ParamOpt = None, xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Find a good layout and binding in few runs (TPE with the studies' priors, early stop)."""
-    from numaspark.decide.live import live_objective, live_space
+    """Find a good layout and binding in few runs (the studies' rules on this machine or --xml/--synthetic's, then local moves)."""
+    from numaspark.decide.live import live_objective, live_space, tune_machine
     from numaspark.decide.tune import read_table, replay_objective
 
-    if (workload is None) == (replay is None):
-        raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
-    search = dict(seed=seed, noise=noise, early_stop=early_stop,
+    machine = tune_machine(workload, replay, xml, synthetic, topology_of)
+    search = dict(seed=seed, noise=noise, early_stop=early_stop, machine=machine,
                   time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None)  # fmt: skip
     if replay is not None:
         space, lookup = read_table(replay, minimize, skipped := [])
@@ -524,7 +524,7 @@ def tune(
         term.json(found.to_dict())
         return
     term.print(views.trials_table(found, space, minimize if replay else "median s"))
-    term.print(f"stopped: {found.stopped}", highlight=False)
+    term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
     if workload is not None:
         term.print(f"results: {(out / RESULTS_FILE).resolve()}")
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numaspark.decide.prior import Machine, moderate_cores
 from numaspark.decide.thresholds import (
     BANDWIDTH_REGION,
     DRIVER_ONLY,
@@ -92,6 +93,20 @@ class Subject:
     log: EventLog | None
     result: RunResult | None = None
     peers: list[RunResult] = field(default_factory=list)  # every run in the same results
+    machine: Machine | None = None  # the machine the run was recorded on (never this one)
+
+    def smaller_executors(self) -> dict[str, int]:
+        """Several smaller executors on the run's own machine: the tuner's moderate width
+        (decide/prior.py), at least two executors, the run's slots shared out; two halves
+        of the slots when the machine is not known."""
+        slots = self.slots() or 2
+        machine = self.machine
+        if machine is None:
+            return {"executors": 2, "cores_per_executor": max(1, slots // 2)}
+        per_node = max(1, round(machine.cores_per_node / moderate_cores(machine)))
+        executors = max(2, machine.nodes * per_node)
+        return {"executors": executors,
+                "cores_per_executor": max(1, min(slots, machine.cores) // executors)}  # fmt: skip
 
     @property
     def spec(self) -> RunSpec:
@@ -424,7 +439,7 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
     return Finding("driver-time", severity, text, evidence,
                    "that time does not shrink with executors or cores; measure what more "
                    "cores would give before adding them",
-                   shlex.join(["numaspark", "whatif", str(log.path), "--cores", "1,2,4,8"]))  # fmt: skip
+                   shlex.join(["numaspark", "whatif", str(log.path)]))  # fmt: skip
 
 
 def _executors(subject: Subject) -> Finding | NotAssessed:
@@ -451,15 +466,14 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         return Finding("executor-count", Severity.MODERATE,
                        f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
                        "several smaller executors (up to 36% faster through less GC in the "
-                       "studies)", subject.command(executors=2, memory_per_executor="auto",
-                                                   cores_per_executor=max(1, (subject.slots() or 2) // 2)))  # fmt: skip
+                       "studies)", subject.command(memory_per_executor="auto",
+                                                   **subject.smaller_executors()))  # fmt: skip
     if count == 1 and gc >= 0.10:
         return Finding("executor-count", Severity.MODERATE,
                        f"one JVM (local mode) with {gc:.0%} GC", evidence,
                        "several smaller executors on a standalone cluster",
-                       subject.command(mode="standalone", executors=2,
-                                       cores_per_executor=max(1, (subject.slots() or 2) // 2),
-                                       memory_per_executor="auto"))  # fmt: skip
+                       subject.command(mode="standalone", memory_per_executor="auto",
+                                       **subject.smaller_executors()))  # fmt: skip
     if count > 1 and remote >= 0.5 and gc < 0.05:
         return Finding("executor-count", Severity.LOW,
                        f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
@@ -492,11 +506,19 @@ def _name(spec: RunSpec) -> str:
     return f"{spec.workload} {spec.size}: {spec.mode} {shape} bind={spec.binding}"
 
 
+def recorded_machine(source: Path) -> Machine | None:
+    """The machine of the results ``source`` is (or is in), from its stored topology."""
+    from numaspark.experiment.store import recorded_topology
+
+    data, path = recorded_topology(source)
+    return Machine.from_dict(data, str(path)) if data else None
+
+
 def advise_event_log(path: Path) -> Advice:
-    return advise(Subject(parse_event_log(path)), str(path))
+    return advise(Subject(parse_event_log(path), machine=recorded_machine(path)), str(path))
 
 
-def advise_results(results: list[RunResult]) -> list[Advice]:
+def advise_results(results: list[RunResult], machine: Machine | None = None) -> list[Advice]:
     """One `Advice` per configuration: its median run, and its application's event log."""
     groups = by_configuration(results)
     advices = []
@@ -510,7 +532,7 @@ def advise_results(results: list[RunResult]) -> list[Advice]:
                 logs[path] = parse_event_log(path) if path and Path(path).exists() else None
             except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
                 logs[path] = None
-        subject = Subject(logs[path], median, results)
+        subject = Subject(logs[path], median, results, machine)
         advices.append(advise(subject, median.spec.label or _name(median.spec)))
     return advices
 
@@ -524,7 +546,7 @@ def advise_source(source: Path) -> list[Advice]:
     store = ResultStore(source)
     if not (source.is_dir() and store.path.exists()):
         return [advise_event_log(source)]
-    advices = advise_results(store.load())
+    advices = advise_results(store.load(), recorded_machine(source))
     if not advices:
         raise UsageError(f"{source}: no measured ok run to advise on")
     return advices

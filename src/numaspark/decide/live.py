@@ -8,6 +8,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
+from numaspark.decide.prior import Machine
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import UsageError
 from numaspark.experiment.result import measured
@@ -28,6 +29,23 @@ def _powers(limit: int) -> list[int]:
         values.append(v)
         v *= 2
     return values
+
+
+def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
+                 synthetic: str | None, topology_of: Callable) -> Machine | None:  # fmt: skip
+    """The machine the tuner's rules reason about: this one for real runs, --xml/--synthetic's
+    for a replayed table (None: a table without one; the rules then take its largest layout
+    for the machine)."""
+    if (workload is None) == (replay is None):
+        raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
+    if workload is not None:
+        if xml is not None or synthetic is not None:
+            raise UsageError("real runs are tuned on this machine: --xml/--synthetic describe "
+                             "the machine of a --replay table")  # fmt: skip
+        return Machine.of(topology_of())
+    if xml is None and synthetic is None:
+        return None
+    return Machine.of(topology_of(xml, synthetic))
 
 
 def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,

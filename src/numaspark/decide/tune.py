@@ -42,6 +42,15 @@ from pathlib import Path
 
 import numpy as np
 
+from numaspark.decide.prior import (
+    UNKNOWN_SD,
+    Machine,
+    features,
+    layout_of,
+    penalties,
+    roles,
+    table_machine,
+)
 from numaspark.errors import UsageError
 
 Params = dict[str, object]
@@ -98,73 +107,129 @@ class Trial:
 class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     stopped: str = ""
+    prior: str = ""  # which columns had a prior, on which machine
 
     @property
     def best(self) -> Trial | None:
-        done = [t for t in self.trials if t.value is not None]
-        return min(done, key=lambda t: t.value) if done else None  # type: ignore[arg-type, return-value]
+        """The configuration with the lowest median over its trials (re-measured ones have
+        several), as its first trial with that median."""
+        runs: dict[tuple, list[Trial]] = {}
+        for trial in self.trials:
+            if trial.value is not None:
+                runs.setdefault(tuple(sorted(trial.params.items(), key=str)), []).append(trial)
+        if not runs:
+            return None
+        median = {k: float(np.median([t.value for t in v])) for k, v in runs.items()}  # type: ignore[misc]
+        key = min(median, key=median.__getitem__)
+        first = runs[key][0]
+        return Trial(first.number, first.params, median[key], first.source)
 
     def to_dict(self) -> dict:
         best = self.best
         return {"trials": [t.to_dict() for t in self.trials],
-                "best": best.to_dict() if best else None, "stopped": self.stopped}  # fmt: skip
+                "best": best.to_dict() if best else None, "stopped": self.stopped,
+                "prior": self.prior}  # fmt: skip
 
 
-def _number(value: object) -> float | None:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
+class Prior:
+    """The studies' rules (decide/prior.py) applied to a space: which columns they know, on
+    which machine, and each candidate's penalty (log-time; the lowest is the start)."""
+
+    def __init__(self, space: Space, machine: Machine | None = None) -> None:
+        self.space = space
+        self.roles = roles(space.names)
+        if machine is None:
+            largest = max((layout_of(self._named(c)).slots or 1.0 for c in space.candidates),
+                          default=1.0)  # fmt: skip
+            machine = table_machine(largest)
+            self.machine_given = False
+        else:
+            self.machine_given = True
+        self.machine = machine
+        # the rules as a linear model's features: a column per feature any candidate has,
+        # with the prior mean and sd of its weight; columns no rule knows, one per value
+        rows = {c: self._features(c) for c in space.candidates}
+        names: dict[str, tuple[float, float]] = {}
+        for found in rows.values():
+            for name, (_, mean, sd) in found.items():
+                names.setdefault(name, (mean, sd))
+        self.feature_names = list(names)
+        self.weight_mean = np.array([names[n][0] for n in self.feature_names])
+        self.weight_sd = np.array([names[n][1] for n in self.feature_names])
+        self.matrix = {c: np.array([rows[c].get(n, (0.0,))[0] for n in self.feature_names])
+                       for c in space.candidates}  # fmt: skip
+        self.penalty = {c: float(self.matrix[c] @ self.weight_mean) + self._middle(c)
+                        for c in space.candidates}  # fmt: skip
+
+    def _middle(self, candidate: tuple) -> float:
+        """Columns without a prior: the middle value first (a tie-break, not a cost)."""
+        total = 0.0
+        for name, value in zip(self.space.names, candidate, strict=True):
+            if name not in self.roles:
+                values = self.space.values[name]
+                total += 1e-3 * abs(values.index(value) - (len(values) - 1) / 2)
+        return total
+
+    def _named(self, candidate: tuple) -> dict[str, object]:
+        params = self.space.params(candidate)
+        return {name: params[column] for column, name in self.roles.items()}
+
+    def _features(self, candidate: tuple) -> dict[str, tuple[float, float, float]]:
+        found = features(self._named(candidate), self.machine)
+        for column, value in zip(self.space.names, candidate, strict=True):
+            if column not in self.roles:
+                found[f"{column}={value}"] = (1.0, 0.0, UNKNOWN_SD)
+        return found
+
+    def rules(self, candidate: tuple) -> dict[str, float]:
+        return penalties(self._named(candidate), self.machine)
+
+    def unknown(self) -> list[str]:
+        return [n for n in self.space.names if n not in self.roles]
+
+    def describe(self) -> str:
+        """One line: the machine and which columns had a prior."""
+        known = ", ".join(c if c == n else f"{c} (= {n})" for c, n in self.roles.items())
+        where = (self.machine.describe() if self.machine_given
+                 else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
+        line = f"prior on {known or 'no column'}; {where}"
+        if self.unknown():
+            line += f"; searched without a prior: {', '.join(self.unknown())}"
+        return line
 
 
-def prior_score(params: Params, space: Space) -> float:
-    """How much the studies favour a configuration (higher first); 0 for what they say nothing of.
+class RuleModel:
+    """The rules, updated by the runs: log(time) = bias + features x weights, the weights'
+    prior the rules' (mean, sd), the bias free; Bayesian linear regression with the noise as
+    the runs' error. ``expected_gain`` is the expected improvement over the best so far."""
 
-    Column names are numaspark's (`numaspark results --table` writes them):
-    binding, executors, executors_per_node, cores_per_executor, mode,
-    partitions_per_slot / partitions, mem_policy.
-    """
-    score = 0.0
-    binding = str(params.get("binding", "")).lower()
-    score += {"node": 1.0, "core": 1.0, "pu": 0.5, "none": 0.0}.get(binding, 0.0)
-    if str(params.get("mem_policy", "")).lower() in ("bind", "local"):
-        score += 0.5
-    cores = _number(params.get("cores_per_executor"))
-    if cores:
-        largest = max(_number(v) or 1.0 for v in space.values.get("cores_per_executor", [cores]))
-        target = min(5.0, max(2.0, largest / 2))  # moderate: 4-5 on big nodes
-        score -= 0.5 * abs(math.log2(cores) - math.log2(min(target, largest)))
-    per_node = _number(params.get("executors_per_node"))
-    if per_node:
-        score -= 0.5 * abs(math.log2(per_node) - 0.5)  # one or two per node
-    slots = _slots(params)
-    if slots and "partitions" in params and _number(params["partitions"]):
-        per_slot = _number(params["partitions"]) / slots  # type: ignore[operator]
-        score -= 0.5 * abs(math.log2(per_slot) - math.log2(2.5))
-    if _number(params.get("partitions_per_slot")):
-        score -= 0.5 * abs(math.log2(_number(params["partitions_per_slot"])) - math.log2(2.5))  # type: ignore[arg-type]
-    return score
+    def __init__(self, prior: Prior, noise: float) -> None:
+        self.prior = prior
+        self.noise = max(math.log1p(noise), 0.02)
+        self.mean: np.ndarray | None = None
+        self.cov: np.ndarray | None = None
 
+    def fit(self, measured: dict[tuple, float]) -> None:
+        prior = self.prior
+        x = np.array([np.concatenate(([1.0], prior.matrix[c])) for c in measured])
+        y = np.log(np.array(list(measured.values())))
+        precision = np.diag(np.concatenate(([1e-6], 1.0 / prior.weight_sd**2)))
+        mean0 = np.concatenate(([0.0], prior.weight_mean))
+        a = precision + x.T @ x / self.noise**2
+        self.cov = np.linalg.inv(a)
+        self.mean = self.cov @ (precision @ mean0 + x.T @ y / self.noise**2)
 
-def _slots(params: Params) -> float | None:
-    cores = _number(params.get("cores_per_executor"))
-    executors = _number(params.get("executors")) or 1.0
-    if str(params.get("mode", "")).lower() == "local":
-        executors = 1.0
-    return cores * executors if cores else None
+    def predict(self, candidate: tuple) -> tuple[float, float]:
+        assert self.mean is not None and self.cov is not None
+        row = np.concatenate(([1.0], self.prior.matrix[candidate]))
+        return float(row @ self.mean), float(math.sqrt(max(row @ self.cov @ row, 1e-12)))
 
+    def expected_gain(self, candidate: tuple, best: float) -> float:
+        from scipy.stats import norm
 
-def _prior_picks(space: Space, count: int, rng: random.Random) -> list[tuple]:
-    """The ``count`` best-scored candidates, each two or more parameters from the ones before."""
-    scored = sorted(space.candidates,
-                    key=lambda c: (-prior_score(space.params(c), space), rng.random()))  # fmt: skip
-    picks: list[tuple] = []
-    for candidate in scored:
-        if all(sum(a != b for a, b in zip(candidate, p, strict=True)) >= 2 for p in picks):
-            picks.append(candidate)
-        if len(picks) == count:
-            break
-    return picks
+        mean, sd = self.predict(candidate)
+        z = (math.log(best) - mean) / sd
+        return float((math.log(best) - mean) * norm.cdf(z) + sd * norm.pdf(z))
 
 
 class AdditiveModel:
@@ -214,113 +279,279 @@ def check_search(budget: int, noise: float) -> None:
         raise UsageError(f"--noise {noise}: give a fraction like 0.05")
 
 
+Move = tuple  # how a neighbour differs: (kind, column(s), direction), for its name and σ
+
+
+def neighbours(
+    space: Space, candidate: tuple, prior: Prior, fine: bool
+) -> list[tuple[tuple, Move]]:
+    """The runnable candidates one move from ``candidate``, with their moves.
+
+    Coarse moves (``fine`` False) change the layout in the machine's terms: twice or half the
+    executors, twice or half the cores per executor, or the same threads shaped otherwise
+    (twice the executors of half the cores, and the reverse), each landing on the table's
+    nearest values; every other column moves one value (an ordered column's next either way,
+    any other value of a category). Fine moves step every column one value either way (and
+    the two diagonals of each pair of layout columns), once coarse moves found no better."""
+    feasible = set(space.candidates)
+    found: dict[tuple, Move] = {}
+    names = space.names
+    layout = {prior.roles.get(n): i for i, n in enumerate(names)
+              if prior.roles.get(n) in LAYOUT_NAMES and space.ordered(n)}  # fmt: skip
+    count = layout.get("executors", layout.get("executors_per_node"))
+    width = layout.get("cores_per_executor")
+    coarse_layout = not fine and count is not None and width is not None
+
+    def moved(base: tuple, index: int, step: int) -> tuple | None:
+        values = space.values[names[index]]
+        position = values.index(base[index]) + step
+        while 0 <= position < len(values):
+            other = (*base[:index], values[position], *base[index + 1 :])
+            if other in feasible:
+                return other
+            position += step
+        return None
+
+    if coarse_layout:
+        assert count is not None and width is not None
+        e, c = float(candidate[count]), float(candidate[width])  # type: ignore[arg-type]
+        for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
+            best, error = None, 0.6  # within 0.6 of a doubling of the aim
+            for other in feasible:
+                if any(
+                    other[i] != candidate[i] for i in range(len(names)) if i not in (count, width)
+                ):
+                    continue
+                miss = (abs(math.log2(float(other[count]) / (e * fe)))
+                        + abs(math.log2(float(other[width]) / (c * fc))))  # fmt: skip
+                if miss < error and other != candidate:
+                    best, error = other, miss
+            if best is not None:
+                found.setdefault(best, ("layout", fe, fc))
+    for index, name in enumerate(names):
+        if coarse_layout and index in (count, width):
+            continue
+        if space.ordered(name):
+            for step in (-1, 1):
+                other = moved(candidate, index, step)
+                if other is not None:
+                    found.setdefault(other, ("step", index, step))
+        else:
+            for value in space.values[name]:
+                if value != candidate[index]:
+                    other = (*candidate[:index], value, *candidate[index + 1 :])
+                    if other in feasible:
+                        found.setdefault(other, ("set", index, value))
+    if fine:
+        for a, b in itertools.combinations(sorted(layout.values()), 2):
+            for step in (-1, 1):
+                values_a, values_b = space.values[names[a]], space.values[names[b]]
+                ia, ib = values_a.index(candidate[a]) + step, values_b.index(candidate[b]) - step
+                if 0 <= ia < len(values_a) and 0 <= ib < len(values_b):
+                    other = list(candidate)
+                    other[a], other[b] = values_a[ia], values_b[ib]
+                    if tuple(other) in feasible:
+                        found.setdefault(tuple(other), ("diagonal", a, step, b))
+    found.pop(candidate, None)
+    return list(found.items())
+
+
+LAYOUT_NAMES = ("executors", "executors_per_node", "cores_per_executor", "slots")
+
+
 def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
-         priors: int = 2, early_stop: bool = True, time_budget_s: float | None = None,
-         proposals_per_trial: int = 32,
+         early_stop: bool = True, time_budget_s: float | None = None,
+         machine: Machine | None = None, proposals_per_trial: int = 32,
          on_trial: Callable[[Trial], None] | None = None) -> TuneResult:  # fmt: skip
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
     ``time_budget_s``, start no run after that many seconds)."""
     import time
 
-    import optuna
-
     check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
     rng = random.Random(seed)
-    distributions = {
-        name: optuna.distributions.IntDistribution(0, len(values) - 1)
-        if space.ordered(name) and len(values) > 1
-        else optuna.distributions.CategoricalDistribution(list(range(len(values))))
-        for name, values in space.values.items()
-    }
-    history: list = []  # what was measured, as optuna trials (failures included)
-
-    def proposer(round_number: int):
-        """A study that knows every measured trial and nothing else: its asks are proposals,
-        and the proposals of earlier rounds do not pile up in it (asks cost O(trials))."""
-        sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + round_number,
-                                             n_startup_trials=0, multivariate=True)  # fmt: skip
-        scratch = optuna.create_study(direction="minimize", sampler=sampler)
-        scratch.add_trials(history)
-        return scratch
-
-    result = TuneResult()
-    measured: dict[tuple, float] = {}
-    failed: set[tuple] = set()
-    feasible = set(space.candidates)
-
-    def index_params(candidate: tuple) -> dict:
-        return {n: space.values[n].index(v) for n, v in zip(space.names, candidate, strict=True)}
-
-    def evaluate(candidate: tuple, source: str) -> None:
-        value = objective(space.params(candidate))
-        trial = Trial(len(result.trials) + 1, space.params(candidate), value, source)
-        result.trials.append(trial)
-        if value is None or not math.isfinite(value) or value <= 0:
-            failed.add(candidate)
-            state = optuna.trial.TrialState.FAIL
-            history.append(optuna.trial.create_trial(params=index_params(candidate),
-                                                     distributions=distributions, state=state))  # fmt: skip
-        else:
-            measured[candidate] = value
-            history.append(optuna.trial.create_trial(params=index_params(candidate),
-                                                     distributions=distributions, value=value))  # fmt: skip
-        if on_trial:
-            on_trial(trial)
-
-    def remaining() -> list[tuple]:
-        return [c for c in space.candidates if c not in measured and c not in failed]
-
+    prior = Prior(space, machine)
+    result = TuneResult(prior=prior.describe())
+    search = _Search(space, objective, result, on_trial)
     started = time.monotonic()
 
     def out_of_time() -> bool:
         return time_budget_s is not None and time.monotonic() - started > time_budget_s
 
-    for candidate in _prior_picks(space, min(priors, budget), rng):
-        if out_of_time():
-            break
-        evaluate(candidate, "prior")
+    # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
+    start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
+    search.evaluate(start, "prior: " + _rules_line(prior, start))
+    # 2. local moves from the best so far, the rules' favourite first, a move that improved
+    # repeated first
+    fine = False
     while len(result.trials) < budget:
         if out_of_time():
             result.stopped = f"time budget: {time_budget_s:.0f} s"
             break
-        left = remaining()
+        incumbent = search.incumbent()
+        if incumbent is None:  # the start failed: the next best by the rules
+            left = search.remaining()
+            if not left:
+                break
+            search.evaluate(min(left, key=lambda c: prior.penalty[c]), "prior (start failed)")
+            continue
+        options = [(c, m) for c, m in neighbours(space, incumbent, prior, fine)
+                   if c in search.unseen]  # fmt: skip
+        if not options:
+            if fine:
+                break  # a local optimum: every neighbour measured
+            fine = True
+            continue
+
+        model = RuleModel(prior, noise)
+        model.fit(search.measured)
+        best = search.measured[incumbent]
+        candidate, move = max(
+            options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
+        )
+        search.evaluate(candidate, "move: " + _move_text(space, move))
+    # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
+    # says nothing left can beat the best by more than the noise; re-measure a tie at the end
+    while len(result.trials) < budget and not result.stopped:
+        if out_of_time():
+            result.stopped = f"time budget: {time_budget_s:.0f} s"
+            break
+        left = search.remaining()
         if not left:
             result.stopped = "every configuration that can run was measured"
             break
-        if early_stop and _cannot_improve(space, measured, left, noise):
-            best = min(measured.values())
+        if early_stop and _cannot_improve(space, search.measured, left, noise):
+            best = min(search.measured.values())
             result.stopped = (f"early: no configuration left is predicted to beat the best "
                               f"({best:.4g}) by more than the noise ({noise:.0%})")  # fmt: skip
             break
-        # TPE proposes; with enough runs the model picks the most promising of its proposals
+        search.global_step(left, seed, proposals_per_trial, prior)
+    if not result.stopped:
+        result.stopped = f"budget: {budget} run(s)"
+    elif not out_of_time():
+        search.remeasure_ties(budget, noise)
+    return result
+
+
+def _rules_line(prior: Prior, candidate: tuple) -> str:
+    rules = prior.rules(candidate)
+    if not rules:
+        return "no rule applies (middle values)"
+    return "closest to the rules" + (f" (off: {', '.join(k for k, v in rules.items() if v > 0)})"
+                                     if any(v > 0 for v in rules.values()) else "")  # fmt: skip
+
+
+def _move_text(space: Space, move: Move) -> str:
+    kind = move[0]
+    if kind == "layout":
+        _, fe, fc = move
+        words = {2: "twice", 0.5: "half"}
+        parts = [f"{words[fe]} the executors" if fe != 1 else "",
+                 f"{words[fc]} the cores per executor" if fc != 1 else ""]  # fmt: skip
+        return ", ".join(p for p in parts if p)
+    if kind == "diagonal":
+        _, a, step, b = move
+        more, fewer = (
+            (space.names[a], space.names[b]) if step > 0 else (space.names[b], space.names[a])
+        )
+        return f"more {more}, fewer {fewer}"
+    if kind == "step":
+        return f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]}"
+    return f"{space.names[move[1]]} {move[2]}"
+
+
+class _Search:
+    """What has been measured, and the two ways to pick the next run."""
+
+    def __init__(self, space: Space, objective: Objective, result: TuneResult,
+                 on_trial: Callable[[Trial], None] | None) -> None:  # fmt: skip
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.optuna = optuna
+        self.space, self.objective, self.result, self.on_trial = space, objective, result, on_trial
+        self.measured: dict[tuple, float] = {}  # the median of each measured candidate
+        self.values: dict[tuple, list[float]] = {}
+        self.failed: set[tuple] = set()
+        self.unseen = set(space.candidates)
+        self.history: list = []  # what was measured, as optuna trials (failures included)
+        self.distributions = {
+            name: optuna.distributions.IntDistribution(0, len(values) - 1)
+            if space.ordered(name) and len(values) > 1
+            else optuna.distributions.CategoricalDistribution(list(range(len(values))))
+            for name, values in space.values.items()
+        }
+
+    def remeasure_ties(self, budget: int, noise: float) -> None:
+        """Runs left when the search stopped: if the runner-up is within the noise of the best,
+        both are measured once more (the best first) and judged by their medians, so the
+        answer is not one lucky run."""
+        ranked = sorted(self.measured, key=self.measured.__getitem__)
+        if len(ranked) < 2 or self.measured[ranked[1]] > self.measured[ranked[0]] * (1 + noise):
+            return
+        tie = f"re-measure: within the noise ({noise:.0%}) of the other"
+        for candidate in ranked[:2]:
+            if len(self.result.trials) < budget and len(self.values[candidate]) == 1:
+                self.evaluate(candidate, tie)
+        self.result.stopped += "; the best two were within the noise: re-measured"
+
+    def incumbent(self) -> tuple | None:
+        return min(self.measured, key=self.measured.__getitem__) if self.measured else None
+
+    def remaining(self) -> list[tuple]:
+        return [c for c in self.space.candidates if c in self.unseen]
+
+    def evaluate(self, candidate: tuple, source: str) -> None:
+        space, optuna = self.space, self.optuna
+        value = self.objective(space.params(candidate))
+        trial = Trial(len(self.result.trials) + 1, space.params(candidate), value, source)
+        self.result.trials.append(trial)
+        self.unseen.discard(candidate)
+        index = {n: space.values[n].index(v) for n, v in zip(space.names, candidate, strict=True)}
+        if value is None or not math.isfinite(value) or value <= 0:
+            self.failed.add(candidate)
+            self.history.append(optuna.trial.create_trial(
+                params=index, distributions=self.distributions, state=optuna.trial.TrialState.FAIL))  # fmt: skip
+        else:
+            self.values.setdefault(candidate, []).append(value)
+            self.measured[candidate] = float(np.median(self.values[candidate]))
+            self.history.append(optuna.trial.create_trial(
+                params=index, distributions=self.distributions, value=value))  # fmt: skip
+        if self.on_trial:
+            self.on_trial(trial)
+
+    def global_step(self, left: list[tuple], seed: int, proposals_per_trial: int,
+                    prior: Prior) -> None:  # fmt: skip
+        """TPE (optuna), told every result, proposes; the additive model picks the proposal
+        with the lowest optimistic prediction. A proposal that cannot run or was measured is
+        replaced by the nearest candidate left (the rules' favourite among equals)."""
+        optuna, space = self.optuna, self.space
+        sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + len(self.result.trials),
+                                             n_startup_trials=0, multivariate=True)  # fmt: skip
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        study.add_trials(self.history)
         proposals: list[tuple[tuple, str]] = []
-        study = proposer(len(result.trials))
-        for _ in range(proposals_per_trial if len(measured) >= MIN_RUNS_TO_MODEL else 1):
-            asked = study.ask(distributions)
+        count = proposals_per_trial if len(self.measured) >= MIN_RUNS_TO_MODEL else 1
+        for _ in range(count):
+            asked = study.ask(self.distributions)
             wanted = tuple(space.values[n][asked.params[n]] for n in space.names)
-            # a suggestion, closed as FAIL (which TPE ignores; PRUNED would count it among
-            # the bad trials); what is measured is added as its own complete trial
+            # closed as FAIL (which TPE ignores; PRUNED would count it among the bad trials)
             study.tell(asked, state=optuna.trial.TrialState.FAIL)
-            if wanted in feasible and wanted in left:
+            if wanted in self.unseen:
                 proposals.append((wanted, "tpe"))
             else:
                 nearest = min(left, key=lambda c, w=wanted: (space.distance(c, w),
-                                                             -prior_score(space.params(c), space)))  # fmt: skip
+                                                             prior.penalty[c]))  # fmt: skip
                 proposals.append((nearest, "tpe (nearest)"))
-        if len(proposals) == 1:
-            evaluate(*proposals[0])
-            continue
+        if len(proposals) == 1 or len(self.measured) < MIN_RUNS_TO_MODEL:
+            self.evaluate(*proposals[0])
+            return
         model = AdditiveModel(space)
-        model.fit(measured)
+        model.fit(self.measured)
         sigma = model.sigma if math.isfinite(model.sigma) else 1.0
         chosen = min(proposals, key=lambda p: model.predict(p[0]) - sigma)  # optimistic pick
-        evaluate(chosen[0], chosen[1] + " + model")
-    if not result.stopped:
-        result.stopped = f"budget: {budget} run(s)"
-    return result
+        self.evaluate(chosen[0], chosen[1] + " + model")
 
 
 def _cannot_improve(space: Space, measured: dict[tuple, float], left: list[tuple],

@@ -22,6 +22,27 @@ RESULTS_FILE = "results.jsonl"
 TOPOLOGY_FILE = "topology.json"
 
 
+def recorded_topology(source: Path) -> tuple[dict | None, Path | None]:
+    """The topology the runs of ``source`` ran on, as stored with them: a results directory's
+    topology.json (or, for runs on other hosts, its first topology-HOST.json), found from the
+    directory itself or from a file inside it (an event log under runs/). (None, None) when
+    there is none: the caller must not assume this machine."""
+    source = Path(source).resolve()
+    for directory in [source, *source.parents][:6]:
+        if not directory.is_dir():
+            continue
+        candidates = [directory / TOPOLOGY_FILE, *sorted(directory.glob("topology-*.json"))]
+        for path in candidates:
+            if path.is_file():
+                try:
+                    data = json.loads(path.read_text())
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("summary"), dict):
+                    return data, path
+    return None, None
+
+
 def topology_file(host: str) -> str:
     """Where a results directory keeps the topology of one of the hosts its runs used."""
     return f"topology-{host}.json"

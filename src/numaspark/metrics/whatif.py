@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,27 @@ class Prediction:
     utilisation: float  # task time / (cores x simulated job time)
     critical_path_s: float  # driver time + per job the longest chain of longest tasks
     driver_s: float  # time with no job running
+
+
+def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
+    """Core counts to simulate when none are given: powers of two up to the cores of the
+    machine the run was recorded on (the topology.json of the results ``source`` is in), and
+    that count; without one, up to twice the application's own task slots. Never this
+    machine's."""
+    from numaspark.experiment.store import recorded_topology
+
+    topology = recorded_topology(source)[0]
+    slots = sum(int(e.get("cores") or 0) for e in log.executors.values()) or None
+    summary = (topology or {}).get("summary") or {}
+    if summary.get("cores"):
+        limit, origin = int(summary["cores"]), "the cores of the machine the run was recorded on"
+    elif slots:
+        limit, origin = 2 * slots, f"up to twice the application's {slots} task slot(s)"
+    else:
+        return [1, 2, 4, 8], "no machine or slot count recorded: 1, 2, 4, 8"
+    counts = sorted({2**k for k in range(limit.bit_length()) if 2**k <= limit} | {limit}
+                    | ({slots} if slots else set()))  # fmt: skip
+    return counts, origin
 
 
 def _jobs_span(log: EventLog) -> list[tuple[float, float]]:

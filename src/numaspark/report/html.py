@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark import __version__
-from numaspark.decide.advise import Severity, advise_results
+from numaspark.decide.advise import Severity, advise_results, recorded_machine
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
@@ -458,7 +458,7 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
     classification = classify(results)
     classes = {c.config: [x.text for x in c.labels] for c in classification.configs}
     configs = _configs(results, classes)
-    advices = advise_results(results) if results else []
+    advices = advise_results(results, recorded_machine(directory)) if results else []
     topology, topology_source = _topology(directory, results)
     placements = []
     seen = set()

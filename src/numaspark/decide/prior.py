@@ -1,0 +1,286 @@
+"""What the tuner knows before its first run: the machine, what a table's columns mean, and
+the studies' rules, as a penalty in log-time (0 = what the studies would start from).
+
+Every rule is relative to the machine (nodes, physical cores, hardware threads per core), so
+one prior serves a 2-core laptop and a 4-socket, 192-thread server. The numbers behind each
+rule are the studies' (docs/experiments.md, "How the tuner chooses"); the weights say how
+sure the studies are, in log-time per doubling away from the rule:
+
+1. ``threads``: use every physical core, one thread per core. Memory bandwidth saturates
+   before all hardware threads are busy, and SMT helps some workloads and hurts others
+   (-10%..+25%), so the start leaves SMT threads unused and moves to them only if they pay.
+2. ``executors-per-node``: one or two executors per NUMA node (two on nodes of 8 or more
+   cores). Node-bound executors avoid remote memory (~10% dearer on average), and several
+   small executors beat one large one by up to 36% through less GC.
+3. ``executor-span``: an executor wider than a node pays remote memory (~10%) however it
+   is bound.
+4. ``gc``: more than 8 cores in one JVM means a large heap that collects longer.
+5. ``binding``: with more than one node, bound beats unbound (1.07-1.25x for single
+   jobs); node first, then core (thread-level affinity gained up to 17% in one study, lost
+   in others). With one node there is no remote memory: nothing to gain, so none first.
+6. ``mem-policy``: bind or local on several nodes; interleave only for wide executors.
+7. ``mode``: local mode is one JVM: the best single executor on a one-node machine (no
+   executor start, no RPC); on several nodes it spans them all.
+8. ``partitions``: one wave of tasks (one per slot) unless the input fills several waves
+   of 128 MB partitions, then 2-3 per slot (Spark's tuning guide).
+
+Columns the rules do not know are searched without a prior (their middle value first).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+# numaspark's column names and the synonyms other tools and papers use (compared after
+# lower-casing and turning spaces and dashes into underscores)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "executors": ("executors", "workers", "num_executors", "executor_instances",
+                  "spark.executor.instances", "num_workers", "instances"),
+    "executors_per_node": ("executors_per_node", "workers_per_node"),
+    "cores_per_executor": ("cores_per_executor", "cores_per_worker", "executor_cores",
+                           "spark.executor.cores", "worker_cores", "cores_per_instance"),
+    "slots": ("slots", "task_slots", "total_cores", "threads"),
+    "binding": ("binding", "bind", "affinity", "cpu_binding"),
+    "mem_policy": ("mem_policy", "memory_policy", "membind", "numa_policy"),
+    "mode": ("mode",),
+    "partitions": ("partitions", "spark.sql.shuffle.partitions", "spark.default.parallelism",
+                   "shuffle_partitions", "parallelism", "num_partitions"),
+    "partitions_per_slot": ("partitions_per_slot", "tasks_per_slot", "tasks_per_core"),
+}  # fmt: skip
+_CANONICAL = {alias: name for name, aliases in SYNONYMS.items() for alias in aliases}
+
+
+def canonical(column: str) -> str | None:
+    """The numaspark name of a column (None: a column the rules do not know)."""
+    return _CANONICAL.get(re.sub(r"[\s\-]+", "_", column.strip().lower()))
+
+
+def roles(columns: list[str]) -> dict[str, str]:
+    """Column -> numaspark name, for the columns with a prior (the first of two synonyms)."""
+    found: dict[str, str] = {}
+    for column in columns:
+        name = canonical(column)
+        if name is not None and name not in found.values():
+            found[column] = name
+    return found
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the rules need of a machine: NUMA nodes with CPUs, physical cores, threads."""
+
+    nodes: int
+    cores: int
+    threads: int
+    source: str = ""
+
+    @classmethod
+    def of(cls, topology) -> Machine:
+        """From a `Topology` (what this process may use: cgroup cpusets count)."""
+        cores = len(topology.allowed_cores()) or len(topology.cores)
+        threads = len(topology.allowed_cpus) or len(topology.pus)
+        return cls(max(1, len(topology.cpu_nodes)), max(1, cores), max(1, threads),
+                   topology.source)  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "") -> Machine | None:
+        """From a stored topology (``Topology.to_dict``: topology.json); None if it lacks the
+        counts."""
+        summary = data.get("summary") or {}
+        try:
+            nodes = int(summary.get("numa_nodes_with_cpus") or summary.get("numa_nodes") or 1)
+            cores, threads = int(summary["cores"]), int(summary["pus"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        if min(nodes, cores, threads) < 1:
+            return None
+        return cls(nodes, cores, threads, source or str(data.get("source") or ""))
+
+    @property
+    def cores_per_node(self) -> float:
+        return self.cores / self.nodes
+
+    @property
+    def threads_per_core(self) -> float:
+        return self.threads / self.cores
+
+    def describe(self) -> str:
+        smt = f", {self.threads_per_core:g} threads per core" if self.threads > self.cores else ""
+        return f"{self.nodes} NUMA node(s), {self.cores} cores{smt}"
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def _word(value: object) -> str:
+    return str(value).strip().lower()
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A candidate's layout in the machine's terms (None where the table does not say)."""
+
+    executors: float | None
+    cores_per_executor: float | None
+    slots: float | None
+    local: bool
+
+
+def layout_of(params: dict[str, object]) -> Layout:
+    """``params`` keyed by numaspark names (see `roles`)."""
+    local = _word(params.get("mode", "")) == "local"
+    executors = 1.0 if local else _number(params.get("executors"))
+    cores = _number(params.get("cores_per_executor"))
+    slots = _number(params.get("slots"))
+    if executors is not None and cores is not None:
+        slots = slots or executors * cores
+    elif slots is not None and executors is not None:
+        cores = slots / executors
+    elif slots is not None and cores is not None:
+        executors = slots / cores
+    return Layout(executors, cores, slots, local)
+
+
+def _doublings(value: float, target: float) -> float:
+    return abs(math.log2(value / target))
+
+
+# Each rule as features of a candidate and the log-time one unit of a feature costs: the
+# studies' guess (mean) and how far a workload may stray from it (sd). The tuner starts from
+# the means and updates them with every run (Bayesian linear regression, decide/tune.py), so
+# a workload that SMT helps, or that wants small executors, turns the rule round after a run
+# or two. Where a rule is split in two (over / under its target), each side learns alone.
+WEIGHTS: dict[str, tuple[float, float]] = {
+    # per doubling of task threads above the physical cores: SMT gave -25%..+10% (sd), a
+    # little dearer on average because bandwidth saturates first
+    "threads over cores": (0.05, 0.15),
+    # per halving below them: 2x for compute-bound work, ~0 past the bandwidth knee
+    "threads under cores": (0.4, 0.25),
+    "cores per executor over": (0.1, 0.15),  # per doubling above the moderate width
+    "cores per executor under": (0.1, 0.15),  # per halving below it
+    "executors per node under": (0.15, 0.15),  # per halving below one: spanning nodes
+    "executor wider than a node": (0.1, 0.1),  # remote memory, ~10%
+    "gc of large executors": (0.08, 0.08),  # per doubling of cores per JVM above 8 (36%)
+    "tasks per slot over": (0.15, 0.3),  # per doubling above the target
+    "tasks per slot under": (0.15, 0.3),
+}  # fmt: skip
+BINDING_SEVERAL = {"node": 0.0, "core": 0.02, "pu": 0.05, "none": 0.12}
+BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06}
+POLICY = {"bind": 0.0, "local": 0.0, "preferred": 0.02, "interleave": 0.06, "none": 0.08,
+          "default": 0.08}  # fmt: skip
+POLICY_WIDE = {**POLICY, "interleave": 0.0, "bind": 0.04}
+CATEGORY_SD = {"binding": 0.1, "mem_policy": 0.08, "mode": 0.15}
+ONE_NODE_SD = {"binding": 0.03, "mem_policy": 0.02}  # nothing remote to avoid on one node
+UNKNOWN_SD = 0.2  # a column no rule knows: each value may cost this much either way
+
+
+def moderate_cores(machine: Machine) -> float:
+    """Rule 2's executor width: half a node's cores, kept within 4-8 (several executors per
+    node, none so small that its fixed costs dominate)."""
+    return min(8.0, max(4.0, machine.cores_per_node / 2), machine.cores_per_node)
+
+
+def _side(value: float, target: float) -> tuple[float, float]:
+    """log2(value / target) split into (over, under), both >= 0."""
+    step = math.log2(value / target)
+    return max(0.0, step), max(0.0, -step)
+
+
+def features(params: dict[str, object], machine: Machine,
+             input_bytes: float | None = None) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+    """The rules' features of a candidate: name -> (value, prior mean weight, prior sd).
+    ``params`` are keyed by numaspark names (`roles`); absent columns give no feature."""
+    out: dict[str, tuple[float, float, float]] = {}
+
+    def put(name: str, value: float, mean: float | None = None, sd: float | None = None) -> None:
+        weight, spread = WEIGHTS.get(name, (0.0, UNKNOWN_SD))
+        out[name] = (value, weight if mean is None else mean, spread if sd is None else sd)
+
+    layout = layout_of(params)
+    per_node = _number(params.get("executors_per_node"))
+    executors = layout.executors
+    if executors is None and per_node is not None:
+        executors = per_node * machine.nodes
+    cores = layout.cores_per_executor
+    slots = layout.slots or (executors * cores if executors and cores else None)
+    if slots is not None:  # 1. one thread per physical core
+        over, under = _side(slots, machine.cores)
+        put("threads over cores", over)
+        put("threads under cores", under)
+    if per_node is None and executors is not None:
+        per_node = executors / machine.nodes
+    if per_node is not None and not layout.local:  # 2. at least one executor per node
+        put("executors per node under", _side(per_node, 1.0)[1])
+    if cores is not None:
+        over, under = _side(cores, moderate_cores(machine))  # 2. moderate executors
+        put("cores per executor over", over)
+        put("cores per executor under", under)
+        span = math.ceil(cores / (machine.cores_per_node * machine.threads_per_core) - 1e-9)
+        if layout.local:
+            span = machine.nodes
+        put("executor wider than a node", 1.0 if span > 1 else 0.0)  # 3. remote memory
+        put("gc of large executors", max(0.0, math.log2(cores / 8)))  # 4. large heaps
+    several = machine.nodes > 1
+    binding = _word(params.get("binding", ""))
+    if binding:  # 5. bound beats unbound on several nodes; on one there is nothing to gain
+        table = BINDING_SEVERAL if several else BINDING_ONE
+        sd = CATEGORY_SD["binding"] if several else ONE_NODE_SD["binding"]
+        put(f"binding {binding}", 1.0, table.get(binding, 0.08), sd)
+    policy = _word(params.get("mem_policy", ""))
+    if policy:  # 6. local memory; interleave for executors wider than a node
+        wide = out.get("executor wider than a node", (0.0,))[0] > 0
+        table = (POLICY_WIDE if wide else POLICY) if several else {}
+        sd = CATEGORY_SD["mem_policy"] if several else ONE_NODE_SD["mem_policy"]
+        put(f"memory policy {policy}", 1.0, table.get(policy, 0.0 if not several else 0.08), sd)
+    mode = _word(params.get("mode", ""))
+    if mode:  # 7. local mode: one JVM, no executor to start; on several nodes it spans them
+        if mode == "local":
+            cost = 0.1 if several else 0.0
+        else:
+            cost = 0.1 if not several and (executors or 1) <= 1 else 0.0
+        put(f"mode {mode}", 1.0, cost, CATEGORY_SD["mode"])
+    per_slot = _number(params.get("partitions_per_slot"))
+    partitions = _number(params.get("partitions"))
+    if per_slot is None and partitions is not None and slots:
+        per_slot = partitions / slots
+    if per_slot is not None:  # 8. one wave of tasks, unless the input fills several
+        over, under = _side(per_slot, tasks_per_slot(input_bytes, slots))
+        put("tasks per slot over", over)
+        put("tasks per slot under", under)
+    return out
+
+
+def penalties(params: dict[str, object], machine: Machine,
+              input_bytes: float | None = None) -> dict[str, float]:  # fmt: skip
+    """Each rule's penalty (log-time, the prior means) for a candidate; 0 = as the rules say."""
+    return {name: value * mean
+            for name, (value, mean, _) in features(params, machine, input_bytes).items()}  # fmt: skip
+
+
+PARTITION_BYTES = 128 * 1024**2  # spark.sql.files.maxPartitionBytes: Spark's own task size
+
+
+def tasks_per_slot(input_bytes: float | None, slots: float | None) -> float:
+    """Rule 8's target. Spark's tuning guide says 2-3 tasks per core; that is for inputs that
+    make several waves of 128 MB partitions anyway. An input that fills one wave is fastest in
+    one (every task more costs its scheduling and start; skew and spill are what more tasks
+    buy, and the search measures those). Unknown size: one per slot, and the search moves up."""
+    if input_bytes is None or not slots:
+        return 1.0
+    return min(3.0, max(1.0, input_bytes / PARTITION_BYTES / slots))
+
+
+def table_machine(largest_slots: float) -> Machine:
+    """No machine given: assume the table's largest layout used every hardware thread of one
+    node (what a grid over one server usually spans)."""
+    count = max(1, round(largest_slots))
+    return Machine(1, count, count, "the table's largest layout")
