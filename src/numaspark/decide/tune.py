@@ -1,34 +1,28 @@
-"""The tuner: find a good configuration in few real runs.
+"""The tuner: find a good configuration in few real runs, on a machine it has never seen.
 
-The search space is a table of parameters with a few discrete values each
-(layout, binding, parallelism); not every combination can run. The method:
+The search space is a table of parameters with a few discrete values each (layout, binding,
+parallelism, or any column of a recorded table); not every combination can run. The method
+(docs/experiments.md, "How the tuner chooses", has the studies' numbers):
 
-1. **Priors first.** The first trials are the candidates the studies favour
-   (`prior_score`): bound over unbound, moderate cores per executor, one or
-   two executors per node, parallelism of 2-3 tasks per slot, not every
-   hardware thread. They are spread out: each differs from the ones before it
-   in at least two parameters.
-2. **Then TPE** (optuna's Tree-structured Parzen Estimator), told every result
-   so far. Ordered numeric parameters are searched by their index, so TPE sees
-   their order; others are categorical. A suggestion that cannot run, or that
-   was already measured, is replaced by the nearest candidate not yet
-   measured (and TPE is told what was measured instead): a real run is never
-   spent on a repeat or on a configuration the planner rejects. From the third
-   run on, TPE makes 32 proposals per trial and the model below picks the one
-   with the lowest optimistic prediction (prediction less its error). On the
-   recorded wordcount table (bench/tables) the median run count to within 5% of
-   the best was 12 with 4 proposals, 7 with 8 or 16, 6 with 32; on the
-   synthetic table of tests/test_decide.py 11.5, 14.5, 14 and 15 (random
-   search: 29.5 and 45.5).
-3. **Early stop.** After each trial an additive model of log(time) over the
-   parameters (ridge least squares, one weight per value) predicts every
-   candidate not yet measured; when even its optimistic bound (prediction less
-   twice its leave-one-out error) cannot beat the best by more than the noise, the
-   tuner stops and says so.
+1. **An informed start.** The studies' rules (decide/prior.py), in the machine's terms
+   (threads per core, executors per node, cores per executor against the node), cost every
+   candidate in log-time; the cheapest is run first. Columns the rules do not know are said.
+2. **Local moves.** From the best so far: twice or half the executors or the cores per
+   executor, or the same threads shaped otherwise; other columns one value either way; then
+   single steps of every column. The next run is the neighbour with the largest expected
+   improvement under the rules *updated by every run* (`RuleModel`: Bayesian linear
+   regression, the rules' weights as its prior), so directions that paid are followed.
+3. **From a local optimum,** TPE (optuna) proposes over the whole space and an additive model
+   of the results (`AdditiveModel`) picks the proposal with the lowest optimistic prediction;
+   the tuner stops early when that model says nothing left can beat the best by more than the
+   noise.
+4. **Noise.** No configuration is run twice while searching; when the search stops with runs
+   left and the runner-up is within the noise of the best, both are run once more and judged
+   on medians.
 
-`tune` takes any objective: `replay` looks values up in a recorded table (to
-compare strategies offline), the CLI's live objective runs Spark and stores
-every trial as a normal run.
+`tune` takes any objective: `replay_objective` looks values up in a recorded table (to compare
+strategies offline: bench/tune_replay.py), the CLI's live objective runs Spark and stores every
+trial as a normal run.
 """
 
 from __future__ import annotations
