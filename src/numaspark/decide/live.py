@@ -84,15 +84,25 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
 def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, repeat: int,
                    warmup: int, data: Path | None = None,
                    say: Callable[[str], None] | None = None) -> Objective:  # fmt: skip
-    """Run a configuration as an experiment of one (stored in ``out``, resumable); its value is
-    the median wall time of its measured runs, None when it failed."""
+    """Run a configuration as an experiment of one (stored in ``out``); its value is the
+    median wall time of its measured runs, None when it failed. The first time a
+    configuration is asked for, runs already stored in ``out`` count (an earlier tune
+    resumed); asked again (the tuner re-measuring a tie), it runs again and its value is the
+    median of the new runs."""
+    asked: set[str] = set()
+
+    def walls_of(config: Config) -> list[float]:
+        return [r.wall_time_s for r in measured(ResultStore(out).load())
+                if r.spec.config == config.key]  # fmt: skip
 
     def objective(params: Params) -> float | None:
         config = configs[tuple(params[n] for n in PARAMETERS)]
+        again = config.key in asked
+        asked.add(config.key)
+        before = len(walls_of(config)) if again else 0
         experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup)
-        run_sweep(experiment, topology, out, resume=True, data_root=data, say=say)
-        walls = [r.wall_time_s for r in measured(ResultStore(out).load())
-                 if r.spec.config == config.key]  # fmt: skip
+        run_sweep(experiment, topology, out, resume=not again, data_root=data, say=say)
+        walls = walls_of(config)[before:]
         return statistics.median(walls) if walls else None
 
     return objective
