@@ -78,6 +78,17 @@ def test_the_output_says_which_columns_had_a_prior(tmp_path):
     assert shown.returncode == 0 and "no machine given" in shown.stdout  # said, not assumed
 
 
+def test_a_table_beside_its_runs_topology_gets_that_machine(tmp_path):
+    """`numaspark results DIR --table DIR/t.csv` puts the table beside the topology.json of the
+    machine its runs ran on: the tuner reasons about that machine, not this one."""
+    server = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    (tmp_path / "topology.json").write_text(json.dumps(server.to_dict()))
+    table = _grid(tmp_path / "t.csv", ("executors", "cores_per_executor"), Machine.of(server))
+    found = json.loads(run_cli("tune", "--replay", str(table), "--minimize", "time_s",
+                               "--budget", "2", "--json", check=True).stdout)  # fmt: skip
+    assert "4 NUMA node(s), 96 cores" in found["prior"] and "topology.json" in found["prior"]
+
+
 def test_live_tuning_refuses_another_machine():
     proc = run_cli("tune", "wordcount", "--synthetic", SERVER)
     assert proc.returncode == 2 and "--replay table" in proc.stderr

@@ -33,9 +33,10 @@ def _powers(limit: int) -> list[int]:
 
 def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
                  synthetic: str | None, topology_of: Callable) -> Machine | None:  # fmt: skip
-    """The machine the tuner's rules reason about: this one for real runs, --xml/--synthetic's
-    for a replayed table (None: a table without one; the rules then take its largest layout
-    for the machine)."""
+    """The machine the tuner's rules reason about: this one for real runs; for a replayed table
+    --xml/--synthetic's, or the topology.json of the results directory the table was written
+    into (`numaspark results DIR --table DIR/t.csv`); None without any (the rules then take the
+    table's largest layout for the machine, and say so)."""
     if (workload is None) == (replay is None):
         raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
     if workload is not None:
@@ -43,8 +44,11 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
             raise UsageError("real runs are tuned on this machine: --xml/--synthetic describe "
                              "the machine of a --replay table")  # fmt: skip
         return Machine.of(topology_of())
-    if xml is None and synthetic is None:
-        return None
+    if xml is None and synthetic is None:  # a table exported next to its runs' topology
+        from numaspark.experiment.store import recorded_topology
+
+        data, path = recorded_topology(replay.parent, levels=1)
+        return Machine.from_dict(data, f"{path}") if data else None
     return Machine.of(topology_of(xml, synthetic))
 
 

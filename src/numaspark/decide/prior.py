@@ -108,7 +108,8 @@ class Machine:
 
     def describe(self) -> str:
         smt = f", {self.threads_per_core:g} threads per core" if self.threads > self.cores else ""
-        return f"{self.nodes} NUMA node(s), {self.cores} cores{smt}"
+        where = f" ({self.source})" if self.source.endswith(".json") else ""
+        return f"{self.nodes} NUMA node(s), {self.cores} cores{smt}{where}"
 
 
 def _number(value: object) -> float | None:

@@ -22,13 +22,14 @@ RESULTS_FILE = "results.jsonl"
 TOPOLOGY_FILE = "topology.json"
 
 
-def recorded_topology(source: Path) -> tuple[dict | None, Path | None]:
+def recorded_topology(source: Path, levels: int = 6) -> tuple[dict | None, Path | None]:
     """The topology the runs of ``source`` ran on, as stored with them: a results directory's
     topology.json (or, for runs on other hosts, its first topology-HOST.json), found from the
     directory itself or from a file inside it (an event log under runs/). (None, None) when
-    there is none: the caller must not assume this machine."""
+    there is none: the caller must not assume this machine. ``levels``: how many directories
+    up from ``source`` to look."""
     source = Path(source).resolve()
-    for directory in [source, *source.parents][:6]:
+    for directory in [source, *source.parents][:levels]:
         if not directory.is_dir():
             continue
         candidates = [directory / TOPOLOGY_FILE, *sorted(directory.glob("topology-*.json"))]
