@@ -8,8 +8,10 @@ machine, as `numaspark tune --replay T --xml/--synthetic` is; --cli runs that co
 instead, a process per run), with its early stop and without, and random search over the
 same rows without repeats. Printed per table: the median number of evaluations to reach
 within 5% and within 10% of the table's best (a seed that never gets there counts as budget
-+ 1, shown as >budget), and whether the tuner met the goal (median to 5% <= 3 and never
-above random search's).
++ 1, shown as >budget); for random search also its exact median (computed over every order
+of the rows: 20 seeds estimate it with an error of several evaluations when few rows are
+near the best); and whether the tuner met the goal: median to 5% <= 3, and not above random
+search's exact median.
 
     .venv/bin/python bench/tune_replay.py [--seeds 20] [--budget 20] [--only NAME] [--json]
 """
@@ -31,7 +33,14 @@ from rich.table import Table
 
 from numaspark.decide.models import MACHINES, machine_tables
 from numaspark.decide.prior import Machine
-from numaspark.decide.tune import evaluations_to, random_search, read_table, replay_objective, tune
+from numaspark.decide.tune import (
+    evaluations_to,
+    random_search,
+    random_search_median,
+    read_table,
+    replay_objective,
+    tune,
+)
 from numaspark.topology import load_synthetic, load_xml
 
 HERE = Path(__file__).resolve().parent
@@ -135,8 +144,11 @@ def main() -> int:
                         row[f"{who} to {share:.0%}"] = median_of(hits, limit)
                     if who != "random":
                         row[f"{who}: trials run"] = statistics.median(len(s) for s in sequences)
+                for share in (0.05, 0.10):
+                    near = sum(v <= best * (1 + share) for v in lookup.values())
+                    row[f"random exact to {share:.0%}"] = random_search_median(len(lookup), near)
                 tuner5 = row["tuner to 5%"]
-                row["goal met"] = tuner5 <= GOAL and tuner5 <= row["random to 5%"]
+                row["goal met"] = tuner5 <= GOAL and tuner5 <= row["random exact to 5%"]
                 report.append(row)
                 bar.advance(task)
     if args.json:
@@ -144,8 +156,8 @@ def main() -> int:
         return 0
     table = Table(title=f"evaluations to within 5% / 10% of the best, median of {args.seeds} "
                         f"seeds (budget {args.budget})", title_justify="left")  # fmt: skip
-    for column in ("table", "rows", "within 5%", "tuner", "tuner, no early stop", "random",
-                   "runs (early stop)", "goal"):  # fmt: skip
+    for column in ("table", "rows", "within 5%", "tuner", "tuner, no early stop",
+                   "random, 20 seeds", "random, exact", "runs (early stop)", "goal"):  # fmt: skip
         table.add_column(column, justify="left" if column == "table" else "right")
     for row in report:
         pair = {who: f"{shown(row[f'{who} to 5%'], args.budget if who != 'random' else row['configurations'])}"
@@ -153,10 +165,11 @@ def main() -> int:
                 for who in ("tuner", "tuner, no early stop", "random")}  # fmt: skip
         table.add_row(row["table"], str(row["configurations"]), str(row["within_5pct"]),
                       pair["tuner"], pair["tuner, no early stop"], pair["random"],
+                      f"{row['random exact to 5%']} / {row['random exact to 10%']}",
                       f"{row['tuner: trials run']:g}", "yes" if row["goal met"] else "NO")  # fmt: skip
     Console(width=160).print(table)
     met = sum(r["goal met"] for r in report)
-    print(f"goal (median to 5% <= {GOAL}, never above random search's) met on {met} of "
+    print(f"goal (median to 5% <= {GOAL}, not above random search's exact median) met on {met} of "
           f"{len(report)} tables")  # fmt: skip
     return 0
 

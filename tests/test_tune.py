@@ -28,6 +28,7 @@ from numaspark.decide.tune import (
     evaluations_to,
     neighbours,
     random_search,
+    random_search_median,
     read_table,
     replay_objective,
     tune,
@@ -217,6 +218,16 @@ def test_on_large_topologies_the_tuner_gets_close_in_few_runs(tmp_path, label, k
             tuner.append(evaluations_to(values, best * 1.05) or 11)
             rand.append(evaluations_to(random_search(lookup, seed), best * 1.05))
         assert statistics.median(tuner) <= max(3, statistics.median(rand)), name
+
+
+def test_random_search_median_is_exact():
+    """The benchmark compares the tuner with random search's exact median, not a 20-seed
+    sample of it; the formula agrees with a large sample."""
+    rows, hits = 46, 6
+    lookup = {(i,): (1.0 if i < hits else 2.0) for i in range(rows)}
+    drawn = [evaluations_to(random_search(lookup, seed), 1.0) for seed in range(4000)]
+    assert random_search_median(rows, hits) == statistics.median(drawn) == 5
+    assert random_search_median(60, 1) == 30 and random_search_median(10, 10) == 1
 
 
 # -- noise ------------------------------------------------------------------------------------
