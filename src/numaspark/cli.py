@@ -490,12 +490,12 @@ def advise(
 @app.command()
 def tune(
     workload: Annotated[Optional[str], typer.Argument(help="Workload to tune by real runs (or give --replay).")] = None,  # noqa: UP045
-    replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark.")] = None,  # noqa: UP045
+    replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic.")] = None,  # noqa: UP045
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
     budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
-    noise: Annotated[float, Opt(help="Relative difference treated as noise (early stop).")] = 0.05,
+    noise: Annotated[float, Opt(help="Relative difference treated as noise (the model's error, early stop, a tie re-measured).")] = 0.05,
     early_stop: Annotated[bool, Opt(help="Stop when no configuration left can beat the best.")] = True,
     size: SizeOpt = "tiny", repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
