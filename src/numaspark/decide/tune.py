@@ -376,8 +376,8 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
     # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
     start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
     search.evaluate(start, "prior: " + _rules_line(prior, start))
-    # 2. local moves from the best so far, the rules' favourite first, a move that improved
-    # repeated first
+    # 2. local moves from the best so far (coarse, then fine), each chosen by its expected
+    # improvement under the rules updated by the runs so far
     fine = False
     while len(result.trials) < budget:
         if out_of_time():
