@@ -124,16 +124,20 @@ MACHINES = (
 )
 
 
-def machine_tables(name: str, machine: Machine) -> list[tuple[str, object, str]]:
+def machine_tables(name: str, machine: Machine,
+                   noise: float = 0.02) -> list[tuple[str, object, str]]:  # fmt: skip
     """The four profiles' tables on one machine, as (table name, frame, value column). Two are
     laid out as published grids are (``workers,cores_per_worker,time_s``, unbound), two as
-    numaspark writes them (``executors,cores_per_executor,binding,time_s``)."""
+    numaspark writes them (``executors,cores_per_executor,binding,time_s``). ``noise=0``: the
+    model's own times (the truth the noisy table samples)."""
     tables = []
     for index, profile in enumerate(PROFILES):
         table = f"{name}-{profile.name}"
         if index % 2 == 0:
-            frame = model_table(profile, machine, table, columns=("workers", "cores_per_worker"))
+            frame = model_table(profile, machine, table, noise=noise,
+                                columns=("workers", "cores_per_worker"))  # fmt: skip
         else:
-            frame = model_table(profile, machine, table, bindings=("none", "node", "core"))
+            frame = model_table(profile, machine, table, noise=noise,
+                                bindings=("none", "node", "core"))  # fmt: skip
         tables.append((table, frame, "time_s"))
     return tables
