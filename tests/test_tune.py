@@ -108,7 +108,7 @@ def test_the_start_is_relative_to_the_machine():
     space = Space(values, candidates)
     server = Prior(space, Machine.of(load_synthetic(SERVER)))
     e, c, b = min(candidates, key=server.penalty.__getitem__)
-    assert e * c == 96 and e >= 4 and c <= 24 and b == "node"  # every core, not every thread
+    assert e * c == 96 and e >= 4 and c <= 24 and b == "core"  # every core, not every thread
     small = Prior(space, ONE_NODE)
     e, c, b = min((x for x in candidates if x[0] * x[1] <= 2), key=small.penalty.__getitem__)
     assert b == "none"  # nothing remote to avoid on one node
@@ -167,6 +167,37 @@ def test_moves_follow_what_improved():
     assert found.best.params["executors"] * found.best.params["cores_per_executor"] == 192
 
 
+def test_bound_executors_use_only_their_nodes_cores():
+    """Two node-bound executors of 48 threads on a 4-node, 96-core server run on 2 nodes: half
+    the cores idle, two threads on each busy core. Unbound, the same threads use every core."""
+    four = Machine(4, 96, 192)
+    bound = penalties({"executors": 2, "cores_per_executor": 48, "binding": "node"}, four)
+    unbound = penalties({"executors": 2, "cores_per_executor": 48, "binding": "none"}, four)
+    assert bound["threads under cores"] > 0 and bound["threads over cores"] > 0
+    assert unbound["threads under cores"] == 0 and unbound["threads over cores"] == 0
+    spread = penalties({"executors": 8, "cores_per_executor": 12, "binding": "node"}, four)
+    assert spread["threads under cores"] == 0 and spread["threads over cores"] == 0
+
+
+def test_local_moves_skip_what_the_rules_are_sure_is_worse():
+    """After runs on a 4-node server that agree with the rules, two node-bound executors (half
+    the nodes idle) are not run: 2 sd optimistic they are still slower than the best. Every
+    hardware thread (SMT may pay) and layouts the runs say little about still are."""
+    from numaspark.decide.tune import RuleModel
+
+    machine = Machine.of(load_synthetic(SERVER))
+    values = {"executors": [1, 2, 4, 8, 16], "cores_per_executor": [3, 6, 12, 24],
+              "binding": ["node"]}  # fmt: skip
+    space = Space(values, [(e, c, "node") for e in values["executors"]
+                           for c in values["cores_per_executor"] if e * c <= 192])  # fmt: skip
+    prior = Prior(space, machine)
+    model = RuleModel(prior, 0.05)
+    model.fit({(8, 12, "node"): 100.0, (16, 6, "node"): 101.0, (4, 24, "node"): 104.0})
+    assert not model.plausible((2, 24, "node"), 100.0)
+    assert model.plausible((16, 12, "node"), 100.0)
+    assert model.plausible((1, 3, "node"), 100.0)  # far from every run: the rules' sd is wide
+
+
 # -- models and large topologies --------------------------------------------------------------
 
 
@@ -218,6 +249,21 @@ def test_on_large_topologies_the_tuner_gets_close_in_few_runs(tmp_path, label, k
             tuner.append(evaluations_to(values, best * 1.05) or 11)
             rand.append(evaluations_to(random_search(lookup, seed), best * 1.05))
         assert statistics.median(tuner) <= max(3, statistics.median(rand)), name
+
+
+def test_model_tables_keep_the_median_of_repeated_runs_and_draw_anew():
+    """As bench/record_table.py keeps the median of a spec's repetitions; another draw is
+    another sample of the noise, around the same model."""
+    machine = Machine.of(load_synthetic(SERVER))
+    one = model_table(PROFILES[1], machine, "t", repeat=1)["time_s"]
+    three = model_table(PROFILES[1], machine, "t", repeat=3)["time_s"]
+    other = model_table(PROFILES[1], machine, "t", repeat=3, draw=1)["time_s"]
+    truth = model_table(PROFILES[1], machine, "t", noise=0.0)["time_s"]
+    spread = [abs(math.log(a / b)) for a, b in zip(one, truth, strict=True)]
+    median_spread = [abs(math.log(a / b)) for a, b in zip(three, truth, strict=True)]
+    assert statistics.mean(median_spread) < statistics.mean(spread)
+    assert list(three) != list(other)
+    assert list(three) == list(model_table(PROFILES[1], machine, "t", repeat=3)["time_s"])
 
 
 def test_random_search_median_is_exact():

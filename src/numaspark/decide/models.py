@@ -22,14 +22,16 @@ task threads under a binding, its time is
   connections, a heap of its own).
 - **Thread affinity**: core binding gives ``affinity`` of the compute (up to 17%).
 
-Each configuration's time carries lognormal noise of ``noise`` (seeded by the table name),
-as a real table does.
+Each run's time carries lognormal noise of ``noise`` (seeded by the table name and the
+draw), and a table keeps the median of ``repeat`` runs per configuration, as
+bench/record_table.py does with a spec's repetitions (tune-kmeans: 3).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from dataclasses import dataclass
 
 from numaspark.decide.prior import Machine
@@ -95,11 +97,12 @@ def layout_grid(machine: Machine) -> list[tuple[int, int]]:
 
 def model_table(profile: Profile, machine: Machine, name: str, bindings: tuple[str, ...] = (),
                 noise: float = 0.02, columns: tuple[str, str] = ("executors", "cores_per_executor"),
-                value: str = "time_s"):  # fmt: skip
-    """A pandas frame: one row per layout (and binding), its modelled time with noise."""
+                value: str = "time_s", repeat: int = 3, draw: int = 0):  # fmt: skip
+    """A pandas frame: one row per layout (and binding), the median of ``repeat`` noisy runs
+    of its modelled time. ``draw`` picks another sample of the noise (0: the table's own)."""
     import pandas as pd
 
-    rng = random.Random(name)
+    rng = random.Random(name if draw == 0 else f"{name}#{draw}")
     rows = []
     for executors, cores in layout_grid(machine):
         for binding in bindings or ("none",):
@@ -107,7 +110,8 @@ def model_table(profile: Profile, machine: Machine, name: str, bindings: tuple[s
             row = {columns[0]: executors, columns[1]: cores}
             if bindings:
                 row["binding"] = binding
-            row[value] = round(seconds * math.exp(rng.gauss(0.0, noise)), 3)
+            runs = [math.exp(rng.gauss(0.0, noise)) for _ in range(repeat)]
+            row[value] = round(seconds * statistics.median(runs), 3)
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -124,8 +128,8 @@ MACHINES = (
 )
 
 
-def machine_tables(name: str, machine: Machine,
-                   noise: float = 0.02) -> list[tuple[str, object, str]]:  # fmt: skip
+def machine_tables(name: str, machine: Machine, noise: float = 0.02,
+                   draw: int = 0) -> list[tuple[str, object, str]]:  # fmt: skip
     """The four profiles' tables on one machine, as (table name, frame, value column). Two are
     laid out as published grids are (``workers,cores_per_worker,time_s``, unbound), two as
     numaspark writes them (``executors,cores_per_executor,binding,time_s``). ``noise=0``: the
@@ -134,10 +138,10 @@ def machine_tables(name: str, machine: Machine,
     for index, profile in enumerate(PROFILES):
         table = f"{name}-{profile.name}"
         if index % 2 == 0:
-            frame = model_table(profile, machine, table, noise=noise,
+            frame = model_table(profile, machine, table, noise=noise, draw=draw,
                                 columns=("workers", "cores_per_worker"))  # fmt: skip
         else:
-            frame = model_table(profile, machine, table, noise=noise,
+            frame = model_table(profile, machine, table, noise=noise, draw=draw,
                                 bindings=("none", "node", "core"))  # fmt: skip
         tables.append((table, frame, "time_s"))
     return tables

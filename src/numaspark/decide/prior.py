@@ -9,6 +9,7 @@ sure the studies are, in log-time per doubling away from the rule:
 1. ``threads``: use every physical core, one thread per core. Memory bandwidth saturates
    before all hardware threads are busy, and SMT helps some workloads and hurts others
    (-10%..+25%), so the start leaves SMT threads unused and moves to them only if they pay.
+   Bound executors use only their own nodes' cores: fewer of them than nodes leave nodes idle.
 2. ``executors-per-node``: one or two executors per NUMA node (two on nodes of 8 or more
    cores). Node-bound executors avoid remote memory (~10% dearer on average), and several
    small executors beat one large one by up to 36% through less GC.
@@ -16,8 +17,8 @@ sure the studies are, in log-time per doubling away from the rule:
    is bound.
 4. ``gc``: more than 8 cores in one JVM means a large heap that collects longer.
 5. ``binding``: with more than one node, bound beats unbound (1.07-1.25x for single
-   jobs); node first, then core (thread-level affinity gained up to 17% in one study, lost
-   in others). With one node there is no remote memory: nothing to gain, so none first.
+   jobs); core first (thread-level affinity inside the JVM gained up to 17%), then node.
+   With one node there is no remote memory: nothing to gain, so none first.
 6. ``mem-policy``: bind or local on several nodes; interleave only for wide executors.
 7. ``mode``: local mode is one JVM: the best single executor on a one-node machine (no
    executor start, no RPC); on several nodes it spans them all.
@@ -174,7 +175,8 @@ WEIGHTS: dict[str, tuple[float, float]] = {
     "tasks per slot over": (0.15, 0.3),  # per doubling above the target
     "tasks per slot under": (0.15, 0.3),
 }  # fmt: skip
-BINDING_SEVERAL = {"node": 0.0, "core": 0.02, "pu": 0.05, "none": 0.12}
+BOUND = ("node", "core", "pu")  # bindings that keep an executor on its node(s)
+BINDING_SEVERAL = {"core": 0.0, "node": 0.02, "pu": 0.05, "none": 0.12}
 BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06}
 POLICY = {"bind": 0.0, "local": 0.0, "preferred": 0.02, "interleave": 0.06, "none": 0.08,
           "default": 0.08}  # fmt: skip
@@ -213,10 +215,17 @@ def features(params: dict[str, object], machine: Machine,
         executors = per_node * machine.nodes
     cores = layout.cores_per_executor
     slots = layout.slots or (executors * cores if executors and cores else None)
-    if slots is not None:  # 1. one thread per physical core
-        over, under = _side(slots, machine.cores)
-        put("threads over cores", over)
-        put("threads under cores", under)
+    binding = _word(params.get("binding", ""))
+    if slots is not None:  # 1. one thread per physical core (of the cores the layout can use)
+        usable = float(machine.cores)
+        if binding in BOUND and executors and cores and not layout.local:
+            # a bound executor runs on its own node(s) only: fewer bound executors than nodes
+            # leave whole nodes idle, and their threads share the bound nodes' cores
+            span = math.ceil(cores / (machine.cores_per_node * machine.threads_per_core) - 1e-9)
+            usable = min(usable, max(1.0, executors * span) * machine.cores_per_node)
+        busy = min(slots, usable)
+        put("threads over cores", _side(slots, busy)[0])
+        put("threads under cores", _side(busy, machine.cores)[1])
     if per_node is None and executors is not None:
         per_node = executors / machine.nodes
     if per_node is not None and not layout.local:  # 2. at least one executor per node
@@ -231,7 +240,6 @@ def features(params: dict[str, object], machine: Machine,
         put("executor wider than a node", 1.0 if span > 1 else 0.0)  # 3. remote memory
         put("gc of large executors", max(0.0, math.log2(cores / 8)))  # 4. large heaps
     several = machine.nodes > 1
-    binding = _word(params.get("binding", ""))
     if binding:  # 5. bound beats unbound on several nodes; on one there is nothing to gain
         table = BINDING_SEVERAL if several else BINDING_ONE
         sd = CATEGORY_SD["binding"] if several else ONE_NODE_SD["binding"]

@@ -7,11 +7,13 @@ parallelism, or any column of a recorded table); not every combination can run. 
 1. **An informed start.** The studies' rules (decide/prior.py), in the machine's terms
    (threads per core, executors per node, cores per executor against the node), cost every
    candidate in log-time; the cheapest is run first. Columns the rules do not know are said.
-2. **Local moves.** From the best so far: twice or half the executors or the cores per
-   executor, or the same threads shaped otherwise; other columns one value either way; then
-   single steps of every column. The next run is the neighbour with the largest expected
-   improvement under the rules *updated by every run* (`RuleModel`: Bayesian linear
-   regression, the rules' weights as its prior), so directions that paid are followed.
+2. **Local moves.** From the best so far, and from every run within the noise of it: twice
+   or half the executors or the cores per executor, or the same threads shaped otherwise;
+   other columns one value either way; then single steps of every column. The next run is
+   the neighbour with the largest expected improvement under the rules *updated by every
+   run* (`RuleModel`: Bayesian linear regression, the rules' weights as its prior), so
+   directions that paid are followed; a neighbour the updated rules put above the best even
+   2 sd optimistically is not run.
 3. **From a local optimum,** TPE (optuna) proposes over the whole space and an additive model
    of the results (`AdditiveModel`) picks the proposal with the lowest optimistic prediction;
    the tuner stops early when that model says nothing left can beat the best by more than the
@@ -218,6 +220,11 @@ class RuleModel:
         row = np.concatenate(([1.0], self.prior.matrix[candidate]))
         return float(row @ self.mean), float(math.sqrt(max(row @ self.cov @ row, 1e-12)))
 
+    def plausible(self, candidate: tuple, best: float) -> bool:
+        """Could ``candidate`` beat ``best``: its prediction, 2 sd optimistic, below it."""
+        mean, sd = self.predict(candidate)
+        return mean - 2 * sd < math.log(best)
+
     def expected_gain(self, candidate: tuple, best: float) -> float:
         from scipy.stats import norm
 
@@ -390,17 +397,22 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                 break
             search.evaluate(min(left, key=lambda c: prior.penalty[c]), "prior (start failed)")
             continue
-        options = [(c, m) for c, m in neighbours(space, incumbent, prior, fine)
-                   if c in search.unseen]  # fmt: skip
-        if not options:
-            if fine:
-                break  # a local optimum: every neighbour measured
-            fine = True
-            continue
-
         model = RuleModel(prior, noise)
         model.fit(search.measured)
         best = search.measured[incumbent]
+        # moves from the best and from every run within the noise of it (a tie is no evidence
+        # against its direction: the best of a few noisy runs is partly luck); a neighbour the
+        # updated rules are sure is worse (even 2 sd optimistic) is not run
+        centres = sorted((c for c, v in search.measured.items() if v <= best * (1 + noise)),
+                         key=search.measured.__getitem__)  # fmt: skip
+        options = list({c: (c, m) for centre in reversed(centres)
+                        for c, m in neighbours(space, centre, prior, fine)
+                        if c in search.unseen and model.plausible(c, best)}.values())  # fmt: skip
+        if not options:
+            if fine:
+                break  # a local optimum: no neighbour left that could beat the best
+            fine = True
+            continue
         candidate, move = max(
             options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
         )
