@@ -1,7 +1,11 @@
 """The tuner against random search on configuration tables: every table recorded here
 (bench/tables/*.csv, each with the machine it was recorded on in <name>.json) and a table per
 model profile on each large machine of numaspark.decide.models.MACHINES (real servers' hwloc
-XML from shared/topologies and synthetic descriptions; models, not measurements).
+XML from shared/topologies and synthetic descriptions; models, not measurements), each model
+table twice: noise-free (the model's own times) and noisy (draw 0: the median of 3 runs of
+2% noise per configuration). With --draws N, every model table is also replayed on draws
+1..N-1 of its noise (tuner with its early stop and random search's exact median only), and
+the goal is counted on each: on a flat plateau a noisy table's best is a lucky draw.
 
 For each table and seeds 0..19: the tuner (numaspark.decide.tune.tune, told the table's
 machine, as `numaspark tune --replay T --xml/--synthetic` is; --cli runs that command
@@ -13,7 +17,8 @@ of the rows: 20 seeds estimate it with an error of several evaluations when few 
 near the best); and whether the tuner met the goal: median to 5% <= 3, and not above random
 search's exact median.
 
-    .venv/bin/python bench/tune_replay.py [--seeds 20] [--budget 20] [--only NAME] [--json]
+    .venv/bin/python bench/tune_replay.py [--seeds 20] [--budget 20] [--draws 1] [--only NAME]
+                                          [--json]
 """
 
 from __future__ import annotations

@@ -495,7 +495,7 @@ def tune(
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
     budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
-    noise: Annotated[float, Opt(help="Relative difference treated as noise (the model's error, early stop, a tie re-measured).")] = 0.05,
+    noise: Annotated[float, Opt(help="Relative difference treated as noise (the model's error; runs within it of the best are moved from too; early stop; a tie re-measured).")] = 0.05,
     early_stop: Annotated[bool, Opt(help="Stop when no configuration left can beat the best.")] = True,
     size: SizeOpt = "tiny", repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
