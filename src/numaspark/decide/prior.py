@@ -181,7 +181,10 @@ BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06}
 POLICY = {"bind": 0.0, "local": 0.0, "preferred": 0.02, "interleave": 0.06, "none": 0.08,
           "default": 0.08}  # fmt: skip
 POLICY_WIDE = {**POLICY, "interleave": 0.0, "bind": 0.04}
-CATEGORY_SD = {"binding": 0.1, "mem_policy": 0.08, "mode": 0.15}
+# sd of a category's level (each level is its own feature, so two levels differ by sqrt(2) x
+# this): binding's spread in the studies is about +-0.08 in log-time between two bindings
+# (1.07-1.25x for node over none; thread affinity 0-17% on top), so 0.06 per level
+CATEGORY_SD = {"binding": 0.06, "mem_policy": 0.08, "mode": 0.15}
 ONE_NODE_SD = {"binding": 0.03, "mem_policy": 0.02}  # nothing remote to avoid on one node
 UNKNOWN_SD = 0.2  # a column no rule knows: each value may cost this much either way
 
