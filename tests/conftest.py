@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A shell without job control starts a background job (`pytest &`) with SIGINT ignored, and
+# the children inherit that: Python then installs no KeyboardInterrupt, and the Ctrl-C the
+# interruption tests send would be lost. A handled signal is reset to its default in a child,
+# so handling it here gives every numaspark the tests start the SIGINT a terminal gives.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPOLOGIES = Path(os.environ.get("NUMASPARK_TOPOLOGIES", ROOT.parent / "shared" / "topologies"))

@@ -142,8 +142,12 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
             assert [j["cpus"] for j in executors] == [str(here.allowed_cpus)]
 
         hosts.kill_sshd(hosts.inventory.hosts[0])
-        with pytest.raises(HostError, match="cannot reach host1"):
-            Ssh(hosts.inventory.hosts[0]).run(["true"])
+        gone_ssh = Ssh(hosts.inventory.hosts[0])
+        try:
+            with pytest.raises(HostError, match="cannot reach host1"):
+                gone_ssh.run(["true"])
+        finally:
+            gone_ssh.close()
         gone = run_cli("topology", "--host", "host1", "--hosts-file", str(inventory))
         assert gone.returncode == 1 and "cannot reach host1" in gone.stderr
         assert "Traceback" not in gone.stderr

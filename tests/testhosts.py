@@ -125,7 +125,10 @@ class NamespaceHosts:
     def _wait_for_ssh(self, host: Host, timeout_s: float = 20.0) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
-            client = self.clients.setdefault(host.name, Ssh(host))
+            # one client per host (each makes a control directory that close() removes)
+            if host.name not in self.clients:
+                self.clients[host.name] = Ssh(host)
+            client = self.clients[host.name]
             done = subprocess.run(client.argv(["true"]), capture_output=True,
                                   text=True, check=False)  # fmt: skip
             if done.returncode == 0:
