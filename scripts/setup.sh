@@ -64,6 +64,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install -q -e ".[spark,test]"
   echo "$want" > "$stamp"
 fi
+# numaspark's bytecode, compiled ahead: where PYTHONDONTWRITEBYTECODE is set (as on this
+# machine's image), the editable install would otherwise be compiled again by every command
+# (0.9 s -> 0.55 s for a numaspark command that only checks its input, here)
+.venv/bin/python -m compileall -q src >/dev/null
 # numaspark probe's STREAM and pointer-chase kernel, compiled once per source version
 if command -v cc >/dev/null 2>&1; then
   .venv/bin/python -c "from numaspark.probe import build_membench; build_membench()" \

@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -441,8 +442,12 @@ def numaspark() -> str:
     return str(found) if found.exists() else shutil.which("numaspark") or "numaspark"
 
 
+ENV = {"COLUMNS": "120", "NUMASPARK_START_TIMEOUT": "20"}
+
+
 def run_case(case: Case, cwd: Path) -> Outcome:
-    env = {**os.environ, "COLUMNS": "120", "NUMASPARK_START_TIMEOUT": "20"}
+    """The case as a user types it: the `numaspark` script, from a fresh interpreter."""
+    env = {**os.environ, **ENV}
     start = time.monotonic()
     # its own session: a case that hangs is killed with everything it started (lstopo, a JVM)
     proc = subprocess.Popen([numaspark(), *case.args], stdin=subprocess.PIPE,
@@ -451,20 +456,90 @@ def run_case(case: Case, cwd: Path) -> Outcome:
     try:
         _, stderr = proc.communicate(case.stdin or "", timeout=TIME_BOUND_S)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        _kill_group(proc.pid)
         _, stderr = proc.communicate()
         hung = f"hung: no exit within {TIME_BOUND_S:.0f} s"
         return Outcome(case, None, stderr, TIME_BOUND_S, [hung])
     finally:
-        _kill_group(proc)  # whatever it left behind: a case leaves nothing running
+        _kill_group(proc.pid)  # whatever it left behind: a case leaves nothing running
     outcome = Outcome(case, proc.returncode, stderr, time.monotonic() - start)
     outcome.problems = judge(case, proc.returncode, stderr)
     return outcome
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+# Most of a case's time from a fresh interpreter is importing numaspark, typer, rich and
+# pandas (0.8 s of 1 s here); the corpus would spend minutes of CI on it. So the cases run in
+# processes forked from a server that imported them once (multiprocessing's forkserver): each
+# is still a process of its own, with its own argv, working directory, stdin, stdout, stderr,
+# session and exit code, running numaspark's real entry point. `run_corpus` also runs the
+# first case of every command as above, from a fresh interpreter.
+# "__main__": the server imports the main script once, so that no forked case imports it again
+_PRELOAD = ["__main__", "numaspark.cli", "numaspark.metrics.eventlog", "numaspark.report.export"]
+_forkserver = None
+
+
+def _server():
+    global _forkserver
+    if _forkserver is None:
+        import multiprocessing
+
+        _forkserver = multiprocessing.get_context("forkserver")
+        _forkserver.set_forkserver_preload(_PRELOAD)
+    return _forkserver
+
+
+def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: str) -> None:
+    """In the forked process: become `numaspark ARGS` run in ``cwd`` (exits with its code)."""
+    os.setsid()
+    os.chdir(cwd)
+    os.environ.update(ENV)
+    for fd, path, flags in ((0, stdin, os.O_RDONLY), (1, stdout, os.O_WRONLY),
+                            (2, stderr, os.O_WRONLY)):  # fmt: skip
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 (multiprocessing gave it /dev/null)
+    sys.argv = ["numaspark", *args]
+    from numaspark.cli import main
+
+    main()
+
+
+def run_case_forked(case: Case, cwd: Path) -> Outcome:
+    """The case in a process forked from the preloaded server (see above)."""
+    streams = cwd.parent / "streams"
+    streams.mkdir(exist_ok=True)
+    stem = streams / f"{threading.get_ident()}-{time.monotonic_ns()}"
+    paths = [Path(f"{stem}.{name}") for name in ("in", "out", "err")]
+    paths[0].write_text(case.stdin or "")
+    paths[1].touch()
+    paths[2].touch()
+    start = time.monotonic()
+    proc = _server().Process(target=_as_numaspark,
+                             args=(case.args, str(cwd), *(str(p) for p in paths)))  # fmt: skip
+    proc.start()
+    try:
+        proc.join(TIME_BOUND_S)
+        hung = proc.exitcode is None
+    finally:
+        _kill_group(proc.pid)  # whatever it left behind (or all of it, if it hung)
+        proc.join()
+        returncode = proc.exitcode
+        proc.close()
+    stderr = paths[2].read_text(errors="replace")
+    for path in paths:
+        path.unlink()
+    if hung:
+        return Outcome(case, None, stderr, TIME_BOUND_S,
+                       [f"hung: no exit within {TIME_BOUND_S:.0f} s"])  # fmt: skip
+    outcome = Outcome(case, returncode, stderr, time.monotonic() - start)
+    outcome.problems = judge(case, returncode, stderr)
+    return outcome
+
+
+def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
 
 
 def judge(case: Case, code: int, stderr: str) -> list[str]:
@@ -500,9 +575,16 @@ def run_corpus(root: Path, workers: int = 4, progress: bool = False) -> list[Out
     cases = corpus(root / "inputs")
     cwd = root / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
+    # the first case of each command from a fresh interpreter, the rest forked (see above)
+    firsts = {c.args[0]: c for c in reversed(cases)}.values()
+    fresh = {id(c) for c in firsts}
+
+    def one(case: Case) -> Outcome:
+        return (run_case if id(case) in fresh else run_case_forked)(case, cwd)
+
     outcomes = []
     with ThreadPoolExecutor(workers) as pool:
-        for done, outcome in enumerate(pool.map(lambda c: run_case(c, cwd), cases), 1):
+        for done, outcome in enumerate(pool.map(one, cases), 1):
             outcomes.append(outcome)
             if progress and outcome.problems:
                 print(f"[{done}/{len(cases)}] {outcome.case.name}: {'; '.join(outcome.problems)}\n    "
