@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two-node tests alone (they are also part of scripts/test.sh): boot this machine again
+# The two-node tests (marked long: scripts/test.sh runs them with --long, CI does not): boot this machine again
 # with Debian's kernel and two NUMA nodes under QEMU's software emulation, and run numaspark's
 # placement checks inside it (tests/guest/). The kernel is fetched once with apt-get download
 # (seconds) and kept in ~/.cache/numaspark/numa-guest; a boot with the checks takes about two
@@ -8,4 +8,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -ra -s tests/test_numa_guest.py "$@"
+exec .venv/bin/python -m pytest -ra -s --long tests/test_numa_guest.py "$@"

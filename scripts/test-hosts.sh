@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The multi-host tests alone (they are also part of scripts/test.sh): two or three hosts made
+# The multi-host tests alone, the long ones too (scripts/test.sh, which CI runs, leaves the
+# two longest to this script and to --long): two or three hosts made
 # on this machine as network namespaces (a bridge and veth pairs on 10.213.N.0/24), each with
 # its own hostname and its own sshd from Debian's openssh-server, on keys the test generates;
 # numaspark reads each host's topology, plans and deploys bound Spark workers over SSH, and
@@ -8,4 +9,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -ra -s tests/test_hosts.py "$@"
+exec .venv/bin/python -m pytest -ra -s --long tests/test_hosts.py "$@"

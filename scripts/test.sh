@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Set up (as scripts/setup.sh), then lint and run the whole test suite.
+# Set up (as scripts/setup.sh), then lint and run the test suite (what CI runs, under 25
+# minutes on two cores). --long adds the scenarios of minutes each that have scripts of their
+# own (the two-node guest, three hosts, a cluster kept up on hosts): about 5 minutes more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh

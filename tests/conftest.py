@@ -17,6 +17,25 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true",
+                     help="also run the tests marked long (scenarios of minutes each)")  # fmt: skip
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``long`` (a scenario of minutes, with a script of its own) run with
+    --long: bash scripts/test.sh --long, scripts/test-hosts.sh and scripts/test-guest.sh
+    pass it. Everything else runs in CI, which on two cores must stay under 25 minutes."""
+    if config.getoption("--long"):
+        return
+    for item in items:
+        mark = item.get_closest_marker("long")
+        if mark is not None:
+            why = mark.kwargs.get("script", "bash scripts/test.sh --long")
+            item.add_marker(pytest.mark.skip(reason=f"long: {why} runs it"))
+
+
 ROOT = Path(__file__).resolve().parents[1]
 TOPOLOGIES = Path(os.environ.get("NUMASPARK_TOPOLOGIES", ROOT.parent / "shared" / "topologies"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

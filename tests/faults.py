@@ -39,13 +39,12 @@ name = "wordcount"
 size = "tiny"
 
 [[layouts.list]]
-mode = "standalone"
-executors = 1
+mode = "local"
 cores_per_executor = 1
 
 [[layouts.list]]
 mode = "standalone"
-executors = 2
+executors = 1
 cores_per_executor = 1
 """
 
@@ -214,8 +213,9 @@ def kill_an_executor(work: Path, data: Path, env: dict) -> Trial:
 
 
 def sigkill_sweep_then_resume(work: Path, data: Path, env: dict) -> Trial:
-    """SIGKILL numaspark inside the second configuration of a sweep; `--resume` completes it
-    with exactly its repetitions, from one application."""
+    """SIGKILL numaspark inside the second configuration of a sweep (a standalone cluster);
+    `--resume` stops what it left, says so, and completes the sweep with exactly each
+    configuration's repetitions."""
     trial, out = Trial("SIGKILL of numaspark mid-sweep, then --resume"), work / "out"
     spec = work / "faults.toml"
     spec.write_text(SWEEP_SPEC)
@@ -228,6 +228,8 @@ def sigkill_sweep_then_resume(work: Path, data: Path, env: dict) -> Trial:
     _, err = resumed.communicate(timeout=400)
     if resumed.returncode != 0:
         trial.problems.append(f"--resume exited {resumed.returncode}: {err[-800:]}")
+    if "cleaned up:" not in err or "left running by numaspark" not in err:
+        trial.problems.append(f"--resume did not say what it stopped: {err[-800:]}")
     from numaspark.experiment.result import measured
     from numaspark.experiment.store import ResultStore
 

@@ -1,8 +1,10 @@
-"""numaspark killed with SIGKILL mid-run and mid-sweep, on real standalone runs: the next
-command stops what it left, stores the iterations that finished, and a resumed sweep counts
-each configuration's repetitions once. The other trials (SIGINT, SIGTERM, cluster down, an
-executor killed, two runs at once, a study interrupted) are in tests/faults.py, run alone by
-bash scripts/faults.sh; SIGINT and SIGTERM mid-run are also tests/test_spark_runs.py's."""
+"""numaspark killed with SIGKILL mid-sweep, inside a real standalone cluster's run: the
+resumed sweep stops what it left and says so, stores the iterations that finished, and
+counts each configuration's repetitions once. The other trials (SIGKILL mid-run then the
+next run, or cluster down; SIGINT, SIGTERM, an executor killed, two runs at once, a study
+interrupted) are in tests/faults.py, run alone by bash scripts/faults.sh (about 8 minutes);
+SIGINT and SIGTERM mid-run are also tests/test_spark_runs.py's, and the ledger that finds
+what a killed numaspark left is tests/test_processes.py's."""
 
 import pytest
 from faults import leftovers, run_trial
@@ -14,7 +16,7 @@ def _nothing_running_before():
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("name", ["sigkill-run", "sigkill-sweep"])
+@pytest.mark.parametrize("name", ["sigkill-sweep"])
 def test_fault_trial(tmp_path, name):
     trial = run_trial(name, tmp_path / name, tmp_path / "data")
     assert not trial.problems, "\n".join(trial.problems)

@@ -30,6 +30,7 @@ SPARK = os.environ.get("NUMASPARK_GUEST_SPARK") == "1"
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.long(script="bash scripts/test-guest.sh"),
     pytest.mark.skipif(
         shutil.which("qemu-system-x86_64") is None or shutil.which("apt-get") is None,
         reason="the two-node guest needs qemu-system-x86_64 and apt-get: "
