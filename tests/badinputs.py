@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
 import random
 import shutil
@@ -476,13 +478,15 @@ def run_case(case: Case, cwd: Path) -> Outcome:
 # "__main__": the server imports the main script once, so that no forked case imports it again
 _PRELOAD = ["__main__", "numaspark.cli", "numaspark.metrics.eventlog", "numaspark.report.export"]
 _forkserver = None
+# multiprocessing's Process is not thread-safe: start() polls every process started before, and
+# two threads reading one exit status lose it (exit 255); so only one thread at a time starts,
+# joins or closes one, and the waiting is done on the process's sentinel, outside the lock
+_PROCESSES = threading.Lock()
 
 
 def _server():
     global _forkserver
     if _forkserver is None:
-        import multiprocessing
-
         _forkserver = multiprocessing.get_context("forkserver")
         _forkserver.set_forkserver_preload(_PRELOAD)
     return _forkserver
@@ -515,17 +519,18 @@ def run_case_forked(case: Case, cwd: Path) -> Outcome:
     paths[1].touch()
     paths[2].touch()
     start = time.monotonic()
-    proc = _server().Process(target=_as_numaspark,
-                             args=(case.args, str(cwd), *(str(p) for p in paths)))  # fmt: skip
-    proc.start()
+    with _PROCESSES:
+        proc = _server().Process(target=_as_numaspark,
+                                 args=(case.args, str(cwd), *(str(p) for p in paths)))  # fmt: skip
+        proc.start()
     try:
-        proc.join(TIME_BOUND_S)
-        hung = proc.exitcode is None
+        hung = not multiprocessing.connection.wait([proc.sentinel], TIME_BOUND_S)
     finally:
         _kill_group(proc.pid)  # whatever it left behind (or all of it, if it hung)
-        proc.join()
-        returncode = proc.exitcode
-        proc.close()
+        with _PROCESSES:
+            proc.join()
+            returncode = proc.exitcode
+            proc.close()
     stderr = paths[2].read_text(errors="replace")
     for path in paths:
         path.unlink()
