@@ -169,6 +169,30 @@ def test_advice_on_a_recorded_event_log():
                                                              "critical")  # fmt: skip
 
 
+def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
+    """AQE and its skew join are on by default (Spark 3.2+): the advice for a skewed stage
+    asks for more partitions, and turns AQE back on only in a run that had it off."""
+    log = parse_event_log(PLAIN_LOG)
+    stage = int(log.stages.sort_values("stageDuration").iloc[-1]["stageId"])
+    tasks = log.tasks.copy()
+    rows = tasks.index[tasks["stageId"] == stage]
+    tasks.loc[rows, "duration"] = 100.0
+    tasks.loc[rows[0], "duration"] = 900.0  # one task 9x the others
+    skewed = replace(log, tasks=tasks)
+    default = _finding(advise(Subject(skewed), "log"), "task-skew")
+    assert default.severity > Severity.NONE and "9.0x the median" in default.finding
+    assert "spark.sql.shuffle.partitions=" in default.command
+    assert "adaptive" not in default.command and "turn" not in default.recommendation
+    run = _run("a", 10.0)
+    off = replace(run, spec=replace(run.spec, spark_conf={"spark.sql.adaptive.enabled": "false"}))
+    finding = _finding(advise(Subject(skewed, off), "run"), "task-skew")
+    assert "--conf spark.sql.adaptive.enabled=true" in finding.command
+    assert "skewJoin" not in finding.command
+    assert finding.recommendation.startswith(
+        "split the skewed partitions: turn spark.sql.adaptive.enabled"
+    )
+
+
 def test_advise_groups_a_directory_by_configuration():
     runs = [_run("a", 10.0), _run("a", 11.0, gc_share=0.3), _run("b", 20.0)]
     advices = advise_results(runs)

@@ -43,6 +43,7 @@ from numaspark.metrics.whatif import driver_time_ms
 from numaspark.units import human_size, jvm_size, parse_size
 
 COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
+AQE_SKEW = ("spark.sql.adaptive.enabled", "spark.sql.adaptive.skewJoin.enabled")  # both default on
 
 
 @dataclass
@@ -368,11 +369,16 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     if severity is Severity.NONE:
         return Finding("task-skew", severity, text, evidence)
     slots = subject.slots() or 1
+    change = {"spark.sql.shuffle.partitions": str(4 * slots)}
+    # AQE's skew join is on by default since Spark 3.2 (and splits only sort-merge join
+    # inputs): setting it is advice only where the run turned it, or AQE, off
+    conf = subject.spec.spark_conf if subject.result is not None else log.spark_properties
+    off = [key for key in AQE_SKEW if str(conf.get(key, "true")).strip().lower() == "false"]
+    change.update({key: "true" for key in off})
+    back_on = f"turn {' and '.join(off)} back on, " if off else ""
+    how = f"{back_on}more partitions, or salt the hot key (AQE's skew join splits only joins)"
     return Finding("task-skew", severity, text, evidence,
-                   "split the skewed partitions: more partitions, salting the hot key, or AQE's "
-                   "skew join", subject.command(**{
-                       "spark.sql.shuffle.partitions": str(4 * slots),
-                       "spark.sql.adaptive.skewJoin.enabled": "true"}))  # fmt: skip
+                   f"split the skewed partitions: {how}", subject.command(**change))  # fmt: skip
 
 
 def _spill(subject: Subject) -> Finding | NotAssessed:
