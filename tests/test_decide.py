@@ -12,6 +12,7 @@ from conftest import FIXTURES, run_cli, topology_file
 
 from numaspark.decide.advise import Severity, Subject, advise, advise_event_log, advise_results
 from numaspark.decide.classify import classify
+from numaspark.decide.prior import Machine
 from numaspark.decide.tune import (
     Space,
     evaluations_to,
@@ -103,6 +104,33 @@ def test_gc_share_grades_and_recommends_a_larger_heap_with_the_command():
     assert "--memory-per-executor 4g" in gc.command and gc.command.startswith("numaspark run")
     quiet = advise(Subject(None, _run("a", 10.0, gc_share=0.02)), "a")
     assert _finding(quiet, "gc").severity is Severity.NONE
+
+
+def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
+    """Twice a 2 GiB heap (and Spark's overhead) fits a 24 GiB machine, not a 4 GiB one: there
+    the advice is more, smaller executors, with the planner's auto heap."""
+    run = _run("a", 10.0, gc_share=0.25)
+    roomy = _finding(
+        advise(Subject(None, run, machine=Machine(1, 2, 2, "", 24 * 2**30)), "a"), "gc"
+    )
+    assert "--memory-per-executor 4g" in roomy.command
+    tight = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 4 * 2**30)), "a"), "gc")
+    assert tight.recommendation == (
+        "use more, smaller executors: 1 x twice the heap (4.0 GiB) do not fit the machine's 4.0 GiB"
+    )
+    assert "--memory-per-executor auto" in tight.command and "4g" not in tight.command
+
+
+def test_the_machine_knows_its_memory_and_cgroup_limit():
+    stored = {"summary": {"numa_nodes": 2, "cores": 8, "pus": 16, "memory_bytes": 64 * 2**30},
+              "cgroup": {"memory_limit_bytes": 16 * 2**30}}  # fmt: skip
+    assert Machine.from_dict(stored).memory == 16 * 2**30
+    assert Machine.from_dict({**stored, "cgroup": None}).memory == 64 * 2**30
+    del stored["summary"]["memory_bytes"]
+    assert Machine.from_dict({**stored, "cgroup": None}).memory is None
+    here = load()  # this machine, as hwloc sees it
+    limit = here.cgroup.memory_limit if here.cgroup else None
+    assert Machine.of(here).memory == min(m for m in (here.total_memory, limit) if m)
 
 
 def test_numa_rules_on_a_two_node_server():

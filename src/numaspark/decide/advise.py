@@ -40,6 +40,7 @@ from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.whatif import driver_time_ms
+from numaspark.placement.planner import OS_RESERVE_SHARE, spark_overhead
 from numaspark.units import human_size, jvm_size, parse_size
 
 COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
@@ -108,6 +109,16 @@ class Subject:
         executors = max(2, machine.nodes * per_node)
         return {"executors": executors,
                 "cores_per_executor": max(1, min(slots, machine.cores) // executors)}  # fmt: skip
+
+    def fits(self, heap: int) -> bool:
+        """Whether the run's task JVMs, each with this heap and Spark's overhead, fit the
+        memory of the machine it was recorded on, less the planner's reserve for the OS
+        (True when that memory is not known: the planner checks it when the run is planned)."""
+        memory = self.machine.memory if self.machine else None
+        if memory is None:
+            return True
+        jvms = self.executor_count() or 1
+        return jvms * (heap + spark_overhead(heap)) <= memory * (1 - OS_RESERVE_SHARE)
 
     @property
     def spec(self) -> RunSpec:
@@ -213,14 +224,19 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
     )
     if severity is Severity.NONE:
         return Finding("gc", severity, text, evidence)
-    if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT:
+    if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and subject.fits(heap * 2):
         bigger = jvm_size(heap * 2)
         return Finding("gc", severity, text, evidence,
                        f"give each executor more heap ({human_size(heap)} -> {bigger}), or use "
                        "more, smaller executors (numaspark study executors)",
                        subject.command(memory_per_executor=bigger))  # fmt: skip
-    return Finding("gc", severity, text, evidence,
-                   "use more, smaller executors: the heap is already large",
+    why = "the heap is already large"
+    if not heap:
+        why = "the heap is not recorded"
+    elif heap * 2 <= COMPRESSED_OOPS_LIMIT:  # fits() said no: the machine's memory is known
+        jvms, memory = subject.executor_count() or 1, human_size(subject.machine.memory or 0)
+        why = f"{jvms} x twice the heap ({human_size(heap * 2)}) do not fit the machine's {memory}"
+    return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}",
                    subject.command(executors_per_node=2, memory_per_executor="auto"))  # fmt: skip
 
 

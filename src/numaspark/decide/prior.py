@@ -70,20 +70,24 @@ def roles(columns: list[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Machine:
-    """What the rules need of a machine: NUMA nodes with CPUs, physical cores, threads."""
+    """What the rules need of a machine: NUMA nodes with CPUs, physical cores, threads, and
+    the memory its JVMs may use (bytes: the nodes' total, or the cgroup's limit if lower; None
+    when the topology does not say)."""
 
     nodes: int
     cores: int
     threads: int
     source: str = ""
+    memory: int | None = None
 
     @classmethod
     def of(cls, topology) -> Machine:
-        """From a `Topology` (what this process may use: cgroup cpusets count)."""
+        """From a `Topology` (what this process may use: cgroup cpusets and limit count)."""
         cores = len(topology.allowed_cores()) or len(topology.cores)
         threads = len(topology.allowed_cpus) or len(topology.pus)
+        limit = topology.cgroup.memory_limit if topology.cgroup else None
         return cls(max(1, len(topology.cpu_nodes)), max(1, cores), max(1, threads),
-                   topology.source)  # fmt: skip
+                   topology.source, _usable(topology.total_memory, limit))  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "") -> Machine | None:
@@ -97,7 +101,9 @@ class Machine:
             return None
         if min(nodes, cores, threads) < 1:
             return None
-        return cls(nodes, cores, threads, source or str(data.get("source") or ""))
+        limit = (data.get("cgroup") or {}).get("memory_limit_bytes")
+        return cls(nodes, cores, threads, source or str(data.get("source") or ""),
+                   _usable(summary.get("memory_bytes"), limit))  # fmt: skip
 
     @property
     def cores_per_node(self) -> float:
@@ -111,6 +117,12 @@ class Machine:
         smt = f", {self.threads_per_core:g} threads per core" if self.threads > self.cores else ""
         where = f" ({self.source})" if self.source.endswith(".json") else ""
         return f"{self.nodes} NUMA node(s), {self.cores} cores{smt}{where}"
+
+
+def _usable(total: object, limit: object) -> int | None:
+    """The smaller of a machine's memory and its cgroup limit, each if it is a byte count."""
+    known = [int(v) for v in (_number(total), _number(limit)) if v is not None]
+    return min(known) if known else None
 
 
 def _number(value: object) -> float | None:
