@@ -119,6 +119,12 @@ def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
         "use more, smaller executors: 1 x twice the heap (4.0 GiB) do not fit the machine's 4.0 GiB"
     )
     assert "--memory-per-executor auto" in tight.command and "4g" not in tight.command
+    # local mode is one JVM whatever the executor options say: smaller executors are standalone
+    argv = tight.command.split()
+    assert (
+        argv[argv.index("--mode") + 1] == "standalone"
+        and argv[argv.index("--executors") + 1] == "2"
+    )
 
 
 def test_the_machine_knows_its_memory_and_cgroup_limit():
@@ -160,7 +166,14 @@ def test_heap_above_31g_loses_compressed_oops():
     big = replace(run.spec.placement.jvms[0], heap=48 * 2**30)
     run = replace(run, spec=replace(run.spec, placement=replace(run.spec.placement, jvms=(big,))))
     heap = _finding(advise(Subject(None, run), "a"), "heap-size")
-    assert heap.severity is Severity.MODERATE and "31g" in heap.command
+    assert heap.severity is Severity.MODERATE and "--memory-per-executor 31g" in heap.command
+    assert "--mode local" in heap.command  # one JVM: a smaller heap fits where this one did
+    # executors: 31g each might not fit, more of them with the planner's auto heap (<= 31g) do
+    standalone = replace(run, spec=replace(run.spec, mode="standalone", executors=2))
+    machine = Machine(2, 48, 96, "", 192 * 2**30)
+    heap = _finding(advise(Subject(None, standalone, machine=machine), "a"), "heap-size")
+    assert "--memory-per-executor auto" in heap.command and "31g" not in heap.command
+    assert "--mode standalone --executors 6 --cores-per-executor 1" in heap.command
 
 
 def test_smt_rule_uses_the_measured_gain():

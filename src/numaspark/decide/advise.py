@@ -110,6 +110,15 @@ class Subject:
         return {"executors": executors,
                 "cores_per_executor": max(1, min(slots, machine.cores) // executors)}  # fmt: skip
 
+    def smaller_executors_command(self) -> str:
+        """The run with several smaller executors, each with the planner's auto heap (which
+        fits the nodes and stays under 31 GB); a local run moves to a standalone cluster, as
+        local mode has one JVM whatever the executor options say."""
+        change: dict[str, object] = {"memory_per_executor": "auto", **self.smaller_executors()}
+        if self.local:
+            change["mode"] = "standalone"
+        return self.command(**change)
+
     def fits(self, heap: int) -> bool:
         """Whether the run's task JVMs, each with this heap and Spark's overhead, fit the
         memory of the machine it was recorded on, less the planner's reserve for the OS
@@ -237,7 +246,7 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
         jvms, memory = subject.executor_count() or 1, human_size(subject.machine.memory or 0)
         why = f"{jvms} x twice the heap ({human_size(heap * 2)}) do not fit the machine's {memory}"
     return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}",
-                   subject.command(executors_per_node=2, memory_per_executor="auto"))  # fmt: skip
+                   subject.smaller_executors_command())  # fmt: skip
 
 
 def _heap(subject: Subject) -> Finding | NotAssessed:
@@ -248,11 +257,15 @@ def _heap(subject: Subject) -> Finding | NotAssessed:
     if heap <= COMPRESSED_OOPS_LIMIT:
         return Finding("heap-size", Severity.NONE,
                        f"heap {human_size(heap)}: compressed object pointers on", evidence)  # fmt: skip
-    return Finding("heap-size", Severity.MODERATE,
-                   f"heap {human_size(heap)} is above 31 GB: the JVM turns compressed object "
-                   "pointers off, every reference takes 8 bytes and the heap holds less",
-                   evidence, "keep heaps at or under 31 GB: split the node among more executors",
-                   subject.command(memory_per_executor="31g", executors_per_node=2))  # fmt: skip
+    text = (f"heap {human_size(heap)} is above 31 GB: the JVM turns compressed object "
+            "pointers off, every reference takes 8 bytes and the heap holds less")  # fmt: skip
+    if subject.local:  # one JVM: a smaller heap fits where the larger one did
+        return Finding("heap-size", Severity.MODERATE, text, evidence,
+                       "keep the heap at or under 31 GB",
+                       subject.command(memory_per_executor="31g"))  # fmt: skip
+    return Finding("heap-size", Severity.MODERATE, text, evidence,
+                   "keep heaps at or under 31 GB: split the nodes among more executors (the "
+                   "auto heap stays under 31 GB)", subject.smaller_executors_command())  # fmt: skip
 
 
 def _straddle(subject: Subject) -> Finding | NotAssessed:
@@ -488,14 +501,12 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         return Finding("executor-count", Severity.MODERATE,
                        f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
                        "several smaller executors (up to 36% faster through less GC in the "
-                       "studies)", subject.command(memory_per_executor="auto",
-                                                   **subject.smaller_executors()))  # fmt: skip
+                       "studies)", subject.smaller_executors_command())  # fmt: skip
     if count == 1 and gc >= 0.10:
         return Finding("executor-count", Severity.MODERATE,
                        f"one JVM (local mode) with {gc:.0%} GC", evidence,
                        "several smaller executors on a standalone cluster",
-                       subject.command(mode="standalone", memory_per_executor="auto",
-                                       **subject.smaller_executors()))  # fmt: skip
+                       subject.smaller_executors_command())  # fmt: skip
     if count > 1 and remote >= 0.5 and gc < 0.05:
         return Finding("executor-count", Severity.LOW,
                        f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
