@@ -196,6 +196,19 @@ def test_unavailable_inputs_are_not_assessed_never_guessed():
     assert "task-skew" in reasons and "driver-time" in reasons  # no event log
 
 
+def test_bandwidth_past_the_knee_spreads_a_local_run_over_executors_per_node():
+    """With counters (not here: the figure is constructed) a saturated bandwidth region asks
+    for one executor per node, bound: for a local run, on a standalone cluster (local mode is
+    one JVM whatever --executors-per-node says)."""
+    found = {"estimate_bps": 9e10, "share": 0.95, "region": "exponential"}
+    run = _run("a", 10.0, measurements={"memory_bandwidth": found})
+    finding = _finding(advise(Subject(None, run), "a"), "memory-bandwidth")
+    assert finding.severity is Severity.SEVERE
+    argv = finding.command.split()
+    assert argv[argv.index("--mode") + 1] == "standalone"
+    assert argv[argv.index("--executors-per-node") + 1] == "1" and "--bind" in argv
+
+
 def test_advice_on_a_recorded_event_log():
     advice = advise_event_log(PLAIN_LOG)
     rules = {f.rule for f in advice.findings} | {n.rule for n in advice.not_assessed}

@@ -362,8 +362,8 @@ def _bandwidth(subject: Subject) -> Finding | NotAssessed:
         return Finding("memory-bandwidth", severity, text, found)
     return Finding("memory-bandwidth", severity, text, found,
                    "fewer threads per node, or executors spread over more nodes: past the knee "
-                   "more threads only queue for memory", subject.command(executors_per_node=1,
-                                                                        bind="node"))  # fmt: skip
+                   "more threads only queue for memory",
+                   subject.command(executors_per_node=1, bind="node", mode="standalone"))  # fmt: skip
 
 
 def _stages_that_matter(log: EventLog):
