@@ -127,6 +127,19 @@ def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
     )
 
 
+def test_spill_advice_doubles_the_heap_only_where_it_fits():
+    run = _run("a", 10.0)
+    run = replace(run, metrics={**run.metrics, "diskBytesSpilled": 1e9, "memoryBytesSpilled": 2e9})
+    roomy = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 24 * 2**30)), "a"),
+                     "spill")  # fmt: skip
+    assert roomy.severity is Severity.MODERATE and "--memory-per-executor 4g" in roomy.command
+    tight = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 4 * 2**30)), "a"),
+                     "spill")  # fmt: skip
+    assert "--memory-per-executor" not in tight.command
+    assert "spark.sql.shuffle.partitions=8" in tight.command
+    assert "not fit the machine" in tight.recommendation
+
+
 def test_the_machine_knows_its_memory_and_cgroup_limit():
     stored = {"summary": {"numa_nodes": 2, "cores": 8, "pus": 16, "memory_bytes": 64 * 2**30},
               "cgroup": {"memory_limit_bytes": 16 * 2**30}}  # fmt: skip

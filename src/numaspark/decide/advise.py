@@ -424,14 +424,19 @@ def _spill(subject: Subject) -> Finding | NotAssessed:
         return Finding("spill", Severity.NONE, "no spill", evidence)
     severity = Severity.MODERATE if disk > 0 else Severity.LOW
     heap = subject.heap_bytes()
-    change = {"memory_per_executor": jvm_size(heap * 2)} if heap else {}
+    fits = heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and subject.fits(heap * 2)
+    change = {"memory_per_executor": jvm_size(heap * 2)} if fits else {}
+    how = "a larger heap, or more, smaller partitions"
+    if heap and not fits:
+        how = "more, smaller partitions (twice the heap would pass 31 GB or not fit the machine)"
+    elif not heap:
+        how = "more, smaller partitions"
     slots = subject.slots() or 1
     change["spark.sql.shuffle.partitions"] = str(4 * slots)
     return Finding("spill", severity,
                    f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} "
                    "in memory)", evidence,
-                   "more execution memory per task: a larger heap, or more, smaller partitions",
-                   subject.command(**change))  # fmt: skip
+                   f"more execution memory per task: {how}", subject.command(**change))  # fmt: skip
 
 
 def _parallelism(subject: Subject) -> Finding | NotAssessed:
