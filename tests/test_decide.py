@@ -5,6 +5,7 @@ one NUMA node). The real runs are in test_report.py."""
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from numaspark.decide.tune import (
 )
 from numaspark.experiment.result import RunResult
 from numaspark.metrics.eventlog import parse_event_log
-from numaspark.placement import Binding, Layout, placement_to_dict, plan
+from numaspark.placement import Binding, Layout, Mode, placement_to_dict, plan
 from numaspark.topology import load
 
 PLAIN_LOG = FIXTURES / "eventlogs" / "plain"
@@ -116,7 +117,8 @@ def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
     assert "--memory-per-executor 4g" in roomy.command
     tight = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 4 * 2**30)), "a"), "gc")
     assert tight.recommendation == (
-        "use more, smaller executors: 1 x twice the heap (4.0 GiB) do not fit the machine's 4.0 GiB"
+        "use more, smaller executors: 1 JVM(s) of twice the heap (4.0 GiB each, and Spark's "
+        "overhead) do not fit the machine's 4.0 GiB less 10% for the OS"
     )
     assert "--memory-per-executor auto" in tight.command and "4g" not in tight.command
     # local mode is one JVM whatever the executor options say: smaller executors are standalone
@@ -172,6 +174,59 @@ def test_numa_rules_on_a_two_node_server():
     per_node = placement_to_dict(plan(topo, Layout(executors_per_node=1), Binding.NODE))
     fine = _run("b", 10.0, placement=per_node, binding="node")
     assert _finding(advise(Subject(None, fine), "b"), "numa-straddle").severity is Severity.NONE
+
+
+def _as_plan(command: str) -> list[str]:
+    """`numaspark run W --size S ... --conf k=v` as the `numaspark plan` of the same layout."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["numaspark", "run"], command
+    out, rest = ["plan"], argv[3:]
+    while rest:
+        option, value, rest = rest[0], rest[1], rest[2:]
+        if option not in ("--size", "--conf"):
+            out += [option, value]
+    return out
+
+
+def test_every_layout_advice_is_a_placement_the_planner_accepts():
+    """Advice that changes the layout or the heap is checked by the planner on the run's own
+    machine (a real 2-node server's XML; this machine has one node): `numaspark plan` with the
+    command's options exits 0. Doubling a heap that does not fit, or --executors-per-node in
+    local mode, would fail here."""
+    xml = topology_file("24em64t-2n6c2t-pci.xml")
+    topo = load(xml=xml)
+    machine = Machine.of(topo)
+    assert machine.memory, "the XML has node memory"
+    node = machine.memory // machine.nodes
+
+    def placed(layout: Layout, binding: Binding, heap: int, mode: str) -> RunResult:
+        placement = placement_to_dict(plan(topo, layout, binding))
+        for jvm in placement["jvms"]:
+            jvm["heap_bytes"] = heap
+        run = _run("a", 10.0, gc_share=0.3, placement=placement, binding=binding.value,
+                   measurements={"memory_bandwidth": {"estimate_bps": 9e10, "share": 0.95,
+                                                      "region": "exponential"}})  # fmt: skip
+        count = len([j for j in placement["jvms"] if j.get("runs_tasks")])
+        run = replace(run, metrics={**run.metrics, "diskBytesSpilled": 1e9,
+                                    "memoryBytesSpilled": 2e9})  # fmt: skip
+        return replace(run, spec=replace(run.spec, mode=mode, executors=count))
+
+    local, spread = Layout(mode=Mode.LOCAL), Layout(executors_per_node=1, mode=Mode.STANDALONE)
+    runs = [
+        placed(local, Binding.NONE, node // 3, "local"),  # twice the heap fits
+        placed(local, Binding.NONE, 9 * node // 10, "local"),  # twice it does not
+        placed(spread, Binding.NODE, node // 3, "standalone"),  # fits its node
+        placed(spread, Binding.NODE, 6 * node // 10, "standalone"),  # twice it would not
+    ]
+    checked = set()
+    for run in runs:
+        for finding in advise(Subject(None, run, machine=machine), "a").findings:
+            if finding.rule in ("gc", "heap-size", "spill", "memory-bandwidth", "executor-count",
+                                "numa-straddle") and finding.command:  # fmt: skip
+                proc = run_cli(*_as_plan(finding.command), "--xml", str(xml))
+                assert proc.returncode == 0, (finding.rule, finding.command, proc.stderr)
+                checked.add((finding.rule, "--memory-per-executor auto" in finding.command))
+    assert {("gc", False), ("gc", True), ("spill", False), ("memory-bandwidth", False)} <= checked
 
 
 def test_heap_above_31g_loses_compressed_oops():

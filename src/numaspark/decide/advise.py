@@ -244,7 +244,8 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
         why = "the heap is not recorded"
     elif heap * 2 <= COMPRESSED_OOPS_LIMIT:  # fits() said no: the machine's memory is known
         jvms, memory = subject.executor_count() or 1, human_size(subject.machine.memory or 0)
-        why = f"{jvms} x twice the heap ({human_size(heap * 2)}) do not fit the machine's {memory}"
+        why = (f"{jvms} JVM(s) of twice the heap ({human_size(heap * 2)} each, and Spark's "
+               f"overhead) do not fit the machine's {memory} less 10% for the OS")  # fmt: skip
     return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}",
                    subject.smaller_executors_command())  # fmt: skip
 
