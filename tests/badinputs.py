@@ -414,6 +414,11 @@ def corpus(root: Path) -> list[Case]:
     for args in (["--xml", str(root / "none.xml")], ["--synthetic", "numa:0 core:x"],
                  ["--xml", tables["binary"]]):  # fmt: skip
         add(Case("tune --replay " + " ".join(args[:1]), ["tune", "--replay", grid, *args]))
+    beside = root / "beside"  # a recorded table whose machine, written beside it, is damaged
+    _write(beside / "t.json", json.dumps({"minimize": "wall_s", "synthetic": "numa:0 core:x"}))
+    add(Case("tune --replay: its TABLE.json machine damaged",
+             ["tune", "--replay", _write(beside / "t.csv", Path(grid).read_text())],
+             says="the machine in"))  # fmt: skip
 
     # experiment specs
     for label, path in _specs(root).items():

@@ -90,6 +90,22 @@ def test_a_table_beside_its_runs_topology_gets_that_machine(tmp_path):
     assert "4 NUMA node(s), 96 cores" in found["prior"] and "topology.json" in found["prior"]
 
 
+def test_a_recorded_table_gets_the_machine_written_beside_it(tmp_path):
+    """bench/record_table.py writes TABLE.json with the machine's synthetic description: a
+    replay of the table reasons about that machine without being told; other JSON is no
+    machine."""
+    table = _grid(tmp_path / "t.csv", ("executors", "cores_per_executor"),
+                  Machine.of(load_synthetic(SERVER)))  # fmt: skip
+    (tmp_path / "t.json").write_text(json.dumps({"minimize": "time_s", "synthetic": SERVER}))
+    found = json.loads(run_cli("tune", "--replay", str(table), "--minimize", "time_s",
+                               "--budget", "2", "--json", check=True).stdout)  # fmt: skip
+    assert "4 NUMA node(s), 96 cores, 2 threads per core (" in found["prior"]
+    assert "t.json" in found["prior"]
+    (tmp_path / "t.json").write_text(json.dumps(["not", "a", "machine"]))
+    shown = run_cli("tune", "--replay", str(table), "--minimize", "time_s", "--budget", "2")
+    assert shown.returncode == 0 and "no machine given" in shown.stdout
+
+
 def test_live_tuning_refuses_another_machine():
     proc = run_cli("tune", "wordcount", "--synthetic", SERVER)
     assert proc.returncode == 2 and "--replay table" in proc.stderr

@@ -4,13 +4,15 @@ there is read back, not run again)."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from numaspark.decide.prior import Machine
 from numaspark.decide.tune import Objective, Params, Space
-from numaspark.errors import UsageError
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import measured
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore
@@ -44,12 +46,33 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
             raise UsageError("real runs are tuned on this machine: --xml/--synthetic describe "
                              "the machine of a --replay table")  # fmt: skip
         return Machine.of(topology_of())
-    if xml is None and synthetic is None:  # a table exported next to its runs' topology
-        from numaspark.experiment.store import recorded_topology
+    if xml is None and synthetic is None:
+        described, side = recorded_synthetic(replay)
+        if described is not None:  # bench/record_table.py's table, with its machine beside it
+            try:
+                topology = topology_of(None, described)
+            except NumasparkError as e:
+                raise UsageError(f"the machine in {side}: {e} (mend it, or give --xml or "
+                                 "--synthetic)") from e  # fmt: skip
+            return replace(Machine.of(topology), source=str(side))
+        from numaspark.experiment.store import recorded_topology  # exported next to its runs'
 
         data, path = recorded_topology(replay.parent, levels=1)
         return Machine.from_dict(data, f"{path}") if data else None
     return Machine.of(topology_of(xml, synthetic))
+
+
+def recorded_synthetic(table: Path) -> tuple[str | None, Path]:
+    """The hwloc synthetic description of the machine a table was recorded on, from the
+    ``<table>.json`` that bench/record_table.py writes beside it (``"synthetic"``); None when
+    there is no such file, or it is some other JSON."""
+    side = table.with_suffix(".json")
+    try:
+        data = json.loads(side.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None, side
+    described = data.get("synthetic") if isinstance(data, dict) else None
+    return (described if isinstance(described, str) and described.strip() else None), side
 
 
 def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,
