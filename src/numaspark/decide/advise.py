@@ -119,6 +119,13 @@ class Subject:
             change["mode"] = "standalone"
         return self.command(**change)
 
+    def doubled_heap(self) -> int | None:
+        """Twice the heap, where it is recorded, stays under 31 GB and fits the machine."""
+        heap = self.heap_bytes()
+        if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and self.fits(heap * 2):
+            return heap * 2
+        return None
+
     def fits(self, heap: int) -> bool:
         """Whether the run's task JVMs, each with this heap and Spark's overhead, fit the
         memory of the machine it was recorded on, less the planner's reserve for the OS
@@ -233,7 +240,7 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
     )
     if severity is Severity.NONE:
         return Finding("gc", severity, text, evidence)
-    if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and subject.fits(heap * 2):
+    if heap and subject.doubled_heap():
         bigger = jvm_size(heap * 2)
         return Finding("gc", severity, text, evidence,
                        f"give each executor more heap ({human_size(heap)} -> {bigger}), or use "
@@ -425,10 +432,10 @@ def _spill(subject: Subject) -> Finding | NotAssessed:
         return Finding("spill", Severity.NONE, "no spill", evidence)
     severity = Severity.MODERATE if disk > 0 else Severity.LOW
     heap = subject.heap_bytes()
-    fits = heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and subject.fits(heap * 2)
-    change = {"memory_per_executor": jvm_size(heap * 2)} if fits else {}
+    doubled = subject.doubled_heap()
+    change = {"memory_per_executor": jvm_size(doubled)} if doubled else {}
     how = "a larger heap, or more, smaller partitions"
-    if heap and not fits:
+    if heap and not doubled:
         how = "more, smaller partitions (twice the heap would pass 31 GB or not fit the machine)"
     elif not heap:
         how = "more, smaller partitions"
