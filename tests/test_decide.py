@@ -229,6 +229,23 @@ def test_every_layout_advice_is_a_placement_the_planner_accepts():
     assert {("gc", False), ("gc", True), ("spill", False), ("memory-bandwidth", False)} <= checked
 
 
+def test_a_changed_executor_count_replaces_the_runs_count_per_node():
+    """A run laid out per node (2 per node on 2 nodes: 4 executors) advised to use fewer,
+    larger executors gets --executors 2, not its own layout back. numaspark's records store
+    the total; a hand-written one may give the layout per node (Placement.from_dict reads it)."""
+    topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    layout = Layout(executors_per_node=2, mode=Mode.STANDALONE)
+    placement = placement_to_dict(plan(topo, layout, Binding.NODE))
+    placement["layout"]["executors_per_node"] = 2
+    run = _run("a", 10.0, gc_share=0.01, placement=placement, binding="node")
+    run = replace(run, spec=replace(run.spec, mode="standalone", executors=4),
+                  metrics={**run.metrics, "shuffleTotalBytesRead": 100.0,
+                           "shuffleRemoteBytesRead": 80.0})  # fmt: skip
+    finding = _finding(advise(Subject(None, run), "a"), "executor-count")
+    argv = finding.command.split()
+    assert "--executors-per-node" not in argv and argv[argv.index("--executors") + 1] == "2"
+
+
 def test_heap_above_31g_loses_compressed_oops():
     run = _run("a", 10.0)
     big = replace(run.spec.placement.jvms[0], heap=48 * 2**30)

@@ -204,7 +204,9 @@ class Subject:
                 conf[key] = value
             else:
                 options["--" + key.replace("_", "-")] = value
-        if options.get("--executors-per-node") is not None:
+        if "executors" in changes:  # a total asked for replaces the run's count per node
+            options.pop("--executors-per-node", None)
+        elif options.get("--executors-per-node") is not None:
             options.pop("--executors", None)
             if "cores_per_executor" not in changes:  # per node: the node's CPUs are shared out
                 options.pop("--cores-per-executor", None)
