@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The two-node tests (marked long: scripts/test.sh runs them with --long, CI does not): boot this machine again
-# with Debian's kernel and two NUMA nodes under QEMU's software emulation, and run numaspark's
-# placement checks inside it (tests/guest/). The kernel is fetched once with apt-get download
-# (seconds) and kept in ~/.cache/numaspark/numa-guest; a boot with the checks takes about two
-# minutes. NUMASPARK_GUEST_SPARK=1 adds a Spark standalone worker bound to each node (about 3
+# The two-node tests (marked long: scripts/test.sh runs them with --long, CI does not): boot this
+# machine again with Debian's kernel and two NUMA nodes under QEMU's software emulation, and run
+# numaspark's placement checks inside it (tests/guest/). The kernel is fetched once with apt-get
+# download (seconds) and kept in ~/.cache/numaspark/numa-guest; a boot with the checks takes about
+# two minutes. NUMASPARK_GUEST_SPARK=1 adds a Spark standalone worker bound to each node (about 3
 # minutes more). The guest's console is saved in test-artifacts/numa-guest/console.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
