@@ -330,6 +330,11 @@ def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
     assert finding.recommendation.startswith(
         "split the skewed partitions: turn spark.sql.adaptive.enabled"
     )
+    # a run that had the partitions the rule would ask for (4 per slot) is asked for twice
+    had = replace(run, spec=replace(run.spec, spark_conf={"spark.sql.shuffle.partitions": "8"}))
+    finding = _finding(advise(Subject(skewed, had), "run"), "task-skew")
+    assert "spark.sql.shuffle.partitions=16" in finding.command
+    assert "spark.default.parallelism=8" in finding.command
 
 
 def test_advise_groups_a_directory_by_configuration():

@@ -44,6 +44,7 @@ from numaspark.placement.planner import OS_RESERVE_SHARE, spark_overhead
 from numaspark.units import human_size, jvm_size, parse_size
 
 COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
+PARTITION_KEYS = ("spark.default.parallelism", "spark.sql.shuffle.partitions")
 AQE_SKEW = ("spark.sql.adaptive.enabled", "spark.sql.adaptive.skewJoin.enabled")  # both default on
 
 
@@ -118,6 +119,25 @@ class Subject:
         if self.local:
             change["mode"] = "standalone"
         return self.command(**change)
+
+    @property
+    def conf(self) -> dict:
+        """The Spark settings the run was given (an event log's: all its properties)."""
+        if self.result is not None:
+            return self.spec.spark_conf
+        return self.log.spark_properties if self.log else {}
+
+    def more_partitions(self, floor: int) -> dict[str, str]:
+        """Shuffle partitions (SQL and RDD) of at least ``floor``, and at least twice what the
+        run had: advice that repeats the run's own setting would change nothing."""
+        change = {}
+        for key in PARTITION_KEYS:
+            try:
+                had = int(self.conf.get(key) or 0)
+            except (TypeError, ValueError):
+                had = 0
+            change[key] = str(max(floor, 2 * had))
+        return change
 
     def doubled_heap(self) -> int | None:
         """Twice the heap, where it is recorded, stays under 31 GB and fits the machine."""
@@ -408,10 +428,10 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     if severity is Severity.NONE:
         return Finding("task-skew", severity, text, evidence)
     slots = subject.slots() or 1
-    change = {"spark.sql.shuffle.partitions": str(4 * slots)}
+    change = subject.more_partitions(4 * slots)
     # AQE's skew join is on by default since Spark 3.2 (and splits only sort-merge join
     # inputs): setting it is advice only where the run turned it, or AQE, off
-    conf = subject.spec.spark_conf if subject.result is not None else log.spark_properties
+    conf = subject.conf
     off = [key for key in AQE_SKEW if str(conf.get(key, "true")).strip().lower() == "false"]
     change.update({key: "true" for key in off})
     back_on = f"turn {' and '.join(off)} back on, " if off else ""
@@ -442,7 +462,7 @@ def _spill(subject: Subject) -> Finding | NotAssessed:
     elif not heap:
         how = "more, smaller partitions"
     slots = subject.slots() or 1
-    change["spark.sql.shuffle.partitions"] = str(4 * slots)
+    change.update(subject.more_partitions(4 * slots))
     return Finding("spill", severity,
                    f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} "
                    "in memory)", evidence,
@@ -465,11 +485,9 @@ def _parallelism(subject: Subject) -> Finding | NotAssessed:
     severity = NARROW_STAGES.grade(share)
     if severity is Severity.NONE:
         return Finding("tasks-per-core", severity, text, evidence)
-    parts = str(3 * slots)
     return Finding("tasks-per-core", severity, text, evidence,
                    "give every stage 2-3 tasks per slot (partitions, input splits)",
-                   subject.command(**{"spark.default.parallelism": parts,
-                                      "spark.sql.shuffle.partitions": parts}))  # fmt: skip
+                   subject.command(**subject.more_partitions(3 * slots)))  # fmt: skip
 
 
 def _driver(subject: Subject) -> Finding | NotAssessed:
