@@ -26,7 +26,7 @@ def one(workload: str, size: str, collect: bool, out: Path) -> tuple[float, floa
     (result,) = run_workload(request, load_machine())
     if not result.ok:
         raise SystemExit(f"run failed: {result.failure_reason}")
-    return result.wall_time_s, result.app["wall_time_s"]
+    return result.wall_time_s, result.app.wall_time_s
 
 
 def main() -> None:

@@ -36,6 +36,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"long: {why} runs it"))
 
 
+@pytest.fixture(autouse=True)
+def _applications_forgotten():
+    """Each test names its own applications: none registered by an earlier test is known."""
+    from numaspark.workloads.registry import forget_applications
+
+    yield
+    forget_applications()
+
+
 ROOT = Path(__file__).resolve().parents[1]
 TOPOLOGIES = Path(os.environ.get("NUMASPARK_TOPOLOGIES", ROOT.parent / "shared" / "topologies"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -340,7 +340,7 @@ def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
 def test_advise_groups_a_directory_by_configuration():
     runs = [_run("a", 10.0), _run("a", 11.0, gc_share=0.3), _run("b", 20.0)]
     advices = advise_results(runs)
-    assert [a.subject for a in advices] == ["config a", "config b"]
+    assert [a.subject for a in advices] == ["wordcount · config a", "wordcount · config b"]
 
 
 def test_advise_bad_input_is_one_line():

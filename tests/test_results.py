@@ -36,8 +36,19 @@ def test_append_and_load_round_trip(tmp_path):
     assert loaded[1].failure_reason == "boom"
     assert (
         json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])["schema"]
-        == "numaspark.run/1"
+        == "numaspark.run/2"
     )
+
+
+def test_a_record_of_a_schema_this_version_cannot_read_is_skipped_with_why(tmp_path):
+    store = ResultStore(tmp_path)
+    store.append(_run(wall=1.0))
+    line = json.loads((tmp_path / "results.jsonl").read_text())
+    with open(tmp_path / "results.jsonl", "a") as handle:
+        handle.write(json.dumps({**line, "schema": "numaspark.run/9", "run_id": "x"}) + "\n")
+    loaded = store.load()
+    assert [r.run_id for r in loaded] == [line["run_id"]]
+    assert "numaspark.run/9" in store.skipped[0] and "newer numaspark" in store.skipped[0]
 
 
 def test_a_line_cut_by_a_crash_loses_only_itself(tmp_path):

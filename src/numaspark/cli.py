@@ -16,6 +16,7 @@ import typer
 
 from numaspark import __version__
 from numaspark.errors import ToolMissingError, UsageError
+from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Mode, Platform
 from numaspark.placement.share import Split
@@ -27,10 +28,11 @@ from numaspark.units import parse_counts, parse_duration, parse_size
 
 # isort: off
 # fmt: off
-from numaspark.options import (ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt, OutOpt,
-                               ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, WarmupOpt,
-                               Where, WorkloadArg, XmlOpt, check_repeat, conf_of, inventory_of,
-                               params, topology_of, with_placement)
+from numaspark.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
+                               OutOpt, ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, TimeOpt,
+                               StudyWorkloadArg, WarmupOpt, Where, WorkloadArg, XmlOpt, check_repeat, conf_of,
+                               inventory_of, line_target, params, topology_of, with_application,
+                               with_placement)
 # fmt: on
 # isort: on
 
@@ -97,8 +99,11 @@ def plan_command(
 
 @app.command()
 @with_placement
+@with_application
 def run(
-    where: Where, workload: WorkloadArg, size: SizeOpt = "tiny",
+    where: Where, application: AppOptions,
+    workload: Annotated[Optional[str], typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and '-- spark-submit ...'.", show_default=False)] = None,  # noqa: UP045
+    size: SizeOpt = "tiny",
     mode: Annotated[Mode, Opt(help="local: one bound JVM; standalone: bound workers.")] = Mode.LOCAL,
     repeat: RepeatOpt = 1, warmup: WarmupOpt = 0,
     out: OutOpt = Path("numaspark-out"),
@@ -107,7 +112,7 @@ def run(
     timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.", min=1)] = 1800.0,
     conf: ConfOpt = None, param: ParamOpt = None,
     rate: Annotated[Optional[float], Opt(help="Streaming: events a second the source sends (default 1000).")] = None,  # noqa: UP045
-    duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s).")] = None,  # noqa: UP045
+    duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it.")] = None,  # noqa: UP045
     stream_warmup: Annotated[str, Opt(help="Streaming: time sent before the measured window.")] = "10s",
     collect: Annotated[bool, Opt(help="Sample OS, NUMA and perf counters during the run.")] = True,
     interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s",
@@ -115,19 +120,25 @@ def run(
     profile: Annotated[bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")] = False,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
     master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
+    time: TimeOpt = DEFAULT_TIME,
 ) -> None:  # fmt: skip
-    """Run a workload, placed as planned, with repetitions; every run is stored as it ends."""
+    """Run a workload or your own application, placed as planned, with repetitions; every run
+    is stored as it ends."""
     from numaspark.experiment.runner import RunRequest, run_workload
-    from numaspark.workloads import get_workload
 
     if xml is not None or synthetic is not None:
         raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
                          "'plan' only")  # fmt: skip
-    streaming = get_workload(workload).streaming
-    if not streaming and (rate is not None or duration is not None):
-        raise UsageError(f"--rate and --duration are for streaming workloads; {workload} is batch")
+    chosen = application.workload(workload)
+    streaming, own = chosen.streaming, chosen.application is not None
+    if not streaming and rate is not None:
+        raise UsageError(f"--rate is for streaming workloads; {chosen.name} is batch")
+    if not streaming and not own and duration is not None:
+        raise UsageError(f"--duration is for streaming workloads and your own application; "
+                         f"{chosen.name} is batch")  # fmt: skip
+    where, mode, master = line_target(where, mode, master, chosen)
     request = RunRequest(
-        workload=workload, size=size,
+        workload=chosen.name, size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
         hosts=inventory_of(hosts, hosts_file), master=master,
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
@@ -138,12 +149,14 @@ def run(
         duration_s=parse_duration(duration or "60s", "--duration"),
         stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"), collect=collect,
         interval_s=parse_duration(interval, "--interval"), gc_log=gc_log, profile=profile,
+        time=time, stop_after_s=parse_duration(duration, "--duration") if own and duration else None,
     )  # fmt: skip
     with term.interruptible(out):
         results = run_workload(request, topology_of(), progress=term.say)
     term.lines(views.run_lines(results))
-    title = f"{workload}: " + ("the measured window of each run" if streaming
-                               else "wall time of the measured runs")  # fmt: skip
+    title = f"{chosen.name}: " + ("the measured window of each run" if streaming
+                                  else f"{TIMES[time]} of the measured runs" if own
+                                  else "wall time of the measured runs")  # fmt: skip
     failed = long_work.show_runs(term, results, title, streaming)
     term.print(f"results: {(out / RESULTS_FILE).resolve()}")
     if failed:
@@ -253,22 +266,24 @@ app.add_typer(study_app, name="study")
 
 
 def _study_command(kind: str, doc: str):
-    def command(workload: WorkloadArg, size: SizeOpt = "tiny", repeat: RepeatOpt = 3,
-                warmup: WarmupOpt = 1, out: OutOpt = Path("numaspark-out"),
+    @with_application
+    def command(application: AppOptions, workload: StudyWorkloadArg = None, size: SizeOpt = "tiny",
+                repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, out: OutOpt = Path("numaspark-out"),
                 resume: ResumeOpt = False, data: DataOpt = None, conf: ConfOpt = None,
                 param: ParamOpt = None) -> None:  # fmt: skip
         from numaspark.experiment.studies import STUDIES
 
         check_repeat(repeat, warmup)
+        chosen = application.workload(workload).name
         topo = topology_of()
-        study = STUDIES[kind](topo, workload, size, repeat, warmup, params=params(param),
+        study = STUDIES[kind](topo, chosen, size, repeat, warmup, params=params(param),
                               conf=conf_of(conf))  # fmt: skip
         for line in study.cannot:
             term.note("cannot run here:", line)
         experiment = study.experiment
         done = long_work.run_experiment(term, experiment, topo, out, resume, data)
         medians = long_work.show_study(term, experiment, out, done,
-                                       f"study {kind}: {workload} {size}", study.baseline)  # fmt: skip
+                                       f"study {kind}: {chosen} {size}", study.baseline)  # fmt: skip
         term.lines(views.study_lines(kind, experiment.configs, medians))
 
     command.__doc__ = doc
@@ -440,12 +455,14 @@ def results(
     csv: Annotated[Optional[Path], Opt(help="Export one row per run to CSV.")] = None,  # noqa: UP045
     parquet: Annotated[Optional[Path], Opt(help="Export one row per run to Parquet.")] = None,  # noqa: UP045
     config_table: Annotated[Optional[Path], Opt("--table", help="Export one row per configuration (what varies, median wall_s): the table 'tune --replay' reads.")] = None,  # noqa: UP045
+    time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """List stored runs, compare configurations, export them."""
+    from numaspark.experiment.result import retimed
     from numaspark.experiment.store import ResultStore
     from numaspark.report.export import export_results
 
-    stored = ResultStore(directory).load()
+    stored = retimed(ResultStore(directory).load(), time)
     long_work.show_stored(term, stored)
     term.lines(export_results(stored, runs=[csv, parquet], configs=config_table))
 
@@ -488,8 +505,10 @@ def advise(
 
 
 @app.command()
+@with_application
 def tune(
-    workload: Annotated[Optional[str], typer.Argument(help="Workload to tune by real runs (or give --replay).")] = None,  # noqa: UP045
+    application: AppOptions,
+    workload: Annotated[Optional[str], typer.Argument(help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay).")] = None,  # noqa: UP045
     replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it.")] = None,  # noqa: UP045
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
@@ -501,10 +520,14 @@ def tune(
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
     out: OutOpt = Path("numaspark-out"), data: DataOpt = None, conf: ConfOpt = None,
     param: ParamOpt = None, xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
+    time: TimeOpt = DEFAULT_TIME,
 ) -> None:  # fmt: skip
     """Find a good layout and binding in few runs (the studies' rules on this machine or --xml/--synthetic's, then local moves)."""
     from numaspark.decide.live import live_objective, live_space, tune_machine
     from numaspark.decide.tune import read_table, replay_objective
+
+    if replay is None and (workload is not None or application.app_args):
+        workload = application.workload(workload).name
 
     machine = tune_machine(workload, replay, xml, synthetic, topology_of)
     search = dict(seed=seed, noise=noise, early_stop=early_stop, machine=machine,
@@ -517,7 +540,7 @@ def tune(
         check_repeat(repeat, warmup)
         topo = topology_of()
         space, configs = live_space(topo, workload, size, params(param), conf_of(conf))
-        objective = live_objective(configs, topo, out, repeat, warmup, data)
+        objective = live_objective(configs, topo, out, repeat, warmup, data, time=time)
     found = long_work.run_tuner(term, space, objective, budget, workload or replay.name,
                                 out if workload else None, **search)  # fmt: skip
     if as_json:
@@ -551,11 +574,12 @@ def fit(
 def report(
     directory: Annotated[Path, typer.Argument(help="A results directory (--out of any command).")],
     output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path("numaspark-report.html"),
+    time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Write one self-contained HTML report (plots, topology, advice) of a results directory."""
     from numaspark.report.html import write_report
 
-    term.print(f"report: {write_report(directory, output).resolve()}", highlight=False)
+    term.print(f"report: {write_report(directory, output, time).resolve()}", highlight=False)
 
 
 # --- workloads --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ options at once (typer has no option groups), handed to it as one `Where`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -20,6 +21,8 @@ from numaspark.errors import UsageError
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_pairs, parse_size
+from numaspark.workloads import application as apps
+from numaspark.workloads.registry import get_workload, register_application
 
 
 def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
@@ -69,6 +72,8 @@ ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KE
 ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
 ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
 WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
+StudyWorkloadArg = Annotated[str | None, typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and '-- spark-submit ...'.", show_default=False)]
+TimeOpt = Annotated[str, Opt("--time", help="Your application's time that is compared: app (start to end, event log), job (its jobs' spans, no start-up) or submit (spark-submit's wall time).")]
 HostOpt = Annotated[str | None, Opt("--host", help="A host over SSH: a name in --hosts-file or [user@]address[:port].")]
 HostsOpt = Annotated[str | None, Opt("--hosts", help="Hosts over SSH: a,b,c ([user@]address[:port]) or names in --hosts-file.")]
 HostsFileOpt = Annotated[Path | None, Opt("--hosts-file", help="A TOML inventory of hosts: address, user, port, key (docs/hosts.md).")]
@@ -174,3 +179,115 @@ def conf_of(conf: list[str] | None) -> dict[str, str]:
 def check_repeat(repeat: int, warmup: int) -> None:
     if repeat < 1 or warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
+
+
+# --- a user's application as the workload (workloads/application.py) -----------------------
+
+# fmt: off
+APPLICATION = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
+               for name, option in (
+    ("app_args", Annotated[list[str] | None, typer.Argument(help="Your application's arguments, after '--' (or: -- spark-submit \\[its options] APP [ARGS]).", show_default=False)]),
+    ("main_class", Annotated[str | None, Opt("--class", help="Your JAR's main class (default: its manifest's Main-Class).")]),
+    ("name", Annotated[str | None, Opt("--name", help="The name your application's runs are shown by (default: the file's stem).")]),
+    ("py_files", Annotated[str | None, Opt("--py-files", help="spark-submit --py-files for your application.")]),
+    ("files", Annotated[str | None, Opt("--files", help="spark-submit --files for your application.")]),
+    ("jars", Annotated[str | None, Opt("--jars", help="spark-submit --jars for your application.")]),
+    ("packages", Annotated[str | None, Opt("--packages", help="spark-submit --packages for your application.")]),
+    ("check", Annotated[str | None, Opt("--check", help="A command run after each of your application's runs (NUMASPARK_RUN_DIR set; not a shell); its exit status is the run's check.")]),
+)]
+# fmt: on
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    """What names a user's application besides its file or line (``@with_application``)."""
+
+    app_args: list[str] | None = None
+    main_class: str | None = None
+    name: str | None = None
+    py_files: str | None = None
+    files: str | None = None
+    jars: str | None = None
+    packages: str | None = None
+    check: str | None = None
+
+    def workload(self, text: str | None):
+        """The workload ``text`` names: a built-in, or the user's application (a file, or a
+        spark-submit line given after ``--``), registered under its name for this process."""
+        if text is None:
+            raise UsageError("give a workload (numaspark workloads), your application (a .py or "
+                             "a .jar), or your line after '--': -- spark-submit ... APP")  # fmt: skip
+        args = list(self.app_args or [])
+        if text == "spark-submit" or text.endswith("/spark-submit"):
+            if self.main_class or self.py_files or self.files or self.jars or self.packages:
+                raise UsageError("--class, --py-files, --files, --jars and --packages belong in "
+                                 "your spark-submit line when you give one")  # fmt: skip
+            return register_application(apps.from_line([text, *args], self.name, self.check))
+        if apps.is_application(text):
+            options = {"--py-files": self.py_files, "--files": self.files, "--jars": self.jars,
+                       "--packages": self.packages}  # fmt: skip
+            return register_application(apps.from_file(text, args, self.main_class, options,
+                                                        self.name, self.check))  # fmt: skip
+        given = [o for o, v in (("arguments after --", args), ("--class", self.main_class),
+                                ("--check", self.check), ("--py-files", self.py_files),
+                                ("--jars", self.jars), ("--files", self.files),
+                                ("--packages", self.packages)) if v]  # fmt: skip
+        if given:
+            raise UsageError(f"{text} is a built-in workload: {', '.join(given)} are for your own "
+                             "application (a .py or a .jar)")  # fmt: skip
+        return get_workload(text)
+
+
+def with_application(command):
+    """Give ``command`` the options that name a user's application, passed as one
+    ``application: AppOptions`` (its arguments come last, after ``--``)."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+           if p.name != "application"]  # fmt: skip
+
+    @functools.wraps(command)
+    def wrapper(**options):
+        chosen = AppOptions(**{p.name: options.pop(p.name) for p in APPLICATION})
+        return command(application=chosen, **options)
+
+    wrapper.__signature__ = inspect.Signature([*own, *APPLICATION])
+    return wrapper
+
+
+def line_target(
+    where: Where, mode, master: str | None, workload
+) -> tuple[Where, object, str | None]:
+    """Where a spark-submit line's own settings say it runs, for what numaspark's options
+    leave open: its ``--master`` (``local[N]`` is local mode with N task slots; any other is
+    a cluster numaspark did not start) and its executors, cores and heap."""
+    application = getattr(workload, "application", None)
+    if application is None or not application.given_line:
+        return where, mode, master
+    line = application.line
+    changes: dict = {}
+    if line.master and line.master.startswith("local"):
+        if master is not None:
+            raise UsageError(f"your line runs {line.master} and --master says {master}: give one")
+        mode = Mode.LOCAL
+        slots = line.master.removeprefix("local").strip("[]").split(",")[0]
+        if where.cores_per_executor is None and slots.isdigit():
+            changes["cores_per_executor"] = int(slots)
+        elif where.cores_per_executor is None and not slots:
+            changes["cores_per_executor"] = 1
+    elif line.master:
+        if master is not None and master != line.master:
+            raise UsageError(f"your line's --master {line.master} and numaspark's --master "
+                             f"{master} differ: give one")  # fmt: skip
+        master = line.master
+    if where.executors is None and where.executors_per_node is None and line.num_executors:
+        changes["executors"] = _count(line.num_executors, "--num-executors")
+    if where.cores_per_executor is None and line.executor_cores:
+        changes["cores_per_executor"] = _count(line.executor_cores, "--executor-cores")
+    if where.memory_per_executor == "auto" and line.executor_memory:
+        changes["memory_per_executor"] = line.executor_memory
+    return dataclasses.replace(where, **changes), mode, master
+
+
+def _count(text: str, option: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"your line's {option} {text!r}: give a whole number of at least 1")
+    return int(text)

@@ -599,7 +599,9 @@ def advise_results(results: list[RunResult], machine: Machine | None = None) -> 
             except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
                 logs[path] = None
         subject = Subject(logs[path], median, results, machine)
-        advices.append(advise(subject, median.spec.label or _name(median.spec)))
+        advices.append(
+            advise(subject, median.spec.title if median.spec.label else _name(median.spec))
+        )
     return advices
 
 

@@ -105,7 +105,7 @@ def classify(results: list[RunResult]) -> Classification:
     for key, runs in groups.items():
         per_run = [run_metrics(r) for r in runs]
         configs.append(Classified(
-            config=key, label=runs[0].spec.label or key, runs=len(runs),
+            config=key, label=runs[0].spec.title, runs=len(runs),
             wall_s=statistics.median(r.wall_time_s for r in runs),
             metrics={name: _median([m[name] for m in per_run]) for name in per_run[0]},
         ))  # fmt: skip

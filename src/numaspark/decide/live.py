@@ -13,7 +13,8 @@ from pathlib import Path
 from numaspark.decide.prior import Machine
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import measured
+from numaspark.experiment.result import DEFAULT_TIME, measured
+from numaspark.experiment.runner import TargetFactory
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.sweep import run_sweep
@@ -82,7 +83,8 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
-    chosen.size(size)
+    if chosen.application is None:
+        chosen.size(size)
     cores = len(topology.allowed_cores())
     smt = len(topology.allowed_cpus) > cores
     bindings = [Binding.NONE, Binding.NODE, Binding.CORE] + ([Binding.PU] if smt else [])
@@ -110,7 +112,8 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
 
 def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, repeat: int,
                    warmup: int, data: Path | None = None,
-                   say: Callable[[str], None] | None = None) -> Objective:  # fmt: skip
+                   say: Callable[[str], None] | None = None, time: str = DEFAULT_TIME,
+                   targets: TargetFactory | None = None) -> Objective:  # fmt: skip
     """Run a configuration as an experiment of one (stored in ``out``); its value is the
     median wall time of its measured runs, None when it failed. The first time a
     configuration is asked for, runs already stored in ``out`` count (an earlier tune
@@ -127,8 +130,9 @@ def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, 
         again = config.key in asked
         asked.add(config.key)
         before = len(walls_of(config)) if again else 0
-        experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup)
-        run_sweep(experiment, topology, out, resume=not again, data_root=data, say=say)
+        experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup, time=time)
+        run_sweep(experiment, topology, out, resume=not again, data_root=data, say=say,
+                  targets=targets)  # fmt: skip
         walls = walls_of(config)[before:]
         return statistics.median(walls) if walls else None
 

@@ -16,9 +16,22 @@ from pathlib import Path
 
 from numaspark.collect import SAMPLES_FILE, Recording
 from numaspark.errors import NumasparkError
-from numaspark.experiment.result import Environment, Measurements, RunResult, RunSpec
+from numaspark.experiment.result import (
+    AppInfo,
+    Check,
+    Environment,
+    Measurements,
+    RunResult,
+    RunSpec,
+    Status,
+)
 from numaspark.jsonlines import read_json_lines
-from numaspark.metrics.aggregate import aggregate, aggregate_job_group, job_group_stages
+from numaspark.metrics.aggregate import (
+    aggregate,
+    aggregate_job_group,
+    job_group_stages,
+    job_time_ms,
+)
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.gc import gc_by_executor
 from numaspark.metrics.streaming import summarize_stream
@@ -34,6 +47,7 @@ APP_FILE = "app.json"  # in the run directory: what spark-submit did
 PLAN_FILE = "plan.json"  # in the run directory: the RunPlan, written before the app starts
 STORED_FILE = "stored"  # in the run directory: its records are stored
 ANSWERS_FILE = "answers.jsonl"
+CHECK_FILE = "check.json"  # in the run directory: an application's --check, as it ended
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class AppRecord:
     failure: str | None = None
     effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks (/proc)
     placement_warnings: list[str] = field(default_factory=list)
+    stopped: bool = False  # a streaming application stopped after its --duration
 
     def save(self, run_dir: Path) -> None:
         (run_dir / APP_FILE).write_text(json.dumps(asdict(self), indent=1))
@@ -87,6 +102,7 @@ class RunPlan:
     warmup: int
     facts: dict | None  # the generated input's facts the answers are checked against
     sustained_bandwidth_bps: float | None = None  # the probed maximum, when there is one
+    first: int = 0  # an application's run directory holds one iteration: this one
 
     def save(self, run_dir: Path, params: dict[str, str]) -> None:
         """Written before the application starts, with the numaspark process that runs it: a
@@ -100,7 +116,8 @@ class RunPlan:
                 "workload": self.workload.name, "params": params, "spec": self.spec.to_dict(),
                 "environment": self.environment.to_dict(), "iterations": self.iterations,
                 "warmup": self.warmup, "facts": self.facts,
-                "sustained_bandwidth_bps": self.sustained_bandwidth_bps}  # fmt: skip
+                "sustained_bandwidth_bps": self.sustained_bandwidth_bps,
+                "first": self.first}  # fmt: skip
         (run_dir / PLAN_FILE).write_text(json.dumps(data, default=str))
 
     @classmethod
@@ -109,6 +126,7 @@ class RunPlan:
         import psutil
 
         from numaspark.workloads import get_workload
+        from numaspark.workloads.registry import register_application
 
         if (run_dir / STORED_FILE).exists() or not (run_dir / PLAN_FILE).exists():
             return None
@@ -118,8 +136,11 @@ class RunPlan:
             with contextlib.suppress(psutil.NoSuchProcess):
                 if abs(psutil.Process(pid).create_time() - started) < 0.05:
                     return None  # its numaspark still runs: it stores them itself
+            spec = RunSpec.from_dict(data["spec"])
+            if spec.application is not None:
+                register_application(spec.application)
             workload = get_workload(data["workload"]).with_params(data.get("params") or {})
-            return cls(workload=workload, spec=RunSpec.from_dict(data["spec"]),
+            return cls(workload=workload, spec=spec, first=data.get("first", 0),
                        environment=Environment.from_dict(data["environment"]),
                        iterations=data["iterations"], warmup=data["warmup"],
                        facts=data.get("facts"),
@@ -179,13 +200,15 @@ def _parse(event_log: Path | None) -> tuple[EventLog | None, str | None]:
 def assemble(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
     """One record per iteration that finished, and one failed record when the application
     ended (not interrupted) before all its iterations did."""
+    if plan.workload.application is not None:
+        return assemble_application(outputs, plan)
     shared = _shared(outputs)
     results = [_iteration(outputs, plan, answer, shared) for answer in outputs.answers]
     app = outputs.app
     if len(outputs.answers) < plan.iterations and app is not None:
         results.append(RunResult(
             spec=_spec_of(plan, len(outputs.answers)), environment=plan.environment,
-            status="failed",
+            status=Status.FAILED,
             failure_reason=app.failure or "the application ended before all its iterations",
             **shared,
         ))  # fmt: skip
@@ -207,11 +230,12 @@ def _shared(outputs: AppOutputs) -> dict:
         warnings.append(outputs.log_problem)
     return {
         "app_id": outputs.app_id,
-        "app": {
-            "wall_time_s": round(app.wall_s, 3) if app else None,
-            "elapsed_ms": aggregate(log)["elapsedTime"] if log is not None else None,
-            "returncode": app.returncode if app else None,
-        },
+        "app": AppInfo(
+            wall_time_s=round(app.wall_s, 3) if app else None,
+            elapsed_ms=aggregate(log)["elapsedTime"] if log is not None else None,
+            job_time_ms=job_time_ms(log) if log is not None else None,
+            returncode=app.returncode if app else None,
+        ),
         "effective_placement": list(app.effective) if app else [],
         "warnings": warnings,
         "artifacts": dict(outputs.artifacts),
@@ -231,7 +255,8 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
         metrics = aggregate_job_group(log, group) or {}
         if workload.streaming and facts is not None:
             streaming = _stream_metrics(log, group, facts, workload)
-    found = _measurements(outputs, group, answer, metrics, plan.sustained_bandwidth_bps)
+    stages = job_group_stages(log, group) if log is not None else set()
+    found = _measurements(outputs, stages, answer, metrics, plan.sustained_bandwidth_bps)
     affinity = None
     if outputs.affinity_records and log is not None:
         affinity = summarize_affinity(outputs.affinity_records, job_group_stages(log, group))
@@ -240,9 +265,9 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
     else:
         verdict = workload.check(facts, answer["answer"])
         passed, details = verdict.passed, verdict.details
-    status, reason = ("ok", None) if passed else ("failed", f"wrong answer: {details}")
+    status, reason = (Status.OK, None) if passed else (Status.FAILED, f"wrong answer: {details}")
     if passed and (lost := _lost_during(log, answer)):
-        status, reason = "disturbed", (
+        status, reason = Status.DISTURBED, (
             f"executor {', '.join(lost)} was lost during this iteration ({lost[next(iter(lost))]}): "
             "Spark relaunched it, so its time is not a measurement of the configuration")  # fmt: skip
     return RunResult(
@@ -250,7 +275,7 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
         status=status, failure_reason=reason,
         wall_time_s=round(answer["wall_s"], 3), metrics=metrics, streaming=streaming,
         measurements=found, affinity=affinity,
-        check={"passed": passed, "details": details, "answer": answer["answer"]},
+        check=Check(passed=passed, details=details, answer=answer["answer"]),
         **shared,
     )  # fmt: skip
 
@@ -264,7 +289,7 @@ def _lost_during(log: EventLog | None, answer: dict) -> dict[str, str]:
             if start <= (log.executors[executor].get("removed") or 0) <= end}  # fmt: skip
 
 
-def _measurements(outputs: AppOutputs, group: str | None, answer: dict, metrics: dict,
+def _measurements(outputs: AppOutputs, stages: set[int] | None, answer: dict, metrics: dict,
                   sustained_bps: float | None) -> Measurements | None:  # fmt: skip
     """The collectors' figures for one iteration's window, GC per executor, the CPU gap and
     the bandwidth estimate."""
@@ -272,7 +297,7 @@ def _measurements(outputs: AppOutputs, group: str | None, answer: dict, metrics:
     if outputs.samples and "started" in answer:
         found = outputs.samples.summarize(answer["started"], answer["ended"])
     if outputs.log is not None:
-        found["gc"] = gc_by_executor(outputs.log, job_group_stages(outputs.log, group))
+        found["gc"] = gc_by_executor(outputs.log, stages)
     if not found:
         return None
     jvm_use = Measurements(found).jvm_use
@@ -330,4 +355,62 @@ def _stream_metrics(log: EventLog, run_id: str | None, facts: dict, workload: Wo
     summary["rateAsked"] = facts.get("rate")
     summary["sendRate"] = facts.get("send_rate")
     summary["eventsSent"] = facts.get("events")
+    return summary
+
+
+def assemble_application(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
+    """A user's application: its run directory holds one iteration, ``plan.first``. Its exit
+    status (and its ``--check``) decide ok or failed; its time is ``plan.spec.timed``'s."""
+    app, log = outputs.app, outputs.log
+    if app is None:
+        return []  # interrupted before spark-submit ended: nothing was measured
+    shared = _shared(outputs)
+    times: AppInfo = shared["app"]
+    check = _read_check(outputs.run_dir)
+    status, reason = Status.OK, None
+    if app.failure is not None or (app.returncode != 0 and not app.stopped):
+        status, reason = Status.FAILED, app.failure or f"exited with {app.returncode}"
+    elif check is not None and not check.passed:
+        status, reason = Status.FAILED, f"--check failed: {check.details}"
+    window = {}
+    if log is not None and log.start_time is not None:
+        window = {"started": log.start_time / 1000,
+                  "ended": (log.end_time or log.start_time) / 1000}  # fmt: skip
+    metrics = aggregate(log) if log is not None else {}
+    streaming = _application_stream(log, plan, shared["warnings"])
+    return [RunResult(
+        spec=_spec_of(plan, plan.first), environment=plan.environment, status=status,
+        failure_reason=reason, wall_time_s=times.seconds(plan.spec.timed or "app"),
+        metrics=metrics, streaming=streaming,
+        measurements=_measurements(outputs, None, window, metrics, plan.sustained_bandwidth_bps),
+        check=check, **shared,
+    )]  # fmt: skip
+
+
+def _read_check(run_dir: Path) -> Check | None:
+    path = run_dir / CHECK_FILE
+    if not path.exists():
+        return None
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        return Check.from_dict(json.loads(path.read_text()))
+    return Check(passed=False, details=f"{path} is damaged")
+
+
+def _application_stream(log: EventLog | None, plan: RunPlan, warnings: list[str]) -> dict | None:
+    """A streaming application's rates and batch durations, from Structured Streaming's
+    progress events (the query with the most batches). Its end-to-end latency needs the
+    event times of a source numaspark controls, so it is not measured here."""
+    if plan.spec.stream is None:
+        return None
+    progress = log.stream_progress if log is not None else []
+    if not progress:
+        warnings.append("no Structured Streaming progress in the event log (a DStream "
+                        "application, or no batch ran): input rate, processing rate and batch "
+                        "durations cannot be measured")  # fmt: skip
+        return None
+    runs = [p.get("runId") for p in progress]
+    busiest = max(set(runs), key=runs.count)
+    summary = summarize_stream(progress, busiest or "")
+    for key in ("latencyMean", "latencyP95", "latencyMax", "drainMs", "behindBatches"):
+        summary.pop(key, None)
     return summary

@@ -12,6 +12,11 @@ Schema history (``numaspark.run/N``):
     (lines for people) was written by numaspark 0.2 and is no longer: readings
     are computed when shown (decide/readings.py); old records keep theirs, and
     it is ignored when they load.
+2 - a user's application is a workload (numaspark 0.3): ``spec.application`` (its path,
+    content hash, class, arguments, name, its spark-submit line), ``spec.timed`` (which time
+    ``wall_time_s`` is: ``iteration`` for the suite, ``app``, ``job`` or ``submit`` for an
+    application), ``app.job_time_ms`` (the union of the jobs' spans), and ``check.command``
+    (an application's ``--check``). Version 1 records load as they are (none of these set).
 
 Everything a reader needs is a typed field: the spec (`RunSpec`, with its
 `Placement`), the environment (`Environment`) and the collectors' figures
@@ -22,6 +27,7 @@ The JSON on disk is what ``to_dict`` gives, the same as before the types.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import platform
 import re
@@ -34,10 +40,27 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from numaspark import __version__
+from numaspark.errors import UsageError
 from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
 from numaspark.placement import Placement, placement_to_dict
+from numaspark.workloads.application import Application
 
-RUN_SCHEMA = "numaspark.run/1"
+RUN_SCHEMA = "numaspark.run/2"
+READABLE_SCHEMAS = ("numaspark.run/1", RUN_SCHEMA)
+# what ``wall_time_s`` of an application's run can be (``--time``); the suite's is the
+# iteration's time, measured by its driver around the iteration
+TIMES = {"app": "application start to end (event log)",
+         "job": "the union of its jobs' spans (no driver start-up)",
+         "submit": "spark-submit's wall time"}  # fmt: skip
+DEFAULT_TIME = "app"
+
+
+class Status(enum.StrEnum):
+    """How a run ended. Stored as its value: ``ok``, ``failed`` or ``disturbed``."""
+
+    OK = "ok"
+    FAILED = "failed"
+    DISTURBED = "disturbed"  # right answer, but Spark replaced an executor it lost meanwhile
 
 
 def _known(cls, data: dict) -> dict:
@@ -71,6 +94,16 @@ class RunSpec:
     spark_conf: dict = field(default_factory=dict)  # the user's settings
     placement: Placement | None = None
     dataset: dict | None = None  # the generated input: sha256, bytes, rows, seed, facts
+    application: Application | None = None  # a user's application (None: a built-in)
+    timed: str | None = None  # what wall_time_s is: "iteration", or TIMES' keys
+
+    @property
+    def title(self) -> str:
+        """The configuration as reports name it: what ran (a workload or an application),
+        then the configuration's label, so two workloads' same layouts are told apart."""
+        if not self.label:
+            return self.workload or "?"
+        return f"{self.workload} · {self.label}" if self.workload else self.label
 
     @property
     def task_jvms(self) -> tuple:
@@ -85,6 +118,7 @@ class RunSpec:
     def to_dict(self) -> dict:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["placement"] = placement_to_dict(self.placement) if self.placement else None
+        data["application"] = self.application.to_dict() if self.application else None
         return data
 
     @classmethod
@@ -93,6 +127,8 @@ class RunSpec:
         placement = known.get("placement")
         if isinstance(placement, dict):
             known["placement"] = Placement.from_dict(placement)
+        if isinstance(known.get("application"), dict):
+            known["application"] = Application.from_dict(known["application"])
         known["warmup"] = bool(known.get("warmup"))
         known["params"] = dict(known.get("params") or {})
         known["spark_conf"] = dict(known.get("spark_conf") or {})
@@ -263,10 +299,52 @@ class Measurements:
 
 
 @dataclass(frozen=True)
+class AppInfo:
+    """The application a run belongs to, as spark-submit and its event log saw it."""
+
+    wall_time_s: float | None = None  # spark-submit's wall time
+    elapsed_ms: float | None = None  # application start to end (event log)
+    job_time_ms: float | None = None  # the union of its jobs' spans (event log)
+    returncode: int | None = None
+
+    def seconds(self, time: str) -> float | None:
+        """One of `TIMES` in seconds, None where it was not measured."""
+        value = {"app": self.elapsed_ms, "job": self.job_time_ms,
+                 "submit": None if self.wall_time_s is None else self.wall_time_s * 1000}[time]  # fmt: skip
+        return None if value is None else round(value / 1000, 3)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AppInfo:
+        return cls(**_known(cls, data))
+
+
+@dataclass(frozen=True)
+class Check:
+    """Whether a run did its work right: the suite's answer check, or an application's
+    ``--check`` command (its exit status)."""
+
+    passed: bool
+    details: str
+    answer: dict | None = None  # the suite's job answer
+    command: list[str] | None = None  # an application's --check argv
+
+    def to_dict(self) -> dict:
+        data = {"passed": self.passed, "details": self.details, "answer": self.answer}
+        return {**data, "command": self.command} if self.command is not None else data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Check:
+        return cls(**_known(cls, data))
+
+
+@dataclass(frozen=True)
 class RunResult:
     spec: RunSpec  # workload, size, params, mode, layout, binding, placement, spark conf
     environment: Environment
-    status: str  # "ok", "failed", or "disturbed" (right answer, but an executor was lost)
+    status: Status
     failure_reason: str | None = None
     wall_time_s: float | None = None
     app_id: str | None = None
@@ -278,8 +356,8 @@ class RunResult:
     affinity: dict | None = None
     effective_placement: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    check: dict | None = None  # {"passed": bool, "details": str, "answer": {...}}
-    app: dict = field(default_factory=dict)  # the application that ran it: wall time, elapsed
+    check: Check | None = None
+    app: AppInfo = field(default_factory=AppInfo)  # the application that ran it
     artifacts: dict = field(default_factory=dict)  # paths: run dir, event log, logs
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -293,10 +371,16 @@ class RunResult:
             object.__setattr__(self, "environment", Environment.from_dict(self.environment))
         if isinstance(self.measurements, dict):
             object.__setattr__(self, "measurements", Measurements(self.measurements))
+        if not isinstance(self.status, Status):
+            object.__setattr__(self, "status", Status(self.status))
+        if isinstance(self.app, dict):
+            object.__setattr__(self, "app", AppInfo.from_dict(self.app))
+        if isinstance(self.check, dict):
+            object.__setattr__(self, "check", Check.from_dict(self.check))
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status is Status.OK
 
     @property
     def measured(self) -> bool:
@@ -326,16 +410,44 @@ class RunResult:
         data["spec"] = self.spec.to_dict()
         data["environment"] = self.environment.to_dict()
         data["measurements"] = self.measurements.to_dict() if self.measurements else None
+        data["status"] = self.status.value
+        data["app"] = self.app.to_dict()
+        data["check"] = self.check.to_dict() if self.check else None
         return data
+
+    @property
+    def name(self) -> str:
+        """What the run ran, in tables: the workload's or the application's name."""
+        return self.spec.workload or "?"
+
+    def timed_by(self, time: str) -> RunResult:
+        """This run with ``wall_time_s`` as ``time`` (one of `TIMES`), for an application's
+        run; a run of the suite keeps its iteration's time."""
+        if self.spec.application is None or self.spec.timed == time:
+            return self
+        return dataclasses.replace(self, wall_time_s=self.app.seconds(time),
+                                   spec=dataclasses.replace(self.spec, timed=time))  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:
+        """A stored record of any version numaspark has written (`READABLE_SCHEMAS`)."""
+        schema = data.get("schema", READABLE_SCHEMAS[0])
+        if schema not in READABLE_SCHEMAS:
+            raise UsageError(f"schema {schema!r} is not one this numaspark reads "
+                             f"({', '.join(READABLE_SCHEMAS)}): a newer numaspark wrote it")  # fmt: skip
         known = _known(cls, data)
         known["spec"] = RunSpec.from_dict(known.get("spec") or {})
         known["environment"] = Environment.from_dict(known.get("environment") or {})
         if known.get("measurements") is not None:
             known["measurements"] = Measurements(known["measurements"])
         return cls(**known)
+
+
+def retimed(results: Iterable[RunResult], time: str | None) -> list[RunResult]:
+    """The runs with applications' times as ``time`` (``--time``); None keeps them."""
+    if time is not None and time not in TIMES:
+        raise UsageError(f"--time {time!r}: choose one of {', '.join(TIMES)}")
+    return [r.timed_by(time) for r in results] if time else list(results)
 
 
 def measured(results: Iterable[RunResult]) -> list[RunResult]:

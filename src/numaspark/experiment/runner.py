@@ -15,7 +15,10 @@ measured, and starting Spark is paid once. Each iteration is one `RunResult`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import os
+import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,13 +28,14 @@ from numaspark.collect import default_collectors
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.assemble import (
     ANSWERS_FILE,
+    CHECK_FILE,
     AppRecord,
     RunPlan,
     assemble,
     mark_stored,
     read_outputs,
 )
-from numaspark.experiment.result import RunResult, RunSpec, environment
+from numaspark.experiment.result import DEFAULT_TIME, TIMES, Check, RunResult, RunSpec, environment
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.target import (
     ExternalTarget,
@@ -52,6 +56,7 @@ from numaspark.placement import (
 )
 from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
 from numaspark.spark.affinity import require_jar
+from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.processes import ProcessTracker, supervised, wait_for
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
@@ -61,6 +66,7 @@ from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
 
 Progress = Callable[[str], None]
+TargetFactory = Callable[[ProcessTracker, Path, "Path | None"], dict]
 
 
 @dataclass
@@ -95,14 +101,31 @@ class RunRequest:
     interval_s: float = 1.0
     gc_log: bool = False
     profile: bool = False  # async-profiler flame graph per task-running JVM
+    # a user's application: which of its times wall_time_s is (TIMES), and when to stop one
+    # that never ends by itself (a streaming application; None: when it ends)
+    time: str = DEFAULT_TIME
+    stop_after_s: float | None = None
+
+
+def default_targets(tracker: ProcessTracker, clusters: Path,
+                    attached: Path | None) -> dict[object, Target]:  # fmt: skip
+    """Where runs happen on this machine: local mode, and a standalone cluster (started under
+    ``clusters``, or the one left up in ``attached``)."""
+    return {Mode.LOCAL: LocalTarget(tracker),
+            Mode.STANDALONE: StandaloneTarget(tracker, clusters, attached=attached)}  # fmt: skip
 
 
 class Runner:
-    """The one run loop, and the supervised scope of every process a run starts."""
+    """The one run loop, and the supervised scope of every process a run starts.
+
+    ``targets`` makes the targets a run may happen on (`default_targets`); the tests give
+    one that replays recorded runs, so the loop is tested without Spark."""
 
     def __init__(self, topology: Topology, out: Path, progress: Progress | None = None,
                  on_result: Callable[[RunResult], None] | None = None,
-                 cluster_dir: Path | None = None) -> None:  # fmt: skip
+                 cluster_dir: Path | None = None,
+                 targets: TargetFactory | None = None) -> None:  # fmt: skip
+        self.make_targets = targets or default_targets
         self.topology = topology
         self.store = ResultStore(out)
         self.say = progress or (lambda message: None)
@@ -116,12 +139,8 @@ class Runner:
         self.tracker = self._scope.enter_context(supervised())
         self.recover()
         self._scope.callback(self._close_targets)
-        self.targets = {
-            Mode.LOCAL: LocalTarget(self.tracker),
-            Mode.STANDALONE: StandaloneTarget(
-                self.tracker, self.store.directory / "clusters", attached=self.cluster_dir
-            ),  # fmt: skip
-        }
+        self.targets = self.make_targets(self.tracker, self.store.directory / "clusters",
+                                         self.cluster_dir)  # fmt: skip
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -145,6 +164,37 @@ class Runner:
     def run(self, request: RunRequest) -> list[RunResult]:
         """Run ``request``; every run (warm-ups too) is stored in ``out`` as it ends."""
         workload, size = _check(request)
+        target, placement = self._place(request)
+        target.prepare(placement, self.say)
+        if workload.application is not None:
+            return self._run_application(target, request, workload, placement)
+        facts = None
+        if not workload.streaming:
+            self.say(f"{workload.name}: preparing {size.label} input")
+            input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
+            facts = manifest["facts"]
+        else:
+            input_dir, manifest = None, None
+        run_plan = self._run_plan(request, workload, placement, target,
+                                  base_spec(request, workload, size, manifest, placement,
+                                            target.where), facts)  # fmt: skip
+        what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
+        if workload.streaming:
+            what += (f", each {request.stream_warmup_s:g} s warm-up + {request.duration_s:g} s "
+                     f"at {request.rate:g} events/s")  # fmt: skip
+        self.say(f"{request.label or workload.name}: {what} in one application")
+        run_dir = self._new_run_dir()
+        run_plan.save(run_dir, request.params)
+        try:
+            self._submit(target, request, workload, placement, input_dir, run_plan, run_dir)
+        finally:
+            # also on Ctrl-C or SIGTERM: the iterations that finished are kept
+            results = self._store(run_dir, run_plan)
+        return results
+
+    def _place(self, request: RunRequest) -> tuple[Target, Placement]:
+        """The target ``request`` runs on and its placement there; the machines it uses are
+        saved beside the results."""
         if request.hosts is not None:
             target = self.hosts_target(request.hosts)
             placement = target.plan(lambda topology: plan_request(topology, request))
@@ -165,40 +215,75 @@ class Runner:
         if request.layout.mode is Mode.LOCAL:
             # a cluster left idle would share the CPUs a local run is bound to
             self.targets[Mode.STANDALONE].close()
-        target.prepare(placement, self.say)
-        facts = None
-        if not workload.streaming:
-            self.say(f"{workload.name}: preparing {size.label} input")
-            input_dir, manifest = prepare_input(workload, size, request.seed, request.data_root)
-            facts = manifest["facts"]
-        else:
-            input_dir, manifest = None, None
-        spec = base_spec(request, workload, size, manifest, placement, target.where)
-        run_plan = RunPlan(
+        return target, placement
+
+    def _run_plan(self, request: RunRequest, workload: Workload, placement: Placement,
+                  target: Target, spec: RunSpec, facts: dict | None) -> RunPlan:  # fmt: skip
+        return RunPlan(
             workload=workload, spec=spec,
             environment=environment(placement.topology_fingerprint or self.topology.fingerprint,
                                     spark_version(spark_home())),  # fmt: skip
             iterations=request.warmup + request.repeat, warmup=request.warmup, facts=facts,
             sustained_bandwidth_bps=_sustained_bandwidth(self.topology.fingerprint),
         )  # fmt: skip
-        what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
-        if workload.streaming:
-            what += (f", each {request.stream_warmup_s:g} s warm-up + {request.duration_s:g} s "
-                     f"at {request.rate:g} events/s")  # fmt: skip
-        self.say(f"{request.label or workload.name}: {what} in one application")
-        run_dir = (self.store.directory / "runs" / uuid.uuid4().hex[:12]).resolve()
-        run_plan.save(run_dir, request.params)
-        try:
-            self._submit(target, request, workload, placement, input_dir, run_plan, run_dir)
-        finally:
-            # also on Ctrl-C or SIGTERM: the iterations that finished are kept
-            results = assemble(read_outputs(run_dir), run_plan)
-            for result in results:
-                self.store.append(result)
-                if self.on_result is not None:
-                    self.on_result(result)
-            mark_stored(run_dir)
+
+    def _new_run_dir(self) -> Path:
+        return (self.store.directory / "runs" / uuid.uuid4().hex[:12]).resolve()
+
+    def _store(self, run_dir: Path, run_plan: RunPlan) -> list[RunResult]:
+        """Assemble what ``run_dir`` holds and store each record as it is made."""
+        results = assemble(read_outputs(run_dir), run_plan)
+        for result in results:
+            self.store.append(result)
+            if self.on_result is not None:
+                self.on_result(result)
+        mark_stored(run_dir)
         return results
+
+    def _run_application(self, target: Target, request: RunRequest, workload: Workload,
+                         placement: Placement) -> list[RunResult]:  # fmt: skip
+        """A user's application does its work once: each iteration is one application, on
+        the same JVMs where the target keeps them (a standalone cluster)."""
+        spec = base_spec(request, workload, None, None, placement, target.where)
+        run_plan = self._run_plan(request, workload, placement, target, spec, None)
+        self.say(f"{request.label or workload.name}: {request.warmup} warm-up + "
+                 f"{request.repeat} measured application(s)")  # fmt: skip
+        results: list[RunResult] = []
+        for iteration in range(run_plan.iterations):
+            plan_i = dataclasses.replace(run_plan, first=iteration)
+            run_dir = self._new_run_dir()
+            plan_i.save(run_dir, request.params)
+            try:
+                app = self._submit_application(target, request, workload.application, placement,
+                                               run_dir, plan_i)  # fmt: skip
+                if iteration == 0:
+                    for note in app.conf_notes:
+                        self.say(f"warning: {note}")
+            finally:
+                results += self._store(run_dir, plan_i)
+        return results
+
+    def _submit_application(self, target: Target, request: RunRequest, application,
+                            placement: Placement, run_dir: Path, run_plan: RunPlan) -> AppRun:  # fmt: skip
+        conf = dict(run_plan.spec.spark_conf)
+        if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
+            require_jar()
+            conf.setdefault(RECORD_DIR_KEY, str(run_dir / RECORD_DIR))
+        app = target.submit(
+            placement, application.path, list(application.args), run_dir, extra_conf=conf,
+            timeout_s=request.timeout_s,
+            collectors=default_collectors() if request.collect else None,
+            interval_s=request.interval_s, java_options=_java_options(request, run_dir),
+            app_conf=application.conf(), submit_options=application.passthrough(),
+            stop_after_s=request.stop_after_s,
+        )  # fmt: skip
+        AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
+                  failure=app.failure, effective=app.effective,
+                  placement_warnings=[*app.placement_warnings, *app.conf_notes],
+                  stopped=app.stopped).save(run_dir)  # fmt: skip
+        if application.check:
+            run_check(self.tracker, application.check, run_dir, request.timeout_s)
+        return app
 
     def recover(self) -> list[RunResult]:
         """Store the finished iterations of applications whose numaspark was killed (SIGKILL)
@@ -269,19 +354,27 @@ def run_workload(
     topology: Topology,
     progress: Progress | None = None,
     on_result: Callable[[RunResult], None] | None = None,
+    targets: TargetFactory | None = None,
 ) -> list[RunResult]:
     """Run one request in a run loop of its own (``numaspark run``)."""
-    with Runner(topology, request.out, progress, on_result, request.cluster_dir) as runner:
+    with Runner(topology, request.out, progress, on_result, request.cluster_dir,
+                targets) as runner:  # fmt: skip
         return runner.run(request)
 
 
-def _check(request: RunRequest) -> tuple[Workload, Size]:
+def _check(request: RunRequest) -> tuple[Workload, Size | None]:
     """The workload and its size, once the request is known to make sense."""
     if request.repeat < 1 or request.warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
     if request.interval_s <= 0:
         raise UsageError("--interval must be positive, e.g. --interval 1s")
     workload = get_workload(request.workload).with_params(request.params)
+    if workload.application is not None:
+        if request.time not in TIMES:
+            raise UsageError(f"--time {request.time!r}: choose one of {', '.join(TIMES)}")
+        if request.stop_after_s is not None and request.stop_after_s <= 0:
+            raise UsageError("--duration must be positive, e.g. --duration 60s")
+        return workload, None
     if not workload.streaming:
         return workload, workload.size(request.size)
     if request.rate <= 0 or request.duration_s <= 0 or request.stream_warmup_s < 0:
@@ -307,16 +400,22 @@ def plan_request(topology: Topology, request: RunRequest) -> Placement:
     return placement
 
 
-def base_spec(request: RunRequest, workload: Workload, size: Size, manifest: dict | None,
+def base_spec(request: RunRequest, workload: Workload, size: Size | None, manifest: dict | None,
               placement: Placement, where: str | None) -> RunSpec:  # fmt: skip
     """The spec every iteration of the request shares (assembly fills in which one it is)."""
     stream = None
     if workload.streaming:
         stream = {"rate": request.rate, "duration_s": request.duration_s,
                   "warmup_s": request.stream_warmup_s}  # fmt: skip
+    elif workload.application is not None and request.stop_after_s is not None:
+        stream = {"duration_s": request.stop_after_s}  # stopped after it, never by itself
     return RunSpec(
-        workload=workload.name, category=workload.category, size=size.label, rows=size.rows,
-        seed=request.seed, params=dict(workload.params), stream=stream,
+        workload=workload.name, category=workload.category,
+        size=size.label if size else None, rows=size.rows if size else None,
+        application=workload.application,
+        timed=request.time if workload.application is not None else "iteration",
+        seed=request.seed if workload.application is None else None,
+        params=dict(workload.params), stream=stream,
         mode=request.layout.mode.value, binding=request.binding.value,
         mem_policy=placement.mem_policy.value if placement.mem_policy else None,
         executors=len(placement.executors), cores_per_executor=placement.executors[0].cores,
@@ -346,6 +445,33 @@ def _sustained_bandwidth(fingerprint: str) -> float | None:
 
     probe = load_probe(fingerprint)
     return sustained_bandwidth_bps(probe) if probe else None
+
+
+def run_check(tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path,
+              timeout_s: float) -> Check:  # fmt: skip
+    """An application's ``--check``: ``argv`` (never a shell) with the run's directory in
+    ``NUMASPARK_RUN_DIR``; its exit status is the verdict, kept in ``check.json``."""
+    log = run_dir / "check.log"
+    env = {**os.environ, "NUMASPARK_RUN_DIR": str(run_dir)}
+    try:
+        process = tracker.start(list(argv), name="check", log=log, env=env, cwd=Path.cwd())
+    except OSError as exc:
+        verdict = Check(passed=False, details=f"--check could not start: {exc.strerror}",
+                        command=list(argv))  # fmt: skip
+    else:
+        try:
+            code = process.popen.wait(timeout=timeout_s)
+            tracker.forget(process)
+        except subprocess.TimeoutExpired:
+            tracker.stop(process)
+            code = None
+        last = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        said = f": {last[-1].strip()[:300]}" if last else ""
+        details = (f"timed out after {timeout_s:.0f} s" if code is None
+                   else f"exited with {code}{said}")  # fmt: skip
+        verdict = Check(passed=code == 0, details=details, command=list(argv))
+    (run_dir / CHECK_FILE).write_text(json.dumps(verdict.to_dict()))
+    return verdict
 
 
 def _java_options(request: RunRequest, run_dir: Path) -> list[str]:

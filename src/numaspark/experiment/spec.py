@@ -6,11 +6,18 @@
     order = "listed"           # or "random" (spreads drift over configurations), with seed
     seed = 1
     budget = "30m"             # start no configuration after this much time
+    time = "app"               # your application's time compared: app, job or submit
 
     [[workloads]]
     name = "wordcount"
     size = "tiny"
     params = { keyword_rank = 10 }
+
+    [[workloads]]              # your own application (a path relative to the spec's folder)
+    app = "jobs/etl.py"        # or a .jar, with class = "com.acme.Main"
+    args = ["--day", "2026-11-24"]
+    name = "etl"               # optional: the file's stem by default
+    check = "test -s out/_SUCCESS"   # optional: its exit status is each run's check
 
     [layouts]                  # a grid ...
     mode = "standalone"
@@ -38,13 +45,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.errors import PlacementError, UsageError
+from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, plan
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import parse_duration, parse_size
-from numaspark.workloads import get_workload
+from numaspark.workloads import Workload, get_workload
+from numaspark.workloads.application import URI, from_file
+from numaspark.workloads.registry import register_application
 
 TOP_KEYS = {"name", "repeat", "warmup", "order", "seed", "budget", "workloads", "layouts",
-            "bindings", "mem_policies", "conf", "nodes", "stream"}  # fmt: skip
+            "bindings", "mem_policies", "conf", "nodes", "stream", "time"}  # fmt: skip
 LAYOUT_KEYS = {"mode", "executors", "cores_per_executor", "executors_per_node",
                "memory_per_executor", "list"}  # fmt: skip
 
@@ -101,6 +111,7 @@ class Experiment:
     warmup: int = 1
     budget_s: float | None = None
     stream: dict = field(default_factory=dict)  # rate, duration, warm-up for streaming workloads
+    time: str = DEFAULT_TIME  # which of an application's times is compared (result.TIMES)
 
 
 def _fail(source: str, message: str) -> UsageError:
@@ -152,18 +163,13 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
                  _list(data.get("nodes", ["all"]), "nodes", source)]  # fmt: skip
     configs: list[Config] = []
     for entry in workloads:
-        if not isinstance(entry, dict) or "name" not in entry:
-            raise _fail(source, "every [[workloads]] entry needs a name")
-        extra = set(entry) - {"name", "size", "params"}
-        if extra:
-            raise _fail(
-                source, f"workload {entry['name']}: unknown key(s) {', '.join(sorted(extra))}"
-            )
-        workload = get_workload(entry["name"])
+        workload = _workload(entry, source)
         params = {str(k): str(v) for k, v in (entry.get("params") or {}).items()}
         workload.with_params(params)  # unknown or mistyped parameters fail here, before any run
         size = str(entry.get("size", "tiny"))
-        if not workload.streaming:
+        if workload.application is not None:
+            size = "-"
+        elif not workload.streaming:
             workload.size(size)
         for layout in layouts:
             for binding in bindings:
@@ -186,9 +192,38 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
         warmup=warmup,
         budget_s=parse_duration(str(budget), "budget") if budget is not None else None,
         stream=dict(data.get("stream", {})),
+        time=str(data.get("time", DEFAULT_TIME)),
     )
+    if experiment.time not in TIMES:
+        raise _fail(source, f"time must be one of {', '.join(TIMES)}, not {experiment.time!r}")
     experiment.configs, experiment.skipped = check_configs(configs, topology)
     return experiment
+
+
+def _workload(entry: object, source: str) -> Workload:
+    """A ``[[workloads]]`` entry's workload: a built-in by ``name``, or the user's ``app``
+    (with ``class``, ``args``, ``check``; ``name`` then names it)."""
+    if not isinstance(entry, dict) or not ("name" in entry or "app" in entry):
+        raise _fail(source, "every [[workloads]] entry needs a name (a built-in) or an app "
+                            "(your .py or .jar)")  # fmt: skip
+    what = entry.get("name") or entry.get("app")
+    allowed = ({"app", "class", "args", "name", "check"} if "app" in entry
+               else {"name", "size", "params"})  # fmt: skip
+    extra = set(entry) - allowed
+    if extra:
+        raise _fail(source, f"workload {what}: unknown key(s) {', '.join(sorted(extra))}; "
+                            f"known: {', '.join(sorted(allowed))}")  # fmt: skip
+    if "app" not in entry:
+        return get_workload(entry["name"])
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise _fail(source, f"workload {what}: args must be a list of strings")
+    base = Path(source).parent if source != "spec" else Path.cwd()
+    path = str(entry["app"])
+    if not URI.match(path) and not Path(path).is_absolute():
+        path = str(base / path)
+    return register_application(from_file(path, [str(a) for a in args], entry.get("class"),
+                                          name=entry.get("name"), check=entry.get("check")))  # fmt: skip
 
 
 def check_configs(

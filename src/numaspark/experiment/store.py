@@ -175,6 +175,8 @@ def _run_result(data: object) -> tuple[RunResult | None, str | None]:
             return None, f'metric "{name}" is of type {type(value).__name__}'
     try:
         return RunResult.from_dict(data), None
+    except UsageError as exc:  # a schema this version does not read
+        return None, str(exc)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         return None, f"not a run result ({exc})"
 

@@ -49,7 +49,7 @@ def _experiment(name: str, configs: list[Config], topology: Topology, repeat: in
 
 def _check_workload(workload: str, size: str, params: dict) -> None:
     chosen = get_workload(workload).with_params(params)
-    if not chosen.streaming:
+    if not chosen.streaming and chosen.application is None:
         chosen.size(size)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.experiment.result import RunResult, measured
-from numaspark.experiment.runner import Runner, RunRequest
+from numaspark.experiment.runner import Runner, RunRequest, TargetFactory
 from numaspark.experiment.spec import Config, Experiment
 from numaspark.experiment.store import ResultStore
 from numaspark.topology import Topology
@@ -63,6 +63,7 @@ def request_for(config: Config, experiment: Experiment, out: Path, data_root=Non
         rate=float(stream.get("rate", 1000.0)),
         duration_s=float(stream.get("duration_s", 60.0)),
         stream_warmup_s=float(stream.get("warmup_s", 10.0)),
+        time=experiment.time,
     )
 
 
@@ -76,10 +77,11 @@ def run_sweep(
     on_end: Callable[[Config, list[RunResult]], None] | None = None,
     say: Callable[[str], None] | None = None,
     on_result: Callable[[RunResult], None] | None = None,
+    targets: TargetFactory | None = None,
 ) -> SweepReport:
     report = SweepReport()
     started = time.monotonic()
-    with Runner(topology, out, say, on_result) as runner:
+    with Runner(topology, out, say, on_result, targets=targets) as runner:
         # after the runner stored what a killed numaspark left unstored: those count as done
         done = stored_configs(out, experiment.repeat) if resume else set()
         todo = [c for c in experiment.configs if c.key not in done]

@@ -42,7 +42,7 @@ class Target(Protocol):
     def prepare(self, placement: Placement, say: Say) -> None:
         """Make the JVMs ``placement`` needs ready (start a cluster, or check the one there)."""
 
-    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
         """Run one application; ``options`` are `run_app`'s (conf, collectors, timeout...)."""
 
@@ -63,7 +63,7 @@ class LocalTarget:
     def prepare(self, placement: Placement, say: Say) -> None:
         return None  # the JVM starts with the application
 
-    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
         return run_app(placement, job, job_args, run_dir, self.tracker, Driver.local(placement),
                        **options)  # fmt: skip
@@ -109,7 +109,7 @@ class StandaloneTarget:
                                                self.tracker, on_progress=say)  # fmt: skip
         self._shape, self._owned = placement.shape, True
 
-    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
@@ -171,7 +171,7 @@ class HostsTarget:
                                           encrypt=self.inventory.encrypt, on_progress=say)  # fmt: skip
         self._shape = placement.shape
 
-    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
@@ -205,7 +205,7 @@ class ExternalTarget:
     def prepare(self, placement: Placement, say: Say) -> None:
         check_master(self.master)
 
-    def submit(self, placement: Placement, job: Path, job_args: list[str], run_dir: Path,
+    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
         from numaspark.placement import shipped_plugin_conf
         from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY

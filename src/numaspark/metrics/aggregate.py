@@ -79,3 +79,26 @@ def _derived(sums: pd.DataFrame, totals: dict[str, float]) -> dict[str, float | 
         "gcShare": totals["jvmGCTime"] / run if run else None,
         "schedulerDelay": float(sums["schedulerDelay"].sum()) if not sums.empty else 0.0,
     }
+
+
+def job_time_ms(log: EventLog) -> float | None:
+    """The union of the application's jobs' spans (submission to completion), in ms: its
+    time in Spark jobs, without driver start-up and the gaps between jobs. A job that never
+    ended counts to the application's end, when there is one."""
+    if log.jobs.empty:
+        return None
+    spans = []
+    for start, end in zip(log.jobs["submissionTime"], log.jobs["completionTime"], strict=True):
+        if pd.isna(start):
+            continue
+        if pd.isna(end):
+            if log.end_time is None:
+                continue
+            end = log.end_time
+        spans.append((float(start), float(end)))
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total if spans else None

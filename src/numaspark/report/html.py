@@ -22,7 +22,7 @@ from numaspark import __version__
 from numaspark.decide.advise import Severity, advise_results, recorded_machine
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
+from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured, retimed
 from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore, topology_file
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
@@ -56,7 +56,7 @@ class ConfigRow:
 
 
 def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[ConfigRow]:
-    rows = [ConfigRow(key, runs[0].spec.label or key, runs[0].spec,
+    rows = [ConfigRow(key, runs[0].spec.title, runs[0].spec,
                       [r.wall_time_s for r in runs], classes.get(key, []))  # type: ignore[misc]
             for key, runs in by_configuration(results).items()]  # fmt: skip
     return sorted(rows, key=lambda c: c.median)
@@ -262,7 +262,7 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     for r in results:
         path = (r.artifacts or {}).get("collector_samples")
         if path and Path(path).exists():
-            apps.setdefault(path, (f"{r.spec.label} ({r.app_id})", Path(path)))
+            apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=("CPU utilisation (machine)", "JVM resident memory per NUMA node"))  # fmt: skip
@@ -421,7 +421,7 @@ def where_they_ran(results: list[RunResult]) -> list[dict]:
     for r in results:
         if r.ok and r.spec.placement is not None and r.spec.placement.hosts:
             latest[r.config_key] = r
-    rows = [{"host": e.get("host", "-"), "configuration": r.spec.label or r.config_key,
+    rows = [{"host": e.get("host", "-"), "configuration": r.spec.title,
              "jvm": e.get("jvm"), "pid": e.get("pid"), "planned_cpus": e.get("planned_cpus"),
              "cpus": e.get("cpus"), "planned_mem_nodes": e.get("planned_mem_nodes"),
              "policy": e.get("policy"),
@@ -440,9 +440,11 @@ def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
     return first, differing
 
 
-def build_report(directory: Path, links_from: Path | None = None) -> str:
+def build_report(directory: Path, links_from: Path | None = None,
+                 compare_by: str | None = None) -> str:  # fmt: skip
     """The report of a results directory, as one HTML document; links (flame graphs) are
-    relative to ``links_from`` (the report's folder; default: the directory)."""
+    relative to ``links_from`` (the report's folder; default: the directory). ``compare_by``:
+    which of an application's times is compared (result.TIMES; default: what each run stored)."""
     import jinja2
     from plotly.offline import get_plotlyjs
 
@@ -451,7 +453,7 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
     if not results_path.exists() and not cosched_path.exists():
         raise UsageError(f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
                          "directory of run, sweep, study or characterize")  # fmt: skip
-    results = ResultStore(directory).load() if results_path.exists() else []
+    results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
     cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
     if not results and not cosched_rows:
         raise UsageError(f"{directory}: no runs are stored there yet: nothing to report")
@@ -496,12 +498,13 @@ def build_report(directory: Path, links_from: Path | None = None) -> str:
     )  # fmt: skip
 
 
-def write_report(directory: Path, target: Path) -> Path:
+def write_report(directory: Path, target: Path, time: str | None = None) -> Path:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
     if target.is_dir():
         raise UsageError(f"-o {target} is a directory: give the HTML file to write, e.g. "
                          f"{target / 'report.html'}")  # fmt: skip
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(build_report(directory, links_from=target.parent), encoding="utf-8")
+    target.write_text(build_report(directory, links_from=target.parent, compare_by=time),
+                      encoding="utf-8")  # fmt: skip
     return target

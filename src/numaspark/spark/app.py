@@ -14,9 +14,10 @@ from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Binding, Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.spark.cluster import StandaloneCluster
+from numaspark.spark.conf import merged
 from numaspark.spark.effective import differences, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
-from numaspark.spark.logs import error_line, error_lines
+from numaspark.spark.logs import error_line, error_lines, last_error_line
 from numaspark.spark.processes import ProcessTracker
 
 MAX_EXECUTOR_RELAUNCHES = 3
@@ -37,6 +38,8 @@ class AppRun:
     effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks
     placement_warnings: list[str] = field(default_factory=list)
     collectors: CollectorSet | None = None  # what sampled the OS, NUMA and counters meanwhile
+    conf_notes: list[str] = field(default_factory=list)  # the user's settings numaspark replaced
+    stopped: bool = False  # stopped by numaspark after its duration (a streaming application)
 
     @property
     def ok(self) -> bool:
@@ -74,7 +77,7 @@ class Driver:
 
 def run_app(
     placement: Placement,
-    job: Path,
+    job: str | Path,
     job_args: list[str],
     run_dir: Path,
     tracker: ProcessTracker,
@@ -86,11 +89,17 @@ def run_app(
     interval_s: float = 1.0,
     java_options: list[str] | None = None,
     task_jvm_options: list[str] | None = None,
+    app_conf: dict[str, str] | None = None,
+    submit_options: list[str] | None = None,
+    stop_after_s: float | None = None,
 ) -> AppRun:
     """Run ``job`` as placed, submitted as ``driver`` says.
 
     ``collectors`` sample the JVMs that run tasks (and the machine) every
-    ``interval_s`` from the start of spark-submit to its end.
+    ``interval_s`` from the start of spark-submit to its end. A user's application brings
+    ``app_conf`` (its own settings, which numaspark's are merged over, spark/conf.py) and
+    ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
+    ``stop_after_s`` stops it, as planned rather than failed, after that long.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
@@ -116,16 +125,17 @@ def run_app(
         extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
         if extra:
             conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
-    for key in ("spark.master", *driver.drop_conf):
+    run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
+    conf, run.conf_notes = merged(app_conf or {}, conf)
+    for key in ("spark.master", "spark.submit.deployMode", *driver.drop_conf):
         conf.pop(key, None)
     argv = [*driver.prefix, str(spark_home() / "bin" / "spark-submit"), "--master", driver.master]
     if driver.properties is not None:
         argv += ["--properties-file", str(driver.properties)]
     for key, value in conf.items():
         argv += ["--conf", f"{key}={value}"]
-    argv += [str(job), *job_args]
+    argv += [*(submit_options or []), str(job), *job_args]
 
-    run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
@@ -140,6 +150,9 @@ def run_app(
         while submit.popen.poll() is None:
             if watcher.failure:
                 run.failure = watcher.failure
+                break
+            if stop_after_s is not None and time.monotonic() - started > stop_after_s:
+                run.stopped = True
                 break
             if time.monotonic() - started > timeout_s:
                 run.failure = f"timed out after {timeout_s:.0f} s"
@@ -158,8 +171,9 @@ def run_app(
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings()
     run.event_log, run.app_id = find_event_log(events)
-    if run.failure is None and run.returncode != 0:
-        run.failure = f"spark-submit exited with {run.returncode}: {error_line(run.log)}"
+    if run.failure is None and run.returncode != 0 and not run.stopped:
+        line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
+        run.failure = f"spark-submit exited with {run.returncode}: {line}"
     return run
 
 

@@ -35,3 +35,18 @@ def error_line(path: Path | None) -> str:
         return errors[0][:500]
     lines = [line.strip() for line in text.splitlines() if line.strip().strip("#")]
     return lines[-1][:500] if lines else "(empty log)"
+
+
+# a Python or Java exception as the driver prints it: "ValueError: ...", "Exception in thread"
+_EXCEPTION = re.compile(r"^(\S*(Exception|Error)\b.*|Exception in thread .*)$")
+
+
+def last_error_line(path: Path | None) -> str:
+    """An application's own failure: the last exception its driver printed (a Python
+    traceback ends with it), else its first error line or its last line."""
+    if path is not None and path.exists():
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
+        found = [line for line in lines if _EXCEPTION.match(line)]
+        if found:
+            return found[-1][:500]
+    return error_line(path)

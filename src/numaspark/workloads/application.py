@@ -1,0 +1,233 @@
+"""A user's own Spark application as a workload: a PySpark file, a JAR and its main class, or
+an existing spark-submit line.
+
+All three forms become one `Application`: a parsed spark-submit line (workloads/submitline.py)
+with a name to show and a content hash of the file. Its settings become Spark conf (the
+one place numaspark's plan is merged with them, spark/conf.py); the options that have no
+conf equivalent (``--class``, ``--verbose``, ``--proxy-user``...) pass through as they were.
+numaspark never generates, moves or deletes an application's inputs or outputs: its
+arguments, and any URI in them, reach it exactly as given, as an argv list.
+
+An application does its work once, so each iteration of it is one application
+(experiment/runner.py), unlike the suite's jobs that loop in one application.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from numaspark.errors import UsageError
+from numaspark.workloads.submitline import SubmitLine, merge_list, parse_submit_line
+
+CATEGORY = "application"
+URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+# how many applications' names are written in a run; a stem longer than this is cut
+NAME_LIMIT = 60
+
+# spark-submit options and the Spark conf key each one sets (SparkSubmitArguments reads
+# the key when the option is absent, and the option wins over the key when present)
+OPTION_CONF: dict[str, str] = {
+    "master": "spark.master",
+    "deploy_mode": "spark.submit.deployMode",
+    "name": "spark.app.name",
+    "driver_memory": "spark.driver.memory",
+    "driver_cores": "spark.driver.cores",
+    "driver_java_options": "spark.driver.extraJavaOptions",
+    "driver_library_path": "spark.driver.extraLibraryPath",
+    "driver_class_path": "spark.driver.extraClassPath",
+    "executor_memory": "spark.executor.memory",
+    "executor_cores": "spark.executor.cores",
+    "num_executors": "spark.executor.instances",
+    "total_executor_cores": "spark.cores.max",
+}
+LIST_OPTION_CONF: dict[str, str] = {
+    "jars": "spark.jars",
+    "py_files": "spark.submit.pyFiles",
+    "files": "spark.files",
+    "archives": "spark.archives",
+    "packages": "spark.jars.packages",
+    "exclude_packages": "spark.jars.excludes",
+    "repositories": "spark.jars.repositories",
+}
+
+
+@dataclass(frozen=True)
+class Application:
+    """A user's application: its spark-submit line, the name it is shown by, its file's hash."""
+
+    line: SubmitLine
+    name: str
+    sha256: str | None  # of the application file; None for a URI numaspark cannot read
+    given_line: bool = False  # the user gave the line: its --master and layout count
+    check: tuple[str, ...] = ()  # --check: run after each iteration, its exit status decides
+
+    @property
+    def path(self) -> str:
+        return self.line.app
+
+    @property
+    def main_class(self) -> str | None:
+        return self.line.main_class
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.line.app_args
+
+    @property
+    def api(self) -> str:
+        return "PySpark" if self.line.kind == "python" else "JVM"
+
+    def conf(self) -> dict[str, str]:
+        """The application's own Spark settings: its properties file, then its ``--conf``,
+        then the options that set a key (the order spark-submit gives them precedence in)."""
+        conf = dict(read_properties(self.line.properties_file)) if self.line.properties_file else {}
+        conf.update(self.line.conf)
+        for option, key in OPTION_CONF.items():
+            value = getattr(self.line, option)
+            if value is not None:
+                conf[key] = value
+        for option, key in LIST_OPTION_CONF.items():
+            items = getattr(self.line, option)
+            if items:
+                conf[key] = merge_list(conf.get(key), items)
+        return conf
+
+    def passthrough(self) -> list[str]:
+        """The line's options that set no conf key, as spark-submit options."""
+        argv = ["--class", self.line.main_class] if self.line.main_class else []
+        for option, value in self.line.other:
+            argv += [option] if value is None else [option, value]
+        return argv
+
+    def command(self) -> list[str]:
+        """How the user names this application to numaspark (pasted into advice)."""
+        if self.given_line:
+            return ["--", *self.line.to_argv()]
+        argv = [self.path, *(["--class", self.main_class] if self.main_class else [])]
+        for option, key in (("--py-files", "py_files"), ("--files", "files"),
+                            ("--jars", "jars"), ("--packages", "packages")):  # fmt: skip
+            if getattr(self.line, key):
+                argv += [option, ",".join(getattr(self.line, key))]
+        if self.check:
+            argv += ["--check", shlex.join(self.check)]
+        return [*argv, "--", *self.args] if self.args else argv
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "sha256": self.sha256, "class": self.main_class,
+                "args": list(self.args), "name": self.name,
+                "line": self.line.to_argv(), "given_line": self.given_line,
+                "check": list(self.check) or None}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Application:
+        return cls(line=parse_submit_line(data["line"]), name=data["name"],
+                   sha256=data.get("sha256"), given_line=bool(data.get("given_line")),
+                   check=tuple(data.get("check") or ()))  # fmt: skip
+
+
+def from_file(path: str, args: list[str], main_class: str | None = None,
+              options: dict[str, str | None] | None = None, name: str | None = None,
+              check: str | None = None) -> Application:  # fmt: skip
+    """``numaspark run ./job.py`` or ``./job.jar [--class C]``: the file, its arguments, and
+    the spark-submit options numaspark passes on (``--py-files``, ``--files``...)."""
+    _check_file(path)
+    if path.endswith(".jar") and main_class is None and not URI.match(path):
+        main_class = manifest_main_class(Path(path))
+    if path.endswith(".jar") and main_class is None:
+        raise UsageError(f"{path}: give its main class with --class (its manifest names no "
+                         "Main-Class)")  # fmt: skip
+    argv = ["spark-submit", *(["--class", main_class] if main_class else [])]
+    for option, value in (options or {}).items():
+        if value:
+            argv += [option, value]
+    return _application(parse_submit_line([*argv, path, *args]), name, check, given_line=False)
+
+
+def from_line(argv: list[str], name: str | None = None, check: str | None = None) -> Application:
+    """``numaspark run -- spark-submit [options] APP [ARGS]``: a line as it stands in a script."""
+    line = parse_submit_line(argv)
+    _check_file(line.app)
+    if line.kind == "jar" and line.main_class is None and not URI.match(line.app):
+        main_class = manifest_main_class(Path(line.app))
+        if main_class is None:
+            raise UsageError(f"{line.app}: the line gives no --class and the JAR's manifest "
+                             "names no Main-Class: add --class to the line")  # fmt: skip
+    return _application(line, name, check, given_line=True)
+
+
+def is_application(text: str) -> bool:
+    """Whether a workload argument names an application rather than a built-in."""
+    return (text.endswith((".py", ".jar")) or "/" in text or text == "spark-submit"
+            or text.endswith("/spark-submit"))  # fmt: skip
+
+
+def _application(line: SubmitLine, name: str | None, check: str | None,
+                 given_line: bool) -> Application:  # fmt: skip
+    if line.kind not in ("python", "jar"):
+        raise UsageError(f"{line.app}: numaspark runs a PySpark file (.py) or a JAR (.jar); "
+                         "give one of those")  # fmt: skip
+    shown = name or Path(line.app.split("?")[0]).stem[:NAME_LIMIT]
+    if not shown or not re.fullmatch(r"[\w.@+-]+", shown):
+        raise UsageError(f"--name {shown!r}: use letters, digits and . _ - + @ only")
+    try:
+        check_argv = tuple(shlex.split(check)) if check else ()
+    except ValueError as exc:
+        raise UsageError(f"--check {check!r}: {exc}: quote it as a shell would") from None
+    sha = None if URI.match(line.app) else _sha256(Path(line.app))
+    return Application(line=line, name=shown, sha256=sha, given_line=given_line, check=check_argv)
+
+
+def _check_file(path: str) -> None:
+    if URI.match(path) and not path.startswith("file://"):
+        return  # hdfs://, s3a://...: spark-submit fetches it; numaspark leaves it alone
+    local = Path(path.removeprefix("file://"))
+    if not local.is_file():
+        raise UsageError(f"{path}: no such file: give the path of your application "
+                         "(a .py or a .jar), or a built-in workload's name (numaspark workloads)")  # fmt: skip
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path.as_posix().removeprefix("file:"), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest_main_class(jar: Path) -> str | None:
+    """The ``Main-Class`` of a JAR's manifest, if it names one."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            text = archive.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    # manifest lines wrap at 72 bytes, a continuation starting with one space
+    text = re.sub(r"\r?\n ", "", text)
+    match = re.search(r"^Main-Class:\s*(\S+)\s*$", text, re.MULTILINE)
+    return match.group(1) if match else None
+
+
+def read_properties(path: str) -> dict[str, str]:
+    """A spark-submit ``--properties-file``: ``key value`` or ``key=value`` lines.
+
+    Written here because the format is Java's Properties and no kept Python library reads
+    it; Spark's own files use none of its escapes beyond these, so they are not handled.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--properties-file {path}: cannot read it ({exc.strerror})") from None
+    found = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        match = re.match(r"([^\s=:]+)\s*[=:\s]?\s*(.*)$", line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found

@@ -1,0 +1,24 @@
+"""A user's PySpark application, as the tests hand it to numaspark: sums the squares of
+0..N-1 with an RDD and writes what it was given and what it found as JSON.
+
+    spark-submit squares.py OUT.json N [ANY ARGUMENTS...]
+
+A negative N fails the way a user's job fails: an exception in the driver.
+"""
+
+import json
+import sys
+
+from pyspark.sql import SparkSession
+
+out, rows, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+if rows < 0:
+    raise ValueError(f"N must be at least 0, not {rows}")
+spark = SparkSession.builder.appName("squares").getOrCreate()
+total = spark.sparkContext.range(rows, numSlices=4).map(lambda x: x * x).sum()
+conf = dict(spark.sparkContext.getConf().getAll())
+spark.stop()
+with open(out, "w") as handle:
+    json.dump(
+        {"args": extra, "sum": total, "app_name": conf.get("spark.app.name"), "conf": conf}, handle
+    )

@@ -1,0 +1,405 @@
+"""A user's own application as a workload: a PySpark file, a JAR, a spark-submit line.
+
+The matrix (forms x local/standalone x binding, iterations, failure, check, times) runs
+fast on the recorded target (tests/recorded.py) and on recorded run directories; a handful
+of tests start real Spark for what only Spark proves (marked integration). This machine
+has one NUMA node: node binding is real here on node 0.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, run_cli
+from recorded import APP_FAILS, APP_OK, RecordedTarget, targets
+
+from numaspark.errors import UsageError
+from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
+from numaspark.experiment.result import Environment, RunResult, RunSpec, Status, retimed
+from numaspark.experiment.runner import RunRequest, run_check, run_workload
+from numaspark.options import AppOptions, Where, line_target
+from numaspark.placement import Binding, Layout, Mode
+from numaspark.spark.conf import merged
+from numaspark.spark.processes import ProcessTracker
+from numaspark.topology import load
+from numaspark.workloads import application as apps
+from numaspark.workloads.registry import get_workload, register_application
+
+APPS = Path(__file__).resolve().parent / "apps"
+SQUARES = APPS / "squares.py"
+ODD = ["a b", '"quoted"', "$HOME", "*.csv", "--", "it's", "--conf", "x=y"]
+
+
+def _jar(tmp_path: Path, main_class: str | None) -> Path:
+    jar = tmp_path / "app.jar"
+    manifest = "Manifest-Version: 1.0\r\n"
+    if main_class:
+        manifest += f"Main-Class: {main_class}\r\n"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("META-INF/MANIFEST.MF", manifest)
+    return jar
+
+
+# --- naming an application ------------------------------------------------------------------
+
+
+def test_a_pyspark_file_is_a_workload_named_by_its_stem_with_its_hash():
+    app = apps.from_file(str(SQUARES), ["out.json", "10", *ODD])
+    assert app.name == "squares" and app.api == "PySpark" and app.main_class is None
+    assert app.args == ("out.json", "10", *ODD)
+    assert len(app.sha256) == 64 and app.sha256 == apps._sha256(SQUARES)
+    workload = register_application(app)
+    assert get_workload("squares").application == app and workload.category == "application"
+
+
+def test_a_jar_takes_its_main_class_from_its_manifest_or_from_class(tmp_path):
+    assert apps.from_file(str(_jar(tmp_path, "com.acme.Main")), []).main_class == "com.acme.Main"
+    bare = _jar(tmp_path, None)
+    with pytest.raises(UsageError, match="--class"):
+        apps.from_file(str(bare), [])
+    assert apps.from_file(str(bare), [], main_class="com.acme.Other").passthrough() == [
+        "--class", "com.acme.Other"]  # fmt: skip
+
+
+def test_bad_applications_are_one_clear_line(tmp_path):
+    (tmp_path / "job.R").write_text("x")
+    for call, words in (
+        (lambda: apps.from_file(str(tmp_path / "nope.py"), []), "no such file"),
+        (lambda: apps.from_file(str(tmp_path / "job.R"), []), ".py"),
+        (lambda: apps.from_line(["spark-submit", "--deploy-mode", "cluster", str(SQUARES)]),
+         "cluster"),
+        (lambda: apps.from_file(str(SQUARES), [], name="a b"), "--name"),
+        (lambda: apps.from_file(str(SQUARES), [], check="'unclosed"), "--check"),
+    ):  # fmt: skip
+        with pytest.raises(UsageError, match=words) as error:
+            call()
+        assert "\n" not in str(error.value)
+
+
+def test_an_application_may_not_take_a_built_in_name(tmp_path):
+    (tmp_path / "wordcount.py").write_text("print(1)")
+    with pytest.raises(UsageError, match="--name"):
+        register_application(apps.from_file(str(tmp_path / "wordcount.py"), []))
+    assert register_application(apps.from_file(str(tmp_path / "wordcount.py"), [],
+                                               name="my-wordcount")).name == "my-wordcount"  # fmt: skip
+
+
+def test_a_built_in_with_application_options_is_refused():
+    with pytest.raises(UsageError, match="built-in"):
+        AppOptions(app_args=["x"]).workload("wordcount")
+    assert AppOptions().workload("wordcount").name == "wordcount"
+
+
+def test_uris_pass_through_untouched():
+    line = ["spark-submit", "--class", "C", "hdfs://nn/apps/job.jar", "s3a://bucket/in/*"]
+    app = apps.from_line(line)
+    assert app.sha256 is None and app.path == "hdfs://nn/apps/job.jar"
+    assert app.args == ("s3a://bucket/in/*",)
+
+
+# --- a spark-submit line: settings kept, plan merged, target and layout from the line -------
+
+
+def test_a_line_keeps_the_users_settings_as_conf_and_options(tmp_path):
+    props = tmp_path / "my.conf"
+    props.write_text("# mine\nspark.serializer org.apache.spark.serializer.KryoSerializer\n"
+                     "spark.executor.memory=2g\n")  # fmt: skip
+    app = apps.from_line(["spark-submit", "--properties-file", str(props), "--conf",
+                          "spark.executor.memory=3g", "--executor-memory", "4g", "--name", "etl",
+                          "--jars", "a.jar,b.jar", "--py-files", "lib.zip", "--verbose",
+                          "--queue", "q1", str(SQUARES), "x"])  # fmt: skip
+    conf = app.conf()
+    # the option wins over --conf, which wins over the properties file (spark-submit's order)
+    assert conf["spark.executor.memory"] == "4g"
+    assert conf["spark.serializer"].endswith("KryoSerializer")
+    assert conf["spark.app.name"] == "etl" and conf["spark.jars"] == "a.jar,b.jar"
+    assert conf["spark.submit.pyFiles"] == "lib.zip"
+    assert app.passthrough() == ["--verbose", "--queue", "q1"]  # in the line's order
+    assert app.name == "squares"  # the file's stem, unless numaspark's --name says otherwise
+
+
+def test_the_plan_replaces_decided_keys_in_one_line_each_and_merges_lists():
+    user = {"spark.executor.memory": "4g", "spark.jars": "mine.jar",
+            "spark.executor.extraJavaOptions": "-XX:+UseG1GC", "spark.plugins": "com.x.P",
+            "spark.eventLog.dir": "hdfs://nn/logs", "spark.app.name": "etl"}  # fmt: skip
+    ours = {"spark.executor.memory": "2g", "spark.jars": "/lib/numaspark-affinity.jar",
+            "spark.executor.extraJavaOptions": "-XX:+UseNUMA",
+            "spark.plugins": "numaspark.Plugin", "spark.eventLog.dir": "file:/out/eventlog"}  # fmt: skip
+    conf, notes = merged(user, ours)
+    assert conf["spark.jars"] == "mine.jar,/lib/numaspark-affinity.jar"
+    assert conf["spark.plugins"] == "com.x.P,numaspark.Plugin"
+    assert conf["spark.executor.extraJavaOptions"] == "-XX:+UseG1GC -XX:+UseNUMA"
+    assert conf["spark.executor.memory"] == "2g" and conf["spark.app.name"] == "etl"
+    assert len(notes) == 2 and all("\n" not in n for n in notes)
+    assert any("spark.executor.memory=4g" in n and "2g" in n for n in notes)
+    assert any("hdfs://nn/logs" in n and "event log" in n for n in notes)
+
+
+def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
+    def target(line, where=None, master=None):
+        return line_target(where or Where(), Mode.STANDALONE, master,
+                           register_application(apps.from_line(["spark-submit", *line, str(SQUARES)],
+                                                               name=f"line{abs(hash(tuple(line)))}")))  # fmt: skip
+
+    where, mode, master = target(["--master", "local[3]", "--executor-memory", "2g"])
+    assert mode is Mode.LOCAL and master is None and where.cores_per_executor == 3
+    assert where.memory_per_executor == "2g"
+    where, mode, master = target(["--master", "spark://h:7077", "--num-executors", "2",
+                                  "--executor-cores", "4"])  # fmt: skip
+    assert master == "spark://h:7077" and (where.executors, where.cores_per_executor) == (2, 4)
+    # numaspark's own options win over the line's
+    where, _, _ = target(["--num-executors", "2"], Where(executors_per_node=1))
+    assert where.executors is None and where.executors_per_node == 1
+    with pytest.raises(UsageError, match="give one"):
+        target(["--master", "local[2]"], master="yarn")
+
+
+def test_the_advice_command_names_the_application_back():
+    app = apps.from_file(str(SQUARES), ["out", "a b"], check="test -s out")
+    assert app.command() == [str(SQUARES), "--check", "test -s out", "--", "out", "a b"]
+    line = apps.from_line(["spark-submit", "--master", "local[2]", str(SQUARES), "x"])
+    assert line.command() == ["--", "spark-submit", "--master", "local[2]", str(SQUARES), "x"]
+
+
+# --- assembly on recorded applications -------------------------------------------------------
+
+
+def _plan(recording: Path, first: int = 0, timed: str = "app") -> RunPlan:
+    stored = RunResult.from_dict(json.loads((recording / "results.jsonl").read_text()))
+    register_application(stored.spec.application)
+    spec = RunSpec.from_dict({**stored.spec.to_dict(), "timed": timed})
+    return RunPlan(workload=get_workload(stored.spec.workload), spec=spec,
+                   environment=Environment(), iterations=2, warmup=1, facts=None, first=first)  # fmt: skip
+
+
+def test_a_recorded_application_assembles_its_three_times_and_placement(tmp_path):
+    (made,) = assemble(read_outputs(APP_OK), _plan(APP_OK, first=1))
+    assert made.status is Status.OK and made.spec.application.name == "squares"
+    assert made.spec.repetition == 0 and not made.spec.warmup
+    app = made.app
+    assert app.elapsed_ms > app.job_time_ms > 0 and app.wall_time_s * 1000 > app.elapsed_ms
+    assert made.wall_time_s == round(app.elapsed_ms / 1000, 3)
+    assert made.metrics["numTasks"] == 4  # squares.py: one job of 4 partitions
+    assert made.effective_placement[0]["policy"] == "bind:0"
+    assert made.figures.seconds is not None  # the collectors' window is the application's
+    job = made.timed_by("job")
+    assert job.wall_time_s == round(app.job_time_ms / 1000, 3) and job.spec.timed == "job"
+    assert retimed([made], "submit")[0].wall_time_s == round(app.wall_time_s, 3)
+    with pytest.raises(UsageError, match="--time"):
+        retimed([made], "cpu")
+
+
+def test_a_failed_application_is_one_line_from_its_drivers_last_exception():
+    (made,) = assemble(read_outputs(APP_FAILS), _plan(APP_FAILS))
+    assert made.status is Status.FAILED and made.spec.warmup
+    assert made.failure_reason.endswith("ValueError: N must be at least 0, not -5")
+    assert "\n" not in made.failure_reason and made.wall_time_s is None
+
+
+def test_a_check_decides_a_run_that_exited_well(tmp_path):
+    with ProcessTracker() as tracker:
+        failed = run_check(tracker, (sys.executable, "-c",
+                                     "import os,sys; print(os.environ['NUMASPARK_RUN_DIR']); "
+                                     "sys.exit(3)"), tmp_path, 60)  # fmt: skip
+    assert not failed.passed and failed.details == f"exited with 3: {tmp_path}"
+    run_dir = tmp_path / "run"
+    __import__("shutil").copytree(APP_OK, run_dir)
+    run_check(ProcessTracker(), ("false",), run_dir, 60)
+    (made,) = assemble(read_outputs(run_dir), _plan(APP_OK))
+    assert made.status is Status.FAILED and made.failure_reason.startswith("--check failed")
+    assert made.check.command == ["false"]
+
+
+# --- the run loop on the recorded target: iterations, failure, cluster reuse, interruption ---
+
+
+def _request(tmp_path, args, **changes) -> RunRequest:
+    workload = register_application(apps.from_file(str(SQUARES), args))
+    changes.setdefault("layout", Layout(mode=Mode.LOCAL))
+    return RunRequest(workload=workload.name, out=tmp_path / "out", collect=False, **changes)
+
+
+def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    results = run_workload(_request(tmp_path, ["o.json", "1000", *ODD], warmup=1, repeat=2,
+                                    binding=Binding.NODE),
+                           load(), targets=targets(local, standalone))  # fmt: skip
+    assert [r.spec.warmup for r in results] == [True, False, False]
+    assert [r.spec.iteration for r in results] == [0, 1, 2]
+    assert all(r.ok and r.wall_time_s for r in results)
+    assert len({r.artifacts["run_dir"] for r in results}) == 3  # a directory per application
+    # the arguments reach spark-submit exactly as given, as an argv list
+    assert local.submitted == [(str(SQUARES), ["o.json", "1000", *ODD])] * 3
+    stored = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(stored) == 3 and json.loads(stored[0])["spec"]["application"]["args"][2:] == ODD
+
+
+def test_a_failing_application_is_stored_failed_and_the_loop_goes_on(tmp_path):
+    local = RecordedTarget()
+    results = run_workload(_request(tmp_path, ["o.json", "-5"], repeat=2), load(),
+                           targets=targets(local, RecordedTarget()))  # fmt: skip
+    assert [r.status for r in results] == [Status.FAILED, Status.FAILED]
+    assert all("ValueError" in r.failure_reason for r in results)
+
+
+def test_standalone_iterations_reuse_one_cluster(tmp_path):
+    standalone = RecordedTarget(standalone=True)
+    run_workload(_request(tmp_path, ["o.json", "1000"], repeat=3,
+                          layout=Layout(mode=Mode.STANDALONE, executors=1)), load(),
+                 targets=targets(RecordedTarget(), standalone))  # fmt: skip
+    assert standalone.clusters_started == 1 and len(standalone.submitted) == 3
+
+
+def test_an_interrupted_application_run_keeps_what_finished(tmp_path):
+    local = RecordedTarget(interrupt_after=1)
+    request = _request(tmp_path, ["o.json", "1000"], repeat=3)
+    with pytest.raises(KeyboardInterrupt):
+        run_workload(request, load(), targets=targets(local, RecordedTarget()))
+    lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["status"] == "ok"
+    assert len(local.submitted) == 2
+
+
+def test_old_stores_still_load():
+    """numaspark.run/1 lines (stop 28's format) load, with no application and the iteration's time."""
+    for line in (FIXTURES / "runs" / "wordcount-core" / "results.jsonl").read_text().splitlines():
+        run = RunResult.from_dict(json.loads(line))
+        assert run.schema == "numaspark.run/1" and run.spec.application is None
+        assert run.timed_by("job") is run
+
+
+# --- the command line -----------------------------------------------------------------------
+
+
+def test_bad_application_input_is_one_line_and_exit_2(tmp_path):
+    for args, words in (
+        (["run", str(tmp_path / "etl.py")], "no such file"),
+        (["run", "wordcount", "--", "x"], "built-in"),
+        (["run", "--", "spark-submit", "--deploy-mode", "cluster", str(SQUARES)], "cluster"),
+        (["run", "--", "spark-submit", "--bogus", str(SQUARES)], "--bogus"),
+        (["run", "wordcount", "--size", "0rows"], "at least one row"),
+        (["run", str(SQUARES), "--time", "cpu"], "--time"),
+    ):  # fmt: skip
+        proc = run_cli(*args, "--out", str(tmp_path / "out"))
+        assert proc.returncode != 0, args
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "Traceback" not in proc.stderr, lines
+
+
+# --- real Spark: what only Spark proves ------------------------------------------------------
+
+
+def _java_app(tmp_path: Path) -> Path:
+    """tests/apps/Squares.java compiled against pyspark's jars, as a JAR with its manifest."""
+    from numaspark.spark.home import spark_home
+
+    classes = tmp_path / "classes"
+    classpath = str(spark_home() / "jars" / "*")
+    subprocess.run(["javac", "-d", str(classes), "-cp", classpath, str(APPS / "Squares.java")],
+                   check=True, capture_output=True)  # fmt: skip
+    jar = tmp_path / "squares.jar"
+    subprocess.run(["jar", "--create", "--file", str(jar), "--main-class", "Squares", "-C",
+                    str(classes), "."], check=True, capture_output=True)  # fmt: skip
+    return jar
+
+
+@pytest.mark.integration
+def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_spark_left):
+    out, answer = tmp_path / "out", tmp_path / "answer.json"
+    proc = run_cli("run", str(SQUARES), "--bind", "node", "--warmup", "1", "--out", str(out),
+                   "--interval", "0.5s", "--", str(answer), "1000", *ODD)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(answer.read_text()) | {"conf": None} == {
+        "args": ODD, "sum": 332833500, "app_name": "squares", "conf": None}  # fmt: skip
+    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["spec"]["warmup"] for r in runs] == [True, False]
+    for run in runs:
+        assert run["status"] == "ok" and run["spec"]["application"]["name"] == "squares"
+        assert run["app"]["elapsed_ms"] > run["app"]["job_time_ms"] > 0
+        assert run["effective_placement"][0]["policy"] == "bind:0"
+
+
+@pytest.mark.integration
+def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, no_spark_left):
+    jar, out, answer = _java_app(tmp_path), tmp_path / "out", tmp_path / "answer.json"
+    other = _jar(tmp_path, None)  # a --jars of the user's own, beside the plugin's
+    proc = run_cli("run", "--bind", "core", "--out", str(out), "--", "spark-submit",
+                   "--master", "local[2]", "--jars", str(other), "--class", "Squares",
+                   "--conf", "spark.eventLog.dir=hdfs://nn:8020/logs", str(jar), str(answer),
+                   "300", "two words", "$1")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(answer.read_text()) == {"args": ["two words", "$1"], "sum": 8955050}
+    assert "hdfs://nn:8020/logs" in proc.stderr + proc.stdout  # said in one line, replaced
+    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert run["status"] == "ok" and run["spec"]["application"]["class"] == "Squares"
+    assert run["spec"]["mode"] == "local" and run["spec"]["cores_per_executor"] == 2
+    assert run["affinity"] is None or run["affinity"]["tasks"] >= 0
+    assert run["app"]["job_time_ms"] > 0
+
+
+@pytest.mark.integration
+def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_left):
+    out = tmp_path / "out"
+    proc = run_cli("run", "--mode", "standalone", "--bind", "node", "--repeat", "2",
+                   "--out", str(out), "--", "spark-submit", "--executor-cores", "1",
+                   "--name", "mine", str(SQUARES), str(tmp_path / "a.json"), "100")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
+    assert runs[0]["spec"]["cluster"] == runs[1]["spec"]["cluster"] is not None
+    assert {r["spec"]["cores_per_executor"] for r in runs} == {1}
+    assert all(r["effective_placement"] and r["effective_placement"][0]["jvm"] == "executor 0"
+               for r in runs)  # fmt: skip
+    assert proc.stderr.count("starting a standalone cluster") == 1
+
+
+@pytest.mark.integration
+def test_a_failing_application_gives_one_line_and_leaves_no_jvm(tmp_path, no_spark_left):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(SQUARES), "--out", str(out), "--", str(tmp_path / "x"), "-5")
+    assert proc.returncode == 1
+    assert "ValueError: N must be at least 0, not -5" in proc.stdout + proc.stderr
+    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert run["status"] == "failed" and "\n" not in run["failure_reason"]
+    assert Path(run["artifacts"]["spark_submit_log"]).exists()
+
+
+def test_tune_on_an_application_stays_in_its_budget_and_stores_every_trial(tmp_path):
+    from numaspark.decide.live import live_objective, live_space
+    from numaspark.decide.prior import Machine
+    from numaspark.decide.tune import tune
+
+    topo = load()
+    workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    space, configs = live_space(topo, workload.name, "tiny")
+    objective = live_objective(configs, topo, tmp_path, repeat=1, warmup=0, time="job",
+                               targets=targets(local, standalone))  # fmt: skip
+    found = tune(space, objective, budget=3, machine=Machine.of(topo), early_stop=False)
+    assert len(found.trials) == 3 and all(t.value for t in found.trials)
+    runs = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(runs) == len(local.submitted) + len(standalone.submitted) >= 3
+    assert {r["spec"]["timed"] for r in runs} == {"job"}
+    assert {r["spec"]["application"]["name"] for r in runs} == {"squares"}
+
+
+def test_a_study_of_an_application_writes_a_report_naming_it(tmp_path):
+    """The binding study on this one-node machine (unbound vs node-bound), replayed."""
+    from numaspark.experiment.studies import STUDIES
+    from numaspark.experiment.sweep import run_sweep
+    from numaspark.report.html import write_report
+
+    topo = load()
+    workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"], name="etl"))
+    study = STUDIES["binding"](topo, workload.name, "tiny", 2, 1)
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    done = run_sweep(study.experiment, topo, tmp_path, targets=targets(local, standalone))
+    assert len(done.ran) == len(study.experiment.configs) >= 2
+    assert all(r.ok for r in done.results) and len(done.results) == 3 * len(done.ran)
+    html = write_report(tmp_path, tmp_path / "report.html", time="job").read_text()
+    assert "etl · " in html  # configuration rows name the application
