@@ -27,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import zlib
@@ -497,11 +498,13 @@ def _server():
     return _forkserver
 
 
-def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: str) -> None:
+def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: str,
+                  env: dict[str, str]) -> None:  # fmt: skip
     """In the forked process: become `numaspark ARGS` run in ``cwd`` (exits with its code)."""
     os.setsid()
     os.chdir(cwd)
-    os.environ.update(ENV)
+    os.environ.clear()
+    os.environ.update(env)
     for fd, path, flags in ((0, stdin, os.O_RDONLY), (1, stdout, os.O_WRONLY),
                             (2, stderr, os.O_WRONLY)):  # fmt: skip
         opened = os.open(path, flags)
@@ -509,37 +512,46 @@ def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: st
         os.close(opened)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (multiprocessing gave it /dev/null)
     sys.argv = ["numaspark", *args]
-    from numaspark.cli import main
+    from numaspark import cli
 
-    main()
+    cli.term.__init__()  # its consoles were made in the server: size them by this environment
+    cli.main()
 
 
-def run_case_forked(case: Case, cwd: Path) -> Outcome:
-    """The case in a process forked from the preloaded server (see above)."""
-    streams = cwd.parent / "streams"
+def run_forked(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "",
+               timeout_s: float | None = TIME_BOUND_S) -> tuple[int | None, str, str]:  # fmt: skip
+    """`numaspark ARGS` in a process forked from the preloaded server (see above): its exit
+    code (None: it hung past ``timeout_s`` and was killed), stdout and stderr."""
+    streams = Path(tempfile.gettempdir()) / f"numaspark-forked-{os.getpid()}"
     streams.mkdir(exist_ok=True)
     stem = streams / f"{threading.get_ident()}-{time.monotonic_ns()}"
     paths = [Path(f"{stem}.{name}") for name in ("in", "out", "err")]
-    paths[0].write_text(case.stdin or "")
+    paths[0].write_text(stdin)
     paths[1].touch()
     paths[2].touch()
-    start = time.monotonic()
     with _PROCESSES:
         proc = _server().Process(target=_as_numaspark,
-                                 args=(case.args, str(cwd), *(str(p) for p in paths)))  # fmt: skip
+                                 args=(list(args), str(cwd), *(str(p) for p in paths), env))  # fmt: skip
         proc.start()
     try:
-        hung = not multiprocessing.connection.wait([proc.sentinel], TIME_BOUND_S)
+        hung = not multiprocessing.connection.wait([proc.sentinel], timeout_s)
     finally:
         _kill_group(proc.pid)  # whatever it left behind (or all of it, if it hung)
         with _PROCESSES:
             proc.join()
             returncode = proc.exitcode
             proc.close()
-    stderr = paths[2].read_text(errors="replace")
+    stdout, stderr = (p.read_text(errors="replace") for p in paths[1:])
     for path in paths:
         path.unlink()
-    if hung:
+    return (None if hung else returncode), stdout, stderr
+
+
+def run_case_forked(case: Case, cwd: Path) -> Outcome:
+    """The case in a process forked from the preloaded server (see above)."""
+    start = time.monotonic()
+    returncode, _, stderr = run_forked(case.args, cwd, {**os.environ, **ENV}, case.stdin or "")
+    if returncode is None:
         return Outcome(case, None, stderr, TIME_BOUND_S,
                        [f"hung: no exit within {TIME_BOUND_S:.0f} s"])  # fmt: skip
     outcome = Outcome(case, returncode, stderr, time.monotonic() - start)
@@ -581,12 +593,16 @@ def judge(case: Case, code: int, stderr: str) -> list[str]:
     return []
 
 
-def run_corpus(root: Path, workers: int = 4, progress: bool = False) -> list[Outcome]:
-    cases = corpus(root / "inputs")
+def run_corpus(root: Path, workers: int = 4, progress: bool = False,
+               part: tuple[int, int] = (0, 1)) -> list[Outcome]:  # fmt: skip
+    """Run every case (or every ``part[1]``-th from ``part[0]``: a part of the corpus)."""
+    every = corpus(root / "inputs")
+    cases = every[part[0] :: part[1]]
     cwd = root / "cwd"
     cwd.mkdir(parents=True, exist_ok=True)
-    # the first case of each command from a fresh interpreter, the rest forked (see above)
-    firsts = {c.args[0]: c for c in reversed(cases)}.values()
+    # the first case of each command (in the whole corpus) from a fresh interpreter, the rest
+    # forked (see above)
+    firsts = {c.args[0]: c for c in reversed(every)}.values()
     fresh = {id(c) for c in firsts}
 
     def one(case: Case) -> Outcome:

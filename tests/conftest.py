@@ -37,6 +37,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _no_java_version_in_the_fast_lane(monkeypatch):
+    """The fast lane starts no JVM, not even ``java -version`` for a run's environment."""
+    from numaspark.spark.processes import NO_JVM
+
+    if os.environ.get(NO_JVM):
+        monkeypatch.setattr("numaspark.experiment.result.java_version", lambda: None)
+
+
+@pytest.fixture(autouse=True)
 def _applications_forgotten():
     """Each test names its own applications: none registered by an earlier test is known."""
     from numaspark.workloads.registry import forget_applications
@@ -51,21 +60,29 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def topology_file(name: str) -> Path:
+    """A real server's hwloc XML from shared/topologies: the multi-node tests' machines. A
+    missing one fails the test (it never skips: a suite without them would pass having
+    tested no multi-node logic at all)."""
     path = TOPOLOGIES / name
     if not path.exists():
-        pytest.skip(f"{path} missing: set NUMASPARK_TOPOLOGIES to shared/topologies")
+        pytest.fail(f"{path} missing: clone shared/ beside this repository, or set "
+                    "NUMASPARK_TOPOLOGIES to a copy of shared/topologies")  # fmt: skip
     return path
 
 
 def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    """Run the real command line in a subprocess (real exit codes, real stderr)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "numaspark", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "200"},
-        check=False,
-    )
+    """Run the real command line in a subprocess (real exit codes, real stderr). In the fast
+    lane the process is forked from one that imported numaspark once (tests/badinputs.py):
+    most of a fresh interpreter's second is imports, and the lane runs a hundred commands."""
+    env = {**os.environ, "COLUMNS": "200"}
+    if os.environ.get("NUMASPARK_NO_JVM"):
+        from badinputs import run_forked
+
+        code, stdout, stderr = run_forked(list(args), Path.cwd(), env, timeout_s=None)
+        proc = subprocess.CompletedProcess(["numaspark", *args], code, stdout, stderr)
+    else:
+        proc = subprocess.run([sys.executable, "-m", "numaspark", *args], capture_output=True,
+                              text=True, env=env, check=False)  # fmt: skip
     if check and proc.returncode != 0:
         raise AssertionError(f"numaspark {' '.join(args)} failed:\n{proc.stderr}")
     return proc

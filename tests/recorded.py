@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 from numaspark.experiment.assemble import ANSWERS_FILE, APP_FILE
 from numaspark.spark.app import AppRun, find_event_log
+from numaspark.spark.effective import EffectiveJvm
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 SUITE = RUNS / "wordcount-core"  # wordcount, tiny, 1 warm-up + 2 measured, core-bound
@@ -27,8 +29,10 @@ class RecordedTarget:
     """Replays recordings; ``interrupt_after`` raises KeyboardInterrupt (a Ctrl-C) once that
     many applications were submitted, after the next one wrote its first answer."""
 
-    def __init__(self, standalone: bool = False, interrupt_after: int | None = None) -> None:
+    def __init__(self, standalone: bool = False, interrupt_after: int | None = None,
+                 pace_s: float = 0.0) -> None:  # fmt: skip
         self.standalone = standalone
+        self.pace_s = pace_s  # each application "takes" this long (a loop of them is paced)
         self.interrupt_after = interrupt_after
         self.clusters_started = 0
         self.submitted: list[tuple[str, list[str]]] = []
@@ -43,6 +47,7 @@ class RecordedTarget:
 
     def submit(self, placement, job, job_args, run_dir: Path, **options) -> AppRun:
         self.submitted.append((str(job), list(job_args)))
+        time.sleep(self.pace_s)
         self.options.append(options)
         source = recording_for(str(job), list(job_args))
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -59,7 +64,8 @@ class RecordedTarget:
         event_log, app_id = find_event_log(run_dir / "eventlog")
         return AppRun(run_dir=run_dir, returncode=app["returncode"], wall_s=app["wall_s"],
                       app_id=app_id, event_log=event_log, log=run_dir / "spark-submit.log",
-                      failure=app["failure"], effective=app["effective"])  # fmt: skip
+                      failure=app["failure"],
+                      effective=[EffectiveJvm.from_dict(e) for e in app["effective"]])  # fmt: skip
 
     def _answers(self, source: Path, run_dir: Path, iterations: int) -> None:
         lines = (source / ANSWERS_FILE).read_text().splitlines()[:iterations]

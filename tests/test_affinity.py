@@ -70,6 +70,7 @@ def _assert_two_slots(affinity: dict) -> None:
     assert all({a["cpus"], b["cpus"]} == {"0", "1"} for a, b in overlapping)
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 @needs_two_cpus
@@ -79,6 +80,7 @@ def test_local_run_pins_each_task_to_its_own_core(tmp_path):
     assert run["affinity"]["level"] == "core"
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 @needs_two_cpus

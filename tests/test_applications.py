@@ -160,10 +160,26 @@ def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
 
 
 def test_the_advice_command_names_the_application_back():
-    app = apps.from_file(str(SQUARES), ["out", "a b"], check="test -s out")
-    assert app.command() == [str(SQUARES), "--check", "test -s out", "--", "out", "a b"]
+    app = apps.from_file(str(SQUARES), ["out", "a b"], check="test -s out", name="sq")
+    assert app.command(["--bind", "node"]) == [
+        str(SQUARES), "--check", "test -s out", "--name", "sq", "--bind", "node", "--", "out",
+        "a b"]  # fmt: skip
     line = apps.from_line(["spark-submit", "--master", "local[2]", str(SQUARES), "x"])
-    assert line.command() == ["--", "spark-submit", "--master", "local[2]", str(SQUARES), "x"]
+    assert line.command(["--bind", "core"]) == [
+        "--bind", "core", "--", "spark-submit", "--master", "local[2]", str(SQUARES), "x"]  # fmt: skip
+
+
+def test_advice_on_an_application_run_prints_a_command_that_runs_it_again():
+    import shlex
+
+    from numaspark.decide.advise import Subject
+
+    run = RunResult.from_dict(json.loads((APP_OK / "results.jsonl").read_text()))
+    command = Subject(log=None, result=run).command(bind="core")
+    argv = shlex.split(command)
+    assert argv[:3] == ["numaspark", "run", run.spec.application.path] and "--size" not in argv
+    assert argv[argv.index("--") + 1 :] == list(run.spec.application.args)
+    assert argv[argv.index("--bind") + 1] == "core"
 
 
 # --- assembly on recorded applications -------------------------------------------------------
@@ -185,7 +201,7 @@ def test_a_recorded_application_assembles_its_three_times_and_placement(tmp_path
     assert app.elapsed_ms > app.job_time_ms > 0 and app.wall_time_s * 1000 > app.elapsed_ms
     assert made.wall_time_s == round(app.elapsed_ms / 1000, 3)
     assert made.metrics["numTasks"] == 4  # squares.py: one job of 4 partitions
-    assert made.effective_placement[0]["policy"] == "bind:0"
+    assert made.effective_placement[0].policy == "bind:0"
     assert made.figures.seconds is not None  # the collectors' window is the application's
     job = made.timed_by("job")
     assert job.wall_time_s == round(app.job_time_ms / 1000, 3) and job.spec.timed == "job"
@@ -308,6 +324,7 @@ def _java_app(tmp_path: Path) -> Path:
     return jar
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_spark_left):
     out, answer = tmp_path / "out", tmp_path / "answer.json"
@@ -324,6 +341,7 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_s
         assert run["effective_placement"][0]["policy"] == "bind:0"
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, no_spark_left):
     jar, out, answer = _java_app(tmp_path), tmp_path / "out", tmp_path / "answer.json"
@@ -342,6 +360,7 @@ def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, 
     assert run["app"]["job_time_ms"] > 0
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_left):
     out = tmp_path / "out"
@@ -358,6 +377,7 @@ def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_
     assert proc.stderr.count("starting a standalone cluster") == 1
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 def test_a_failing_application_gives_one_line_and_leaves_no_jvm(tmp_path, no_spark_left):
     out = tmp_path / "out"
@@ -403,3 +423,50 @@ def test_a_study_of_an_application_writes_a_report_naming_it(tmp_path):
     assert all(r.ok for r in done.results) and len(done.results) == 3 * len(done.ran)
     html = write_report(tmp_path, tmp_path / "report.html", time="job").read_text()
     assert "etl · " in html  # configuration rows name the application
+
+
+def test_cosched_of_two_applications_counts_their_completions_and_reports(tmp_path):
+    """Two applications at once, replayed (each 'takes' 0.2 s): every split of this machine,
+    bound then unbound; completions are the applications that ended in the window."""
+    from numaspark.experiment.cosched import cosched
+    from numaspark.options import cosched_workload
+    from numaspark.report.html import write_report
+
+    good = cosched_workload(f"{SQUARES} o.json 1000")
+    bad = AppOptions(app_args=["o.json", "-5"], name="fails").workload(str(SQUARES)).name
+    local = RecordedTarget(pace_s=0.2)
+    rows = cosched(load(), [good, bad], "tiny", window_s=1.0, warmup_s=0.3, cooldown_s=0.3,
+                   out=tmp_path, targets=targets(local, RecordedTarget()))  # fmt: skip
+    assert {r["workload"] for r in rows} == {"squares", "fails"}
+    assert {r["bound"] for r in rows} == {True, False}
+    for row in rows:
+        if row["workload"] == "squares":
+            assert row["completions"] >= 2 and row["failed_checks"] == 0
+        else:
+            assert row["completions"] == 0 and row["failed_checks"] >= 2
+    assert len((tmp_path / "cosched.jsonl").read_text().splitlines()) == len(rows)
+    assert "squares" in write_report(tmp_path, tmp_path / "r.html").read_text()
+
+
+def test_a_dstream_like_application_without_progress_says_what_cannot_be_measured():
+    plan = _plan(APP_OK)
+    plan = RunPlan(**{**plan.__dict__, "spec": RunSpec.from_dict(
+        {**plan.spec.to_dict(), "stream": {"duration_s": 30.0}})})  # fmt: skip
+    (made,) = assemble(read_outputs(APP_OK), plan)
+    assert made.streaming is None
+    assert any("DStream" in w and "cannot be measured" in w for w in made.warnings)
+
+
+@pytest.mark.jvm
+@pytest.mark.integration
+def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spark_left):
+    out = tmp_path / "out"
+    proc = run_cli("run", str(APPS / "rates.py"), "--duration", "25s", "--out", str(out),
+                   "--", "200")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert run["status"] == "ok" and run["spec"]["stream"] == {"duration_s": 25.0}
+    assert 24 < run["app"]["wall_time_s"] < 60
+    streaming = run["streaming"]
+    assert streaming["batches"] >= 5 and 100 < streaming["inputRate"] < 400
+    assert streaming["batchDurationMean"] > 0 and "latencyMean" not in streaming

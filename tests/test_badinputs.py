@@ -2,7 +2,10 @@
 partly usable input, a warning that says what was skipped), never a traceback or a hang.
 The corpus is tests/badinputs.py (runnable alone: bash scripts/badinputs.sh)."""
 
+import pytest
 from badinputs import corpus, run_corpus
+
+CHUNKS = 6  # the corpus in parts, so parallel test workers share it
 
 
 def test_the_corpus_covers_every_command(tmp_path):
@@ -14,8 +17,10 @@ def test_the_corpus_covers_every_command(tmp_path):
             "study"} <= commands  # fmt: skip
 
 
-def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path):
-    outcomes = run_corpus(tmp_path)
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path, chunk):
+    outcomes = run_corpus(tmp_path, part=(chunk, CHUNKS))
+    assert len(outcomes) >= 200 // CHUNKS
     failures = [f"{o.case.name}: {'; '.join(o.problems)}\n    "
                 + "\n    ".join(o.stderr.strip().splitlines()[-4:])
                 for o in outcomes if o.problems]  # fmt: skip

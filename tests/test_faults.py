@@ -15,6 +15,7 @@ def _nothing_running_before():
     assert not leftovers(), f"Spark JVMs or perf stat already running: {leftovers()}"
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.parametrize("name", ["sigkill-sweep"])
 def test_fault_trial(tmp_path, name):

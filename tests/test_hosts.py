@@ -341,6 +341,7 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
         assert _nothing_left(hosts)
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 def test_sigterm_during_a_run_on_hosts_stops_every_remote_process(tmp_path, no_spark_left):
     import subprocess

@@ -80,6 +80,7 @@ def plain_cluster(tmp_path):
         stop_processes([worker.pid, master.pid])
 
 
+@pytest.mark.jvm
 def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_left,
                                                            plain_cluster):  # fmt: skip
     out = tmp_path / "out"
@@ -129,4 +130,4 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_le
     assert scraped.get("taskMigrations", -1) >= 0
     # every report the executor sent is kept beside the run
     run_dir = Path(record["artifacts"]["run_dir"])
-    assert plugin_effective(run_dir / "placement.jsonl") == reported
+    assert [e.to_dict() for e in plugin_effective(run_dir / "placement.jsonl")] == reported

@@ -137,6 +137,7 @@ def tuned(tmp_path_factory):
     return out, json.loads(proc.stdout)
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_live_tuner_stores_every_trial_as_a_run(tuned):
@@ -154,6 +155,7 @@ def test_live_tuner_stores_every_trial_as_a_run(tuned):
     assert table.read_text().splitlines()[0] == "wall_s"  # one configuration: nothing varies
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_classify_labels_the_best_and_says_what_it_could_not_assess(tuned):
@@ -168,6 +170,7 @@ def test_classify_labels_the_best_and_says_what_it_could_not_assess(tuned):
         assert "high-cpi-cs" in found["not_assessed"]
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_report_renders_in_headless_chromium(tuned, tmp_path):
@@ -183,6 +186,7 @@ def test_report_renders_in_headless_chromium(tuned, tmp_path):
     )
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_advise_reports_gc_on_a_deliberately_small_heap(tmp_path):

@@ -41,6 +41,7 @@ def _results(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.jvm
 def test_local_run_bound_to_the_node(tmp_path, data):
     out = tmp_path / "out"
     proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "node", "--warmup", "1",
@@ -92,6 +93,7 @@ def _wait_for_answers(out: Path, count: int, proc: subprocess.Popen, timeout: fl
 @pytest.mark.parametrize(
     ("mode", "sig"), [("local", signal.SIGINT), ("standalone", signal.SIGTERM)]
 )
+@pytest.mark.jvm
 def test_interrupted_run_stops_every_jvm_and_keeps_finished_iterations(tmp_path, data, mode, sig):
     out = tmp_path / "out"
     args = [
@@ -123,6 +125,7 @@ def test_interrupted_run_stops_every_jvm_and_keeps_finished_iterations(tmp_path,
     assert len(runs) >= 2 and all(r["status"] == "ok" for r in runs)
 
 
+@pytest.mark.jvm
 def test_executors_that_keep_dying_fail_the_run(tmp_path, data):
     out = tmp_path / "out"
     started = time.monotonic()
@@ -136,6 +139,7 @@ def test_executors_that_keep_dying_fail_the_run(tmp_path, data):
     assert "Could not create the Java Virtual Machine" in run["failure_reason"]
 
 
+@pytest.mark.jvm
 @needs_two_cpus
 def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
     """A kept cluster of two core-bound executors, its status, and a profiled run on it (the
@@ -187,6 +191,7 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
     assert not (cluster / "cluster.json").exists()
 
 
+@pytest.mark.jvm
 def test_event_log_sums_match_sparks_rest_api(tmp_path):
     """Spark's History Server reads the recorded logs; its REST API is the reference."""
     logs = tmp_path / "logs"

@@ -149,6 +149,7 @@ def test_datagen_explains_that_streams_are_live():
 SECONDS, WARMUP, RATE = 2.0, 1.0, 50.0
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_every_streaming_query_matches_what_the_source_sent(tmp_path):
@@ -202,6 +203,7 @@ def _stream_run(out: Path, rate: int) -> dict:
     return run
 
 
+@pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 def test_a_higher_rate_shows_in_the_recorded_input_rate(tmp_path):

@@ -28,6 +28,7 @@ def _results(out: Path) -> list[dict]:
 BATCH = [w for w in all_workloads() if not w.streaming]
 
 
+@pytest.mark.jvm
 def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
     """Every batch job on its tiny input, in one application (drivers/all_batch.py)."""
     plan = []
@@ -53,6 +54,7 @@ def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
         assert verdict.passed, f"{workload.name}: {verdict.details}"
 
 
+@pytest.mark.jvm
 @pytest.mark.parametrize("name", ["kmeans"])  # every workload runs in the test above
 def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, name):
     out = tmp_path / "out"
@@ -65,6 +67,7 @@ def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, n
     assert run["metrics"]["numTasks"] > 0
 
 
+@pytest.mark.jvm
 def test_a_wrong_answer_is_a_failure_not_a_timing(tmp_path, data):
     out = tmp_path / "out"
     assert run_cli("datagen", "wordcount", "--size", "tiny", "--data", str(data)).returncode == 0

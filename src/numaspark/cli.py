@@ -31,7 +31,7 @@ from numaspark.units import parse_counts, parse_duration, parse_size
 from numaspark.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
                                OutOpt, ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, TimeOpt,
                                StudyWorkloadArg, WarmupOpt, Where, WorkloadArg, XmlOpt, check_repeat, conf_of,
-                               inventory_of, line_target, params, topology_of, with_application,
+                               cosched_workload, inventory_of, line_target, params, topology_of, with_application,
                                with_placement)
 # fmt: on
 # isort: on
@@ -303,7 +303,7 @@ for _kind, _doc in (
 
 @study_app.command("cosched")
 def study_cosched(
-    workloads: Annotated[list[str], typer.Argument(help="Two or more batch workloads.")],
+    workloads: Annotated[list[str], typer.Argument(help="Two or more batch workloads: names, or your applications, each one word with its arguments, e.g. './etl.py in out'.")],
     size: Annotated[str, Opt(help="Input size of every workload.")] = "tiny",
     window: Annotated[str, Opt(help="Measured window (the studies: 1h).")] = "2m",
     warmup_time: Annotated[Optional[str], Opt(help="Before the window (default: a quarter of it).")] = None,  # noqa: UP045
@@ -312,6 +312,7 @@ def study_cosched(
     out: OutOpt = Path("numaspark-out"), data: DataOpt = None,
 ) -> None:  # fmt: skip
     """Run workloads concurrently, each in a loop, bound to its share and unbound: completions."""
+    workloads = [cosched_workload(text) for text in workloads]
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
     cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
@@ -322,21 +323,27 @@ def study_cosched(
 
 
 @app.command()
+@with_application
 def characterize(
+    application: AppOptions,
+    workload: Annotated[Optional[str], typer.Argument(help="Your application to characterize instead (./job.py, ./job.jar, or -- spark-submit ...); default: wordcount and sql-aggregation.", show_default=False)] = None,  # noqa: UP045
     out: OutOpt = Path("numaspark-out/characterize"),
     size: Annotated[str, Opt(help="Input size of both workloads.")] = "tiny",
     repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, data: DataOpt = None, resume: ResumeOpt = False,
     report: Annotated[bool, Opt(help="Write OUT/report.html at the end.")] = True,
 ) -> None:  # fmt: skip
-    """Quick characterization of this machine: topology, then two workloads placed three ways,
-    ending with an HTML report."""
-    from numaspark.experiment.characterize import experiment
+    """Quick characterization of this machine: topology, then two workloads (or your
+    application) placed three ways, ending with an HTML report."""
+    from numaspark.experiment.characterize import DEFAULT_WORKLOADS, experiment
     from numaspark.report.html import write_report
 
     check_repeat(repeat, warmup)
+    chosen = DEFAULT_WORKLOADS
+    if workload is not None or application.app_args:
+        chosen = (application.workload(workload).name,)
     topo = topology_of()
     term.print(views.topology_view(topo))
-    done = long_work.run_experiment(term, experiment(topo, size=size, repeat=repeat,
+    done = long_work.run_experiment(term, experiment(topo, chosen, size=size, repeat=repeat,
                                                      warmup=warmup), topo, out, resume, data)  # fmt: skip
     failed = long_work.show_runs(term, done, "Characterization: wall time per iteration (s)",
                                  name=lambda r: f"{r.spec.label} {r.spec.workload}")  # fmt: skip

@@ -291,3 +291,19 @@ def _count(text: str, option: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise UsageError(f"your line's {option} {text!r}: give a whole number of at least 1")
     return int(text)
+
+
+def cosched_workload(text: str) -> str:
+    """A co-scheduled workload's name: a built-in, or an application given with its
+    arguments as one word (``'./etl.py in out'``, split as a shell would, never run by one)."""
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"{text!r}: {exc}: quote it as a shell would") from None
+    if not words:
+        raise UsageError("an empty workload: give a name or your application")
+    if len(words) == 1 and not apps.is_application(words[0]):
+        return get_workload(words[0]).name
+    return AppOptions(app_args=words[1:]).workload(words[0]).name

@@ -200,10 +200,9 @@ class Subject:
     def command(self, **changes: object) -> str:
         """The numaspark run that tries a change; from an event log alone, a template."""
         spec = self.spec
-        argv = ["numaspark", "run", str(spec.workload or "WORKLOAD")]
         options: dict[str, object] = {}
         if self.result is not None:
-            options["--size"] = spec.size
+            options["--size"] = spec.size if spec.application is None else None
             options["--mode"] = spec.mode
             layout = spec.placement.layout if spec.placement else None
             if spec.mode == "standalone":
@@ -230,13 +229,16 @@ class Subject:
             options.pop("--executors", None)
             if "cores_per_executor" not in changes:  # per node: the node's CPUs are shared out
                 options.pop("--cores-per-executor", None)
+        argv = []
         for option, value in options.items():
             if value is not None:
                 argv += [option, str(value)]
         for key, value in sorted(conf.items()):
             if key != "spark.master":
                 argv += ["--conf", f"{key}={value}"]
-        return shlex.join(argv)
+        if spec.application is not None:  # the user's own, with its class and arguments
+            return shlex.join(["numaspark", "run", *spec.application.command(argv)])
+        return shlex.join(["numaspark", "run", str(spec.workload or "WORKLOAD"), *argv])
 
 
 Rule = Callable[[Subject], "Finding | NotAssessed"]

@@ -4,7 +4,8 @@ Local mode unbound and bound, and a standalone cluster of one-core executors
 each bound to its own core, for `wordcount` (RDD) and `sql-aggregation`
 (DataFrame), each repeated. It is an experiment like any other, run by the
 sweep: one cluster serves both workloads (a standalone executor takes ~15 s to
-start), and an interrupted characterization resumes.
+start), and an interrupted characterization resumes. Given a user's application
+instead, it characterizes that, with the application's own Spark settings.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from numaspark.experiment.spec import Config, Experiment
 from numaspark.experiment.sweep import run_sweep
 from numaspark.placement import Binding, Layout, Mode
 from numaspark.topology import Topology
+from numaspark.workloads import get_workload
 
 DEFAULT_WORKLOADS = ("wordcount", "sql-aggregation")
 # The same for every configuration, so the layouts compare; Spark's default of
@@ -34,9 +36,14 @@ def experiment(topology: Topology, workloads: tuple[str, ...] = DEFAULT_WORKLOAD
         (f"standalone {executors}x1, core-bound",
          Layout(executors=executors, cores_per_executor=1), Binding.CORE),
     ]  # fmt: skip
-    configs = [Config(workload, size, {}, layout, binding, None, dict(SPARK_CONF), title=title)
+    configs = [Config(workload, size, {}, layout, binding, None, _conf(workload), title=title)
                for title, layout, binding in placements for workload in workloads]  # fmt: skip
     return Experiment("characterize", configs, repeat=repeat, warmup=warmup)
+
+
+def _conf(workload: str) -> dict[str, str]:
+    """The suite's shared settings; a user's application keeps its own."""
+    return {} if get_workload(workload).application is not None else dict(SPARK_CONF)
 
 
 def total_runs(topology: Topology, workloads: tuple[str, ...], repeat: int, warmup: int) -> int:

@@ -43,6 +43,8 @@ from numaspark import __version__
 from numaspark.errors import UsageError
 from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
 from numaspark.placement import Placement, placement_to_dict
+from numaspark.spark.effective import EffectiveJvm
+from numaspark.spark.processes import refuse_jvm
 from numaspark.workloads.application import Application
 
 RUN_SCHEMA = "numaspark.run/2"
@@ -354,7 +356,7 @@ class RunResult:
     measurements: Measurements | None = None
     # core/pu binding: each task's slot and CPU, from the affinity plugin (spark/affinity.py)
     affinity: dict | None = None
-    effective_placement: list[dict] = field(default_factory=list)
+    effective_placement: list[EffectiveJvm] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     check: Check | None = None
     app: AppInfo = field(default_factory=AppInfo)  # the application that ran it
@@ -377,6 +379,9 @@ class RunResult:
             object.__setattr__(self, "app", AppInfo.from_dict(self.app))
         if isinstance(self.check, dict):
             object.__setattr__(self, "check", Check.from_dict(self.check))
+        if not all(isinstance(e, EffectiveJvm) for e in self.effective_placement):
+            object.__setattr__(self, "effective_placement",
+                               [_effective(e) for e in self.effective_placement])  # fmt: skip
 
     @property
     def ok(self) -> bool:
@@ -413,6 +418,7 @@ class RunResult:
         data["status"] = self.status.value
         data["app"] = self.app.to_dict()
         data["check"] = self.check.to_dict() if self.check else None
+        data["effective_placement"] = [e.to_dict() for e in self.effective_placement]
         return data
 
     @property
@@ -441,6 +447,14 @@ class RunResult:
         if known.get("measurements") is not None:
             known["measurements"] = Measurements(known["measurements"])
         return cls(**known)
+
+
+def _effective(entry: object) -> EffectiveJvm:
+    if isinstance(entry, EffectiveJvm):
+        return entry
+    if not isinstance(entry, dict):
+        raise TypeError(f"an effective placement entry is a {type(entry).__name__}, not an object")
+    return EffectiveJvm.from_dict(entry)
 
 
 def retimed(results: Iterable[RunResult], time: str | None) -> list[RunResult]:
@@ -482,6 +496,7 @@ def environment(topology_fingerprint: str, spark_version: str | None) -> Environ
 
 @lru_cache(maxsize=1)
 def java_version() -> str | None:
+    refuse_jvm(["java"])
     try:
         proc = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):

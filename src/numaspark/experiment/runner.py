@@ -278,7 +278,7 @@ class Runner:
             stop_after_s=request.stop_after_s,
         )  # fmt: skip
         AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
-                  failure=app.failure, effective=app.effective,
+                  failure=app.failure, effective=[e.to_dict() for e in app.effective],
                   placement_warnings=[*app.placement_warnings, *app.conf_notes],
                   stopped=app.stopped).save(run_dir)  # fmt: skip
         if application.check:
@@ -332,10 +332,10 @@ class Runner:
             task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
         )  # fmt: skip
         AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
-                  failure=app.failure, effective=app.effective,
+                  failure=app.failure, effective=[e.to_dict() for e in app.effective],
                   placement_warnings=app.placement_warnings).save(run_dir)  # fmt: skip
         if profiler:
-            draw_flame_graphs(run_dir / "profiles", {e["pid"]: e["jvm"] for e in app.effective})
+            draw_flame_graphs(run_dir / "profiles", {e.pid: e.jvm for e in app.effective})
 
     def _start_source(self, request: RunRequest, workload: Workload, directory: Path,
                       connections: int) -> None:  # fmt: skip

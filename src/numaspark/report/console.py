@@ -216,8 +216,8 @@ def run_lines(results: list) -> list[str]:
     found = readings(last_ok)
     if found:
         lines += ["", "Readings (last measured run):", *(f"  {line}" for line in found)]
-    lines += [f"effective placement of {e['jvm']} (pid {e['pid']}): CPUs {e['cpus']}, memory "
-              f"nodes {e['mems']}, policy {e['policy']}" for e in last_ok.effective_placement]  # fmt: skip
+    lines += [f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
+              f"nodes {e.mems}, policy {e.policy}" for e in last_ok.effective_placement]  # fmt: skip
     return lines
 
 

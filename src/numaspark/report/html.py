@@ -421,12 +421,11 @@ def where_they_ran(results: list[RunResult]) -> list[dict]:
     for r in results:
         if r.ok and r.spec.placement is not None and r.spec.placement.hosts:
             latest[r.config_key] = r
-    rows = [{"host": e.get("host", "-"), "configuration": r.spec.title,
-             "jvm": e.get("jvm"), "pid": e.get("pid"), "planned_cpus": e.get("planned_cpus"),
-             "cpus": e.get("cpus"), "planned_mem_nodes": e.get("planned_mem_nodes"),
-             "policy": e.get("policy"),
+    rows = [{"host": e.host or "-", "configuration": r.spec.title,
+             "jvm": e.jvm, "pid": e.pid, "planned_cpus": e.planned_cpus,
+             "cpus": e.cpus, "planned_mem_nodes": e.planned_mem_nodes, "policy": e.policy,
              "pages": ", ".join(f"N{n} {b >> 20} MiB" for n, b in
-                                (e.get("bytes_per_node") or {}).items()) or "-"}
+                                (e.bytes_per_node or {}).items()) or "-"}
             for r in latest.values() for e in r.effective_placement]  # fmt: skip
     return sorted(rows, key=lambda row: (row["host"], row["configuration"], str(row["jvm"])))
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError
 from numaspark.placement.plugin import RECORD_DIR, jar_path
+from numaspark.spark.effective import EffectiveJvm
+from numaspark.spark.processes import refuse_jvm
 
 SOURCE = Path(__file__).resolve().parents[3] / "jvm"  # the repository's jvm/ (editable install)
 
@@ -100,6 +102,7 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     ]  # fmt: skip
     if not run_tests:
         argv.append("-DskipTests")
+    refuse_jvm(argv)
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
@@ -130,7 +133,7 @@ def read_records(run_dir: Path) -> list[dict]:
     return records
 
 
-def plugin_effective(path: Path) -> list[dict]:
+def plugin_effective(path: Path) -> list[EffectiveJvm]:
     """The effective placement of each executor as the plugin reported it from inside (its
     latest report, ``PLACEMENT_FILE``): what a run records when this machine cannot read the
     executors' /proc (a cluster numaspark did not start)."""
@@ -139,12 +142,11 @@ def plugin_effective(path: Path) -> list[dict]:
     latest: dict[str, dict] = {}
     for report in read_json_lines(path) if path.exists() else []:
         latest[str(report.get("executor"))] = report
-    return [{"jvm": f"executor {executor}", "index": index, "pid": r.get("pid"),
-             "host": r.get("host"), "cpus": r.get("cpus"), "mems": r.get("mems"),
-             "policy": r.get("policy"), "bytes_per_node": r.get("bytes_per_node") or {},
-             "local_share": r.get("local_share"), "pinned_tasks": r.get("pinned_tasks"),
-             "task_migrations": r.get("task_migrations"), "planned_cpus": "",
-             "planned_mem_nodes": "", "differences": [], "source": "plugin"}
+    return [EffectiveJvm(jvm=f"executor {executor}", index=index, pid=r.get("pid"),
+                         host=r.get("host"), cpus=r.get("cpus"), mems=r.get("mems"),
+                         policy=r.get("policy"), bytes_per_node=r.get("bytes_per_node") or {},
+                         local_share=r.get("local_share"), pinned_tasks=r.get("pinned_tasks"),
+                         task_migrations=r.get("task_migrations"), source="plugin")
             for index, (executor, r) in enumerate(sorted(latest.items()))]  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from numaspark.placement import Binding, Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.conf import merged
-from numaspark.spark.effective import differences, read_effective
+from numaspark.spark.effective import EffectiveJvm, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
 from numaspark.spark.logs import error_line, error_lines, last_error_line
 from numaspark.spark.processes import ProcessTracker
@@ -35,7 +35,7 @@ class AppRun:
     event_log: Path | None = None
     log: Path | None = None
     failure: str | None = None
-    effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks
+    effective: list[EffectiveJvm] = field(default_factory=list)  # one per JVM that ran tasks
     placement_warnings: list[str] = field(default_factory=list)
     collectors: CollectorSet | None = None  # what sampled the OS, NUMA and counters meanwhile
     conf_notes: list[str] = field(default_factory=list)  # the user's settings numaspark replaced
@@ -235,16 +235,7 @@ class _Watcher(threading.Thread):
         if actual is None:
             return
         self._planned[pid] = planned
-        self._seen[pid] = {
-            "jvm": planned.name,
-            "index": planned.index,
-            **actual.to_dict(),
-            "planned_cpus": str(planned.cpus),
-            "planned_mem_nodes": str(planned.mem_nodes),
-            "differences": differences(planned, actual),
-            "source": "proc",
-            **facts,
-        }
+        self._seen[pid] = EffectiveJvm.read(planned, actual, facts)
 
     def jvms(self) -> dict[int, tuple[str, frozenset[int] | None]]:
         """The task-running JVMs seen so far: pid -> (name, nodes its memory is bound to)."""
@@ -253,14 +244,14 @@ class _Watcher(threading.Thread):
             planned = self._planned[pid]
             nodes = planned.mem_nodes if len(planned.mem_nodes) else planned.nodes
             bound = frozenset(nodes) if planned.binding is not Binding.NONE else None
-            found[pid] = (entry["jvm"], bound)
+            found[pid] = (entry.jvm, bound)
         return found
 
-    def effective(self) -> list[dict]:
-        return sorted(self._seen.values(), key=lambda e: (e["index"], e["pid"]))
+    def effective(self) -> list[EffectiveJvm]:
+        return sorted(self._seen.values(), key=lambda e: (e.index, e.pid))
 
     def warnings(self) -> list[str]:
-        return [d for e in self.effective() for d in e["differences"]]
+        return [d for e in self.effective() for d in e.differences]
 
 
 def _is_jvm(pid: int) -> bool:

@@ -1,10 +1,11 @@
-"""Where a process really runs: its allowed CPUs and nodes, and its memory policy, from /proc."""
+"""Where a process really runs: its allowed CPUs and nodes, and its memory policy, from /proc;
+and `EffectiveJvm`, the one shape a run records it in, however it was read."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
@@ -29,6 +30,66 @@ class EffectivePlacement:
             "mems": str(self.mems),
             "policy": self.policy,
         }
+
+
+@dataclass(frozen=True)
+class EffectiveJvm:
+    """Where one JVM that ran tasks really ran, as a run records it (``effective_placement``):
+    read by numaspark from /proc here or on its host over SSH (``source`` ``proc``), or
+    reported from inside the executor by the affinity plugin (``plugin``, on a cluster
+    numaspark did not start). The JSON is the one numaspark.run/1 wrote."""
+
+    jvm: str  # "driver", "executor 0", ...
+    index: int | None
+    pid: int | None
+    cpus: str | None  # Linux list format
+    mems: str | None
+    policy: str | None  # "bind:0", "interleave:0-1", "default", ...
+    source: str | None = "proc"  # None: a record older than the field (read from /proc)
+    planned_cpus: str = ""
+    planned_mem_nodes: str = ""
+    differences: tuple[str, ...] = ()
+    host: str | None = None  # the host it ran on, when not this one
+    bytes_per_node: dict[str, int] | None = None  # its resident pages (SSH, plugin)
+    # the plugin's own figures: share of pages local, tasks it pinned, tasks that moved
+    local_share: float | None = None
+    pinned_tasks: int | None = None
+    task_migrations: int | None = None
+    extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
+
+    @classmethod
+    def read(cls, planned: JvmPlacement, actual: EffectivePlacement,
+             facts: dict | None = None) -> EffectiveJvm:  # fmt: skip
+        """A JVM numaspark placed, as /proc shows it (``facts``: its host and pages, when
+        read over SSH)."""
+        facts = facts or {}
+        return cls(jvm=planned.name, index=planned.index, pid=actual.pid, cpus=str(actual.cpus),
+                   mems=str(actual.mems), policy=actual.policy, source="proc",
+                   planned_cpus=str(planned.cpus), planned_mem_nodes=str(planned.mem_nodes),
+                   differences=tuple(differences(planned, actual)), host=facts.get("host"),
+                   bytes_per_node=facts.get("bytes_per_node"))  # fmt: skip
+
+    def to_dict(self) -> dict:
+        """The stored JSON: the fields a source fills (absent ones left out, as before)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        data["differences"] = list(self.differences)
+        optional = ("host", "bytes_per_node", "local_share", "pinned_tasks", "task_migrations")
+        if self.source in ("proc", None):
+            data = {k: v for k, v in data.items() if k not in optional or v is not None}
+        if self.source is None:
+            del data["source"]
+        return {**data, **self.extra}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EffectiveJvm:
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        known["differences"] = tuple(known.get("differences") or ())
+        known.setdefault("jvm", "?")
+        known.setdefault("source", None)
+        for key in ("index", "pid", "cpus", "mems", "policy"):
+            known.setdefault(key, None)
+        return cls(**known, extra={k: v for k, v in data.items() if k not in names})
 
 
 def read_effective(pid: int, proc: Path = Path("/proc")) -> EffectivePlacement | None:

@@ -11,6 +11,7 @@ left running is found and stopped by the next one.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import threading
@@ -24,6 +25,17 @@ import psutil
 from numaspark.spark.ledger import LEDGER, reap
 
 DEFAULT_GRACE_S = 10.0
+# set by the fast test lane (scripts/test.sh --fast), which promises to start no JVM: a test
+# that starts one belongs in the full lane, and is told so instead of slowing the fast one
+NO_JVM = "NUMASPARK_NO_JVM"
+_JVM_PROGRAMS = frozenset({"java", "javac", "mvn", "spark-submit", "spark-class"})
+
+
+def refuse_jvm(argv: Sequence[str]) -> None:
+    """Raise when ``argv`` starts a JVM and the fast test lane forbids it."""
+    if os.environ.get(NO_JVM) and any(Path(a).name in _JVM_PROGRAMS for a in argv):
+        raise RuntimeError(f"{NO_JVM} is set (the fast test lane) and this starts a JVM: "
+                           f"{' '.join(argv)[:200]}; mark the test jvm")  # fmt: skip
 
 
 class Terminated(KeyboardInterrupt):
@@ -67,6 +79,7 @@ class ProcessTracker:
     ) -> Tracked:
         """Start ``argv`` with its output in ``log``. ``stdin_pipe``: its stdin is a pipe this
         process holds open, so that it sees EOF when we close it or die (a remote lifeline)."""
+        refuse_jvm(argv)
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             popen = subprocess.Popen(

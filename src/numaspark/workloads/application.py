@@ -104,10 +104,11 @@ class Application:
             argv += [option] if value is None else [option, value]
         return argv
 
-    def command(self) -> list[str]:
-        """How the user names this application to numaspark (pasted into advice)."""
+    def command(self, options: list[str] | None = None) -> list[str]:
+        """How the user names this application to ``numaspark run``, with numaspark's
+        ``options`` in their place (before ``--``): advice prints it to be pasted."""
         if self.given_line:
-            return ["--", *self.line.to_argv()]
+            return [*(options or []), "--", *self.line.to_argv()]
         argv = [self.path, *(["--class", self.main_class] if self.main_class else [])]
         for option, key in (("--py-files", "py_files"), ("--files", "files"),
                             ("--jars", "jars"), ("--packages", "packages")):  # fmt: skip
@@ -115,6 +116,9 @@ class Application:
                 argv += [option, ",".join(getattr(self.line, key))]
         if self.check:
             argv += ["--check", shlex.join(self.check)]
+        if self.name != Path(self.path.split("?")[0]).stem[:NAME_LIMIT]:
+            argv += ["--name", self.name]
+        argv += options or []
         return [*argv, "--", *self.args] if self.args else argv
 
     def to_dict(self) -> dict:
