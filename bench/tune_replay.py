@@ -1,6 +1,6 @@
 """The tuner against random search on configuration tables: every table recorded here
 (bench/tables/*.csv, each with the machine it was recorded on in <name>.json) and a table per
-model profile on each large machine of numaspark.decide.models.MACHINES (real servers' hwloc
+model profile on each large machine of bench/tune_models.py MACHINES (real servers' hwloc
 XML from shared/topologies and synthetic descriptions; models, not measurements), each model
 table twice: noise-free (the model's own times) and noisy (draw 0: the median of 3 runs of
 2% noise per configuration). With --draws N, every model table is also replayed on draws
@@ -35,13 +35,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
-
-from numaspark.decide.models import MACHINES, machine_tables
-from numaspark.decide.prior import Machine
-from numaspark.decide.tune import (
+from tune_models import (
+    MACHINES,
     evaluations_to,
+    machine_tables,
     random_search,
     random_search_median,
+)
+
+from numaspark.decide.prior import Machine
+from numaspark.decide.tune import (
     read_table,
     replay_objective,
     tune,

@@ -15,6 +15,8 @@ done
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
+# the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
+.venv/bin/lint-imports
 if [ "$fast" = 1 ]; then
   NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
 fi

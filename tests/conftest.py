@@ -39,16 +39,16 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True)
 def _no_java_version_in_the_fast_lane(monkeypatch):
     """The fast lane starts no JVM, not even ``java -version`` for a run's environment."""
-    from numaspark.spark.processes import NO_JVM
+    from numaspark.supervise.processes import NO_JVM
 
     if os.environ.get(NO_JVM):
-        monkeypatch.setattr("numaspark.experiment.result.java_version", lambda: None)
+        monkeypatch.setattr("numaspark.experiment.machine.java_version", lambda: None)
 
 
 @pytest.fixture(autouse=True)
 def _applications_forgotten():
     """Each test names its own applications: none registered by an earlier test is known."""
-    from numaspark.workloads.registry import forget_applications
+    from numaspark.workloads.catalog import forget_applications
 
     yield
     forget_applications()

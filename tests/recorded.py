@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from numaspark.experiment.assemble import ANSWERS_FILE, APP_FILE
+from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.app import AppRun, find_event_log
-from numaspark.spark.effective import EffectiveJvm
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 SUITE = RUNS / "wordcount-core"  # wordcount, tiny, 1 warm-up + 2 measured, core-bound
@@ -88,7 +88,7 @@ class RecordedTarget:
 def recording_for(job: str, job_args: list[str]) -> Path:
     """The recording that plays ``job``: the suite's wordcount, or the user's squares.py
     (failing when its N is negative, as the real one does)."""
-    if job.endswith("squares.py"):
+    if job.endswith(("squares.py", ".jar")):  # the Python and the Java squares behave alike
         return APP_FAILS if int(job_args[1]) < 0 else APP_OK
     if job.endswith("wordcount.py"):
         return SUITE

@@ -18,17 +18,17 @@ import pytest
 from conftest import FIXTURES, run_cli
 from recorded import APP_FAILS, APP_OK, RecordedTarget, targets
 
+from numaspark.cli.options import AppOptions, Where, line_target
 from numaspark.errors import UsageError
 from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
 from numaspark.experiment.result import Environment, RunResult, RunSpec, Status, retimed
 from numaspark.experiment.runner import RunRequest, run_check, run_workload
-from numaspark.options import AppOptions, Where, line_target
 from numaspark.placement import Binding, Layout, Mode
 from numaspark.spark.conf import merged
-from numaspark.spark.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load
 from numaspark.workloads import application as apps
-from numaspark.workloads.registry import get_workload, register_application
+from numaspark.workloads.catalog import get_workload, register_application
 
 APPS = Path(__file__).resolve().parent / "apps"
 SQUARES = APPS / "squares.py"
@@ -255,6 +255,19 @@ def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
     assert len(stored) == 3 and json.loads(stored[0])["spec"]["application"]["args"][2:] == ODD
 
 
+def test_a_jar_runs_with_its_class_from_the_manifest(tmp_path):
+    """The JAR form: its Main-Class reaches spark-submit as --class, before the JAR."""
+    jar = _jar(tmp_path, "com.acme.Squares")
+    workload = register_application(apps.from_file(str(jar), ["o.json", "1000", "two words"]))
+    local = RecordedTarget()
+    (run,) = run_workload(RunRequest(workload=workload.name, out=tmp_path / "out", collect=False,
+                                     layout=Layout(mode=Mode.LOCAL)), load(),
+                          targets=targets(local, RecordedTarget()))  # fmt: skip
+    assert run.ok and run.spec.application.main_class == "com.acme.Squares"
+    assert local.options[0]["submit_options"] == ["--class", "com.acme.Squares"]
+    assert local.submitted == [(str(jar), ["o.json", "1000", "two words"])]
+
+
 def test_a_failing_application_is_stored_failed_and_the_loop_goes_on(tmp_path):
     local = RecordedTarget()
     results = run_workload(_request(tmp_path, ["o.json", "-5"], repeat=2), load(),
@@ -356,7 +369,9 @@ def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, 
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["status"] == "ok" and run["spec"]["application"]["class"] == "Squares"
     assert run["spec"]["mode"] == "local" and run["spec"]["cores_per_executor"] == 2
-    assert run["affinity"] is None or run["affinity"]["tasks"] >= 0
+    # the plugin came with the user's own --jars: it pinned every task to a core of its own
+    assert run["affinity"]["level"] == "core" and run["affinity"]["tasks"] >= 1
+    assert run["affinity"]["pinned"] == run["affinity"]["tasks"]
     assert run["app"]["job_time_ms"] > 0
 
 
@@ -428,8 +443,8 @@ def test_a_study_of_an_application_writes_a_report_naming_it(tmp_path):
 def test_cosched_of_two_applications_counts_their_completions_and_reports(tmp_path):
     """Two applications at once, replayed (each 'takes' 0.2 s): every split of this machine,
     bound then unbound; completions are the applications that ended in the window."""
+    from numaspark.cli.options import cosched_workload
     from numaspark.experiment.cosched import cosched
-    from numaspark.options import cosched_workload
     from numaspark.report.html import write_report
 
     good = cosched_workload(f"{SQUARES} o.json 1000")

@@ -17,11 +17,12 @@ import pytest
 from conftest import FIXTURES
 
 from numaspark.collect.base import Collector, CollectorSet
-from numaspark.collect.numa import NumaCollector, pages_per_node, read_numastat
+from numaspark.collect.numa import NumaCollector, read_numastat
 from numaspark.collect.os_stats import OsCollector, read_jvm
 from numaspark.collect.perf_stat import PerfCollector
 from numaspark.decide.readings import readings
 from numaspark.metrics.perf import parse_perf_interval_csv, summarize_counts
+from numaspark.readback.proc import pages_per_node
 
 WITH_PMU = (FIXTURES / "perf" / "with-pmu-interval.csv").read_text()
 NO_PMU = (FIXTURES / "perf" / "kvm-guest-no-pmu.csv").read_text()

@@ -10,14 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from conftest import FIXTURES, run_cli, topology_file
+from tune_models import evaluations_to, random_search
 
 from numaspark.decide.advise import Severity, Subject, advise, advise_event_log, advise_results
 from numaspark.decide.classify import classify
 from numaspark.decide.prior import Machine
 from numaspark.decide.tune import (
     Space,
-    evaluations_to,
-    random_search,
     read_table,
     replay_objective,
     tune,

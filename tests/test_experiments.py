@@ -13,9 +13,9 @@ import time
 import pytest
 from conftest import run_cli, topology_file
 
+from numaspark.decide.scaling import fit, knee
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
-from numaspark.experiment.scaling import fit, knee
 from numaspark.experiment.spec import build
 from numaspark.experiment.stats import compare, summarize
 from numaspark.topology import load_machine, load_synthetic, load_xml

@@ -17,11 +17,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
 from numaspark.spark.cluster import alive_workers, master_json
-from numaspark.spark.effective import read_effective
 from numaspark.spark.home import free_port, spark_env, spark_home
-from numaspark.spark.processes import stop_processes
+from numaspark.supervise.processes import stop_processes
 
 pytestmark = pytest.mark.integration
 

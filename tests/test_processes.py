@@ -11,8 +11,8 @@ import psutil
 import pytest
 
 from numaspark.placement import Binding, Layout, plan
-from numaspark.spark.effective import differences, read_effective
-from numaspark.spark.processes import ProcessTracker, stop_processes
+from numaspark.readback.proc import differences, read_effective
+from numaspark.supervise.processes import ProcessTracker, stop_processes
 from numaspark.topology import load_machine
 
 # A parent that starts a child which ignores SIGTERM: only SIGKILL stops it.
@@ -109,7 +109,7 @@ def test_cluster_start_timeout_from_the_environment(monkeypatch):
 _HOLDER = """
 import sys, time
 from pathlib import Path
-from numaspark.spark.processes import supervised
+from numaspark.supervise.processes import supervised
 with supervised() as tracker:
     tracker.start(["sleep", "300"], name="sleeper", log=Path(sys.argv[1]))
     tracker.start(["sleep", "301"], name="released", log=Path(sys.argv[1]))
@@ -123,7 +123,7 @@ with supervised() as tracker:
 def test_what_a_killed_numaspark_left_is_found_and_stopped(tmp_path, monkeypatch):
     """SIGKILL cannot be caught: the ledger on disk is how the next numaspark finds the
     processes the dead one started (and not those it released, nor a live one's)."""
-    from numaspark.spark import ledger
+    from numaspark.supervise import ledger
 
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "log")],

@@ -24,7 +24,7 @@ from conftest import FIXTURES, run_cli
 from numaspark.metrics.aggregate import aggregate
 from numaspark.metrics.eventlog import parse_event_log
 from numaspark.spark.home import DAEMON_JAVA_OPTS, free_port, spark_env, spark_home
-from numaspark.spark.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import CpuSet
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]

@@ -13,7 +13,7 @@ from conftest import run_cli
 
 from numaspark.metrics.streaming import compact_progress, summarize_stream
 from numaspark.spark.home import spark_env, spark_home
-from numaspark.spark.processes import ProcessTracker, wait_for
+from numaspark.supervise.processes import ProcessTracker, wait_for
 from numaspark.workloads import all_workloads, get_workload
 from numaspark.workloads.jobs.streaming import QUERIES
 from numaspark.workloads.streamsource import (

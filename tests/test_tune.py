@@ -3,7 +3,7 @@ advise take from the run's own machine. No Spark here.
 
 This machine has one NUMA node and two cores, so the multi-node logic is tested on the real
 servers' hwloc XML in shared/topologies and on synthetic descriptions, with tables made from
-simple models of the studies' findings (numaspark.decide.models): models, not measurements.
+simple models of the studies' findings (bench/tune_models.py): models, not measurements.
 The real path (a table recorded on this machine) is tested on bench/tables.
 """
 
@@ -18,17 +18,22 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT, run_cli, topology_file
+from tune_models import (
+    PROFILES,
+    evaluations_to,
+    machine_tables,
+    model_table,
+    model_time,
+    random_search,
+    random_search_median,
+)
 
 from numaspark.decide.advise import Subject, advise_source, recorded_machine
-from numaspark.decide.models import PROFILES, machine_tables, model_table, model_time
 from numaspark.decide.prior import Machine, canonical, penalties, roles
 from numaspark.decide.tune import (
     Prior,
     Space,
-    evaluations_to,
     neighbours,
-    random_search,
-    random_search_median,
     read_table,
     replay_objective,
     tune,

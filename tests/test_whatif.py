@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES, run_cli
 
+from numaspark.decide.whatif import driver_time_ms, simulate
 from numaspark.metrics.eventlog import EventLog
-from numaspark.metrics.whatif import driver_time_ms, simulate
 
 
 def _log(stages: dict[int, tuple[list[int], list[float]]], jobs: list[tuple[list[int], int, int]],

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 
 from numaspark.spark.home import spark_env, spark_home
-from numaspark.spark.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker
 from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import prepare_input
 

@@ -27,13 +27,11 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from numaspark.errors import NumasparkError, UsageError
-
-if TYPE_CHECKING:
-    from numaspark.placement import Placement
-    from numaspark.topology import Topology
+from numaspark.placement import Placement, placement_to_dict
+from numaspark.topology import Topology
+from numaspark.topology.hwloc import parse_xml
 
 HOSTS_PLAN_SCHEMA = "numaspark.hosts-plan/1"
 CONNECT_TIMEOUT_S = 5
@@ -216,12 +214,6 @@ def _last(stderr: str) -> str:
     return lines[-1] if lines else "no message"
 
 
-def spark_home_on(host: Host) -> str:
-    from numaspark.spark.home import spark_home
-
-    return host.spark_home or str(spark_home())
-
-
 def python_on(host: Host) -> str:
     return host.python or sys.executable
 
@@ -237,7 +229,6 @@ def read_topology(host: Host):
 
 def host_topology(ssh: Ssh):
     """The host's topology, from hwloc on it (``lstopo-no-graphics --of xml``)."""
-    from numaspark.topology.hwloc import parse_xml
 
     text = ssh.run(["lstopo-no-graphics", "--of", "xml"], what="lstopo-no-graphics (hwloc-nox)")
     return parse_xml(text, f"host:{ssh.host.name}")
@@ -296,7 +287,6 @@ def driver_address(inventory: Inventory) -> str:
 
 def plans_to_dict(plans: list[HostPlan], driver: str | None = None) -> dict:
     """The JSON of ``plan --hosts`` (docs/schemas.md, ``numaspark.hosts-plan/1``)."""
-    from numaspark.placement import placement_to_dict
 
     return {
         "schema": HOSTS_PLAN_SCHEMA,

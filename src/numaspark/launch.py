@@ -28,9 +28,9 @@ from numaspark.collect.numa import NumaCollector
 from numaspark.errors import UsageError
 from numaspark.placement import JvmPlacement, Placement, numactl_argv
 from numaspark.placement.render import placement_to_dict
-from numaspark.spark.effective import EffectivePlacement, differences, read_effective
+from numaspark.readback.proc import EffectivePlacement, differences, read_effective
 from numaspark.spark.logs import error_line
-from numaspark.spark.processes import Tracked, supervised
+from numaspark.supervise.processes import Tracked, supervised
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB
 

@@ -10,27 +10,14 @@ memory *accesses*: remote access traffic needs hardware counters.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from numaspark.collect.base import Collector, JvmMap
+from numaspark.readback.proc import pages_per_node
 
 NUMASTAT_NOTE = "numastat counts page allocations, not memory accesses"
 VMSTAT_KEYS = ("numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated",
                "numa_pte_updates")  # fmt: skip
-_NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
-_PAGE_KB = re.compile(r"\bkernelpagesize_kB=(\d+)")
-
-
-def pages_per_node(numa_maps: str) -> dict[int, int]:
-    """Resident bytes per NUMA node from the text of a numa_maps file."""
-    found: dict[int, int] = {}
-    for line in numa_maps.splitlines():
-        size = _PAGE_KB.search(line)
-        page = int(size.group(1)) * 1024 if size else 4096
-        for node, pages in _NODE_PAGES.findall(line):
-            found[int(node)] = found.get(int(node), 0) + int(pages) * page
-    return found
 
 
 def read_numastat(root: Path = Path("/sys/devices/system/node")) -> dict[str, dict[str, int]]:

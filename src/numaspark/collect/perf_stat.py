@@ -24,7 +24,7 @@ from numaspark.metrics.perf import (
     parse_perf_interval_csv,
     summarize_counts,
 )
-from numaspark.spark.ledger import LEDGER
+from numaspark.supervise.ledger import LEDGER
 
 
 class PerfCollector(Collector):

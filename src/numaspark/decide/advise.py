@@ -36,10 +36,11 @@ from numaspark.decide.thresholds import (
     Severity,
     grade,
 )
+from numaspark.decide.whatif import driver_time_ms
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
+from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.metrics.eventlog import EventLog, parse_event_log
-from numaspark.metrics.whatif import driver_time_ms
 from numaspark.placement.planner import OS_RESERVE_SHARE, spark_overhead
 from numaspark.units import human_size, jvm_size, parse_size
 
@@ -576,7 +577,6 @@ def _name(spec: RunSpec) -> str:
 
 def recorded_machine(source: Path) -> Machine | None:
     """The machine of the results ``source`` is (or is in), from its stored topology."""
-    from numaspark.experiment.store import recorded_topology
 
     data, path = recorded_topology(source)
     return Machine.from_dict(data, str(path)) if data else None
@@ -609,7 +609,6 @@ def advise_results(results: list[RunResult], machine: Machine | None = None) -> 
 
 def advise_source(source: Path) -> list[Advice]:
     """Advice on a results directory (one per configuration) or on one event log."""
-    from numaspark.experiment.store import ResultStore
 
     if not source.exists():
         raise UsageError(f"{source} does not exist: give a results directory or an event log")

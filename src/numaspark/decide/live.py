@@ -16,7 +16,7 @@ from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import DEFAULT_TIME, measured
 from numaspark.experiment.runner import TargetFactory
 from numaspark.experiment.spec import Config, Experiment, check_configs
-from numaspark.experiment.store import ResultStore
+from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.experiment.sweep import run_sweep
 from numaspark.placement import Binding, Layout, Mode
 from numaspark.topology import Topology
@@ -56,7 +56,6 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
                 raise UsageError(f"the machine in {side}: {e} (mend it, or give --xml or "
                                  "--synthetic)") from e  # fmt: skip
             return replace(Machine.of(topology), source=str(side))
-        from numaspark.experiment.store import recorded_topology  # exported next to its runs'
 
         data, path = recorded_topology(replay.parent, levels=1)
         return Machine.from_dict(data, f"{path}") if data else None

@@ -123,6 +123,7 @@ def log_summary(log) -> dict:
     allow (CPU, context switches, NUMA pages and counters come only with numaspark run)."""
     from types import SimpleNamespace
 
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.metrics.aggregate import aggregate
     from numaspark.metrics.gc import gc_by_executor
 

@@ -640,33 +640,3 @@ def replay_objective(lookup: dict[tuple, float], space: Space) -> Objective:
         return lookup.get(tuple(params[n] for n in space.names))
 
     return objective
-
-
-def random_search(lookup: dict[tuple, float], seed: int) -> list[float]:
-    """Random search over the runnable rows, without repeats: the values in the order tried."""
-    order = sorted(lookup, key=str)
-    random.Random(seed).shuffle(order)
-    return [lookup[c] for c in order]
-
-
-def random_search_median(rows: int, hits: int) -> int:
-    """The exact median number of evaluations random search without repeats needs to first
-    draw one of ``hits`` rows out of ``rows``: the smallest k with P(first hit <= k) >= 1/2,
-    where P(no hit in k draws) = prod_{i<k} (rows - hits - i) / (rows - i). (A sample of 20
-    seeds misses it by several evaluations when the hits are few.)"""
-    if not 0 < hits <= rows:
-        raise ValueError("hits must be between 1 and rows")
-    miss = 1.0
-    for k in range(1, rows - hits + 2):
-        miss *= (rows - hits - (k - 1)) / (rows - (k - 1))
-        if miss <= 0.5:
-            return k
-    return rows - hits + 1
-
-
-def evaluations_to(values: list[float | None], target: float) -> int | None:
-    """1-based number of the first evaluation at or below ``target`` (None if never)."""
-    for number, value in enumerate(values, 1):
-        if value is not None and value <= target:
-            return number
-    return None

@@ -36,10 +36,12 @@ from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.gc import gc_by_executor
 from numaspark.metrics.streaming import summarize_stream
 from numaspark.placement.plugin import RECORD_DIR
+from numaspark.probe import bandwidth_region
 from numaspark.spark.affinity import read_records
 from numaspark.spark.affinity import summarize as summarize_affinity
 from numaspark.spark.app import find_event_log
-from numaspark.workloads import Workload
+from numaspark.workloads import Workload, get_workload
+from numaspark.workloads.catalog import register_application
 from numaspark.workloads.harness import JOB_GROUP_PREFIX
 from numaspark.workloads.streamsource import LEDGER_FILE
 
@@ -124,9 +126,6 @@ class RunPlan:
     def orphaned(cls, run_dir: Path) -> RunPlan | None:
         """The plan of a run whose records were never stored and whose numaspark is gone."""
         import psutil
-
-        from numaspark.workloads import get_workload
-        from numaspark.workloads.registry import register_application
 
         if (run_dir / STORED_FILE).exists() or not (run_dir / PLAN_FILE).exists():
             return None
@@ -321,7 +320,6 @@ def bandwidth_use(found: Measurements, sustained_bps: float | None) -> dict:
     The estimate is LLC load misses x 64-byte lines per second (reads only, and
     prefetches not counted): a lower bound, enough to tell the regions apart.
     """
-    from numaspark.probe import bandwidth_region
 
     misses, seconds = found.llc_load_misses, found.seconds
     if misses is None or not seconds:
@@ -378,10 +376,11 @@ def assemble_application(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
                   "ended": (log.end_time or log.start_time) / 1000}  # fmt: skip
     metrics = aggregate(log) if log is not None else {}
     streaming = _application_stream(log, plan, shared["warnings"])
+    affinity = summarize_affinity(outputs.affinity_records) if outputs.affinity_records else None
     return [RunResult(
         spec=_spec_of(plan, plan.first), environment=plan.environment, status=status,
         failure_reason=reason, wall_time_s=times.seconds(plan.spec.timed or "app"),
-        metrics=metrics, streaming=streaming,
+        metrics=metrics, streaming=streaming, affinity=affinity,
         measurements=_measurements(outputs, None, window, metrics, plan.sustained_bandwidth_bps),
         check=check, **shared,
     )]  # fmt: skip

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from numaspark.collect import default_collectors
 from numaspark.errors import UsageError
-from numaspark.experiment.result import Measurements, environment
+from numaspark.experiment.machine import environment
+from numaspark.experiment.result import Measurements
 from numaspark.experiment.runner import Runner, TargetFactory, run_check
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, Placement, plan

@@ -28,23 +28,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import os
-import platform
-import re
-import socket
-import subprocess
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
-from numaspark import __version__
 from numaspark.errors import UsageError
-from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
 from numaspark.placement import Placement, placement_to_dict
-from numaspark.spark.effective import EffectiveJvm
-from numaspark.spark.processes import refuse_jvm
+from numaspark.readback.proc import EffectiveJvm
 from numaspark.workloads.application import Application
 
 RUN_SCHEMA = "numaspark.run/2"
@@ -475,37 +467,3 @@ def by_configuration(results: Iterable[RunResult]) -> dict[str, list[RunResult]]
     for r in measured(results):
         groups.setdefault(r.config_key, []).append(r)
     return groups
-
-
-def environment(topology_fingerprint: str, spark_version: str | None) -> Environment:
-    """This machine now, for the runs about to start."""
-    return Environment(
-        host=socket.gethostname(),
-        kernel=platform.release(),
-        cpu_model=_cpu_model(),
-        java=java_version(),
-        spark=spark_version,
-        python=platform.python_version(),
-        numaspark=__version__,
-        topology_fingerprint=topology_fingerprint,
-        numa_balancing=read_setting(NUMA_BALANCING),
-        transparent_hugepages=selected(read_setting(THP_ENABLED)),
-        cpus=os.cpu_count(),
-    )
-
-
-@lru_cache(maxsize=1)
-def java_version() -> str | None:
-    refuse_jvm(["java"])
-    try:
-        proc = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    match = re.search(r'version "([^"]+)"', proc.stderr)
-    return match.group(1) if match else None
-
-
-def _cpu_model() -> str | None:
-    text = read_setting("/proc/cpuinfo") or ""
-    match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
-    return match.group(1).strip() if match else platform.processor() or None

@@ -35,7 +35,8 @@ from numaspark.experiment.assemble import (
     mark_stored,
     read_outputs,
 )
-from numaspark.experiment.result import DEFAULT_TIME, TIMES, Check, RunResult, RunSpec, environment
+from numaspark.experiment.machine import environment
+from numaspark.experiment.result import DEFAULT_TIME, TIMES, Check, RunResult, RunSpec
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.target import (
     ExternalTarget,
@@ -55,11 +56,12 @@ from numaspark.placement import (
     plan,
 )
 from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
+from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
-from numaspark.spark.processes import ProcessTracker, supervised, wait_for
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
+from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import Size, Workload, get_workload
 from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
@@ -441,7 +443,6 @@ def default_conf(request: RunRequest, workload: Workload, placement: Placement) 
 
 def _sustained_bandwidth(fingerprint: str) -> float | None:
     """The probed sustained memory bandwidth of this machine, when ``numaspark probe`` ran."""
-    from numaspark.probe import load_probe, sustained_bandwidth_bps
 
     probe = load_probe(fingerprint)
     return sustained_bandwidth_bps(probe) if probe else None

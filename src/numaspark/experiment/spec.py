@@ -51,7 +51,7 @@ from numaspark.topology import CpuSet, Topology
 from numaspark.units import parse_duration, parse_size
 from numaspark.workloads import Workload, get_workload
 from numaspark.workloads.application import URI, from_file
-from numaspark.workloads.registry import register_application
+from numaspark.workloads.catalog import register_application
 
 TOP_KEYS = {"name", "repeat", "warmup", "order", "seed", "budget", "workloads", "layouts",
             "bindings", "mem_policies", "conf", "nodes", "stream", "time"}  # fmt: skip

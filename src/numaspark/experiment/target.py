@@ -27,11 +27,17 @@ from pathlib import Path
 from typing import Protocol
 
 from numaspark.errors import UsageError
-from numaspark.placement import Placement
+from numaspark.hosts import driver_address, merge, plan_hosts
+from numaspark.placement import Placement, shipped_plugin_conf
+from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
+from numaspark.spark import kept
+from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.home import LOOPBACK
-from numaspark.spark.processes import ProcessTracker, supervised
+from numaspark.spark.remote import HostsCluster
+from numaspark.supervise.processes import ProcessTracker, supervised
+from numaspark.topology import load_machine
 
 Say = Callable[[str], None]
 
@@ -86,10 +92,7 @@ class StandaloneTarget:
         self._shape: tuple | None = None
         self._owned = False
         if attached is not None:
-            from numaspark.spark.remote import HostsCluster, is_hosts_state
-
-            self.cluster = (HostsCluster.attach(attached) if is_hosts_state(attached)
-                            else StandaloneCluster.attach(attached))  # fmt: skip
+            self.cluster = kept.attach(attached)
             self._shape = Placement.from_dict(self.cluster.placement).shape
 
     def prepare(self, placement: Placement, say: Say) -> None:
@@ -138,7 +141,6 @@ class HostsTarget:
     topology, read once over SSH."""
 
     def __init__(self, tracker: ProcessTracker, root: Path, inventory) -> None:
-        from numaspark.hosts import driver_address
 
         self.tracker = tracker
         self.root = root
@@ -152,13 +154,11 @@ class HostsTarget:
     def plan(self, place: Callable) -> Placement:
         """Plan every host with ``place(topology)`` (its topology read once); the merged
         placement, and the per-host plans kept for ``prepare``."""
-        from numaspark.hosts import merge, plan_hosts
 
         self.plans = plan_hosts(self.inventory, place, self._topologies)
         return merge(self.plans)
 
     def prepare(self, placement: Placement, say: Say) -> None:
-        from numaspark.spark.remote import HostsCluster
 
         if self.cluster is not None and self._shape == placement.shape:
             return
@@ -207,9 +207,6 @@ class ExternalTarget:
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
-        from numaspark.placement import shipped_plugin_conf
-        from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
-        from numaspark.spark.affinity import plugin_effective, require_jar
 
         require_jar()
         reports = run_dir / PLACEMENT_FILE
@@ -252,16 +249,12 @@ def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
     """``numaspark cluster up``: start a cluster that outlives this process, planned with
     ``place(topology)`` here or on each host of ``inventory``. A cluster that fails
     half-way is stopped whole; once up, ``numaspark cluster down`` stops it."""
-    from numaspark.topology import load_machine
 
     with supervised() as tracker:
         if inventory is None:
             cluster = StandaloneCluster.start(place(load_machine()), directory, tracker,
                                               host=host, on_progress=say)  # fmt: skip
         else:
-            from numaspark.hosts import driver_address, merge, plan_hosts
-            from numaspark.spark.remote import HostsCluster
-
             plans = plan_hosts(inventory, place)
             cluster = HostsCluster.start(plans, merge(plans), directory, tracker,
                                          driver_address(inventory), encrypt=inventory.encrypt,

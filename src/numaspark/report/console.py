@@ -7,8 +7,12 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from numaspark.decide.readings import readings
+from numaspark.decide.thresholds import Severity
+from numaspark.experiment.studies import ht_effectiveness
 from numaspark.placement import Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import SLOTS_ENV
+from numaspark.probe import KERNELS
 from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size
 
@@ -187,7 +191,7 @@ def launch_view(record: dict) -> Table:
     return table
 
 
-# --- what the commands print (cli.py keeps the options and calls these) --------------------
+# --- what the commands print (cli/commands.py keeps the options and calls these) --------------------
 
 
 def warning_lines(warnings: list[str]) -> list[str]:
@@ -206,7 +210,7 @@ def warning_lines(warnings: list[str]) -> list[str]:
 def run_lines(results: list) -> list[str]:
     """Under ``numaspark run``: the last measured run's Spark metrics, readings and where its
     JVMs really ran."""
-    from numaspark.decide.readings import readings
+    # lazy: it brings numpy, which a command that does not need it never loads
     from numaspark.report.metrics import sparkmeasure_lines
 
     last_ok = next((r for r in reversed(results) if r.ok and not r.spec.warmup), None)
@@ -284,7 +288,6 @@ def _fmt(value: object) -> str:
 
 def advice_lines(advices: list, show_all: bool) -> list[str]:
     """The findings of each advice with their severity colour, recommendation and command."""
-    from numaspark.decide.thresholds import Severity
 
     colours = {Severity.NONE: "green", Severity.LOW: "cyan", Severity.MODERATE: "yellow",
                Severity.SEVERE: "red", Severity.CRITICAL: "bold red"}  # fmt: skip
@@ -359,7 +362,8 @@ def study_lines(kind: str, configs: list, medians: dict[str, float]) -> list[str
 
 def scaling_lines(points: list[tuple[float, float]]) -> list[str]:
     """Under ``study scaling``: speedup and efficiency per concurrency, and the fits."""
-    from numaspark.experiment.scaling import efficiency_table, fit, knee
+    # lazy: it brings numpy and scipy, which a command that does not need it never loads
+    from numaspark.decide.scaling import efficiency_table, fit, knee
 
     if len(points) < 2:
         return ["scaling: fewer than two concurrency levels measured, nothing to fit"]
@@ -376,7 +380,6 @@ def scaling_lines(points: list[tuple[float, float]]) -> list[str]:
 
 def smt_line(named: dict[str, float | None]) -> str:
     """Under ``study smt``: Awan et al.'s HT effectiveness from the ST n, SMT n, ST 2n medians."""
-    from numaspark.experiment.studies import ht_effectiveness
 
     st_n = next((v for k, v in named.items() if k.startswith("ST") and v), None)
     smt_n = next((v for k, v in named.items() if k.startswith("SMT") and v), None)
@@ -388,7 +391,6 @@ def smt_line(named: dict[str, float | None]) -> str:
 
 
 def probe_table(found: dict) -> Table:
-    from numaspark.probe import KERNELS
 
     table = Table(title="Memory bandwidth (MB/s) and latency (ns per load)", title_justify="left")
     for column in ("measure", "CPUs on"):
@@ -451,6 +453,7 @@ def workloads_table(workloads: list) -> Table:
 
 def log_lines(log, summary: dict) -> list[str]:
     """``numaspark analyze`` of one event log: its metrics in sparkMeasure's terms, readings."""
+    # lazy: it brings numpy, which a command that does not need it never loads
     from numaspark.report.metrics import sparkmeasure_lines
 
     return [

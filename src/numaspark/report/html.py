@@ -27,6 +27,8 @@ from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore,
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.placement import Binding, Placement
+from numaspark.topology import load
+from numaspark.topology.cpuset import CpuSet
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
@@ -163,7 +165,8 @@ def speedup_plot(configs: list[ConfigRow]) -> Plot | None:
     """Local-mode series over the task count p: speedup, Amdahl (and USL) fits, the knee."""
     import plotly.graph_objects as go
 
-    from numaspark.experiment.scaling import efficiency_table, fit, knee
+    # lazy: it brings numpy and scipy, which a command that does not need it never loads
+    from numaspark.decide.scaling import efficiency_table, fit, knee
 
     series: dict[str, dict[int, float]] = {}
     for c in configs:
@@ -377,7 +380,6 @@ def topology_svg(topology: dict, placement: Placement) -> str:
 
 
 def _cpus(text: str) -> list[int]:
-    from numaspark.topology.cpuset import CpuSet
 
     return sorted(CpuSet.parse(text)) if text and text != "-" else []
 
@@ -388,8 +390,6 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, s
         return json.loads(path.read_text()), f"from {TOPOLOGY_FILE}"
     fingerprints = {r.environment.topology_fingerprint for r in results}
     try:
-        from numaspark.topology import load
-
         here = load()
     except (NumasparkError, OSError):  # no hwloc here: the report goes on without the picture
         return None, "no topology.json and hwloc is not available here"

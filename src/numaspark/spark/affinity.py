@@ -24,9 +24,11 @@ from itertools import combinations
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError
+from numaspark.jsonlines import read_json_lines
 from numaspark.placement.plugin import RECORD_DIR, jar_path
-from numaspark.spark.effective import EffectiveJvm
-from numaspark.spark.processes import refuse_jvm
+from numaspark.readback.proc import EffectiveJvm
+from numaspark.supervise.processes import refuse_jvm
+from numaspark.topology import CpuSet
 
 SOURCE = Path(__file__).resolve().parents[3] / "jvm"  # the repository's jvm/ (editable install)
 
@@ -137,7 +139,6 @@ def plugin_effective(path: Path) -> list[EffectiveJvm]:
     """The effective placement of each executor as the plugin reported it from inside (its
     latest report, ``PLACEMENT_FILE``): what a run records when this machine cannot read the
     executors' /proc (a cluster numaspark did not start)."""
-    from numaspark.jsonlines import read_json_lines
 
     latest: dict[str, dict] = {}
     for report in read_json_lines(path) if path.exists() else []:
@@ -164,7 +165,6 @@ def overlapping_on_one_cpu(records: list[dict]) -> list[tuple[dict, dict]]:
 
 
 def _cpus(text: str) -> list[int]:
-    from numaspark.topology import CpuSet
 
     return list(CpuSet.parse(text))
 

@@ -13,12 +13,12 @@ import psutil
 from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Binding, Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
+from numaspark.readback.proc import EffectiveJvm, read_effective
 from numaspark.spark.cluster import StandaloneCluster
 from numaspark.spark.conf import merged
-from numaspark.spark.effective import EffectiveJvm, read_effective
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
 from numaspark.spark.logs import error_line, error_lines, last_error_line
-from numaspark.spark.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker
 
 MAX_EXECUTOR_RELAUNCHES = 3
 DEFAULT_TIMEOUT_S = 1800.0

@@ -24,10 +24,10 @@ import psutil
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.placement import Placement, numactl_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
-from numaspark.spark.effective import EffectivePlacement, read_effective
+from numaspark.readback.proc import EffectivePlacement, pages_per_node, read_effective
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import error_line
-from numaspark.spark.processes import ProcessTracker, Tracked, stop_processes, wait_for
+from numaspark.supervise.processes import ProcessTracker, Tracked, stop_processes, wait_for
 from numaspark.units import MIB
 
 CLUSTER_SCHEMA = "numaspark.cluster/1"
@@ -281,26 +281,16 @@ def _state_alive(directory: Path) -> bool:
         return False
 
 
-def stop_cluster_dir(directory: Path) -> list[int]:
-    """Stop whatever a cluster directory's state file names, even a half-started cluster (on
-    several hosts: over SSH)."""
-    from numaspark.spark import remote
-    from numaspark.spark.ledger import reap
-
-    reaped = [p.pid for p in reap()]  # what a numaspark killed by SIGKILL left, perf stat too
+def stop_local_cluster_dir(directory: Path) -> list[int]:
+    """Stop the master and workers a local cluster's state file names (spark/kept.py decides
+    which kind a directory holds)."""
     path = directory.resolve() / STATE_FILE
-    if not path.exists():
-        if reaped:
-            return reaped
-        raise UsageError(f"no cluster state in {directory} (nothing to stop)")
-    if remote.is_hosts_state(directory):
-        return remote.stop_hosts_cluster_dir(directory)
     state = json.loads(path.read_text())
     pids = [w["pid"] for w in state.get("workers", [])] + [state["master_pid"]]
     alive = [p for p in pids if psutil.pid_exists(p) and _is_spark(p)]
     stop_processes(alive)
     path.unlink(missing_ok=True)
-    return sorted(set(alive + reaped))
+    return alive
 
 
 def _is_spark(pid: int) -> bool:
@@ -316,14 +306,10 @@ def _progress(callback, message: str) -> None:
         callback(message)
 
 
-def cluster_status(directory: Path) -> dict:
+def local_cluster_status(directory: Path) -> dict:
     """The master's view of the cluster in ``directory`` and, per worker, where it really runs:
     its launch prefix, its CPUs and memory policy, its resident pages per node (/proc)."""
-    from numaspark.collect.numa import pages_per_node
-    from numaspark.spark import remote
 
-    if remote.is_hosts_state(directory):
-        return remote.hosts_status(directory)
     cluster = StandaloneCluster.attach(directory)
     state = cluster.master_state() or {}
     alive = {w.get("port"): w for w in state.get("workers", [])}

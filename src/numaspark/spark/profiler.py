@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from numaspark.errors import ToolMissingError
+from numaspark.spark.flamegraph import write_flame_graph
 
 VERSION = "4.1"
 ARTIFACT = "tools.profiler:async-profiler"
@@ -86,7 +87,6 @@ def agent_option(library: Path, output_dir: Path, interval_ms: int = 10) -> str:
 def draw_flame_graphs(directory: Path, names: dict[int, str]) -> list[Path]:
     """An SVG beside each ``profile-PID.collapsed`` (``names``: pid -> JVM name); a graph that
     cannot be drawn leaves a ``.error`` file with why, and never loses the run."""
-    from numaspark.spark.flamegraph import write_flame_graph
 
     drawn = []
     for collapsed in sorted(directory.glob("profile-*.collapsed")):

@@ -26,11 +26,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from numaspark.collect.numa import pages_per_node
 from numaspark.errors import UsageError
-from numaspark.hosts import Host, HostError, HostPlan, Ssh, python_on, spark_home_on
+from numaspark.hosts import Host, HostError, HostPlan, Ssh, python_on
 from numaspark.placement import numactl_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
+from numaspark.readback.proc import EffectivePlacement, pages_per_node, parse_effective
 from numaspark.spark.cluster import (
     EXECUTOR_CLASS,
     STATE_FILE,
@@ -40,10 +40,9 @@ from numaspark.spark.cluster import (
     master_json,
     start_timeout,
 )
-from numaspark.spark.effective import EffectivePlacement, parse_effective
-from numaspark.spark.home import DAEMON_JAVA_OPTS
+from numaspark.spark.home import DAEMON_JAVA_OPTS, spark_home
 from numaspark.spark.logs import error_line
-from numaspark.spark.processes import ProcessTracker, Tracked, wait_for
+from numaspark.supervise.processes import ProcessTracker, Tracked, wait_for
 from numaspark.units import MIB
 
 HOSTS_CLUSTER_SCHEMA = "numaspark.hosts-cluster/1"
@@ -73,6 +72,11 @@ STOP = ('all=""; add() { all="$all $1"; for c in $(ps -o pid= --ppid "$1"); do a
 WRITE_SECRET = 'umask 077 && mkdir -p "$1" && cat > "$1/spark-auth.conf"'
 FREE_PORTS = ("import socket,sys\nfor _ in range(int(sys.argv[2])):\n"
               " s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1]); s.close()")  # fmt: skip
+
+
+def spark_home_on(host: Host) -> str:
+    """Spark's home on ``host``: its inventory's, else this machine's path (the same venv)."""
+    return host.spark_home or str(spark_home())
 
 
 def auth_conf(secret: str, encrypt: bool) -> str:

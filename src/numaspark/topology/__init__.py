@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from numaspark.errors import UsageError
 from numaspark.topology.cgroup import read_cgroup_limits
 from numaspark.topology.cpuset import CpuSet
 from numaspark.topology.hwloc import lstopo_xml, parse_xml, read_xml_file
@@ -56,8 +57,6 @@ def load_synthetic(description: str) -> Topology:
     ``numa:2(memory=64GB)``; an invented size is reported as unknown.
     """
     if not description.strip():
-        from numaspark.errors import UsageError
-
         raise UsageError(
             '--synthetic is empty: describe a machine, e.g. "pack:2 numa:2 core:12 pu:2"'
         )
@@ -78,8 +77,6 @@ def _refuse_absurd(description: str) -> None:
     """Refuse a synthetic machine too large to build, before hwloc spends minutes on it."""
     import re
 
-    from numaspark.errors import UsageError
-
     total = 1
     for count in re.findall(r"[A-Za-z0-9]+:(\d+)", description):
         total *= int(count)
@@ -92,8 +89,6 @@ def _refuse_absurd(description: str) -> None:
 def load(xml: str | Path | None = None, synthetic: str | None = None) -> Topology:
     """The topology the CLI options ask for: ``--xml``, ``--synthetic`` or this machine."""
     if xml is not None and synthetic is not None:
-        from numaspark.errors import UsageError
-
         raise UsageError("give either --xml or --synthetic, not both")
     if xml is not None:
         return load_xml(xml)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from numaspark.workloads import generators as gen
+import numaspark.workloads.generators as gen
 from numaspark.workloads.registry import CheckResult, Workload, register
 from numaspark.workloads.registry import check_all as _all
 from numaspark.workloads.registry import check_close as _close

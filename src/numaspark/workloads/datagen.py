@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from numaspark.errors import UsageError
+from numaspark.workloads import get_workload
 from numaspark.workloads.registry import Size, Workload
 
 MANIFEST = "manifest.json"
@@ -23,7 +24,6 @@ def default_data_root() -> Path:
 def generate(name: str, size: str, seed: int = DEFAULT_SEED,
              root: Path | None = None) -> tuple[Path, dict]:  # fmt: skip
     """``numaspark datagen``: a batch workload's input, by name and size."""
-    from numaspark.workloads import get_workload
 
     workload = get_workload(name)
     if workload.streaming:

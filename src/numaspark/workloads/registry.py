@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from numaspark.errors import UsageError
-from numaspark.workloads.application import CATEGORY as APPLICATION
+from numaspark.units import parse_size
 from numaspark.workloads.application import Application
 
 JOBS_DIR = Path(__file__).resolve().parent / "jobs"
@@ -99,7 +99,6 @@ def parse_size_spec(text: str, workload: Workload) -> Size:
                 f"bad --size {text!r}: a workload needs at least one row, e.g. 1000rows"
             )
         return Size(label, int(label[:-4]))
-    from numaspark.units import parse_size
 
     try:
         nbytes = parse_size(label, "--size")
@@ -111,67 +110,12 @@ def parse_size_spec(text: str, workload: Workload) -> Size:
     return Size(label, max(1, nbytes // workload.row_bytes))
 
 
-_REGISTRY: dict[str, Workload] = {}
+REGISTRY: dict[str, Workload] = {}  # every workload by name (workloads/catalog.py asks)
 
 
 def register(workload: Workload) -> Workload:
-    _REGISTRY[workload.name] = workload
+    REGISTRY[workload.name] = workload
     return workload
-
-
-def register_application(application: Application) -> Workload:
-    """The workload of a user's application, known by its name to every command of this
-    process (a sweep's configurations, a study's, the tuner's trials)."""
-    _load_builtin()
-    known = _REGISTRY.get(application.name)
-    if known is not None and known.application is None:
-        raise UsageError(f"{application.path}: its name {application.name!r} is a built-in "
-                         "workload's: give it another with --name")  # fmt: skip
-    if known is not None and known.application != application:
-        raise UsageError(f"two applications are named {application.name!r} ({known.job} and "
-                         f"{application.path}, or their arguments differ): name them apart "
-                         "with --name, or name = ... in the spec")  # fmt: skip
-    return register(Workload(
-        name=application.name, category=APPLICATION, api=application.api,
-        description=" ".join([application.path, *application.args])[:200],
-        job=application.path, generator=_no_generator, check=_no_answer, profiles={},
-        row_bytes=1, seeded=False, application=application,
-    ))  # fmt: skip
-
-
-def forget_applications() -> None:
-    """Forget the users' applications registered so far (one process running several
-    commands: the tests)."""
-    for name in [n for n, w in _REGISTRY.items() if w.application is not None]:
-        del _REGISTRY[name]
-
-
-def _no_generator(directory: Path, size: Size, seed: int, params: dict) -> dict:
-    raise UsageError("a user's application brings its own data: numaspark generates none")
-
-
-def _no_answer(facts: dict, answer: dict) -> CheckResult:
-    return CheckResult(True, "an application is checked by its exit status and --check")
-
-
-def get_workload(name: str) -> Workload:
-    _load_builtin()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown workload {name!r}: choose one of {', '.join(sorted(_REGISTRY))} "
-            "(numaspark workloads lists them)"
-        ) from None
-
-
-def all_workloads() -> list[Workload]:
-    _load_builtin()
-    return sorted(_REGISTRY.values(), key=lambda w: (w.category, w.name))
-
-
-def _load_builtin() -> None:
-    from numaspark.workloads import builtin, streams  # noqa: F401 - they register on import
 
 
 def check_equal(what: str, got, want) -> CheckResult:

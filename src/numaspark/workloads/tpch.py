@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from numaspark.errors import ToolMissingError
+from numaspark.workloads.registry import CheckResult
 
 LINEITEM_ROWS_PER_SF = 6_000_000
 QUERIES = ("q1", "q3", "q6")
@@ -99,7 +100,6 @@ def reference_answers(directory: Path) -> dict:
 
 def check_tpch(facts: dict, answer: dict):
     """Spark's Q1, Q3 and Q6 against the pandas reference, to 1e-6 relative."""
-    from numaspark.workloads.registry import CheckResult
 
     def close(a: float, b: float) -> bool:
         return abs(a - b) <= 1e-6 * max(1.0, abs(b))

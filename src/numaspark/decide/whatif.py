@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from numaspark.experiment.store import recorded_topology
 from numaspark.metrics.eventlog import EventLog
 
 
@@ -38,7 +39,6 @@ def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
     machine the run was recorded on (the topology.json of the results ``source`` is in), and
     that count; without one, up to twice the application's own task slots. Never this
     machine's."""
-    from numaspark.experiment.store import recorded_topology
 
     topology = recorded_topology(source)[0]
     slots = sum(int(e.get("cores") or 0) for e in log.executors.values()) or None

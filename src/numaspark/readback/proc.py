@@ -11,6 +11,8 @@ from pathlib import Path
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
 from numaspark.topology import CpuSet
 
+_NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
+_PAGE_KB = re.compile(r"\bkernelpagesize_kB=(\d+)")
 _POLICY_NAMES = {"bind": MemPolicy.BIND, "prefer": MemPolicy.PREFERRED,
                  "preferred": MemPolicy.PREFERRED, "interleave": MemPolicy.INTERLEAVE,
                  "local": MemPolicy.LOCAL}  # fmt: skip
@@ -136,4 +138,15 @@ def differences(planned: JvmPlacement, actual: EffectivePlacement) -> list[str]:
         if not ok:
             want = f"{expected.value}:{planned.mem_nodes}" if planned.mem_nodes else expected.value
             found.append(f"{planned.name}: planned memory policy {want}, has {actual.policy}")
+    return found
+
+
+def pages_per_node(numa_maps: str) -> dict[int, int]:
+    """Resident bytes per NUMA node from the text of a numa_maps file."""
+    found: dict[int, int] = {}
+    for line in numa_maps.splitlines():
+        size = _PAGE_KB.search(line)
+        page = int(size.group(1)) * 1024 if size else 4096
+        for node, pages in _NODE_PAGES.findall(line):
+            found[int(node)] = found.get(int(node), 0) + int(pages) * page
     return found

@@ -4,7 +4,7 @@ Each process starts in its own session so that a Ctrl-C in the terminal
 reaches numaspark, which then stops the processes in order: SIGTERM to each
 process and its descendants (a worker's executors), then SIGKILL to whatever
 is still alive after a grace period. Each is also written in this numaspark's
-ledger on disk (spark/ledger.py), so that what a numaspark killed by SIGKILL
+ledger on disk (supervise/ledger.py), so that what a numaspark killed by SIGKILL
 left running is found and stopped by the next one.
 """
 
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import psutil
 
-from numaspark.spark.ledger import LEDGER, reap
+from numaspark.supervise.ledger import LEDGER, reap
+from numaspark.supervise.stop import DEFAULT_GRACE_S, stop_processes
 
-DEFAULT_GRACE_S = 10.0
 # set by the fast test lane (scripts/test.sh --fast), which promises to start no JVM: a test
 # that starts one belongs in the full lane, and is told so instead of slowing the fast one
 NO_JVM = "NUMASPARK_NO_JVM"
@@ -144,35 +144,6 @@ class ProcessTracker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop_all()
-
-
-def stop_processes(pids: Sequence[int], grace_s: float = DEFAULT_GRACE_S) -> list[int]:
-    """SIGTERM ``pids`` and all their descendants, SIGKILL the survivors; returns what was killed."""
-    victims: dict[int, psutil.Process] = {}
-    for pid in pids:
-        try:
-            proc = psutil.Process(pid)
-        except psutil.NoSuchProcess:
-            continue
-        for child in _descendants(proc):
-            victims.setdefault(child.pid, child)
-        victims[pid] = proc
-    for proc in victims.values():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.terminate()
-    _gone, alive = psutil.wait_procs(list(victims.values()), timeout=grace_s)
-    for proc in alive:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.kill()
-    psutil.wait_procs(alive, timeout=5)
-    return [p.pid for p in alive]
-
-
-def _descendants(proc: psutil.Process) -> list[psutil.Process]:
-    try:
-        return proc.children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
 
 
 @contextlib.contextmanager

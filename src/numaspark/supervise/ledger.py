@@ -1,7 +1,7 @@
 """What each numaspark process has running, on disk, so that none is orphaned by SIGKILL.
 
 Ctrl-C and SIGTERM unwind numaspark, which then stops every process it started
-(spark/processes.py). SIGKILL cannot be caught: the master, the workers, the
+(supervise/processes.py). SIGKILL cannot be caught: the master, the workers, the
 driver and ``perf stat`` would run on. So every process numaspark starts is also
 written down as it starts, in a ledger file of the numaspark process that started
 it (``running/<pid>-<start time>.jsonl`` in numaspark's state directory): its pid,
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from numaspark.supervise.stop import stop_processes
 
 
 def state_dir() -> Path:
@@ -144,8 +146,6 @@ def _still_running(path: Path, owner: int) -> list[Left]:
 
 def reap(directory: Path | None = None) -> list[Left]:
     """Stop what numaspark processes that are gone (killed by SIGKILL) left running; say so."""
-    from numaspark.spark.processes import stop_processes
-
     stopped: list[Left] = []
     for path, left in leftovers(directory).items():
         if left:

@@ -1,6 +1,6 @@
 """The command line. Thin: parse options, call one package function, print what it gives.
 
-Rendering lives in report/console.py (views) and report/terminal.py (the terminal and
+Rendering lives in report/console.py (views) and cli/terminal.py (the terminal and
 long work under progress bars); what is computed lives in the package of its pipeline
 step; options that several commands share are declared once in options.py.
 """
@@ -14,25 +14,43 @@ from typing import Annotated, Optional
 
 import typer
 
+import numaspark.cli.terminal as long_work
 from numaspark import __version__
+from numaspark.cli.terminal import Terminal
 from numaspark.errors import ToolMissingError, UsageError
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Mode, Platform
 from numaspark.placement.share import Split
 from numaspark.report import console as views
-from numaspark.report import terminal as long_work
-from numaspark.report.terminal import Terminal
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_counts, parse_duration, parse_size
 
 # isort: off
 # fmt: off
-from numaspark.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
+from numaspark.cli.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
                                OutOpt, ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, TimeOpt,
                                StudyWorkloadArg, WarmupOpt, Where, WorkloadArg, XmlOpt, check_repeat, conf_of,
                                cosched_workload, inventory_of, line_target, params, topology_of, with_application,
                                with_placement)
+from numaspark.placement import placement_to_dict
+from numaspark.launch import launch as launch_processes
+from numaspark.placement import memory_on
+from numaspark.experiment.target import start_kept_cluster
+from numaspark.spark.kept import cluster_status as read_status
+from numaspark.spark.kept import stop_cluster_dir
+from numaspark.experiment.spec import load_spec
+from numaspark.decide.readings import log_summary
+from numaspark.probe import build_membench, probe_commands, save_probe
+from numaspark.doctor import run_checks
+from numaspark.experiment.result import retimed
+from numaspark.experiment.store import ResultStore
+from numaspark.decide.classify import LABELS
+from numaspark.decide.classify import classify as classify_runs
+from numaspark.workloads import all_workloads
+from numaspark.workloads.datagen import generate
+from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
+from numaspark.experiment.studies import STUDIES
 # fmt: on
 # isort: on
 
@@ -73,12 +91,9 @@ def plan_command(
 ) -> None:  # fmt: skip
     """Place executors on the machine (or on each of --hosts, from its own topology): CPUs,
     nodes, heap and the numactl prefix of each JVM."""
-    from numaspark.placement import placement_to_dict
 
     inventory = inventory_of(hosts, hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
-        from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
-
         found = plan_hosts(inventory, lambda topo: where.place(topo, Mode.STANDALONE,
                            driver_cores=driver_cores, driver_memory=driver_memory))  # fmt: skip
         driver = driver_address(inventory)
@@ -124,6 +139,7 @@ def run(
 ) -> None:  # fmt: skip
     """Run a workload or your own application, placed as planned, with repetitions; every run
     is stored as it ends."""
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.runner import RunRequest, run_workload
 
     if xml is not None or synthetic is not None:
@@ -181,8 +197,6 @@ def launch(
     Placeholders {index} {heap} {cores} {cpus} {nodes} {mem_nodes} in the command are filled in
     per process, e.g.: numaspark launch --executors-per-node 1 --bind node -- java -Xmx{heap} -jar app.jar
     """
-    from numaspark.launch import launch as launch_processes
-    from numaspark.placement import memory_on
 
     topo = topology_of()
     placement = where.place(topo, mode)
@@ -214,7 +228,6 @@ def cluster_up(
 ) -> None:  # fmt: skip
     """Start a master and one bound worker per planned executor (here, or on each of --hosts
     over SSH), and leave them running."""
-    from numaspark.experiment.target import start_kept_cluster
 
     cluster = start_kept_cluster(lambda topo: where.place(topo, Mode.STANDALONE), directory,
                                  host, term.say, inventory_of(hosts, hosts_file))  # fmt: skip
@@ -227,7 +240,6 @@ def cluster_up(
 @cluster_app.command("status")
 def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOpt = False) -> None:
     """Show the master's view of a running cluster and where each worker really runs."""
-    from numaspark.spark.cluster import cluster_status as read_status
 
     state = read_status(directory)
     term.json(state) if as_json else term.print(views.cluster_table(state))
@@ -236,7 +248,6 @@ def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOp
 @cluster_app.command("down")
 def cluster_down(directory: Annotated[Path, typer.Argument()]) -> None:
     """Stop every process of the cluster (its executors too)."""
-    from numaspark.spark.cluster import stop_cluster_dir
 
     stopped = stop_cluster_dir(directory)
     term.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
@@ -251,7 +262,6 @@ def sweep(
     out: OutOpt = Path("numaspark-out"), resume: ResumeOpt = False, data: DataOpt = None,
 ) -> None:  # fmt: skip
     """Run every configuration of an experiment spec, storing each run as it ends."""
-    from numaspark.experiment.spec import load_spec
 
     topo = topology_of()
     experiment = load_spec(spec, topo)
@@ -271,7 +281,6 @@ def _study_command(kind: str, doc: str):
                 repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, out: OutOpt = Path("numaspark-out"),
                 resume: ResumeOpt = False, data: DataOpt = None, conf: ConfOpt = None,
                 param: ParamOpt = None) -> None:  # fmt: skip
-        from numaspark.experiment.studies import STUDIES
 
         check_repeat(repeat, warmup)
         chosen = application.workload(workload).name
@@ -334,6 +343,7 @@ def characterize(
 ) -> None:  # fmt: skip
     """Quick characterization of this machine: topology, then two workloads (or your
     application) placed three ways, ending with an HTML report."""
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.characterize import DEFAULT_WORKLOADS, experiment
     from numaspark.report.html import write_report
 
@@ -365,7 +375,7 @@ def analyze(
     stages: Annotated[Optional[Path], Opt(help="Write the stage table (.parquet or .csv).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Summarise any Spark event log (plain, rolling, zstd/lz4/snappy) in sparkMeasure's terms."""
-    from numaspark.decide.readings import log_summary
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.metrics.eventlog import parse_event_log
     from numaspark.report.export import write_log_tables
 
@@ -388,8 +398,9 @@ def whatif(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Predict the application's time on other core counts from its real task durations."""
+    # lazy: it brings pandas, which a command that does not need it never loads
+    from numaspark.decide.whatif import TASK_COLUMNS, default_counts, measured_s, simulate
     from numaspark.metrics.eventlog import parse_event_log
-    from numaspark.metrics.whatif import TASK_COLUMNS, default_counts, measured_s, simulate
 
     given = parse_counts(cores, "--cores") if cores is not None else None
     log = parse_event_log(event_log, tasks=TASK_COLUMNS)
@@ -418,8 +429,6 @@ def probe(
     """Measure memory bandwidth and latency for every (CPU node, memory node) pair."""
     import shlex
 
-    from numaspark.probe import build_membench, probe_commands, save_probe
-
     topo = topology_of(xml, synthetic)
     elsewhere = dry_run or xml is not None or synthetic is not None
     commands = probe_commands(topo, parse_size(size, "--size") if size else None,
@@ -443,7 +452,6 @@ def probe(
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
     """Check this machine for NUMA experiments: tools, perf events, kernel settings, limits."""
-    from numaspark.doctor import run_checks
 
     results = run_checks()
     if as_json:
@@ -465,8 +473,7 @@ def results(
     time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """List stored runs, compare configurations, export them."""
-    from numaspark.experiment.result import retimed
-    from numaspark.experiment.store import ResultStore
+    # lazy: it brings pandas and pyarrow, which a command that does not need it never loads
     from numaspark.report.export import export_results
 
     stored = retimed(ResultStore(directory).load(), time)
@@ -480,9 +487,6 @@ def classify(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Group a sweep's configurations by what explains their time (Baig et al.)."""
-    from numaspark.decide.classify import LABELS
-    from numaspark.decide.classify import classify as classify_runs
-    from numaspark.experiment.store import ResultStore
 
     found = classify_runs(ResultStore(directory).load())
     if as_json:
@@ -502,6 +506,7 @@ def advise(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Rules with severities: what to change, the numbers behind it, the command that tries it."""
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.advise import advise_source
 
     advices = advise_source(source)
@@ -530,6 +535,7 @@ def tune(
     time: TimeOpt = DEFAULT_TIME,
 ) -> None:  # fmt: skip
     """Find a good layout and binding in few runs (the studies' rules on this machine or --xml/--synthetic's, then local moves)."""
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.live import live_objective, live_space, tune_machine
     from numaspark.decide.tune import read_table, replay_objective
 
@@ -566,7 +572,8 @@ def fit(
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
     """Fit Amdahl's law and the Universal Scalability Law to a (concurrency, time) table."""
-    from numaspark.experiment.scaling import fit_report, read_points
+    # lazy: it brings numpy and scipy, which a command that does not need it never loads
+    from numaspark.decide.scaling import fit_report, read_points
 
     found = fit_report(read_points(table), predict)
     term.warn(found["warnings"])
@@ -584,6 +591,7 @@ def report(
     time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Write one self-contained HTML report (plots, topology, advice) of a results directory."""
+    # lazy: it brings pandas, jinja2 and plotly, which a command that does not need it never loads
     from numaspark.report.html import write_report
 
     term.print(f"report: {write_report(directory, output, time).resolve()}", highlight=False)
@@ -595,7 +603,6 @@ def report(
 @app.command()
 def workloads() -> None:
     """List the workloads numaspark can run, their parameters and size profiles."""
-    from numaspark.workloads import all_workloads
 
     term.print(views.workloads_table(all_workloads()))
 
@@ -607,7 +614,6 @@ def datagen(
     data: DataOpt = None, seed: Annotated[int, Opt(help="Random seed of the generator.")] = 42,
 ) -> None:  # fmt: skip
     """Generate a workload's input ahead of time (reused by later runs that ask for it)."""
-    from numaspark.workloads.datagen import generate
 
     path, manifest = generate(workload, size, seed, data)
     term.print(f"{workload} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} "

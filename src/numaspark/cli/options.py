@@ -18,11 +18,13 @@ from typing import Annotated
 import typer
 
 from numaspark.errors import UsageError
-from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
+from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
+from numaspark.topology import load
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_pairs, parse_size
 from numaspark.workloads import application as apps
-from numaspark.workloads.registry import get_workload, register_application
+from numaspark.workloads.catalog import get_workload, register_application
 
 
 def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
@@ -84,11 +86,9 @@ def topology_of(xml: Path | None = None, synthetic: str | None = None, host: str
                 hosts_file: Path | None = None):  # fmt: skip
     """The topology the options name: a hwloc XML file, a synthetic description, a host read
     over SSH (a name in ``hosts_file`` or ``[user@]address[:port]``), or this machine."""
-    from numaspark.topology import load
 
     if host is None:
         return load(xml=xml, synthetic=synthetic)
-    from numaspark.hosts import read_topology
 
     if xml is not None or synthetic is not None:
         raise UsageError("give one of --host, --xml and --synthetic")
@@ -98,7 +98,6 @@ def topology_of(xml: Path | None = None, synthetic: str | None = None, host: str
 def inventory_of(hosts: str | None, hosts_file: Path | None):
     """The hosts ``--hosts`` and ``--hosts-file`` name (the file's, narrowed to ``--hosts``
     when both are given); None when neither is."""
-    from numaspark.hosts import Inventory, load_inventory, parse_hosts
 
     if hosts_file is None:
         return parse_hosts(hosts) if hosts is not None else None
@@ -136,8 +135,6 @@ class Where:
                       driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode)  # fmt: skip
 
     def place(self, topo, mode: Mode, **driver):
-        from numaspark.placement import plan
-
         return plan(topo, self.layout(mode, **driver), self.bind, self.mem_policy, self.pu_order,
                     only_nodes=self.only_nodes)  # fmt: skip
 

@@ -3,7 +3,7 @@
 Results go to stdout, progress and warnings to stderr (so ``--json`` output and
 redirected tables stay clean). Long work (experiments, co-scheduling, the tuner,
 the probe) runs under a rich progress bar that says what runs now and how many
-are left; an interrupted command says what it kept. cli.py parses options and
+are left; an interrupted command says what it kept. cli/commands.py parses options and
 calls these; the views themselves are in report/console.py.
 """
 
@@ -20,7 +20,11 @@ from rich import progress as bars
 from rich.console import Console
 
 from numaspark.errors import NumasparkError, UsageError
+from numaspark.experiment.store import ResultStore
+from numaspark.probe import run_probe
 from numaspark.report import console as views
+from numaspark.report.study import study_table
+from numaspark.supervise import ledger
 
 
 class Interrupted(Exception):
@@ -98,8 +102,6 @@ class Terminal:
         # click's base of usage errors; typer exports its subclasses, not the base itself
         ClickException = next(c for c in typer.BadParameter.__mro__  # noqa: N806
                               if c.__name__ == "ClickException")  # fmt: skip
-        from numaspark.experiment.store import ResultStore
-        from numaspark.spark import ledger
 
         ResultStore.notify = lambda note: self.note("warning:", note)
         ledger.notify = lambda note: self.note("cleaned up:", note)
@@ -130,7 +132,6 @@ class Terminal:
     def interruptible(self, out: Path | None) -> Iterator[None]:
         """Ctrl-C or SIGTERM: every started JVM is already stopped (the run loop's scope);
         say what was kept. ``out`` is where runs are stored; None when a command stores none."""
-        from numaspark.experiment.store import ResultStore
 
         try:
             yield
@@ -152,7 +153,7 @@ def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool
     """Every configuration of ``experiment`` under a progress bar that says which one runs and
     what it does now; configurations that cannot run here are said first. The runs of this
     invocation, and the stored runs of the configurations ``resume`` skipped."""
-    from numaspark.experiment.store import ResultStore
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.sweep import run_sweep
 
     for config, reason in experiment.skipped:
@@ -185,8 +186,6 @@ def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool
 def show_study(term: Terminal, experiment, out: Path, results: list, title: str,
                baseline: str | None = None) -> dict[str, float]:  # fmt: skip
     """The table of every stored run of ``experiment`` in ``out``; the median per label."""
-    from numaspark.experiment.store import ResultStore
-    from numaspark.report.study import study_table
 
     store = ResultStore(out)
     table, warnings, medians = study_table(experiment, store.load(), title, baseline)
@@ -201,6 +200,7 @@ def show_runs(term: Terminal, results: list, title: str, streaming: bool = False
               name: Callable = lambda r: f"run {r.run_id}") -> list:  # fmt: skip
     """The comparison (or streaming) table of ``results``, their warnings, flame graphs and
     failures; the failed runs."""
+    # lazy: it brings numpy, which a command that does not need it never loads
     from numaspark.report.metrics import comparison_table, stream_table
 
     table, warnings = comparison_table(results, title=title)
@@ -227,6 +227,7 @@ def show_launch(term: Terminal, record: dict, out: Path, as_json: bool) -> list[
 
 def show_stored(term: Terminal, stored: list) -> None:
     """Every stored run, then the configurations compared (streaming runs by their windows)."""
+    # lazy: it brings numpy, which a command that does not need it never loads
     from numaspark.report.metrics import comparison_table, runs_table, stream_table
 
     if not stored:
@@ -244,6 +245,7 @@ def run_cosched(term: Terminal, topology, workloads: list[str], size: str, windo
                 by: str) -> list[dict]:  # fmt: skip
     """Co-scheduling rounds under a progress bar (each round lasts warm-up + window +
     cool-down); the rows stored in ``out``/cosched.jsonl."""
+    # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.cosched import cosched
 
     with term.interruptible(out), term.progress() as bar:
@@ -263,6 +265,7 @@ def run_tuner(term: Terminal, space, objective, budget: int, label: str, out: Pa
               **search) -> object:  # fmt: skip
     """The tuner's trials under a progress bar (``out``: where live trials store their runs;
     None when replaying a table)."""
+    # lazy: it brings numpy, which a command that does not need it never loads
     from numaspark.decide.tune import check_search, tune
 
     check_search(budget, search.get("noise", 0.05))
@@ -278,7 +281,6 @@ def run_tuner(term: Terminal, space, objective, budget: int, label: str, out: Pa
 
 def run_probes(term: Terminal, commands: list) -> dict:
     """Each (CPU node, memory node) probe under a progress bar; what they found."""
-    from numaspark.probe import run_probe
 
     with term.progress() as bar:
         task = bar.add_task("probing", total=len(commands))
