@@ -137,3 +137,21 @@ def test_results_command_lists_compares_and_exports(tmp_path):
     frame = pd.read_csv(tmp_path / "r.csv")
     assert len(frame) == 7 and "spark.executorRunTime" in frame.columns
     assert len(pd.read_parquet(tmp_path / "r.parquet")) == 7
+
+
+def test_metrics_are_typed_from_the_registry_and_read_as_a_mapping():
+    from dataclasses import fields
+
+    from numaspark.metrics.registry import DERIVED_METRICS, METRIC_NAMES, REPORT_ORDER, Metrics
+
+    assert tuple(f.name for f in fields(Metrics)) == METRIC_NAMES == (*REPORT_ORDER,
+                                                                       *DERIVED_METRICS)  # fmt: skip
+    measured = Metrics.of({"gcShare": 0.25, "numTasks": 4.0, "notAMetric": 1.0})
+    assert measured.gcShare == 0.25 and measured["numTasks"] == 4.0 and measured.cpuShare is None
+    assert len(measured) == len(METRIC_NAMES) and "notAMetric" not in measured.to_dict()
+    assert {**measured}["gcShare"] == 0.25 and measured.get("gcShare") == 0.25
+    assert not Metrics() and Metrics().to_dict() == {}  # a run without an event log has none
+    with pytest.raises(KeyError):
+        _ = measured["notAMetric"]
+    with pytest.raises(AttributeError):
+        _ = _run(wall=1.0).metrics.gcShre  # a misspelt name fails instead of reading None

@@ -149,20 +149,28 @@ WHERE = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default
 # fmt: on
 
 
-def with_placement(command):
-    """Give ``command`` the shared placement options, passed to it as one ``where: Where``.
-    typer reads a command's options from its signature, so the wrapper shows the command's
-    own parameters and then these (typer has no option groups of its own)."""
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-           if p.name != "where"]  # fmt: skip
+def option_group(argument: str, parameters: list[inspect.Parameter], make):
+    """A decorator that gives a command ``parameters`` as one argument, ``argument``, made by
+    ``make(**values)``. typer reads a command's options from its signature and has no option
+    groups of its own, so the wrapper shows the command's own parameters and then these."""
 
-    @functools.wraps(command)
-    def wrapper(**options):
-        where = Where(**{p.name: options.pop(p.name) for p in WHERE})
-        return command(where=where, **options)
+    def decorate(command):
+        own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
+               if p.name != argument]  # fmt: skip
 
-    wrapper.__signature__ = inspect.Signature([*own, *WHERE])
-    return wrapper
+        @functools.wraps(command)
+        def wrapper(**options):
+            grouped = make(**{p.name: options.pop(p.name) for p in parameters})
+            return command(**{argument: grouped}, **options)
+
+        wrapper.__signature__ = inspect.Signature([*own, *parameters])
+        return wrapper
+
+    return decorate
+
+
+# the eight placement options, handed to a command as one ``where: Where``
+with_placement = option_group("where", WHERE, Where)
 
 
 def params(param: list[str] | None) -> dict[str, str]:
@@ -235,19 +243,9 @@ class AppOptions:
         return get_workload(text)
 
 
-def with_application(command):
-    """Give ``command`` the options that name a user's application, passed as one
-    ``application: AppOptions`` (its arguments come last, after ``--``)."""
-    own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-           if p.name != "application"]  # fmt: skip
-
-    @functools.wraps(command)
-    def wrapper(**options):
-        chosen = AppOptions(**{p.name: options.pop(p.name) for p in APPLICATION})
-        return command(application=chosen, **options)
-
-    wrapper.__signature__ = inspect.Signature([*own, *APPLICATION])
-    return wrapper
+# the options that name a user's application, handed to a command as one
+# ``application: AppOptions`` (its arguments come last, after ``--``)
+with_application = option_group("application", APPLICATION, AppOptions)
 
 
 def line_target(

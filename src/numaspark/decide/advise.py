@@ -41,6 +41,7 @@ from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
 from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.metrics.eventlog import EventLog, parse_event_log
+from numaspark.metrics.registry import Metrics
 from numaspark.placement.planner import OS_RESERVE_SHARE, spark_overhead
 from numaspark.units import human_size, jvm_size, parse_size
 
@@ -246,10 +247,10 @@ Rule = Callable[[Subject], "Finding | NotAssessed"]
 
 
 def _gc(subject: Subject) -> Finding | NotAssessed:
-    if subject.result is not None and subject.result.metrics.get("gcShare") is not None:
-        share = subject.result.metrics["gcShare"]
-        gc_ms = subject.result.metrics.get("jvmGCTime") or 0.0
-        run_ms = subject.result.metrics.get("executorRunTime") or 0.0
+    if subject.result is not None and subject.result.metrics.gcShare is not None:
+        share = subject.result.metrics.gcShare
+        gc_ms = subject.result.metrics.jvmGCTime or 0.0
+        run_ms = subject.result.metrics.executorRunTime or 0.0
     elif subject.log is not None and not subject.log.tasks.empty:
         gc_ms = float(subject.log.tasks["jvmGCTime"].sum())
         run_ms = float(subject.log.tasks["executorRunTime"].sum())
@@ -445,8 +446,8 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
 
 def _spill(subject: Subject) -> Finding | NotAssessed:
     if subject.result is not None:
-        disk = subject.result.metrics.get("diskBytesSpilled") or 0.0
-        memory = subject.result.metrics.get("memoryBytesSpilled") or 0.0
+        disk = subject.result.metrics.diskBytesSpilled or 0.0
+        memory = subject.result.metrics.memoryBytesSpilled or 0.0
     elif subject.log is not None and not subject.log.tasks.empty:
         disk = float(subject.log.tasks["diskBytesSpilled"].sum())
         memory = float(subject.log.tasks["memoryBytesSpilled"].sum())
@@ -515,19 +516,20 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
 
 def _executors(subject: Subject) -> Finding | NotAssessed:
     count = subject.executor_count()
-    metrics = subject.result.metrics if subject.result else {}
-    if subject.log is not None and not subject.log.tasks.empty and not metrics:
+    metrics = subject.result.metrics if subject.result else Metrics()
+    if subject.log is not None and not subject.log.tasks.empty and not metrics.measured:
         tasks = subject.log.tasks
         run = float(tasks["executorRunTime"].sum())
-        metrics = {"gcShare": float(tasks["jvmGCTime"].sum()) / run if run else None,
-                   "shuffleRemoteBytesRead": float(tasks["shuffleRemoteBytesRead"].sum()),
-                   "shuffleTotalBytesRead": float(tasks["shuffleRemoteBytesRead"].sum()
-                                                  + tasks["shuffleLocalBytesRead"].sum())}  # fmt: skip
-    if count is None or metrics.get("gcShare") is None:
+        remote_bytes = float(tasks["shuffleRemoteBytesRead"].sum())
+        metrics = Metrics(gcShare=float(tasks["jvmGCTime"].sum()) / run if run else None,
+                          shuffleRemoteBytesRead=remote_bytes,
+                          shuffleTotalBytesRead=remote_bytes
+                          + float(tasks["shuffleLocalBytesRead"].sum()))  # fmt: skip
+    if count is None or metrics.gcShare is None:
         return NotAssessed("executor-count", "no executor count or GC share")
-    gc = metrics["gcShare"]
-    total = metrics.get("shuffleTotalBytesRead") or 0.0
-    remote = (metrics.get("shuffleRemoteBytesRead") or 0.0) / total if total else 0.0
+    gc = metrics.gcShare
+    total = metrics.shuffleTotalBytesRead or 0.0
+    remote = (metrics.shuffleRemoteBytesRead or 0.0) / total if total else 0.0
     evidence = {
         "executors": count,
         "gc_share": round(gc, 4),

@@ -19,12 +19,13 @@ from numaspark.decide.thresholds import (
     Severity,
 )
 from numaspark.experiment.result import Measurements
+from numaspark.metrics.registry import Metrics
 
 
 def readings(result) -> list[str]:
     """Lines for a `RunResult` (or anything with ``metrics`` and ``measurements``)."""
     lines: list[str] = []
-    metrics = result.metrics or {}
+    metrics = Metrics.of(result.metrics)
     found = Measurements.of(result.measurements)
     if found.cpu_utilisation is not None:
         share, kinds = found.cpu_utilisation, found.cpu_shares
@@ -52,7 +53,7 @@ def readings(result) -> list[str]:
             f"{jvm.name}: {share:.0%} of its resident pages on its bound node(s) "
             f"{','.join(map(str, jvm.bound_nodes or []))}: {advice}"
         )
-    gc_share = metrics.get("gcShare")
+    gc_share = metrics.gcShare
     if gc_share is not None:
         advice = ("give executors more heap, or use more, smaller executors"
                   if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE

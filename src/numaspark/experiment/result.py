@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from numaspark.errors import UsageError
+from numaspark.metrics.registry import Metrics
 from numaspark.placement import Placement, placement_to_dict
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.workloads.application import Application
@@ -342,7 +343,7 @@ class RunResult:
     failure_reason: str | None = None
     wall_time_s: float | None = None
     app_id: str | None = None
-    metrics: dict = field(default_factory=dict)  # Spark aggregates (metrics.registry names)
+    metrics: Metrics = field(default_factory=Metrics)  # Spark aggregates (metrics/registry.py)
     streaming: dict | None = None  # streaming workloads: metrics.streaming.STREAM_METRICS
     # what the collectors saw during this iteration: os, numa, perf, gc, executor CPU gap
     measurements: Measurements | None = None
@@ -365,6 +366,8 @@ class RunResult:
             object.__setattr__(self, "environment", Environment.from_dict(self.environment))
         if isinstance(self.measurements, dict):
             object.__setattr__(self, "measurements", Measurements(self.measurements))
+        if not isinstance(self.metrics, Metrics):
+            object.__setattr__(self, "metrics", Metrics.of(self.metrics))
         if not isinstance(self.status, Status):
             object.__setattr__(self, "status", Status(self.status))
         if isinstance(self.app, dict):
@@ -408,6 +411,7 @@ class RunResult:
         data["environment"] = self.environment.to_dict()
         data["measurements"] = self.measurements.to_dict() if self.measurements else None
         data["status"] = self.status.value
+        data["metrics"] = self.metrics.to_dict()
         data["app"] = self.app.to_dict()
         data["check"] = self.check.to_dict() if self.check else None
         data["effective_placement"] = [e.to_dict() for e in self.effective_placement]

@@ -9,6 +9,8 @@ shuffle write time, which are in ns: ``scale`` turns those into ms.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 NS_TO_MS = 1e-6
@@ -114,3 +116,46 @@ UNITS: dict[str, str] = {
     "gcShare": "ratio",
     "schedulerDelay": "ms",
 }
+
+#: Every aggregate a run records: the report's, then the derived figures.
+METRIC_NAMES: tuple[str, ...] = (*REPORT_ORDER, *DERIVED_METRICS)
+
+
+class _Aggregates(Mapping):
+    """What `Metrics` adds to the fields generated from the registry: it reads as a mapping
+    of registry names (tables iterate them), with the names measured in it."""
+
+    def __getitem__(self, name: str) -> float | None:
+        if name not in METRIC_NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(METRIC_NAMES if self.measured else ())
+
+    def __len__(self) -> int:
+        return len(METRIC_NAMES) if self.measured else 0
+
+    @property
+    def measured(self) -> bool:
+        """Spark's event log gave these figures (a run without one has none)."""
+        return any(getattr(self, name) is not None for name in METRIC_NAMES)
+
+    def to_dict(self) -> dict[str, float | None]:
+        return dict(self.items())
+
+    @classmethod
+    def of(cls, data: Mapping | None) -> Metrics:
+        """From a record's JSON or an aggregate's dict (names not in the registry left out)."""
+        if isinstance(data, cls):
+            return data
+        return cls(**{k: v for k, v in (data or {}).items() if k in METRIC_NAMES})
+
+
+# One typed field per name, generated so that the registry stays the only place a name is
+# written: ``result.metrics.gcShare``, None where it was not measured.
+Metrics = dataclasses.make_dataclass(
+    "Metrics", [(name, float | None, dataclasses.field(default=None)) for name in METRIC_NAMES],
+    bases=(_Aggregates,), frozen=True, eq=True,
+)  # fmt: skip
+Metrics.__module__ = __name__  # make_dataclass takes no module before Python 3.12

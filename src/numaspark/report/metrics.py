@@ -8,7 +8,7 @@ from rich.table import Table
 
 from numaspark.experiment.result import RunResult, measured
 from numaspark.experiment.stats import summarize
-from numaspark.metrics.registry import REPORT_ORDER, UNITS
+from numaspark.metrics.registry import DERIVED_METRICS, REPORT_ORDER, UNITS
 from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.units import human_size
 
@@ -43,7 +43,7 @@ def sparkmeasure_lines(aggregates: dict[str, float | None]) -> list[str]:
             lines.append(f"{name} => {_human(name, aggregates[name])}")
     lines.append("")
     lines.append("Derived:")
-    for name in ("avgActiveTasks", "cpuShare", "gcShare", "schedulerDelay"):
+    for name in DERIVED_METRICS:
         if name in aggregates:
             lines.append(f"{name} => {_human(name, aggregates[name])}")
     return lines
@@ -69,7 +69,7 @@ def runs_table(results: list[RunResult]) -> Table:
         table.add_column(column, no_wrap=column not in ("note",))
     for r in results:
         s = r.spec
-        elapsed = r.metrics.get("elapsedTime")
+        elapsed = r.metrics.elapsedTime
         note = r.failure_reason or ("warm-up" if s.warmup else "")
         table.add_row(
             r.run_id,
@@ -116,7 +116,7 @@ def comparison_table(
             f"{spec.mode} bind={spec.binding} {spec.executors}x{spec.cores_per_executor}"
         )
         base = baseline.setdefault(spec.workload, walls.median)
-        gc = summarize([r.metrics.get("gcShare") or 0.0 for r in runs])
+        gc = summarize([r.metrics.gcShare or 0.0 for r in runs])
         table.add_row(
             spec.workload,
             config,

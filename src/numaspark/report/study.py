@@ -51,7 +51,7 @@ def study_table(experiment: Experiment, stored: list[RunResult], title: str,
             table.add_row(config.label, "0", "-", "-", "-", "-", "-", "not run")
             continue
         _, s, walls = summaries[config.key]
-        gc = summarize([r.metrics.get("gcShare") or 0.0 for r in runs[config.key]])
+        gc = summarize([r.metrics.gcShare or 0.0 for r in runs[config.key]])
         if config.key == base_key:
             speed = "baseline"
         else:
