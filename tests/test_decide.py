@@ -142,12 +142,20 @@ def test_spill_advice_doubles_the_heap_only_where_it_fits():
 
 
 def test_the_machine_knows_its_memory_and_cgroup_limit():
-    stored = {"summary": {"numa_nodes": 2, "cores": 8, "pus": 16, "memory_bytes": 64 * 2**30},
-              "cgroup": {"memory_limit_bytes": 16 * 2**30}}  # fmt: skip
-    assert Machine.from_dict(stored).memory == 16 * 2**30
-    assert Machine.from_dict({**stored, "cgroup": None}).memory == 64 * 2**30
-    del stored["summary"]["memory_bytes"]
-    assert Machine.from_dict({**stored, "cgroup": None}).memory is None
+    """A stored topology (a real 2-node server's, through its topology.json) read back."""
+    from dataclasses import replace as changed
+
+    from numaspark.topology.model import CgroupLimits, Topology
+
+    server = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    stored = Topology.from_dict(json.loads(json.dumps(server.to_dict())))
+    assert stored.to_dict() == server.to_dict() and stored.fingerprint == server.fingerprint
+    memory = server.total_memory
+    assert memory and Machine.of(stored).memory == memory
+    limited = changed(stored, cgroup=CgroupLimits(2, "/x", None, memory // 4))
+    assert Machine.of(Topology.from_dict(limited.to_dict())).memory == memory // 4
+    unknown = changed(stored, nodes=tuple(changed(n, memory=None) for n in stored.nodes))
+    assert Machine.of(unknown).memory is None
     here = load()  # this machine, as hwloc sees it
     limit = here.cgroup.memory_limit if here.cgroup else None
     assert Machine.of(here).memory == min(m for m in (here.total_memory, limit) if m)

@@ -580,8 +580,8 @@ def _name(spec: RunSpec) -> str:
 def recorded_machine(source: Path) -> Machine | None:
     """The machine of the results ``source`` is (or is in), from its stored topology."""
 
-    data, path = recorded_topology(source)
-    return Machine.from_dict(data, str(path)) if data else None
+    topology, path = recorded_topology(source)
+    return Machine.of(topology, str(path)) if topology else None
 
 
 def advise_event_log(path: Path) -> Advice:

@@ -57,8 +57,8 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
                                  "--synthetic)") from e  # fmt: skip
             return replace(Machine.of(topology), source=str(side))
 
-        data, path = recorded_topology(replay.parent, levels=1)
-        return Machine.from_dict(data, f"{path}") if data else None
+        topology, path = recorded_topology(replay.parent, levels=1)
+        return Machine.of(topology, str(path)) if topology else None
     return Machine.of(topology_of(xml, synthetic))
 
 

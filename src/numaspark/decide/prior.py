@@ -81,29 +81,14 @@ class Machine:
     memory: int | None = None
 
     @classmethod
-    def of(cls, topology) -> Machine:
-        """From a `Topology` (what this process may use: cgroup cpusets and limit count)."""
+    def of(cls, topology, source: str | None = None) -> Machine:
+        """From a `Topology` (what this process may use: cgroup cpusets and limit count):
+        this machine's, or one stored with runs (``source``: the file it was read from)."""
         cores = len(topology.allowed_cores()) or len(topology.cores)
         threads = len(topology.allowed_cpus) or len(topology.pus)
         limit = topology.cgroup.memory_limit if topology.cgroup else None
         return cls(max(1, len(topology.cpu_nodes)), max(1, cores), max(1, threads),
-                   topology.source, _usable(topology.total_memory, limit))  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, data: dict, source: str = "") -> Machine | None:
-        """From a stored topology (``Topology.to_dict``: topology.json); None if it lacks the
-        counts."""
-        summary = data.get("summary") or {}
-        try:
-            nodes = int(summary.get("numa_nodes_with_cpus") or summary.get("numa_nodes") or 1)
-            cores, threads = int(summary["cores"]), int(summary["pus"])
-        except (KeyError, TypeError, ValueError):
-            return None
-        if min(nodes, cores, threads) < 1:
-            return None
-        limit = (data.get("cgroup") or {}).get("memory_limit_bytes")
-        return cls(nodes, cores, threads, source or str(data.get("source") or ""),
-                   _usable(summary.get("memory_bytes"), limit))  # fmt: skip
+                   source or topology.source, _usable(topology.total_memory, limit))  # fmt: skip
 
     @property
     def cores_per_node(self) -> float:

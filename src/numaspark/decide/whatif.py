@@ -42,9 +42,9 @@ def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
 
     topology = recorded_topology(source)[0]
     slots = sum(int(e.get("cores") or 0) for e in log.executors.values()) or None
-    summary = (topology or {}).get("summary") or {}
-    if summary.get("cores"):
-        limit, origin = int(summary["cores"]), "the cores of the machine the run was recorded on"
+    cores = len(topology.allowed_cores()) if topology is not None else 0
+    if cores:
+        limit, origin = cores, "the cores of the machine the run was recorded on"
     elif slots:
         limit, origin = 2 * slots, f"up to twice the application's {slots} task slot(s)"
     else:

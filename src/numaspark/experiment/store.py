@@ -22,7 +22,7 @@ RESULTS_FILE = "results.jsonl"
 TOPOLOGY_FILE = "topology.json"
 
 
-def recorded_topology(source: Path, levels: int = 6) -> tuple[dict | None, Path | None]:
+def recorded_topology(source: Path, levels: int = 6) -> tuple[Topology | None, Path | None]:
     """The topology the runs of ``source`` ran on, as stored with them: a results directory's
     topology.json (or, for runs on other hosts, its first topology-HOST.json), found from the
     directory itself or from a file inside it (an event log under runs/). (None, None) when
@@ -36,11 +36,9 @@ def recorded_topology(source: Path, levels: int = 6) -> tuple[dict | None, Path 
         for path in candidates:
             if path.is_file():
                 try:
-                    data = json.loads(path.read_text())
-                except (OSError, ValueError):
-                    continue
-                if isinstance(data, dict) and isinstance(data.get("summary"), dict):
-                    return data, path
+                    return Topology.from_dict(json.loads(path.read_text())), path
+                except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                    continue  # not a topology numaspark wrote: the next candidate
     return None, None
 
 

@@ -27,8 +27,9 @@ from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore,
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.placement import Binding, Placement
-from numaspark.topology import load
+from numaspark.topology import Topology, load
 from numaspark.topology.cpuset import CpuSet
+from numaspark.topology.model import Package
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
@@ -299,7 +300,7 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     return Plot("timeseries", "CPU and per-node memory over time", _div(fig, "timeseries"), note)
 
 
-def topology_svg(topology: dict, placement: Placement) -> str:
+def topology_svg(topology: Topology, placement: Placement) -> str:
     """Packages, NUMA nodes, cores and hardware threads; each JVM's CPUs in its colour."""
     jvms = placement.executors  # the standalone driver runs no task
     bound = {number for number, jvm in enumerate(jvms) if jvm.binding is not Binding.NONE}
@@ -307,28 +308,27 @@ def topology_svg(topology: dict, placement: Placement) -> str:
     for number in sorted(range(len(jvms)), key=lambda n: n not in bound):  # bound JVMs first
         for cpu in jvms[number].cpus:
             owner.setdefault(cpu, number)
-    allowed = set(_cpus(topology["cpus"]["allowed"]))
-    cores_by_node: dict[int | None, list[dict]] = {}
-    for core in topology["cores"]:
-        cores_by_node.setdefault(core["node"], []).append(core)
+    allowed = set(topology.allowed_cpus)
+    cores_by_node: dict[int | None, list] = {}
+    for core in topology.cores:
+        cores_by_node.setdefault(core.node, []).append(core)
     per_row, pu_w, core_h, pad = 8, 34, 34, 10
     parts, y = [], 10
     width = 0
-    for package in topology["packages"] or [{"logical_index": 0, "nodes": "", "cpu_model": None}]:
-        nodes = [n for n in topology["numa_nodes"]
-                 if n["os_index"] in set(_cpus(package.get("nodes") or ""))] or topology["numa_nodes"]  # fmt: skip
+    for package in topology.packages or [Package(None, 0, CpuSet(), CpuSet(), None)]:
+        nodes = [n for n in topology.nodes if n.os_index in package.nodes] or list(topology.nodes)
         top, x = y, 10 + pad
         y += 26
         row_h = 0
         for node in nodes:
-            cores = cores_by_node.get(node["os_index"], [])
-            ways = max((len(_cpus(c["cpus"])) for c in cores), default=1)
+            cores = cores_by_node.get(node.os_index, [])
+            ways = max((len(c.cpus) for c in cores), default=1)
             core_w = ways * pu_w + 8
             columns = min(per_row, max(1, len(cores)))
-            memory = node.get("memory_bytes")
-            title = (f"NUMA node P#{node['os_index']}"
+            memory = node.memory
+            title = (f"NUMA node P#{node.os_index}"
                      + (f" · {memory / 2**30:.1f} GiB" if memory else "")
-                     + ("" if node.get("has_cpus") else " · memory only"))  # fmt: skip
+                     + ("" if node.has_cpus else " · memory only"))  # fmt: skip
             node_w = max(columns * (core_w + 6) + 2 * pad, 8 * len(title) + 16)
             node_h = 34 + ((len(cores) + per_row - 1) // per_row) * (core_h + 6) + pad
             parts.append(f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
@@ -338,8 +338,8 @@ def topology_svg(topology: dict, placement: Placement) -> str:
                 cx = x + pad + (index % per_row) * (core_w + 6)
                 cy = y + 28 + (index // per_row) * (core_h + 6)
                 parts.append(f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{core_h}" '
-                             f'rx="3" class="core"><title>core L#{core["logical_index"]}</title></rect>')  # fmt: skip
-                for k, cpu in enumerate(_cpus(core["cpus"])):
+                             f'rx="3" class="core"><title>core L#{core.logical_index}</title></rect>')  # fmt: skip
+                for k, cpu in enumerate(core.cpus):
                     who = owner.get(cpu)
                     fill = (
                         PALETTE[who % len(PALETTE)]
@@ -358,10 +358,10 @@ def topology_svg(topology: dict, placement: Placement) -> str:
             row_h = max(row_h, node_h)
         package_w = x - 10
         width = max(width, package_w + 20)
-        model = package.get("cpu_model") or ""
+        model = package.cpu_model or ""
         parts.append(f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + pad}" '
                      f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
-                     f'Package L#{package["logical_index"]} {html.escape(model)}</text>')  # fmt: skip
+                     f'Package L#{package.logical_index} {html.escape(model)}</text>')  # fmt: skip
         y += row_h + pad + 16
     legend_y = y + 8
     for number, jvm in enumerate(jvms):
@@ -379,22 +379,20 @@ def topology_svg(topology: dict, placement: Placement) -> str:
             f'class="topology">{"".join(packages + others)}</svg>')  # fmt: skip
 
 
-def _cpus(text: str) -> list[int]:
-
-    return sorted(CpuSet.parse(text)) if text and text != "-" else []
-
-
-def _topology(directory: Path, results: list[RunResult]) -> tuple[dict | None, str]:
+def _topology(directory: Path, results: list[RunResult]) -> tuple[Topology | None, str]:
     path = directory / TOPOLOGY_FILE
     if path.exists():
-        return json.loads(path.read_text()), f"from {TOPOLOGY_FILE}"
+        try:
+            return Topology.from_dict(json.loads(path.read_text())), f"from {TOPOLOGY_FILE}"
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None, f"{TOPOLOGY_FILE} is not one numaspark wrote"
     fingerprints = {r.environment.topology_fingerprint for r in results}
     try:
         here = load()
     except (NumasparkError, OSError):  # no hwloc here: the report goes on without the picture
         return None, "no topology.json and hwloc is not available here"
     if here.fingerprint in fingerprints:
-        return here.to_dict(), "this machine (same fingerprint as the runs)"
+        return here, "this machine (same fingerprint as the runs)"
     return None, "no topology.json, and the runs were on another machine"
 
 
@@ -409,9 +407,12 @@ def by_host(placement: Placement) -> list[tuple[str | None, Placement]]:
             for host in placement.hosts]  # fmt: skip
 
 
-def _host_topology(directory: Path, host: str) -> dict | None:
+def _host_topology(directory: Path, host: str) -> Topology | None:
     path = directory / topology_file(host)
-    return json.loads(path.read_text()) if path.exists() else None
+    try:
+        return Topology.from_dict(json.loads(path.read_text())) if path.exists() else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # not one numaspark wrote: that host's placements are not drawn
 
 
 def where_they_ran(results: list[RunResult]) -> list[dict]:
@@ -488,7 +489,8 @@ def build_report(directory: Path, links_from: Path | None = None,
         generated=time.strftime("%Y-%m-%d %H:%M:%S %z"), version=__version__,
         directory=str(directory.resolve()), plotly_js=get_plotlyjs(),
         environment=environment, differing=differing,
-        topology=topology, topology_source=topology_source, placements=placements,
+        topology=topology.to_dict() if topology else None, topology_source=topology_source,
+        placements=placements,
         runs=results, configs=configs, classification=classification,
         best=configs[0].median if configs else None,
         plots=plots, cosched=cosched_rows, advices=advices, Severity=Severity,
