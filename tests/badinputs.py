@@ -599,8 +599,9 @@ def judge(case: Case, code: int, stderr: str) -> list[str]:
 
 
 def run_corpus(root: Path, workers: int = 4, progress: bool = False,
-               part: tuple[int, int] = (0, 1)) -> list[Outcome]:  # fmt: skip
-    """Run every case (or every ``part[1]``-th from ``part[0]``: a part of the corpus)."""
+               part: tuple[int, int] = (0, 1), fresh_firsts: bool = True) -> list[Outcome]:  # fmt: skip
+    """Run every case (or every ``part[1]``-th from ``part[0]``: a part of the corpus); with
+    ``fresh_firsts`` the first case of each command from a fresh interpreter."""
     every = corpus(root / "inputs")
     cases = every[part[0] :: part[1]]
     cwd = root / "cwd"
@@ -608,7 +609,7 @@ def run_corpus(root: Path, workers: int = 4, progress: bool = False,
     # the first case of each command (in the whole corpus) from a fresh interpreter, the rest
     # forked (see above)
     firsts = {c.args[0]: c for c in reversed(every)}.values()
-    fresh = {id(c) for c in firsts}
+    fresh = {id(c) for c in firsts} if fresh_firsts else set()
 
     def one(case: Case) -> Outcome:
         return (run_case if id(case) in fresh else run_case_forked)(case, cwd)
