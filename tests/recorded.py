@@ -51,8 +51,10 @@ class RecordedTarget:
         self.options.append(options)
         source = recording_for(str(job), list(job_args))
         run_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source / "eventlog", run_dir / "eventlog", dirs_exist_ok=True) if (
-            source / "eventlog").is_dir() else (run_dir / "eventlog").mkdir(exist_ok=True)  # fmt: skip
+        if (source / "eventlog").is_dir():
+            shutil.copytree(source / "eventlog", run_dir / "eventlog", dirs_exist_ok=True)
+        else:
+            (run_dir / "eventlog").mkdir(exist_ok=True)
         for name in ("collectors.jsonl", "spark-submit.log"):
             if (source / name).exists():
                 shutil.copy(source / name, run_dir / name)

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -291,8 +292,6 @@ def _count(text: str, option: str) -> int:
 def cosched_workload(text: str) -> str:
     """A co-scheduled workload's name: a built-in, or an application given with its
     arguments as one word (``'./etl.py in out'``, split as a shell would, never run by one)."""
-    import shlex
-
     try:
         words = shlex.split(text)
     except ValueError as exc:

@@ -26,7 +26,7 @@ from numaspark.workloads.submitline import SubmitLine, merge_list, parse_submit_
 
 CATEGORY = "application"
 URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
-# how many applications' names are written in a run; a stem longer than this is cut
+# the longest name shown for an application (its file's stem is cut to it)
 NAME_LIMIT = 60
 
 # spark-submit options and the Spark conf key each one sets (SparkSubmitArguments reads
@@ -116,7 +116,7 @@ class Application:
                 argv += [option, ",".join(getattr(self.line, key))]
         if self.check:
             argv += ["--check", shlex.join(self.check)]
-        if self.name != Path(self.path.split("?")[0]).stem[:NAME_LIMIT]:
+        if self.name != _stem(self.path):
             argv += ["--name", self.name]
         argv += options or []
         return [*argv, "--", *self.args] if self.args else argv
@@ -139,9 +139,9 @@ def from_file(path: str, args: list[str], main_class: str | None = None,
               check: str | None = None) -> Application:  # fmt: skip
     """``numaspark run ./job.py`` or ``./job.jar [--class C]``: the file, its arguments, and
     the spark-submit options numaspark passes on (``--py-files``, ``--files``...)."""
-    _check_file(path)
-    if path.endswith(".jar") and main_class is None and not URI.match(path):
-        main_class = manifest_main_class(Path(path))
+    local = _local_file(path)
+    if path.endswith(".jar") and main_class is None and local is not None:
+        main_class = manifest_main_class(local)
     if path.endswith(".jar") and main_class is None:
         raise UsageError(f"{path}: give its main class with --class (its manifest names no "
                          "Main-Class)")  # fmt: skip
@@ -149,19 +149,19 @@ def from_file(path: str, args: list[str], main_class: str | None = None,
     for option, value in (options or {}).items():
         if value:
             argv += [option, value]
-    return _application(parse_submit_line([*argv, path, *args]), name, check, given_line=False)
+    return _application(parse_submit_line([*argv, path, *args]), local, name, check,
+                        given_line=False)  # fmt: skip
 
 
 def from_line(argv: list[str], name: str | None = None, check: str | None = None) -> Application:
     """``numaspark run -- spark-submit [options] APP [ARGS]``: a line as it stands in a script."""
     line = parse_submit_line(argv)
-    _check_file(line.app)
-    if line.kind == "jar" and line.main_class is None and not URI.match(line.app):
-        main_class = manifest_main_class(Path(line.app))
-        if main_class is None:
-            raise UsageError(f"{line.app}: the line gives no --class and the JAR's manifest "
-                             "names no Main-Class: add --class to the line")  # fmt: skip
-    return _application(line, name, check, given_line=True)
+    local = _local_file(line.app)
+    if (line.kind == "jar" and line.main_class is None and local is not None
+            and manifest_main_class(local) is None):  # fmt: skip
+        raise UsageError(f"{line.app}: the line gives no --class and the JAR's manifest "
+                         "names no Main-Class: add --class to the line")  # fmt: skip
+    return _application(line, local, name, check, given_line=True)
 
 
 def is_application(text: str) -> bool:
@@ -170,34 +170,43 @@ def is_application(text: str) -> bool:
             or text.endswith("/spark-submit"))  # fmt: skip
 
 
-def _application(line: SubmitLine, name: str | None, check: str | None,
+def _application(line: SubmitLine, local: Path | None, name: str | None, check: str | None,
                  given_line: bool) -> Application:  # fmt: skip
     if line.kind not in ("python", "jar"):
         raise UsageError(f"{line.app}: numaspark runs a PySpark file (.py) or a JAR (.jar); "
                          "give one of those")  # fmt: skip
-    shown = name or Path(line.app.split("?")[0]).stem[:NAME_LIMIT]
+    shown = name or _stem(line.app)
     if not shown or not re.fullmatch(r"[\w.@+-]+", shown):
         raise UsageError(f"--name {shown!r}: use letters, digits and . _ - + @ only")
     try:
         check_argv = tuple(shlex.split(check)) if check else ()
     except ValueError as exc:
         raise UsageError(f"--check {check!r}: {exc}: quote it as a shell would") from None
-    sha = None if URI.match(line.app) else _sha256(Path(line.app))
+    sha = _sha256(local) if local is not None else None
     return Application(line=line, name=shown, sha256=sha, given_line=given_line, check=check_argv)
 
 
-def _check_file(path: str) -> None:
+def _stem(path: str) -> str:
+    """The name an application is shown by unless given one: its file's stem."""
+    return Path(path.split("?")[0]).stem[:NAME_LIMIT]
+
+
+def _local_file(path: str) -> Path | None:
+    """The application's file on this machine (a path or a file:// URI), checked to exist;
+    None for another scheme (hdfs://, s3a://...: spark-submit fetches it, numaspark leaves
+    it alone)."""
     if URI.match(path) and not path.startswith("file://"):
-        return  # hdfs://, s3a://...: spark-submit fetches it; numaspark leaves it alone
+        return None
     local = Path(path.removeprefix("file://"))
     if not local.is_file():
         raise UsageError(f"{path}: no such file: give the path of your application "
                          "(a .py or a .jar), or a built-in workload's name (numaspark workloads)")  # fmt: skip
+    return local
 
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path.as_posix().removeprefix("file:"), "rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
