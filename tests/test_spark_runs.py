@@ -150,8 +150,11 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
     try:
         assert up.returncode == 0, up.stderr
         state = json.loads((cluster / "cluster.json").read_text())
-        # the daemons run with the light JVM options of spark_env (executors keep the defaults)
-        for pid in [state["master_pid"], *(w["pid"] for w in state["workers"])]:
+        assert state["schema"] == "numaspark.cluster/2" and state["kept"] and state["local"]
+        # the daemons run with the light JVM options of daemon_env (executors keep the
+        # defaults), detached from the command that started them
+        pids = [p["pid"] for p in state["processes"]]
+        for pid in pids:
             assert DAEMON_JAVA_OPTS.split()[0] in psutil.Process(pid).cmdline()
         status = run_cli("cluster", "status", str(cluster))
         assert status.stdout.count("ALIVE") == 3  # the master and both workers
@@ -178,9 +181,7 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
         assert measured == {"executor 0", "executor 1"}  # the collectors follow the executors
         if profile:  # one flame graph per executor
             assert len(run["artifacts"]["flame_graphs"]) == 2
-        assert (
-            json.loads((cluster / "cluster.json").read_text())["master_pid"] == state["master_pid"]
-        )
+        assert json.loads((cluster / "cluster.json").read_text())["processes"][0]["pid"] == pids[0]
         wrong = run_cli(
             "run", "wordcount", "--cluster", str(cluster), "--executors", "1", "--out", str(out)
         )
@@ -189,6 +190,14 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
         down = run_cli("cluster", "down", str(cluster))
     assert down.returncode == 0, down.stderr
     assert not (cluster / "cluster.json").exists()
+    assert not [p for p in pids if _runs_spark(p)]
+
+
+def _runs_spark(pid: int) -> bool:
+    try:
+        return "org.apache.spark" in " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return False
 
 
 @pytest.mark.jvm

@@ -28,9 +28,10 @@ from numaspark.collect.numa import NumaCollector
 from numaspark.errors import UsageError
 from numaspark.placement import JvmPlacement, Placement, numactl_argv
 from numaspark.placement.render import placement_to_dict
-from numaspark.readback.proc import EffectivePlacement, differences, read_effective
+from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.logs import error_line
 from numaspark.supervise.processes import Tracked, supervised
+from numaspark.supervise.watch import Watch, Watched
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB
 
@@ -128,15 +129,14 @@ def launch(
         collectors = CollectorSet([NumaCollector()], lambda: bound, out, interval_s)
         collectors.begin()
         began = time.time()
-        seen: dict[int, EffectivePlacement] = {}
+        # the run's watch, read at every tick: a process under numactl is read again once it
+        # has exec'd the program
+        watch = Watch(lambda: [Watched(t.pid, j) for j, t in started if t.alive()], refresh=True)
         stopped_by: str | None = None
         try:
             while True:
                 alive = [(j, t) for j, t in started if t.alive()]
-                for _jvm, tracked in alive:
-                    effective = read_effective(tracked.pid)
-                    if effective is not None and effective.policy != "unknown":
-                        seen[tracked.pid] = effective
+                watch.sample()
                 elapsed = time.time() - began
                 if not alive:
                     break
@@ -155,7 +155,7 @@ def launch(
         numa = collectors.summarize(began, ended).get("numa", {})
         pages = {j["pid"]: j for j in numa.get("jvms", [])}
         for jvm, tracked in started:
-            entries.append(_entry(jvm, tracked, seen.get(tracked.pid), pages.get(tracked.pid),
+            entries.append(_entry(jvm, tracked, watch.seen(tracked.pid), pages.get(tracked.pid),
                                   codes[tracked.pid], stopped_by, topology, command))  # fmt: skip
     record = {
         "schema": LAUNCH_SCHEMA,
@@ -172,7 +172,7 @@ def launch(
     return record
 
 
-def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectivePlacement | None,
+def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectiveJvm | None,
            pages: dict | None, code: int | None, stopped_by: str | None, topology: Topology,
            command: list[str]) -> dict:  # fmt: skip
     entry: dict = {
@@ -195,14 +195,14 @@ def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectivePlacement | 
         entry["ok"] = code == 0
         if code != 0:
             entry["error"] = error_line(tracked.log)
-    if effective is None:
+    if effective is None or effective.policy == "unknown":  # never read once it had exec'd
         entry["effective"] = None
         entry["problems"] = [f"{jvm.name} ended before its placement could be read"]
         return entry
-    cpu_nodes = nodes_of(effective.cpus, topology)
+    cpu_nodes = nodes_of(CpuSet.parse(effective.cpus or ""), topology)
     entry["effective"] = {**effective.to_dict(), "cpu_nodes": str(cpu_nodes)}
-    entry["problems"] = differences(jvm, effective)
-    entry["memory"] = memory_locality(effective.policy, cpu_nodes)
+    entry["problems"] = list(effective.differences)
+    entry["memory"] = memory_locality(effective.policy or "unknown", cpu_nodes)
     if pages:
         per_node = pages["bytes_per_node"]
         total = pages["resident_bytes"]

@@ -10,9 +10,10 @@ one application on them.
   executors); or it serves from a cluster left up by ``numaspark cluster up``
   (``attached``), which it checks but never stops.
 
-- `HostsTarget`: a standalone cluster on several hosts, deployed over SSH
-  (spark/remote.py): each host planned from its own topology, the master on the
-  first, bound workers on each; reused while the shape matches, like the local one.
+- `HostsTarget`: a standalone cluster on several hosts, deployed over SSH (the same
+  `Cluster`, spark/cluster.py, over SSH shells): each host planned from its own
+  topology, the master on the first, bound workers on each; reused while the shape
+  matches, like the local one.
 
 A cluster numaspark did not start (``--master``, seen through the plugin) is the
 next target: it answers the same calls, so the run loop (experiment/runner.py)
@@ -33,9 +34,8 @@ from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app
-from numaspark.spark.cluster import StandaloneCluster
+from numaspark.spark.cluster import Cluster
 from numaspark.spark.home import LOOPBACK
-from numaspark.spark.remote import HostsCluster
 from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import load_machine
 
@@ -88,7 +88,7 @@ class StandaloneTarget:
     def __init__(self, tracker: ProcessTracker, root: Path, attached: Path | None = None) -> None:
         self.tracker = tracker
         self.root = root  # where the clusters it starts keep their state and logs
-        self.cluster: StandaloneCluster | None = None
+        self.cluster: Cluster | None = None
         self._shape: tuple | None = None
         self._owned = False
         if attached is not None:
@@ -108,8 +108,8 @@ class StandaloneTarget:
         self.release()
         say(f"starting a standalone cluster: {len(placement.executors)} bound worker(s)")
         digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
-        self.cluster = StandaloneCluster.start(placement, self.root / f"cluster-{digest}",
-                                               self.tracker, on_progress=say)  # fmt: skip
+        self.cluster = Cluster.here(placement, self.root / f"cluster-{digest}", self.tracker,
+                                    on_progress=say)  # fmt: skip
         self._shape, self._owned = placement.shape, True
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
@@ -146,7 +146,7 @@ class HostsTarget:
         self.root = root
         self.inventory = inventory
         self.driver_address = driver_address(inventory)
-        self.cluster = None
+        self.cluster: Cluster | None = None
         self._shape: tuple | None = None
         self._topologies: dict = {}
         self.plans: list = []
@@ -166,9 +166,10 @@ class HostsTarget:
         say(f"starting a cluster on {len(self.plans)} host(s): {len(placement.executors)} "
             "bound worker(s)")  # fmt: skip
         digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
-        self.cluster = HostsCluster.start(self.plans, placement, self.root / f"hosts-{digest}",
-                                          self.tracker, self.driver_address,
-                                          encrypt=self.inventory.encrypt, on_progress=say)  # fmt: skip
+        self.cluster = Cluster.start([(p.host, p.placement) for p in self.plans], placement,
+                                     self.root / f"hosts-{digest}", self.tracker,
+                                     driver_address=self.driver_address,
+                                     encrypt=self.inventory.encrypt, on_progress=say)  # fmt: skip
         self._shape = placement.shape
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
@@ -252,12 +253,12 @@ def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
 
     with supervised() as tracker:
         if inventory is None:
-            cluster = StandaloneCluster.start(place(load_machine()), directory, tracker,
-                                              host=host, on_progress=say)  # fmt: skip
+            cluster = Cluster.here(place(load_machine()), directory, tracker, host=host,
+                                   kept=True, on_progress=say)  # fmt: skip
         else:
             plans = plan_hosts(inventory, place)
-            cluster = HostsCluster.start(plans, merge(plans), directory, tracker,
-                                         driver_address(inventory), encrypt=inventory.encrypt,
-                                         kept=True, on_progress=say)  # fmt: skip
+            cluster = Cluster.start([(p.host, p.placement) for p in plans], merge(plans),
+                                    directory, tracker, driver_address=driver_address(inventory),
+                                    encrypt=inventory.encrypt, kept=True, on_progress=say)  # fmt: skip
         tracker.release_all()
     return cluster

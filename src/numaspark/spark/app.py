@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import psutil
 
 from numaspark.collect.base import Collector, CollectorSet
-from numaspark.placement import Binding, Placement, numactl_argv, spark_conf
+from numaspark.placement import Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
-from numaspark.readback.proc import EffectiveJvm, read_effective
-from numaspark.spark.cluster import StandaloneCluster
+from numaspark.readback.proc import EffectiveJvm
+from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import merged
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
 from numaspark.spark.logs import error_line, error_lines, last_error_line
 from numaspark.supervise.processes import ProcessTracker
+from numaspark.supervise.watch import Watch, Watched
 
 MAX_EXECUTOR_RELAUNCHES = 3
 DEFAULT_TIMEOUT_S = 1800.0
@@ -55,7 +56,7 @@ class Driver:
     prefix: tuple[str, ...] = ()  # what spark-submit runs under (numactl for local mode)
     env: tuple[tuple[str, str], ...] = ()  # added to spark-submit's environment
     drop_conf: tuple[str, ...] = ()  # plan settings this master sizes by itself
-    cluster: StandaloneCluster | None = None  # a standalone cluster numaspark watches
+    cluster: Cluster | None = None  # a standalone cluster numaspark watches
     runs_tasks: bool = False  # local mode: the driver is the JVM to watch
     properties: Path | None = None  # a 0600 file of secrets (spark.authenticate), not argv
 
@@ -68,7 +69,7 @@ class Driver:
                    prefix=tuple(numactl_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
 
     @classmethod
-    def standalone(cls, cluster: StandaloneCluster) -> Driver:
+    def standalone(cls, cluster: Cluster) -> Driver:
         """A standalone cluster: the driver runs unbound; executors inherit their workers'
         binding; the master sizes the application by cores.max, not executor instances."""
         return cls(master=cluster.master_url, drop_conf=("spark.executor.instances",),
@@ -141,7 +142,8 @@ def run_app(
     started = time.monotonic()
     submit = tracker.start(argv, name="spark-submit", log=run.log,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
-    watcher = _Watcher(placement, cluster, submit.pid if driver.runs_tasks else None, known_apps)
+    watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
+                    check=_relaunches(cluster, known_apps))  # fmt: skip
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
@@ -177,81 +179,48 @@ def run_app(
     return run
 
 
-class _Watcher(threading.Thread):
-    """Samples the JVMs that run tasks while the app runs; catches executor relaunch loops."""
+def _watched(placement: Placement, cluster: Cluster | None,
+             driver_pid: int | None) -> Callable[[], list[Watched]]:  # fmt: skip
+    """What the watch reads: the executors under a cluster's workers, or the local-mode driver
+    once spark-submit has exec'd java (until numactl and the scripts have, the pid is not the
+    JVM yet); nothing when the executors are elsewhere (the plugin reports for them)."""
+    if cluster is not None:
+        executors = {e.index: e for e in placement.executors}
 
-    def __init__(
-        self, placement: Placement, cluster, driver_pid: int | None, known_apps: set[str]
-    ) -> None:
-        super().__init__(daemon=True)
-        self.placement = placement
-        self.cluster = cluster
-        self.driver_pid = driver_pid
-        self.known_apps = known_apps
-        self.failure: str | None = None
-        self._seen: dict[int, dict] = {}
-        self._planned: dict[int, object] = {}
-        self._stop_event = threading.Event()
+        def on_cluster() -> list[Watched]:
+            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker))
+                    for worker, pids in cluster.executor_pids().items() if worker in executors
+                    for pid in pids]  # fmt: skip
 
-    def run(self) -> None:
-        while not self._stop_event.is_set():
-            with contextlib.suppress(psutil.Error, OSError):  # a JVM gone between list and read
-                self._sample()
-            self._stop_event.wait(0.5)
+        return on_cluster
+    if driver_pid is None:
+        return lambda: []
+    driver = [Watched(driver_pid, placement.executors[0])]
+    return lambda: driver if _is_jvm(driver_pid) else []
 
-    def stop(self) -> None:
-        self._stop_event.set()
-        self.join(timeout=5)
 
-    def _sample(self) -> None:
-        if self.cluster is None:
-            if self.driver_pid is None:  # executors elsewhere: the plugin reports for them
-                return
-            # until numactl and the scripts have exec'd java, the pid is not the JVM yet
-            if self.driver_pid not in self._seen and _is_jvm(self.driver_pid):
-                self._record(self.driver_pid, self.placement.executors[0])
-            return
-        if self.failure is None:
-            self.failure = self.cluster.lost()
-        executors = {e.index: e for e in self.placement.executors}
-        for worker, pids in self.cluster.executor_pids().items():
-            for pid in pids:
-                if pid not in self._seen and worker in executors:
-                    self._record(pid, executors[worker], worker)
-        new_apps = [a for a in self.cluster.app_ids() if a not in self.known_apps]
-        for app in new_apps:
-            launches = self.cluster.executor_launches(app)
-            if len(launches) > len(self.cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
-                self.failure = (
-                    f"executors keep dying ({len(launches)} launched for {len(self.cluster.workers)} "
-                    f"workers): {_executor_error(launches)}"
-                )
+def _read_on(cluster: Cluster, worker: int, pid: int):
+    return cluster.read_effective(pid, worker)
 
-    def _record(self, pid: int, planned, worker: int | None = None) -> None:
-        if self.cluster is not None:  # its host's /proc: here, or over SSH
-            actual, facts = self.cluster.read_effective(pid, worker)
-        else:
-            actual, facts = read_effective(pid), {}
-        if actual is None:
-            return
-        self._planned[pid] = planned
-        self._seen[pid] = EffectiveJvm.read(planned, actual, facts)
 
-    def jvms(self) -> dict[int, tuple[str, frozenset[int] | None]]:
-        """The task-running JVMs seen so far: pid -> (name, nodes its memory is bound to)."""
-        found = {}
-        for pid, entry in list(self._seen.items()):
-            planned = self._planned[pid]
-            nodes = planned.mem_nodes if len(planned.mem_nodes) else planned.nodes
-            bound = frozenset(nodes) if planned.binding is not Binding.NONE else None
-            found[pid] = (entry.jvm, bound)
-        return found
+def _relaunches(cluster: Cluster | None, known_apps: set[str]) -> Callable[[], str | None] | None:
+    """Why the run must stop: its cluster lost (a host, a daemon), or executors that keep
+    dying (each launch has a work directory of its own)."""
+    if cluster is None:
+        return None
 
-    def effective(self) -> list[EffectiveJvm]:
-        return sorted(self._seen.values(), key=lambda e: (e.index, e.pid))
+    def check() -> str | None:
+        lost = cluster.lost()
+        if lost:
+            return lost
+        for app in (a for a in cluster.app_ids() if a not in known_apps):
+            launches = cluster.executor_launches(app)
+            if len(launches) > len(cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
+                return (f"executors keep dying ({len(launches)} launched for "
+                        f"{len(cluster.workers)} workers): {_executor_error(launches)}")  # fmt: skip
+        return None
 
-    def warnings(self) -> list[str]:
-        return [d for e in self.effective() for d in e.differences]
+    return check
 
 
 def _is_jvm(pid: int) -> bool:

@@ -1,39 +1,80 @@
-"""A Spark standalone cluster whose workers, and so their executors, are bound as planned.
+"""A Spark standalone cluster whose workers, and so their executors, are bound as planned: on
+this machine, or on several hosts over SSH; one type, one life cycle, one state file.
 
-The pip package of Spark has no sbin/ start scripts, so the master and each
-worker are started directly with ``bin/spark-class``; spark-class execs java,
-so the pid is the JVM's. A worker started under ``numactl ...`` passes its
-binding on to the executors it forks. The cluster's state (ports, pids, the
-placement) is written to ``cluster.json`` in its directory as each process
-starts, so a cluster can stay up across runs and ``numaspark cluster down``
-can always find what to stop.
+The master runs on the first host and one worker per planned executor on each
+host, under that executor's numactl prefix (a worker's binding passes on to the
+executors it forks), every daemon bound to its host's address on ports free on
+that host. The pip package of Spark has no sbin/ start scripts, so each daemon
+is started directly with ``bin/spark-class``, which execs java.
+
+Each daemon is started through its host's shell (hosts/shell.py: `Local` here,
+`Ssh` on a host) under a small ``sh`` watch run by one local process that the
+process tracker owns: the daemon ends when that process ends, whether numaspark
+stopped it, numaspark died (even by SIGKILL), or the connection to the host
+dropped (the watch sees its stdin close). A cluster kept up by ``numaspark
+cluster up`` (``kept``) starts its daemons detached instead, and ``numaspark
+cluster down`` stops them by pid. ``stop`` also stops each daemon and its
+descendants through the shell.
+
+On several hosts ``spark.authenticate`` is on, with a fresh secret per cluster:
+it travels on the shell's stdin into a 0600 properties file on each host (and
+here, for the driver) and never appears on a command line or in a log;
+executors get it from their worker. A cluster on this machine listens on
+loopback unless asked, and needs none.
+
+The state (``cluster.json``: ports, pids, hosts, the placement) is written as each
+process starts, so ``numaspark cluster down`` can always find what to stop; the
+state files of earlier versions (a local ``numaspark.cluster/1``, a
+``numaspark.hosts-cluster/1``) are read too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.placement import Placement, numactl_argv, placement_to_dict
+from numaspark.hosts import LOCAL, Host, HostError, Shell, python_on, shell_for
+from numaspark.placement import JvmPlacement, Placement, numactl_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
-from numaspark.readback.proc import EffectivePlacement, pages_per_node, read_effective
-from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
+from numaspark.readback.proc import (
+    EffectiveJvm,
+    EffectivePlacement,
+    pages_per_node,
+    parse_effective,
+)
+from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, spark_home
 from numaspark.spark.logs import error_line
-from numaspark.supervise.processes import ProcessTracker, Tracked, stop_processes, wait_for
+from numaspark.supervise.processes import ProcessTracker, Tracked, wait_for
 from numaspark.units import MIB
 
-CLUSTER_SCHEMA = "numaspark.cluster/1"
+CLUSTER_SCHEMA = "numaspark.cluster/2"
+OLD_SCHEMAS = ("numaspark.cluster/1", "numaspark.hosts-cluster/1")
 STATE_FILE = "cluster.json"
+SECRET_FILE = "spark-auth.conf"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 START_TIMEOUT_S = 90.0  # for the master, then for the workers; NUMASPARK_START_TIMEOUT overrides
+PID_LINE = "numaspark-pid "
+
+# sh scripts run through a host's shell; their values arrive as positional parameters.
+# WATCH: run "$@", say its pid, and end it (TERM, then KILL) when our stdin closes.
+# (sh gives a background list /dev/null as stdin: the watch reads ours through fd 3)
+WATCH = ('exec 3<&0; "$@" </dev/null 3<&- & pid=$!; echo "numaspark-pid $pid"; '
+         '{ cat <&3 >/dev/null; kill -TERM "$pid"; i=0; '
+         'while kill -0 "$pid" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
+         'kill -KILL "$pid"; } >/dev/null 2>&1 & '
+         'exec 3<&-; wait "$pid"')  # fmt: skip
+# DETACH: run "$@" in a session of its own, logging to $1 (on the host); say its pid, return.
+DETACH = ('log=$1; shift; mkdir -p "$(dirname "$log")" || exit 1; '
+          'setsid "$@" </dev/null >>"$log" 2>&1 & echo "numaspark-pid $!"')  # fmt: skip
+WRITE_SECRET = 'umask 077 && mkdir -p "$1" && cat > "$1/spark-auth.conf"'
 
 
 def start_timeout() -> float:
@@ -54,209 +95,388 @@ class ClusterError(NumasparkError):
     exit_code = 1
 
 
+def auth_conf(secret: str, encrypt: bool) -> str:
+    lines = ["spark.authenticate true", f"spark.authenticate.secret {secret}"]
+    if encrypt:  # AES-based RPC encryption (spark.network.crypto), on top of authentication
+        lines.append("spark.network.crypto.enabled true")
+    return "\n".join(lines) + "\n"
+
+
+def spark_home_on(host: Host) -> str:
+    """Spark's home on ``host``: its inventory's, else this machine's path (the same venv)."""
+    return host.spark_home or str(spark_home())
+
+
+def daemon_env(host: Host, extra: dict[str, str] | None = None) -> list[str]:
+    """``env K=V ...``: what Spark's scripts need on the host (no secret among them)."""
+    values = {"SPARK_HOME": spark_home_on(host), "PYSPARK_PYTHON": python_on(host),
+              "SPARK_LOCAL_IP": host.address, "SPARK_LOCAL_HOSTNAME": host.address,
+              # daemons need little heap (the default 1g adds up on small machines), and no
+              # optimising JIT or parallel GC threads: they only heartbeat and schedule
+              "SPARK_DAEMON_MEMORY": os.environ.get("SPARK_DAEMON_MEMORY", "512m"),
+              "SPARK_DAEMON_JAVA_OPTS": os.environ.get("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS),
+              "SPARK_NO_DAEMONIZE": "1", **(extra or {})}  # fmt: skip
+    return ["env", "-u", "PYSPARK_GATEWAY_PORT", *(f"{k}={v}" for k, v in values.items())]
+
+
 @dataclass
-class StandaloneCluster:
+class Stopped:
+    """What ``Cluster.stop`` did: the daemons it stopped, and what it could not reach."""
+
+    pids: list[int]
+    problems: list[str]
+
+
+@dataclass
+class Cluster:
+    """A standalone cluster on this machine (``local``) or on hosts over SSH: what its state
+    file keeps, and what a run's watcher asks of it."""
+
     directory: Path
-    host: str
-    master_url: str
-    master_webui: int
-    master_pid: int
-    workers: list[dict] = field(default_factory=list)
+    hosts: list[Host]
+    local: bool
+    master_url: str = ""
+    master_host: str = ""
+    master_webui: int = 0
+    driver_address: str | None = None  # where executors reach the driver (None: loopback here)
+    processes: list[dict] = field(default_factory=list)  # master first, then the workers
     placement: dict = field(default_factory=dict)
-    # what a cluster on several hosts (spark/remote.py) has and a local one does not: the
-    # driver here listens on loopback, and no secret is needed on one host
-    driver_address = None
-    properties_file = None
+    encrypt: bool = False
+    kept: bool = False
+    _shells: dict[str, Shell] = field(default_factory=dict, repr=False)
+    _clients: dict[int, Tracked] = field(default_factory=dict, repr=False)  # by process index
 
     # --- life cycle ---------------------------------------------------------------
     @classmethod
-    def start(
-        cls,
-        placement: Placement,
-        directory: Path,
-        tracker: ProcessTracker,
-        host: str = LOOPBACK,
-        on_progress=None,
-    ) -> StandaloneCluster:
-        """Start a master and one bound worker per planned executor; wait until all are alive."""
-        timeout_s = start_timeout()
-        directory = directory.resolve()
-        directory.mkdir(parents=True, exist_ok=True)
-        if (directory / STATE_FILE).exists() and _state_alive(directory):
-            raise UsageError(
-                f"a cluster is already running in {directory}: reuse it with --cluster {directory} "
-                f"or stop it with 'numaspark cluster down {directory}'"
-            )
-        home = spark_home()
-        env = spark_env(host)
-        port, webui = free_port(host), free_port(host)
-        master = tracker.start(
-            [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
-             "--host", host, "--port", str(port), "--webui-port", str(webui)],
-            name="master", log=directory / "logs" / "master.log", env=env,
-        )  # fmt: skip
-        cluster = cls(
-            directory=directory,
-            host=host,
-            master_url=f"spark://{host}:{port}",
-            master_webui=webui,
-            master_pid=master.pid,
-            placement=placement_to_dict(placement),
-        )
-        cluster._save()
-        _progress(on_progress, "master starting")
-        if not wait_for(
-            lambda: cluster.master_state() is not None or not master.alive(), timeout_s
-        ):
-            raise ClusterError(
-                f"the Spark master did not start in {timeout_s:.0f} s: see {master.log} "
-                "(on a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)"
-            )
-        if not master.alive():
-            raise ClusterError(f"the Spark master exited: {error_line(master.log)}")
-        for executor in placement.executors:
-            work = directory / f"worker-{executor.index}"
-            work.mkdir(exist_ok=True)
-            wport, wwebui = free_port(host), free_port(host)
-            memory_mb = executor.heap // MIB
-            argv = [
-                *numactl_argv(executor),
-                str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-                cluster.master_url, "--host", host, "--port", str(wport),
-                "--webui-port", str(wwebui), "--cores", str(executor.cores),
-                "--memory", f"{memory_mb}m", "--work-dir", str(work),
-            ]  # fmt: skip
-            # its executors inherit the worker's environment: the affinity plugin's slots
-            worker = tracker.start(argv, name=f"worker {executor.index}", log=work / "worker.log",
-                                   env={**env, **slots_env(executor.slots)})  # fmt: skip
-            cluster.workers.append(
-                {
-                    "index": executor.index,
-                    "pid": worker.pid,
-                    "port": wport,
-                    "webui": wwebui,
-                    "cores": executor.cores,
-                    "memory_mb": memory_mb,
-                    "work_dir": str(work),
-                    "argv": argv,
-                    "log": str(worker.log),
-                }
-            )
-            cluster._save()
-        _progress(on_progress, f"{len(cluster.workers)} worker(s) starting")
-        expected = len(cluster.workers)
-        if not wait_for(
-            lambda: cluster.alive_workers() >= expected or cluster._dead_worker(), timeout_s
-        ):
-            raise ClusterError(
-                f"only {cluster.alive_workers()} of {expected} workers registered in "
-                f"{timeout_s:.0f} s: see the logs in {directory} (on a slow machine, set "
-                "NUMASPARK_START_TIMEOUT to more seconds)"
-            )
-        dead = cluster._dead_worker()
-        if dead:
-            raise ClusterError(f"worker {dead['index']} exited: {error_line(Path(dead['log']))}")
-        return cluster
+    def here(cls, placement: Placement, directory: Path, tracker: ProcessTracker,
+             host: str = LOOPBACK, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+        """A cluster on this machine: the master and one bound worker per planned executor,
+        listening on ``host``."""
+        return cls.start([(Host(LOCAL, host), placement)], placement, directory, tracker,
+                         local=True, kept=kept, on_progress=on_progress)  # fmt: skip
 
     @classmethod
-    def attach(cls, directory: Path, tracker: ProcessTracker | None = None) -> StandaloneCluster:
-        """The cluster left running in ``directory`` by ``numaspark cluster up``."""
+    def start(cls, parts: list[tuple[Host, Placement]], placement: Placement, directory: Path,
+              tracker: ProcessTracker, local: bool = False, driver_address: str | None = None,
+              encrypt: bool = False, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+        """The master on the first host, a bound worker per planned executor on each host
+        (``parts``: each host with its own plan; ``placement``: all of them merged); returns
+        once every worker has registered with the master. A cluster that fails half-way is
+        stopped whole."""
         directory = directory.resolve()
-        state_path = directory / STATE_FILE
-        if not state_path.exists():
-            raise UsageError(
-                f"no cluster in {directory}: start one with 'numaspark cluster up {directory}'"
-            )
-        state = json.loads(state_path.read_text())
-        cluster = cls(
-            directory=directory,
-            host=state["host"],
-            master_url=state["master_url"],
-            master_webui=state["master_webui"],
-            master_pid=state["master_pid"],
-            workers=state["workers"],
-            placement=state["placement"],
-        )
-        if cluster.master_state() is None:
-            raise UsageError(
-                f"the cluster in {directory} is not running: 'numaspark cluster down {directory}' "
-                f"cleans up, then 'numaspark cluster up {directory}'"
-            )
-        if tracker is not None:
-            tracker.adopt("master", cluster.master_pid)
-            for worker in cluster.workers:
-                tracker.adopt(f"worker {worker['index']}", worker["pid"])
+        directory.mkdir(parents=True, exist_ok=True)
+        _refuse_running(directory)
+        cluster = cls(directory=directory, hosts=[h for h, _ in parts], local=local,
+                      master_host=parts[0][0].name, driver_address=driver_address,
+                      placement=placement_to_dict(placement), encrypt=encrypt, kept=kept)  # fmt: skip
+        try:
+            cluster._start_all(parts, tracker, on_progress)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                cluster.stop()
+            raise
         return cluster
 
-    def stop(self, grace_s: float = 10.0) -> None:
-        stop_processes([w["pid"] for w in self.workers] + [self.master_pid], grace_s)
-        (self.directory / STATE_FILE).unlink(missing_ok=True)
+    def _start_all(self, parts: list[tuple[Host, Placement]], tracker: ProcessTracker,
+                   on_progress) -> None:  # fmt: skip
+        timeout_s = start_timeout()
+        if not self.local:
+            self._share_secret()
+        first = parts[0][0]
+        port, webui = self.shell(first).free_ports(first.address, 2)
+        self.master_url, self.master_webui = f"spark://{first.address}:{port}", webui
+        _progress(on_progress, "master starting" + ("" if self.local else f" on {first.name}"))
+        self._start(tracker, first, "master", [
+            f"{spark_home_on(first)}/bin/spark-class", "org.apache.spark.deploy.master.Master",
+            "--host", first.address, "--port", str(port), "--webui-port", str(webui),
+            *self._properties()], port=port, webui=webui)  # fmt: skip
+        if not wait_for(lambda: self.master_state() is not None or self.lost(), timeout_s):
+            raise ClusterError(f"the Spark master did not start in {timeout_s:.0f} s: see "
+                               f"{self.processes[0]['log']} (on a slow machine, set "
+                               "NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+        if self.lost():
+            raise ClusterError(self.lost())
+        index = 0
+        for host, plan in parts:
+            ports = self.shell(host).free_ports(host.address, 2 * len(plan.executors))
+            for k, executor in enumerate(plan.executors):
+                self._start_worker(tracker, host, index, executor, ports[2 * k : 2 * k + 2])
+                index += 1
+        where = "" if self.local else f" on {len(parts)} host(s)"
+        _progress(on_progress, f"{index} worker(s) starting{where}")
+        if not wait_for(lambda: self.alive_workers() >= index or self.lost(), timeout_s):
+            raise ClusterError(f"only {self.alive_workers()} of {index} workers registered in "
+                               f"{timeout_s:.0f} s: see the logs in {self.directory} (on a slow "
+                               "machine, set NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+        if self.lost():
+            raise ClusterError(self.lost())
+
+    def _start_worker(self, tracker: ProcessTracker, host: Host, index: int,
+                      executor: JvmPlacement, ports: list[int]) -> None:  # fmt: skip
+        work = self.directory / f"worker-{index}"
+        if self.local:
+            work.mkdir(exist_ok=True)
+        memory_mb = executor.heap // MIB
+        argv = [*numactl_argv(executor), f"{spark_home_on(host)}/bin/spark-class",
+                "org.apache.spark.deploy.worker.Worker", self.master_url,
+                "--host", host.address, "--port", str(ports[0]), "--webui-port", str(ports[1]),
+                "--cores", str(executor.cores), "--memory", f"{memory_mb}m",
+                "--work-dir", str(work), *self._properties()]  # fmt: skip
+        # its executors inherit the worker's environment: the affinity plugin's slots
+        self._start(tracker, host, f"worker {index}", argv, env=slots_env(executor.slots),
+                    index=index, port=ports[0], webui=ports[1], cores=executor.cores,
+                    memory_mb=memory_mb, work_dir=str(work))  # fmt: skip
+
+    def _share_secret(self) -> None:
+        """A fresh secret in a 0600 file here (for the driver) and on every host."""
+        secret = auth_conf(secrets.token_hex(32), self.encrypt)
+        local = self.directory / SECRET_FILE
+        local.touch(mode=0o600)
+        local.write_text(secret)
+        for host in self.hosts:
+            self.shell(host).run(["sh", "-c", WRITE_SECRET, "sh", str(self.directory)],
+                                 input=secret, what="writing the cluster's secret")  # fmt: skip
+
+    def _properties(self) -> list[str]:
+        return [] if self.local else ["--properties-file", str(self.directory / SECRET_FILE)]
+
+    def _start(self, tracker: ProcessTracker, host: Host, name: str, argv: list[str],
+               env: dict[str, str] | None = None, **facts) -> None:  # fmt: skip
+        """Start ``argv`` on ``host`` (watched, or detached when the cluster is kept); record
+        its pid in the state file as soon as the host says it."""
+        log = self.directory / "logs" / f"{name.replace(' ', '-')}-{host.name}.log"
+        command = [*daemon_env(host, env), *argv]
+        shell = self.shell(host)
+        entry = {"name": name, "host": host.name, "argv": argv, "log": str(log), **facts}
+        self.processes.append(entry)
+        if self.kept:
+            out = shell.run(["sh", "-c", DETACH, "sh", str(log), *command], what=f"starting {name}")
+            entry["pid"] = _pid(out)
+            self._save()
+            return
+        client = tracker.start(shell.argv(["sh", "-c", WATCH, "sh", *command]),
+                               name=f"{name} on {host.name}", log=log, stdin_pipe=True)  # fmt: skip
+        self._clients[len(self.processes) - 1] = client
+        self._save()
+        if not wait_for(lambda: _pid_in(log) is not None or not client.alive(), 30):
+            raise ClusterError(f"{name} on {host.name} did not start: see {log}")
+        if _pid_in(log) is None:
+            raise ClusterError(self.lost() or f"{name} on {host.name} did not start: see {log}")
+        entry["pid"], entry["client"] = _pid_in(log), client.pid
+        self._save()
+
+    @classmethod
+    def from_state(cls, directory: Path) -> Cluster:
+        """The cluster its state file describes (running or not, even half-started)."""
+        directory = directory.resolve()
+        path = directory / STATE_FILE
+        if not path.exists():
+            raise UsageError(f"no cluster in {directory}: start one with 'numaspark cluster up "
+                             f"{directory}'")  # fmt: skip
+        try:
+            state = json.loads(path.read_text())
+        except ValueError as exc:
+            raise UsageError(f"{path} is not a cluster's state ({exc}): remove it, and stop its "
+                             "processes by hand if any are left") from None  # fmt: skip
+        return cls._from_dict(directory, state)
+
+    @classmethod
+    def _from_dict(cls, directory: Path, state: dict) -> Cluster:
+        schema = state.get("schema")
+        if schema == "numaspark.cluster/1":  # one host, this one; daemons started unwatched
+            state = _from_local_v1(state)
+        elif schema not in (CLUSTER_SCHEMA, "numaspark.hosts-cluster/1"):
+            raise UsageError(f"{directory / STATE_FILE}: schema {schema!r} is not one this "
+                             "numaspark reads (a newer numaspark wrote it?)")  # fmt: skip
+        return cls(directory=directory, hosts=[Host.from_dict(h) for h in state["hosts"]],
+                   local=state.get("local", False), master_url=state["master_url"],
+                   master_host=state["master_host"], master_webui=state["master_webui"],
+                   driver_address=state.get("driver_address"), processes=state["processes"],
+                   placement=state["placement"], encrypt=state.get("encrypt", False),
+                   kept=state.get("kept", False))  # fmt: skip
+
+    @classmethod
+    def attach(cls, directory: Path) -> Cluster:
+        """The running cluster in ``directory`` (``numaspark cluster up``)."""
+        cluster = cls.from_state(directory)
+        if cluster.master_state() is None:
+            raise UsageError(f"the cluster in {cluster.directory} is not running: 'numaspark "
+                             f"cluster down {directory}' cleans up, then 'numaspark cluster up "
+                             f"{directory}'")  # fmt: skip
+        return cluster
+
+    def stop(self) -> Stopped:
+        """Stop every daemon on every host (workers first), each with its descendants; then
+        the local processes that watched them. The state file goes once nothing is left."""
+        problems, stopped = [], []
+        by_host: dict[str, list[int]] = {}
+        for entry in reversed(self.processes):
+            if entry.get("pid"):
+                by_host.setdefault(entry["host"], []).append(int(entry["pid"]))
+        for name, pids in by_host.items():
+            try:
+                self.shell(self.host(name)).stop(pids)
+                stopped += pids
+            except HostError as exc:  # a watched daemon ends with its ssh client anyway
+                problems.append(str(exc))
+        for client in self._clients.values():
+            with contextlib.suppress(OSError, AttributeError):
+                client.popen.stdin.close()
+        for client in self._clients.values():
+            with contextlib.suppress(Exception):
+                client.popen.wait(timeout=15)
+        for shell in self._shells.values():
+            shell.close()
+        if not problems:  # else kept: 'cluster down' can try again once the host answers
+            (self.directory / STATE_FILE).unlink(missing_ok=True)
+        return Stopped(stopped, problems)
 
     def _save(self) -> None:
         state = {
-            "schema": CLUSTER_SCHEMA,
-            "host": self.host,
-            "master_url": self.master_url,
-            "master_webui": self.master_webui,
-            "master_pid": self.master_pid,
-            "workers": self.workers,
-            "placement": self.placement,
+            "schema": CLUSTER_SCHEMA, "local": self.local, "master_url": self.master_url,
+            "master_host": self.master_host, "master_webui": self.master_webui,
+            "driver_address": self.driver_address,
+            "hosts": [h.to_dict() for h in self.hosts], "processes": self.processes,
+            "placement": self.placement, "encrypt": self.encrypt, "kept": self.kept,
             "saved_at": time.time(),
-        }
+        }  # fmt: skip
         path = self.directory / STATE_FILE
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(state, indent=2))
         tmp.replace(path)
 
-    # --- what is running --------------------------------------------------------------
+    # --- what is running (the run's watcher asks) --------------------------------------
+    def shell(self, host: Host) -> Shell:
+        if host.name not in self._shells:
+            self._shells[host.name] = shell_for(host, self.local)
+        return self._shells[host.name]
+
+    def host(self, name: str) -> Host:
+        return next(h for h in self.hosts if h.name == name)
+
+    @property
+    def workers(self) -> list[dict]:
+        return [p for p in self.processes if p["name"].startswith("worker")]
+
+    @property
+    def properties_file(self) -> Path | None:
+        """The driver's secret (spark-submit --properties-file); None on this machine alone."""
+        return None if self.local else self.directory / SECRET_FILE
+
     def master_state(self) -> dict | None:
-        return master_json(self.host, self.master_webui)
+        if not self.master_webui:
+            return None
+        return master_json(self.host(self.master_host).address, self.master_webui)
 
     def alive_workers(self) -> int:
         return alive_workers(self.master_state())
 
-    def _dead_worker(self) -> dict | None:
-        return next((w for w in self.workers if not Tracked("worker", w["pid"]).alive()), None)
-
     def lost(self) -> str | None:
-        """Why the cluster can no longer serve, or None: a local cluster loses no host (an
-        executor dying over and over is the relaunch watch's to catch)."""
+        """Why the cluster can no longer serve as planned (a host unreachable, a daemon gone),
+        or None."""
+        detached = [p for i, p in enumerate(self.processes)
+                    if i not in self._clients and p.get("pid")]  # fmt: skip
+        for name in dict.fromkeys(p["host"] for p in detached):
+            mine = [p for p in detached if p["host"] == name]
+            try:
+                gone = self.shell(self.host(name)).gone([int(p["pid"]) for p in mine])
+            except HostError as exc:
+                return str(exc)
+            for entry in (p for p in mine if int(p["pid"]) in gone):
+                return f"{entry['name']}{self._on(name)} exited: see {entry['log']}"
+        for index, client in self._clients.items():
+            if client.alive():
+                continue
+            entry = self.processes[index]
+            try:
+                self.shell(self.host(entry["host"])).run(["true"], timeout_s=10)
+            except HostError as exc:
+                return f"{exc}: its {entry['name']} is gone with the connection"
+            return (
+                f"{entry['name']}{self._on(entry['host'])} exited: {error_line(Path(entry['log']))}"
+            )
         return None
 
-    def read_effective(self, pid: int, worker: int) -> tuple[EffectivePlacement | None, dict]:
-        """Where executor ``pid`` really runs (this host's /proc); no further facts."""
-        return read_effective(pid), {}
+    def _on(self, host: str) -> str:
+        return "" if self.local else f" on {host}"
 
     def executor_pids(self) -> dict[int, list[int]]:
-        """Executor JVMs under each worker (by worker index)."""
+        """Executor JVMs under each worker (by worker index), asked of each host."""
         found: dict[int, list[int]] = {}
-        for worker in self.workers:
+        for name in dict.fromkeys(w["host"] for w in self.workers):
+            workers = {int(w["pid"]): w["index"] for w in self.workers
+                       if w["host"] == name and w.get("pid")}  # fmt: skip
             try:
-                children = psutil.Process(worker["pid"]).children(recursive=True)
-            except psutil.NoSuchProcess:
-                continue
-            for child in children:
-                try:
-                    if EXECUTOR_CLASS in " ".join(child.cmdline()):
-                        found.setdefault(worker["index"], []).append(child.pid)
-                except psutil.NoSuchProcess:
-                    continue
+                children = self.shell(self.host(name)).children(list(workers))
+            except HostError:
+                continue  # a host gone: lost() says so
+            for ppid, pid, args in children:
+                if EXECUTOR_CLASS in args:
+                    found.setdefault(workers[ppid], []).append(pid)
         return found
 
+    def read_effective(self, pid: int, worker: int) -> tuple[EffectivePlacement | None, dict]:
+        """Where ``pid`` (an executor under ``worker``, or the worker) really runs, read from
+        its host's /proc; and, on hosts, its host and resident bytes per node."""
+        entry = next(w for w in self.workers if w["index"] == worker)
+        text = self.shell(self.host(entry["host"])).read_proc(pid)
+        if text is None:
+            return None, {}
+        status, maps = text
+        if self.local:
+            return parse_effective(pid, status, maps), {}
+        pages = pages_per_node(maps)
+        return parse_effective(pid, status, maps), {
+            "host": entry["host"],
+            "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
+        }
+
+    def app_ids(self) -> list[str]:
+        """The applications the workers here ran (their work directories); on hosts, none:
+        the work directories are there, and relaunch loops are not watched there."""
+        ids: set[str] = set()
+        for worker in self.workers if self.local else ():
+            ids.update(p.name for p in Path(worker["work_dir"]).glob("app-*"))
+        return sorted(ids)
+
     def executor_launches(self, app_id: str) -> list[Path]:
-        """One directory per executor a worker launched for ``app_id`` (relaunches included)."""
+        """One directory per executor a worker here launched for ``app_id`` (relaunches too)."""
         dirs: list[Path] = []
-        for worker in self.workers:
+        for worker in self.workers if self.local else ():
             app_dir = Path(worker["work_dir"]) / app_id
             if app_dir.is_dir():
                 dirs.extend(p for p in app_dir.iterdir() if p.is_dir())
         return sorted(dirs, key=lambda p: p.stat().st_mtime)
 
-    def app_ids(self) -> list[str]:
-        ids: set[str] = set()
-        for worker in self.workers:
-            ids.update(p.name for p in Path(worker["work_dir"]).glob("app-*"))
-        return sorted(ids)
+    def status(self) -> dict:
+        """``cluster status``: the master's view and, per worker, where it really runs: its
+        launch prefix, its CPUs and memory policy, its resident pages per node."""
+        state = self.master_state() or {}
+        alive = {(w.get("host"), w.get("port")): w for w in state.get("workers", [])}
+        planned = {j.index: j for j in Placement.from_dict(self.placement).executors}
+        workers = []
+        for w in self.workers:
+            argv = w["argv"]
+            text = (
+                self.shell(self.host(w["host"])).read_proc(int(w["pid"])) if w.get("pid") else None
+            )
+            effective = None
+            if text is not None and w["index"] in planned:
+                actual = parse_effective(int(w["pid"]), *text)
+                effective = EffectiveJvm.read(planned[w["index"]], actual).to_dict()
+            pages = pages_per_node(text[1]) if text else {}
+            workers.append({
+                **({} if self.local else {"host": w["host"]}),
+                "index": w["index"], "pid": w.get("pid"), "cores": w["cores"],
+                "memory_mb": w["memory_mb"],
+                "state": alive.get((self.host(w["host"]).address, w["port"]), {}).get("state", "missing"),
+                "prefix": argv[: next(i for i, a in enumerate(argv) if a.endswith("spark-class"))],
+                "effective": effective,
+                "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
+            })  # fmt: skip
+        for shell in self._shells.values():
+            shell.close()
+        return {"master_url": self.master_url, "status": state.get("status"), "workers": workers}
 
 
 def master_json(address: str, webui: int) -> dict | None:
@@ -273,32 +493,42 @@ def alive_workers(state: dict | None) -> int:
     return sum(1 for w in (state or {}).get("workers", []) if w.get("state") == "ALIVE")
 
 
-def _state_alive(directory: Path) -> bool:
+def _refuse_running(directory: Path) -> None:
+    """A directory whose cluster still runs is not started over; a dead one's state is."""
+    if not (directory / STATE_FILE).exists():
+        return
     try:
-        state = json.loads((directory / STATE_FILE).read_text())
-        return psutil.pid_exists(int(state["master_pid"]))
-    except (OSError, ValueError, KeyError):
-        return False
+        old = Cluster.from_state(directory)
+        pids = [(p["host"], int(p["pid"])) for p in old.processes if p.get("pid")]
+        running = any(pid not in old.shell(old.host(host)).gone([pid]) for host, pid in pids)
+    except (UsageError, HostError, KeyError, ValueError, StopIteration):
+        running = True  # not readable, or a host not answering: not ours to overwrite
+    if running:
+        raise UsageError(f"a cluster is already running in {directory}: reuse it with "
+                         f"--cluster {directory} or stop it with 'numaspark cluster down "
+                         f"{directory}'")  # fmt: skip
 
 
-def stop_local_cluster_dir(directory: Path) -> list[int]:
-    """Stop the master and workers a local cluster's state file names (spark/kept.py decides
-    which kind a directory holds)."""
-    path = directory.resolve() / STATE_FILE
-    state = json.loads(path.read_text())
-    pids = [w["pid"] for w in state.get("workers", [])] + [state["master_pid"]]
-    alive = [p for p in pids if psutil.pid_exists(p) and _is_spark(p)]
-    stop_processes(alive)
-    path.unlink(missing_ok=True)
-    return alive
+def _from_local_v1(state: dict) -> dict:
+    """A ``numaspark.cluster/1`` state (one host, this one) in today's shape."""
+    host = state["host"]
+    master = {"name": "master", "host": LOCAL, "pid": state["master_pid"], "log": "",
+              "argv": [], "webui": state["master_webui"]}  # fmt: skip
+    workers = [{**w, "name": f"worker {w['index']}", "host": LOCAL} for w in state["workers"]]
+    return {"local": True, "master_url": state["master_url"], "master_host": LOCAL,
+            "master_webui": state["master_webui"], "driver_address": None,
+            "hosts": [{"name": LOCAL, "address": host}], "processes": [master, *workers],
+            "placement": state["placement"], "kept": True}  # fmt: skip
 
 
-def _is_spark(pid: int) -> bool:
-    """Guard against a recycled pid: only stop JVMs that run Spark."""
-    try:
-        return "org.apache.spark" in " ".join(psutil.Process(pid).cmdline())
-    except psutil.Error:
-        return False
+def stop_cluster_state(directory: Path) -> list[int]:
+    """``cluster down``: every pid a cluster's state names, stopped on its host, even a
+    half-started cluster's; a host that does not answer is one error line."""
+    stopped = Cluster.from_state(directory).stop()
+    if stopped.problems:
+        raise HostError("; ".join(stopped.problems) + f" (run 'numaspark cluster down "
+                        f"{directory}' again once the host answers)")  # fmt: skip
+    return stopped.pids
 
 
 def _progress(callback, message: str) -> None:
@@ -306,27 +536,19 @@ def _progress(callback, message: str) -> None:
         callback(message)
 
 
-def local_cluster_status(directory: Path) -> dict:
-    """The master's view of the cluster in ``directory`` and, per worker, where it really runs:
-    its launch prefix, its CPUs and memory policy, its resident pages per node (/proc)."""
+def _pid(text: str) -> int:
+    for line in text.splitlines():
+        if line.startswith(PID_LINE):
+            return int(line[len(PID_LINE) :])
+    raise ClusterError(f"the host did not say the pid it started: {text[-200:]!r}")
 
-    cluster = StandaloneCluster.attach(directory)
-    state = cluster.master_state() or {}
-    alive = {w.get("port"): w for w in state.get("workers", [])}
-    workers = []
-    for worker in cluster.workers:
-        argv = worker["argv"]
-        effective = read_effective(worker["pid"])
-        try:
-            pages = pages_per_node(Path(f"/proc/{worker['pid']}/numa_maps").read_text())
-        except OSError:
-            pages = {}
-        workers.append({
-            "index": worker["index"], "pid": worker["pid"], "cores": worker["cores"],
-            "memory_mb": worker["memory_mb"],
-            "state": alive.get(worker["port"], {}).get("state", "missing"),
-            "prefix": argv[: next(i for i, a in enumerate(argv) if a.endswith("spark-class"))],
-            "effective": effective.to_dict() if effective else None,
-            "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
-        })  # fmt: skip
-    return {"master_url": cluster.master_url, "status": state.get("status"), "workers": workers}
+
+def _pid_in(log: Path) -> int | None:
+    try:
+        with log.open(errors="replace") as f:
+            for line in f:
+                if line.startswith(PID_LINE):
+                    return int(line[len(PID_LINE) :])
+    except (OSError, ValueError):
+        return None
+    return None

@@ -4,60 +4,30 @@ An inventory names each host (a small TOML file, or ``--hosts a,b,c``): the
 address SSH connects to and Spark binds to, the SSH user, port and key, and
 where Spark and Python are on it (by default the same paths as here).
 
-SSH is the system ``ssh`` client, run with argv lists. Why not a library
-(paramiko, asyncssh): the system client already honours the user's
-``~/.ssh/config``, agent and known_hosts; ``ControlMaster`` multiplexes every
-command to a host over one connection; and a remote process we keep running is
-one local ``ssh`` process, which the process tracker stops like any other and
-whose end (a dropped connection included) the remote side sees as the end of
-its stdin. Remote commands are argv lists too, quoted with ``shlex.join`` for
-the remote shell, never strings built from input.
+Commands reach a host through its shell (hosts/shell.py): `Ssh`, or `Local` for
+this machine, with one set of operations, so one cluster (spark/cluster.py) runs on
+either.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-import shutil
 import socket
-import subprocess
-import sys
-import tempfile
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from numaspark.errors import NumasparkError, UsageError
+from numaspark.errors import UsageError
+from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
 from numaspark.placement import Placement, placement_to_dict
 from numaspark.topology import Topology
 from numaspark.topology.hwloc import parse_xml
 
 HOSTS_PLAN_SCHEMA = "numaspark.hosts-plan/1"
-CONNECT_TIMEOUT_S = 5
+__all__ = ["LOCAL", "Host", "HostError", "HostPlan", "Inventory", "Local", "Shell", "Ssh", "driver_address",
+           "load_inventory", "merge", "parse_hosts", "plan_hosts", "python_on", "shell_for"]  # fmt: skip
 _SPEC = re.compile(r"^(?:(?P<user>[^@\s:]+)@)?(?P<address>[^@\s:]+)(?::(?P<port>\d+))?$")
-
-
-class HostError(NumasparkError):
-    """A host cannot be reached, or a command on it failed."""
-
-    exit_code = 1
-
-
-@dataclass(frozen=True)
-class Host:
-    name: str  # what results and tables call it
-    address: str  # what SSH connects to and Spark binds to on it
-    user: str | None = None
-    port: int = 22
-    key: Path | None = None
-    known_hosts: Path | None = None  # default: the user's own
-    spark_home: str | None = None  # default: this machine's Spark
-    python: str | None = None  # default: this machine's Python
-
-    @property
-    def target(self) -> str:
-        return f"{self.user}@{self.address}" if self.user else self.address
 
 
 @dataclass(frozen=True)
@@ -152,70 +122,6 @@ def _checked(inventory: Inventory, where: str) -> Inventory:
     if twice:
         raise UsageError(f"{where}: host name(s) {', '.join(twice)} given twice")
     return inventory
-
-
-@dataclass
-class Ssh:
-    """Commands on one host over the system ssh client, multiplexed over one connection."""
-
-    host: Host
-    control_dir: Path = field(
-        default_factory=lambda: Path(tempfile.mkdtemp(prefix="numaspark-ssh-"))
-    )
-
-    def options(self) -> list[str]:
-        options = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3",
-                   "-o", "ControlMaster=auto", "-o", f"ControlPath={self.control_dir}/%C",
-                   "-o", "ControlPersist=60", "-o", "StrictHostKeyChecking=accept-new",
-                   "-p", str(self.host.port)]  # fmt: skip
-        if self.host.key is not None:
-            options += ["-i", str(self.host.key), "-o", "IdentitiesOnly=yes"]
-        if self.host.known_hosts is not None:
-            options += ["-o", f"UserKnownHostsFile={self.host.known_hosts}"]
-        return options
-
-    def argv(self, remote: list[str]) -> list[str]:
-        """The local argv that runs ``remote`` (an argv list) on the host."""
-        return ["ssh", *self.options(), "-T", self.host.target, "--", shlex.join(remote)]
-
-    def run(self, remote: list[str], timeout_s: float = 60.0, what: str | None = None,
-            input: str | None = None) -> str:  # fmt: skip
-        """Run ``remote`` to its end (``input`` on its stdin); its stdout. A failure is one
-        `HostError` line."""
-        what = what or remote[0]
-        feed = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
-        try:
-            done = subprocess.run(self.argv(remote), capture_output=True, text=True,
-                                  timeout=timeout_s, check=False, **feed)  # fmt: skip
-        except subprocess.TimeoutExpired:
-            raise HostError(
-                f"{self.host.name}: {what} did not finish in {timeout_s:.0f} s"
-            ) from None
-        if done.returncode == 255:
-            raise HostError(f"cannot reach {self.host.name} ({self.host.target} port "
-                            f"{self.host.port}) over ssh: {_last(done.stderr)}")  # fmt: skip
-        if done.returncode != 0:
-            raise HostError(f"{self.host.name}: {what} failed (exit {done.returncode}): "
-                            f"{_last(done.stderr)}")  # fmt: skip
-        return done.stdout
-
-    def close(self) -> None:
-        """End the shared connection (a no-op when none is open)."""
-        subprocess.run(["ssh", *self.options(), "-O", "exit", self.host.target],
-                       capture_output=True, timeout=10, check=False)  # fmt: skip
-        shutil.rmtree(self.control_dir, ignore_errors=True)
-
-
-def _last(stderr: str) -> str:
-    lines = [
-        line for line in stderr.strip().splitlines() if "Warning: Permanently added" not in line
-    ]
-    return lines[-1] if lines else "no message"
-
-
-def python_on(host: Host) -> str:
-    return host.python or sys.executable
 
 
 def read_topology(host: Host):
