@@ -99,6 +99,7 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
         f"-Dspark.jars={jars}", f"-Dspark.version={pyspark.__version__}",
         f"-Dscala.version={_version(jars, 'scala-library')}",
         f"-Djackson.version={_version(jars, 'jackson-databind')}",
+        f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
         f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
         f"-Dmetrics.version={_version(jars, 'metrics-core')}",
     ]  # fmt: skip
