@@ -35,7 +35,7 @@ from numaspark.metrics.aggregate import (
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.gc import gc_by_executor
 from numaspark.metrics.streaming import summarize_stream
-from numaspark.placement.plugin import RECORD_DIR
+from numaspark.placement.plugin import RECORD_DIR, TaskRecord
 from numaspark.probe import bandwidth_region
 from numaspark.spark.affinity import read_records
 from numaspark.spark.affinity import summarize as summarize_affinity
@@ -88,7 +88,7 @@ class AppOutputs:
     log: EventLog | None
     log_problem: str | None
     samples: Recording
-    affinity_records: list[dict]
+    affinity_records: list[TaskRecord]
     ledger: list[dict]
     artifacts: dict
 

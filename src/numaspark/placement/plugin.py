@@ -2,8 +2,11 @@
 
 Both Python sides that talk to the plugin import it from here: the renderer
 that turns a placement into Spark conf (placement/render.py) and the runner
-that reads what the plugin recorded (spark/affinity.py). The Java side parses
-the same keys in ``AffinityConf.java``; a key renamed here is renamed there.
+that reads what the plugin recorded (spark/affinity.py, readback/proc.py). The
+Java side parses the same keys in ``AffinityConf.java`` and writes the same
+fields (``TaskRecord``, ``PlacementReport``); ``jvm/contract.json`` lists both,
+and a test on each side checks its names against it
+(tests/test_affinity_contract.py, ContractTest.java).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, Self
 
 PLUGIN_CLASS = "io.numaspark.affinity.spark.AffinityPlugin"
 CONF_PREFIX = "spark.numaspark.affinity."  # AffinityConf.PREFIX
@@ -43,3 +48,49 @@ def slots_env(slots: Iterable[object]) -> dict[str, str]:
     """The environment that gives one JVM its slots (cores as CPU lists, ';'-separated)."""
     text = ";".join(str(s) for s in slots)
     return {SLOTS_ENV: text} if text else {}
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task as the plugin recorded it (a line of ``RECORD_DIR/affinity-*.jsonl``): the
+    fields numaspark reads, by their JSON names (the contract's ``task_record``). A field
+    the line lacks is None (a task with no TaskContext, an unpinned task)."""
+
+    executor: str | None = None
+    pid: int | None = None
+    level: str | None = None  # none, node, core or pu
+    task: int | None = None
+    stage: int | None = None
+    partition: int | None = None
+    slot: int | None = None
+    cpus: str | None = None  # the slot's CPUs; None: unpinned
+    unpinned: str | None = None  # why, at a pinning level
+    cpu_start: int | None = None  # -1: unknown
+    cpu_end: int | None = None
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+    @classmethod
+    def from_json(cls, line: dict[str, Any]) -> Self:
+        return cls(**{f.name: line.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class PlacementReport:
+    """One executor's report of where it runs (a line of ``PLACEMENT_FILE``): the fields
+    numaspark reads, by their JSON names (the contract's ``placement_report``)."""
+
+    executor: str | None = None
+    host: str | None = None
+    pid: int | None = None
+    cpus: str | None = None
+    mems: str | None = None
+    policy: str | None = None
+    bytes_per_node: dict[str, int] | None = None
+    local_share: float | None = None
+    pinned_tasks: int | None = None
+    task_migrations: int | None = None
+
+    @classmethod
+    def from_json(cls, line: dict[str, Any]) -> Self:
+        return cls(**{f.name: line.get(f.name) for f in fields(cls)})

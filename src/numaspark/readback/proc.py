@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
+from numaspark.placement.plugin import PlacementReport
 from numaspark.topology import CpuSet
 
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
@@ -70,6 +71,15 @@ class EffectiveJvm:
                    planned_cpus=str(planned.cpus), planned_mem_nodes=str(planned.mem_nodes),
                    differences=tuple(differences(planned, actual)), host=facts.get("host"),
                    bytes_per_node=facts.get("bytes_per_node"))  # fmt: skip
+
+    @classmethod
+    def reported(cls, report: PlacementReport, index: int) -> EffectiveJvm:
+        """An executor as the affinity plugin reported it from inside (``source`` plugin)."""
+        return cls(jvm=f"executor {report.executor}", index=index, pid=report.pid,
+                   host=report.host, cpus=report.cpus, mems=report.mems, policy=report.policy,
+                   bytes_per_node=report.bytes_per_node or {}, local_share=report.local_share,
+                   pinned_tasks=report.pinned_tasks, task_migrations=report.task_migrations,
+                   source="plugin")  # fmt: skip
 
     def to_dict(self) -> dict:
         """The stored JSON: the fields a source fills (absent ones left out, as before)."""

@@ -4,10 +4,12 @@ numactl binds a whole JVM; `core` and `pu` binding also pin each running task's
 thread to its own core or hardware thread, with the Spark plugin in jvm/
 (`io.numaspark.affinity.spark.AffinityPlugin`, Java, JNA for the native calls).
 The planner decides each JVM's slots (its CPUs grouped by core); they reach the
-JVM as the ``SLOTS_ENV`` environment variable (placement/plugin.py holds the contract) (a standalone
-executor inherits its worker's environment), so one Spark conf serves executors
-on different nodes. Each executor appends one JSON line per task to
-``RUN_DIR/affinity/``: its slot, the CPU it started and ended on, its times.
+JVM as the ``SLOTS_ENV`` environment variable (a standalone executor inherits
+its worker's environment), so one Spark conf serves executors on different
+nodes. Each executor appends one JSON line per task to ``RUN_DIR/affinity/``:
+its slot, the CPU it started and ended on, its times. placement/plugin.py holds
+the contract (keys, and the fields read back: ``TaskRecord``, ``PlacementReport``;
+jvm/contract.json lists them for both sides).
 
 The jar is built by scripts/setup.sh (`build_jar`: Maven, against the Spark jars
 of the installed pyspark) into the venv, next to the probe kernel.
@@ -20,12 +22,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from itertools import combinations
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError
 from numaspark.jsonlines import read_json_lines
-from numaspark.placement.plugin import RECORD_DIR, jar_path
+from numaspark.placement.plugin import RECORD_DIR, PlacementReport, TaskRecord, jar_path
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.supervise.processes import refuse_jvm
 from numaspark.topology import CpuSet
@@ -99,6 +102,7 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
         f"-Dspark.jars={jars}", f"-Dspark.version={pyspark.__version__}",
         f"-Dscala.version={_version(jars, 'scala-library')}",
         f"-Djackson.version={_version(jars, 'jackson-databind')}",
+        f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
         f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
         f"-Dmetrics.version={_version(jars, 'metrics-core')}",
     ]  # fmt: skip
@@ -122,14 +126,19 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     return target
 
 
-def read_records(run_dir: Path) -> list[dict]:
+# each task of a run's ``affinity`` summary: these fields of its record, in this order
+TASK_DETAIL = ("task", "stage", "partition", "executor", "slot", "cpus", "cpu_start", "cpu_end",
+               "start_ms", "end_ms", "unpinned")  # fmt: skip
+
+
+def read_records(run_dir: Path) -> list[TaskRecord]:
     """Every task record the executors of one application wrote."""
     records = []
     for path in sorted((run_dir / RECORD_DIR).glob("affinity-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 try:
-                    records.append(json.loads(line))
+                    records.append(TaskRecord.from_json(json.loads(line)))
                 except json.JSONDecodeError:
                     continue  # a line cut short when the executor was killed
     return records
@@ -140,71 +149,54 @@ def plugin_effective(path: Path) -> list[EffectiveJvm]:
     latest report, ``PLACEMENT_FILE``): what a run records when this machine cannot read the
     executors' /proc (a cluster numaspark did not start)."""
 
-    latest: dict[str, dict] = {}
-    for report in read_json_lines(path) if path.exists() else []:
-        latest[str(report.get("executor"))] = report
-    return [EffectiveJvm(jvm=f"executor {executor}", index=index, pid=r.get("pid"),
-                         host=r.get("host"), cpus=r.get("cpus"), mems=r.get("mems"),
-                         policy=r.get("policy"), bytes_per_node=r.get("bytes_per_node") or {},
-                         local_share=r.get("local_share"), pinned_tasks=r.get("pinned_tasks"),
-                         task_migrations=r.get("task_migrations"), source="plugin")
-            for index, (executor, r) in enumerate(sorted(latest.items()))]  # fmt: skip
+    latest: dict[str, PlacementReport] = {}
+    for line in read_json_lines(path) if path.exists() else []:
+        report = PlacementReport.from_json(line)
+        latest[str(report.executor)] = report
+    return [EffectiveJvm.reported(report, index)
+            for index, (_, report) in enumerate(sorted(latest.items()))]  # fmt: skip
 
 
-def overlapping_on_one_cpu(records: list[dict]) -> list[tuple[dict, dict]]:
-    """Pairs of pinned tasks of one executor JVM that overlapped in time on a shared CPU."""
-    pinned = [r for r in records if r.get("cpus") and r.get("end_ms") is not None]
+def overlapping_on_one_cpu(
+    records: Iterable[TaskRecord | dict],
+) -> list[tuple[TaskRecord, TaskRecord]]:
+    """Pairs of pinned tasks of one executor JVM that overlapped in time on a shared CPU
+    (records as read, or a summary's ``tasks_detail``)."""
+    typed = [r if isinstance(r, TaskRecord) else TaskRecord.from_json(r) for r in records]
+    pinned = [r for r in typed if r.cpus and r.end_ms is not None]
     pairs = []
     for a, b in combinations(pinned, 2):
-        if (a.get("executor"), a.get("pid")) != (b.get("executor"), b.get("pid")):
+        if (a.executor, a.pid) != (b.executor, b.pid):
             continue
-        overlap = a["start_ms"] < b["end_ms"] and b["start_ms"] < a["end_ms"]
-        if overlap and set(_cpus(a["cpus"])) & set(_cpus(b["cpus"])):
+        overlap = a.start_ms < b.end_ms and b.start_ms < a.end_ms  # type: ignore[operator]
+        if overlap and set(_cpus(a.cpus)) & set(_cpus(b.cpus)):
             pairs.append((a, b))
     return pairs
 
 
-def _cpus(text: str) -> list[int]:
+def _cpus(text: str | None) -> list[int]:
+    return list(CpuSet.parse(text)) if text else []
 
-    return list(CpuSet.parse(text))
 
-
-def summarize(records: list[dict], stage_ids: set[int] | None = None) -> dict | None:
+def summarize(records: list[TaskRecord], stage_ids: set[int] | None = None) -> dict | None:
     """The affinity of one iteration's tasks: pinned or not (and why), the CPUs they ran on,
     whether any two overlapping tasks shared a CPU."""
     if stage_ids is not None:
-        records = [r for r in records if r.get("stage") in stage_ids]
+        records = [r for r in records if r.stage in stage_ids]
     if not records:
         return None
-    pinned = [r for r in records if r.get("cpus")]
-    reasons = sorted({r["unpinned"] for r in records if r.get("unpinned")})
-    stayed = [r for r in pinned if r.get("cpu_end") in _cpus(r["cpus"])]
+    pinned = [r for r in records if r.cpus]
+    reasons = sorted({r.unpinned for r in records if r.unpinned})
+    stayed = [r for r in pinned if r.cpu_end in _cpus(r.cpus)]
+    ended_on = {r.cpu_end for r in records if r.cpu_end is not None and r.cpu_end >= 0}
     return {
-        "level": records[0].get("level"),
+        "level": records[0].level,
         "tasks": len(records),
         "pinned": len(pinned),
         "unpinned": len(records) - len(pinned),
         "unpinned_reasons": reasons,
-        "cpus_used": sorted({r.get("cpu_end") for r in records if r.get("cpu_end", -1) >= 0}),
+        "cpus_used": sorted(ended_on),
         "ended_on_their_slot": len(stayed),
         "overlapping_pairs_sharing_a_cpu": len(overlapping_on_one_cpu(records)),
-        "tasks_detail": [
-            {
-                k: r.get(k)
-                for k in (
-                    "task",
-                    "stage",
-                    "partition",
-                    "executor",
-                    "slot",
-                    "cpus",
-                    "cpu_start",
-                    "cpu_end",
-                    "start_ms",
-                    "end_ms",
-                    "unpinned",
-                )
-            }
-            for r in records
-        ],  # fmt: skip
+        "tasks_detail": [{k: getattr(r, k) for k in TASK_DETAIL} for r in records],
     }

@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -128,18 +127,5 @@ public record ProcessPlacement(
       }
     }
     return CpuSet.of(nodes);
-  }
-
-  /** As a map of JSON-friendly values (what the Spark plugin sends and records). */
-  public Map<String, Object> toMap() {
-    Map<String, Object> map = new LinkedHashMap<>();
-    map.put("pid", pid);
-    map.put("cpus", cpus.toString());
-    map.put("mems", mems.toString());
-    map.put("policy", policy);
-    Map<String, Long> perNode = new TreeMap<>();
-    bytesPerNode.forEach((node, value) -> perNode.put(String.valueOf(node), value));
-    map.put("bytes_per_node", perNode);
-    return map;
   }
 }

@@ -46,6 +46,6 @@ class ProcessPlacementTest {
     assertEquals("unknown", p.policy());
     assertEquals(0, p.residentBytes());
     assertTrue(p.shareOn(CpuSet.of(0)) == 1.0);
-    assertEquals("0-3", p.toMap().get("cpus"));
+    assertEquals("0-3", p.cpus().toString());
   }
 }

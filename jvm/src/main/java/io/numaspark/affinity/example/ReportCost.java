@@ -1,7 +1,9 @@
 package io.numaspark.affinity.example;
 
+import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.ProcessPlacement;
 import io.numaspark.affinity.Topology;
+import io.numaspark.affinity.spark.TaskRecord;
 import java.util.Arrays;
 
 /**
@@ -58,17 +60,12 @@ public final class ReportCost {
     for (int round = -3; round < rounds.length; round++) {
       long start = System.nanoTime();
       for (int i = 0; i < tasks; i++) {
-        java.util.Map<String, Object> record = new java.util.HashMap<>();
-        record.put("task", (long) i);
-        record.put("level", "none");
-        record.put("start_ms", System.currentTimeMillis());
-        record.put("tid", io.numaspark.affinity.Affinity.currentThreadId());
-        int cpuStart = io.numaspark.affinity.Affinity.currentCpu();
-        record.put("cpu_start", cpuStart);
-        int cpuEnd = io.numaspark.affinity.Affinity.currentCpu();
-        record.put("cpu_end", cpuEnd);
-        record.put("end_ms", System.currentTimeMillis());
-        if (cpuStart != cpuEnd) {
+        long startMs = System.currentTimeMillis();
+        TaskRecord record = new TaskRecord((long) i, null, null, null, "0",
+            ProcessHandle.current().pid(), "none", null, null, null, Affinity.currentThreadId(),
+            Affinity.currentCpu(), null, startMs, null, null)
+            .ended(Affinity.currentCpu(), System.currentTimeMillis(), "success");
+        if (record.migrated()) {
           migrations.incrementAndGet();
         }
       }

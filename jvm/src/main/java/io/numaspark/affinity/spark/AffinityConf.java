@@ -2,13 +2,22 @@ package io.numaspark.affinity.spark;
 
 import io.numaspark.affinity.CpuSet;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.apache.spark.SparkConf;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
 
 /**
- * Every {@code spark.numaspark.affinity.*} key, parsed in this one place.
+ * Every {@code spark.numaspark.affinity.*} key, parsed in this one place ({@link Key} lists
+ * them; {@code jvm/contract.json} is the same list for the Python side, checked by a test).
  *
  * <ul>
  *   <li>{@code level}: {@code none} (default), {@code node}, {@code core} or {@code pu}.
@@ -21,14 +30,70 @@ import java.util.function.Function;
  *       executors on different nodes get different slots from one Spark conf.
  *   <li>{@code recordDir}: where each executor appends one JSON line per task (slot, CPU,
  *       times); default none.
+ *   <li>{@code reportIntervalMs}: how often each executor reports where it runs (default
+ *       5000; 0: only at start and end).
+ *   <li>{@code placementFile}: where the driver appends every report; default none.
  * </ul>
  *
  * At {@code core} level a slot is a whole core (its SMT siblings stay with the task); at
  * {@code pu} level each hardware thread is a slot, one thread of every core first.
+ *
+ * <p>The plugins read Spark's conf with {@link #of(SparkConf)}: a bad value is logged once per
+ * JVM as a warning and its default used, so a typo never fails a task. {@link #from} is the
+ * strict form (a bad value throws), for tests and other callers.
+ *
+ * @param level the binding level
+ * @param cores the slots as given (cores), empty when none are named
+ * @param source where the slots came from (a key, {@code $VARIABLE}, or the allowed cores)
+ * @param recordDir the task records' directory, null for none
+ * @param reportIntervalMs milliseconds between placement reports, 0 for start and end only
+ * @param placementFile the driver's file of placement reports, null for none
  */
-public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir) {
+public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir,
+    long reportIntervalMs, String placementFile) {
   public static final String PREFIX = "spark.numaspark.affinity.";
   public static final String DEFAULT_ENV = "NUMASPARK_AFFINITY_CORES";
+  public static final long DEFAULT_REPORT_INTERVAL_MS = 5000;
+  private static final String ALLOWED_CORES = "this executor's allowed cores";
+  private static final Logger LOG = LoggerFactory.getLogger(AffinityConf.class);
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+
+  /** The keys, each with its default (null: unset); nothing else reads a key by its name. */
+  public enum Key {
+    LEVEL("level", "none"),
+    SLOTS("slots", null),
+    SLOTS_ENV("slotsEnv", DEFAULT_ENV),
+    RECORD_DIR("recordDir", null),
+    REPORT_INTERVAL_MS("reportIntervalMs", String.valueOf(DEFAULT_REPORT_INTERVAL_MS)),
+    PLACEMENT_FILE("placementFile", null);
+
+    private final String suffix;
+    private final String fallback;
+
+    Key(String suffix, String fallback) {
+      this.suffix = suffix;
+      this.fallback = fallback;
+    }
+
+    /** The whole key, {@code spark.numaspark.affinity.NAME}. */
+    public String key() {
+      return PREFIX + suffix;
+    }
+
+    /** The default as text, null when the key has none (unset). */
+    public String fallback() {
+      return fallback;
+    }
+
+    static Key named(String key) {
+      for (Key known : values()) {
+        if (known.key().equals(key)) {
+          return known;
+        }
+      }
+      return null;
+    }
+  }
 
   public enum Level {
     NONE,
@@ -37,12 +102,7 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     PU;
 
     static Level parse(String text) {
-      try {
-        return valueOf(text.strip().toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            PREFIX + "level '" + text + "': use none, node, core or pu", e);
-      }
+      return valueOf(text.strip().toUpperCase(Locale.ROOT));
     }
 
     /** Whether tasks are pinned (node level leaves threads free within the node). */
@@ -51,35 +111,131 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     }
   }
 
+  /** Every key at its default, no slots named (what a plugin runs with if all else fails). */
+  public static AffinityConf defaults() {
+    return new AffinityConf(Level.NONE, List.of(), ALLOWED_CORES, null,
+        DEFAULT_REPORT_INTERVAL_MS, null);
+  }
+
   /**
-   * Reads the keys from {@code conf} (Spark's settings) and {@code env} (the process
-   * environment); {@code cores} is empty when neither names slots.
+   * Strict: reads the keys from {@code conf} (Spark's settings, whole keys) and {@code env}
+   * (the process environment); a bad value or an unknown key under the prefix throws
+   * {@link IllegalArgumentException} saying which. {@code cores} is empty when neither names
+   * slots.
    */
   public static AffinityConf from(Map<String, String> conf, Function<String, String> env) {
-    Level level = Level.parse(conf.getOrDefault(PREFIX + "level", "none"));
-    String slots = conf.get(PREFIX + "slots");
-    String source = PREFIX + "slots";
-    if (slots == null) {
-      String variable = conf.getOrDefault(PREFIX + "slotsEnv", DEFAULT_ENV);
-      slots = env.apply(variable);
+    return parse(conf, env, (problem, instead) -> {
+      throw new IllegalArgumentException(problem);
+    });
+  }
+
+  /**
+   * What the plugins run with: the keys of Spark's {@code conf} and this process's
+   * environment. A bad value is logged as one warning (once per JVM: the driver and a
+   * local-mode executor share one) and its default used.
+   */
+  public static AffinityConf of(SparkConf spark) {
+    Map<String, String> settings = new HashMap<>();
+    for (Tuple2<String, String> pair : spark.getAllWithPrefix(PREFIX)) {
+      settings.put(PREFIX + pair._1(), pair._2());
+    }
+    return parse(settings, System::getenv, AffinityConf::warnOnce);
+  }
+
+  private static void warnOnce(String problem, String instead) {
+    String line = problem + "; " + instead;
+    if (WARNED.add(line)) {
+      LOG.warn("numaspark affinity: {}", line);
+    }
+  }
+
+  /** What a bad value does: say what is wrong, and what is used instead. */
+  @FunctionalInterface
+  interface Problems {
+    void bad(String problem, String instead);
+  }
+
+  /** Every key of {@code conf}; each bad one goes to {@code bad} (one line) and is defaulted. */
+  static AffinityConf parse(Map<String, String> conf, Function<String, String> env,
+      Problems bad) {
+    for (String key : conf.keySet()) {
+      if (key.startsWith(PREFIX) && Key.named(key) == null) {
+        bad.bad(key + " is not a numaspark affinity key (known: "
+            + Arrays.stream(Key.values()).map(k -> k.suffix).toList() + ")", "ignored");
+      }
+    }
+    Level level = Level.NONE;
+    String levelText = conf.get(Key.LEVEL.key());
+    if (levelText != null) {
+      try {
+        level = Level.parse(levelText);
+      } catch (IllegalArgumentException e) {
+        bad.bad(Key.LEVEL.key() + " '" + levelText + "': use none, node, core or pu",
+            "using " + Key.LEVEL.fallback());
+      }
+    }
+    String source = Key.SLOTS.key();
+    String variable = conf.getOrDefault(Key.SLOTS_ENV.key(), Key.SLOTS_ENV.fallback());
+    List<CpuSet> cores = cpuLists(conf.get(Key.SLOTS.key()), source,
+        "using $" + variable + " instead", bad);
+    if (cores == null) {
       source = "$" + variable;
+      cores = cpuLists(env.apply(variable), source, "using " + ALLOWED_CORES, bad);
+    }
+    if (cores == null || cores.isEmpty()) {
+      cores = List.of();
+      source = ALLOWED_CORES;
+    }
+    long interval = DEFAULT_REPORT_INTERVAL_MS;
+    String intervalText = conf.get(Key.REPORT_INTERVAL_MS.key());
+    if (intervalText != null) {
+      try {
+        interval = Long.parseLong(intervalText.strip());
+        if (interval < 0) {
+          throw new NumberFormatException("negative");
+        }
+      } catch (NumberFormatException e) {
+        interval = DEFAULT_REPORT_INTERVAL_MS;
+        bad.bad(Key.REPORT_INTERVAL_MS.key() + " '" + intervalText + "': not a number of "
+            + "milliseconds (0 or more)", "using " + Key.REPORT_INTERVAL_MS.fallback());
+      }
+    }
+    return new AffinityConf(level, cores, source, path(conf.get(Key.RECORD_DIR.key())),
+        interval, path(conf.get(Key.PLACEMENT_FILE.key())));
+  }
+
+  /** {@code ;}-separated CPU lists; null when {@code text} is null or bad (reported). */
+  private static List<CpuSet> cpuLists(String text, String where, String instead,
+      Problems bad) {
+    if (text == null) {
+      return null;
     }
     List<CpuSet> cores = new ArrayList<>();
-    if (slots != null) {
-      for (String part : slots.split(";")) {
+    try {
+      for (String part : text.split(";")) {
         if (!part.isBlank()) {
           cores.add(CpuSet.parse(part));
         }
       }
+      return cores;
+    } catch (IllegalArgumentException e) {
+      bad.bad(where + " '" + text + "': not ;-separated CPU lists (" + e.getMessage() + ")",
+          instead);
+      return null;
     }
-    if (cores.isEmpty()) {
-      source = "this executor's allowed cores";
-    }
-    return new AffinityConf(level, cores, source, conf.get(PREFIX + "recordDir"));
+  }
+
+  private static String path(String text) {
+    return text == null || text.isBlank() ? null : text;
   }
 
   /** The slots at this level: whole cores, or hardware threads one per core first. */
   public List<CpuSet> slots() {
+    return slots(level, cores);
+  }
+
+  /** The slots of {@code cores} at {@code level}. */
+  public static List<CpuSet> slots(Level level, List<CpuSet> cores) {
     if (level != Level.PU) {
       return cores;
     }

@@ -1,14 +1,10 @@
 package io.numaspark.affinity.spark;
 
 import com.codahale.metrics.Gauge;
-import java.io.BufferedWriter;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToLongFunction;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
@@ -16,31 +12,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The driver side: every executor's placement reports arrive here. Each is appended as one
- * JSON line to {@code spark.numaspark.affinity.placementFile} (when set), and the latest of
- * each executor feeds the driver's plugin metrics: how many executors report, the lowest share
- * of pages on an executor's own nodes, remote bytes, pinned tasks and task migrations in all.
+ * The driver side: every executor's placement reports ({@link PlacementReport}) arrive here.
+ * Each is appended as one JSON line to {@code spark.numaspark.affinity.placementFile} (when
+ * set), and the latest of each executor feeds the driver's plugin metrics: how many executors
+ * report, the lowest share of pages on an executor's own nodes, remote bytes, pinned tasks and
+ * task migrations in all.
  */
 public final class AffinityDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(AffinityDriverPlugin.class);
 
-  private final Map<String, Map<String, Object>> latest = new ConcurrentHashMap<>();
-  private BufferedWriter out;
+  private final Map<String, PlacementReport> latest = new ConcurrentHashMap<>();
+  private JsonLines out = JsonLines.none();
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
-    String file = sc.conf().get(AffinityConf.PREFIX + "placementFile", "");
-    if (!file.isBlank()) {
-      try {
-        Path path = Path.of(file);
-        if (path.getParent() != null) {
-          Files.createDirectories(path.getParent());
-        }
-        out = Files.newBufferedWriter(path, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-            StandardOpenOption.APPEND);
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("numaspark: cannot record executor placement in {}: {}", file, e.toString());
+    try {
+      String file = AffinityConf.of(sc.conf()).placementFile();
+      if (file != null) {
+        out = JsonLines.open(Path.of(file), "executor placement reports");
       }
+    } catch (RuntimeException e) {
+      LOG.warn("numaspark: cannot record executor placement: {}", e.toString());
     }
     return Map.of();
   }
@@ -50,55 +42,33 @@ public final class AffinityDriverPlugin implements DriverPlugin {
     var registry = ctx.metricRegistry();
     registry.register("executorsReporting", (Gauge<Integer>) latest::size);
     registry.register("lowestLocalPagesShare", (Gauge<Double>) () -> latest.values().stream()
-        .mapToDouble(r -> ((Number) r.getOrDefault("local_share", 1.0)).doubleValue())
-        .min().orElse(1.0));
-    registry.register("remoteBytes", (Gauge<Long>) () -> sum("remote_bytes"));
-    registry.register("pinnedTasks", (Gauge<Long>) () -> sum("pinned_tasks"));
-    registry.register("taskMigrations", (Gauge<Long>) () -> sum("task_migrations"));
+        .mapToDouble(PlacementReport::localShare).min().orElse(1.0));
+    registry.register("remoteBytes", (Gauge<Long>) () -> sum(PlacementReport::remoteBytes));
+    registry.register("pinnedTasks", (Gauge<Long>) () -> sum(PlacementReport::pinnedTasks));
+    registry.register("taskMigrations",
+        (Gauge<Long>) () -> sum(PlacementReport::taskMigrations));
   }
 
-  private long sum(String key) {
-    return latest.values().stream()
-        .mapToLong(r -> ((Number) r.getOrDefault(key, 0L)).longValue()).sum();
+  private long sum(ToLongFunction<PlacementReport> field) {
+    return latest.values().stream().mapToLong(field).sum();
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public Object receive(Object message) {
     if (message instanceof Map<?, ?> map) {
-      Map<String, Object> report = (Map<String, Object>) map;
-      long resident = ((Map<String, Number>) report.getOrDefault("bytes_per_node", Map.of()))
-          .values().stream().mapToLong(Number::longValue).sum();
-      double share = ((Number) report.getOrDefault("local_share", 1.0)).doubleValue();
-      report.put("remote_bytes", Math.round(resident * (1 - share)));
-      latest.put(String.valueOf(report.get("executor")), report);
-      write(report);
+      try {
+        PlacementReport report = PlacementReport.fromMap(map);
+        latest.put(String.valueOf(report.executor()), report);
+        out.append(report.json());
+      } catch (RuntimeException e) {
+        LOG.debug("numaspark: a placement report not read: {}", e.toString());
+      }
     }
     return null;
   }
 
-  private synchronized void write(Map<String, Object> report) {
-    if (out == null) {
-      return;
-    }
-    try {
-      out.write(TaskRecorder.json(report));
-      out.newLine();
-      out.flush();
-    } catch (IOException e) {
-      // a full disk must not fail the application; the report is lost
-    }
-  }
-
   @Override
-  public synchronized void shutdown() {
-    if (out != null) {
-      try {
-        out.close();
-      } catch (IOException e) {
-        // nothing left to save
-      }
-      out = null;
-    }
+  public void shutdown() {
+    out.close();
   }
 }

@@ -5,8 +5,8 @@ import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.SlotPool;
 import io.numaspark.affinity.Topology;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskFailedReason;
@@ -14,7 +14,6 @@ import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Tuple2;
 
 /**
  * The executor side: when a task starts (on its own thread) it takes a free slot and its thread
@@ -39,20 +38,16 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   private final ThreadLocal<Running> running = new ThreadLocal<>();
 
   /** What a running task holds: its slot (or -1) and what is recorded when it ends. */
-  private record Running(int slot, Map<String, Object> record) {}
+  private record Running(int slot, TaskRecord record) {}
 
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     executorId = ctx.executorID();
-    Map<String, String> settings = new HashMap<>();
-    for (Tuple2<String, String> pair : ctx.conf().getAllWithPrefix(AffinityConf.PREFIX)) {
-      settings.put(AffinityConf.PREFIX + pair._1(), pair._2());
-    }
     try {
-      conf = AffinityConf.from(settings, System::getenv);
-    } catch (IllegalArgumentException e) {
-      LOG.warn("numaspark affinity off: {}", e.getMessage());
-      conf = new AffinityConf(AffinityConf.Level.NONE, List.of(), "-", null);
+      conf = AffinityConf.of(ctx.conf()); // a bad value: one warning, its default
+    } catch (RuntimeException e) {
+      LOG.warn("numaspark affinity off: {}", e.toString());
+      conf = AffinityConf.defaults();
     }
     recorder = TaskRecorder.open(conf.recordDir(), executorId);
     reporter = new PlacementReporter(ctx, executorId);
@@ -61,7 +56,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     } catch (RuntimeException e) {
       LOG.warn("numaspark: placement metrics not registered: {}", e.toString());
     }
-    reporter.start(reportInterval(settings));
+    reporter.start(conf.reportIntervalMs());
     try {
       allowed = Affinity.currentThreadAffinity();
     } catch (RuntimeException | LinkageError e) {
@@ -88,17 +83,6 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
         slots.size(), slots, conf.source());
   }
 
-  private static long reportInterval(Map<String, String> settings) {
-    String value = settings.getOrDefault(AffinityConf.PREFIX + "reportIntervalMs", "5000");
-    try {
-      return Math.max(0, Long.parseLong(value.strip()));
-    } catch (NumberFormatException e) {
-      LOG.warn("numaspark: {}reportIntervalMs '{}' is not a number: 5000", AffinityConf.PREFIX,
-          value);
-      return 5000;
-    }
-  }
-
   /** The executor's allowed CPUs grouped by core (sysfs), or one slot per CPU. */
   private List<CpuSet> coresOf(CpuSet cpus) {
     List<CpuSet> cores = new ArrayList<>();
@@ -115,8 +99,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     if (cores.isEmpty()) {
       cpus.stream().forEach(cpu -> cores.add(CpuSet.of(cpu)));
     }
-    AffinityConf flat = new AffinityConf(conf.level(), cores, conf.source(), null);
-    return flat.slots();
+    return AffinityConf.slots(conf.level(), cores);
   }
 
   private void disable(String why) {
@@ -129,29 +112,17 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   @Override
   public void onTaskStart() {
     try {
-      Map<String, Object> record = new HashMap<>();
+      long startMs = System.currentTimeMillis();
       TaskContext task = TaskContext.get();
-      if (task != null) {
-        record.put("task", task.taskAttemptId());
-        record.put("stage", task.stageId());
-        record.put("stage_attempt", task.stageAttemptNumber());
-        record.put("partition", task.partitionId());
-      }
-      record.put("executor", executorId);
-      record.put("pid", ProcessHandle.current().pid());
-      record.put("level", conf.level().name().toLowerCase(java.util.Locale.ROOT));
-      record.put("start_ms", System.currentTimeMillis());
       int slot = -1;
+      String unpinnedWhy = null;
       if (conf.level().pins() && unpinned == null) {
         slot = pool.acquire();
         if (slot < 0) {
-          record.put("unpinned", "no free slot: more running tasks than the "
-              + pool.size() + " slot(s)");
+          unpinnedWhy = "no free slot: more running tasks than the " + pool.size() + " slot(s)";
         } else {
           try {
             Affinity.bindCurrentThread(pool.cpus(slot));
-            record.put("slot", slot);
-            record.put("cpus", pool.cpus(slot).toString());
           } catch (RuntimeException | LinkageError e) {
             pool.release(slot);
             slot = -1;
@@ -160,10 +131,18 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
         }
       }
       if (slot < 0 && unpinned != null) {
-        record.put("unpinned", unpinned);
+        unpinnedWhy = unpinned;
       }
-      record.put("tid", safeTid());
-      record.put("cpu_start", safeCpu());
+      TaskRecord record = new TaskRecord(
+          task == null ? null : task.taskAttemptId(),
+          task == null ? null : task.stageId(),
+          task == null ? null : task.stageAttemptNumber(),
+          task == null ? null : task.partitionId(),
+          executorId, ProcessHandle.current().pid(),
+          conf.level().name().toLowerCase(Locale.ROOT),
+          slot < 0 ? null : slot,
+          slot < 0 ? null : pool.cpus(slot).toString(),
+          unpinnedWhy, safeTid(), safeCpu(), null, startMs, null, null);
       running.set(new Running(slot, record));
     } catch (RuntimeException | LinkageError e) {
       disable("affinity bookkeeping failed: " + e);
@@ -187,25 +166,19 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
       return;
     }
     try {
-      int cpuEnd = safeCpu();
-      held.record().put("cpu_end", cpuEnd);
-      Object cpuStart = held.record().get("cpu_start");
-      if (cpuStart instanceof Integer start && start >= 0 && cpuEnd >= 0 && start != cpuEnd) {
+      TaskRecord record = held.record().ended(safeCpu(), System.currentTimeMillis(), outcome);
+      if (record.migrated()) {
         reporter.taskMigrations.incrementAndGet();
       }
       if (held.slot() >= 0) {
         reporter.pinnedTasks.incrementAndGet();
-      }
-      held.record().put("end_ms", System.currentTimeMillis());
-      held.record().put("outcome", outcome);
-      if (held.slot() >= 0) {
         try {
           Affinity.bindCurrentThread(allowed); // the thread is free again: the whole set
         } finally {
           pool.release(held.slot());
         }
       }
-      recorder.write(held.record());
+      recorder.write(record);
     } catch (RuntimeException | LinkageError e) {
       disable("affinity bookkeeping failed: " + e);
     }

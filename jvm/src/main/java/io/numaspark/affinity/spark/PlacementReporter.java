@@ -9,8 +9,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,9 +33,9 @@ final class PlacementReporter implements AutoCloseable {
   private final PluginContext ctx;
   private final String executorId;
   private final String host = hostname();
-  private CpuSet homeNodes = CpuSet.of();
   private Topology topology; // the host's nodes, read once
   private volatile ProcessPlacement latest;
+  private volatile PlacementReport last;
   private ScheduledExecutorService timer;
 
   PlacementReporter(PluginContext ctx, String executorId) {
@@ -59,10 +57,10 @@ final class PlacementReporter implements AutoCloseable {
   }
 
   void registerMetrics(MetricRegistry registry) {
-    registry.register("localPagesShare", (Gauge<Double>) () -> latest == null ? 1.0
-        : latest.shareOn(homeNodes));
-    registry.register("remoteBytes", (Gauge<Long>) () -> latest == null ? 0L
-        : Math.round(latest.residentBytes() * (1 - latest.shareOn(homeNodes))));
+    registry.register("localPagesShare", (Gauge<Double>) () -> last == null ? 1.0
+        : last.localShare());
+    registry.register("remoteBytes", (Gauge<Long>) () -> last == null ? 0L
+        : last.remoteBytes());
     registry.register("residentBytes", (Gauge<Long>) () -> latest == null ? 0L
         : latest.residentBytes());
     registry.register("allowedCpus", (Gauge<Integer>) () -> latest == null ? 0
@@ -74,6 +72,7 @@ final class PlacementReporter implements AutoCloseable {
   void report() {
     try {
       ProcessPlacement now = ProcessPlacement.read();
+      CpuSet homeNodes;
       try {
         if (topology == null) {
           topology = Topology.fromSysfs();
@@ -83,15 +82,9 @@ final class PlacementReporter implements AutoCloseable {
         homeNodes = now.mems();
       }
       latest = now;
-      HashMap<String, Object> message = new HashMap<>(now.toMap());
-      message.put("executor", executorId);
-      message.put("host", host);
-      message.put("time_ms", System.currentTimeMillis());
-      message.put("home_nodes", homeNodes.toString());
-      message.put("local_share", now.shareOn(homeNodes));
-      message.put("pinned_tasks", pinnedTasks.get());
-      message.put("task_migrations", taskMigrations.get());
-      ctx.send(message);
+      last = PlacementReport.of(executorId, host, now, homeNodes, pinnedTasks.get(),
+          taskMigrations.get(), System.currentTimeMillis());
+      ctx.send(last.toMap()); // JDK values only: see PlacementReport
     } catch (IOException | RuntimeException e) {
       LOG.debug("numaspark placement report skipped: {}", e.toString());
     }
@@ -105,9 +98,9 @@ final class PlacementReporter implements AutoCloseable {
     }
   }
 
-  /** The last report's fields (for tests and logs). */
-  Map<String, Object> latest() {
-    return latest == null ? Map.of() : latest.toMap();
+  /** The last report (null before the first); for tests and logs. */
+  PlacementReport last() {
+    return last;
   }
 
   @Override

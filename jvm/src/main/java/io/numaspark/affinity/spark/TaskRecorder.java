@@ -1,75 +1,45 @@
 package io.numaspark.affinity.spark;
 
-import java.io.BufferedWriter;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
- * One JSON line per task into {@code DIR/affinity-EXECUTOR-PID.jsonl}, flushed as each task
- * ends; a recorder without a directory (or one that cannot write) records nothing.
+ * One JSON line per task ({@link TaskRecord}) into {@code DIR/affinity-EXECUTOR-PID.jsonl},
+ * flushed as each task ends; a recorder without a directory (or one that cannot write)
+ * records nothing. A line that cannot be written is one warning for this recorder, however
+ * many tasks follow; the task never fails ({@link JsonLines}).
  */
 final class TaskRecorder {
-  private final BufferedWriter out;
+  private final JsonLines out;
 
-  private TaskRecorder(BufferedWriter out) {
+  TaskRecorder(JsonLines out) {
     this.out = out;
   }
 
   static TaskRecorder open(String directory, String executorId) {
     if (directory == null || directory.isBlank()) {
-      return new TaskRecorder(null);
+      return new TaskRecorder(JsonLines.none());
     }
     try {
-      Path dir = Path.of(directory);
-      Files.createDirectories(dir);
       String name = "affinity-" + executorId.replaceAll("[^A-Za-z0-9_.-]", "_") + "-"
           + ProcessHandle.current().pid() + ".jsonl";
-      return new TaskRecorder(Files.newBufferedWriter(dir.resolve(name), StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE, StandardOpenOption.APPEND));
-    } catch (IOException | RuntimeException e) {
+      return new TaskRecorder(JsonLines.open(Path.of(directory).resolve(name), "task records"));
+    } catch (RuntimeException e) {
       org.slf4j.LoggerFactory.getLogger(TaskRecorder.class)
           .warn("numaspark affinity: cannot record tasks in {}: {}", directory, e.toString());
-      return new TaskRecorder(null);
+      return new TaskRecorder(JsonLines.none());
     }
   }
 
-  synchronized void write(Map<String, Object> record) {
-    if (out == null) {
-      return;
-    }
-    try {
-      out.write(json(record));
-      out.newLine();
-      out.flush();
-    } catch (IOException e) {
-      // a full disk must not fail the task; the record is lost
-    }
+  void write(TaskRecord record) {
+    out.append(record.json());
   }
 
-  synchronized void close() {
-    if (out != null) {
-      try {
-        out.close();
-      } catch (IOException e) {
-        // nothing left to save
-      }
-    }
+  /** How many records could not be written. */
+  long lost() {
+    return out.lost();
   }
 
-  /** One record as a JSON object (Jackson: on every Spark JVM's classpath). */
-  static String json(Map<String, Object> record) {
-    try {
-      return MAPPER.writeValueAsString(new TreeMap<>(record));
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("cannot write a task record as JSON", e);
-    }
+  void close() {
+    out.close();
   }
-
-  private static final com.fasterxml.jackson.databind.ObjectMapper MAPPER =
-      new com.fasterxml.jackson.databind.ObjectMapper();
 }

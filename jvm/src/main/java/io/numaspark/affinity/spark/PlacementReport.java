@@ -1,0 +1,58 @@
+package io.numaspark.affinity.spark;
+
+import io.numaspark.affinity.CpuSet;
+import io.numaspark.affinity.ProcessPlacement;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where one executor runs, as it reports it ({@link PlacementReporter}) to the driver, which
+ * appends it to {@code placementFile} as one JSON line (field names in snake_case:
+ * {@link PluginJson}; {@code jvm/contract.json} lists them). It travels to the driver as
+ * {@link #toMap()} (plain JDK values: the driver may not load this class in the RPC thread).
+ *
+ * @param executor the executor's id
+ * @param host the kernel's name for its host
+ * @param pid its process
+ * @param cpus the CPUs it may run on (Linux list format)
+ * @param mems the memory nodes its cpuset allows
+ * @param policy the memory policy of most of its mappings ({@code default}, {@code bind:0})
+ * @param bytesPerNode resident bytes on each node (node number as text)
+ * @param homeNodes the nodes its memory should be on (the policy's, else its CPUs')
+ * @param localShare the share of its resident bytes on its home nodes (1 with none resident)
+ * @param remoteBytes resident bytes elsewhere
+ * @param pinnedTasks tasks pinned to a slot so far
+ * @param taskMigrations task threads that ended on another CPU than they started on
+ * @param timeMs when it was read (epoch milliseconds)
+ */
+public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
+    String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
+    long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs) {
+
+  /** A report of {@code placement}, read now. */
+  public static PlacementReport of(String executor, String host, ProcessPlacement placement,
+      CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs) {
+    Map<String, Long> perNode = new TreeMap<>();
+    placement.bytesPerNode().forEach((node, bytes) -> perNode.put(String.valueOf(node), bytes));
+    double share = placement.shareOn(homeNodes);
+    return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
+        placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
+        Math.round(placement.residentBytes() * (1 - share)), pinnedTasks, taskMigrations,
+        timeMs);
+  }
+
+  /** What is sent to the driver: the JSON fields as a map. */
+  public Map<String, Object> toMap() {
+    return PluginJson.toMap(this);
+  }
+
+  /** A report from what the driver received. */
+  public static PlacementReport fromMap(Map<?, ?> message) {
+    return PluginJson.fromMap(message, PlacementReport.class);
+  }
+
+  /** The JSON line. */
+  public String json() {
+    return PluginJson.line(this);
+  }
+}

@@ -1,0 +1,195 @@
+package io.numaspark.affinity.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.numaspark.affinity.CpuSet;
+import io.numaspark.affinity.ProcessPlacement;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plugin against {@code jvm/contract.json} (Maven runs tests in jvm/): the conf keys
+ * {@link AffinityConf} reads and the JSON field names of {@link TaskRecord} and {@link
+ * PlacementReport} are exactly the contract's, with its JSON types. The Python side checks
+ * the same file (tests/test_affinity_contract.py).
+ */
+class ContractTest {
+  private static final String PREFIX = "spark.numaspark.affinity.";
+
+  private static JsonNode contract() throws IOException {
+    return PluginJson.MAPPER.readTree(Files.readString(Path.of("contract.json")));
+  }
+
+  private static Set<String> names(JsonNode fields, boolean withOptional) {
+    Set<String> found = new TreeSet<>();
+    for (JsonNode field : fields) {
+      if (withOptional || !field.path("optional").asBoolean(false)) {
+        found.add(field.get("name").asText());
+      }
+    }
+    return found;
+  }
+
+  private static Set<String> names(String json) throws IOException {
+    Set<String> found = new TreeSet<>();
+    PluginJson.MAPPER.readTree(json).fieldNames().forEachRemaining(found::add);
+    return found;
+  }
+
+  /** Every field of {@code json} has the JSON type the contract gives it. */
+  private static void assertTypes(JsonNode fields, String json) throws IOException {
+    JsonNode line = PluginJson.MAPPER.readTree(json);
+    for (JsonNode field : fields) {
+      JsonNode value = line.get(field.get("name").asText());
+      if (value == null) {
+        continue;
+      }
+      String type = field.get("type").asText();
+      boolean ok = switch (type) {
+        case "integer" -> value.isIntegralNumber();
+        case "number" -> value.isNumber();
+        case "string" -> value.isTextual();
+        case "object" -> value.isObject();
+        default -> false;
+      };
+      assertTrue(ok, field.get("name") + " should be " + type + ": " + value);
+    }
+  }
+
+  @Test
+  void confKeysAndDefaultsAreTheContracts() throws IOException {
+    JsonNode conf = contract().get("conf");
+    assertEquals(AffinityConf.PREFIX, conf.get("prefix").asText());
+    Map<String, String> declared = new HashMap<>();
+    for (JsonNode key : conf.get("keys")) {
+      JsonNode fallback = key.get("default");
+      declared.put(AffinityConf.PREFIX + key.get("name").asText(),
+          fallback.isNull() ? null : fallback.asText());
+    }
+    Map<String, String> ours = new HashMap<>();
+    for (AffinityConf.Key key : AffinityConf.Key.values()) {
+      ours.put(key.key(), key.fallback());
+    }
+    assertEquals(declared, ours);
+    AffinityConf defaults = AffinityConf.from(Map.of(), name -> null);
+    assertEquals(AffinityConf.defaults(), defaults);
+    assertEquals(AffinityConf.Key.LEVEL.fallback(),
+        defaults.level().name().toLowerCase(java.util.Locale.ROOT));
+    assertEquals(AffinityConf.Key.REPORT_INTERVAL_MS.fallback(),
+        String.valueOf(defaults.reportIntervalMs()));
+  }
+
+  @Test
+  void aBadValueIsOneWarningAndItsDefault() {
+    Map<String, String> conf = Map.of(PREFIX + "level", "socket", PREFIX + "slots", "3-1",
+        PREFIX + "reportIntervalMs", "5s", PREFIX + "slot", "0", PREFIX + "recordDir", " ");
+    List<String> warnings = new ArrayList<>();
+    AffinityConf parsed = AffinityConf.parse(conf, name -> "2,3", (problem, instead) ->
+        warnings.add(problem + "; " + instead));
+    assertEquals(4, warnings.size(), warnings.toString());
+    assertTrue(warnings.get(0).contains(PREFIX + "slot is not"), warnings.get(0));
+    assertTrue(warnings.get(1).contains("level 'socket': use none, node, core or pu; using none"),
+        warnings.get(1));
+    assertTrue(warnings.get(2).contains("slots '3-1'"), warnings.get(2));
+    assertTrue(warnings.get(3).contains("'5s'") && warnings.get(3).endsWith("using 5000"),
+        warnings.get(3));
+    assertEquals(AffinityConf.Level.NONE, parsed.level());
+    assertEquals(List.of(CpuSet.parse("2-3")), parsed.cores()); // the variable's, instead
+    assertEquals("$NUMASPARK_AFFINITY_CORES", parsed.source());
+    assertEquals(5000, parsed.reportIntervalMs());
+    assertNull(parsed.recordDir());
+    IllegalArgumentException strict = assertThrows(IllegalArgumentException.class,
+        () -> AffinityConf.from(Map.of(PREFIX + "reportIntervalMs", "-1"), name -> null));
+    assertTrue(strict.getMessage().startsWith(PREFIX + "reportIntervalMs '-1'"),
+        strict.getMessage());
+    AffinityConf good = AffinityConf.from(Map.of(PREFIX + "reportIntervalMs", "0",
+        PREFIX + "placementFile", "/tmp/p.jsonl", PREFIX + "slots", ""), name -> "0");
+    assertEquals(0, good.reportIntervalMs());
+    assertEquals("/tmp/p.jsonl", good.placementFile());
+    assertEquals(List.of(), good.cores()); // named but empty: the allowed cores, not $VAR
+  }
+
+  private static TaskRecord fullTask() {
+    return new TaskRecord(0L, 0, 0, 0, "driver", 28715, "core", 1, "1", "why", 28844, 1, null,
+        1795438077463L, null, null).ended(1, 1795438078846L, "success");
+  }
+
+  @Test
+  void taskRecordFieldsAreTheContracts() throws IOException {
+    JsonNode fields = contract().get("task_record").get("fields");
+    String full = fullTask().json();
+    assertEquals(names(fields, true), names(full));
+    assertTypes(fields, full);
+    TaskRecord bare = new TaskRecord(null, null, null, null, "0", 1, "none", null, null, null,
+        -1, -1, null, 5, null, null).ended(-1, 6, "failed");
+    assertEquals(names(fields, false), names(bare.json()));
+  }
+
+  @Test
+  void aTaskLineIsTheOneRecordedBefore() {
+    // the first line of tests/fixtures/runs/wordcount-core/affinity/affinity-driver-28715.jsonl
+    TaskRecord record = new TaskRecord(0L, 0, 0, 0, "driver", 28715, "core", 1, "1", null,
+        28844, 1, null, 1795438077463L, null, null).ended(1, 1795438078846L, "success");
+    assertEquals("{\"cpu_end\":1,\"cpu_start\":1,\"cpus\":\"1\",\"end_ms\":1795438078846,"
+        + "\"executor\":\"driver\",\"level\":\"core\",\"outcome\":\"success\",\"partition\":0,"
+        + "\"pid\":28715,\"slot\":1,\"stage\":0,\"stage_attempt\":0,"
+        + "\"start_ms\":1795438077463,\"task\":0,\"tid\":28844}", record.json());
+    assertTrue(!record.migrated() && record.ended(0, 1, "success").migrated());
+  }
+
+  private static PlacementReport report() {
+    ProcessPlacement where = ProcessPlacement.parse(42, "Cpus_allowed_list:\t0-3\n"
+        + "Mems_allowed_list:\t0-1\n", "7f00 bind:1 anon=10 N0=2 N1=8 kernelpagesize_kB=4\n");
+    return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L);
+  }
+
+  @Test
+  void placementReportFieldsAreTheContracts() throws IOException {
+    JsonNode fields = contract().get("placement_report").get("fields");
+    PlacementReport report = report();
+    assertEquals(names(fields, true), names(report.json()));
+    assertTypes(fields, report.json());
+    assertEquals(0.8, report.localShare(), 1e-9);
+    assertEquals(2 * 4096, report.remoteBytes());
+    assertEquals(Map.of("0", 2 * 4096L, "1", 8 * 4096L), report.bytesPerNode());
+  }
+
+  @Test
+  void theReportTravelsAsPlainValuesAndComesBackWhole() throws IOException {
+    PlacementReport report = report();
+    Map<String, Object> message = report.toMap();
+    assertEquals(names(report.json()), new TreeSet<>(message.keySet()));
+    try (ObjectOutputStream out = new ObjectOutputStream(new ByteArrayOutputStream())) {
+      out.writeObject(message); // what PluginContext.send does with it
+    }
+    assertEquals(report, PlacementReport.fromMap(message));
+    new AffinityDriverPlugin().receive(message); // no placement file: kept, not written
+  }
+
+  @Test
+  void aLineThatCannotBeWrittenIsLostWithoutFailingTheTask() {
+    assumeTrue(Files.isWritable(Path.of("/dev/full")), "needs /dev/full");
+    TaskRecorder recorder = new TaskRecorder(JsonLines.open(Path.of("/dev/full"), "test lines"));
+    for (int i = 0; i < 3; i++) {
+      recorder.write(fullTask()); // one warning, for the first: the log is not flooded
+    }
+    assertEquals(3, recorder.lost());
+    recorder.close();
+    assertEquals(0, TaskRecorder.open(null, "0").lost());
+  }
+}

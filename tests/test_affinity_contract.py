@@ -1,0 +1,69 @@
+"""The Python side of the affinity plugin's contract (jvm/contract.json; the Java side is
+jvm/src/test/.../ContractTest.java): every conf key numaspark renders is one the plugin reads,
+and every field numaspark reads from the plugin's JSON lines is one the plugin writes, with
+the contract's JSON type. No JVM."""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from numaspark.placement import plugin
+from numaspark.placement.plugin import CONF_PREFIX, SLOTS_ENV, PlacementReport, TaskRecord
+from numaspark.spark.affinity import TASK_DETAIL, read_records
+
+CONTRACT = json.loads((Path(__file__).parents[1] / "jvm" / "contract.json").read_text())
+JSON_TYPES = {int: "integer", str: "string", float: "number", dict: "object"}
+
+
+def _fields(part: str) -> dict[str, dict]:
+    return {f["name"]: f for f in CONTRACT[part]["fields"]}
+
+
+def _json_type(hint: object) -> str:
+    """The JSON type of a reader's field annotation (``int | None`` is "integer")."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        (hint,) = args
+    return JSON_TYPES[typing.get_origin(hint) or hint]
+
+
+def test_the_conf_keys_python_sets_are_the_plugins():
+    conf = CONTRACT["conf"]
+    assert conf["prefix"] == CONF_PREFIX
+    keys = {CONF_PREFIX + k["name"]: k for k in conf["keys"]}
+    ours = {v for name, v in vars(plugin).items() if name.endswith("_KEY")}
+    assert ours, "placement/plugin.py names no key"
+    assert ours <= set(keys), sorted(ours - set(keys))
+    assert keys[CONF_PREFIX + "slotsEnv"]["default"] == SLOTS_ENV
+
+
+@pytest.mark.parametrize(("reader", "part"),
+                         [(TaskRecord, "task_record"), (PlacementReport, "placement_report")])  # fmt: skip
+def test_the_fields_python_reads_are_the_plugins(reader, part):
+    contract = _fields(part)
+    hints = typing.get_type_hints(reader)
+    for field in fields(reader):
+        assert field.name in contract, f"{reader.__name__}.{field.name} is not in {part}"
+        assert _json_type(hints[field.name]) == contract[field.name]["type"], field.name
+    assert set(TASK_DETAIL) <= {f.name for f in fields(TaskRecord)}
+
+
+def test_recorded_task_lines_have_only_contract_fields():
+    run_dir = FIXTURES / "runs" / "wordcount-core"
+    task_fields = _fields("task_record")
+    lines = [json.loads(line) for path in sorted((run_dir / "affinity").glob("*.jsonl"))
+             for line in path.read_text().splitlines() if line.strip()]  # fmt: skip
+    assert lines
+    for line in lines:
+        assert set(line) <= set(task_fields), sorted(set(line) - set(task_fields))
+        required = {n for n, f in task_fields.items() if not f.get("optional")}
+        assert required <= set(line), sorted(required - set(line))
+    records = read_records(run_dir)
+    assert len(records) == len(lines) and records[0].cpu_end == lines[0]["cpu_end"]
