@@ -7,12 +7,9 @@ one NUMA node."""
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
-import pytest
-from conftest import topology_file
-from typer.testing import CliRunner
+from conftest import run_request, topology_file
 
 from numaspark.experiment.request import RunRequest, plan_request, request_of, run_argv, run_command
 from numaspark.experiment.result import RunSpec
@@ -25,31 +22,6 @@ from numaspark.workloads import application as apps
 from numaspark.workloads.catalog import register_application
 
 SQUARES = Path(__file__).resolve().parent / "apps" / "squares.py"
-
-
-class _Stopped(Exception):
-    """Raised where ``numaspark run`` would start running: it carries the request it built."""
-
-    def __init__(self, request: RunRequest) -> None:
-        super().__init__("stopped before running")
-        self.request = request
-
-
-def parsed(command: str, monkeypatch: pytest.MonkeyPatch) -> RunRequest:
-    """The `RunRequest` the real ``numaspark run`` builds from ``command`` (a printed
-    ``numaspark run ...`` line), stopped before it runs anything."""
-    from numaspark.cli.commands import app
-
-    argv = shlex.split(command)
-    assert argv[:2] == ["numaspark", "run"], command
-
-    def stop(request, *args, **kwargs):
-        raise _Stopped(request)
-
-    monkeypatch.setattr("numaspark.experiment.runner.run_workload", stop)
-    result = CliRunner().invoke(app, argv[1:])
-    assert isinstance(result.exception, _Stopped), (command, result.output, result.exception)
-    return result.exception.request
 
 
 def _requests(tmp_path: Path) -> list[tuple[RunRequest, apps.Application | None]]:
@@ -82,7 +54,7 @@ def test_the_printed_command_is_the_same_request_to_the_real_command_line(tmp_pa
     arguments and quoting)."""
     for request, application in _requests(tmp_path):
         command = run_command(request, application)
-        assert parsed(command, monkeypatch) == request, command
+        assert run_request(command, monkeypatch) == request, command
 
 
 def test_defaults_are_left_out_but_the_mode():
