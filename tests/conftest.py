@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from numaspark.experiment.request import RunRequest
 
 # A shell without job control starts a background job (`pytest &`) with SIGINT ignored, and
 # the children inherit that: Python then installs no KeyboardInterrupt, and the Ctrl-C the
@@ -86,6 +91,33 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
     if check and proc.returncode != 0:
         raise AssertionError(f"numaspark {' '.join(args)} failed:\n{proc.stderr}")
     return proc
+
+
+class _Stopped(Exception):
+    """Raised where ``numaspark run`` would start running: it carries the request it built."""
+
+    def __init__(self, request: RunRequest) -> None:
+        super().__init__("stopped before running")
+        self.request = request
+
+
+def run_request(command: str, monkeypatch) -> RunRequest:
+    """The `RunRequest` the real ``numaspark run`` builds from ``command`` (a printed
+    ``numaspark run ...`` line), stopped before it runs anything."""
+    from typer.testing import CliRunner
+
+    from numaspark.cli.commands import app
+
+    argv = shlex.split(command)
+    assert argv[:2] == ["numaspark", "run"], command
+
+    def stop(request, *args, **kwargs):
+        raise _Stopped(request)
+
+    monkeypatch.setattr("numaspark.experiment.runner.run_workload", stop)
+    result = CliRunner().invoke(app, argv[1:])
+    assert isinstance(result.exception, _Stopped), (command, result.output, result.exception)
+    return result.exception.request
 
 
 SPARK_CLASSES = (

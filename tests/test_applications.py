@@ -173,10 +173,11 @@ def test_advice_on_an_application_run_prints_a_command_that_runs_it_again():
     import shlex
 
     from numaspark.decide.advise import Subject
+    from numaspark.experiment.request import run_command
 
     run = RunResult.from_dict(json.loads((APP_OK / "results.jsonl").read_text()))
-    command = Subject(log=None, result=run).command(bind="core")
-    argv = shlex.split(command)
+    changed = Subject(log=None, result=run).changed(binding=Binding.CORE)
+    argv = shlex.split(run_command(changed, run.spec.application))
     assert argv[:3] == ["numaspark", "run", run.spec.application.path] and "--size" not in argv
     assert argv[argv.index("--") + 1 :] == list(run.spec.application.args)
     assert argv[argv.index("--bind") + 1] == "core"

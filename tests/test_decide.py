@@ -9,10 +9,17 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, topology_file
+from conftest import FIXTURES, run_cli, run_request, topology_file
 from tune_models import evaluations_to, random_search
 
-from numaspark.decide.advise import Severity, Subject, advise, advise_event_log, advise_results
+from numaspark.decide.advise import (
+    Severity,
+    Subject,
+    advise,
+    advise_event_log,
+    advise_results,
+    advise_source,
+)
 from numaspark.decide.classify import classify
 from numaspark.decide.prior import Machine
 from numaspark.decide.tune import (
@@ -106,20 +113,25 @@ def test_gc_share_grades_and_recommends_a_larger_heap_with_the_command():
     assert _finding(quiet, "gc").severity is Severity.NONE
 
 
+def _machine(memory: str):
+    """A one-node, two-core machine with this much memory (hwloc's synthetic description)."""
+    return load(synthetic=f"numa:1(memory={memory}) core:2 pu:1")
+
+
 def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
-    """Twice a 2 GiB heap (and Spark's overhead) fits a 24 GiB machine, not a 4 GiB one: there
-    the advice is more, smaller executors, with the planner's auto heap."""
+    """Twice a 2 GiB heap (and Spark's overhead) fits a 24 GiB machine, not a 4 GiB one, as the
+    planner says on the run's machine: there the advice is more, smaller executors, with the
+    planner's auto heap (the default: no --memory-per-executor)."""
     run = _run("a", 10.0, gc_share=0.25)
-    roomy = _finding(
-        advise(Subject(None, run, machine=Machine(1, 2, 2, "", 24 * 2**30)), "a"), "gc"
-    )
-    assert "--memory-per-executor 4g" in roomy.command
-    tight = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 4 * 2**30)), "a"), "gc")
+    roomy = _finding(advise(Subject(None, run, topology=_machine("24GiB")), "a"), "gc")
+    assert "--memory-per-executor 4g" in roomy.command and not roomy.check
+    tight = _finding(advise(Subject(None, run, topology=_machine("4GiB")), "a"), "gc")
     assert tight.recommendation == (
-        "use more, smaller executors: 1 JVM(s) of twice the heap (4.0 GiB each, and Spark's "
-        "overhead) do not fit the machine's 4.0 GiB less 10% for the OS"
+        "use more, smaller executors: twice the heap (4.0 GiB) does not fit the run's machine: "
+        "1 executor(s) need 4.4 GiB (4g heap + overhead each), but the machine has 4.0 GiB: "
+        "lower --memory-per-executor"
     )
-    assert "--memory-per-executor auto" in tight.command and "4g" not in tight.command
+    assert "--memory-per-executor" not in tight.command and not tight.check
     # local mode is one JVM whatever the executor options say: smaller executors are standalone
     argv = tight.command.split()
     assert (
@@ -131,11 +143,9 @@ def test_gc_advice_doubles_the_heap_only_where_it_fits_the_runs_machine():
 def test_spill_advice_doubles_the_heap_only_where_it_fits():
     run = _run("a", 10.0)
     run = replace(run, metrics={**run.metrics, "diskBytesSpilled": 1e9, "memoryBytesSpilled": 2e9})
-    roomy = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 24 * 2**30)), "a"),
-                     "spill")  # fmt: skip
+    roomy = _finding(advise(Subject(None, run, topology=_machine("24GiB")), "a"), "spill")
     assert roomy.severity is Severity.MODERATE and "--memory-per-executor 4g" in roomy.command
-    tight = _finding(advise(Subject(None, run, machine=Machine(1, 2, 2, "", 4 * 2**30)), "a"),
-                     "spill")  # fmt: skip
+    tight = _finding(advise(Subject(None, run, topology=_machine("4GiB")), "a"), "spill")
     assert "--memory-per-executor" not in tight.command
     assert "spark.sql.shuffle.partitions=8" in tight.command
     assert "not fit the machine" in tight.recommendation
@@ -227,13 +237,132 @@ def test_every_layout_advice_is_a_placement_the_planner_accepts():
     ]
     checked = set()
     for run in runs:
-        for finding in advise(Subject(None, run, machine=machine), "a").findings:
+        for finding in advise(Subject(None, run, topology=topo), "a").findings:
             if finding.rule in ("gc", "heap-size", "spill", "memory-bandwidth", "executor-count",
                                 "numa-straddle") and finding.command:  # fmt: skip
                 proc = run_cli(*_as_plan(finding.command), "--xml", str(xml))
                 assert proc.returncode == 0, (finding.rule, finding.command, proc.stderr)
-                checked.add((finding.rule, "--memory-per-executor auto" in finding.command))
-    assert {("gc", False), ("gc", True), ("spill", False), ("memory-bandwidth", False)} <= checked
+                checked.add((finding.rule, "--memory-per-executor" in finding.command))
+    # gc: twice the heap (a heap given) and smaller executors (the auto heap); spill: twice it
+    assert {("gc", True), ("gc", False), ("spill", True), ("memory-bandwidth", False)} <= checked
+
+
+def _gc_run_on(tmp_path: Path, xml: str) -> Path:
+    """The recorded wordcount run (local mode, core binding, 2 task slots), given a 12 GiB heap
+    and 30% GC, in a results directory as if it had been recorded on ``xml``'s server."""
+    out = tmp_path / xml
+    out.mkdir()
+    lines = []
+    for line in (FIXTURES / "runs" / "wordcount-core" / "results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        record["metrics"].update(gcShare=0.3, jvmGCTime=300.0, executorRunTime=1000.0)
+        for jvm in record["spec"]["placement"]["jvms"]:
+            jvm["heap_bytes"] = 12 * 2**30
+        lines.append(json.dumps(record))
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    (out / "topology.json").write_text(json.dumps(load(xml=topology_file(xml)).to_dict()))
+    return out
+
+
+def test_advice_is_planned_on_the_machine_the_run_was_recorded_on(tmp_path, monkeypatch):
+    """Each changed request is planned, by the function the run loop plans with, on the
+    topology stored with the run, never on this machine. The multi-node logic is tested on
+    saved topologies (shared/topologies) because this machine has one NUMA node: twice the
+    12 GiB heap of a core-bound JVM (memory bound to its node) fits a node of the 4-node,
+    191 GB server, not a node of the 2-node, 36 GB one, where the advice is smaller
+    executors and says why in the planner's words."""
+    import numaspark.decide.advise as advice_module
+
+    planned = []
+
+    def plan_request(topology, request):
+        planned.append(topology.fingerprint)
+        return real(topology, request)
+
+    real = advice_module.plan_request
+    monkeypatch.setattr(advice_module, "plan_request", plan_request)
+    big = load(xml=topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    (advice,) = advise_source(_gc_run_on(tmp_path, "96em64t-4n4d3ca2co-pci.xml"))
+    gc = _finding(advice, "gc")
+    assert gc.command == ("numaspark run wordcount --mode local --cores-per-executor 2 "
+                          "--memory-per-executor 24g --bind core")  # fmt: skip
+    assert not gc.check and planned and set(planned) == {big.fingerprint}
+    planned.clear()
+    small = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    (advice,) = advise_source(_gc_run_on(tmp_path, "24em64t-2n6c2t-pci.xml"))
+    gc = _finding(advice, "gc")
+    assert "twice the heap (24.0 GiB) does not fit the run's machine: 1 executor(s) on node 0 " \
+           "need" in gc.recommendation  # fmt: skip
+    argv = gc.command.split()
+    assert argv[argv.index("--mode") + 1] == "standalone" and "--memory-per-executor" not in argv
+    assert planned and set(planned) == {small.fingerprint} and load().fingerprint not in planned
+
+
+def test_every_printed_command_is_its_changed_request_to_the_real_command_line(
+    tmp_path, monkeypatch
+):
+    """Parsed by the real ``numaspark run`` (stopped before it runs), each command advice
+    prints is the finding's changed request: a built-in workload's run on a saved 4-node
+    topology (this machine has one node), and a user's application with its arguments."""
+    from numaspark.workloads import application as apps
+
+    (advice,) = advise_source(_gc_run_on(tmp_path, "96em64t-4n4d3ca2co-pci.xml"))
+    findings = [f for f in advice.findings if f.command]
+    app_run = RunResult.from_dict(json.loads(
+        (FIXTURES / "runs" / "app-squares" / "results.jsonl").read_text()))  # fmt: skip
+    squares = Path(__file__).resolve().parent / "apps" / "squares.py"  # here, not where it ran
+    application = apps.from_file(str(squares), list(app_run.spec.application.args))
+    app_run = replace(app_run, spec=replace(app_run.spec, application=application),
+                      metrics={**app_run.metrics, "gcShare": 0.3, "jvmGCTime": 300.0,
+                               "executorRunTime": 1000.0})  # fmt: skip
+    findings += [f for f in advise(Subject(None, app_run), "app").findings if f.command]
+    assert {f.rule for f in findings} >= {"gc", "executor-count"} and len(findings) >= 4
+    for finding in findings:
+        assert run_request(finding.command, monkeypatch) == finding.request, finding.command
+
+
+def _smt_runs() -> tuple[RunResult, RunResult]:
+    """SMT helped: 2 executors of 12 hardware threads each (pu binding, the 24 threads of a real
+    2-node server's 12 cores) ran in 10 s, one thread per core in 12 s."""
+    topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    placement = placement_to_dict(plan(topo, Layout(executors=2, cores_per_executor=12),
+                                       Binding.PU))  # fmt: skip
+    runs = []
+    for label, wall in (("ST 12 cores standalone 2x6 bind=pu", 12.0),
+                        ("SMT 12 cores standalone 2x12 bind=pu", 10.0)):  # fmt: skip
+        run = _run("smt", wall, placement=placement, binding="pu")
+        runs.append(replace(run, spec=replace(run.spec, mode="standalone", executors=2,
+                                              label=label)))  # fmt: skip
+    return runs[0], runs[1]
+
+
+def test_a_change_the_planner_refuses_has_no_command_and_one_line_why():
+    """SMT helped, so the SMT rule advises core binding (both threads of each core); but core
+    binding gives each task slot a whole core, and 2 executors of 12 do not fit the 12 cores
+    of the run's machine (a saved 2-node topology; this machine has one node). The finding
+    keeps its numbers and recommendation, prints no command, and says in one line why the
+    planner refused it. Where the run's machine is not recorded, the command is printed and
+    said to be unchecked."""
+    from numaspark.report.console import advice_lines
+
+    st, smt = _smt_runs()
+    topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
+    advice = advise(Subject(None, smt, [st, smt], topo), "smt")
+    finding = _finding(advice, "smt")
+    assert finding.severity is Severity.LOW and finding.evidence["smt_gain"] == 1.2
+    assert finding.recommendation == "use both hardware threads of each core (core-level binding)"
+    assert finding.request.binding is Binding.CORE and finding.command == ""
+    assert finding.check == (
+        "no command: the planner refuses it on the run's machine: 2 executor(s) x 12 cores = "
+        f"24 task slots, but the machine allows 12 cores ({topo.allowed_cpus}): use fewer "
+        "executors or cores per executor"
+    )
+    assert finding.to_dict()["command"] == "" and "\n" not in finding.to_dict()["check"]
+    lines = advice_lines([advice], show_all=False)
+    assert f"           ! {finding.check}" in lines and not any("$ " in line for line in lines)
+    unrecorded = _finding(advise(Subject(None, smt, [st, smt]), "smt"), "smt")
+    assert "--bind core" in unrecorded.command
+    assert unrecorded.check.startswith("not checked by the planner: the run's machine is not ")
 
 
 def test_a_changed_executor_count_replaces_the_runs_count_per_node():
@@ -262,9 +391,9 @@ def test_heap_above_31g_loses_compressed_oops():
     assert "--mode local" in heap.command  # one JVM: a smaller heap fits where this one did
     # executors: 31g each might not fit, more of them with the planner's auto heap (<= 31g) do
     standalone = replace(run, spec=replace(run.spec, mode="standalone", executors=2))
-    machine = Machine(2, 48, 96, "", 192 * 2**30)
-    heap = _finding(advise(Subject(None, standalone, machine=machine), "a"), "heap-size")
-    assert "--memory-per-executor auto" in heap.command and "31g" not in heap.command
+    machine = load(synthetic="pack:2 numa:1(memory=96GiB) core:24 pu:2")
+    heap = _finding(advise(Subject(None, standalone, topology=machine), "a"), "heap-size")
+    assert "--memory-per-executor" not in heap.command  # the planner's auto heap: under 31 GB
     assert "--mode standalone --executors 6 --cores-per-executor 1" in heap.command
 
 

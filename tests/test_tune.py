@@ -38,6 +38,7 @@ from numaspark.decide.tune import (
     replay_objective,
     tune,
 )
+from numaspark.experiment.store import recorded_topology
 from numaspark.topology import load_synthetic, load_xml
 
 SERVER = "pack:4 numa:1 core:24 pu:2"  # 4 nodes, 96 cores, 192 threads
@@ -352,6 +353,7 @@ def test_advice_sizes_executors_for_the_runs_machine(tmp_path):
     assert machine is not None and (machine.nodes, machine.cores) == (4, 96)
     commands = [f.command for a in advise_source(out) for f in a.findings if f.command]
     assert not any("--cores 1,2,4,8" in c for c in commands)  # whatif sizes itself
-    smaller = Subject(None, machine=machine).smaller_executors()
+    topology, _ = recorded_topology(out)
+    smaller = Subject(None, topology=topology).smaller_executors()
     assert smaller["executors"] >= 4  # at least one per node of the run's machine
     assert Subject(None).smaller_executors() == {"executors": 2, "cores_per_executor": 1}

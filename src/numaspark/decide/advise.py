@@ -10,13 +10,23 @@ Spark-side rules (skew, spill, too few tasks per core, driver time) are
 Sparklens' and Dr. Elephant's.
 
 Each rule gives a `Finding` with a severity (none, low, moderate, severe,
-critical), the evidence (numbers), a recommendation and a command. A rule whose
-inputs are missing (an event log has no placement; this machine has no
-hardware counters) is reported as not assessed, with why, and never guessed.
+critical), the evidence (numbers), a recommendation and, where it changes the
+configuration, the changed `RunRequest`: the request the stored run came from
+(experiment/request.py `request_of`) with the change made. The planner checks it
+on the machine the run was recorded on (its stored topology, never this one),
+with the function the run loop plans with; the command printed is the request's
+``numaspark run`` (`run_command`) when the planner takes it, and none, with the
+planner's reason in one line, when it refuses it. Where the run's machine is not
+recorded the command is printed and said to be unchecked. An event log alone
+names no run to repeat: its requests are templates (``numaspark run WORKLOAD``,
+the log's mode and settings), not checked. A rule whose inputs are missing (an
+event log has no placement; this machine has no hardware counters) is reported
+as not assessed, with why, and never guessed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import statistics
 from collections.abc import Callable
@@ -38,16 +48,25 @@ from numaspark.decide.thresholds import (
 )
 from numaspark.decide.whatif import driver_time_ms
 from numaspark.errors import NumasparkError, UsageError
+from numaspark.experiment.request import (
+    TEMPLATE_WORKLOAD,
+    RunRequest,
+    plan_request,
+    request_of,
+    run_command,
+)
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
 from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.registry import Metrics
-from numaspark.placement.planner import OS_RESERVE_SHARE, spark_overhead
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
+from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size, parse_size
 
 COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oops off
 PARTITION_KEYS = ("spark.default.parallelism", "spark.sql.shuffle.partitions")
 AQE_SKEW = ("spark.sql.adaptive.enabled", "spark.sql.adaptive.skewJoin.enabled")  # both default on
+LAYOUT = frozenset(f.name for f in dataclasses.fields(Layout))
 
 
 @dataclass
@@ -57,12 +76,14 @@ class Finding:
     finding: str
     evidence: dict
     recommendation: str = ""
-    command: str = ""
+    request: RunRequest | None = None  # the run that tries the change (`advise` checks it)
+    command: str = ""  # printed: the request's numaspark run once checked, or another command
+    check: str = ""  # one line when the planner did not take the request: why, or unchecked
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity.word, "finding": self.finding,
                 "evidence": self.evidence, "recommendation": self.recommendation,
-                "command": self.command}  # fmt: skip
+                "command": self.command, "check": self.check}  # fmt: skip
 
 
 @dataclass
@@ -98,7 +119,11 @@ class Subject:
     log: EventLog | None
     result: RunResult | None = None
     peers: list[RunResult] = field(default_factory=list)  # every run in the same results
-    machine: Machine | None = None  # the machine the run was recorded on (never this one)
+    topology: Topology | None = None  # the machine the run was recorded on (never this one)
+
+    @property
+    def machine(self) -> Machine | None:
+        return Machine.of(self.topology) if self.topology is not None else None
 
     def smaller_executors(self) -> dict[str, int]:
         """Several smaller executors on the run's own machine: the tuner's moderate width
@@ -113,14 +138,14 @@ class Subject:
         return {"executors": executors,
                 "cores_per_executor": max(1, min(slots, machine.cores) // executors)}  # fmt: skip
 
-    def smaller_executors_command(self) -> str:
+    def smaller_executors_request(self) -> RunRequest:
         """The run with several smaller executors, each with the planner's auto heap (which
         fits the nodes and stays under 31 GB); a local run moves to a standalone cluster, as
         local mode has one JVM whatever the executor options say."""
-        change: dict[str, object] = {"memory_per_executor": "auto", **self.smaller_executors()}
+        change: dict[str, object] = {"memory_per_executor": None, **self.smaller_executors()}
         if self.local:
-            change["mode"] = "standalone"
-        return self.command(**change)
+            change["mode"] = Mode.STANDALONE
+        return self.changed(**change)
 
     @property
     def conf(self) -> dict:
@@ -141,22 +166,18 @@ class Subject:
             change[key] = str(max(floor, 2 * had))
         return change
 
-    def doubled_heap(self) -> int | None:
-        """Twice the heap, where it is recorded, stays under 31 GB and fits the machine."""
+    def twice_the_heap(self) -> RunRequest | None:
+        """The run with twice its heap, where the heap is recorded and twice it stays under
+        31 GB (whether it fits the machine is the planner's to say)."""
         heap = self.heap_bytes()
-        if heap and heap * 2 <= COMPRESSED_OOPS_LIMIT and self.fits(heap * 2):
-            return heap * 2
-        return None
+        if not heap or heap * 2 > COMPRESSED_OOPS_LIMIT:
+            return None
+        return self.changed(memory_per_executor=parse_size(jvm_size(heap * 2), "heap"))
 
-    def fits(self, heap: int) -> bool:
-        """Whether the run's task JVMs, each with this heap and Spark's overhead, fit the
-        memory of the machine it was recorded on, less the planner's reserve for the OS
-        (True when that memory is not known: the planner checks it when the run is planned)."""
-        memory = self.machine.memory if self.machine else None
-        if memory is None:
-            return True
-        jvms = self.executor_count() or 1
-        return jvms * (heap + spark_overhead(heap)) <= memory * (1 - OS_RESERVE_SHARE)
+    def doubled_heap(self) -> RunRequest | None:
+        """`twice_the_heap`, where the planner also takes it on the run's machine."""
+        request = self.twice_the_heap()
+        return None if request is None or self.refusal(request) else request
 
     @property
     def spec(self) -> RunSpec:
@@ -199,48 +220,59 @@ class Subject:
             return sum(e.get("cores") or 0 for e in self.log.executors.values()) or None
         return None
 
-    def command(self, **changes: object) -> str:
-        """The numaspark run that tries a change; from an event log alone, a template."""
-        spec = self.spec
-        options: dict[str, object] = {}
+    def request(self) -> RunRequest:
+        """The request the run came from; from an event log alone, a template: its mode and
+        its Spark settings, the workload to be filled in."""
         if self.result is not None:
-            options["--size"] = spec.size if spec.application is None else None
-            options["--mode"] = spec.mode
-            layout = spec.placement.layout if spec.placement else None
-            if spec.mode == "standalone":
-                if layout is not None and layout.executors_per_node:
-                    options["--executors-per-node"] = layout.executors_per_node
-                else:
-                    options["--executors"] = spec.executors
-            options["--cores-per-executor"] = spec.cores_per_executor
-            if spec.binding and spec.binding != "none":
-                options["--bind"] = spec.binding
-            if spec.mem_policy:
-                options["--mem-policy"] = spec.mem_policy
-        else:
-            options["--mode"] = "local" if self.local else "standalone"
-        conf = dict(spec.spark_conf)
-        for key, value in changes.items():
-            if key.startswith("spark."):
-                conf[key] = value
-            else:
-                options["--" + key.replace("_", "-")] = value
-        if "executors" in changes:  # a total asked for replaces the run's count per node
-            options.pop("--executors-per-node", None)
-        elif options.get("--executors-per-node") is not None:
-            options.pop("--executors", None)
-            if "cores_per_executor" not in changes:  # per node: the node's CPUs are shared out
-                options.pop("--cores-per-executor", None)
-        argv = []
-        for option, value in options.items():
-            if value is not None:
-                argv += [option, str(value)]
-        for key, value in sorted(conf.items()):
-            if key != "spark.master":
-                argv += ["--conf", f"{key}={value}"]
-        if spec.application is not None:  # the user's own, with its class and arguments
-            return shlex.join(["numaspark", "run", *spec.application.command(argv)])
-        return shlex.join(["numaspark", "run", str(spec.workload or "WORKLOAD"), *argv])
+            return request_of(self.spec)
+        conf = {k: str(v) for k, v in self.conf.items() if k != "spark.master"}
+        mode = Mode.LOCAL if self.local else Mode.STANDALONE
+        return RunRequest(workload=TEMPLATE_WORKLOAD, layout=Layout(mode=mode), spark_conf=conf)
+
+    def changed(self, conf: dict[str, str] | None = None, **changes: object) -> RunRequest:
+        """The run's request with ``changes``: `Layout` fields (a new executor count replaces
+        the other way of counting, and lets the planner share out the CPUs unless the cores
+        are given too), other `RunRequest` fields, and Spark settings in ``conf``."""
+        request = self.request()
+        layout = {k: changes.pop(k) for k in list(changes) if k in LAYOUT}
+        if "executors" in layout or "executors_per_node" in layout:
+            layout.setdefault("executors", None)
+            layout.setdefault("executors_per_node", None)
+            layout.setdefault("cores_per_executor", None)
+        return dataclasses.replace(request, layout=dataclasses.replace(request.layout, **layout),
+                                   spark_conf={**request.spark_conf, **(conf or {})},
+                                   **changes)  # fmt: skip
+
+    def refusal(self, request: RunRequest) -> str | None:
+        """Why the planner refuses ``request`` on the run's own machine, in one line; None
+        when it takes it, or cannot be asked (no recorded machine, or an event log alone)."""
+        if self.topology is None or self.result is None:
+            return None
+        try:
+            plan_request(self.topology, request)
+        except NumasparkError as exc:  # PlacementError, or a UsageError of the layout's numbers
+            return " ".join(str(exc).split())
+        return None
+
+    def settle(self, finding: Finding) -> Finding:
+        """The command of ``finding``'s request, once the planner took it on the run's machine;
+        no command and the planner's reason when it refuses it."""
+        request = finding.request
+        if request is None:
+            return finding
+        command = run_command(request, self.spec.application)
+        if self.result is None:  # a template: there is no run, nor its machine, to check on
+            return dataclasses.replace(finding, command=command)
+        if self.topology is None:
+            return dataclasses.replace(finding, command=command, check=(
+                "not checked by the planner: the run's machine is not recorded (no "
+                "topology.json with its results)"))  # fmt: skip
+        refused = self.refusal(request)
+        if refused:
+            return dataclasses.replace(finding, command="",
+                                       check=f"no command: the planner refuses it on the run's "
+                                             f"machine: {refused}")  # fmt: skip
+        return dataclasses.replace(finding, command=command)
 
 
 Rule = Callable[[Subject], "Finding | NotAssessed"]
@@ -266,21 +298,20 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
     )
     if severity is Severity.NONE:
         return Finding("gc", severity, text, evidence)
-    if heap and subject.doubled_heap():
-        bigger = jvm_size(heap * 2)
+    bigger = subject.doubled_heap()
+    if heap and bigger is not None:
         return Finding("gc", severity, text, evidence,
-                       f"give each executor more heap ({human_size(heap)} -> {bigger}), or use "
-                       "more, smaller executors (numaspark study executors)",
-                       subject.command(memory_per_executor=bigger))  # fmt: skip
+                       f"give each executor more heap ({human_size(heap)} -> "
+                       f"{jvm_size(heap * 2)}), or use more, smaller executors (numaspark "
+                       "study executors)", bigger)  # fmt: skip
     why = "the heap is already large"
     if not heap:
         why = "the heap is not recorded"
-    elif heap * 2 <= COMPRESSED_OOPS_LIMIT:  # fits() said no: the machine's memory is known
-        jvms, memory = subject.executor_count() or 1, human_size(subject.machine.memory or 0)
-        why = (f"{jvms} JVM(s) of twice the heap ({human_size(heap * 2)} each, and Spark's "
-               f"overhead) do not fit the machine's {memory} less 10% for the OS")  # fmt: skip
+    elif (twice := subject.twice_the_heap()) is not None:  # the planner refused it: its reason
+        why = (f"twice the heap ({human_size(heap * 2)}) does not fit the run's machine: "
+               f"{subject.refusal(twice)}")  # fmt: skip
     return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}",
-                   subject.smaller_executors_command())  # fmt: skip
+                   subject.smaller_executors_request())  # fmt: skip
 
 
 def _heap(subject: Subject) -> Finding | NotAssessed:
@@ -296,10 +327,10 @@ def _heap(subject: Subject) -> Finding | NotAssessed:
     if subject.local:  # one JVM: a smaller heap fits where the larger one did
         return Finding("heap-size", Severity.MODERATE, text, evidence,
                        "keep the heap at or under 31 GB",
-                       subject.command(memory_per_executor="31g"))  # fmt: skip
+                       subject.changed(memory_per_executor=COMPRESSED_OOPS_LIMIT))  # fmt: skip
     return Finding("heap-size", Severity.MODERATE, text, evidence,
                    "keep heaps at or under 31 GB: split the nodes among more executors (the "
-                   "auto heap stays under 31 GB)", subject.smaller_executors_command())  # fmt: skip
+                   "auto heap stays under 31 GB)", subject.smaller_executors_request())  # fmt: skip
 
 
 def _straddle(subject: Subject) -> Finding | NotAssessed:
@@ -316,8 +347,8 @@ def _straddle(subject: Subject) -> Finding | NotAssessed:
                    f"{len(spanning)} of {len(jvms)} task-running JVM(s) span NUMA nodes: their "
                    "threads reach remote memory (~10% slower on average)", evidence,
                    "one executor (or more) per node, bound to it",
-                   subject.command(executors_per_node=1, bind="node", mem_policy="bind",
-                                   mode="standalone"))  # fmt: skip
+                   subject.changed(executors_per_node=1, binding=Binding.NODE,
+                                   mem_policy=MemPolicy.BIND, mode=Mode.STANDALONE))  # fmt: skip
 
 
 def _pages(subject: Subject) -> Finding | NotAssessed:
@@ -335,7 +366,7 @@ def _pages(subject: Subject) -> Finding | NotAssessed:
         return Finding("remote-pages", severity, text, evidence)
     return Finding("remote-pages", severity, text, evidence,
                    "bind memory with the CPUs (numactl --membind)",
-                   subject.command(mem_policy="bind"))  # fmt: skip
+                   subject.changed(mem_policy=MemPolicy.BIND))  # fmt: skip
 
 
 def _balancing(subject: Subject) -> Finding | NotAssessed:
@@ -352,8 +383,8 @@ def _balancing(subject: Subject) -> Finding | NotAssessed:
     return Finding("numa-balancing", Severity.LOW,
                    "automatic NUMA balancing is on while the JVMs are bound: it unmaps pages to "
                    "sample accesses and migrates pages of processes that are already placed",
-                   evidence, "turn it off while bound runs are measured (as root), then rerun",
-                   "sysctl -w kernel.numa_balancing=0 && " + subject.command())  # fmt: skip
+                   evidence, "turn it off while bound runs are measured (as root: sysctl -w "
+                   "kernel.numa_balancing=0), then run again", subject.request())  # fmt: skip
 
 
 def _smt(subject: Subject) -> Finding | NotAssessed:
@@ -374,12 +405,13 @@ def _smt(subject: Subject) -> Finding | NotAssessed:
         return Finding("smt", Severity.MODERATE,
                        f"SMT made this workload {1 / gain - 1:.0%} slower on the same cores",
                        evidence, "one task per physical core: bind at hardware-thread level, "
-                       "one thread per core", subject.command(bind="pu", pu_order="cores-first"))  # fmt: skip
+                       "one thread per core",
+                       subject.changed(binding=Binding.PU, pu_order=PuOrder.CORES_FIRST))  # fmt: skip
     if gain > SMT_FASTER:
         return Finding("smt", Severity.LOW,
                        f"SMT gave this workload {gain - 1:.0%} more on the same cores", evidence,
                        "use both hardware threads of each core (core-level binding)",
-                       subject.command(bind="core"))  # fmt: skip
+                       subject.changed(binding=Binding.CORE))  # fmt: skip
     return Finding("smt", Severity.NONE, f"SMT changed this workload by {gain - 1:+.0%}", evidence)
 
 
@@ -397,7 +429,8 @@ def _bandwidth(subject: Subject) -> Finding | NotAssessed:
     return Finding("memory-bandwidth", severity, text, found,
                    "fewer threads per node, or executors spread over more nodes: past the knee "
                    "more threads only queue for memory",
-                   subject.command(executors_per_node=1, bind="node", mode="standalone"))  # fmt: skip
+                   subject.changed(executors_per_node=1, binding=Binding.NODE,
+                                   mode=Mode.STANDALONE))  # fmt: skip
 
 
 def _stages_that_matter(log: EventLog):
@@ -441,7 +474,7 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     back_on = f"turn {' and '.join(off)} back on, " if off else ""
     how = f"{back_on}more partitions, or salt the hot key (AQE's skew join splits only joins)"
     return Finding("task-skew", severity, text, evidence,
-                   f"split the skewed partitions: {how}", subject.command(**change))  # fmt: skip
+                   f"split the skewed partitions: {how}", subject.changed(change))  # fmt: skip
 
 
 def _spill(subject: Subject) -> Finding | NotAssessed:
@@ -459,18 +492,17 @@ def _spill(subject: Subject) -> Finding | NotAssessed:
     severity = Severity.MODERATE if disk > 0 else Severity.LOW
     heap = subject.heap_bytes()
     doubled = subject.doubled_heap()
-    change = {"memory_per_executor": jvm_size(doubled)} if doubled else {}
     how = "a larger heap, or more, smaller partitions"
     if heap and not doubled:
         how = "more, smaller partitions (twice the heap would pass 31 GB or not fit the machine)"
     elif not heap:
         how = "more, smaller partitions"
-    slots = subject.slots() or 1
-    change.update(subject.more_partitions(4 * slots))
+    partitions = subject.more_partitions(4 * (subject.slots() or 1))
+    heap_change = {"memory_per_executor": doubled.layout.memory_per_executor} if doubled else {}
     return Finding("spill", severity,
                    f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} "
-                   "in memory)", evidence,
-                   f"more execution memory per task: {how}", subject.command(**change))  # fmt: skip
+                   "in memory)", evidence, f"more execution memory per task: {how}",
+                   subject.changed(partitions, **heap_change))  # fmt: skip
 
 
 def _parallelism(subject: Subject) -> Finding | NotAssessed:
@@ -491,7 +523,7 @@ def _parallelism(subject: Subject) -> Finding | NotAssessed:
         return Finding("tasks-per-core", severity, text, evidence)
     return Finding("tasks-per-core", severity, text, evidence,
                    "give every stage 2-3 tasks per slot (partitions, input splits)",
-                   subject.command(**subject.more_partitions(3 * slots)))  # fmt: skip
+                   subject.changed(subject.more_partitions(3 * slots)))  # fmt: skip
 
 
 def _driver(subject: Subject) -> Finding | NotAssessed:
@@ -511,7 +543,7 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
     return Finding("driver-time", severity, text, evidence,
                    "that time does not shrink with executors or cores; measure what more "
                    "cores would give before adding them",
-                   shlex.join(["numaspark", "whatif", str(log.path)]))  # fmt: skip
+                   command=shlex.join(["numaspark", "whatif", str(log.path)]))  # fmt: skip
 
 
 def _executors(subject: Subject) -> Finding | NotAssessed:
@@ -539,17 +571,17 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         return Finding("executor-count", Severity.MODERATE,
                        f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
                        "several smaller executors (up to 36% faster through less GC in the "
-                       "studies)", subject.smaller_executors_command())  # fmt: skip
+                       "studies)", subject.smaller_executors_request())  # fmt: skip
     if count == 1 and gc >= 0.10:
         return Finding("executor-count", Severity.MODERATE,
                        f"one JVM (local mode) with {gc:.0%} GC", evidence,
                        "several smaller executors on a standalone cluster",
-                       subject.smaller_executors_command())  # fmt: skip
+                       subject.smaller_executors_request())  # fmt: skip
     if count > 1 and remote >= 0.5 and gc < 0.05:
         return Finding("executor-count", Severity.LOW,
                        f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
                        evidence, "fewer, larger executors keep more of the shuffle in one JVM",
-                       subject.command(executors=max(1, count // 2)))  # fmt: skip
+                       subject.changed(executors=max(1, count // 2)))  # fmt: skip
     return Finding("executor-count", Severity.NONE,
                    f"{count} executor(s): GC {gc:.0%}, {remote:.0%} of shuffle bytes remote",
                    evidence)  # fmt: skip
@@ -566,7 +598,7 @@ def advise(subject: Subject, name: str) -> Advice:
         if isinstance(outcome, NotAssessed):
             advice.not_assessed.append(outcome)
         else:
-            advice.findings.append(outcome)
+            advice.findings.append(subject.settle(outcome))
     advice.findings.sort(key=lambda f: -f.severity)
     return advice
 
@@ -585,11 +617,15 @@ def recorded_machine(source: Path) -> Machine | None:
 
 
 def advise_event_log(path: Path) -> Advice:
-    return advise(Subject(parse_event_log(path), machine=recorded_machine(path)), str(path))
+    """Advice on an event log alone: its commands are templates (no stored run to repeat);
+    the machine of the results it is in, if any, sizes the smaller executors."""
+    topology, _ = recorded_topology(path)
+    return advise(Subject(parse_event_log(path), topology=topology), str(path))
 
 
-def advise_results(results: list[RunResult], machine: Machine | None = None) -> list[Advice]:
-    """One `Advice` per configuration: its median run, and its application's event log."""
+def advise_results(results: list[RunResult], topology: Topology | None = None) -> list[Advice]:
+    """One `Advice` per configuration: its median run, and its application's event log;
+    ``topology``: the machine the runs were recorded on (None: not recorded)."""
     groups = by_configuration(results)
     advices = []
     logs: dict[str, EventLog | None] = {}
@@ -602,7 +638,7 @@ def advise_results(results: list[RunResult], machine: Machine | None = None) -> 
                 logs[path] = parse_event_log(path) if path and Path(path).exists() else None
             except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
                 logs[path] = None
-        subject = Subject(logs[path], median, results, machine)
+        subject = Subject(logs[path], median, results, topology)
         advices.append(
             advise(subject, median.spec.title if median.spec.label else _name(median.spec))
         )
@@ -617,7 +653,7 @@ def advise_source(source: Path) -> list[Advice]:
     store = ResultStore(source)
     if not (source.is_dir() and store.path.exists()):
         return [advise_event_log(source)]
-    advices = advise_results(store.load(), recorded_machine(source))
+    advices = advise_results(store.load(), recorded_topology(source)[0])
     if not advices:
         raise UsageError(f"{source}: no measured ok run to advise on")
     return advices

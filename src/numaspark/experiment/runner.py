@@ -2,9 +2,9 @@
 
 `Runner` owns the one supervised scope of processes (every JVM it starts is stopped
 on success, failure, Ctrl-C and SIGTERM) and the targets a run may happen on; `run`
-plans a request on the machine, has its target run the application, assembles the
-records from what the application left behind (experiment/assemble.py) and stores
-each as it is made. ``numaspark run``, sweeps and studies, characterize,
+plans a request (`RunRequest`, experiment/request.py) on the machine, has its target
+run the application, assembles the records from what the application left behind
+(experiment/assemble.py) and stores each as it is made. ``numaspark run``, sweeps and studies, characterize,
 co-scheduling and the live tuner all run through it.
 
 The warm-up and measured iterations run in one Spark application (see
@@ -21,7 +21,6 @@ import os
 import subprocess
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.collect import default_collectors
@@ -36,7 +35,8 @@ from numaspark.experiment.assemble import (
     read_outputs,
 )
 from numaspark.experiment.machine import environment
-from numaspark.experiment.result import DEFAULT_TIME, TIMES, Check, RunResult, RunSpec
+from numaspark.experiment.request import RunRequest, plan_request
+from numaspark.experiment.result import TIMES, Check, RunResult, RunSpec
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.target import (
     ExternalTarget,
@@ -45,16 +45,7 @@ from numaspark.experiment.target import (
     StandaloneTarget,  # fmt: skip
     Target,
 )
-from numaspark.placement import (
-    Binding,
-    Layout,
-    MemPolicy,
-    Mode,
-    Placement,
-    PuOrder,
-    memory_on,
-    plan,
-)
+from numaspark.placement import Binding, Mode, Placement
 from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
@@ -62,51 +53,13 @@ from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
-from numaspark.topology import CpuSet, Topology
+from numaspark.topology import Topology
 from numaspark.workloads import Size, Workload, get_workload
-from numaspark.workloads.datagen import DEFAULT_SEED, prepare_input
+from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
 
 Progress = Callable[[str], None]
 TargetFactory = Callable[[ProcessTracker, Path, "Path | None"], dict]
-
-
-@dataclass
-class RunRequest:
-    workload: str
-    size: str = "tiny"
-    layout: Layout = field(default_factory=Layout)
-    binding: Binding = Binding.NONE
-    mem_policy: MemPolicy | None = None
-    pu_order: PuOrder = PuOrder.CORES_FIRST
-    only_nodes: CpuSet | None = None  # executors only on these NUMA nodes
-    mem_nodes: CpuSet | None = None  # memory bound here instead of the CPUs' own nodes (remote)
-    repeat: int = 1
-    warmup: int = 0
-    out: Path = Path("numaspark-out")
-    cluster_dir: Path | None = None  # a cluster left up by `numaspark cluster up`
-    hosts: object | None = None  # an inventory (numaspark.hosts): run on those hosts over SSH
-    master: str | None = None  # a cluster numaspark did not start: spark://..., yarn, k8s://
-    data_root: Path | None = None
-    seed: int = DEFAULT_SEED
-    timeout_s: float = 1800.0
-    label: str | None = None  # a name for this configuration in tables
-    config_key: str | None = None  # the experiment configuration it belongs to (--resume)
-    spark_conf: dict[str, str] = field(default_factory=dict)  # extra settings, recorded in the spec
-    params: dict[str, str] = field(default_factory=dict)  # workload parameter overrides (text)
-    # streaming workloads: events a second, measured seconds, warm-up seconds before them
-    rate: float = 1000.0
-    duration_s: float = 60.0
-    stream_warmup_s: float = 10.0
-    # measurement: OS/NUMA/perf collectors and their interval; JVM GC logs per executor
-    collect: bool = True
-    interval_s: float = 1.0
-    gc_log: bool = False
-    profile: bool = False  # async-profiler flame graph per task-running JVM
-    # a user's application: which of its times wall_time_s is (TIMES), and when to stop one
-    # that never ends by itself (a streaming application; None: when it ends)
-    time: str = DEFAULT_TIME
-    stop_after_s: float | None = None
 
 
 def default_targets(tracker: ProcessTracker, clusters: Path,
@@ -391,15 +344,6 @@ def _check(request: RunRequest) -> tuple[Workload, Size | None]:
             "(e.g. --param window_s=10 --param slide_s=5)"
         )
     return workload, Size(f"{request.rate:g}/s", 0)  # a stream's size is its velocity
-
-
-def plan_request(topology: Topology, request: RunRequest) -> Placement:
-    """Where every JVM of ``request`` goes on ``topology``."""
-    placement = plan(topology, request.layout, request.binding, request.mem_policy,
-                     request.pu_order, only_nodes=request.only_nodes)  # fmt: skip
-    if request.mem_nodes is not None:
-        placement = memory_on(placement, request.mem_nodes)
-    return placement
 
 
 def base_spec(request: RunRequest, workload: Workload, size: Size | None, manifest: dict | None,

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import RunResult, measured
-from numaspark.experiment.runner import Runner, RunRequest, TargetFactory
+from numaspark.experiment.runner import Runner, TargetFactory
 from numaspark.experiment.spec import Config, Experiment
 from numaspark.experiment.store import ResultStore
 from numaspark.topology import Topology

@@ -302,6 +302,8 @@ def advice_lines(advices: list, show_all: bool) -> list[str]:
                 lines.append(f"           -> {f.recommendation}")
             if f.command:
                 lines.append(f"           $ {f.command}")
+            if f.check:
+                lines.append(f"           ! {f.check}")
         quiet = [f.rule for f in advice.findings if f.severity is Severity.NONE]
         if quiet and not show_all:
             lines.append(f"  nothing found by: {', '.join(quiet)}")

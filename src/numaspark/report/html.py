@@ -19,11 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark import __version__
-from numaspark.decide.advise import Severity, advise_results, recorded_machine
+from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured, retimed
-from numaspark.experiment.store import RESULTS_FILE, TOPOLOGY_FILE, ResultStore, topology_file
+from numaspark.experiment.store import (
+    RESULTS_FILE,
+    TOPOLOGY_FILE,
+    ResultStore,
+    recorded_topology,
+    topology_file,
+)
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
 from numaspark.placement import Binding, Placement
@@ -460,7 +466,7 @@ def build_report(directory: Path, links_from: Path | None = None,
     classification = classify(results)
     classes = {c.config: [x.text for x in c.labels] for c in classification.configs}
     configs = _configs(results, classes)
-    advices = advise_results(results, recorded_machine(directory)) if results else []
+    advices = advise_results(results, recorded_topology(directory)[0]) if results else []
     topology, topology_source = _topology(directory, results)
     placements = []
     seen = set()
