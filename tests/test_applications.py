@@ -249,7 +249,7 @@ def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
     assert [r.spec.warmup for r in results] == [True, False, False]
     assert [r.spec.iteration for r in results] == [0, 1, 2]
     assert all(r.ok and r.wall_time_s for r in results)
-    assert len({r.artifacts["run_dir"] for r in results}) == 3  # a directory per application
+    assert len({r.artifacts.run_dir for r in results}) == 3  # a directory per application
     # the arguments reach spark-submit exactly as given, as an argv list
     assert local.submitted == [(str(SQUARES), ["o.json", "1000", *ODD])] * 3
     stored = (tmp_path / "out" / "results.jsonl").read_text().splitlines()

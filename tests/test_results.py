@@ -7,7 +7,7 @@ import pytest
 from conftest import run_cli
 
 from numaspark.errors import UsageError
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import Artifacts, RunResult
 from numaspark.experiment.stats import summarize
 from numaspark.experiment.store import ResultStore
 
@@ -155,3 +155,15 @@ def test_metrics_are_typed_from_the_registry_and_read_as_a_mapping():
         _ = measured["notAMetric"]
     with pytest.raises(AttributeError):
         _ = _run(wall=1.0).metrics.gcShre  # a misspelt name fails instead of reading None
+
+
+def test_artifacts_are_typed_and_stored_as_before():
+    """The stored artifacts dict of earlier runs reads into `Artifacts` and writes back the
+    same; a key a newer numaspark wrote is kept."""
+    stored = {"run_dir": "/r", "event_log": None, "spark_submit_log": "/r/spark-submit.log",
+              "flame_graphs": ["/r/profiles/profile-1.svg"], "later": {"x": 1}}  # fmt: skip
+    artifacts = Artifacts.from_dict(stored)
+    assert artifacts.flame_graphs == ("/r/profiles/profile-1.svg",) and artifacts.gc_logs == ()
+    assert artifacts.collector_samples is None and artifacts.extra == {"later": {"x": 1}}
+    assert artifacts.to_dict() == stored
+    assert Artifacts.from_dict(None) == Artifacts()

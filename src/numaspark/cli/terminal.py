@@ -207,7 +207,7 @@ def show_runs(term: Terminal, results: list, title: str, streaming: bool = False
     term.print(stream_table(results, title=title) if streaming else table)
     term.warn(warnings + sorted({w for r in results for w in r.warnings}))
     term.lines([f"flame graph: {g}" for g in
-                sorted({g for r in results for g in r.artifacts.get("flame_graphs", [])})])  # fmt: skip
+                sorted({g for r in results for g in r.artifacts.flame_graphs})])  # fmt: skip
     return term.failed(results, name)
 
 

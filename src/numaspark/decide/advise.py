@@ -632,7 +632,7 @@ def advise_results(results: list[RunResult], topology: Topology | None = None) -
     for runs in groups.values():
         runs.sort(key=lambda r: r.wall_time_s)
         median = runs[(len(runs) - 1) // 2]
-        path = (median.artifacts or {}).get("event_log")
+        path = median.artifacts.event_log
         if path not in logs:
             try:
                 logs[path] = parse_event_log(path) if path and Path(path).exists() else None

@@ -18,6 +18,7 @@ from numaspark.collect import SAMPLES_FILE, Recording
 from numaspark.errors import NumasparkError
 from numaspark.experiment.result import (
     AppInfo,
+    Artifacts,
     Check,
     Environment,
     Measurements,
@@ -90,7 +91,7 @@ class AppOutputs:
     samples: Recording
     affinity_records: list[TaskRecord]
     ledger: list[dict]
-    artifacts: dict
+    artifacts: Artifacts
 
 
 @dataclass(frozen=True)
@@ -159,19 +160,14 @@ def read_outputs(run_dir: Path) -> AppOutputs:
     event_log, app_id = find_event_log(run_dir / "eventlog")
     log, log_problem = _parse(event_log)
     samples_path = run_dir / SAMPLES_FILE
-    artifacts = {
-        "run_dir": str(run_dir),
-        "event_log": str(event_log) if event_log else None,
-        "spark_submit_log": str(run_dir / "spark-submit.log"),
-    }
-    if samples_path.exists():
-        artifacts["collector_samples"] = str(samples_path)
-    graphs = sorted(str(p) for p in (run_dir / "profiles").glob("profile-*.svg"))
-    if graphs:
-        artifacts["flame_graphs"] = graphs
-    gc_logs = sorted(str(p) for p in run_dir.glob("gc-*.log"))
-    if gc_logs:
-        artifacts["gc_logs"] = gc_logs
+    artifacts = Artifacts(
+        run_dir=str(run_dir),
+        event_log=str(event_log) if event_log else None,
+        spark_submit_log=str(run_dir / "spark-submit.log"),
+        collector_samples=str(samples_path) if samples_path.exists() else None,
+        flame_graphs=tuple(sorted(str(p) for p in (run_dir / "profiles").glob("profile-*.svg"))),
+        gc_logs=tuple(sorted(str(p) for p in run_dir.glob("gc-*.log"))),
+    )
     return AppOutputs(
         run_dir=run_dir,
         app=AppRecord.load(run_dir),
@@ -237,7 +233,7 @@ def _shared(outputs: AppOutputs) -> dict:
         ),
         "effective_placement": list(app.effective) if app else [],
         "warnings": warnings,
-        "artifacts": dict(outputs.artifacts),
+        "artifacts": outputs.artifacts,
     }
 
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import time
+import types
+import typing
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -336,6 +338,42 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Artifacts:
+    """Where a run's files are: its directory, event log, spark-submit's log, the collectors'
+    samples, flame graphs and GC logs (paths as text; None or empty when it has none)."""
+
+    run_dir: str | None = None
+    event_log: str | None = None
+    spark_submit_log: str | None = None
+    collector_samples: str | None = None
+    flame_graphs: tuple[str, ...] = ()
+    gc_logs: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
+
+    def to_dict(self) -> dict:
+        """The stored JSON, as before: the files a run has (absent optional ones left out)."""
+        data: dict = {"run_dir": self.run_dir, "event_log": self.event_log,
+                      "spark_submit_log": self.spark_submit_log}  # fmt: skip
+        if self.collector_samples:
+            data["collector_samples"] = self.collector_samples
+        if self.flame_graphs:
+            data["flame_graphs"] = list(self.flame_graphs)
+        if self.gc_logs:
+            data["gc_logs"] = list(self.gc_logs)
+        return {**data, **self.extra}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> Artifacts:
+        data = data or {}
+        known = _known(cls, data)
+        known.pop("extra", None)
+        for key in ("flame_graphs", "gc_logs"):
+            known[key] = tuple(known.get(key) or ())
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**known, extra={k: v for k, v in data.items() if k not in names})
+
+
+@dataclass(frozen=True)
 class RunResult:
     spec: RunSpec  # workload, size, params, mode, layout, binding, placement, spark conf
     environment: Environment
@@ -353,7 +391,7 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     check: Check | None = None
     app: AppInfo = field(default_factory=AppInfo)  # the application that ran it
-    artifacts: dict = field(default_factory=dict)  # paths: run dir, event log, logs
+    artifacts: Artifacts = field(default_factory=Artifacts)  # paths: run dir, event log, logs
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     schema: str = RUN_SCHEMA
@@ -374,6 +412,8 @@ class RunResult:
             object.__setattr__(self, "app", AppInfo.from_dict(self.app))
         if isinstance(self.check, dict):
             object.__setattr__(self, "check", Check.from_dict(self.check))
+        if not isinstance(self.artifacts, Artifacts):
+            object.__setattr__(self, "artifacts", Artifacts.from_dict(self.artifacts))
         if not all(isinstance(e, EffectiveJvm) for e in self.effective_placement):
             object.__setattr__(self, "effective_placement",
                                [_effective(e) for e in self.effective_placement])  # fmt: skip
@@ -415,6 +455,7 @@ class RunResult:
         data["app"] = self.app.to_dict()
         data["check"] = self.check.to_dict() if self.check else None
         data["effective_placement"] = [e.to_dict() for e in self.effective_placement]
+        data["artifacts"] = self.artifacts.to_dict()
         return data
 
     @property
@@ -471,3 +512,25 @@ def by_configuration(results: Iterable[RunResult]) -> dict[str, list[RunResult]]
     for r in measured(results):
         groups.setdefault(r.config_key, []).append(r)
     return groups
+
+
+def json_kinds(cls: type) -> dict[str, type | tuple[type, ...]]:
+    """The JSON type each field of a record's class is stored as, read from its annotations:
+    what the store checks a line against before decoding it (experiment/store.py)."""
+    kinds: dict[str, type | tuple[type, ...]] = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if isinstance(hint, types.UnionType) and len(options) == 1:
+            hint = options[0]  # X | None: X, or null
+        origin = typing.get_origin(hint) or hint
+        if not isinstance(origin, type):
+            continue
+        if issubclass(origin, (list, tuple)):
+            kinds[name] = list
+        elif issubclass(origin, str):  # str, and str-valued enums (Status)
+            kinds[name] = str
+        elif issubclass(origin, (int, float)) and not issubclass(origin, bool):
+            kinds[name] = (int, float)
+        elif issubclass(origin, dict) or dataclasses.is_dataclass(origin) or origin is Measurements:
+            kinds[name] = dict
+    return kinds

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from numaspark.errors import UsageError
-from numaspark.experiment.result import RunResult
+from numaspark.experiment.result import RunResult, json_kinds
 from numaspark.topology import Topology
 
 RESULTS_FILE = "results.jsonl"
@@ -179,9 +179,5 @@ def _run_result(data: object) -> tuple[RunResult | None, str | None]:
         return None, f"not a run result ({exc})"
 
 
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "spec": dict, "environment": dict, "status": str, "failure_reason": str,
-    "wall_time_s": (int, float), "app_id": str, "metrics": dict, "streaming": dict,
-    "measurements": dict, "affinity": dict, "effective_placement": list, "warnings": list,
-    "check": dict, "app": dict, "artifacts": dict, "run_id": str, "started_at": str,
-}  # fmt: skip
+# the JSON type of each field, read from the typed record itself (no table of our own)
+_TYPES = json_kinds(RunResult)

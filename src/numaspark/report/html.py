@@ -270,7 +270,7 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
 
     apps: dict[str, tuple[str, Path]] = {}
     for r in results:
-        path = (r.artifacts or {}).get("collector_samples")
+        path = r.artifacts.collector_samples
         if path and Path(path).exists():
             apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
