@@ -4,20 +4,17 @@ shared/topologies (this machine has one node and no SMT); the real path runs her
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 from conftest import run_cli, topology_file
+from recorded import RecordedTarget, targets
 
 from numaspark.decide.scaling import fit, knee
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.spec import build
 from numaspark.experiment.stats import compare, summarize
+from numaspark.experiment.sweep import run_sweep
 from numaspark.topology import load_machine, load_synthetic, load_xml
 
 GRID = {
@@ -167,45 +164,33 @@ def _stored(out):
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-@pytest.mark.jvm
-@pytest.mark.integration
-@pytest.mark.usefixtures("no_spark_left")
 def test_binding_study_interrupted_and_resumed(tmp_path):
-    """A study runs what this machine can, stops on Ctrl-C after its first configuration and
-    resumes from what it stored. Every study shares this runner (the layouts grid is checked
-    above without Spark); the binding study is the one here because its two configurations on
-    one node (1U: a standalone executor unbound; 1B: node-bound with membind) are two cluster
-    start-ups where the layouts grid is three."""
-    out, data = tmp_path / "out", tmp_path / "data"
-    args = ["study", "binding", "wordcount", "--size", "tiny", "--repeat", "1", "--warmup", "0",
-            "--out", str(out), "--data", str(data),
-            "--conf", "spark.sql.shuffle.partitions=8"]  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "numaspark", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and len(_stored(out)) < 1 and proc.poll() is None:
-        time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 130, f"{len(_stored(out))} stored; {stderr[-1500:]}"
-    first = _stored(out)
-    done = {r["spec"]["config"] for r in first}
-    assert len(done) >= 1
-    resumed = run_cli(*args, "--resume")
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert "already stored" in resumed.stdout and "best" in resumed.stdout
-    if len(load_machine().nodes) == 1:
-        assert "need several NUMA nodes; this machine has 1" in resumed.stderr
-        notes = {r["spec"]["label"].split()[0] for r in _stored(out) if r["status"] == "ok"}
-        assert notes == {"1U", "1B"}  # both ran, and ran well
-    assert "1U" in resumed.stdout and "1B" in resumed.stdout and "baseline" in resumed.stdout
-    runs = _stored(out)
-    # the configurations finished before the interruption ran once, not twice
-    for key in done:
-        if sum(1 for r in first if r["spec"]["config"] == key and r["status"] == "ok") >= 1:
-            assert sum(1 for r in runs if r["spec"]["config"] == key) == sum(
-                1 for r in first if r["spec"]["config"] == key
-            )
+    """A study runs what this machine can, stops on Ctrl-C inside its second configuration
+    and resumes from what it stored: replayed on recorded runs (tests/recorded.py), so the
+    sweep's interruption and resume are tested without Spark (a real Ctrl-C and SIGTERM
+    stopping every JVM are tests/test_spark_runs.py's). On this one-node machine the binding
+    study is 1U (a standalone executor unbound) and 1B (node-bound with membind)."""
+    topo = load_machine()
+    study = studies.STUDIES["binding"](topo, "wordcount", "tiny", 2, 0)
+    keys = [c.key for c in study.experiment.configs]
+    assert len(keys) >= 2
+    first = RecordedTarget(standalone=True, interrupt_after=1)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(study.experiment, topo, tmp_path, targets=targets(RecordedTarget(), first))
+    stored = _stored(tmp_path)
+    assert {r["spec"]["config"] for r in stored} == set(keys[:2])
+    assert sum(r["spec"]["config"] == keys[0] for r in stored) == 2  # the first: finished
+    assert sum(r["spec"]["config"] == keys[1] for r in stored) == 1  # the second: cut short
+    again = RecordedTarget(standalone=True)
+    report = run_sweep(study.experiment, topo, tmp_path, resume=True,
+                       targets=targets(RecordedTarget(), again))  # fmt: skip
+    assert [c.key for c in report.resumed] == keys[:1]  # ran once, not twice
+    assert [c.key for c in report.ran] == keys[1:]
+    runs = _stored(tmp_path)
+    assert sum(r["spec"]["config"] == keys[0] for r in runs) == 2
+    assert all(sum(r["spec"]["config"] == k and r["status"] == "ok" for r in runs) >= 2
+               for k in keys)  # fmt: skip
+    assert {"1U", "1B"} <= {r["spec"]["label"].split()[0] for r in runs}
 
 
 def test_cosched_splits_nodes_where_there_are_enough_and_cores_here():
