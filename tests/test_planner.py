@@ -8,7 +8,16 @@ import pytest
 from conftest import topology_file
 
 from numaspark.errors import PlacementError, UsageError
-from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, numactl_argv, plan
+from numaspark.placement import (
+    Binding,
+    Layout,
+    MemPolicy,
+    Mode,
+    PuOrder,
+    memory_on,
+    numactl_argv,
+    plan,
+)
 from numaspark.topology import CpuSet, load_synthetic, load_xml
 from numaspark.units import GIB
 
@@ -173,3 +182,31 @@ def test_conflicting_or_silly_numbers(xeon24):
         plan(xeon24, Layout(executors=2, executors_per_node=1))
     with pytest.raises(UsageError, match="at least 1"):
         plan(xeon24, Layout(executors=0))
+
+
+def test_use_numa_only_where_the_jvm_keeps_it_on(xeon24):
+    """-XX:+UseNUMA where a JVM's CPUs and its memory mask are the same several nodes; the JVM
+    turns it off otherwise (one memory node, or masks that differ: JDK-8205051). Multi-node
+    plans on saved servers' topologies: this machine has one node."""
+    wide = Layout(executors=1, cores_per_executor=16)  # must straddle both nodes of xeon24
+
+    def options(topology, layout, binding, policy=None):
+        return [j.java_options for j in plan(topology, layout, binding, policy).executors]
+
+    assert options(xeon24, wide, Binding.NODE) == [("-XX:+UseNUMA",)]  # membind 0-1
+    assert options(xeon24, wide, Binding.NODE, MemPolicy.INTERLEAVE) == [("-XX:+UseNUMA",)]
+    # no membind: the mask is every node, here both nodes the CPUs are on
+    assert options(xeon24, wide, Binding.NODE, MemPolicy.LOCAL) == [("-XX:+UseNUMA",)]
+    assert options(xeon24, wide, Binding.NODE, MemPolicy.PREFERRED) == [("-XX:+UseNUMA",)]
+    narrow = Layout(executors=2, cores_per_executor=6)
+    assert options(xeon24, narrow, Binding.NODE) == [(), ()]  # one node each
+    # unbound, a JVM runs on every node and may allocate on every node: it keeps it on
+    assert options(xeon24, narrow, Binding.NONE) == [("-XX:+UseNUMA",)] * 2
+    four = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    two_of_four = options(four, Layout(executors=1, cores_per_executor=30), Binding.NODE)
+    assert two_of_four == [("-XX:+UseNUMA",)]  # CPUs and membind on the same two nodes
+    spread = options(four, Layout(executors=1, cores_per_executor=30), Binding.NODE,
+                     MemPolicy.LOCAL)  # fmt: skip
+    assert spread == [()]  # CPUs on two nodes, memory mask all four
+    remote = memory_on(plan(xeon24, wide, Binding.NODE), CpuSet([1]))
+    assert remote.executors[0].java_options == ()  # memory moved to one node: off

@@ -112,7 +112,14 @@ def plan(
                 nodes=cpu_nodes,
                 mem_policy=policy,
                 mem_nodes=_mem_nodes(policy, cpu_nodes, topology),
-                java_options=_java_options(cpu_nodes, notes),
+                java_options=_java_options(
+                    binding,
+                    cpu_nodes,
+                    policy,
+                    _mem_nodes(policy, cpu_nodes, topology),
+                    topology,
+                    notes,
+                ),  # fmt: skip
                 slots=_core_slots(topology, cpus) if binding in (Binding.CORE, Binding.PU) else (),
             )
         )
@@ -441,11 +448,21 @@ def _mem_nodes(policy: MemPolicy | None, cpu_nodes: CpuSet, topology: Topology) 
     return cpu_nodes & topology.allowed_nodes
 
 
-def _java_options(cpu_nodes: CpuSet, notes: list[str]) -> tuple[str, ...]:
-    if len(cpu_nodes) > 1:
+def _java_options(binding: Binding, cpu_nodes: CpuSet, policy: MemPolicy | None,
+                  mem_nodes: CpuSet, topology: Topology, notes: list[str]) -> tuple[str, ...]:  # fmt: skip
+    """-XX:+UseNUMA where it takes effect: the JVM switches it off when its memory is bound to
+    one node, and when the nodes of its memory mask are not those of its CPUs (JDK-8205051).
+    The mask is the policy's nodes under membind or interleave, else every node the process
+    may allocate on; an unbound JVM's CPUs are on every node with allowed CPUs."""
+    if binding is Binding.NONE:
+        cpu_nodes = CpuSet(n.os_index for n in topology.cpu_nodes
+                           if not n.cpus.isdisjoint(topology.allowed_cpus))  # fmt: skip
+    bound = policy in (MemPolicy.BIND, MemPolicy.INTERLEAVE) and len(mem_nodes)
+    mask = mem_nodes if bound else topology.allowed_nodes
+    if len(cpu_nodes) > 1 and cpu_nodes == mask:
         notes.append(
-            "-XX:+UseNUMA for JVMs that span several nodes: G1 and Parallel GC then keep "
-            "each thread's young objects on its own node"
+            "-XX:+UseNUMA for JVMs whose CPUs and memory span the same several nodes: G1 and "
+            "Parallel GC then keep each thread's young objects on its own node"
         )
         return ("-XX:+UseNUMA",)
     return ()
@@ -475,6 +492,9 @@ def memory_on(placement: Placement, nodes: CpuSet, topology: Topology | None = N
     if topology is not None and (not nodes or not nodes.issubset(topology.allowed_nodes)):
         raise UsageError(f"--mem-nodes {nodes or '(none)'}: this machine's allowed NUMA nodes "
                          f"are {topology.allowed_nodes} (numaspark topology)")  # fmt: skip
-    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes) if j.runs_tasks else j
-                 for j in placement.jvms)  # fmt: skip
+    # -XX:+UseNUMA stays only where the memory's nodes are still the CPUs' (JDK-8205051)
+    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes,
+                         java_options=tuple(o for o in j.java_options
+                                            if o != "-XX:+UseNUMA" or nodes == j.nodes))
+                 if j.runs_tasks else j for j in placement.jvms)  # fmt: skip
     return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)
