@@ -12,10 +12,14 @@ import json
 import subprocess
 import sys
 import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
+from conftest import run_cli
+from statuspage import serving
 
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
@@ -53,9 +57,16 @@ def _scrape(url: str) -> dict[str, float]:
     return found
 
 
+@dataclass(frozen=True)
+class Plain:
+    master: str  # spark://127.0.0.1:PORT
+    ui: str  # the master's web UI
+
+
 @pytest.fixture
 def plain_cluster(tmp_path):
-    """A master and one worker, started the way a user would, on 127.0.0.1."""
+    """A master and one worker (2 cores, 2 GiB: smaller than this machine), started the way a
+    user would, with Spark's own classes, unbound, on 127.0.0.1."""
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, webui, wport, wwebui = (free_port() for _ in range(4))
     env = spark_env()
@@ -68,14 +79,14 @@ def plain_cluster(tmp_path):
     worker = subprocess.Popen(
         [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
          "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui),
-         "--cores", "2", "--memory", "1g", "--work-dir", str(logs / "work")],
+         "--cores", "2", "--memory", "2g", "--work-dir", str(logs / "work")],
         env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
     try:
         deadline = time.monotonic() + 90
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
             assert time.monotonic() < deadline, "the plain cluster did not start"
             time.sleep(0.5)
-        yield f"spark://127.0.0.1:{port}"
+        yield Plain(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}")
     finally:
         stop_processes([worker.pid, master.pid])
 
@@ -93,8 +104,8 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_le
                   "spark.metrics.conf.*.sink.prometheusServlet.path=/metrics/prometheus"]  # fmt: skip
     cli = subprocess.Popen(
         [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
-         "--master", plain_cluster, "--executors", "1", "--cores-per-executor", "2",
-         "--memory-per-executor", "512m", "--repeat", "6", "--out", str(out),
+         "--master", plain_cluster.master, "--master-ui", plain_cluster.ui,
+         "--repeat", "6", "--out", str(out),
          *[a for c in prometheus for a in ("--conf", c)]],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     seen, scraped = {}, {}
@@ -113,7 +124,10 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_le
     assert cli.returncode == 0, stderr[-3000:]
     assert seen, "no executor was seen running"
     record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
-    assert record["spec"]["cluster"] == plain_cluster
+    assert record["spec"]["cluster"] == plain_cluster.master
+    # planned for the cluster, not this machine: one executor of the worker's 2 cores and 2g
+    (executor,) = [j for j in record["spec"]["placement"]["jvms"] if j["role"] == "executor"]
+    assert (executor["cores"], executor["heap"]) == (2, "2g")
     reported = record["effective_placement"]
     assert len(reported) == 1 and reported[0]["source"] == "plugin"
     entry = reported[0]
@@ -131,3 +145,33 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_le
     # every report the executor sent is kept beside the run
     run_dir = Path(record["artifacts"]["run_dir"])
     assert [e.to_dict() for e in plugin_effective(run_dir / "placement.jsonl")] == reported
+
+
+@pytest.mark.jvm
+def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
+    tmp_path, no_spark_left, plain_cluster
+):
+    """A layout the cluster cannot hold is refused before anything is submitted; an
+    application the cluster gives no executor (its status page here says it has more memory
+    than it has: a stand-in that serves the real status with the worker's memory raised) stops
+    after --executor-wait, in one line."""
+    started = time.monotonic()
+    big = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
+                  plain_cluster.ui, "--memory-per-executor", "4g", "--out", str(tmp_path / "a"))  # fmt: skip
+    assert big.returncode == 2 and "cannot hold 1 executor(s)" in big.stderr
+    assert "2048 MB free" in big.stderr and len(big.stderr.strip().splitlines()) == 1
+    assert time.monotonic() - started < 20  # refused before submission
+    with urllib.request.urlopen(f"{plain_cluster.ui}/json/", timeout=5) as page:
+        status = json.loads(page.read())
+    status["workers"][0]["memory"] = status["workers"][0]["memoryfree"] = 16384
+    with serving(status) as fake_ui:
+        started = time.monotonic()
+        starved = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
+                          fake_ui, "--executor-wait", "10s", "--out", str(tmp_path / "b"))  # fmt: skip
+    assert starved.returncode == 1, starved.stderr[-2000:]
+    assert time.monotonic() - started < 60
+    (run,) = [
+        json.loads(line) for line in (tmp_path / "b" / "results.jsonl").read_text().splitlines()
+    ]
+    assert run["status"] == "failed"
+    assert run["failure_reason"].startswith("no executor started within 10 s")

@@ -135,6 +135,8 @@ def run(
     profile: Annotated[bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")] = False,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
     master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
+    master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
+    executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long.", envvar="NUMASPARK_EXECUTOR_WAIT")] = "60s",
     time: TimeOpt = DEFAULT_TIME,
 ) -> None:  # fmt: skip
     """Run a workload or your own application, placed as planned, with repetitions; every run
@@ -156,7 +158,8 @@ def run(
     request = RunRequest(
         workload=chosen.name, size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
-        hosts=inventory_of(hosts, hosts_file), master=master,
+        hosts=inventory_of(hosts, hosts_file), master=master, master_ui=master_ui,
+        executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
         only_nodes=where.only_nodes,
         repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,

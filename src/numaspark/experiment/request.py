@@ -55,6 +55,8 @@ class RunRequest:
     cluster_dir: Path | None = None  # a cluster left up by `numaspark cluster up`
     hosts: object | None = None  # an inventory (numaspark.hosts): run on those hosts over SSH
     master: str | None = None  # a cluster numaspark did not start: spark://..., yarn, k8s://
+    master_ui: str | None = None  # a standalone master's web UI (default: port 8080 on its host)
+    executor_wait_s: float = 60.0  # on --master: an application with no executor by then stops
     data_root: Path | None = None
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0

@@ -52,6 +52,7 @@ from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
+from numaspark.spark.standing import StandingCluster
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import Topology
 from numaspark.workloads import Size, Workload, get_workload
@@ -158,9 +159,17 @@ class Runner:
                 raise UsageError("--bind node and --mem-policy bind processes numaspark starts; "
                                  "on a cluster it did not start use --bind none (observe) or "
                                  "core/pu (tasks pinned inside each executor)")  # fmt: skip
-            placement = plan_request(self.topology, request)  # sizes the application
-            target = self.targets.setdefault(("master", request.master),
-                                             ExternalTarget(self.tracker, request.master))  # fmt: skip
+            has = None
+            if request.master.startswith("spark://"):  # sized from the cluster's own workers
+                standing = StandingCluster.read(request.master, request.master_ui)
+                placement = standing.place(lambda topology: plan_request(topology, request),
+                                           request.layout.memory_per_executor)  # fmt: skip
+                has = standing.describe()
+            else:  # YARN and Kubernetes: sized from this machine until they are read
+                placement = plan_request(self.topology, request)
+            target = self.targets.setdefault(
+                ("master", request.master, request.executor_wait_s),
+                ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
         else:
             placement = plan_request(self.topology, request)
             target = self.target(request.layout.mode)
@@ -323,6 +332,8 @@ def _check(request: RunRequest) -> tuple[Workload, Size | None]:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
     if request.interval_s <= 0:
         raise UsageError("--interval must be positive, e.g. --interval 1s")
+    if request.executor_wait_s <= 0:
+        raise UsageError("--executor-wait must be positive, e.g. --executor-wait 60s")
     workload = get_workload(request.workload).with_params(request.params)
     if workload.application is not None:
         if request.time not in TIMES:

@@ -23,6 +23,7 @@ does not change for it.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -199,9 +200,12 @@ class ExternalTarget:
     becomes the run's effective placement, since this machine cannot read those executors'
     /proc. Nothing is started or stopped here but the driver."""
 
-    def __init__(self, tracker: ProcessTracker, master: str) -> None:
+    def __init__(self, tracker: ProcessTracker, master: str, executor_wait_s: float = 60.0,
+                 has: str | None = None) -> None:  # fmt: skip
         self.tracker = tracker
         self.master = master
+        self.executor_wait_s = executor_wait_s  # an application with no executor by then stops
+        self.has = has  # what the cluster has, in words (a standalone master's workers)
 
     def prepare(self, placement: Placement, say: Say) -> None:
         check_master(self.master)
@@ -216,9 +220,25 @@ class ExternalTarget:
         options["collectors"] = None  # the executors are not this machine's processes
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         app = run_app(placement, job, job_args, run_dir, self.tracker,
-                      Driver(master=self.master, drop_conf=drop), **options)  # fmt: skip
+                      Driver(master=self.master, drop_conf=drop),
+                      check=self._first_executor(reports), **options)  # fmt: skip
         app.effective = plugin_effective(reports)
         return app
+
+    def _first_executor(self, reports: Path) -> Callable[[], str | None]:
+        """Why the application must stop: no executor has reported (the plugin reports from
+        each executor as it starts) within ``executor_wait_s`` of its submission."""
+        started = time.monotonic()
+
+        def check() -> str | None:
+            if time.monotonic() - started < self.executor_wait_s or _reported(reports):
+                return None
+            has = f" (it has {self.has})" if self.has else ""
+            return (f"no executor started within {self.executor_wait_s:g} s: the cluster at "
+                    f"{self.master}{has} gave the application none; check that it can hold "
+                    "the plan (numaspark plan), or give --executor-wait more seconds")  # fmt: skip
+
+        return check
 
     @property
     def where(self) -> str | None:
@@ -226,6 +246,13 @@ class ExternalTarget:
 
     def close(self) -> None:
         return None
+
+
+def _reported(reports: Path) -> bool:
+    try:
+        return reports.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def check_master(master: str) -> None:

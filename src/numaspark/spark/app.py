@@ -93,6 +93,7 @@ def run_app(
     app_conf: dict[str, str] | None = None,
     submit_options: list[str] | None = None,
     stop_after_s: float | None = None,
+    check: Callable[[], str | None] | None = None,
 ) -> AppRun:
     """Run ``job`` as placed, submitted as ``driver`` says.
 
@@ -100,7 +101,8 @@ def run_app(
     ``interval_s`` from the start of spark-submit to its end. A user's application brings
     ``app_conf`` (its own settings, which numaspark's are merged over, spark/conf.py) and
     ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
-    ``stop_after_s`` stops it, as planned rather than failed, after that long.
+    ``stop_after_s`` stops it, as planned rather than failed, after that long; ``check``,
+    asked twice a second, says why it must stop (no executor came), or None.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
@@ -143,7 +145,7 @@ def run_app(
     submit = tracker.start(argv, name="spark-submit", log=run.log,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
-                    check=_relaunches(cluster, known_apps))  # fmt: skip
+                    check=_relaunches(cluster, known_apps) or check)  # fmt: skip
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)

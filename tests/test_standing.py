@@ -1,0 +1,87 @@
+"""A standalone cluster numaspark did not start: planned from its master's status page, never
+from this machine. The page is a real Spark 4.3.0 master's (tests/fixtures/standalone),
+served over HTTP by the test; the real cluster path is tests/test_plugin_report.py's."""
+
+import time
+
+import pytest
+from statuspage import recorded_status, serving
+
+from numaspark.errors import UsageError
+from numaspark.experiment.target import ExternalTarget
+from numaspark.placement import Layout, plan
+from numaspark.spark.standing import StandingCluster
+from numaspark.supervise.processes import ProcessTracker
+from numaspark.units import GIB, MIB
+
+MASTER = "spark://127.0.0.1:7077"
+
+
+def _place(cluster: StandingCluster, layout: Layout):
+    return cluster.place(lambda topology: plan(topology, layout), layout.memory_per_executor)
+
+
+def test_the_plan_fits_the_clusters_worker_not_this_machine():
+    """The user's report: on a worker of 2 cores and 2 GiB the plan was a 5705m executor from
+    this machine's 24 GiB, and the application waited for resources until its timeout."""
+    with serving(recorded_status()) as ui:
+        cluster = StandingCluster.read(MASTER, ui)
+    assert [(w.host, w.cores, w.memory_mb) for w in cluster.workers] == [("127.0.0.1", 2, 2048)]
+    (executor,) = _place(cluster, Layout()).executors
+    assert (executor.cores, executor.heap) == (2, 2048 * MIB)
+    two = _place(cluster, Layout(executors=2, cores_per_executor=1)).executors
+    assert [(e.cores, e.heap) for e in two] == [(1, 1024 * MIB)] * 2  # both on the one worker
+
+
+def test_what_the_cluster_cannot_hold_is_refused_in_one_line():
+    with serving(recorded_status()) as ui:
+        cluster = StandingCluster.read(MASTER, ui)
+    with pytest.raises(UsageError) as heap:
+        _place(cluster, Layout(memory_per_executor=4 * GIB))
+    assert "cannot hold 1 executor(s) of 2 core(s) and 4096 MB heap (room for 0" in str(heap.value)
+    assert "127.0.0.1: 2 cores, 2048 MB free" in str(heap.value)
+    with pytest.raises(UsageError, match="largest worker of the cluster at .* 2 cores"):
+        _place(cluster, Layout(executors=3, cores_per_executor=1))
+    assert "\n" not in str(heap.value)
+
+
+def test_what_running_applications_hold_is_not_free():
+    status = recorded_status()
+    status["workers"][0].update(coresused=1, memoryused=1536)
+    with serving(status) as ui:
+        cluster = StandingCluster.read(MASTER, ui)
+    assert cluster.describe() == "1 alive worker(s), 1 cores and 512 MB free"
+    (executor,) = _place(cluster, Layout()).executors
+    assert (executor.cores, executor.heap) == (1, 512 * MIB)
+    with pytest.raises(UsageError, match="cannot hold 1 executor"):
+        _place(cluster, Layout(memory_per_executor=1 * GIB))
+    status["workers"][0].update(memoryused=1700)
+    with serving(status) as ui:
+        cluster = StandingCluster.read(MASTER, ui)
+    with pytest.raises(UsageError, match="would get 348 MB heap each, below Spark's minimum"):
+        _place(cluster, Layout())
+
+
+def test_a_master_without_a_web_ui_or_workers_is_one_line():
+    with pytest.raises(
+        UsageError, match="does not answer at http://127.0.0.1:1, so the .* --master-ui"
+    ):
+        StandingCluster.read(MASTER, "http://127.0.0.1:1")
+    status = recorded_status()
+    status["workers"][0]["state"] = "DEAD"
+    with serving(status) as ui, pytest.raises(UsageError, match="no alive worker"):
+        StandingCluster.read(MASTER, ui)
+
+
+def test_an_application_with_no_executor_stops_after_the_wait(tmp_path):
+    target = ExternalTarget(ProcessTracker(), MASTER, executor_wait_s=0.2, has="1 worker")
+    reports = tmp_path / "placement.jsonl"
+    check = target._first_executor(reports)
+    assert check() is None  # not yet
+    time.sleep(0.3)
+    why = check()
+    assert why.startswith(
+        f"no executor started within 0.2 s: the cluster at {MASTER} (it has 1 worker)"
+    )
+    reports.write_text('{"executor": "0"}\n')  # an executor's plugin reported
+    assert check() is None
