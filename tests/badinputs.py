@@ -323,6 +323,9 @@ def corpus(root: Path) -> list[Case]:
                        (["wordcount", "--master", "bogus://x"], ""), (["wordcount", "--rate", "-1"], ""),
                        (["wordcount", "--cluster", file_not_dir], ""),
                        (["wordcount", "--cluster", "/nonexistent/cluster"], ""),
+                       (["wordcount", "--executor-wait", "0s"], "--executor-wait"),
+                       (["wordcount", "--master", "spark://127.0.0.1:1", "--master-ui",
+                         "http://127.0.0.1:1"], "--master-ui"),
                        (["wordcount", "--xml", xml], "")):  # fmt: skip
         add(Case("run " + " ".join(args), ["run", *args], says=says))
     for args in (["--", "/nonexistent/program"], ["--executors", "99", "--", "true"], [],
