@@ -45,6 +45,11 @@ TOPOLOGIES = Path(
 TIME_BOUND_S = 45.0
 
 
+def _bytes(count: int) -> bytes:
+    """Random bytes, the same on every run (a case that fails, fails again: seeded by size)."""
+    return random.Random(count).randbytes(count)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -195,7 +200,7 @@ def _unusable(directory: Path, suffix: str) -> dict[str, str]:
     (directory / "dir").mkdir(parents=True, exist_ok=True)
     return {"missing": str(directory / f"nope{suffix}"), "directory": str(directory / "dir"),
             "empty": _write(directory / f"empty{suffix}", ""),
-            "binary": _write(directory / f"binary{suffix}", os.urandom(2048))}  # fmt: skip
+            "binary": _write(directory / f"binary{suffix}", _bytes(2048))}  # fmt: skip
 
 
 def _tables(root: Path) -> dict[str, str]:
@@ -241,7 +246,7 @@ def corpus(root: Path) -> list[Case]:
     """Every case, its inputs made under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     file_not_dir = _write(root / "a-file", "not a directory\n")
-    binary = _write(root / "binary.bin", os.urandom(4096))
+    binary = _write(root / "binary.bin", _bytes(4096))
     empty = _write(root / "empty", "")
     emptydir = root / "emptydir"
     emptydir.mkdir(exist_ok=True)
@@ -252,7 +257,7 @@ def corpus(root: Path) -> list[Case]:
     xml = str(next(iter(sorted(TOPOLOGIES.glob("24em64t*.xml"))), TOPOLOGIES / "missing.xml"))
     array = _results_dir(root, "array", [json.dumps([_recorded_run(), _recorded_run()])])
     zstd_garbage = _write(root / "eventlog_v2_garbage" / "events_1_x.zstd",
-                          zstandard.ZstdCompressor().compress(os.urandom(2000)))  # fmt: skip
+                          zstandard.ZstdCompressor().compress(_bytes(2000)))  # fmt: skip
     zlib_file = _write(root / "log.gz", zlib.compress(b"hello"))
     cases: list[Case] = []
     add = cases.append
@@ -370,7 +375,7 @@ def corpus(root: Path) -> list[Case]:
                       "empty lines": _results_dir(root, "blank", ["", ""]),
                       "a directory as results.jsonl": str((root / "dirres" / "results.jsonl").mkdir(parents=True) or root / "dirres"),
                       "not JSON": _results_dir(root, "text", ["hello", "world"])}  # fmt: skip
-    Path(results_inputs["binary"], "results.jsonl").write_bytes(os.urandom(3000))
+    Path(results_inputs["binary"], "results.jsonl").write_bytes(_bytes(3000))
     for label, directory in results_inputs.items():
         for command in ("results", "report", "classify", "advise"):
             add(Case(f"{command} {label}", [command, directory]))

@@ -244,6 +244,19 @@ def test_many_bad_lines_are_one_warning(tmp_path):
     assert "lines 1, 2, 3, 4, 5 and 35 more are not JSON" in warning
 
 
+def test_bad_utf8_inside_json_strings_is_a_bad_line_not_a_traceback(tmp_path):
+    """msgspec raises UnicodeDecodeError, not DecodeError, for invalid UTF-8 in a string (the
+    bad-input corpus found it with random bytes): a task end and another event, damaged so."""
+    text = (LOGS / "plain").read_bytes()
+    damaged = (b'{"Event":"SparkListenerTaskEnd","Stage ID":"\xe9"}\n'
+               b'{"Event":"SparkListenerJobStart","Job ID":"\xe9\xff"}\n')  # fmt: skip
+    (tmp_path / "log").write_bytes(damaged + text)
+    log = parse_event_log(tmp_path / "log")
+    assert len(log.tasks) == 8
+    [warning] = log.warnings
+    assert "lines 1 and 2 are not JSON" in warning or "lines 1, 2" in warning
+
+
 def test_without_the_task_table_the_sums_and_gc_are_the_same(tmp_path):
     from numaspark.metrics.gc import gc_by_executor
 

@@ -143,7 +143,7 @@ def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
             elif _wanted(line):
                 try:
                     event = msgspec.json.decode(line)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or bad UTF-8
                     bad.append((number, line))
                     continue
                 if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
@@ -208,7 +208,7 @@ def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]
                     continue
                 try:
                     event = msgspec.json.decode(line)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or bad UTF-8
                     warnings.append(f"{part.file.name}: a line is not JSON; skipped")
                     continue
                 if isinstance(event, dict) and "Event" in event:

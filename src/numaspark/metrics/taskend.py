@@ -107,17 +107,18 @@ class TaskColumns:
         try:
             self._add(_BATCH.decode(b",".join(lines)))
             return []
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            pass  # find the lines at fault, one by one (rare: damage or odd types)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            pass  # find the lines at fault, one by one (rare: damage, odd types, bad UTF-8)
         finally:
             lines[0], lines[-1] = first, last
         bad: list[int] = []
         for index, line in enumerate(lines):
             try:
-                self._add([_ONE.decode(line)])
-            except msgspec.ValidationError as exc:
-                self._add_generic(msgspec.json.decode(line), exc, warnings, where)
-            except msgspec.DecodeError:
+                try:
+                    self._add([_ONE.decode(line)])
+                except msgspec.ValidationError as exc:  # odd types: decoded generically
+                    self._add_generic(msgspec.json.decode(line), exc, warnings, where)
+            except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec checks UTF-8 in strings
                 bad.append(index)
         return bad
 
