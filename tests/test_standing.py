@@ -5,13 +5,17 @@ served over HTTP by the test; the real cluster path is tests/test_plugin_report.
 import time
 
 import pytest
+from conftest import topology_file
 from statuspage import recorded_status, serving
 
 from numaspark.errors import UsageError
+from numaspark.experiment.request import RunRequest
+from numaspark.experiment.runner import Runner
 from numaspark.experiment.target import ExternalTarget
 from numaspark.placement import Layout, plan
 from numaspark.spark.standing import StandingCluster
 from numaspark.supervise.processes import ProcessTracker
+from numaspark.topology import load, load_xml
 from numaspark.units import GIB, MIB
 
 MASTER = "spark://127.0.0.1:7077"
@@ -85,3 +89,17 @@ def test_an_application_with_no_executor_stops_after_the_wait(tmp_path):
     )
     reports.write_text('{"executor": "0"}\n')  # an executor's plugin reported
     assert check() is None
+
+
+def test_kubernetes_is_planned_on_the_nodes_topology_given(tmp_path):
+    """--master k8s:// with --xml: executors sized for the cluster's node (a saved 4-node,
+    96-thread server's topology: this machine has 2 CPUs and could not hold them)."""
+    node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    request = RunRequest(workload="wordcount", master="k8s://https://127.0.0.1:6443",
+                         layout=Layout(executors=4, cores_per_executor=24), node_topology=node,
+                         out=tmp_path)  # fmt: skip
+    with Runner(load(), tmp_path) as runner:
+        target, placement = runner._place(request)
+    assert [e.cores for e in placement.executors] == [24] * 4
+    assert placement.topology_fingerprint == node.fingerprint
+    assert target.where == request.master

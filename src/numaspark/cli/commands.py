@@ -144,9 +144,6 @@ def run(
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.runner import RunRequest, run_workload
 
-    if xml is not None or synthetic is not None:
-        raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
-                         "'plan' only")  # fmt: skip
     chosen = application.workload(workload)
     streaming, own = chosen.streaming, chosen.application is not None
     if not streaming and rate is not None:
@@ -155,10 +152,14 @@ def run(
         raise UsageError(f"--duration is for streaming workloads and your own application; "
                          f"{chosen.name} is batch")  # fmt: skip
     where, mode, master = line_target(where, mode, master, chosen)
+    if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
+        raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
+                         "'plan', and for --master k8s:// (its nodes' topology)")  # fmt: skip
     request = RunRequest(
         workload=chosen.name, size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
         hosts=inventory_of(hosts, hosts_file), master=master, master_ui=master_ui,
+        node_topology=topology_of(xml, synthetic) if xml or synthetic else None,
         executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
         only_nodes=where.only_nodes,

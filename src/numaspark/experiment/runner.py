@@ -165,8 +165,8 @@ class Runner:
                 placement = standing.place(lambda topology: plan_request(topology, request),
                                            request.layout.memory_per_executor)  # fmt: skip
                 has = standing.describe()
-            else:  # YARN and Kubernetes: sized from this machine until they are read
-                placement = plan_request(self.topology, request)
+            else:  # Kubernetes: its nodes' topology as given; YARN: this machine's, for now
+                placement = plan_request(request.node_topology or self.topology, request)
             target = self.targets.setdefault(
                 ("master", request.master, request.executor_wait_s),
                 ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
