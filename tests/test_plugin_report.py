@@ -175,3 +175,26 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
     ]
     assert run["status"] == "failed"
     assert run["failure_reason"].startswith("no executor started within 10 s")
+
+
+@pytest.mark.jvm
+def test_an_executor_of_a_cluster_numaspark_did_not_start_chooses_its_node(
+    tmp_path, no_spark_left, plain_cluster
+):
+    """Level node from inside (issue 32): the plain cluster's executor is not bound by anyone;
+    it takes a node slot in the lock directory and reports which node, why, and what it bound.
+    This machine has one node, so the slot is node 0's and binding is a no-op."""
+    locks = tmp_path / "locks"
+    out = tmp_path / "out"
+    proc = run_cli("run", "wordcount", "--size", "tiny", "--master", plain_cluster.master,
+                   "--master-ui", plain_cluster.ui, "--bind", "node", "--out", str(out),
+                   "--conf", f"spark.numaspark.affinity.lockDir={locks}")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+    (entry,) = record["effective_placement"]
+    assert entry["source"] == "plugin" and entry["chosen_nodes"] == "0"
+    assert entry["choice"] == f"slot 0 of node 0 in {locks} (nodes 0 allowed)"
+    assert entry["binding"].startswith(f"already confined to CPUs {entry['cpus']}")
+    assert "memory already confined to nodes 0" in entry["binding"]
+    assert locks.stat().st_mode & 0o7777 == 0o1777
+    assert (locks / "node-0.slot-0.lock").stat().st_mode & 0o777 == 0o666

@@ -36,7 +36,7 @@ final class NodeBinder implements AutoCloseable {
   private int mode = -1; // MPOL_BIND or MPOL_INTERLEAVE for task threads; -1: none
   private String policyName;
   private volatile String binding;
-  private String bindingBase = "";
+  private volatile String bindingBase = "";
   private final AtomicBoolean rebound = new AtomicBoolean();
   private final AtomicInteger policyThreads = new AtomicInteger();
   private final ThreadLocal<Boolean> hasPolicy = new ThreadLocal<>();
@@ -94,6 +94,16 @@ final class NodeBinder implements AutoCloseable {
     }
     ProcessPlacement before = ProcessPlacement.read();
     CpuSet to = choice.nodes().and(before.mems());
+    if (!before.policy().startsWith("default")) {
+      // numactl (numaspark's own clusters) or the launcher set a policy before the JVM
+      // started: it holds every thread and mapping; overriding it would undo the plan
+      done.append("; memory left to its policy ").append(before.policy())
+          .append(" (set before the JVM started)");
+      bindingBase = done.toString();
+      binding = bindingBase;
+      LOG.info("numaspark affinity: level node, {}; {}", choice.why(), binding);
+      return;
+    }
     if (to.isEmpty()) {
       done.append("; memory not moved: nodes ").append(choice.nodes())
           .append(" not in this cpuset's mems ").append(before.mems());
