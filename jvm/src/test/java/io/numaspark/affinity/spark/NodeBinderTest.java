@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.Topology;
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -85,6 +86,26 @@ class NodeBinderTest {
       io.numaspark.affinity.MemoryMover.setThreadPolicy(
           io.numaspark.affinity.MemoryMover.MPOL_DEFAULT, CpuSet.of());
     }
+  }
+
+  @Test
+  void aPolicyNumactlSetIsLeftAsItIs(@TempDir Path dir) throws Exception {
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    Path numactl = Path.of("/usr/bin/numactl");
+    assumeTrue(Files.isExecutable(numactl), "needs numactl");
+    int node = Topology.fromSysfs().nodes().keySet().iterator().next();
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classPath = String.join(File.pathSeparator, "target/classes",
+        "target/test-classes", System.getProperty("java.class.path"));
+    Process child = new ProcessBuilder(numactl.toString(), "--cpunodebind=" + node,
+        "--membind=" + node, java, "-cp", classPath, NodeBinderChild.class.getName(),
+        dir.toString(), "bind").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String out = new String(child.getInputStream().readAllBytes()).strip();
+    assertEquals(0, child.waitFor());
+    // numaspark's own clusters: numactl confined it; the plugin holds a slot, changes nothing
+    assertEquals(node + "|already confined to CPUs " + Topology.fromSysfs().nodes().get(node)
+        .and(Affinity.currentThreadAffinity()) + ": threads left as they are; memory left to "
+        + "its policy bind:" + node + " (set before the JVM started)", out);
   }
 
   @Test
