@@ -156,6 +156,7 @@ public final class NodeChooser {
     ensureDirectory(lockDir);
     String skipped = null;
     for (int slot = 0; slot < MAX_SLOTS; slot++) {
+      boolean opened = false;
       for (int node : candidates.toArray()) {
         Path file = lockDir.resolve("node-" + node + ".slot-" + slot + ".lock");
         FileChannel channel;
@@ -164,7 +165,11 @@ public final class NodeChooser {
         } catch (AccessDeniedException e) { // another user's file without 0666: not ours
           skipped = file.getFileName().toString();
           continue;
+        } catch (IOException e) {
+          throw new IOException("cannot open or create lock files in " + lockDir + " ("
+              + file.getFileName() + ": " + e + ")", e);
         }
+        opened = true;
         FileLock lock = null;
         try {
           lock = channel.tryLock();
@@ -191,6 +196,10 @@ public final class NodeChooser {
         return new Choice(nodes, cpusOf(topology, nodes, allowed), node, slot, why.toString(),
             channel, lock);
       }
+      if (!opened) { // not one file of this round could be opened or made: no use going on
+        throw new IOException("cannot open or create lock files in " + lockDir + " ("
+            + skipped + ": permission denied)");
+      }
     }
     throw new IOException("every slot of nodes " + candidates + " in " + lockDir + " is held");
   }
@@ -212,7 +221,11 @@ public final class NodeChooser {
       }
       throw e;
     }
-    setMode(dir, 01777); // umask took bits away; sticky: no one removes another's file
+    try {
+      setMode(dir, 01777); // umask took bits away; sticky: no one removes another's file
+    } catch (IOException e) {
+      // still usable by this user; other users' executors will say they cannot use it
+    }
   }
 
   /**
@@ -227,7 +240,11 @@ public final class NodeChooser {
       try {
         FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW,
             StandardOpenOption.READ, StandardOpenOption.WRITE);
-        setMode(file, 0666); // set after creation: the umask would take bits away
+        try {
+          setMode(file, 0666); // set after creation: the umask would take bits away
+        } catch (IOException notOurs) {
+          // still ours to lock; another user's executor will skip this slot
+        }
         return channel;
       } catch (FileAlreadyExistsException raced) {
         return FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);

@@ -118,6 +118,16 @@ class NodeChooserTest {
   }
 
   @Test
+  void aDirectoryNoLockFileCanBeMadeInIsSaidAtOnce() throws IOException {
+    Topology xeon = xml("24em64t-2n6c2t-pci.xml");
+    Path locks = Path.of("/proc/self"); // a directory where no one, root included, creates
+    IOException refused = assertThrows(IOException.class,
+        () -> NodeChooser.choose(xeon, xeon.cpus(), 1, locks));
+    assertTrue(refused.getMessage().startsWith("cannot open or create lock files in "
+        + locks), refused.getMessage());
+  }
+
+  @Test
   void coresBeyondANodeTakeTheFewestNearestNodes() throws IOException {
     Topology four = fourNodes(4); // nodes 0,1 | 2,3: 12 within a socket, 32 across
     CpuSet all = four.cpus();

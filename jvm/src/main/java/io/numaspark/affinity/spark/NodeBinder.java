@@ -87,7 +87,17 @@ final class NodeBinder implements AutoCloseable {
       done.append("already confined to CPUs ").append(allowed)
           .append(": threads left as they are");
     } else {
-      int bound = bindAll(choice.cpus());
+      int bound;
+      try {
+        bound = bindAll(choice.cpus());
+      } catch (AffinityException refused) {
+        try {
+          bindAll(allowed); // the threads bound before the refusal get their whole set back
+        } catch (AffinityException | IOException again) {
+          // refused too: they stay where they were bound
+        }
+        throw refused;
+      }
       cpus = choice.cpus();
       done.append("every thread (").append(bound).append(" now) bound to CPUs ")
           .append(cpus);
