@@ -67,3 +67,33 @@ def test_recorded_task_lines_have_only_contract_fields():
         assert required <= set(line), sorted(required - set(line))
     records = read_records(run_dir)
     assert len(records) == len(lines) and records[0].cpu_end == lines[0]["cpu_end"]
+
+
+def test_the_node_level_keys_and_report_fields_are_in_the_contract():
+    keys = {k["name"]: k for k in CONTRACT["conf"]["keys"]}
+    assert plugin.LOCK_DIR_KEY == CONF_PREFIX + "lockDir"
+    assert keys["lockDir"]["default"] == "/tmp/numaspark-affinity"
+    assert plugin.MEM_POLICY_KEY == CONF_PREFIX + "memPolicy"
+    assert keys["memPolicy"]["default"] == "preferred"
+    report = _fields("placement_report")
+    for name in ("chosen_nodes", "choice", "binding"):
+        assert report[name]["optional"] and report[name]["type"] == "string", name
+        assert name in {f.name for f in fields(PlacementReport)}, name
+
+
+def test_an_executors_node_choice_is_in_the_run_record():
+    from numaspark.readback.proc import EffectiveJvm
+
+    line = {"executor": "1", "host": "h", "pid": 7, "cpus": "12-23", "mems": "0-1",
+            "policy": "default", "bytes_per_node": {"1": 4096}, "local_share": 1.0,
+            "pinned_tasks": 0, "task_migrations": 0, "chosen_nodes": "1",
+            "choice": "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
+            "binding": "every thread (40 now) bound to CPUs 12-23; 1 MB migrated to node(s) 1"}  # fmt: skip
+    jvm = EffectiveJvm.reported(PlacementReport.from_json(line), 0)
+    stored = jvm.to_dict()
+    assert stored["chosen_nodes"] == "1" and stored["choice"].startswith("slot 0 of node 1")
+    assert stored["binding"].startswith("every thread") and stored["bytes_per_node"] == {"1": 4096}
+    assert EffectiveJvm.from_dict(stored) == jvm
+    below = EffectiveJvm.reported(PlacementReport.from_json({**line, "chosen_nodes": None,
+                                                             "choice": None, "binding": None}), 0)  # fmt: skip
+    assert not {"chosen_nodes", "choice", "binding"} & set(below.to_dict())  # as before

@@ -21,6 +21,13 @@ import pytest
 from conftest import run_cli
 from statuspage import serving
 
+from numaspark.placement.plugin import (
+    LEVEL_KEY,
+    LOCK_DIR_KEY,
+    PLACEMENT_KEY,
+    PLUGIN_CLASS,
+    jar_path,
+)
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
 from numaspark.spark.cluster import alive_workers, master_json
@@ -175,3 +182,37 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
     ]
     assert run["status"] == "failed"
     assert run["failure_reason"].startswith("no executor started within 10 s")
+
+
+@pytest.mark.jvm
+def test_an_executor_of_a_cluster_numaspark_did_not_start_chooses_its_node(
+    tmp_path, no_spark_left, plain_cluster
+):
+    """Plugin level node from inside (issue 32), submitted with Spark's own spark-submit (the
+    numaspark CLI still refuses --bind node on a cluster it did not start): the plain
+    cluster's executor, bound by no one, takes a node slot in the lock directory and reports
+    which node, why, and what it bound. One node here: node 0's slot, binding a no-op."""
+    locks, reports = tmp_path / "locks", tmp_path / "placement.jsonl"
+    job = tmp_path / "job.py"
+    job.write_text("from pyspark.sql import SparkSession\n"
+                   "spark = SparkSession.builder.getOrCreate()\n"
+                   "assert spark.sparkContext.parallelize(range(100), 2).sum() == 4950\n"
+                   "spark.stop()\n")  # fmt: skip
+    jar = str(jar_path())
+    conf = {"spark.plugins": PLUGIN_CLASS, "spark.jars": jar, "spark.driver.extraClassPath": jar,
+            LEVEL_KEY: "node", LOCK_DIR_KEY: str(locks), PLACEMENT_KEY: str(reports),
+            "spark.executor.cores": "2", "spark.executor.memory": "1g",
+            "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false"}  # fmt: skip
+    proc = subprocess.run(
+        [str(spark_home() / "bin" / "spark-submit"), "--master", plain_cluster.master,
+         *[a for k, v in conf.items() for a in ("--conf", f"{k}={v}")], str(job)],
+        env=spark_env(), capture_output=True, text=True, timeout=240, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (executor,) = [e.to_dict() for e in plugin_effective(reports)]
+    assert executor["source"] == "plugin" and executor["chosen_nodes"] == "0"
+    allowed = executor["cpus"]
+    assert executor["choice"] == f"slot 0 of node 0 in {locks} (nodes 0 allowed)"
+    assert executor["binding"].startswith(f"already confined to CPUs {allowed}")
+    assert "memory already confined to nodes 0" in executor["binding"]
+    assert locks.stat().st_mode & 0o7777 == 0o1777
+    assert (locks / "node-0.slot-0.lock").stat().st_mode & 0o777 == 0o666

@@ -28,6 +28,10 @@ RECORD_DIR = "affinity"  # the records' directory inside a run directory
 PLACEMENT_KEY = CONF_PREFIX + "placementFile"
 REPORT_INTERVAL_KEY = CONF_PREFIX + "reportIntervalMs"  # how often executors report (5000)
 PLACEMENT_FILE = "placement.jsonl"  # the reports' file inside a run directory
+# level node: the host-local directory of node-slot lock files executors spread by, and
+# where their memory goes (preferred, bind or interleave); the plugin's defaults unless set
+LOCK_DIR_KEY = CONF_PREFIX + "lockDir"
+MEM_POLICY_KEY = CONF_PREFIX + "memPolicy"
 JAR_NAME = "numaspark-affinity.jar"
 JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is
 
@@ -90,6 +94,11 @@ class PlacementReport:
     local_share: float | None = None
     pinned_tasks: int | None = None
     task_migrations: int | None = None
+    # level node, chosen from inside: the nodes, why (its slot in the lock directory), and
+    # what was applied (threads bound, memory migrated, policies set) or why it ran unbound
+    chosen_nodes: str | None = None
+    choice: str | None = None
+    binding: str | None = None
 
     @classmethod
     def from_json(cls, line: dict[str, Any]) -> Self:

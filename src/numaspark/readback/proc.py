@@ -58,6 +58,10 @@ class EffectiveJvm:
     local_share: float | None = None
     pinned_tasks: int | None = None
     task_migrations: int | None = None
+    # level node, from inside (plugin): the nodes it chose, why, and what it applied
+    chosen_nodes: str | None = None
+    choice: str | None = None
+    binding: str | None = None
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
 
     @classmethod
@@ -79,7 +83,8 @@ class EffectiveJvm:
                    host=report.host, cpus=report.cpus, mems=report.mems, policy=report.policy,
                    bytes_per_node=report.bytes_per_node or {}, local_share=report.local_share,
                    pinned_tasks=report.pinned_tasks, task_migrations=report.task_migrations,
-                   source="plugin")  # fmt: skip
+                   chosen_nodes=report.chosen_nodes, choice=report.choice,
+                   binding=report.binding, source="plugin")  # fmt: skip
 
     def to_dict(self) -> dict:
         """The stored JSON: the fields a source fills (absent ones left out, as before)."""
@@ -88,6 +93,8 @@ class EffectiveJvm:
         optional = ("host", "bytes_per_node", "local_share", "pinned_tasks", "task_migrations")
         if self.source in ("proc", None):
             data = {k: v for k, v in data.items() if k not in optional or v is not None}
+        node_level = ("chosen_nodes", "choice", "binding")  # only an executor at level node
+        data = {k: v for k, v in data.items() if k not in node_level or v is not None}
         if self.source is None:
             del data["source"]
         return {**data, **self.extra}

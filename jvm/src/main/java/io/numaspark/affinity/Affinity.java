@@ -40,7 +40,7 @@ public final class Affinity {
   /** Bytes of a CPU mask: enough for 8192 CPUs, as glibc's larger cpu_set_t sizes allow. */
   private static final int MASK_BYTES = 1024;
 
-  private static CLib c() {
+  static CLib c() {
     try {
       return Holder.C;
     } catch (LinkageError e) {

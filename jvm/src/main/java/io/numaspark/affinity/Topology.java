@@ -24,10 +24,42 @@ import org.w3c.dom.Node;
 public final class Topology {
   private final List<CpuSet> cores;
   private final Map<Integer, CpuSet> nodes;
+  private final Map<Integer, Map<Integer, Integer>> distances;
 
   public Topology(List<CpuSet> cores, Map<Integer, CpuSet> nodes) {
+    this(cores, nodes, Map.of());
+  }
+
+  /**
+   * With the NUMA distances (node to node to the firmware's relative latency, 10 for local);
+   * empty when unknown.
+   */
+  public Topology(List<CpuSet> cores, Map<Integer, CpuSet> nodes,
+      Map<Integer, Map<Integer, Integer>> distances) {
     this.cores = List.copyOf(cores);
     this.nodes = Collections.unmodifiableMap(new TreeMap<>(nodes));
+    Map<Integer, Map<Integer, Integer>> copy = new TreeMap<>();
+    distances.forEach((from, row) -> copy.put(from, Collections.unmodifiableMap(
+        new TreeMap<>(row))));
+    this.distances = Collections.unmodifiableMap(copy);
+  }
+
+  /**
+   * The distance from node {@code from} to node {@code to} (sysfs {@code nodeN/distance}, hwloc's
+   * NUMALatency matrix): 10 from a node to itself, 20 to a node one hop away when the firmware
+   * does not say (or gives no matrix).
+   */
+  public int distance(int from, int to) {
+    Integer known = distances.getOrDefault(from, Map.of()).get(to);
+    if (known != null) {
+      return known;
+    }
+    return from == to ? 10 : 20;
+  }
+
+  /** The distance matrix as read (empty when unknown). */
+  public Map<Integer, Map<Integer, Integer>> distances() {
+    return distances;
   }
 
   /** Cores in hwloc's logical order (sysfs: by their first CPU). */
@@ -70,6 +102,7 @@ public final class Topology {
       List<CpuSet> cores = new ArrayList<>();
       Map<Integer, CpuSet> nodes = new TreeMap<>();
       walk(root, cores, nodes);
+      Map<Integer, Map<Integer, Integer>> distances = hwlocDistances(root);
       if (cores.isEmpty()) { // no Core objects (some exports): one core per PU
         List<Integer> pus = new ArrayList<>();
         collectPus(root, pus);
@@ -77,7 +110,7 @@ public final class Topology {
           cores.add(CpuSet.of(pu));
         }
       }
-      return new Topology(cores, nodes);
+      return new Topology(cores, nodes, distances);
     } catch (javax.xml.parsers.ParserConfigurationException | org.xml.sax.SAXException e) {
       throw new IOException(path + " is not an hwloc XML file: " + e.getMessage(), e);
     }
@@ -104,6 +137,51 @@ public final class Topology {
     }
   }
 
+  /**
+   * hwloc 2's NUMA latency matrix ({@code <distances2 type="NUMANode" name="NUMALatency"
+   * indexing="os">}: OS indexes, then the values row by row); empty when there is none.
+   */
+  private static Map<Integer, Map<Integer, Integer>> hwlocDistances(Element root) {
+    Map<Integer, Map<Integer, Integer>> matrix = new TreeMap<>();
+    org.w3c.dom.NodeList lists = root.getElementsByTagName("distances2");
+    for (int i = 0; i < lists.getLength(); i++) {
+      Element list = (Element) lists.item(i);
+      if (!"NUMANode".equals(list.getAttribute("type"))
+          || !"os".equals(list.getAttribute("indexing"))
+          || !(list.getAttribute("name").isEmpty()
+              || "NUMALatency".equals(list.getAttribute("name")))) {
+        continue;
+      }
+      List<Integer> indexes = numbers(list.getElementsByTagName("indexes"));
+      List<Integer> values = numbers(list.getElementsByTagName("u64values"));
+      int n = indexes.size();
+      if (n == 0 || values.size() != n * n) {
+        continue;
+      }
+      for (int from = 0; from < n; from++) {
+        Map<Integer, Integer> row = new TreeMap<>();
+        for (int to = 0; to < n; to++) {
+          row.put(indexes.get(to), values.get(from * n + to));
+        }
+        matrix.put(indexes.get(from), row);
+      }
+      return matrix;
+    }
+    return matrix;
+  }
+
+  private static List<Integer> numbers(org.w3c.dom.NodeList elements) {
+    List<Integer> numbers = new ArrayList<>();
+    for (int i = 0; i < elements.getLength(); i++) {
+      for (String word : elements.item(i).getTextContent().strip().split("\\s+")) {
+        if (!word.isEmpty()) {
+          numbers.add(Integer.parseInt(word));
+        }
+      }
+    }
+    return numbers;
+  }
+
   private static void collectPus(Element object, List<Integer> pus) {
     if ("PU".equals(object.getAttribute("type"))) {
       pus.add(Integer.parseInt(object.getAttribute("os_index")));
@@ -124,7 +202,8 @@ public final class Topology {
     String[] words = text.split(",");
     List<Integer> cpus = new ArrayList<>();
     for (int i = 0; i < words.length; i++) {
-      long word = Long.parseLong(words[i].strip().replace("0x", ""), 16);
+      String hex = words[i].strip().replace("0x", "");
+      long word = hex.isEmpty() ? 0 : Long.parseLong(hex, 16); // ",," is a zero word
       int base = (words.length - 1 - i) * 32;
       for (int bit = 0; bit < 32; bit++) {
         if ((word >> bit & 1) != 0) {
@@ -154,6 +233,8 @@ public final class Topology {
       }
     }
     Map<Integer, CpuSet> nodes = new TreeMap<>();
+    Map<Integer, Map<Integer, Integer>> distances = new TreeMap<>();
+    Map<Integer, String> rows = new TreeMap<>();
     Path nodeDir = system.resolve("node");
     if (Files.isDirectory(nodeDir)) {
       Pattern nodeName = Pattern.compile("node(\\d+)");
@@ -161,13 +242,31 @@ public final class Topology {
         for (Path entry : (Iterable<Path>) entries::iterator) {
           Matcher match = nodeName.matcher(entry.getFileName().toString());
           if (match.matches()) {
-            nodes.put(
-                Integer.parseInt(match.group(1)),
-                CpuSet.parse(Files.readString(entry.resolve("cpulist"))));
+            int node = Integer.parseInt(match.group(1));
+            nodes.put(node, CpuSet.parse(Files.readString(entry.resolve("cpulist"))));
+            Path distance = entry.resolve("distance");
+            if (Files.exists(distance)) { // one row: to node 0, 1, ... of the online nodes
+              distances.put(node, Map.of());
+              rows.put(node, Files.readString(distance).strip());
+            }
           }
         }
       }
     }
-    return new Topology(new ArrayList<>(coresByFirst.values()), nodes);
+    // a row lists the distances to the online nodes in order (node numbers may have gaps)
+    List<Integer> online = new ArrayList<>(nodes.keySet());
+    rows.forEach((node, row) -> {
+      String[] words = row.split("\\s+");
+      if (words.length == online.size()) {
+        Map<Integer, Integer> to = new TreeMap<>();
+        for (int i = 0; i < words.length; i++) {
+          to.put(online.get(i), Integer.parseInt(words[i]));
+        }
+        distances.put(node, to);
+      } else {
+        distances.remove(node);
+      }
+    });
+    return new Topology(new ArrayList<>(coresByFirst.values()), nodes, distances);
   }
 }

@@ -33,6 +33,12 @@ import scala.Tuple2;
  *   <li>{@code reportIntervalMs}: how often each executor reports where it runs (default
  *       5000; 0: only at start and end).
  *   <li>{@code placementFile}: where the driver appends every report; default none.
+ *   <li>{@code lockDir}: at {@code node} level, the host-local directory of lock files by which
+ *       the executors of every application on a host spread over its NUMA nodes (default
+ *       {@code /tmp/numaspark-affinity}; on Kubernetes a hostPath every executor pod mounts).
+ *   <li>{@code memPolicy}: at {@code node} level, where the executor's memory goes: {@code
+ *       preferred} (default: pages moved to the chosen nodes, later ones placed there by first
+ *       touch), {@code bind} or {@code interleave}.
  * </ul>
  *
  * At {@code core} level a slot is a whole core (its SMT siblings stay with the task); at
@@ -48,10 +54,13 @@ import scala.Tuple2;
  * @param recordDir the task records' directory, null for none
  * @param reportIntervalMs milliseconds between placement reports, 0 for start and end only
  * @param placementFile the driver's file of placement reports, null for none
+ * @param lockDir the host-local directory of node-slot lock files (node level)
+ * @param memPolicy where the executor's memory goes at node level
  */
 public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir,
-    long reportIntervalMs, String placementFile) {
+    long reportIntervalMs, String placementFile, String lockDir, MemPolicy memPolicy) {
   public static final String PREFIX = "spark.numaspark.affinity.";
+  public static final String DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity";
   public static final String DEFAULT_ENV = "NUMASPARK_AFFINITY_CORES";
   public static final long DEFAULT_REPORT_INTERVAL_MS = 5000;
   private static final String ALLOWED_CORES = "this executor's allowed cores";
@@ -65,7 +74,9 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     SLOTS_ENV("slotsEnv", DEFAULT_ENV),
     RECORD_DIR("recordDir", null),
     REPORT_INTERVAL_MS("reportIntervalMs", String.valueOf(DEFAULT_REPORT_INTERVAL_MS)),
-    PLACEMENT_FILE("placementFile", null);
+    PLACEMENT_FILE("placementFile", null),
+    LOCK_DIR("lockDir", DEFAULT_LOCK_DIR),
+    MEM_POLICY("memPolicy", "preferred");
 
     private final String suffix;
     private final String fallback;
@@ -111,10 +122,25 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     }
   }
 
+  /**
+   * Where a node-level executor's memory goes: {@code preferred} (its pages moved to the chosen
+   * nodes; later ones land there by first touch from its bound threads), {@code bind} (only
+   * there) or {@code interleave} (spread over them).
+   */
+  public enum MemPolicy {
+    PREFERRED,
+    BIND,
+    INTERLEAVE;
+
+    static MemPolicy parse(String text) {
+      return valueOf(text.strip().toUpperCase(Locale.ROOT));
+    }
+  }
+
   /** Every key at its default, no slots named (what a plugin runs with if all else fails). */
   public static AffinityConf defaults() {
     return new AffinityConf(Level.NONE, List.of(), ALLOWED_CORES, null,
-        DEFAULT_REPORT_INTERVAL_MS, null);
+        DEFAULT_REPORT_INTERVAL_MS, null, DEFAULT_LOCK_DIR, MemPolicy.PREFERRED);
   }
 
   /**
@@ -200,8 +226,20 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
             + "milliseconds (0 or more)", "using " + Key.REPORT_INTERVAL_MS.fallback());
       }
     }
+    MemPolicy memPolicy = MemPolicy.PREFERRED;
+    String policyText = conf.get(Key.MEM_POLICY.key());
+    if (policyText != null) {
+      try {
+        memPolicy = MemPolicy.parse(policyText);
+      } catch (IllegalArgumentException e) {
+        bad.bad(Key.MEM_POLICY.key() + " '" + policyText + "': use preferred, bind or "
+            + "interleave", "using " + Key.MEM_POLICY.fallback());
+      }
+    }
+    String lockDir = path(conf.get(Key.LOCK_DIR.key()));
     return new AffinityConf(level, cores, source, path(conf.get(Key.RECORD_DIR.key())),
-        interval, path(conf.get(Key.PLACEMENT_FILE.key())));
+        interval, path(conf.get(Key.PLACEMENT_FILE.key())),
+        lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy);
   }
 
   /** {@code ;}-separated CPU lists; null when {@code text} is null or bad (reported). */

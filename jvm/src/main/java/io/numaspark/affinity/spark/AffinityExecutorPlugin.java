@@ -35,6 +35,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   private volatile String unpinned; // why tasks run unpinned; null while pinning works
   private TaskRecorder recorder;
   private PlacementReporter reporter;
+  private NodeBinder node; // level node: the slot it holds, what it bound
   private final ThreadLocal<Running> running = new ThreadLocal<>();
 
   /** What a running task holds: its slot (or -1) and what is recorded when it ends. */
@@ -56,13 +57,19 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     } catch (RuntimeException e) {
       LOG.warn("numaspark: placement metrics not registered: {}", e.toString());
     }
-    reporter.start(conf.reportIntervalMs());
     try {
       allowed = Affinity.currentThreadAffinity();
     } catch (RuntimeException | LinkageError e) {
+      reporter.start(conf.reportIntervalMs());
       disable("cannot read this executor's CPU affinity: " + e.getMessage());
       return;
     }
+    if (conf.level() == AffinityConf.Level.NODE) {
+      // before the reporter's thread starts (it inherits the binding) and its first report
+      node = NodeBinder.start(conf, allowed, executorCores(ctx));
+      reporter.nodeBinding(node);
+    }
+    reporter.start(conf.reportIntervalMs());
     if (!conf.level().pins()) {
       LOG.info("numaspark affinity: level {}, tasks not pinned", conf.level());
       return;
@@ -81,6 +88,15 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     pool = new SlotPool(slots);
     LOG.info("numaspark affinity: level {}, {} slot(s) {} from {}", conf.level(),
         slots.size(), slots, conf.source());
+  }
+
+  /** {@code spark.executor.cores} (1 when unset or bad). */
+  private static int executorCores(PluginContext ctx) {
+    try {
+      return Math.max(1, ctx.conf().getInt("spark.executor.cores", 1));
+    } catch (RuntimeException e) {
+      return 1;
+    }
   }
 
   /** The executor's allowed CPUs grouped by core (sysfs), or one slot per CPU. */
@@ -111,6 +127,9 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void onTaskStart() {
+    if (node != null) {
+      node.onTaskStart(); // never throws
+    }
     try {
       long startMs = System.currentTimeMillis();
       TaskContext task = TaskContext.get();
@@ -205,6 +224,9 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     recorder.close();
     if (reporter != null) {
       reporter.close();
+    }
+    if (node != null) {
+      node.close(); // the slot goes back (the kernel would release it at exit anyway)
     }
   }
 }

@@ -24,21 +24,35 @@ import java.util.TreeMap;
  * @param pinnedTasks tasks pinned to a slot so far
  * @param taskMigrations task threads that ended on another CPU than they started on
  * @param timeMs when it was read (epoch milliseconds)
+ * @param chosenNodes the nodes a node-level executor chose from inside (null: none chosen)
+ * @param choice why those ({@code slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1
+ *     allowed)}), null when none
+ * @param binding what node level applied (threads bound, memory moved, policies set) or why
+ *     it ran unbound; null below node level
  */
 public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
     String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
-    long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs) {
+    long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
+    String choice, String binding) {
 
-  /** A report of {@code placement}, read now. */
+  /** A report of {@code placement}, read now, with no node binding. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
       CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs) {
+    return of(executor, host, placement, homeNodes, pinnedTasks, taskMigrations, timeMs, null,
+        null, null);
+  }
+
+  /** A report of {@code placement}, read now, with what node level chose and applied. */
+  public static PlacementReport of(String executor, String host, ProcessPlacement placement,
+      CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
+      String choice, String binding) {
     Map<String, Long> perNode = new TreeMap<>();
     placement.bytesPerNode().forEach((node, bytes) -> perNode.put(String.valueOf(node), bytes));
     double share = placement.shareOn(homeNodes);
     return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
         placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
         Math.round(placement.residentBytes() * (1 - share)), pinnedTasks, taskMigrations,
-        timeMs);
+        timeMs, chosenNodes, choice, binding);
   }
 
   /** What is sent to the driver: the JSON fields as a map. */

@@ -37,6 +37,7 @@ final class PlacementReporter implements AutoCloseable {
   private volatile ProcessPlacement latest;
   private volatile PlacementReport last;
   private ScheduledExecutorService timer;
+  private volatile NodeBinder node; // node level: what it chose and applied
 
   PlacementReporter(PluginContext ctx, String executorId) {
     this.ctx = ctx;
@@ -54,6 +55,11 @@ final class PlacementReporter implements AutoCloseable {
       });
       timer.scheduleWithFixedDelay(this::report, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** Node level: each report says what {@code binder} chose and applied. */
+  void nodeBinding(NodeBinder binder) {
+    node = binder;
   }
 
   void registerMetrics(MetricRegistry registry) {
@@ -82,8 +88,11 @@ final class PlacementReporter implements AutoCloseable {
         homeNodes = now.mems();
       }
       latest = now;
+      NodeBinder binder = node;
       last = PlacementReport.of(executorId, host, now, homeNodes, pinnedTasks.get(),
-          taskMigrations.get(), System.currentTimeMillis());
+          taskMigrations.get(), System.currentTimeMillis(),
+          binder == null ? null : binder.chosenNodes(), binder == null ? null : binder.choice(),
+          binder == null ? null : binder.binding());
       ctx.send(last.toMap()); // JDK values only: see PlacementReport
     } catch (IOException | RuntimeException e) {
       LOG.debug("numaspark placement report skipped: {}", e.toString());

@@ -113,6 +113,17 @@ class ContractTest {
     assertEquals("$NUMASPARK_AFFINITY_CORES", parsed.source());
     assertEquals(5000, parsed.reportIntervalMs());
     assertNull(parsed.recordDir());
+    assertEquals(AffinityConf.DEFAULT_LOCK_DIR, parsed.lockDir());
+    assertEquals(AffinityConf.MemPolicy.PREFERRED, parsed.memPolicy());
+    List<String> policyWarnings = new ArrayList<>();
+    AffinityConf bind = AffinityConf.parse(Map.of(PREFIX + "memPolicy", "Bind",
+        PREFIX + "lockDir", "/run/numa"), name -> null, (p, i) -> policyWarnings.add(p));
+    assertEquals(AffinityConf.MemPolicy.BIND, bind.memPolicy());
+    assertEquals("/run/numa", bind.lockDir());
+    AffinityConf.parse(Map.of(PREFIX + "memPolicy", "local"), name -> null,
+        (p, i) -> policyWarnings.add(p + "; " + i));
+    assertEquals(List.of(PREFIX + "memPolicy 'local': use preferred, bind or interleave; "
+        + "using preferred"), policyWarnings);
     IllegalArgumentException strict = assertThrows(IllegalArgumentException.class,
         () -> AffinityConf.from(Map.of(PREFIX + "reportIntervalMs", "-1"), name -> null));
     assertTrue(strict.getMessage().startsWith(PREFIX + "reportIntervalMs '-1'"),
@@ -155,7 +166,9 @@ class ContractTest {
   private static PlacementReport report() {
     ProcessPlacement where = ProcessPlacement.parse(42, "Cpus_allowed_list:\t0-3\n"
         + "Mems_allowed_list:\t0-1\n", "7f00 bind:1 anon=10 N0=2 N1=8 kernelpagesize_kB=4\n");
-    return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L);
+    return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L, "1",
+        "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
+        "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1");
   }
 
   @Test
@@ -164,6 +177,10 @@ class ContractTest {
     PlacementReport report = report();
     assertEquals(names(fields, true), names(report.json()));
     assertTypes(fields, report.json());
+    ProcessPlacement where = ProcessPlacement.parse(42, "Cpus_allowed_list:\t0-3\n"
+        + "Mems_allowed_list:\t0\n", "");
+    PlacementReport bare = PlacementReport.of("3", "host1", where, CpuSet.of(0), 0, 0, 5);
+    assertEquals(names(fields, false), names(bare.json())); // below node level: none of them
     assertEquals(0.8, report.localShare(), 1e-9);
     assertEquals(2 * 4096, report.remoteBytes());
     assertEquals(Map.of("0", 2 * 4096L, "1", 8 * 4096L), report.bytesPerNode());

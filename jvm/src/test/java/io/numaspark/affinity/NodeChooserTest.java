@@ -1,0 +1,198 @@
+package io.numaspark.affinity;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Choosing NUMA nodes for node-level executors. The multi-node logic is tested on synthetic
+ * topologies and on saved real ones (../../shared/topologies, hwloc XML): this machine has one
+ * NUMA node. The lock spreading is tested across real processes: the fcntl lock is released by
+ * the kernel when a process dies, which no in-process test can show.
+ */
+class NodeChooserTest {
+  private static final Path TOPOLOGIES = Path.of("../../shared/topologies");
+
+  /** Two sockets of two dies each: 12 between dies of a socket, 32 across sockets. */
+  private static Topology fourNodes(int cpusPerNode) {
+    List<CpuSet> cores = new ArrayList<>();
+    Map<Integer, CpuSet> nodes = new TreeMap<>();
+    Map<Integer, Map<Integer, Integer>> distances = new TreeMap<>();
+    for (int node = 0; node < 4; node++) {
+      List<Integer> cpus = new ArrayList<>();
+      for (int i = 0; i < cpusPerNode; i++) {
+        cpus.add(node * cpusPerNode + i);
+        cores.add(CpuSet.of(node * cpusPerNode + i));
+      }
+      nodes.put(node, CpuSet.of(cpus));
+      Map<Integer, Integer> row = new TreeMap<>();
+      for (int to = 0; to < 4; to++) {
+        row.put(to, to == node ? 10 : to / 2 == node / 2 ? 12 : 32);
+      }
+      distances.put(node, row);
+    }
+    return new Topology(cores, nodes, distances);
+  }
+
+  private static Topology xml(String name) throws IOException {
+    Path file = TOPOLOGIES.resolve(name);
+    assumeTrue(Files.exists(file), "needs " + file);
+    return Topology.fromHwlocXml(file);
+  }
+
+  @Test
+  void distancesAreReadFromHwlocAndSysfs() throws IOException {
+    Topology power8 = xml("power8gpudistances.xml");
+    assertEquals(40, power8.distance(0, 1));
+    assertEquals(10, power8.distance(1, 1));
+    Topology amd = xml("16amd64-4distances.xml"); // OS indexes out of logical order
+    assertEquals(8, amd.distances().size());
+    assertEquals(10, amd.distance(5, 5));
+    assertEquals(20, amd.distance(5, 3));
+    Topology here = Topology.fromSysfs();
+    for (int node : here.nodes().keySet()) {
+      assertEquals(10, here.distance(node, node), "sysfs node" + node + "/distance");
+    }
+  }
+
+  @Test
+  void candidatesAreTheNodesWithAllowedCpus() throws IOException {
+    Topology xeon = xml("24em64t-2n6c2t-pci.xml"); // node 0: even CPUs, node 1: odd ones
+    assertEquals(CpuSet.parse("0-1"), NodeChooser.candidates(xeon, xeon.cpus()));
+    assertEquals(CpuSet.of(1), NodeChooser.candidates(xeon, CpuSet.parse("1,3,5")));
+    Topology cpusets = xml("16amd64-8n2c-cpusets.xml"); // memory-only nodes 4, 5
+    assertEquals(CpuSet.parse("1-3"), NodeChooser.candidates(cpusets, cpusets.cpus()));
+  }
+
+  @Test
+  void executorsSpreadOverNodesThenStack(@TempDir Path dir) throws IOException {
+    Topology xeon = xml("24em64t-2n6c2t-pci.xml");
+    Path locks = dir.resolve("locks");
+    List<NodeChooser.Choice> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 5; i++) {
+        held.add(NodeChooser.choose(xeon, xeon.cpus(), 4, locks));
+      }
+      assertEquals(List.of("0/0", "1/0", "0/1", "1/1", "0/2"),
+          held.stream().map(c -> c.node() + "/" + c.slot()).toList());
+      NodeChooser.Choice first = held.get(0);
+      assertEquals(CpuSet.of(0), first.nodes());
+      assertEquals(xeon.nodes().get(0), first.cpus());
+      assertEquals("slot 0 of node 0 in " + locks + " (nodes 0-1 allowed)", first.why());
+      held.get(1).close(); // its slot is free again: the next one takes it
+      held.set(1, NodeChooser.choose(xeon, xeon.cpus(), 4, locks));
+      assertEquals("1/0", held.get(1).node() + "/" + held.get(1).slot());
+      // a container allowed only node 1's CPUs: only node 1, never widened
+      try (NodeChooser.Choice narrow = NodeChooser.choose(xeon, CpuSet.parse("1,3"), 4,
+          locks)) {
+        assertEquals(CpuSet.of(1), narrow.nodes());
+        assertEquals(CpuSet.parse("1,3"), narrow.cpus());
+        assertEquals(2, narrow.slot());
+      }
+    } finally {
+      held.forEach(NodeChooser.Choice::close);
+    }
+    assertEquals(01777, (int) Files.getAttribute(locks, "unix:mode") & 07777); // sticky
+    assertEquals("rw-rw-rw-", PosixFilePermissions.toString(
+        Files.getPosixFilePermissions(locks.resolve("node-1.slot-0.lock"))));
+    assertThrows(IOException.class,
+        () -> NodeChooser.choose(xeon, CpuSet.parse("100"), 1, locks));
+  }
+
+  @Test
+  void aDirectoryNoLockFileCanBeMadeInIsSaidAtOnce() throws IOException {
+    Topology xeon = xml("24em64t-2n6c2t-pci.xml");
+    Path locks = Path.of("/proc/self"); // a directory where no one, root included, creates
+    IOException refused = assertThrows(IOException.class,
+        () -> NodeChooser.choose(xeon, xeon.cpus(), 1, locks));
+    assertTrue(refused.getMessage().startsWith("cannot open or create lock files in "
+        + locks), refused.getMessage());
+  }
+
+  @Test
+  void coresBeyondANodeTakeTheFewestNearestNodes() throws IOException {
+    Topology four = fourNodes(4); // nodes 0,1 | 2,3: 12 within a socket, 32 across
+    CpuSet all = four.cpus();
+    assertEquals(CpuSet.of(2), NodeChooser.nodesFor(four, all, 2, 4));
+    assertEquals(CpuSet.parse("2-3"), NodeChooser.nodesFor(four, all, 2, 5)); // its sibling
+    // 9: its sibling and one node across, as near as each other: the lowest number
+    assertEquals(CpuSet.parse("0,2-3"), NodeChooser.nodesFor(four, all, 3, 9));
+    assertEquals(CpuSet.parse("0-3"), NodeChooser.nodesFor(four, all, 0, 99)); // all there is
+    // a cpuset leaves node 0 four CPUs, node 1 one, node 2 none, node 3 three
+    CpuSet narrowed = CpuSet.parse("0-3,4,12-14");
+    assertEquals(CpuSet.of(0), NodeChooser.nodesFor(four, narrowed, 0, 4));
+    assertEquals(CpuSet.of(0, 1), NodeChooser.nodesFor(four, narrowed, 0, 5)); // the nearest
+    // 7: nearest-first would take 0, 1 and 3; the fewest are 0 and 3
+    assertEquals(CpuSet.of(0, 3), NodeChooser.nodesFor(four, narrowed, 0, 7));
+    assertEquals(CpuSet.parse("0-1,3"), NodeChooser.nodesFor(four, narrowed, 0, 8));
+  }
+
+  private static Process child(Path locks) throws IOException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classPath = String.join(File.pathSeparator, "target/classes", "target/test-classes",
+        System.getProperty("java.class.path"));
+    return new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classPath,
+        NodeChooserChild.class.getName(), locks.toString())
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  private static String firstLine(Process process) throws IOException {
+    BufferedReader out = new BufferedReader(
+        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    String line = out.readLine();
+    assertTrue(line != null, "the child said nothing (exit " + (process.isAlive() ? "-"
+        : process.exitValue()) + ")");
+    return line;
+  }
+
+  @Test
+  void processesSpreadAndADeadOnesSlotIsFreeAgain(@TempDir Path dir) throws Exception {
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        children.add(child(locks)); // started together: they race for the locks
+      }
+      Map<String, Process> bySlot = new TreeMap<>();
+      for (Process child : children) {
+        bySlot.put(firstLine(child), child);
+      }
+      // "NODE SLOT": slot 0 of both nodes, then slot 1 of node 0: spread 2 + 1
+      assertEquals(List.of("0 0", "0 1", "1 0"), new ArrayList<>(bySlot.keySet()));
+      Process onNode1 = bySlot.get("1 0");
+      onNode1.destroyForcibly(); // SIGKILL: no shutdown hook, no close: the kernel releases
+      assertTrue(onNode1.waitFor(30, TimeUnit.SECONDS));
+      Process next = child(locks);
+      children.add(next);
+      assertEquals("1 0", firstLine(next));
+      Process another = child(locks);
+      children.add(another);
+      assertNotEquals("1 0", firstLine(another));
+    } finally {
+      for (Process child : children) {
+        child.getOutputStream().close(); // its stdin: it lets go and exits
+        if (!child.waitFor(30, TimeUnit.SECONDS)) {
+          child.destroyForcibly();
+        }
+      }
+    }
+  }
+}

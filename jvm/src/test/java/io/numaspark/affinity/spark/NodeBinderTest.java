@@ -1,0 +1,121 @@
+package io.numaspark.affinity.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.numaspark.affinity.Affinity;
+import io.numaspark.affinity.CpuSet;
+import io.numaspark.affinity.Topology;
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Level node from inside, without Spark: on this host's own topology (one node here: binding
+ * is a no-op but the slot is held, as under numactl) and on a synthetic two-node split of its
+ * CPUs, which binds every thread of this test JVM for real (its whole set is given back).
+ */
+class NodeBinderTest {
+  private static AffinityConf nodeLevel(Path locks, String memPolicy) {
+    return AffinityConf.from(Map.of(AffinityConf.PREFIX + "level", "node",
+        AffinityConf.PREFIX + "lockDir", locks.toString(),
+        AffinityConf.PREFIX + "memPolicy", memPolicy), name -> null);
+  }
+
+  @Test
+  void aJvmAlreadyOnOneNodeHoldsASlotAndBindsNothing(@TempDir Path dir) throws Exception {
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    CpuSet allowed = Affinity.currentThreadAffinity();
+    Topology here = Topology.fromSysfs();
+    assumeTrue(here.nodes().size() == 1, "one NUMA node");
+    try (NodeBinder binder = NodeBinder.start(nodeLevel(dir, "preferred"), allowed, 1)) {
+      assertEquals(here.nodes().keySet().iterator().next().toString(), binder.chosenNodes());
+      assertTrue(binder.choice().startsWith("slot 0 of node "), binder.choice());
+      assertTrue(binder.binding().startsWith("already confined to CPUs " + allowed),
+          binder.binding());
+      assertTrue(binder.binding().contains("memory already confined"), binder.binding());
+      binder.onTaskStart();
+      assertEquals(allowed, Affinity.currentThreadAffinity());
+    }
+  }
+
+  @Test
+  void everyThreadIsBoundToTheChosenNodesCpus(@TempDir Path dir) throws Exception {
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    CpuSet allowed = Affinity.currentThreadAffinity();
+    assumeTrue(allowed.size() >= 2, "two CPUs to split");
+    int[] cpus = allowed.toArray();
+    CpuSet first = CpuSet.of(cpus[0]);
+    CpuSet rest = allowed.minus(first);
+    Topology split = new Topology(List.of(first, rest), Map.of(0, first, 1, rest));
+    List<Integer> tids = new ArrayList<>();
+    try (NodeBinder binder = NodeBinder.start(nodeLevel(dir, "bind"), allowed, 1, split)) {
+      assertEquals("0", binder.chosenNodes());
+      assertTrue(binder.binding().startsWith("every thread ("), binder.binding());
+      assertTrue(binder.binding().contains("bound to CPUs " + first), binder.binding());
+      try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+        tasks.forEach(task -> tids.add(Integer.parseInt(task.getFileName().toString())));
+      }
+      for (int tid : tids) {
+        try {
+          assertEquals(first, Affinity.affinityOf(tid), "thread " + tid);
+        } catch (io.numaspark.affinity.AffinityException ended) {
+          // it ended meanwhile
+        }
+      }
+      Thread later = new Thread(() -> { });
+      later.start(); // inherits: nothing is late
+      later.join();
+      binder.onTaskStart(); // the task thread's memory policy (bind over node 0), once
+      binder.onTaskStart();
+      assertTrue(binder.binding().contains("bind:0 set on 1 task thread(s)")
+          || binder.binding().contains("bind:0 refused"), binder.binding());
+      try (NodeBinder second = NodeBinder.start(nodeLevel(dir, "preferred"), allowed, 1, split)) {
+        assertEquals("1", second.chosenNodes()); // node 0's slot 0 is held: node 1's
+        assertTrue(second.binding().contains("bound to CPUs " + rest), second.binding());
+      }
+    } finally {
+      Affinity.bindProcess(allowed); // this test JVM gets its whole set back
+      io.numaspark.affinity.MemoryMover.setThreadPolicy(
+          io.numaspark.affinity.MemoryMover.MPOL_DEFAULT, CpuSet.of());
+    }
+  }
+
+  @Test
+  void aPolicyNumactlSetIsLeftAsItIs(@TempDir Path dir) throws Exception {
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    Path numactl = Path.of("/usr/bin/numactl");
+    assumeTrue(Files.isExecutable(numactl), "needs numactl");
+    int node = Topology.fromSysfs().nodes().keySet().iterator().next();
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classPath = String.join(File.pathSeparator, "target/classes",
+        "target/test-classes", System.getProperty("java.class.path"));
+    Process child = new ProcessBuilder(numactl.toString(), "--cpunodebind=" + node,
+        "--membind=" + node, java, "-cp", classPath, NodeBinderChild.class.getName(),
+        dir.toString(), "bind").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String out = new String(child.getInputStream().readAllBytes()).strip();
+    assertEquals(0, child.waitFor());
+    // numaspark's own clusters: numactl confined it; the plugin holds a slot, changes nothing
+    assertEquals(node + "|already confined to CPUs " + Topology.fromSysfs().nodes().get(node)
+        .and(Affinity.currentThreadAffinity()) + ": threads left as they are; memory left to "
+        + "its policy bind:" + node + " (set before the JVM started)", out);
+  }
+
+  @Test
+  void aLockDirectoryThatCannotBeMadeRunsUnbound() {
+    CpuSet allowed = CpuSet.of(0);
+    try (NodeBinder binder = NodeBinder.start(nodeLevel(Path.of("/proc/numaspark-no"),
+        "preferred"), allowed, 1)) {
+      assertTrue(binder.binding().startsWith("unbound: "), binder.binding());
+      assertNull(binder.chosenNodes());
+      binder.onTaskStart(); // never throws
+    }
+  }
+}
