@@ -22,11 +22,7 @@ from conftest import run_cli
 from statuspage import serving
 
 from numaspark.placement.plugin import (
-    LEVEL_KEY,
     LOCK_DIR_KEY,
-    PLACEMENT_KEY,
-    PLUGIN_CLASS,
-    jar_path,
 )
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
@@ -185,34 +181,32 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
 
 
 @pytest.mark.jvm
-def test_an_executor_of_a_cluster_numaspark_did_not_start_chooses_its_node(
+def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
     tmp_path, no_spark_left, plain_cluster
 ):
-    """Plugin level node from inside (issue 32), submitted with Spark's own spark-submit (the
-    numaspark CLI still refuses --bind node on a cluster it did not start): the plain
-    cluster's executor, bound by no one, takes a node slot in the lock directory and reports
-    which node, why, and what it bound. One node here: node 0's slot, binding a no-op."""
-    locks, reports = tmp_path / "locks", tmp_path / "placement.jsonl"
-    job = tmp_path / "job.py"
-    job.write_text("from pyspark.sql import SparkSession\n"
-                   "spark = SparkSession.builder.getOrCreate()\n"
-                   "assert spark.sparkContext.parallelize(range(100), 2).sum() == 4950\n"
-                   "spark.stop()\n")  # fmt: skip
-    jar = str(jar_path())
-    conf = {"spark.plugins": PLUGIN_CLASS, "spark.jars": jar, "spark.driver.extraClassPath": jar,
-            LEVEL_KEY: "node", LOCK_DIR_KEY: str(locks), PLACEMENT_KEY: str(reports),
-            "spark.executor.cores": "2", "spark.executor.memory": "1g",
-            "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false"}  # fmt: skip
-    proc = subprocess.run(
-        [str(spark_home() / "bin" / "spark-submit"), "--master", plain_cluster.master,
-         *[a for k, v in conf.items() for a in ("--conf", f"{k}={v}")], str(job)],
-        env=spark_env(), capture_output=True, text=True, timeout=240, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (executor,) = [e.to_dict() for e in plugin_effective(reports)]
-    assert executor["source"] == "plugin" and executor["chosen_nodes"] == "0"
-    allowed = executor["cpus"]
-    assert executor["choice"] == f"slot 0 of node 0 in {locks} (nodes 0 allowed)"
-    assert executor["binding"].startswith(f"already confined to CPUs {allowed}")
-    assert "memory already confined to nodes 0" in executor["binding"]
+    """`run --master ... --bind node` (issue 32): the plugin binds each executor of the plain
+    cluster (bound by no one) from inside. Each takes a node slot in the lock directory and
+    reports which node, why, and what it bound; the run record keeps it. One node here: node
+    0's slots 0 and 1, binding a no-op (the guest of tests/guest proves two and four nodes)."""
+    locks, out = tmp_path / "locks", tmp_path / "out"
+    ran = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
+                  plain_cluster.ui, "--bind", "node", "--executors", "2",
+                  "--cores-per-executor", "1", "--conf", f"{LOCK_DIR_KEY}={locks}",
+                  "--out", str(out))  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    placement = record["spec"]["placement"]
+    assert placement["binding"] == "node" and placement["mem_policy"] == "preferred"
+    executors = [j for j in placement["jvms"] if j["role"] == "executor"]
+    assert all("-XX:+UseNUMA" not in j["java_options"] for j in executors)  # they start unbound
+    reported = sorted(record["effective_placement"], key=lambda e: e["choice"])
+    assert [e["chosen_nodes"] for e in reported] == ["0", "0"]
+    assert [e["choice"] for e in reported] == [
+        f"slot {k} of node 0 in {locks} (nodes 0 allowed)" for k in (0, 1)
+    ]
+    for executor in reported:
+        assert executor["source"] == "plugin"
+        assert executor["binding"].startswith(f"already confined to CPUs {executor['cpus']}")
+        assert "memory already confined to nodes 0" in executor["binding"]
     assert locks.stat().st_mode & 0o7777 == 0o1777
     assert (locks / "node-0.slot-0.lock").stat().st_mode & 0o777 == 0o666

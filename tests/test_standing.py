@@ -3,6 +3,7 @@ from this machine. The page is a real Spark 4.3.0 master's (tests/fixtures/stand
 served over HTTP by the test; the real cluster path is tests/test_plugin_report.py's."""
 
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import topology_file
@@ -12,7 +13,15 @@ from numaspark.errors import UsageError
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.runner import Runner
 from numaspark.experiment.target import ExternalTarget
-from numaspark.placement import Layout, plan
+from numaspark.placement import (
+    Binding,
+    Layout,
+    MemPolicy,
+    bound_from_inside,
+    plan,
+    shipped_plugin_conf,
+)
+from numaspark.placement.plugin import LEVEL_KEY, MEM_POLICY_KEY
 from numaspark.spark.standing import StandingCluster
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load, load_xml
@@ -103,3 +112,29 @@ def test_kubernetes_is_planned_on_the_nodes_topology_given(tmp_path):
     assert [e.cores for e in placement.executors] == [24] * 4
     assert placement.topology_fingerprint == node.fingerprint
     assert target.where == request.master
+
+
+def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_path):
+    """On Kubernetes nodes of a saved 4-node server (this machine has one node): each executor
+    is planned a node, starts unbound (no -XX:+UseNUMA) with -XX:ActiveProcessorCount of the
+    node's CPUs, and the plugin is set to level node; preferred, its default, is not named."""
+    node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    request = RunRequest(workload="wordcount", master="k8s://https://127.0.0.1:6443",
+                         layout=Layout(executors=4, cores_per_executor=20), binding=Binding.NODE,
+                         node_topology=node, out=tmp_path)  # fmt: skip
+    with Runner(load(), tmp_path) as runner:
+        _, placement = runner._place(request)
+        _, interleaved = runner._place(replace(request, mem_policy=MemPolicy.INTERLEAVE))
+        for wrong, says in ((replace(request, binding=Binding.CORE, mem_policy=MemPolicy.BIND),
+                             "goes with --bind node"),
+                            (replace(request, mem_policy=MemPolicy.LOCAL), "--mem-policy local")):  # fmt: skip
+            with pytest.raises(UsageError, match=says):
+                runner._place(wrong)
+    assert placement.mem_policy is MemPolicy.PREFERRED
+    assert [e.java_options for e in placement.executors] == [("-XX:ActiveProcessorCount=24",)] * 4
+    conf = shipped_plugin_conf(placement)
+    assert conf[LEVEL_KEY] == "node" and MEM_POLICY_KEY not in conf
+    assert shipped_plugin_conf(interleaved)[MEM_POLICY_KEY] == "interleave"
+    wide = bound_from_inside(plan(node, Layout(executors=1, cores_per_executor=30), Binding.NODE),
+                             slice_known=False)  # fmt: skip
+    assert wide.executors[0].java_options == ()  # spans two nodes, yet no -XX:+UseNUMA

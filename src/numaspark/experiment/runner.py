@@ -45,7 +45,7 @@ from numaspark.experiment.target import (
     StandaloneTarget,  # fmt: skip
     Target,
 )
-from numaspark.placement import Binding, Mode, Placement
+from numaspark.placement import Binding, MemPolicy, Mode, Placement, bound_from_inside
 from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
@@ -155,21 +155,7 @@ class Runner:
             target = self.hosts_target(request.hosts)
             placement = target.plan(lambda topology: plan_request(topology, request))
         elif request.master is not None:
-            if request.binding is Binding.NODE or request.mem_policy is not None:
-                raise UsageError("--bind node and --mem-policy bind processes numaspark starts; "
-                                 "on a cluster it did not start use --bind none (observe) or "
-                                 "core/pu (tasks pinned inside each executor)")  # fmt: skip
-            has = None
-            if request.master.startswith("spark://"):  # sized from the cluster's own workers
-                standing = StandingCluster.read(request.master, request.master_ui)
-                placement = standing.place(lambda topology: plan_request(topology, request),
-                                           request.layout.memory_per_executor)  # fmt: skip
-                has = standing.describe()
-            else:  # Kubernetes: its nodes' topology as given; YARN: this machine's, for now
-                placement = plan_request(request.node_topology or self.topology, request)
-            target = self.targets.setdefault(
-                ("master", request.master, request.executor_wait_s),
-                ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
+            target, placement = self._place_external(request)
         else:
             placement = plan_request(self.topology, request)
             target = self.target(request.layout.mode)
@@ -179,6 +165,33 @@ class Runner:
         if request.layout.mode is Mode.LOCAL:
             # a cluster left idle would share the CPUs a local run is bound to
             self.targets[Mode.STANDALONE].close()
+        return target, placement
+
+    def _place_external(self, request: RunRequest) -> tuple[Target, Placement]:
+        """A cluster numaspark did not start: planned for the cluster (a standalone master's
+        workers; Kubernetes nodes' topology as given; YARN: this machine's, for now); at
+        --bind node the plugin binds each executor to a node from inside."""
+        if request.mem_policy is not None and request.binding is not Binding.NODE:
+            raise UsageError("--mem-policy on a cluster numaspark did not start goes with "
+                             "--bind node (the plugin binds each executor from inside)")  # fmt: skip
+        if request.mem_policy is MemPolicy.LOCAL:
+            raise UsageError("--mem-policy local: the plugin moves an executor's memory to its "
+                             "node with preferred (the default), bind or interleave")  # fmt: skip
+        if request.binding is Binding.NODE and request.mem_policy is None:
+            request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
+        has = None
+        if request.master.startswith("spark://"):  # sized from the cluster's own workers
+            standing = StandingCluster.read(request.master, request.master_ui)
+            placement = standing.place(lambda topology: plan_request(topology, request),
+                                       request.layout.memory_per_executor)  # fmt: skip
+            has = standing.describe()
+        else:
+            placement = plan_request(request.node_topology or self.topology, request)
+        if request.binding is Binding.NODE:
+            placement = bound_from_inside(placement, slice_known=request.node_topology is not None)
+        target = self.targets.setdefault(
+            ("master", request.master, request.executor_wait_s),
+            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
         return target, placement
 
     def _run_plan(self, request: RunRequest, workload: Workload, placement: Placement,

@@ -13,6 +13,7 @@ from numaspark.placement.model import (
 from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
     Platform,
+    bound_from_inside,
     k8s_settings,
     numactl_argv,
     placement_to_dict,
@@ -37,6 +38,7 @@ __all__ = [
     "numactl_argv",
     "placement_to_dict",
     "plan",
+    "bound_from_inside",
     "shipped_plugin_conf",
     "spark_conf",
     "spark_defaults_text",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import Enum
 
 from numaspark.placement.model import (
@@ -12,7 +13,7 @@ from numaspark.placement.model import (
     Mode,
     Placement,
 )
-from numaspark.placement.plugin import LEVEL_KEY, PLUGIN_CLASS, jar_path
+from numaspark.placement.plugin import LEVEL_KEY, MEM_POLICY_KEY, PLUGIN_CLASS, jar_path
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -83,11 +84,36 @@ def affinity_conf(placement: Placement) -> dict[str, str]:
 
 def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
     """On a cluster numaspark did not start: the plugin shipped with the application
-    (``spark.jars``) to pin tasks (core/pu) and, at every level, to report from inside each
-    executor where it runs."""
-    return {"spark.plugins": PLUGIN_CLASS, "spark.jars": str(jar_path()),
+    (``spark.jars``) to bind each executor to a node from inside (node), pin tasks
+    (core/pu) and, at every level, report from inside each executor where it runs."""
+    conf = {"spark.plugins": PLUGIN_CLASS, "spark.jars": str(jar_path()),
             "spark.driver.extraClassPath": str(jar_path()),
             LEVEL_KEY: placement.binding.value}  # fmt: skip
+    policy = placement.mem_policy
+    if placement.binding is Binding.NODE and policy not in (None, MemPolicy.PREFERRED):
+        conf[MEM_POLICY_KEY] = policy.value  # preferred, the plugin's default, is left out
+    return conf
+
+
+def bound_from_inside(placement: Placement, slice_known: bool) -> Placement:
+    """Executors the plugin will bind to a node from inside (level node, on a cluster
+    numaspark did not start). They start unbound, so -XX:+UseNUMA is left out (at start their
+    memory mask is not their CPUs' nodes: the JVM would switch it off, JDK-8205051); and the
+    JVM sizes its GC, JIT and Netty pools for every CPU of the host before the plugin binds
+    it, so -XX:ActiveProcessorCount is the CPUs of the node slice each will get, where the
+    cluster's node topology is known (``slice_known``: --xml of its nodes, not a standalone
+    worker's core count)."""
+    jvms = []
+    for jvm in placement.jvms:
+        if jvm.runs_tasks:
+            options = tuple(o for o in jvm.java_options if o != "-XX:+UseNUMA")
+            if slice_known:
+                options += (f"-XX:ActiveProcessorCount={len(jvm.cpus)}",)
+            jvm = replace(jvm, java_options=options)
+        jvms.append(jvm)
+    note = ("the affinity plugin binds each executor to a node from inside, as it starts "
+            "(a node slot per host in its lock directory), and moves its memory there")  # fmt: skip
+    return replace(placement, jvms=tuple(jvms), notes=(*placement.notes, note))
 
 
 def spark_defaults_text(conf: dict[str, str]) -> str:
