@@ -72,7 +72,7 @@ def test_recorded_task_lines_have_only_contract_fields():
 def test_the_node_level_keys_and_report_fields_are_in_the_contract():
     keys = {k["name"]: k for k in CONTRACT["conf"]["keys"]}
     assert plugin.LOCK_DIR_KEY == CONF_PREFIX + "lockDir"
-    assert keys["lockDir"]["default"] == "/tmp/numaspark-affinity"
+    assert keys["lockDir"]["default"] == plugin.DEFAULT_LOCK_DIR
     assert plugin.MEM_POLICY_KEY == CONF_PREFIX + "memPolicy"
     assert keys["memPolicy"]["default"] == "preferred"
     report = _fields("placement_report")

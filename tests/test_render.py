@@ -1,12 +1,14 @@
 """Renderers on fixed inputs: the exact numactl argv, Spark conf, YARN and k8s settings."""
 
 import pytest
-from conftest import topology_file
+from conftest import run_cli, topology_file
 
 from numaspark.placement import (
     Binding,
     Layout,
+    MemPolicy,
     Mode,
+    Platform,
     k8s_settings,
     numactl_argv,
     placement_to_dict,
@@ -15,6 +17,7 @@ from numaspark.placement import (
     spark_defaults_text,
     yarn_settings,
 )
+from numaspark.placement.plugin import DEFAULT_LOCK_DIR, LEVEL_KEY, MEM_POLICY_KEY
 from numaspark.topology import load_xml
 from numaspark.units import GIB
 
@@ -118,3 +121,41 @@ def test_placement_json(xeon24):
     assert [j["role"] for j in data["jvms"]] == ["driver", "executor", "executor"]
     assert data["jvms"][1]["prefix"] == ["numactl", "--cpunodebind=0", "--membind=0"]
     assert data["jvms"][1]["heap"] == data["jvms"][2]["heap"]  # one spark.executor.memory
+
+
+def test_node_binding_on_yarn_and_k8s_offers_the_plugin_from_inside_never_both(xeon24):
+    """The cluster manager's own binding (admin rights) or the plugin's from inside (none):
+    the manager's Spark conf leaves the plugin at level none; the plugin's alternative is
+    level node, starts unbound (no -XX:+UseNUMA) with -XX:ActiveProcessorCount of a node's
+    CPUs, and preferred memory unless another policy was asked. On a saved 2-node server."""
+    placement = plan(xeon24, Layout(executors=2, cores_per_executor=6), Binding.NODE)
+    yarn = yarn_settings(placement, xeon24)
+    assert yarn["spark"][LEVEL_KEY] == "none" and MEM_POLICY_KEY not in yarn["spark"]
+    inside = yarn["spark-plugin"]
+    assert inside[LEVEL_KEY] == "node" and MEM_POLICY_KEY not in inside  # preferred: default
+    assert inside["spark.executor.extraJavaOptions"] == "-XX:ActiveProcessorCount=12"
+    assert set(yarn["which"]) == {"yarn-site + spark", "spark-plugin"}
+    assert "admin rights" in yarn["which"]["yarn-site + spark"]
+    k8s = k8s_settings(placement, xeon24, MemPolicy.INTERLEAVE)
+    assert k8s["spark-plugin"][MEM_POLICY_KEY] == "interleave"
+    assert (
+        k8s["spark-plugin"]["spark.kubernetes.executor.volumes.hostPath.numaspark-locks.mount.path"]
+        == DEFAULT_LOCK_DIR
+    )
+    cores = plan(xeon24, Layout(executors=2, cores_per_executor=6), Binding.CORE)
+    assert "spark-plugin" not in yarn_settings(cores, xeon24)  # core: the plugin pins tasks
+    assert yarn_settings(cores, xeon24)["spark"][LEVEL_KEY] == "core"
+
+
+def test_a_standalone_fragment_to_paste(tmp_path, xeon24):
+    placement = plan(xeon24, Layout(executors=2, cores_per_executor=6), Binding.NODE)
+    conf = Platform.STANDALONE.settings(placement, xeon24)["spark-defaults.conf"]
+    assert conf[LEVEL_KEY] == "node" and "spark.jars" not in conf
+    assert conf["spark.executor.extraClassPath"] == conf["spark.driver.extraClassPath"]
+    shown = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--executors", "2",
+                    "--cores-per-executor", "6", "--bind", "node", "--target", "standalone")  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any(line.split() == [LEVEL_KEY, "node"] for line in lines)
+    assert any(line.split()[:1] == ["spark.executor.extraClassPath"] and line.split()[1:]
+               for line in lines)  # the path on the same line: pasted whole  # fmt: skip

@@ -85,7 +85,7 @@ def plan_command(
     driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1,
     driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g",
     mode: Annotated[Mode, Opt(help="local: one JVM runs tasks; standalone: executors.")] = Mode.STANDALONE,
-    target: Annotated[Platform, Opt(help="Also print settings for YARN or Kubernetes.")] = Platform.SPARK,
+    target: Annotated[Platform, Opt(help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment).")] = Platform.SPARK,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
     hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
@@ -100,12 +100,14 @@ def plan_command(
         return term.json(plans_to_dict(found, driver)) if as_json else term.print(views.hosts_view(found, driver))  # fmt: skip
     topo = topology_of(xml, synthetic)
     placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
-    extra = target.settings(placement, topo)
+    extra = target.settings(placement, topo, where.mem_policy)
     if as_json:
         term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
         return
     term.print(views.placement_view(placement))
-    if extra:
+    if target is Platform.STANDALONE:  # to paste into the standing cluster's spark-defaults.conf
+        term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
+    elif extra:
         term.print(views.settings_view(target.value.upper(), extra))
 
 

@@ -31,6 +31,7 @@ PLACEMENT_FILE = "placement.jsonl"  # the reports' file inside a run directory
 # level node: the host-local directory of node-slot lock files executors spread by, and
 # where their memory goes (preferred, bind or interleave); the plugin's defaults unless set
 LOCK_DIR_KEY = CONF_PREFIX + "lockDir"
+DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity"  # the plugin's default (jvm/contract.json)
 MEM_POLICY_KEY = CONF_PREFIX + "memPolicy"
 JAR_NAME = "numaspark-affinity.jar"
 JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is

@@ -13,7 +13,14 @@ from numaspark.placement.model import (
     Mode,
     Placement,
 )
-from numaspark.placement.plugin import LEVEL_KEY, MEM_POLICY_KEY, PLUGIN_CLASS, jar_path
+from numaspark.placement.plugin import (
+    CONF_PREFIX,
+    DEFAULT_LOCK_DIR,
+    LEVEL_KEY,
+    MEM_POLICY_KEY,
+    PLUGIN_CLASS,
+    jar_path,
+)
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -121,7 +128,8 @@ def spark_defaults_text(conf: dict[str, str]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in conf.items())
 
 
-def yarn_settings(placement: Placement, topology: Topology) -> dict[str, dict[str, str]]:
+def yarn_settings(placement: Placement, topology: Topology,
+                  asked: MemPolicy | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
     """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side.
 
     YARN binds each container to one node with numactl at node level; it has no
@@ -164,11 +172,13 @@ def yarn_settings(placement: Placement, topology: Topology) -> dict[str, dict[st
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
-    spark.update(shipped_plugin_conf(placement))  # pins (core/pu) and reports from executors
-    return {"yarn-site": yarn, "spark": spark}
+    spark.update(_with_manager(placement))  # pins (core/pu) and reports from executors
+    return {"yarn-site": yarn, "spark": spark,
+            **_from_inside(placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked)}  # fmt: skip
 
 
-def k8s_settings(placement: Placement, topology: Topology) -> dict[str, dict[str, object]]:
+def k8s_settings(placement: Placement, topology: Topology,
+                 asked: MemPolicy | None = None) -> dict[str, dict[str, object]]:  # fmt: skip
     """Kubelet CPU/Topology/Memory Manager policies and Spark pod resources for the plan.
 
     Exclusive CPUs need Guaranteed pods: integer CPU requests equal to limits,
@@ -208,8 +218,68 @@ def k8s_settings(placement: Placement, topology: Topology) -> dict[str, dict[str
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
-    spark.update(shipped_plugin_conf(placement))  # the jar must be where pods can fetch it
-    return {"kubelet": kubelet, "spark": spark}
+    spark.update(_with_manager(placement))  # the jar must be where pods can fetch it
+    # the plugin's node slots are host-local files: every executor pod mounts one hostPath
+    volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
+    locks = {f"{volume}.mount.path": DEFAULT_LOCK_DIR, f"{volume}.options.path": DEFAULT_LOCK_DIR}
+    return {"kubelet": kubelet, "spark": spark,
+            **_from_inside(placement, spark, "kubelet", "the kubelet's configuration on every node", asked,
+                           locks)}  # fmt: skip
+
+
+def _with_manager(placement: Placement) -> dict[str, str]:
+    """The plugin beside a cluster manager that binds containers itself (YARN's NUMA
+    awareness, the kubelet's managers): it pins tasks (core/pu) and reports, and binds no
+    executor to a node (level none there: never two binders for one executor)."""
+    conf = shipped_plugin_conf(placement)
+    if placement.binding is Binding.NODE:
+        conf[LEVEL_KEY] = Binding.NONE.value
+        conf.pop(MEM_POLICY_KEY, None)
+    return conf
+
+
+def _inside(placement: Placement, asked: MemPolicy | None) -> Placement:
+    """``placement`` as the plugin realises it from inside: unbound at start, and the memory
+    policy asked for, else the plugin's default (preferred: the numactl plan's default, bind,
+    is numactl's to give a whole process)."""
+    if placement.binding is not Binding.NODE:
+        return placement
+    policy = asked if asked is not None and asked is not MemPolicy.LOCAL else MemPolicy.PREFERRED
+    return replace(bound_from_inside(placement, slice_known=True), mem_policy=policy)
+
+
+def _from_inside(placement: Placement, sized: dict, manager: str, admin: str, asked: MemPolicy | None,
+                 extra: dict[str, str] | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
+    """At node binding, the alternative for a cluster whose managers the user cannot change:
+    the plugin binds each executor from inside (``spark-plugin``), and which needs what."""
+    if placement.binding is not Binding.NODE:
+        return {}
+    inside = _inside(placement, asked)
+    conf = {k: v for k, v in sized.items() if not k.startswith(CONF_PREFIX)
+            and "extraJavaOptions" not in k and k not in ("spark.plugins", "spark.jars")}  # fmt: skip
+    conf.update({k: v for k, v in spark_conf(inside).items() if "extraJavaOptions" in k})
+    conf.update(shipped_plugin_conf(inside))
+    conf.update(extra or {})
+    return {"spark-plugin": conf, "which": {
+        f"{manager} + spark": f"needs admin rights ({admin}): the cluster manager binds each "
+                              "container",
+        "spark-plugin": "no admin rights: the plugin binds each executor from inside as it "
+                        "starts; use one of the two, never both for one executor"}}  # fmt: skip
+
+
+def standalone_settings(placement: Placement, topology: Topology,
+                        asked: MemPolicy | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
+    """A standing standalone cluster (one numaspark did not start): the plugin's conf, as a
+    spark-defaults.conf fragment to paste in, for the level and policy of ``placement``."""
+    inside = _inside(placement, asked)
+    conf = {"spark.executor.cores": str(placement.executors[0].cores),
+            "spark.executor.memory": jvm_size(placement.executors[0].heap)}  # fmt: skip
+    conf.update({k: v for k, v in spark_conf(inside).items()
+                 if k == "spark.executor.extraJavaOptions"})  # fmt: skip
+    conf.update(shipped_plugin_conf(inside))
+    conf["spark.executor.extraClassPath"] = str(jar_path())  # a worker's jar, when copied there
+    conf.pop("spark.jars")  # the class paths name the jar: copy it to that path on every host
+    return {"spark-defaults.conf": conf}
 
 
 def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
@@ -264,10 +334,14 @@ class Platform(str, Enum):
     cluster, or YARN or Kubernetes with their settings."""
 
     SPARK = "spark"
+    STANDALONE = "standalone"  # a standing standalone cluster numaspark did not start
     YARN = "yarn"
     K8S = "k8s"
 
-    def settings(self, placement: Placement, topology: Topology) -> dict[str, dict]:
-        """The platform's settings for ``placement``; none for Spark's own cluster."""
-        render = {Platform.YARN: yarn_settings, Platform.K8S: k8s_settings}.get(self)
-        return render(placement, topology) if render else {}
+    def settings(self, placement: Placement, topology: Topology,
+                 asked: MemPolicy | None = None) -> dict[str, dict]:  # fmt: skip
+        """The platform's settings for ``placement`` (``asked``: the memory policy the user
+        gave, if any); none for Spark's own cluster."""
+        render = {Platform.YARN: yarn_settings, Platform.K8S: k8s_settings,
+                  Platform.STANDALONE: standalone_settings}.get(self)  # fmt: skip
+        return render(placement, topology, asked) if render else {}

@@ -10,7 +10,7 @@ from rich.tree import Tree
 from numaspark.decide.readings import readings
 from numaspark.decide.thresholds import Severity
 from numaspark.experiment.studies import ht_effectiveness
-from numaspark.placement import Placement, numactl_argv, spark_conf
+from numaspark.placement import Placement, numactl_argv, spark_conf, spark_defaults_text
 from numaspark.placement.plugin import SLOTS_ENV
 from numaspark.probe import KERNELS
 from numaspark.topology import Topology
@@ -152,6 +152,15 @@ def hosts_view(plans: list, driver: str) -> RenderableType:
                                    f" ({found.host.address}), topology {found.topology.fingerprint}"))  # fmt: skip
         parts.append(placement_view(found.placement))
     return Group(*parts)
+
+
+def spark_defaults_fragment(conf: dict[str, str]) -> RenderableType:
+    """``plan --target standalone``: lines to paste into a standing cluster's
+    spark-defaults.conf (the jar must be at the class paths' path on every host)."""
+    text = ("# numaspark: the affinity plugin, for a standalone cluster numaspark did not start;\n"
+            f"# copy {conf.get('spark.executor.extraClassPath', 'the jar')} to the same path on "
+            "every worker host\n" + spark_defaults_text(conf))  # fmt: skip
+    return Text(text)  # printed with soft_wrap: pasted whole, never wrapped
 
 
 def settings_view(title: str, sections: dict[str, dict[str, object]]) -> RenderableType:
