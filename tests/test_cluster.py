@@ -52,7 +52,7 @@ def test_a_watched_daemon_is_recorded_found_lost_and_stopped(tmp_path):
         )
         assert cluster.lost() is None
         daemon.kill()
-        assert wait_for(lambda: cluster.lost() is not None, 10)
+        assert wait_for(lambda: cluster.lost() is not None, 60)
         assert cluster.lost().startswith("master exited")
     finally:
         stopped = cluster.stop()
@@ -71,7 +71,7 @@ def test_the_watch_ends_its_daemon_when_its_holder_goes(tmp_path):
         pid = cluster.processes[0]["pid"]
         assert not _gone(pid)
         cluster.stop()
-        assert wait_for(lambda: _gone(pid), 15)
+        assert wait_for(lambda: _gone(pid), 60)
     finally:
         tracker.stop_all()
 
@@ -89,7 +89,7 @@ def test_a_kept_daemon_runs_detached_and_is_stopped_by_pid(tmp_path):
         assert again.kept and again.processes[0]["pid"] == pid
         stopped = again.stop()
         assert stopped.pids == [pid] and stopped.problems == []
-        assert wait_for(lambda: _gone(pid), 15)
+        assert wait_for(lambda: _gone(pid), 60)
         assert not (tmp_path / STATE_FILE).exists()
     finally:
         tracker.stop_all()
@@ -102,7 +102,7 @@ def test_executors_are_found_under_their_worker(tmp_path):
     cluster = _cluster(tmp_path)
     try:
         cluster._start(tracker, HERE, "worker 3", WORKER, index=3)
-        assert wait_for(lambda: cluster.executor_pids(), 10)
+        assert wait_for(lambda: cluster.executor_pids(), 60)
         (pid,) = cluster.executor_pids()[3]
         actual, facts = cluster.read_effective(pid, 3)
         assert actual.pid == pid and len(actual.cpus) >= 1 and facts == {}
@@ -177,4 +177,4 @@ def test_the_local_shell_answers_like_ssh():
     finally:
         child.kill()
         child.wait()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 60  # generous: a loaded machine, not a hang
