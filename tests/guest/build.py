@@ -40,7 +40,11 @@ CACHE = Path(os.environ.get("NUMASPARK_GUEST_CACHE", Path.home() / ".cache/numas
 KERNEL = "linux-image-amd64"  # Debian's current kernel (a metapackage naming the real one)
 BUSYBOX = "busybox-static"
 MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")  # and what they depend on
-NODE_MEMORY = "2048M"  # per node: enough for the planner's auto heap beside a driver
+# NUMA nodes (node i: CPU i and NODE_MIB of memory): 2, or NUMASPARK_GUEST_NODES=4 for the
+# four-node guest of the plugin's proof
+NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
+NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))  # the planner's auto heap
+# beside a driver; and, in the plugin's proof, an executor beside the unbound daemons and driver
 
 # PID 1 of the initramfs: the modules, this machine's / read-only over 9p (tag "host") under a
 # tmpfs overlay, then init.sh of the repository the test runs from (NUMASPARK_REPO, from the
@@ -157,8 +161,8 @@ def toucher(directory: Path) -> Path:
 
 def qemu_argv(kernel_dir: Path, classes: Path) -> list[str]:
     numa = []
-    for node in (0, 1):
-        numa += ["-object", f"memory-backend-ram,id=m{node},size={NODE_MEMORY}",
+    for node in range(NODES):
+        numa += ["-object", f"memory-backend-ram,id=m{node},size={NODE_MIB}M",
                  "-numa", f"node,nodeid={node},cpus={node},memdev=m{node}"]  # fmt: skip
     # the checks find the venv and the repository at the same paths as here
     for path in (ROOT, Path(sys.executable), classes):
@@ -166,9 +170,11 @@ def qemu_argv(kernel_dir: Path, classes: Path) -> list[str]:
             raise RuntimeError(f"{path}: the guest's kernel command line cannot carry a space")
     append = (f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} "
               f"NUMASPARK_PYTHON={sys.executable} NUMASPARK_TOUCHER={classes} "
-              f"NUMASPARK_GUEST_SPARK={os.environ.get('NUMASPARK_GUEST_SPARK', '0')}")  # fmt: skip
+              f"NUMASPARK_GUEST_SPARK={os.environ.get('NUMASPARK_GUEST_SPARK', '0')} "
+              f"NUMASPARK_GUEST_PLUGIN={os.environ.get('NUMASPARK_GUEST_PLUGIN', '1')} "
+              f"NUMASPARK_GUEST_NODES={NODES} NUMASPARK_GUEST_NODE_MIB={NODE_MIB}")  # fmt: skip
     return [
-        "qemu-system-x86_64", "-accel", "tcg", "-smp", "2", "-m", "4096", *numa,
+        "qemu-system-x86_64", "-accel", "tcg", "-smp", str(NODES), "-m", str(NODES * NODE_MIB), *numa,
         "-kernel", str(kernel_dir / "vmlinuz"), "-initrd", str(kernel_dir / "initrd.img"),
         "-append", append,
         "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
@@ -202,12 +208,20 @@ def boot(kernel_dir: Path, classes: Path, log: Path, timeout_s: float = 300) -> 
     return code, "\n".join(lines)
 
 
+def timeout_s() -> float:
+    """How long a boot may take: the checks, and the plugin's Spark proof (about N minutes)."""
+    spark = os.environ.get("NUMASPARK_GUEST_SPARK") == "1"
+    plugin = os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") == "1"
+    return 300 + (600 if spark else 0) + (2400 if plugin else 0)
+
+
 def main() -> int:
     began = time.monotonic()
     kernel_dir = kernel()
     work = CACHE / "last-boot"
     work.mkdir(parents=True, exist_ok=True)
-    code, console = boot(kernel_dir, toucher(work / "java"), work / "console.log")
+    code, console = boot(kernel_dir, toucher(work / "java"), work / "console.log",
+                         timeout_s=timeout_s())
     print(f"qemu exited {code} after {time.monotonic() - began:.0f} s in all", flush=True)
     return 0 if code == 0 and "NUMASPARK-CHECK FAIL" not in console else 1
 
