@@ -62,7 +62,8 @@ def topology() -> str:
         assert nodes[index]["cpus"] == str(index), f"node {index} has CPUs {nodes[index]['cpus']}"
         memory = nodes[index]["memory_bytes"] or 0
         assert 0.75 * NODE_MIB * (1 << 20) < memory <= NODE_MIB << 20, (
-            f"node {index} has {memory} bytes, want ~{NODE_MIB} MiB")
+            f"node {index} has {memory} bytes, want ~{NODE_MIB} MiB"
+        )
     return "; ".join(f"node {i}: CPUs {nodes[i]['cpus']}, {nodes[i]['memory_bytes'] >> 20} MiB"
                      for i in range(NODES))  # fmt: skip
 
@@ -184,7 +185,9 @@ def executor_pids() -> list[int]:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if argv[0].endswith(b"java") and any(b".CoarseGrainedExecutorBackend" in a for a in argv):
+            if argv[0].endswith(b"java") and any(
+                b".CoarseGrainedExecutorBackend" in a for a in argv
+            ):
                 found.append(int(entry.name))
     return sorted(found)
 
@@ -241,8 +244,12 @@ def plugin_node_binding() -> str:
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, webui, wport, wwebui = (free_port() for _ in range(4))
     # daemons that only schedule: little heap, no optimising JIT (every JVM starts ~20x slower)
-    env = spark_env(extra={"SPARK_DAEMON_MEMORY": "256m",
-                           "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+    env = spark_env(
+        extra={
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        }
+    )
     timings: dict[str, float] = {}
     began = time.monotonic()
     daemons = [
@@ -288,8 +295,10 @@ def plugin_node_binding() -> str:
         deadline = started + 1500
         while not (work / "first-job-done").exists():
             if app.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"no first job (run exited {app.poll()}): "
-                                     f"{(work / 'run.log').read_text(errors='replace')[-1500:]}")
+                raise AssertionError(
+                    f"no first job (run exited {app.poll()}): "
+                    f"{(work / 'run.log').read_text(errors='replace')[-1500:]}"
+                )
             time.sleep(2)
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
