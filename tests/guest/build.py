@@ -1,5 +1,6 @@
 """The two-node test guest: this machine itself, booted under QEMU's software emulation with two
-NUMA nodes (CPU 0 + 2 GiB on node 0, CPU 1 + 2 GiB on node 1).
+NUMA nodes (CPU 0 + 2 GiB on node 0, CPU 1 + 2 GiB on node 1); ``NUMASPARK_GUEST_NODES=4``
+boots four (CPU i + 2 GiB on node i; ``NUMASPARK_GUEST_NODE_MIB`` sets the memory per node).
 
 A test fixture, not a product feature. No image is built: the guest's root file system is this
 machine's own ``/``, shared read-only over virtio-9p with a tmpfs overlay on top, so the guest
@@ -18,7 +19,14 @@ PASS|FAIL name: details`` on the serial console, which :func:`boot` returns. Nee
 The bound JVMs are started by ``numaspark launch`` (the same tracked, numactl-prefixed launch
 path as Spark's workers) running a small Java program that touches memory, not by a Spark
 standalone cluster: under software emulation a Spark master took 86 s to start and its two
-workers had not registered 90 s later.
+workers had not registered 90 s later. The one Spark check on by default is the affinity
+plugin's node binding (``plugin-node-binding``, issue 32: ``NUMASPARK_GUEST_PLUGIN=0`` leaves it
+out): a plain master and worker (daemons C1-only, 256 MiB heaps) up in about 110 s, and an
+application whose first job ends about 400 s after submission, so a boot takes about ten minutes
+(``timeout_s``).
+
+The guest runs the repository it was booted from: ``init.sh`` puts its ``src/`` first on
+PYTHONPATH, so a git worktree tests its own code with the main checkout's venv.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The checks the two-node guest runs (as PID 1's child, with the venv's Python), all through
-numaspark's own commands. Each prints ``NUMASPARK-CHECK PASS|FAIL name: details`` on the
+"""The checks the guest runs (as PID 1's child, with the venv's Python), all through numaspark's
+own commands: on two nodes all of them, on four (``NUMASPARK_GUEST_NODES=4``) the topology, the
+plan and the plugin's node binding. Each prints ``NUMASPARK-CHECK PASS|FAIL name: details`` on the
 console; the host's test reads them. What numaspark read from the guest's /proc (effective CPUs,
 numa_maps policy, pages per node) is in the details.
 """
