@@ -5,7 +5,7 @@
 # download (seconds) and kept in ~/.cache/numaspark/numa-guest. The two-node boot takes about ten
 # minutes, eight of them the affinity plugin's node binding on a plain Spark cluster
 # (NUMASPARK_GUEST_PLUGIN=0 leaves it out: about two minutes); a four-node guest then proves the
-# plugin with four executors (about TBD minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
+# plugin with four executors (about 8 minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
 # worker bound to each node (about 3 minutes more). The consoles are saved in
 # test-artifacts/numa-guest/console.log (console-4-nodes.log), the timings in timing.json.
 set -euo pipefail
