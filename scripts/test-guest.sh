@@ -2,8 +2,8 @@
 # The two-node tests (marked long: scripts/test.sh runs them with --long, CI does not): boot this
 # machine again with Debian's kernel and two NUMA nodes under QEMU's software emulation, and run
 # numaspark's placement checks inside it (tests/guest/). The kernel is fetched once with apt-get
-# download (seconds) and kept in ~/.cache/numaspark/numa-guest. The two-node boot takes about ten
-# minutes, eight of them the affinity plugin's node binding on a plain Spark cluster
+# download (seconds) and kept in ~/.cache/numaspark/numa-guest. The two-node boot takes 5 to 11
+# minutes, 4 to 8 of them the affinity plugin's node binding on a plain Spark cluster
 # (NUMASPARK_GUEST_PLUGIN=0 leaves it out: about two minutes); a four-node guest then proves the
 # plugin with four executors (about 8 minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
 # worker bound to each node (about 3 minutes more). The consoles are saved in

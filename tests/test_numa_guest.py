@@ -18,8 +18,8 @@ mappings apart) on its node, and the plugin's report in the run record naming th
 nodes and CPUs. The four-node guest (4 CPUs, four nodes of 2 GiB: ``guest_four``) repeats it
 with four executors.
 
-The two-node boot takes about 11 minutes (the plugin check 8 of them: the plain cluster up in
-110 s, the first job done 400 s after submission), the four-node one about 8 (the kernel is
+The two-node boot takes 5 to 11 minutes (the plugin check 4 to 8 of them: the plain cluster up
+in 42 to 110 s, the first job done 190 to 400 s after submission), the four-node one about 8 (the kernel is
 fetched once, in seconds); it needs qemu-system-x86_64, which scripts/setup.sh installs for the tests.
 ``bash scripts/test-guest.sh`` runs these tests alone; the timings are kept in
 test-artifacts/numa-guest/timing.json.

@@ -21,9 +21,9 @@ path as Spark's workers) running a small Java program that touches memory, not b
 standalone cluster: under software emulation a Spark master took 86 s to start and its two
 workers had not registered 90 s later. The one Spark check on by default is the affinity
 plugin's node binding (``plugin-node-binding``, issue 32: ``NUMASPARK_GUEST_PLUGIN=0`` leaves it
-out): a plain master and worker (daemons C1-only, 256 MiB heaps) up in about 110 s, and an
-application whose first job ends about 400 s after submission, so a boot takes about ten minutes
-(``timeout_s``).
+out): a plain master and worker (daemons C1-only, 256 MiB heaps) up in 42 to 110 s, and an
+application whose first job ends 190 to 400 s after submission, so a boot takes 5 to 11 minutes
+(``timeout_s`` allows 45).
 
 The guest runs the repository it was booted from: ``init.sh`` puts its ``src/`` first on
 PYTHONPATH, so a git worktree tests its own code with the main checkout's venv.
