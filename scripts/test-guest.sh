@@ -2,9 +2,12 @@
 # The two-node tests (marked long: scripts/test.sh runs them with --long, CI does not): boot this
 # machine again with Debian's kernel and two NUMA nodes under QEMU's software emulation, and run
 # numaspark's placement checks inside it (tests/guest/). The kernel is fetched once with apt-get
-# download (seconds) and kept in ~/.cache/numaspark/numa-guest; a boot with the checks takes about
-# two minutes. NUMASPARK_GUEST_SPARK=1 adds a Spark standalone worker bound to each node (about 3
-# minutes more). The guest's console is saved in test-artifacts/numa-guest/console.log.
+# download (seconds) and kept in ~/.cache/numaspark/numa-guest. The two-node boot takes 5 to 11
+# minutes, 4 to 8 of them the affinity plugin's node binding on a plain Spark cluster
+# (NUMASPARK_GUEST_PLUGIN=0 leaves it out: about two minutes); a four-node guest then proves the
+# plugin with four executors (about 8 minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
+# worker bound to each node (about 3 minutes more). The consoles are saved in
+# test-artifacts/numa-guest/console.log (console-4-nodes.log), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh

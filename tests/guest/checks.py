@@ -1,5 +1,6 @@
-"""The checks the two-node guest runs (as PID 1's child, with the venv's Python), all through
-numaspark's own commands. Each prints ``NUMASPARK-CHECK PASS|FAIL name: details`` on the
+"""The checks the guest runs (as PID 1's child, with the venv's Python), all through numaspark's
+own commands: on two nodes all of them, on four (``NUMASPARK_GUEST_NODES=4``) the topology, the
+plan and the plugin's node binding. Each prints ``NUMASPARK-CHECK PASS|FAIL name: details`` on the
 console; the host's test reads them. What numaspark read from the guest's /proc (effective CPUs,
 numa_maps policy, pages per node) is in the details.
 """
@@ -8,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -18,6 +22,10 @@ NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 TOUCHER = ["java", "-Xms200m", "-Xmx200m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC",
            "-cp", os.environ["NUMASPARK_TOUCHER"], "Toucher", "64", "4"]  # fmt: skip
 results: list[bool] = []
+# the guest's shape, from build.py through the kernel command line: node i has CPU i
+NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
+NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))
+HERE = Path(__file__).resolve().parent
 
 
 def numaspark(*args: str) -> str:
@@ -50,20 +58,22 @@ def check(name: str, test) -> None:
 def topology() -> str:
     topo = json.loads(numaspark("topology", "--json"))
     nodes = {n["os_index"]: n for n in topo["numa_nodes"]}
-    assert sorted(nodes) == [0, 1], f"nodes {sorted(nodes)}, want [0, 1]"
-    for index in (0, 1):
+    assert sorted(nodes) == list(range(NODES)), f"nodes {sorted(nodes)}, want 0-{NODES - 1}"
+    for index in range(NODES):
         assert nodes[index]["cpus"] == str(index), f"node {index} has CPUs {nodes[index]['cpus']}"
         memory = nodes[index]["memory_bytes"] or 0
-        assert 1.5 * (1 << 30) < memory <= 2 << 30, f"node {index} has {memory} bytes, want ~2 GiB"
+        assert 0.75 * NODE_MIB * (1 << 20) < memory <= NODE_MIB << 20, (
+            f"node {index} has {memory} bytes, want ~{NODE_MIB} MiB"
+        )
     return "; ".join(f"node {i}: CPUs {nodes[i]['cpus']}, {nodes[i]['memory_bytes'] >> 20} MiB"
-                     for i in (0, 1))  # fmt: skip
+                     for i in range(NODES))  # fmt: skip
 
 
 def plan() -> str:
     placement = json.loads(numaspark("plan", "--executors-per-node", "1", "--bind", "node",
                                      "--json"))  # fmt: skip
     executors = [j for j in placement["jvms"] if j["runs_tasks"]]
-    assert len(executors) == 2, f"{len(executors)} executors, want one per node"
+    assert len(executors) == NODES, f"{len(executors)} executors, want one per node"
     found = []
     for node, jvm in enumerate(sorted(executors, key=lambda j: j["nodes"])):
         want = ["numactl", f"--cpunodebind={node}", f"--membind={node}"]
@@ -152,14 +162,212 @@ def spark_workers() -> str:
     return "; ".join(found)
 
 
+def cpu_list(text: str) -> set[int]:
+    """A Linux list ("0-2,5") as a set."""
+    found: set[int] = set()
+    for part in filter(None, text.strip().split(",")):
+        low, _, high = part.partition("-")
+        found.update(range(int(low), int(high or low) + 1))
+    return found
+
+
+def node_cpus() -> dict[int, set[int]]:
+    base = Path("/sys/devices/system/node")
+    return {int(d.name[4:]): cpu_list((d / "cpulist").read_text())
+            for d in base.glob("node[0-9]*")}  # fmt: skip
+
+
+def executor_pids() -> list[int]:
+    """The executor JVMs running now (Spark's CoarseGrainedExecutorBackend), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"java") and any(
+                b".CoarseGrainedExecutorBackend" in a for a in argv
+            ):
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def threads_cpus(pid: int) -> dict[int, set[int]]:
+    """Each thread's Cpus_allowed_list (/proc/PID/task/TID/status)."""
+    found = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        found[int(task.name)] = cpu_list(re.search(r"^Cpus_allowed_list:\s*(\S+)", status,
+                                                   re.M).group(1))  # fmt: skip
+    return found
+
+
+def pages_per_node(pid: int) -> tuple[dict[int, int], dict[int, int]]:
+    """Resident bytes per node from /proc/PID/numa_maps: of anonymous mappings (anon, heap,
+    stack: no file=) and, apart, of file-backed ones (libjvm, the CDS archive, jars)."""
+    anon: dict[int, int] = {}
+    files: dict[int, int] = {}
+    for line in Path(f"/proc/{pid}/numa_maps").read_text().splitlines():
+        fields = line.split()
+        size = next((int(f.split("=")[1]) for f in fields if f.startswith("kernelpagesize_kB=")),
+                    4) << 10  # fmt: skip
+        into = files if any(f.startswith("file=") for f in fields) else anon
+        for f in fields:
+            if re.fullmatch(r"N\d+=\d+", f):
+                node, pages = f[1:].split("=")
+                into[int(node)] = into.get(int(node), 0) + int(pages) * size
+    return anon, files
+
+
+def mib(per_node: dict[int, int]) -> str:
+    return " ".join(f"N{n} {b / (1 << 20):.1f}" for n, b in sorted(per_node.items())) + " MiB"
+
+
+def plugin_node_binding() -> str:
+    """Issue 32's proof: a standalone cluster started with Spark's own classes (unbound, one
+    worker of NODES cores), an application with the affinity plugin at level node (``numaspark
+    run --master spark://... --bind node``) and NODES executors of one core. Read from this
+    guest's /proc after its first job, while the executors still run: every thread of each
+    executor within one node's CPUs, the executors on NODES different nodes, at least 90% of
+    each one's anonymous resident pages on its node; and the plugin's report (the run record's
+    effective_placement) names the same pids and nodes."""
+    from numaspark.spark.cluster import alive_workers, master_json
+    from numaspark.spark.home import free_port, spark_env, spark_home
+    from numaspark.supervise.stop import stop_processes
+
+    work = Path("/tmp/plugin-node")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    spark_class = str(spark_home() / "bin" / "spark-class")
+    port, webui, wport, wwebui = (free_port() for _ in range(4))
+    # daemons that only schedule: little heap, no optimising JIT (every JVM starts ~20x slower)
+    env = spark_env(
+        extra={
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        }
+    )
+    timings: dict[str, float] = {}
+    began = time.monotonic()
+    daemons = [
+        subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(webui)],
+            env=env, stdout=(work / "master.log").open("w"), stderr=subprocess.STDOUT),
+        subprocess.Popen(
+            [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
+             "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui),
+             "--cores", str(NODES), "--memory", f"{NODES * 640}m", "--work-dir",
+             str(work / "work")],
+            env=env, stdout=(work / "worker.log").open("w"), stderr=subprocess.STDOUT),
+    ]  # fmt: skip
+    app = None
+    try:
+        deadline = time.monotonic() + 900
+        while alive_workers(master_json("127.0.0.1", webui)) < 1:
+            if time.monotonic() > deadline or any(d.poll() is not None for d in daemons):
+                tails = " | ".join((work / f).read_text(errors="replace")[-600:]
+                                   for f in ("master.log", "worker.log"))  # fmt: skip
+                raise AssertionError(f"the plain cluster did not start: {tails}")
+            time.sleep(2)
+        timings["cluster_up_s"] = time.monotonic() - began
+        locks, out = work / "locks", work / "out"
+        argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), "--master",
+                f"spark://127.0.0.1:{port}", "--master-ui", f"http://127.0.0.1:{webui}",
+                "--bind", "node", "--executors", str(NODES), "--cores-per-executor", "1",
+                "--memory-per-executor", "512m", "--executor-wait", "600s", "--timeout", "1800",
+                "--no-collect", "--out", str(out),
+                # C1 only: under emulation C2's compiles cost minutes of the run
+                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf", f"spark.numaspark.affinity.lockDir={locks}",
+                # the first job waits for every executor, so each one works in it
+                "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+                "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=900s",
+                "--", str(work), str(NODES), "900"]  # fmt: skip
+        print("$ " + " ".join(argv), flush=True)
+        app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"),
+                               stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "160"})  # fmt: skip
+        started = time.monotonic()
+        deadline = started + 1500
+        while not (work / "first-job-done").exists():
+            if app.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"no first job (run exited {app.poll()}): "
+                    f"{(work / 'run.log').read_text(errors='replace')[-1500:]}"
+                )
+            time.sleep(2)
+        timings["first_job_s"] = time.monotonic() - started
+        cpus_of = node_cpus()
+        seen = {}
+        for pid in executor_pids():
+            threads = threads_cpus(pid)
+            allowed = set().union(*threads.values())
+            homes = [n for n, cpus in cpus_of.items() if allowed <= cpus]
+            anon, files = pages_per_node(pid)
+            seen[pid] = {"threads": len(threads), "allowed": allowed, "homes": homes,
+                         "anon": anon, "files": files}  # fmt: skip
+        (work / "go").write_text("")
+        app.wait(timeout=900)
+        timings["run_s"] = time.monotonic() - started
+        run_log = (work / "run.log").read_text(errors="replace")
+        assert app.returncode == 0, f"run exited {app.returncode}: {run_log[-1500:]}"
+    finally:
+        if app is not None and app.poll() is None:
+            stop_processes([app.pid])
+        stop_processes([d.pid for d in daemons])
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    reported = {e["pid"]: e for e in record["effective_placement"]}
+    found, problems = [], []
+    for pid, s in sorted(seen.items()):
+        node = s["homes"][0] if len(s["homes"]) == 1 else None
+        anon_total = sum(s["anon"].values())
+        local = s["anon"].get(node, 0) / anon_total if node is not None and anon_total else 0.0
+        r = reported.get(pid, {})
+        found.append(f"executor pid {pid}: {s['threads']} threads, all on CPUs "
+                     f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); anon "
+                     f"{local:.1%} on N{node} of {anon_total / (1 << 20):.0f} MiB "
+                     f"({mib(s['anon'])}); file-backed {mib(s['files'])}; plugin: chosen_nodes "
+                     f"{r.get('chosen_nodes')}, cpus {r.get('cpus')}, choice {r.get('choice')!r}, "
+                     f"binding {r.get('binding')!r}, local_share {r.get('local_share')}")  # fmt: skip
+        if node is None:
+            problems.append(f"pid {pid}: threads on CPUs {sorted(s['allowed'])}, not one node")
+            continue
+        if local < 0.9:
+            problems.append(f"pid {pid}: only {local:.1%} of its anonymous pages on node {node}")
+        if r.get("chosen_nodes") != str(node) or cpu_list(r.get("cpus") or "") != s["allowed"]:
+            problems.append(f"pid {pid}: the plugin reported nodes {r.get('chosen_nodes')} CPUs "
+                            f"{r.get('cpus')}, /proc says node {node}")  # fmt: skip
+    nodes_used = sorted(n for s in seen.values() for n in s["homes"][:1] if len(s["homes"]) == 1)
+    if len(seen) != NODES or nodes_used != list(range(NODES)):
+        problems.append(f"{len(seen)} executors on nodes {nodes_used}, want {NODES}, one a node")
+    if sorted(reported) != sorted(seen):
+        problems.append(f"the plugin reported pids {sorted(reported)}, /proc had {sorted(seen)}")
+    summary = (" | ".join(found) + " | timings: "
+               + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))  # fmt: skip
+    assert not problems, "; ".join(problems) + " | " + summary
+    return summary
+
+
 def main() -> int:
     print("NUMASPARK-CHECKS BEGIN", flush=True)
     print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
-    for name, test in [("topology-two-nodes", topology), ("plan-one-executor-per-node", plan),
-                       ("launch-bound-per-node", bound_per_node),
-                       ("launch-interleave-split", interleaved),
-                       ("launch-remote-memory", remote)]:  # fmt: skip
+    topology_name = f"topology-{ {2: 'two', 4: 'four'}.get(NODES, str(NODES)) }-nodes"
+    if NODES == 2:
+        checks = [(topology_name, topology), ("plan-one-executor-per-node", plan),
+                  ("launch-bound-per-node", bound_per_node),
+                  ("launch-interleave-split", interleaved),
+                  ("launch-remote-memory", remote)]  # fmt: skip
+    else:  # the launch checks are the two-node guest's; this one proves the plugin on more
+        checks = [(topology_name, topology), ("plan-one-executor-per-node", plan)]
+    for name, test in checks:
         check(name, test)
+    if os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") == "1":  # minutes under emulation
+        check("plugin-node-binding", plugin_node_binding)
     if os.environ.get("NUMASPARK_GUEST_SPARK") == "1":  # minutes more under emulation
         check("spark-worker-per-node", spark_workers)
     print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",

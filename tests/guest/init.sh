@@ -11,8 +11,13 @@ mount -t tmpfs tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 ip link set lo up  # servers the checks start listen on 127.0.0.1
 hostname numa-guest && echo "127.0.0.1 numa-guest" >> /etc/hosts  # the overlay's copy
+# numaspark is the booted repository's (src/ first on PYTHONPATH), not the one the venv's
+# editable install points at: a git worktree tests its own code with the main checkout's venv
 NUMASPARK_BIN="$(dirname "$NUMASPARK_PYTHON")/numaspark" NUMASPARK_TOUCHER="$NUMASPARK_TOUCHER" \
-  NUMASPARK_GUEST_SPARK="$NUMASPARK_GUEST_SPARK" "$NUMASPARK_PYTHON" "$NUMASPARK_REPO/tests/guest/checks.py"
+  PYTHONPATH="$NUMASPARK_REPO/src" NUMASPARK_GUEST_SPARK="$NUMASPARK_GUEST_SPARK" \
+  NUMASPARK_GUEST_PLUGIN="$NUMASPARK_GUEST_PLUGIN" NUMASPARK_GUEST_NODES="$NUMASPARK_GUEST_NODES" \
+  NUMASPARK_GUEST_NODE_MIB="$NUMASPARK_GUEST_NODE_MIB" \
+  "$NUMASPARK_PYTHON" "$NUMASPARK_REPO/tests/guest/checks.py"
 echo "numaspark-guest: powering off"
 echo o > /proc/sysrq-trigger
 while :; do :; done  # no more programs: the root may be gone while the power goes off
