@@ -31,7 +31,7 @@ from typing import Protocol
 import psutil
 
 from numaspark.errors import NumasparkError
-from numaspark.supervise.processes import refuse_jvm
+from numaspark.supervise.processes import refuse_jvm, runs
 from numaspark.supervise.stop import stop_processes
 
 CONNECT_TIMEOUT_S = 5
@@ -255,7 +255,7 @@ class Local:
         return status, maps
 
     def stop(self, pids: list[int]) -> None:
-        stop_processes([p for p in pids if _is_spark(p)])
+        stop_processes([p for p in pids if runs(p, "org.apache.spark")])  # not a recycled pid
 
     def free_ports(self, address: str, count: int) -> list[int]:
         # bound together, then released: the OS gives ``count`` different ports
@@ -280,14 +280,6 @@ def _running(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
-        return False
-
-
-def _is_spark(pid: int) -> bool:
-    """Guard against a recycled pid: only stop JVMs that run Spark."""
-    try:
-        return "org.apache.spark" in " ".join(psutil.Process(pid).cmdline())
-    except psutil.Error:
         return False
 
 

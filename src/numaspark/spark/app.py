@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import psutil
-
 from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
@@ -18,7 +16,7 @@ from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import merged
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
 from numaspark.spark.logs import error_line, error_lines, last_error_line
-from numaspark.supervise.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker, runs
 from numaspark.supervise.watch import Watch, Watched
 
 MAX_EXECUTOR_RELAUNCHES = 3
@@ -144,8 +142,9 @@ def run_app(
     started = time.monotonic()
     submit = tracker.start(argv, name="spark-submit", log=run.log,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
+    checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
-                    check=_relaunches(cluster, known_apps) or check)  # fmt: skip
+                    check=lambda: next((why for why in (c() for c in checks) if why), None))  # fmt: skip
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
@@ -198,7 +197,14 @@ def _watched(placement: Placement, cluster: Cluster | None,
     if driver_pid is None:
         return lambda: []
     driver = [Watched(driver_pid, placement.executors[0])]
-    return lambda: driver if _is_jvm(driver_pid) else []
+    execed: list[bool] = []  # once java runs, it stays java: asked no more
+
+    def local() -> list[Watched]:
+        if not execed and runs(driver_pid, "org.apache.spark.deploy.SparkSubmit"):
+            execed.append(True)
+        return driver if execed else []
+
+    return local
 
 
 def _read_on(cluster: Cluster, worker: int, pid: int):
@@ -223,13 +229,6 @@ def _relaunches(cluster: Cluster | None, known_apps: set[str]) -> Callable[[], s
         return None
 
     return check
-
-
-def _is_jvm(pid: int) -> bool:
-    try:
-        return "org.apache.spark.deploy.SparkSubmit" in " ".join(psutil.Process(pid).cmdline())
-    except psutil.Error:
-        return False
 
 
 def find_event_log(events: Path) -> tuple[Path | None, str | None]:

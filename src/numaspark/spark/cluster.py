@@ -309,11 +309,7 @@ class Cluster:
         """Stop every daemon on every host (workers first), each with its descendants; then
         the local processes that watched them. The state file goes once nothing is left."""
         problems, stopped = [], []
-        by_host: dict[str, list[int]] = {}
-        for entry in reversed(self.processes):
-            if entry.get("pid"):
-                by_host.setdefault(entry["host"], []).append(int(entry["pid"]))
-        for name, pids in by_host.items():
+        for name, pids in self.pids_by_host().items():
             try:
                 self.shell(self.host(name)).stop(pids)
                 stopped += pids
@@ -330,6 +326,14 @@ class Cluster:
         if not problems:  # else kept: 'cluster down' can try again once the host answers
             (self.directory / STATE_FILE).unlink(missing_ok=True)
         return Stopped(stopped, problems)
+
+    def pids_by_host(self) -> dict[str, list[int]]:
+        """The daemons' pids on each host, workers before the master (the order to stop)."""
+        by_host: dict[str, list[int]] = {}
+        for entry in reversed(self.processes):
+            if entry.get("pid"):
+                by_host.setdefault(entry["host"], []).append(int(entry["pid"]))
+        return by_host
 
     def _save(self) -> None:
         state = {
@@ -499,8 +503,9 @@ def _refuse_running(directory: Path) -> None:
         return
     try:
         old = Cluster.from_state(directory)
-        pids = [(p["host"], int(p["pid"])) for p in old.processes if p.get("pid")]
-        running = any(pid not in old.shell(old.host(host)).gone([pid]) for host, pid in pids)
+        # one question per host: which of its pids have ended
+        running = any(set(pids) - old.shell(old.host(host)).gone(pids)
+                      for host, pids in old.pids_by_host().items())  # fmt: skip
     except (UsageError, HostError, KeyError, ValueError, StopIteration):
         running = True  # not readable, or a host not answering: not ours to overwrite
     if running:

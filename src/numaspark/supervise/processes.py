@@ -173,6 +173,15 @@ def supervised(grace_s: float = DEFAULT_GRACE_S) -> Iterator[ProcessTracker]:
         yield tracker
 
 
+def runs(pid: int, marker: str) -> bool:
+    """Whether process ``pid`` is alive and its command line names ``marker`` (a Spark main
+    class: a guard against a recycled pid, or a sign that a launcher has exec'd java)."""
+    try:
+        return marker in " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return False
+
+
 def wait_for(predicate, timeout_s: float, interval_s: float = 0.25) -> bool:
     """Poll ``predicate`` until it is true or ``timeout_s`` passes."""
     deadline = time.monotonic() + timeout_s
