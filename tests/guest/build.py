@@ -1,22 +1,24 @@
-"""The two-node test guest: this machine itself, booted under QEMU's software emulation with two
-NUMA nodes (CPU 0 + 2 GiB on node 0, CPU 1 + 2 GiB on node 1); ``NUMASPARK_GUEST_NODES=4``
-boots four (CPU i + 2 GiB on node i; ``NUMASPARK_GUEST_NODE_MIB`` sets the memory per node).
+"""The NUMA guest behind ``scripts/numa-guest.sh``: this machine itself, booted under QEMU's
+software emulation with 1 to 4 NUMA nodes (node i: ``--cpus-per-node`` vCPUs and
+``--memory-per-node`` of memory; two nodes of one CPU and 2 GiB by default), running any command.
 
-A test fixture, not a product feature. No image is built: the guest's root file system is this
-machine's own ``/``, shared read-only over virtio-9p with a tmpfs overlay on top, so the guest
-runs the very numaspark, venv, Java, numactl and hwloc that the other tests use. What it needs of
-its own is a kernel, from Debian's ``linux-image-amd64`` package (``apt-get download``, about 70
-MB), and an initramfs of a few kilobytes: busybox (from ``busybox-static``), the modules for
-virtio-9p and overlayfs, and an ``/init`` that mounts them and switches to ``init.sh``. Both are
-kept in the cache (``~/.cache/numaspark/numa-guest``) while their inputs are unchanged.
+No image is built: the guest's root file system is this machine's own ``/``, shared read-only
+over virtio-9p with a tmpfs overlay on top, so the guest runs the very numaspark, venv, Java,
+numactl and hwloc that the other tests use. What it needs of its own is a kernel, from Debian's
+``linux-image-amd64`` package (``apt-get download``, about 70 MB), and an initramfs of a few
+kilobytes: busybox (from ``busybox-static``), the modules for virtio-9p and overlayfs, and an
+``/init`` that mounts them and switches to ``init.sh``. Both are kept in the cache
+(``~/.cache/numaspark/numa-guest``) while their inputs are unchanged.
 
-The guest runs the checks (``checks.py``) and powers off; each check prints ``NUMASPARK-CHECK
-PASS|FAIL name: details`` on the serial console, which :func:`boot` returns. Needs
-``qemu-system-x86_64`` and ``apt-get``; not root. By hand::
+The command travels in a shell script on the shared root (the kernel command line cannot carry
+spaces); ``init.sh`` runs it between ``NUMASPARK-GUEST-BEGIN`` and ``NUMASPARK-GUEST-EXIT N`` on
+the serial console and powers off; :func:`run_in_guest` echoes what lies between and returns N.
+Needs ``qemu-system-x86_64`` and ``apt-get``; not root. By hand::
 
-    .venv/bin/python tests/guest/build.py      # fetch the kernel if needed, boot, print the console
+    bash scripts/numa-guest.sh --nodes 2 -- numactl --hardware
 
-The bound JVMs are started by ``numaspark launch`` (the same tracked, numactl-prefixed launch
+The placement checks (``checks.py``, run by tests/test_numa_guest.py through the script) print
+``NUMASPARK-CHECK PASS|FAIL name: details`` each. The bound JVMs are started by ``numaspark launch`` (the same tracked, numactl-prefixed launch
 path as Spark's workers) running a small Java program that touches memory, not by a Spark
 standalone cluster: under software emulation a Spark master took 86 s to start and its two
 workers had not registered 90 s later. The one Spark check on by default is the affinity
@@ -25,21 +27,24 @@ out): a plain master and worker (daemons C1-only, 256 MiB heaps) up in 42 to 110
 application whose first job ends 190 to 400 s after submission, so a boot takes 5 to 11 minutes
 (``timeout_s`` allows 45).
 
-The guest runs the repository it was booted from: ``init.sh`` puts its ``src/`` first on
+The guest runs the repository it was booted from: the command script puts its ``src/`` first on
 PYTHONPATH, so a git worktree tests its own code with the main checkout's venv.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,11 +53,12 @@ CACHE = Path(os.environ.get("NUMASPARK_GUEST_CACHE", Path.home() / ".cache/numas
 KERNEL = "linux-image-amd64"  # Debian's current kernel (a metapackage naming the real one)
 BUSYBOX = "busybox-static"
 MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")  # and what they depend on
-# NUMA nodes (node i: CPU i and NODE_MIB of memory): 2, or NUMASPARK_GUEST_NODES=4 for the
-# four-node guest of the plugin's proof
-NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
-NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))  # the planner's auto heap
-# beside a driver; and, in the plugin's proof, an executor beside the unbound daemons and driver
+# The default shape: two nodes (node i: CPU i and NODE_MIB of memory); NODE_MIB is the planner's
+# auto heap beside a driver and, in the plugin's proof, an executor beside the unbound daemons
+# and driver. scripts/numa-guest.sh --nodes/--cpus-per-node/--memory-per-node change it.
+NODES = 2
+NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))
+MAX_NODES = 4
 
 # PID 1 of the initramfs: the modules, this machine's / read-only over 9p (tag "host") under a
 # tmpfs overlay, then init.sh of the repository the test runs from (NUMASPARK_REPO, from the
@@ -72,7 +78,7 @@ exec switch_root /newroot "$NUMASPARK_REPO/tests/guest/init.sh"
 
 
 def run(argv: list[str | Path], **kwargs) -> subprocess.CompletedProcess:
-    print("+", " ".join(str(a) for a in argv), flush=True)
+    print("+", " ".join(str(a) for a in argv), file=sys.stderr, flush=True)
     return subprocess.run([str(a) for a in argv], check=True, **kwargs)
 
 
@@ -120,7 +126,7 @@ def kernel() -> Path:
     """The cached directory with ``vmlinuz`` and ``initrd.img``; fetched and made if missing."""
     done = CACHE / f"kernel-{kernel_key()}"
     if (done / "ready").exists():
-        print(f"kernel: {done} (cached)", flush=True)
+        print(f"kernel: {done} (cached)", file=sys.stderr, flush=True)
         return done
     began = time.monotonic()
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -157,7 +163,7 @@ def kernel() -> Path:
             shutil.rmtree(stale, ignore_errors=True)
     for stale in CACHE.glob("base-*"):
         shutil.rmtree(stale, ignore_errors=True)
-    print(f"kernel: {done} made in {time.monotonic() - began:.0f} s", flush=True)
+    print(f"kernel: {done} made in {time.monotonic() - began:.0f} s", file=sys.stderr, flush=True)
     return done
 
 
@@ -167,25 +173,78 @@ def toucher(directory: Path) -> Path:
     return directory
 
 
-def qemu_argv(kernel_dir: Path, classes: Path, nodes: int = NODES) -> list[str]:
-    numa = []
-    for node in range(nodes):
-        numa += ["-object", f"memory-backend-ram,id=m{node},size={NODE_MIB}M",
-                 "-numa", f"node,nodeid={node},cpus={node},memdev=m{node}"]  # fmt: skip
-    # the checks find the venv and the repository at the same paths as here
-    for path in (ROOT, Path(sys.executable), classes):
+@dataclass(frozen=True)
+class Shape:
+    """The guest's NUMA nodes: node i has CPUs ``i*cpus_per_node`` to ``(i+1)*cpus_per_node-1``
+    and ``node_mib`` MiB of memory. Under software emulation every vCPU is a host thread, so
+    vCPUs may outnumber this machine's cores (slower, not wrong)."""
+
+    nodes: int = NODES
+    cpus_per_node: int = 1
+    node_mib: int = NODE_MIB
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.nodes <= MAX_NODES:
+            raise GuestError(f"--nodes {self.nodes}: the guest has 1 to {MAX_NODES} nodes")
+        if not 1 <= self.cpus_per_node <= 8:
+            raise GuestError(f"--cpus-per-node {self.cpus_per_node}: give 1 to 8")
+        if self.node_mib < 512:
+            raise GuestError(f"--memory-per-node {self.node_mib} MiB: give at least 512 MiB "
+                             "(the guest's JVMs and its overlay live in it)")  # fmt: skip
+
+    def qemu_numa(self) -> list[str]:
+        argv = []
+        for node in range(self.nodes):
+            first = node * self.cpus_per_node
+            cpus = (
+                f"{first}-{first + self.cpus_per_node - 1}"
+                if self.cpus_per_node > 1
+                else str(first)
+            )
+            argv += ["-object", f"memory-backend-ram,id=m{node},size={self.node_mib}M",
+                     "-numa", f"node,nodeid={node},cpus={cpus},memdev=m{node}"]  # fmt: skip
+        return argv
+
+
+class GuestError(Exception):
+    """Bad input to the guest (shape, command, paths): one line for the user."""
+
+
+def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) -> Path:
+    """The command as a shell script on the shared root, which init.sh runs: the kernel command
+    line cannot carry spaces, so COMMAND travels in a file. Each argument is quoted (argv, not a
+    shell string built from it); the caller's NUMASPARK_* variables go along, the venv's bin is
+    first on PATH and the booted repository's src first on PYTHONPATH."""
+    if not argv:
+        raise GuestError("no command: give one after --, e.g. scripts/numa-guest.sh -- numactl -H")
+    venv_bin = Path(sys.executable).parent
+    for path in (ROOT, venv_bin, cwd, directory):
         if any(c.isspace() for c in str(path)):
-            raise RuntimeError(f"{path}: the guest's kernel command line cannot carry a space")
+            raise GuestError(f"{path}: the guest's kernel command line cannot carry a space; "
+                             "use a path without one")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k.startswith("NUMASPARK_")}
+    env.update({"NUMASPARK_BIN": str(venv_bin / "numaspark"), "PYTHONPATH": str(ROOT / "src"),
+                "NUMASPARK_GUEST_NODES": str(shape.nodes),
+                "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
+                "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib)})  # fmt: skip
+    lines = ["#!/bin/sh", f"export PATH={shlex.quote(str(venv_bin))}:$PATH"]
+    lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
+    lines += [f"cd {shlex.quote(str(cwd))} || exit 126", " ".join(shlex.quote(a) for a in argv)]
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / f"command-{os.getpid()}-{time.monotonic_ns()}.sh"
+    script.write_text("\n".join(lines) + "\n")
+    return script
+
+
+def qemu_argv(kernel_dir: Path, shape: Shape, script: Path) -> list[str]:
     append = (f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} "
-              f"NUMASPARK_PYTHON={sys.executable} NUMASPARK_TOUCHER={classes} "
-              f"NUMASPARK_GUEST_SPARK={os.environ.get('NUMASPARK_GUEST_SPARK', '0')} "
-              f"NUMASPARK_GUEST_PLUGIN={os.environ.get('NUMASPARK_GUEST_PLUGIN', '1')} "
-              f"NUMASPARK_GUEST_NODES={nodes} NUMASPARK_GUEST_NODE_MIB={NODE_MIB}")  # fmt: skip
+              f"NUMASPARK_COMMAND={script}")  # fmt: skip
     return [
         # -cpu max: the default qemu64 model lacks SSE4.2/AVX, and `numaspark run` died of
         # SIGILL in the guest (its libraries are built for a newer x86-64)
-        "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", str(nodes),
-        "-m", str(nodes * NODE_MIB), *numa,
+        "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
+        "-smp", str(shape.nodes * shape.cpus_per_node),
+        "-m", str(shape.nodes * shape.node_mib), *shape.qemu_numa(),
         "-kernel", str(kernel_dir / "vmlinuz"), "-initrd", str(kernel_dir / "initrd.img"),
         "-append", append,
         "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
@@ -193,50 +252,104 @@ def qemu_argv(kernel_dir: Path, classes: Path, nodes: int = NODES) -> list[str]:
     ]  # fmt: skip
 
 
-def boot(kernel_dir: Path, classes: Path, log: Path, timeout_s: float = 300,
-         nodes: int = NODES) -> tuple[int, str]:  # fmt: skip
-    """Boot the guest with ``nodes`` nodes, echo and save its console; return QEMU's exit code
-    (-9 when it was killed after ``timeout_s``, silent or not) and the console."""
-    lines = []
-    began = time.monotonic()
-    with open(log, "w") as saved:
-        proc = subprocess.Popen(qemu_argv(kernel_dir, classes, nodes), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                errors="replace")  # fmt: skip
-        watchdog = threading.Timer(timeout_s, proc.kill)
-        watchdog.start()
-        try:
-            for line in proc.stdout:
-                stamped = f"[{time.monotonic() - began:6.1f}s] {line.rstrip()}"
-                print(stamped, flush=True)
-                saved.write(stamped + "\n")
-                lines.append(line.rstrip())
-            code = proc.wait()
-        finally:
-            watchdog.cancel()
-            if proc.poll() is None:  # Ctrl-C
-                proc.kill()
+BEGIN = "NUMASPARK-GUEST-BEGIN"
+EXIT = re.compile(r"NUMASPARK-GUEST-EXIT (\d+)$")
+NO_EXIT = 125  # the guest ended (timeout, panic) before the command reported its status
+
+
+def run_in_guest(argv: list[str], shape: Shape, log: Path, timeout_s: float = 3600,
+                 cwd: Path | None = None, echo=None) -> tuple[int, str]:  # fmt: skip
+    """Boot the guest of ``shape``, run ``argv`` in it (in ``cwd``, default this directory),
+    save the stamped console to ``log``, and return the command's exit status (``NO_EXIT`` when
+    the guest ended before reporting one, killed after ``timeout_s`` or not) and the console.
+    ``echo(line)`` gets each line of the command's own output as it arrives."""
+    script = command_script(argv, (cwd or Path.cwd()).resolve(), shape, CACHE / "commands")
+    lines: list[str] = []
+    status, inside = NO_EXIT, False
+    log.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        kernel_dir = kernel()
+        began = time.monotonic()
+        with open(log, "w") as saved:
+            proc = subprocess.Popen(qemu_argv(kernel_dir, shape, script), stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                                    errors="replace")  # fmt: skip
+            watchdog = threading.Timer(timeout_s, proc.kill)
+            watchdog.start()
+            try:
+                for raw in proc.stdout:
+                    line = raw.rstrip("\r\n").replace("\r", "")
+                    saved.write(f"[{time.monotonic() - began:6.1f}s] {line}\n")
+                    saved.flush()
+                    lines.append(line)
+                    ended = EXIT.search(line)
+                    if ended:
+                        status, inside = int(ended.group(1)), False
+                    elif line.endswith(BEGIN):  # after the firmware's escape codes
+                        inside = True
+                    elif inside and echo is not None:
+                        echo(line)
                 proc.wait()
-    return code, "\n".join(lines)
+            finally:
+                watchdog.cancel()
+                if proc.poll() is None:  # Ctrl-C
+                    proc.kill()
+                    proc.wait()
+    finally:
+        script.unlink(missing_ok=True)
+    return status, "\n".join(lines)
 
 
 def timeout_s() -> float:
-    """How long a boot may take: the checks, and the plugin's Spark proof (about N minutes)."""
+    """How long the checks' boot may take: the checks, and the plugin's Spark proof (about N
+    minutes)."""
     spark = os.environ.get("NUMASPARK_GUEST_SPARK") == "1"
     plugin = os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") == "1"
     return 300 + (600 if spark else 0) + (2400 if plugin else 0)
 
 
-def main() -> int:
-    began = time.monotonic()
-    kernel_dir = kernel()
-    work = CACHE / "last-boot"
-    work.mkdir(parents=True, exist_ok=True)
-    code, console = boot(
-        kernel_dir, toucher(work / "java"), work / "console.log", timeout_s=timeout_s()
+def size_mib(text: str) -> int:
+    """``2048``, ``2048M``, ``2G``: MiB."""
+    found = re.fullmatch(r"(\d+)\s*([MmGg]?)(?:i?[Bb])?", text.strip())
+    if not found:
+        raise GuestError(f"--memory-per-node {text!r}: give MiB (2048) or a size like 2G")
+    return int(found.group(1)) * (1024 if found.group(2) in ("G", "g") else 1)
+
+
+def main(args: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scripts/numa-guest.sh",
+        description="Boot this machine again under QEMU with N NUMA nodes (software emulation) "
+        "and run COMMAND inside, on this machine's root (read-only, under a tmpfs overlay), "
+        "with this repository, its venv and the plugin jar. Prints COMMAND's output and exits "
+        "with its status.",
     )
-    print(f"qemu exited {code} after {time.monotonic() - began:.0f} s in all", flush=True)
-    return 0 if code == 0 and "NUMASPARK-CHECK FAIL" not in console else 1
+    parser.add_argument("--nodes", type=int, default=NODES, help="NUMA nodes, 1 to 4 (2)")
+    parser.add_argument("--cpus-per-node", type=int, default=1, help="vCPUs per node (1)")
+    parser.add_argument("--memory-per-node", default=f"{NODE_MIB}M", help="e.g. 2G (2048M)")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds (3600)")
+    parser.add_argument("--log", type=Path, default=CACHE / "last-boot" / "console.log",
+                        help="where the whole console goes")  # fmt: skip
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
+    opts = parser.parse_args(args)
+    command = opts.command[1:] if opts.command[:1] == ["--"] else opts.command
+    try:
+        shape = Shape(opts.nodes, opts.cpus_per_node, size_mib(opts.memory_per_node))
+        if shutil.which("qemu-system-x86_64") is None:
+            raise GuestError("qemu-system-x86_64 not found: NUMASPARK_SETUP_TESTS=1 bash "
+                             "scripts/setup.sh installs it")  # fmt: skip
+        status, _ = run_in_guest(command, shape, opts.log, opts.timeout,
+                                 echo=lambda line: print(line, flush=True))  # fmt: skip
+    except GuestError as exc:
+        print(f"numa-guest: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("numa-guest: interrupted; the guest was stopped", file=sys.stderr)
+        return 130
+    if status == NO_EXIT:
+        print(f"numa-guest: the guest ended before the command did (timeout {opts.timeout:.0f} s "
+              f"or a crash): see {opts.log}", file=sys.stderr)  # fmt: skip
+    return status
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 TOUCHER = ["java", "-Xms200m", "-Xmx200m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC",
            "-cp", os.environ["NUMASPARK_TOUCHER"], "Toucher", "64", "4"]  # fmt: skip
 results: list[bool] = []
-# the guest's shape, from build.py through the kernel command line: node i has CPU i
+# the guest's shape, from numa-guest.sh (build.py) through the command script: node i has CPU i
 NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
 NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))
 HERE = Path(__file__).resolve().parent

@@ -1,0 +1,85 @@
+"""scripts/numa-guest.sh without booting: the guest's shape, the command script that carries
+COMMAND past the kernel command line, QEMU's NUMA arguments, and bad input refused in one line
+before anything boots. The boots themselves are in test_numa_guest.py (long)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+import pytest
+from conftest import ROOT
+from guest import build
+
+
+def test_shape_gives_each_node_its_cpus_and_memory():
+    argv = build.Shape(nodes=3, cpus_per_node=2, node_mib=1024).qemu_numa()
+    numa = [argv[i + 1] for i, a in enumerate(argv) if a == "-numa"]
+    assert numa == ["node,nodeid=0,cpus=0-1,memdev=m0", "node,nodeid=1,cpus=2-3,memdev=m1",
+                    "node,nodeid=2,cpus=4-5,memdev=m2"]  # fmt: skip
+    assert "memory-backend-ram,id=m2,size=1024M" in argv
+
+
+def test_qemu_gets_every_vcpu_and_all_memory(tmp_path):
+    shape = build.Shape(nodes=4, cpus_per_node=2, node_mib=768)
+    argv = build.qemu_argv(tmp_path, shape, tmp_path / "command.sh")
+    assert argv[argv.index("-smp") + 1] == "8"  # vCPUs may outnumber this machine's cores
+    assert argv[argv.index("-m") + 1] == str(4 * 768)
+    assert argv[argv.index("-cpu") + 1] == "max"  # numpy and Spark need more than qemu64
+    assert f"NUMASPARK_COMMAND={tmp_path / 'command.sh'}" in argv[argv.index("-append") + 1]
+
+
+@pytest.mark.parametrize(
+    ("shape", "words"),
+    [({"nodes": 0}, "1 to 4 nodes"), ({"nodes": 5}, "1 to 4 nodes"),
+     ({"cpus_per_node": 0}, "--cpus-per-node"), ({"node_mib": 100}, "at least 512")],
+)  # fmt: skip
+def test_a_shape_the_guest_cannot_take_is_refused(shape, words):
+    with pytest.raises(build.GuestError, match=words):
+        build.Shape(**shape)
+
+
+def test_the_command_travels_quoted_in_a_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMASPARK_GUEST_PLUGIN", "0")
+    monkeypatch.setenv("UNRELATED_SECRET", "x")
+    argv = ["sh", "-c", "echo 'it''s' $HOME; exit 3", "a b"]
+    script = build.command_script(argv, tmp_path, build.Shape(), tmp_path / "cmds")
+    text = script.read_text()
+    assert text.splitlines()[-1] == " ".join(shlex.quote(a) for a in argv)
+    assert "export NUMASPARK_GUEST_PLUGIN=0" in text  # the caller's NUMASPARK_* go along
+    assert "UNRELATED_SECRET" not in text
+    assert f"export PYTHONPATH={ROOT / 'src'}" in text
+    # run here, the script runs the command with its arguments intact, in the given directory
+    done = subprocess.run(["sh", str(script)], capture_output=True, text=True,
+                          env={**os.environ, "HOME": "/home-x"})  # fmt: skip
+    assert done.returncode == 3
+    assert done.stdout == "its /home-x\n"
+
+
+def test_a_path_with_a_space_is_refused(tmp_path):
+    spaced = tmp_path / "a dir"
+    with pytest.raises(build.GuestError, match="cannot carry a space"):
+        build.command_script(["true"], spaced, build.Shape(), tmp_path / "cmds")
+
+
+@pytest.mark.parametrize(("text", "mib"), [("2048", 2048), ("2G", 2048), ("512M", 512),
+                                           ("1GiB", 1024)])  # fmt: skip
+def test_memory_sizes(text, mib):
+    assert build.size_mib(text) == mib
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--nodes", "5", "--", "true"], "--nodes 5: the guest has 1 to 4 nodes"),
+     (["--memory-per-node", "lots", "--", "true"], "give MiB (2048) or a size like 2G"),
+     (["--"], "no command: give one after --")],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_boots_nothing(args, message):
+    done = subprocess.run(["bash", str(ROOT / "scripts/numa-guest.sh"), *args],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("numa-guest:")]
+    assert message in line
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
