@@ -331,6 +331,9 @@ def corpus(root: Path) -> list[Case]:
                        (["wordcount", "--executor-wait", "0s"], "--executor-wait"),
                        (["wordcount", "--master", "spark://127.0.0.1:1", "--master-ui",
                          "http://127.0.0.1:1"], "--master-ui"),
+                       (["wordcount", "--numa-balancing", "maybe"], "give on or off"),
+                       (["wordcount", "--numa-balancing", "on", "--master", "spark://127.0.0.1:1"],
+                        "--numa-balancing"),
                        (["wordcount", "--xml", xml], "")):  # fmt: skip
         add(Case("run " + " ".join(args), ["run", *args], says=says))
     for args in (["--", "/nonexistent/program"], ["--executors", "99", "--", "true"], [],

@@ -1,5 +1,6 @@
 """Process tracking and effective placement, on real processes of this machine."""
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 
 from numaspark.placement import Binding, Layout, plan
 from numaspark.readback.proc import differences, read_effective
-from numaspark.supervise.processes import ProcessTracker, stop_processes
+from numaspark.supervise.processes import ProcessTracker, stop_processes, wait_for
 from numaspark.topology import load_machine
 
 # A parent that starts a child which ignores SIGTERM: only SIGKILL stops it.
@@ -130,7 +131,18 @@ def test_what_a_killed_numaspark_left_is_found_and_stopped(tmp_path, monkeypatch
                               stdout=subprocess.PIPE, text=True,
                               env={**os.environ, "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
     assert holder.stdout.readline().strip() == "ready"
-    kids = {p.cmdline()[-1]: p for p in psutil.Process(holder.pid).children()}
+
+    def children() -> dict[str, psutil.Process]:
+        # a child's /proc cmdline can read empty for a moment under load (it failed once)
+        found = {}
+        for child in psutil.Process(holder.pid).children():
+            with contextlib.suppress(psutil.Error):
+                if child.cmdline():
+                    found[child.cmdline()[-1]] = child
+        return found
+
+    assert wait_for(lambda: len(children()) == 3, 10), children()
+    kids = children()
     try:
         assert ledger.leftovers() == {}  # its owner is alive: its processes are its own
         holder.kill()

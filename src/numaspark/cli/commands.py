@@ -51,6 +51,7 @@ from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import generate
 from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
 from numaspark.experiment.studies import STUDIES
+from numaspark.supervise.balancing import why_not
 # fmt: on
 # isort: on
 
@@ -140,6 +141,7 @@ def run(
     master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
     executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long.", envvar="NUMASPARK_EXECUTOR_WAIT")] = "60s",
     time: TimeOpt = DEFAULT_TIME,
+    numa_balancing: Annotated[Optional[str], Opt(help="on or off: the kernel's automatic NUMA balancing (kernel.numa_balancing, root) for this run, put back after it (default: as found).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Run a workload or your own application, placed as planned, with repetitions; every run
     is stored as it ends."""
@@ -157,9 +159,15 @@ def run(
     if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
         raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
                          "'plan', and for --master k8s:// (its nodes' topology)")  # fmt: skip
+    if numa_balancing not in (None, "on", "off"):
+        raise UsageError(f"--numa-balancing {numa_balancing}: give on or off")
+    if numa_balancing is not None and (hosts or hosts_file or master):
+        raise UsageError("--numa-balancing switches this machine's kernel setting: it is for "
+                         "runs here, not with --hosts or --master")  # fmt: skip
     request = RunRequest(
         workload=chosen.name, size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
+        numa_balancing=None if numa_balancing is None else numa_balancing == "on",
         hosts=inventory_of(hosts, hosts_file), master=master, master_ui=master_ui,
         node_topology=topology_of(xml, synthetic) if xml or synthetic else None,
         executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
@@ -291,8 +299,10 @@ def _study_command(kind: str, doc: str):
         check_repeat(repeat, warmup)
         chosen = application.workload(workload).name
         topo = topology_of()
+        # the binding study compares the kernel's NUMA balancing where it can switch it
+        extra = {"autonuma": why_not() or True} if kind == "binding" else {}
         study = STUDIES[kind](topo, chosen, size, repeat, warmup, params=params(param),
-                              conf=conf_of(conf))  # fmt: skip
+                              conf=conf_of(conf), **extra)  # fmt: skip
         for line in study.cannot:
             term.note("cannot run here:", line)
         experiment = study.experiment
@@ -558,7 +568,11 @@ def tune(
     else:
         check_repeat(repeat, warmup)
         topo = topology_of()
-        space, configs = live_space(topo, workload, size, params(param), conf_of(conf))
+        cannot = why_not()  # autonuma is one more binding where kernel.numa_balancing switches
+        if cannot is not None:
+            term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
+        space, configs = live_space(topo, workload, size, params(param), conf_of(conf),
+                                    autonuma=cannot is None)  # fmt: skip
         objective = live_objective(configs, topo, out, repeat, warmup, data, time=time)
     found = long_work.run_tuner(term, space, objective, budget, workload or replay.name,
                                 out if workload else None, **search)  # fmt: skip

@@ -76,9 +76,11 @@ def recorded_synthetic(table: Path) -> tuple[str | None, Path]:
 
 
 def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,
-               conf: dict | None = None) -> tuple[Space, dict[tuple, Config]]:  # fmt: skip
+               conf: dict | None = None, autonuma: bool = False) -> tuple[Space, dict[tuple, Config]]:  # fmt: skip
     """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
-    candidates are the combinations the planner accepts on ``topology``."""
+    candidates are the combinations the planner accepts on ``topology``. ``autonuma``: one
+    binding more, ``autonuma`` (unbound, kernel.numa_balancing on), and ``none`` then runs with
+    it off; the caller has checked that it can be switched."""
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
@@ -86,21 +88,26 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
         chosen.size(size)
     cores = len(topology.allowed_cores())
     smt = len(topology.allowed_cpus) > cores
-    bindings = [Binding.NONE, Binding.NODE, Binding.CORE] + ([Binding.PU] if smt else [])
+    bindings = ["none", *(["autonuma"] if autonuma else []), "node", "core",
+                *(["pu"] if smt else [])]  # fmt: skip
     layouts = [("local", 1, p) for p in _powers(cores)]
     layouts += [("standalone", e, c) for e in _powers(cores) for c in _powers(cores)
                 if e * c <= cores]  # fmt: skip
     configs: dict[tuple, Config] = {}
     for mode, executors, per in layouts:
         for binding in bindings:
+            balancing = None if not autonuma or binding not in ("none", "autonuma") else (
+                binding == "autonuma")  # fmt: skip
             for per_slot in PER_SLOT:
                 partitions = str(executors * per * per_slot)
                 layout = (Layout(cores_per_executor=per, mode=Mode.LOCAL) if mode == "local"
                           else Layout(executors=executors, cores_per_executor=per))  # fmt: skip
-                config = Config(workload, size, dict(params or {}), layout, binding, None,
+                config = Config(workload, size, dict(params or {}), layout,
+                                Binding.NONE if binding == "autonuma" else Binding(binding), None,
                                 {**(conf or {}), "spark.default.parallelism": partitions,
-                                 "spark.sql.shuffle.partitions": partitions})  # fmt: skip
-                configs[(mode, executors, per, binding.value, per_slot)] = config
+                                 "spark.sql.shuffle.partitions": partitions},
+                                numa_balancing=balancing)  # fmt: skip
+                configs[(mode, executors, per, binding, per_slot)] = config
     runnable, _ = check_configs(list(configs.values()), topology)
     keys = {c.key for c in runnable}
     configs = {k: c for k, c in configs.items() if c.key in keys}

@@ -173,8 +173,11 @@ WEIGHTS: dict[str, tuple[float, float]] = {
     "tasks per slot under": (0.15, 0.3),
 }  # fmt: skip
 BOUND = ("node", "core", "pu")  # bindings that keep an executor on its node(s)
-BINDING_SEVERAL = {"core": 0.0, "node": 0.02, "pu": 0.05, "none": 0.12}
-BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06}
+BINDING_SEVERAL = {"core": 0.0, "node": 0.02, "pu": 0.05, "none": 0.12, "autonuma": 0.08}
+BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06, "autonuma": 0.01}
+# autonuma (unbound, the kernel's NUMA balancing on): no seed measured it against binding.
+# Between unbound and node-bound on several nodes (it migrates pages and tasks toward each
+# other, late and partly); on one node only its scanning cost, nothing to move.
 POLICY = {"bind": 0.0, "local": 0.0, "preferred": 0.02, "interleave": 0.06, "none": 0.08,
           "default": 0.08}  # fmt: skip
 POLICY_WIDE = {**POLICY, "interleave": 0.0, "bind": 0.04}

@@ -12,7 +12,8 @@ from functools import lru_cache
 
 from numaspark import __version__
 from numaspark.experiment.result import Environment
-from numaspark.kernel import NUMA_BALANCING, THP_ENABLED, read_setting, selected
+from numaspark.kernel import THP_ENABLED, read_setting, selected
+from numaspark.supervise.balancing import setting_path
 from numaspark.supervise.processes import refuse_jvm
 
 
@@ -27,7 +28,7 @@ def environment(topology_fingerprint: str, spark_version: str | None) -> Environ
         python=platform.python_version(),
         numaspark=__version__,
         topology_fingerprint=topology_fingerprint,
-        numa_balancing=read_setting(NUMA_BALANCING),
+        numa_balancing=read_setting(setting_path()),  # as switched for the run, if it was
         transparent_hugepages=selected(read_setting(THP_ENABLED)),
         cpus=os.cpu_count(),
     )

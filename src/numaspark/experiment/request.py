@@ -49,6 +49,8 @@ class RunRequest:
     pu_order: PuOrder = PuOrder.CORES_FIRST
     only_nodes: CpuSet | None = None  # executors only on these NUMA nodes
     mem_nodes: CpuSet | None = None  # memory bound here instead of the CPUs' own nodes (remote)
+    # kernel.numa_balancing on/off for the run, put back after it (None: left as found)
+    numa_balancing: bool | None = None
     repeat: int = 1
     warmup: int = 0
     out: Path = Path("numaspark-out")
@@ -124,6 +126,7 @@ def request_of(spec: RunSpec) -> RunRequest:
         layout=layout,
         binding=binding,
         mem_policy=policy,
+        numa_balancing={"on": True, "off": False}.get(spec.numa_balancing or ""),
         spark_conf=conf,
         params=_changed_params(spec),
         rate=float(stream.get("rate", 1000.0)) if streaming else 1000.0,
@@ -179,6 +182,8 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
         ("--pu-order",
          request.pu_order.value if request.pu_order is not PuOrder.CORES_FIRST else None),
         ("--nodes", str(request.only_nodes) if request.only_nodes is not None else None),
+        ("--numa-balancing",
+         None if request.numa_balancing is None else ("on" if request.numa_balancing else "off")),
         ("--rate", f"{request.rate:g}" if request.rate != 1000.0 else None),
         ("--duration", _seconds(duration) if duration is not None else None),
         ("--stream-warmup",

@@ -17,6 +17,8 @@ Schema history (``numaspark.run/N``):
     ``wall_time_s`` is: ``iteration`` for the suite, ``app``, ``job`` or ``submit`` for an
     application), ``app.job_time_ms`` (the union of the jobs' spans), and ``check.command``
     (an application's ``--check``). Version 1 records load as they are (none of these set).
+    Optional since (absent, so None, in older records): ``spec.numa_balancing`` ("on"/"off":
+    the kernel's automatic NUMA balancing as switched for the run; None: left as found).
 
 Everything a reader needs is a typed field: the spec (`RunSpec`, with its
 `Placement`), the environment (`Environment`) and the collectors' figures
@@ -79,6 +81,7 @@ class RunSpec:
     mode: str | None = None  # "local" or "standalone"
     binding: str | None = None  # none, node, core, pu
     mem_policy: str | None = None
+    numa_balancing: str | None = None  # "on"/"off" as asked for the run; None: left as found
     executors: int | None = None
     cores_per_executor: int | None = None
     label: str | None = None  # the configuration's name in tables

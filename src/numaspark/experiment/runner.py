@@ -53,6 +53,7 @@ from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.spark.standing import StandingCluster
+from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import Topology
 from numaspark.workloads import Size, Workload, get_workload
@@ -60,6 +61,8 @@ from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
 
 Progress = Callable[[str], None]
+# another numaspark holding kernel.numa_balancing changed: wait this long for it, then refuse
+BALANCING_WAIT_S = float(os.environ.get("NUMASPARK_BALANCING_WAIT", "60"))
 TargetFactory = Callable[[ProcessTracker, Path, "Path | None"], dict]
 
 
@@ -118,7 +121,14 @@ class Runner:
         return self.targets[key]
 
     def run(self, request: RunRequest) -> list[RunResult]:
-        """Run ``request``; every run (warm-ups too) is stored in ``out`` as it ends."""
+        """Run ``request``; every run (warm-ups too) is stored in ``out`` as it ends. With
+        ``numa_balancing`` set, the kernel's setting is switched for the run and put back."""
+        if request.numa_balancing is None:
+            return self._run(request)
+        with balancing(request.numa_balancing, wait_s=BALANCING_WAIT_S, say=self.say):
+            return self._run(request)
+
+    def _run(self, request: RunRequest) -> list[RunResult]:
         workload, size = _check(request)
         target, placement = self._place(request)
         target.prepare(placement, self.say)
@@ -388,6 +398,8 @@ def base_spec(request: RunRequest, workload: Workload, size: Size | None, manife
         params=dict(workload.params), stream=stream,
         mode=request.layout.mode.value, binding=request.binding.value,
         mem_policy=placement.mem_policy.value if placement.mem_policy else None,
+        numa_balancing=(None if request.numa_balancing is None
+                        else "on" if request.numa_balancing else "off"),
         executors=len(placement.executors), cores_per_executor=placement.executors[0].cores,
         label=request.label, config=request.config_key, cluster=where,
         spark_conf=default_conf(request, workload, placement), placement=placement,

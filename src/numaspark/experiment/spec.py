@@ -72,6 +72,7 @@ class Config:
     conf: dict
     only_nodes: CpuSet | None = None
     mem_nodes: CpuSet | None = None  # memory on these nodes instead of the CPUs' own
+    numa_balancing: bool | None = None  # kernel.numa_balancing for its runs (None: as found)
     note: str = ""  # what the study calls it (e.g. "2B", "remote 0->1")
     title: str = ""  # a whole name instead of the composed one (characterize's)
 
@@ -87,6 +88,8 @@ class Config:
                   f"bind={self.binding.value}"]  # fmt: skip
         if self.mem_policy is not None:
             parts.append(f"mem={self.mem_policy.value}")
+        if self.numa_balancing is not None:
+            parts.append(f"balancing={'on' if self.numa_balancing else 'off'}")
         if self.conf:
             parts.append(",".join(f"{k.removeprefix('spark.')}={v}" for k, v in
                                   sorted(self.conf.items())))  # fmt: skip

@@ -2,7 +2,8 @@
 
 - layouts   (Baig et al.): executors x cores-per-executor over the allowed CPUs;
 - binding   (Baig et al., Awan et al.): no binding vs binding to 1..N nodes, and
-            local vs remote memory (CPUs on node i, memory on node j);
+            local vs remote memory (CPUs on node i, memory on node j); as root, also
+            unbound with the kernel's automatic NUMA balancing on (autonuma) vs off;
 - scaling   (Canali): 1..N concurrent tasks, speedup, efficiency, USL/Amdahl fits;
 - executors (Awan et al., Chiba et al.): 1, 2, 4, ... executors with the same total
             cores and memory, GC per configuration;
@@ -69,23 +70,36 @@ def layouts(topology: Topology, workload: str, size: str = "tiny", repeat: int =
 
 
 def binding(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+            warmup: int = 1, params: dict | None = None, conf: dict | None = None,
+            autonuma: bool | str = False) -> Study:  # fmt: skip
     """n executors (one per node) unbound vs node-bound, n = 1..N (nU vs nB); local vs remote
-    memory per (CPU node, memory node) pair, one node-bound executor."""
+    memory per (CPU node, memory node) pair, one node-bound executor.
+
+    ``autonuma``: True adds nA, unbound with the kernel's automatic NUMA balancing on, beside
+    nU with it off (kernel.numa_balancing switched for each run and put back: the caller has
+    checked that it can be, ``supervise.balancing.why_not``); a text is why it cannot be,
+    reported once with what else cannot run."""
     params = params or {}
     _check_workload(workload, size, params)
     conf = dict(conf or {})
     nodes = list(topology.cpu_nodes)
     memory_nodes = [n for n in topology.nodes if n.allowed]
+    compared = autonuma is True
     configs = []
     for count in range(1, len(nodes) + 1):  # n executors, one per node, unbound (nU) and bound (nB)
         chosen = CpuSet(n.os_index for n in nodes[:count])
         layout = Layout(executors_per_node=1)  # on the chosen nodes: count executors
         configs.append(Config(workload, size, params, layout, Binding.NONE, None, conf,
-                              only_nodes=chosen, note=f"{count}U"))  # fmt: skip
+                              only_nodes=chosen, note=f"{count}U",
+                              numa_balancing=False if compared else None))  # fmt: skip
+        if compared:
+            configs.append(Config(workload, size, params, layout, Binding.NONE, None, conf,
+                                  only_nodes=chosen, note=f"{count}A", numa_balancing=True))  # fmt: skip
         configs.append(Config(workload, size, params, layout, Binding.NODE, MemPolicy.BIND, conf,
                               only_nodes=chosen, note=f"{count}B"))  # fmt: skip
     cannot = []
+    if isinstance(autonuma, str):
+        cannot.append(f"autonuma (unbound, the kernel's NUMA balancing on): {autonuma}")
     if len(memory_nodes) < 2:
         cannot.append(
             f"remote memory (CPUs on node i, memory on node j) and binding to 2..N nodes need "

@@ -53,6 +53,7 @@ def request_for(config: Config, experiment: Experiment, out: Path, data_root=Non
         mem_policy=config.mem_policy,
         only_nodes=config.only_nodes,
         mem_nodes=config.mem_nodes,
+        numa_balancing=config.numa_balancing,
         repeat=experiment.repeat,
         warmup=experiment.warmup,
         out=out,

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from numaspark.supervise import ledger
+from numaspark.supervise.balancing import restore_left
 from numaspark.supervise.ledger import LEDGER, reap
 from numaspark.supervise.stop import DEFAULT_GRACE_S, stop_processes
 
@@ -169,6 +171,9 @@ def supervised(grace_s: float = DEFAULT_GRACE_S) -> Iterator[ProcessTracker]:
     tracker it yields is stopped when the scope ends, by success, failure, Ctrl-C or SIGTERM
     (what is meant to outlive it is released first, ``release_all``)."""
     reap()  # what a numaspark killed by SIGKILL left running, stopped before anything starts
+    put_back = restore_left()  # and kernel.numa_balancing, if it held that changed
+    if put_back is not None and ledger.notify is not None:
+        ledger.notify(put_back)
     with ProcessTracker(grace_s) as tracker, sigterm_raises():
         yield tracker
 
