@@ -315,6 +315,15 @@ def corpus(root: Path) -> list[Case]:
         add(Case("plan " + " ".join(args), ["plan", *args], says=says))
     add(Case("plan --xml NODES --nodes 3", ["plan", "--xml", xml, "--nodes", "3", "--bind", "node"],
              says="NUMA node 3"))  # fmt: skip
+    # plan --out: the files to apply, refused in one line where they cannot be written
+    for args, says in ((["--target", "k8s", "--out", file_not_dir], "cannot write"),
+                       (["--target", "yarn", "--out", unwritable], "cannot write"),
+                       (["--target", "k8s", "--out", f"{file_not_dir}/sub"], "cannot write"),
+                       (["--out", emptydir], "--target"),
+                       (["--target", "yarn", "--plugin-jar", "https://x/a.jar"], "--target k8s"),
+                       (["--image", "spark:4"], "--target k8s")):  # fmt: skip
+        add(Case("plan " + " ".join(args), ["plan", "--xml", xml, "--bind", "node", *args],
+                 says=says))  # fmt: skip
 
     # run, launch, datagen, cluster: refused before any JVM starts
     for args, says in ((["nope"], "unknown workload"), (["wordcount", "--size", "galactic"], ""),

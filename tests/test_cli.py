@@ -3,8 +3,11 @@
 import json
 import os
 import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+import yaml
 from conftest import run_cli, topology_file
 
 
@@ -104,6 +107,42 @@ def test_plan_targets_print_settings():
         check=True,
     )
     assert json.loads(k8s.stdout)["k8s"]["kubelet"]["cpuManagerPolicy"] == "static"
+
+
+def test_plan_out_writes_the_files_a_person_applies(tmp_path):
+    """--out DIR: yarn-site.xml is real Hadoop XML (<configuration><property>), the kubelet's
+    file a KubeletConfiguration, spark-defaults.conf names the pod template written beside it,
+    the plugin's alternative is a file of its own, and README.txt says which needs admin
+    rights and never both."""
+    xml = str(topology_file("24em64t-2n6c2t-pci.xml"))
+    yarn_dir, k8s_dir = tmp_path / "yarn", tmp_path / "k8s"
+    run_cli("plan", "--xml", xml, "--executors-per-node", "1", "--bind", "node", "--target",
+            "yarn", "--out", str(yarn_dir), check=True)  # fmt: skip
+    assert sorted(p.name for p in yarn_dir.iterdir()) == [
+        "README.txt",
+        "spark-defaults.conf",
+        "spark-defaults.plugin.conf",
+        "yarn-site.xml",
+    ]
+    root = ET.parse(yarn_dir / "yarn-site.xml").getroot()
+    assert root.tag == "configuration"
+    names = {p.findtext("name"): p.findtext("value") for p in root.iter("property")}
+    assert names["yarn.nodemanager.numa-awareness.enabled"] == "true"
+    assert "yarn.nodemanager.container-executor.class" not in names
+    readme = (yarn_dir / "README.txt").read_text()
+    assert "admin rights" in readme and "never both" in readme and "YARN-11196" in readme
+    shown = run_cli("plan", "--xml", xml, "--executors-per-node", "1", "--bind", "node",
+                    "--target", "k8s", "--out", str(k8s_dir), check=True)  # fmt: skip
+    assert "asks for 10 CPUs instead of 12" in " ".join(shown.stdout.split())  # the cost, shown
+    kubelet = yaml.safe_load((k8s_dir / "kubelet-config.yaml").read_text())
+    assert (kubelet["apiVersion"], kubelet["kind"]) == ("kubelet.config.k8s.io/v1beta1",
+                                                        "KubeletConfiguration")  # fmt: skip
+    conf = dict(line.split(None, 1) for line in (k8s_dir / "spark-defaults.conf").read_text()
+                .splitlines() if line and not line.startswith("#"))  # fmt: skip
+    template = Path(conf["spark.kubernetes.executor.podTemplateFile"])
+    assert template.is_absolute() and template.parent == k8s_dir.resolve() and template.exists()
+    assert yaml.safe_load(template.read_text())["kind"] == "Pod"
+    assert (k8s_dir / "spark-defaults.plugin.conf").exists()
 
 
 @pytest.mark.integration

@@ -67,6 +67,11 @@ def test_numactl_argv_per_level(xeon24):
 
 
 def test_yarn_settings(xeon24):
+    """YARN-5764's keys as NumaResourceAllocator.init reads them with read-topology false:
+    node-ids a comma list, <N>.memory a long in MB (Configuration.getLong: no unit suffix),
+    <N>.cpus an int; each node holds its executors' containers, rounded up as YARN's scheduler
+    rounds them (minimum allocation 1024 MB), plus the application master's; and no
+    LinuxContainerExecutor (YARN-11196: the default container executor suffices)."""
     placement = plan(
         xeon24, Layout(executors_per_node=1, memory_per_executor=8 * GIB), Binding.NODE
     )
@@ -76,19 +81,35 @@ def test_yarn_settings(xeon24):
         "yarn.nodemanager.numa-awareness.read-topology": "false",
         "yarn.nodemanager.numa-awareness.node-ids": "0,1",
         "yarn.nodemanager.numa-awareness.numactl.cmd": "/usr/bin/numactl",
-        "yarn.nodemanager.numa-awareness.0.memory": "9011",  # 8192 heap + 819 overhead
-        "yarn.nodemanager.numa-awareness.0.cpus": "12",
-        "yarn.nodemanager.numa-awareness.1.memory": "9011",
-        "yarn.nodemanager.numa-awareness.1.cpus": "12",
-        "yarn.nodemanager.container-executor.class": (
-            "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
-        ),
-        "yarn.nodemanager.resource.memory-mb": "18022",
-        "yarn.nodemanager.resource.cpu-vcores": "24",
+        "yarn.nodemanager.numa-awareness.0.memory": "10240",  # 8192 + 819 -> 9216, + AM 1024
+        "yarn.nodemanager.numa-awareness.0.cpus": "13",  # 12 + the AM's vcore
+        "yarn.nodemanager.numa-awareness.1.memory": "10240",
+        "yarn.nodemanager.numa-awareness.1.cpus": "13",
+        "yarn.nodemanager.resource.memory-mb": "19456",  # 2 x 9216 + 1024
+        "yarn.nodemanager.resource.cpu-vcores": "25",
     }
+    assert not any("container-executor" in key for key in settings["yarn-site"])
+    assert "YARN-11196" in settings["why"]["container executor"]
     assert settings["spark"]["spark.executor.memoryOverhead"] == "819m"
     unbound = yarn_settings(plan(xeon24, Layout(executors=2, memory_per_executor=GIB)), xeon24)
     assert unbound["yarn-site"]["yarn.nodemanager.numa-awareness.enabled"] == "false"
+    assert "why" not in unbound
+
+
+def test_yarn_node_figures_parse_as_numa_resource_allocator_reads_them(xeon24):
+    """Every node id listed has its memory and cpus as plain integers, on every level and
+    the four-node server too (a value Java's Long.parseLong refuses stops the NodeManager)."""
+    four = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
+    for topo in (xeon24, four):
+        for binding in (Binding.NODE, Binding.CORE, Binding.PU):
+            yarn = yarn_settings(plan(topo, Layout(executors=4, cores_per_executor=2), binding),
+                                 topo)["yarn-site"]  # fmt: skip
+            ids = yarn["yarn.nodemanager.numa-awareness.node-ids"].split(",")
+            for node in ids:
+                assert int(yarn[f"yarn.nodemanager.numa-awareness.{node}.memory"]) > 0
+                assert int(yarn[f"yarn.nodemanager.numa-awareness.{node}.cpus"]) > 0
+            per_node = sum(int(yarn[f"yarn.nodemanager.numa-awareness.{n}.memory"]) for n in ids)
+            assert per_node >= int(yarn["yarn.nodemanager.resource.memory-mb"])
 
 
 def test_k8s_settings(xeon24):
@@ -111,7 +132,9 @@ def test_k8s_settings(xeon24):
         Binding.NODE,
     )
     assert k8s_settings(straddling, xeon24)["kubelet"]["topologyManagerPolicy"] == "restricted"
-    assert k8s_settings(plan(xeon24, layout), xeon24)["kubelet"] == {"cpuManagerPolicy": "none"}
+    assert k8s_settings(plan(xeon24, layout), xeon24)["kubelet"] == {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+        "cpuManagerPolicy": "none"}  # fmt: skip
 
 
 def test_placement_json(xeon24):

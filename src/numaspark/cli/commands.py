@@ -20,7 +20,7 @@ from numaspark.cli.terminal import Terminal
 from numaspark.errors import ToolMissingError, UsageError
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
-from numaspark.placement import Mode, Platform
+from numaspark.placement import Mode, Platform, target_files, write_files
 from numaspark.placement.share import Split
 from numaspark.report import console as views
 from numaspark.topology.cpuset import CpuSet
@@ -89,9 +89,14 @@ def plan_command(
     target: Annotated[Platform, Opt(help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment).")] = Platform.SPARK,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
     hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
+    out: Annotated[Optional[Path], Opt(help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, kubelet-config.yaml, spark-defaults.conf, the executor pod template, README.txt) into this directory.")] = None,  # noqa: UP045
+    plugin_jar: Annotated[Optional[str], Opt(help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image).")] = None,  # noqa: UP045
+    image: Annotated[Optional[str], Opt(help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Place executors on the machine (or on each of --hosts, from its own topology): CPUs,
     nodes, heap and the numactl prefix of each JVM."""
+    if (plugin_jar or image) and target is not Platform.K8S:
+        raise UsageError("--plugin-jar and --image are for --target k8s")
 
     inventory = inventory_of(hosts, hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
@@ -101,15 +106,20 @@ def plan_command(
         return term.json(plans_to_dict(found, driver)) if as_json else term.print(views.hosts_view(found, driver))  # fmt: skip
     topo = topology_of(xml, synthetic)
     placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
-    extra = target.settings(placement, topo, where.mem_policy)
+    extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image)
+    # the files are written before anything is printed: a bad --out is the only line shown
+    written = write_files(out, target_files(target, extra, out)) if out is not None else []
     if as_json:
         term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
-        return
-    term.print(views.placement_view(placement))
-    if target is Platform.STANDALONE:  # to paste into the standing cluster's spark-defaults.conf
-        term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
-    elif extra:
-        term.print(views.settings_view(target.value.upper(), extra))
+    else:
+        term.print(views.placement_view(placement))
+        # standalone: lines to paste into the standing cluster's spark-defaults.conf
+        if target is Platform.STANDALONE:
+            term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
+        elif extra:
+            term.print(views.settings_view(target.value.upper(), extra))
+    for path in written:
+        term.note("wrote", str(path), colour="green")
 
 
 # --- run ------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """place: executor layouts and bindings on a topology, rendered for numactl, Spark, YARN, k8s."""
 
+from numaspark.placement.kubelet import k8s_settings
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
     Binding,
@@ -12,9 +13,7 @@ from numaspark.placement.model import (
 )
 from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
-    Platform,
     bound_from_inside,
-    k8s_settings,
     numactl_argv,
     placement_to_dict,
     shipped_plugin_conf,
@@ -22,6 +21,7 @@ from numaspark.placement.render import (
     spark_defaults_text,
     yarn_settings,
 )
+from numaspark.placement.targets import Platform, target_files, write_files
 
 __all__ = [
     "PLACEMENT_SCHEMA",
@@ -43,5 +43,7 @@ __all__ = [
     "spark_conf",
     "spark_defaults_text",
     "spark_overhead",
+    "target_files",
+    "write_files",
     "yarn_settings",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from enum import Enum
 
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
@@ -15,7 +14,6 @@ from numaspark.placement.model import (
 )
 from numaspark.placement.plugin import (
     CONF_PREFIX,
-    DEFAULT_LOCK_DIR,
     LEVEL_KEY,
     MEM_POLICY_KEY,
     PLUGIN_CLASS,
@@ -128,6 +126,28 @@ def spark_defaults_text(conf: dict[str, str]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in conf.items())
 
 
+# YARN rounds every container up to a multiple of the scheduler's minimum allocation
+# (yarn.scheduler.minimum-allocation-mb, default 1024): the NUMA allocator then sees that size.
+YARN_ALLOCATION_MB = 1024
+# Spark's application master in client mode (numaspark runs the driver here): spark.yarn.am.memory
+# 512m + 384m overhead, one vcore; a container the NodeManager binds to a node as well.
+SPARK_AM_MB, SPARK_AM_VCORES = 1024, 1
+EXECUTOR_DEFAULT = ("the default container executor suffices (YARN-11196, Hadoop >= 3.4): "
+                    "nothing in this plan needs LinuxContainerExecutor (cgroup CPU enforcement, "
+                    "containers run as the submitting user), so it is not set. On Hadoop 3.1 to "
+                    "3.3 NUMA awareness works only under LinuxContainerExecutor (YARN-5764 docs): "
+                    "there set yarn.nodemanager.container-executor.class to "
+                    "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor and install "
+                    "its setuid container-executor")  # fmt: skip
+
+
+def yarn_container_mb(jvm: JvmPlacement) -> int:
+    """The container YARN grants an executor: heap + overhead as Spark asks (whole MiB, as
+    spark.executor.memory and memoryOverhead are written), rounded up to the allocation step."""
+    asked = jvm.heap // MIB + jvm.overhead // MIB
+    return -(-asked // YARN_ALLOCATION_MB) * YARN_ALLOCATION_MB
+
+
 def yarn_settings(placement: Placement, topology: Topology,
                   asked: MemPolicy | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
     """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side.
@@ -137,34 +157,19 @@ def yarn_settings(placement: Placement, topology: Topology,
     """
     executors = placement.executors
     first = executors[0]
-    nodes = CpuSet.union(j.nodes for j in executors)
-    container_mb = (first.heap + first.overhead) // MIB
+    container_mb = yarn_container_mb(first)
     yarn: dict[str, str] = {
         "yarn.nodemanager.numa-awareness.enabled": str(
             placement.binding is not Binding.NONE
         ).lower()
     }
-    per_node: dict[int, int] = {}
-    for jvm in executors:
-        for node in jvm.nodes:
-            per_node[node] = per_node.get(node, 0) + 1
+    why: dict[str, str] = {}
     if placement.binding is not Binding.NONE:
-        yarn.update(
-            {
-                "yarn.nodemanager.numa-awareness.read-topology": "false",
-                "yarn.nodemanager.numa-awareness.node-ids": ",".join(str(n) for n in nodes),
-                "yarn.nodemanager.numa-awareness.numactl.cmd": "/usr/bin/numactl",
-            }
-        )
-        for node in nodes:
-            count = per_node.get(node, 0)
-            yarn[f"yarn.nodemanager.numa-awareness.{node}.memory"] = str(count * container_mb)
-            yarn[f"yarn.nodemanager.numa-awareness.{node}.cpus"] = str(count * first.cores)
-        yarn["yarn.nodemanager.container-executor.class"] = (
-            "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
-        )
-    yarn["yarn.nodemanager.resource.memory-mb"] = str(len(executors) * container_mb)
-    yarn["yarn.nodemanager.resource.cpu-vcores"] = str(placement.total_cores)
+        yarn.update(_numa_nodes(placement, topology, container_mb, why))
+        why["container executor"] = EXECUTOR_DEFAULT
+    # the scheduler hands out what the executors and the application master take, no more
+    yarn["yarn.nodemanager.resource.memory-mb"] = str(len(executors) * container_mb + SPARK_AM_MB)
+    yarn["yarn.nodemanager.resource.cpu-vcores"] = str(placement.total_cores + SPARK_AM_VCORES)
     spark = {
         "spark.executor.instances": str(len(executors)),
         "spark.executor.cores": str(first.cores),
@@ -172,62 +177,46 @@ def yarn_settings(placement: Placement, topology: Topology,
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
-    spark.update(_with_manager(placement))  # pins (core/pu) and reports from executors
-    return {"yarn-site": yarn, "spark": spark,
-            **_from_inside(placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked)}  # fmt: skip
+    spark.update(with_manager(placement))  # pins (core/pu) and reports from executors
+    return {"yarn-site": yarn, "spark": spark, **({"why": why} if why else {}),
+            **plugin_alternative(placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked)}  # fmt: skip
 
 
-def k8s_settings(placement: Placement, topology: Topology,
-                 asked: MemPolicy | None = None) -> dict[str, dict[str, object]]:  # fmt: skip
-    """Kubelet CPU/Topology/Memory Manager policies and Spark pod resources for the plan.
-
-    Exclusive CPUs need Guaranteed pods: integer CPU requests equal to limits,
-    and memory requests equal to limits (Spark sets the latter itself).
-    """
+def _numa_nodes(placement: Placement, topology: Topology, container_mb: int,
+                why: dict[str, str]) -> dict[str, str]:  # fmt: skip
+    """The NodeManager's NUMA nodes as configuration (read-topology false), as
+    NumaResourceAllocator.init reads them: node-ids a comma list, ``<N>.memory`` a long in MB
+    and ``<N>.cpus`` an int in vcores (an unparsable value stops the NodeManager). It binds a
+    container to the first node, round-robin, that holds all of it, and spreads it over
+    several nodes (or leaves it unbound) when none does: so each node holds its planned
+    executors plus the application master, wherever the round-robin puts it."""
     executors = placement.executors
-    first = executors[0]
-    kubelet: dict[str, object] = {}
-    if placement.binding is Binding.NONE:
-        kubelet["cpuManagerPolicy"] = "none"
-    else:
-        kubelet["cpuManagerPolicy"] = "static"
-        if placement.binding is Binding.CORE and topology.smt:
-            # whole physical cores only: a pod never shares a core's SMT siblings
-            kubelet["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
-        fits_one_node = all(len(j.nodes) == 1 for j in executors)
-        kubelet["topologyManagerPolicy"] = "single-numa-node" if fits_one_node else "restricted"
-        kubelet["topologyManagerScope"] = "pod"
-        if placement.mem_policy is MemPolicy.BIND:
-            kubelet["memoryManagerPolicy"] = "Static"
-            kubelet["reservedMemory"] = [
-                {"numaNode": n.os_index, "limits": {"memory": "1Gi"}} for n in topology.cpu_nodes
-            ]
-        used = CpuSet.union(j.cpus for j in executors)
-        spare = topology.allowed_cpus - used
-        if spare:
-            kubelet["reservedSystemCPUs"] = str(spare)
-    # Kubernetes counts hardware threads: a core-bound executor asks for all of
-    # its cores' threads, so that full-pcpus-only hands it whole cores.
-    cpus = len(first.cpus) if placement.binding in (Binding.CORE, Binding.PU) else first.cores
-    spark: dict[str, object] = {
-        "spark.executor.instances": str(len(executors)),
-        "spark.executor.cores": str(first.cores),
-        "spark.kubernetes.executor.request.cores": str(cpus),
-        "spark.kubernetes.executor.limit.cores": str(cpus),
-        "spark.executor.memory": jvm_size(first.heap),
-        "spark.executor.memoryOverhead": jvm_size(first.overhead),
+    nodes = CpuSet.union(j.nodes for j in executors)
+    per_node = {n: sum(1 for j in executors if n in j.nodes) for n in nodes}
+    conf = {
+        "yarn.nodemanager.numa-awareness.read-topology": "false",
+        "yarn.nodemanager.numa-awareness.node-ids": ",".join(str(n) for n in nodes),
+        # NumaResourceHandlerImpl launches every container under this numactl
+        "yarn.nodemanager.numa-awareness.numactl.cmd": "/usr/bin/numactl",
     }
-    spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
-    spark.update(_with_manager(placement))  # the jar must be where pods can fetch it
-    # the plugin's node slots are host-local files: every executor pod mounts one hostPath
-    volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
-    locks = {f"{volume}.mount.path": DEFAULT_LOCK_DIR, f"{volume}.options.path": DEFAULT_LOCK_DIR}
-    return {"kubelet": kubelet, "spark": spark,
-            **_from_inside(placement, spark, "kubelet", "the kubelet's configuration on every node", asked,
-                           locks)}  # fmt: skip
+    short = []
+    for node in nodes:
+        memory = per_node[node] * container_mb + SPARK_AM_MB
+        conf[f"yarn.nodemanager.numa-awareness.{node}.memory"] = str(memory)
+        vcores = per_node[node] * executors[0].cores + SPARK_AM_VCORES
+        conf[f"yarn.nodemanager.numa-awareness.{node}.cpus"] = str(vcores)
+        size = topology.node(node).memory
+        if size is not None and memory > size // MIB:
+            short.append(f"node {node}: {memory} MB asked, {size // MIB} MB there")
+    why["node sizes"] = (f"each node: its executors' containers ({container_mb} MB, heap + "
+                         f"overhead rounded up to {YARN_ALLOCATION_MB} MB) plus the application "
+                         f"master's ({SPARK_AM_MB} MB, {SPARK_AM_VCORES} vcore)")  # fmt: skip
+    if short:
+        why["too small"] = "; ".join(short) + ": give a smaller --memory-per-executor"
+    return conf
 
 
-def _with_manager(placement: Placement) -> dict[str, str]:
+def with_manager(placement: Placement) -> dict[str, str]:
     """The plugin beside a cluster manager that binds containers itself (YARN's NUMA
     awareness, the kubelet's managers): it pins tasks (core/pu) and reports, and binds no
     executor to a node (level none there: never two binders for one executor)."""
@@ -248,7 +237,7 @@ def _inside(placement: Placement, asked: MemPolicy | None) -> Placement:
     return replace(bound_from_inside(placement, slice_known=True), mem_policy=policy)
 
 
-def _from_inside(placement: Placement, sized: dict, manager: str, admin: str, asked: MemPolicy | None,
+def plugin_alternative(placement: Placement, sized: dict, manager: str, admin: str, asked: MemPolicy | None,
                  extra: dict[str, str] | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
     """At node binding, the alternative for a cluster whose managers the user cannot change:
     the plugin binds each executor from inside (``spark-plugin``), and which needs what."""
@@ -327,21 +316,3 @@ def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
         else spark_conf(placement),
         "notes": list(placement.notes),
     }
-
-
-class Platform(str, Enum):
-    """What runs the executors a plan places (``plan --target``): Spark's own standalone
-    cluster, or YARN or Kubernetes with their settings."""
-
-    SPARK = "spark"
-    STANDALONE = "standalone"  # a standing standalone cluster numaspark did not start
-    YARN = "yarn"
-    K8S = "k8s"
-
-    def settings(self, placement: Placement, topology: Topology,
-                 asked: MemPolicy | None = None) -> dict[str, dict]:  # fmt: skip
-        """The platform's settings for ``placement`` (``asked``: the memory policy the user
-        gave, if any); none for Spark's own cluster."""
-        render = {Platform.YARN: yarn_settings, Platform.K8S: k8s_settings,
-                  Platform.STANDALONE: standalone_settings}.get(self)  # fmt: skip
-        return render(placement, topology, asked) if render else {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -170,7 +172,8 @@ def settings_view(title: str, sections: dict[str, dict[str, object]]) -> Rendera
         table.add_column("key", style="cyan")
         table.add_column("value")
         for key, value in values.items():
-            table.add_row(key, str(value))
+            # the kubelet's maps and lists, and the pod template, as their JSON: one line each
+            table.add_row(key, value if isinstance(value, str) else json.dumps(value))
         parts.append(table)
     return Group(*parts)
 

@@ -1,0 +1,237 @@
+"""A `Placement` for Kubernetes: the kubelet's configuration, Spark's conf and the executor pod.
+
+Each rule below is one the kubelet enforces in its own code, not in
+``pkg/kubelet/apis/config/validation`` (a file that breaks them passes that
+package and then stops the kubelet, or fails every executor pod):
+
+- the static CPU Manager needs a CPU reservation above zero
+  (``cpumanager.NewManager``; ``NewStaticPolicy`` then takes exactly that many);
+- the Static Memory Manager needs ``reservedMemory`` over the NUMA nodes that sums to
+  kubeReserved + systemReserved + the hard eviction threshold for memory
+  (``memorymanager.validateReservedMemory``), whose default of 100Mi counts when unset;
+- ``full-pcpus-only`` admits only CPU requests that are whole multiples of the threads per
+  core (``staticPolicy.Allocate``: SMTAlignmentError);
+- exclusive CPUs go only to containers of Guaranteed pods with integer CPU requests
+  (``staticPolicy.guaranteedCPUs``), and a pod is Guaranteed only when every container,
+  init containers included, has requests equal to limits for CPU and memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numaspark.errors import PlacementError
+from numaspark.placement.model import Binding, MemPolicy, Placement
+from numaspark.placement.plugin import DEFAULT_LOCK_DIR, JAR_NAME
+from numaspark.placement.render import plugin_alternative, spark_conf, with_manager
+from numaspark.topology import CpuSet, Topology
+from numaspark.units import MIB, jvm_size
+
+KUBELET_API = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}
+# the plugin's jar inside the image the pods run: the image must carry it there
+IMAGE_JAR = f"/opt/numaspark/{JAR_NAME}"
+EXECUTOR_CONTAINER = "spark-executor"
+POD_TEMPLATE = "executor-pod-template.yaml"  # beside spark-defaults.conf (plan --out)
+# what each node keeps back from pods under the Static Memory Manager, and how it splits into
+# the three figures the kubelet sums; the planner's auto heap already leaves 10% of a node
+NODE_RESERVED_MIB = 1024
+KUBE_RESERVED_MIB = 512
+EVICTION_MEMORY_MIB = 100  # the kubelet's default memory.available; rendered so it is seen
+# the kubelet's other hard eviction defaults (pkg/kubelet/apis/config/v1beta1/defaults_linux.go):
+# a map that names memory.available alone would drop them
+EVICTION_DEFAULTS = {"nodefs.available": "10%", "nodefs.inodesFree": "5%",
+                     "imagefs.available": "15%"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CpuReservation:
+    """reservedSystemCPUs, and what it left each executor pod."""
+
+    cpus: CpuSet  # reservedSystemCPUs
+    from_executors: CpuSet  # the part of it the plan had given to executors
+    planned: int  # CPUs each executor pod would ask for with no reservation
+    request: int  # CPUs each asks for: whole cores under full-pcpus-only, fitting what is left
+    why: str
+
+
+def threads_per_core(topology: Topology) -> int:
+    """The kubelet's CPUsPerCore: hardware threads over cores."""
+    return max(1, len(topology.online_cpus) // max(1, len(topology.cores)))
+
+
+def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | None = None,
+                 plugin_jar: str | None = None, image: str | None = None) -> dict[str, dict]:  # fmt: skip
+    """Kubelet CPU/Topology/Memory Manager policies, Spark's conf and the executor pod
+    template for the plan; ``plugin_jar``: a URL pods fetch the plugin from (default: the
+    image's ``IMAGE_JAR``); ``image``: spark.kubernetes.container.image."""
+    executors = placement.executors
+    first = executors[0]
+    # Kubernetes counts hardware threads: a core-bound executor asks for all of its cores'
+    # threads, so that it gets whole cores; its task slots stay its cores
+    per_slot = len(first.cpus) // first.cores if placement.binding is Binding.CORE else 1
+    planned = len(first.cpus) if placement.binding in (Binding.CORE, Binding.PU) else first.cores
+    kubelet: dict[str, object] = dict(KUBELET_API)
+    cost: dict[str, str] = {}
+    request = planned
+    if placement.binding is Binding.NONE:
+        kubelet["cpuManagerPolicy"] = "none"
+    else:
+        kubelet["cpuManagerPolicy"] = "static"
+        if topology.smt:
+            # whole physical cores only, at every level: no pod shares a core's SMT siblings
+            kubelet["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
+        reservation = cpu_reservation(placement, topology, planned)
+        kubelet["reservedSystemCPUs"] = str(reservation.cpus)
+        request = reservation.request
+        cost["CPU reservation"] = reservation.why
+        fits_one_node = all(len(j.nodes) == 1 for j in executors)
+        kubelet["topologyManagerPolicy"] = "single-numa-node" if fits_one_node else "restricted"
+        kubelet["topologyManagerScope"] = "pod"
+        if placement.mem_policy is MemPolicy.BIND:
+            kubelet.update(memory_reservation(topology))
+            cost["memory reservation"] = _memory_cost(placement, topology)
+    cores = max(1, request // per_slot)
+    memory_mib = first.heap // MIB + first.overhead // MIB  # what Spark asks each pod for
+    spark: dict[str, str] = {
+        "spark.executor.instances": str(len(executors)),
+        "spark.executor.cores": str(cores),
+        "spark.kubernetes.executor.request.cores": str(request),
+        "spark.kubernetes.executor.limit.cores": str(request),
+        "spark.executor.memory": jvm_size(first.heap),
+        "spark.executor.memoryOverhead": jvm_size(first.overhead),
+        "spark.kubernetes.executor.podTemplateFile": POD_TEMPLATE,
+        "spark.kubernetes.executor.podTemplateContainerName": EXECUTOR_CONTAINER,
+    }
+    if image:
+        spark["spark.kubernetes.container.image"] = image
+    spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
+    spark.update(jar_in_pods(with_manager(placement), plugin_jar))
+    # the plugin's node slots are host-local files: every executor pod mounts one hostPath
+    volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
+    locks = {f"{volume}.mount.path": DEFAULT_LOCK_DIR, f"{volume}.options.path": DEFAULT_LOCK_DIR}
+    # the plugin's alternative has no CPU Manager to reserve for: the plan's own sizes
+    sized = {**spark, "spark.executor.cores": str(first.cores),
+             "spark.kubernetes.executor.request.cores": str(planned),
+             "spark.kubernetes.executor.limit.cores": str(planned)}  # fmt: skip
+    inside = plugin_alternative(placement, sized, "kubelet",
+                                "the kubelet's configuration on every node", asked, locks)  # fmt: skip
+    if "spark-plugin" in inside:  # no kubelet managers there: no template, the plugin binds
+        conf = {k: v for k, v in inside["spark-plugin"].items()
+                if not k.startswith("spark.kubernetes.executor.podTemplate")}  # fmt: skip
+        inside["spark-plugin"] = jar_in_pods(conf, plugin_jar)
+    cost["plugin jar"] = (f"spark.jars {spark['spark.jars']}: " + (
+        "the URL you gave, fetched by every pod" if plugin_jar else
+        f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"))  # fmt: skip
+    return {"kubelet": kubelet, "spark": spark,
+            "executor-pod-template": executor_pod_template(request, memory_mib),
+            "cost": cost, **inside}  # fmt: skip
+
+
+def cpu_reservation(placement: Placement, topology: Topology, planned: int) -> CpuReservation:
+    """reservedSystemCPUs for the static CPU Manager, which refuses to start without one: the
+    plan's spare CPUs (whole cores of them under full-pcpus-only, which also withholds a
+    reserved CPU's siblings), else one core per socket taken from the executors, who then
+    ask for fewer CPUs (whole cores where SMT is on) so that each still fits its node."""
+    step = threads_per_core(topology) if topology.smt else 1
+    used = CpuSet.union(j.cpus for j in placement.executors)
+    spare = topology.allowed_cpus - used
+    if step > 1:
+        spare = CpuSet.union(cpus for _, cpus in topology.allowed_cores()
+                             if cpus.issubset(spare) and len(cpus) == step)  # fmt: skip
+    reserved = spare if spare else _core_per_socket(topology)
+    taken = reserved & used
+    aligned = max(step, planned // step * step)
+    request = min(aligned, _fits(placement, topology, reserved, step))
+    if request < step:
+        raise PlacementError(
+            f"no executor fits beside the kubelet's CPU reservation ({reserved}): "
+            "plan fewer executors per node")  # fmt: skip
+    why = (f"reservedSystemCPUs {reserved}: " + ("the plan's spare CPUs" if not taken else
+           "one core per socket, as the executors used every CPU"))  # fmt: skip
+    if request == planned:
+        why += "; the executors lose none"
+    else:
+        lost = (planned - request) * len(placement.executors)
+        why += (f"; each executor pod asks for {request} CPUs instead of {planned}, {lost} fewer "
+                "in all" + (f" (whole cores of {step} threads: full-pcpus-only)"
+                            if step > 1 else ""))  # fmt: skip
+    return CpuReservation(reserved, taken, planned, request, why)
+
+
+def _core_per_socket(topology: Topology) -> CpuSet:
+    """The lowest-numbered allowed core of each package, all its threads (the kubelet's own
+    choice, takeByTopology, also starts from the low-numbered cores)."""
+    first: dict[int | None, CpuSet] = {}
+    for core, cpus in topology.allowed_cores():
+        first.setdefault(core.package, cpus)
+    return CpuSet.union(first.values())
+
+
+def _fits(placement: Placement, topology: Topology, reserved: CpuSet, step: int) -> int:
+    """The most CPUs, a multiple of ``step``, each executor can ask for once ``reserved`` is
+    withheld: per node for executors on one node, over all nodes for the rest."""
+    executors = placement.executors
+    left = {n.os_index: len(topology.allowed_cpus_of(n) - reserved) for n in topology.cpu_nodes}
+    most = sum(left.values()) // len(executors)
+    for node, free in left.items():
+        on_node = sum(1 for j in executors if j.nodes == CpuSet([node]))
+        if on_node:
+            most = min(most, free // on_node)
+    return most // step * step
+
+
+def memory_reservation(topology: Topology) -> dict[str, object]:
+    """reservedMemory per NUMA node, and the three figures it must sum to, all explicit."""
+    nodes = topology.cpu_nodes
+    total = NODE_RESERVED_MIB * len(nodes)
+    system = total - KUBE_RESERVED_MIB - EVICTION_MEMORY_MIB
+    return {
+        "kubeReserved": {"memory": f"{KUBE_RESERVED_MIB}Mi"},
+        "systemReserved": {"memory": f"{system}Mi"},
+        "evictionHard": {"memory.available": f"{EVICTION_MEMORY_MIB}Mi", **EVICTION_DEFAULTS},
+        "memoryManagerPolicy": "Static",
+        "reservedMemory": [
+            {"numaNode": n.os_index, "limits": {"memory": f"{NODE_RESERVED_MIB}Mi"}} for n in nodes
+        ],  # fmt: skip
+    }
+
+
+def _memory_cost(placement: Placement, topology: Topology) -> str:
+    pod_mib = placement.executors[0].heap // MIB + placement.executors[0].overhead // MIB
+    text = (
+        f"reservedMemory {NODE_RESERVED_MIB}Mi on each node = kubeReserved "
+        f"{KUBE_RESERVED_MIB}Mi + systemReserved + evictionHard {EVICTION_MEMORY_MIB}Mi"
+    )
+    short = []
+    for node in topology.cpu_nodes:
+        count = sum(1 for j in placement.executors if node.os_index in j.nodes)
+        if node.memory is not None and count * pod_mib > node.memory // MIB - NODE_RESERVED_MIB:
+            short.append(f"node {node.os_index} holds {node.memory // MIB - NODE_RESERVED_MIB}Mi "
+                         f"for pods, its executors ask {count * pod_mib}Mi")  # fmt: skip
+    if short:
+        text += ("; " + "; ".join(short) + ": the Memory Manager will not admit them, give a "
+                 "smaller --memory-per-executor")  # fmt: skip
+    return text
+
+
+def executor_pod_template(cpus: int, memory_mib: int) -> dict[str, object]:
+    """The executor pod: its one container Guaranteed with whole CPUs (Spark sets the same
+    figures from its conf; a sidecar or init container added here must match that too)."""
+    resources = {"cpu": str(cpus), "memory": f"{memory_mib}Mi"}
+    container = {"name": EXECUTOR_CONTAINER,
+                 "resources": {"requests": dict(resources), "limits": dict(resources)}}  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [container]}}
+
+
+def jar_in_pods(conf: dict[str, str], url: str | None) -> dict[str, str]:
+    """The plugin's jar where a pod can read it: the URL given, which the driver adds to its
+    class path as it starts, or the image's path (local://, never this machine's)."""
+    if "spark.jars" not in conf:
+        return conf
+    conf = dict(conf)
+    conf["spark.jars"] = url or f"local://{IMAGE_JAR}"
+    if url:
+        conf.pop("spark.driver.extraClassPath", None)
+    else:
+        conf["spark.driver.extraClassPath"] = IMAGE_JAR
+    return conf

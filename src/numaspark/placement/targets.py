@@ -1,0 +1,134 @@
+"""What runs the executors a plan places (``plan --target``), and the files a person applies
+there (``plan --out DIR``): yarn-site.xml, kubelet-config.yaml, spark-defaults.conf, the
+executor pod template, and a README.txt that says which needs admin rights."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from enum import Enum
+from pathlib import Path
+
+import yaml
+
+from numaspark.errors import UsageError
+from numaspark.placement.kubelet import POD_TEMPLATE, k8s_settings
+from numaspark.placement.model import MemPolicy, Placement
+from numaspark.placement.render import spark_defaults_text, standalone_settings, yarn_settings
+from numaspark.topology import Topology
+
+PLUGIN_CONF = "spark-defaults.plugin.conf"  # the alternative with no admin rights (node binding)
+
+
+class Platform(str, Enum):
+    """What runs the executors a plan places (``plan --target``): Spark's own standalone
+    cluster, or YARN or Kubernetes with their settings."""
+
+    SPARK = "spark"
+    STANDALONE = "standalone"  # a standing standalone cluster numaspark did not start
+    YARN = "yarn"
+    K8S = "k8s"
+
+    def settings(self, placement: Placement, topology: Topology, asked: MemPolicy | None = None,
+                 plugin_jar: str | None = None, image: str | None = None) -> dict[str, dict]:  # fmt: skip
+        """The platform's settings for ``placement`` (``asked``: the memory policy the user
+        gave, if any; ``plugin_jar``, ``image``: Kubernetes only); none for Spark's own."""
+        if self is Platform.K8S:
+            return k8s_settings(placement, topology, asked, plugin_jar, image)
+        render = {Platform.YARN: yarn_settings, Platform.STANDALONE: standalone_settings}.get(self)
+        return render(placement, topology, asked) if render else {}
+
+
+def target_files(platform: Platform, settings: dict[str, dict], directory: Path) -> dict[str, str]:
+    """File name -> text for ``plan --out DIRECTORY``; the pod template is named in
+    spark-defaults.conf by its absolute path there, as spark-submit reads it where it runs."""
+    if platform is Platform.SPARK:
+        raise UsageError("--out writes a cluster manager's files: give --target yarn, k8s or "
+                         "standalone")  # fmt: skip
+    if platform is Platform.STANDALONE:
+        conf = settings["spark-defaults.conf"]
+        files = {"spark-defaults.conf": _conf_text(conf, "the affinity plugin for a standalone "
+                                                   "cluster numaspark did not start")}  # fmt: skip
+        return {**files, "README.txt": _readme(platform, files, settings)}
+    spark = dict(settings["spark"])
+    files: dict[str, str] = {}
+    if platform is Platform.YARN:
+        files["yarn-site.xml"] = yarn_site_xml(settings["yarn-site"])
+    else:
+        files["kubelet-config.yaml"] = yaml.safe_dump(settings["kubelet"], sort_keys=False)
+        files[POD_TEMPLATE] = yaml.safe_dump(settings["executor-pod-template"], sort_keys=False)
+        spark["spark.kubernetes.executor.podTemplateFile"] = str(
+            (directory / POD_TEMPLATE).resolve()
+        )
+    files["spark-defaults.conf"] = _conf_text(spark, f"Spark's side of the {platform.value} files")
+    if "spark-plugin" in settings:
+        files[PLUGIN_CONF] = _conf_text(settings["spark-plugin"], "the plugin binds each executor "
+                                        "from inside: no admin rights; never with the files above")  # fmt: skip
+    return {**files, "README.txt": _readme(platform, files, settings)}
+
+
+def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
+    """Write ``files`` into ``directory`` (made if missing); a path that cannot be written is
+    a one-line error."""
+    written = []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            path = directory / name
+            path.write_text(text if text.endswith("\n") else text + "\n")
+            written.append(path)
+    except OSError as error:
+        where = error.filename or directory
+        raise UsageError(f"--out {directory}: cannot write {where}: {error.strerror}") from None
+    return written
+
+
+def yarn_site_xml(properties: dict[str, str]) -> str:
+    """A yarn-site.xml fragment: the <property> elements to merge into each NodeManager's."""
+    root = ET.Element("configuration")
+    root.append(ET.Comment(" numaspark: merge these into yarn-site.xml on every NodeManager "))
+    for name, value in properties.items():
+        prop = ET.SubElement(root, "property")
+        ET.SubElement(prop, "name").text = name
+        ET.SubElement(prop, "value").text = value
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def _conf_text(conf: dict[str, str], what: str) -> str:
+    return f"# numaspark: {what}\n" + spark_defaults_text(conf)
+
+
+_ADMIN = {
+    Platform.YARN: ("yarn-site.xml", "needs admin rights: merge it into yarn-site.xml on every "
+                    "NodeManager and restart them; YARN then binds each container to a node"),
+    Platform.K8S: ("kubelet-config.yaml", "needs admin rights: merge it into each node's kubelet "
+                   "configuration (drain the node, remove /var/lib/kubelet/cpu_manager_state and "
+                   "memory_manager_state, restart the kubelet); the kubelet then gives each "
+                   "executor pod exclusive CPUs and memory on its NUMA node"),
+}  # fmt: skip
+
+
+def _readme(platform: Platform, files: dict[str, str], settings: dict[str, dict]) -> str:
+    lines = [f"numaspark plan --target {platform.value}: files to apply", ""]
+    if platform in _ADMIN:
+        name, text = _ADMIN[platform]
+        lines.append(f"{name}: {text}.")
+    jar = settings.get("spark-defaults.conf", {}).get("spark.executor.extraClassPath")
+    if jar:  # standalone: the class paths name the jar on each host
+        lines.append(f"Copy {jar} to that same path on every worker host.")
+    if POD_TEMPLATE in files:
+        lines.append(f"{POD_TEMPLATE}: the executor pod, every container Guaranteed with whole "
+                     "CPUs; spark-defaults.conf names it (spark.kubernetes.executor."
+                     "podTemplateFile). A sidecar or init container you add must have requests "
+                     "equal to limits, whole CPUs, or the pod loses its exclusive CPUs.")  # fmt: skip
+    lines.append("spark-defaults.conf: Spark's side; pass it with spark-submit --properties-file "
+                 "or merge it into $SPARK_HOME/conf/spark-defaults.conf.")  # fmt: skip
+    if PLUGIN_CONF in files:
+        lines.append(f"{PLUGIN_CONF}: the alternative for a cluster whose managers you cannot "
+                     "change: no admin rights, the numaspark plugin binds each executor to a node "
+                     "from inside as it starts. Use it instead of the files above, never both "
+                     "for one executor.")  # fmt: skip
+    for section in ("why", "cost"):
+        for key, text in settings.get(section, {}).items():
+            lines.append(f"{key}: {text}.")
+    return "\n".join(lines)
