@@ -69,6 +69,8 @@ public final class YarnMini {
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, nmVcores);
     // what each NodeManager offers, as given (never this machine's detected size)
     conf.setInt(YarnConfiguration.NM_PMEM_MB, nmMemoryMb);
+    // MiniYARNCluster sets each NodeManager's memory from this key (4096 unless given)
+    conf.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, nmMemoryMb);
     conf.setInt(YarnConfiguration.NM_VCORES, nmVcores);
     // JVMs reserve far more virtual memory than they use: the checks would kill executors
     conf.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
@@ -88,7 +90,11 @@ public final class YarnMini {
         .addShutdownHook(
             new Thread(
                 () -> {
+                  long start = System.nanoTime();
                   cluster.stop();
+                  System.out.printf(
+                      "numaspark-yarn-mini stopped in %.1f s%n", (System.nanoTime() - start) / 1e9);
+                  System.out.flush();
                   stopped.countDown();
                 },
                 "numaspark-yarn-mini-stop"));
