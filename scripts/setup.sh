@@ -79,4 +79,11 @@ if [ "${NUMASPARK_SETUP_TESTS:-0}" != 1 ]; then
   say "building the affinity plugin (jvm/) if its sources changed"
   .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar()"
 fi
+# the mini YARN (jvm/yarn-mini: hadoop-client-minicluster, tens of MB from Maven's repository
+# once), only when asked: scripts/yarn-mini.sh and the YARN tests (scripts/test-yarn.sh,
+# scripts/test.sh --long) use it
+if [ "${NUMASPARK_SETUP_YARN:-0}" = 1 ]; then
+  say "building the mini YARN (jvm/yarn-mini) if its sources changed"
+  .venv/bin/python -c "from numaspark.spark.yarnmini import build_launcher; build_launcher()"
+fi
 say "ready: $(.venv/bin/numaspark version 2>/dev/null || echo '?') in .venv"

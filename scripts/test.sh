@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up (as scripts/setup.sh), then lint and run the test suite (what CI runs, under 25
 # minutes on two cores). --long adds the scenarios of minutes each that have scripts of their
-# own (the two-node guest, three hosts, a cluster kept up on hosts): about 5 minutes more.
+# own (the two-node guest, three hosts, a cluster kept up on hosts, the mini YARN): about 8
+# minutes more.
 # --fast runs only the tests that start no JVM (no Spark, no Maven, no javac), on two
 # workers, after the lint: under a minute here; numaspark refuses to start a JVM meanwhile
 # (NUMASPARK_NO_JVM), so a test in the wrong lane fails and says so. Without it, the same
@@ -9,11 +10,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
+yarn=0
 args=()
 for arg in "$@"; do
   if [ "$arg" = "--fast" ]; then fast=1; else args+=("$arg"); fi
+  if [ "$arg" = "--long" ]; then yarn=1; fi  # the mini YARN's tests need it built
 done
-NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
+NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$yarn bash scripts/setup.sh
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 # the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)

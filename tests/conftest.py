@@ -124,7 +124,8 @@ SPARK_CLASSES = (
     "org.apache.spark.deploy.SparkSubmit",
     "org.apache.spark.deploy.master.Master",
     "org.apache.spark.deploy.worker.Worker",
-    "org.apache.spark.executor.CoarseGrainedExecutorBackend",
+    "org.apache.spark.executor.CoarseGrainedExecutorBackend",  # YarnCoarseGrained... too
+    "org.apache.spark.deploy.yarn.ExecutorLauncher",  # a YARN application's master
     "org.apache.spark.deploy.history.HistoryServer",
 )
 

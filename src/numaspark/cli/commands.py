@@ -39,6 +39,7 @@ from numaspark.placement import memory_on
 from numaspark.experiment.target import start_kept_cluster
 from numaspark.spark.kept import cluster_status as read_status
 from numaspark.spark.kept import stop_cluster_dir
+from numaspark.spark.kept import start_kept_yarn
 from numaspark.experiment.spec import load_spec
 from numaspark.decide.readings import log_summary
 from numaspark.probe import build_membench, probe_commands, save_probe
@@ -266,7 +267,8 @@ def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOp
     """Show the master's view of a running cluster and where each worker really runs."""
 
     state = read_status(directory)
-    term.json(state) if as_json else term.print(views.cluster_table(state))
+    table = views.yarn_table if state.get("kind") == "yarn-mini" else views.cluster_table
+    term.json(state) if as_json else term.print(table(state))
 
 
 @cluster_app.command("down")
@@ -275,6 +277,46 @@ def cluster_down(directory: Annotated[Path, typer.Argument()]) -> None:
 
     stopped = stop_cluster_dir(directory)
     term.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
+
+
+yarn_app = typer.Typer(help="A mini YARN on this machine (a ResourceManager and NodeManagers) to run --master yarn on.")  # fmt: skip
+app.add_typer(yarn_app, name="yarn")
+
+
+@yarn_app.command("up")
+def yarn_up(
+    directory: Annotated[Path, typer.Argument(help="Its directory (state, logs, conf/yarn-site.xml, the NodeManagers' work).")],
+    nodemanagers: Annotated[int, Opt(help="NodeManagers to start.")] = 1,
+    nm_memory: Annotated[str, Opt(help="Memory each NodeManager offers containers.")] = "4g",
+    nm_vcores: Annotated[int, Opt(help="Vcores each NodeManager offers.")] = 2,
+    min_allocation: Annotated[str, Opt(help="The scheduler's minimum (and rounding) allocation.")] = "128m",
+    host: Annotated[str, Opt(help="Address the ResourceManager and NodeManagers listen on.")] = "127.0.0.1",
+) -> None:  # fmt: skip
+    """Start a mini YARN (hadoop-client-minicluster) and leave it running; the last line is
+    the HADOOP_CONF_DIR to export for --master yarn."""
+
+    mib = 1 << 20
+    cluster = start_kept_yarn(directory, nodemanagers, parse_size(nm_memory) // mib, nm_vcores,
+                              parse_size(min_allocation) // mib, host, term.say)  # fmt: skip
+    # unwrapped lines: the last one is for a shell (scripts/yarn-mini.sh, eval)
+    term.lines([f"mini YARN up: ResourceManager web app http://{host}:{cluster.master_webui}, "
+                f"{nodemanagers} NodeManager(s); state in {cluster.directory / 'cluster.json'}",
+                f"use it: numaspark run WORKLOAD --master yarn ...; stop it: numaspark yarn down "
+                f"{directory}", f"export HADOOP_CONF_DIR={cluster.hadoop_conf_dir}"])  # fmt: skip
+
+
+@yarn_app.command("status")
+def yarn_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOpt = False) -> None:
+    """Show the ResourceManager's view of a running mini YARN's NodeManagers."""
+
+    cluster_status(directory, as_json)
+
+
+@yarn_app.command("down")
+def yarn_down(directory: Annotated[Path, typer.Argument()]) -> None:
+    """Stop the mini YARN, and any container left of its applications."""
+
+    cluster_down(directory)
 
 
 # --- experiment -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from numaspark.experiment.result import (
     RunResult,
     RunSpec,
     Status,
+    YarnApplication,
 )
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.aggregate import (
@@ -234,6 +235,7 @@ def _shared(outputs: AppOutputs) -> dict:
         "effective_placement": list(app.effective) if app else [],
         "warnings": warnings,
         "artifacts": outputs.artifacts,
+        "yarn": YarnApplication.of(outputs.app_id, log.executors) if log is not None else None,
     }
 
 

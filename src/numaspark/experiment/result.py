@@ -17,8 +17,10 @@ Schema history (``numaspark.run/N``):
     ``wall_time_s`` is: ``iteration`` for the suite, ``app``, ``job`` or ``submit`` for an
     application), ``app.job_time_ms`` (the union of the jobs' spans), and ``check.command``
     (an application's ``--check``). Version 1 records load as they are (none of these set).
-    Optional since (absent, so None, in older records): ``spec.numa_balancing`` ("on"/"off":
-    the kernel's automatic NUMA balancing as switched for the run; None: left as found).
+    Optional fields added since, absent (None) in older records: ``yarn`` (a run on YARN: its
+    application id, and each executor's container id and host, from the executors' attributes
+    in the event log); ``spec.numa_balancing`` ("on"/"off": the kernel's automatic NUMA
+    balancing as switched for the run; None: left as found).
 
 Everything a reader needs is a typed field: the spec (`RunSpec`, with its
 `Placement`), the environment (`Environment`) and the collectors' figures
@@ -377,6 +379,56 @@ class Artifacts:
 
 
 @dataclass(frozen=True)
+class YarnContainer:
+    """One executor's YARN container, as Spark's event log names it."""
+
+    executor: str
+    container_id: str
+    host: str | None = None  # the NodeManager's host
+    node_http_address: str | None = None  # its web address (the container's logs)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class YarnApplication:
+    """The YARN application a run was, and its executors' containers."""
+
+    application_id: str
+    containers: tuple[YarnContainer, ...] = ()
+
+    @classmethod
+    def of(cls, app_id: str | None, executors: dict[str, dict]) -> YarnApplication | None:
+        """From the event log's executors (their YARN attributes); None where none has any
+        (a run elsewhere than YARN)."""
+        containers = tuple(
+            YarnContainer(executor=executor, container_id=attrs["CONTAINER_ID"],
+                          host=attrs.get("NM_HOST"),
+                          node_http_address=attrs.get("NM_HTTP_ADDRESS"))
+            for executor, entry in sorted(executors.items(), key=lambda e: _executor_order(e[0]))
+            if "CONTAINER_ID" in (attrs := entry.get("attributes") or {})
+        )  # fmt: skip
+        if not containers or not app_id:
+            return None
+        return cls(application_id=app_id, containers=containers)
+
+    def to_dict(self) -> dict:
+        return {"application_id": self.application_id,
+                "containers": [c.to_dict() for c in self.containers]}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> YarnApplication:
+        return cls(application_id=str(data.get("application_id")),
+                   containers=tuple(YarnContainer(**_known(YarnContainer, c))
+                                    for c in data.get("containers") or ()))  # fmt: skip
+
+
+def _executor_order(executor: str) -> tuple[int, str]:
+    return (int(executor), executor) if executor.isdigit() else (1 << 30, executor)
+
+
+@dataclass(frozen=True)
 class RunResult:
     spec: RunSpec  # workload, size, params, mode, layout, binding, placement, spark conf
     environment: Environment
@@ -395,6 +447,7 @@ class RunResult:
     check: Check | None = None
     app: AppInfo = field(default_factory=AppInfo)  # the application that ran it
     artifacts: Artifacts = field(default_factory=Artifacts)  # paths: run dir, event log, logs
+    yarn: YarnApplication | None = None  # a run on YARN: its application and containers
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     schema: str = RUN_SCHEMA
@@ -415,6 +468,8 @@ class RunResult:
             object.__setattr__(self, "app", AppInfo.from_dict(self.app))
         if isinstance(self.check, dict):
             object.__setattr__(self, "check", Check.from_dict(self.check))
+        if isinstance(self.yarn, dict):
+            object.__setattr__(self, "yarn", YarnApplication.from_dict(self.yarn))
         if not isinstance(self.artifacts, Artifacts):
             object.__setattr__(self, "artifacts", Artifacts.from_dict(self.artifacts))
         if not all(isinstance(e, EffectiveJvm) for e in self.effective_placement):
@@ -459,6 +514,10 @@ class RunResult:
         data["check"] = self.check.to_dict() if self.check else None
         data["effective_placement"] = [e.to_dict() for e in self.effective_placement]
         data["artifacts"] = self.artifacts.to_dict()
+        if self.yarn is not None:  # written only for runs on YARN: other lines stay as they were
+            data["yarn"] = self.yarn.to_dict()
+        else:
+            data.pop("yarn")
         return data
 
     @property

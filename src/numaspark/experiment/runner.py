@@ -53,6 +53,7 @@ from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.spark.standing import StandingCluster
+from numaspark.spark.yarn import YarnCluster
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import Topology
@@ -179,7 +180,7 @@ class Runner:
 
     def _place_external(self, request: RunRequest) -> tuple[Target, Placement]:
         """A cluster numaspark did not start: planned for the cluster (a standalone master's
-        workers; Kubernetes nodes' topology as given; YARN: this machine's, for now); at
+        workers; YARN's running NodeManagers; Kubernetes nodes' topology as given); at
         --bind node the plugin binds each executor to a node from inside."""
         if request.mem_policy is not None and request.binding is not Binding.NODE:
             raise UsageError("--mem-policy on a cluster numaspark did not start goes with "
@@ -195,6 +196,11 @@ class Runner:
             placement = standing.place(lambda topology: plan_request(topology, request),
                                        request.layout.memory_per_executor)  # fmt: skip
             has = standing.describe()
+        elif request.master == "yarn":  # sized from the ResourceManager's running nodes
+            yarn = YarnCluster.read()
+            placement = yarn.place(lambda topology: plan_request(topology, request),
+                                   request.layout.memory_per_executor)  # fmt: skip
+            has = yarn.describe()
         else:
             placement = plan_request(request.node_topology or self.topology, request)
         if request.binding is Binding.NODE:

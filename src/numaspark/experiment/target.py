@@ -22,7 +22,9 @@ does not change for it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +39,7 @@ from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app
 from numaspark.spark.cluster import Cluster
 from numaspark.spark.home import LOOPBACK
+from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import load_machine
 
@@ -223,6 +226,8 @@ class ExternalTarget:
                       Driver(master=self.master, drop_conf=drop),
                       check=self._first_executor(reports), **options)  # fmt: skip
         app.effective = plugin_effective(reports)
+        if self.master == "yarn" and app.failure is not None:
+            _kill_waiting(app)
         return app
 
     def _first_executor(self, reports: Path) -> Callable[[], str | None]:
@@ -246,6 +251,20 @@ class ExternalTarget:
 
     def close(self) -> None:
         return None
+
+
+def _kill_waiting(app: AppRun) -> None:
+    """A YARN application whose driver numaspark stopped (no executor in time, a timeout)
+    could still wait in the ResourceManager's queue: kill it there, by the id spark-submit
+    printed when it submitted it."""
+    try:
+        text = app.log.read_text(errors="replace") if app.log else ""
+    except OSError:
+        return
+    found = re.findall(r"Submitted application (application_\d+_\d+)", text)
+    if found:
+        with contextlib.suppress(UsageError):
+            kill_application(YarnCluster.read().webapp, found[-1])
 
 
 def _reported(reports: Path) -> bool:

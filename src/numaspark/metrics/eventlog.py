@@ -288,6 +288,8 @@ class _Events:
                 "cores": info.get("Total Cores"),
                 "added": event.get("Timestamp"),
                 "removed": None,
+                # what the cluster manager says of it: on YARN its CONTAINER_ID, NM_HOST, ...
+                "attributes": {str(k): str(v) for k, v in _obj(info.get("Attributes")).items()},
             }
         elif kind == "SparkListenerExecutorRemoved":
             entry = log.executors.setdefault(str(event.get("Executor ID")), {})

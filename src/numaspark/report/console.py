@@ -452,6 +452,18 @@ def cluster_table(state: dict) -> Table:
     return table
 
 
+def yarn_table(state: dict) -> Table:
+    """``cluster status`` of a mini YARN: the ResourceManager's view of its NodeManagers."""
+    table = Table(title=f"yarn: {state['status'] or '?'} at {state['rm_webapp']} (HADOOP_CONF_DIR="
+                        f"{state['hadoop_conf_dir']})", title_justify="left")  # fmt: skip
+    for column in ("NodeManager", "state", "containers", "vcores free", "memory free MB"):
+        table.add_column(column)
+    for n in state["nodes"]:
+        table.add_row(str(n["id"]), str(n["state"]), str(n["containers"]), str(n["vcores_free"]),
+                      str(n["memory_free_mb"]))  # fmt: skip
+    return table
+
+
 def workloads_table(workloads: list) -> Table:
     table = Table(title="Workloads", title_justify="left", show_lines=True)
     for column in ("name", "category", "API", "parameters", "sizes (rows)", "description"):

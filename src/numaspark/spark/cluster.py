@@ -22,6 +22,11 @@ here, for the driver) and never appears on a command line or in a log;
 executors get it from their worker. A cluster on this machine listens on
 loopback unless asked, and needs none.
 
+A mini YARN (``kind = "yarn-mini"``, spark/yarnmini.py: a ResourceManager and NodeManagers in
+one launcher JVM on this machine) is the same life cycle with one process: started watched or
+detached, in the same state file, stopped by ``stop``, which also stops any container that
+outlived its NodeManager; ``master_state`` is then the ResourceManager's cluster info.
+
 The state (``cluster.json``: ports, pids, hosts, the placement) is written as each
 process starts, so ``numaspark cluster down`` can always find what to stop; the
 state files of earlier versions (a local ``numaspark.cluster/1``, a
@@ -52,7 +57,17 @@ from numaspark.readback.proc import (
 )
 from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, spark_home
 from numaspark.spark.logs import error_line
-from numaspark.supervise.processes import ProcessTracker, Tracked, wait_for
+from numaspark.spark.yarn import rm_json
+from numaspark.spark.yarnmini import (
+    CONF,
+    MAIN_CLASS,
+    failure_line,
+    launcher_argv,
+    ready_line,
+    stop_leftovers,
+)
+from numaspark.supervise.processes import ProcessTracker, Tracked, runs, wait_for
+from numaspark.supervise.stop import stop_processes
 from numaspark.units import MIB
 
 CLUSTER_SCHEMA = "numaspark.cluster/2"
@@ -61,6 +76,7 @@ STATE_FILE = "cluster.json"
 SECRET_FILE = "spark-auth.conf"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 START_TIMEOUT_S = 90.0  # for the master, then for the workers; NUMASPARK_START_TIMEOUT overrides
+STANDALONE, YARN_MINI = "standalone", "yarn-mini"  # the kinds of cluster
 PID_LINE = "numaspark-pid "
 
 # sh scripts run through a host's shell; their values arrive as positional parameters.
@@ -77,11 +93,11 @@ DETACH = ('log=$1; shift; mkdir -p "$(dirname "$log")" || exit 1; '
 WRITE_SECRET = 'umask 077 && mkdir -p "$1" && cat > "$1/spark-auth.conf"'
 
 
-def start_timeout() -> float:
+def start_timeout(default: float = START_TIMEOUT_S) -> float:
     """Seconds the master, then the workers, may take to start (slow or emulated machines)."""
     value = os.environ.get("NUMASPARK_START_TIMEOUT")
     if value is None:
-        return START_TIMEOUT_S
+        return default
     try:
         seconds = float(value)
     except ValueError:
@@ -143,6 +159,7 @@ class Cluster:
     placement: dict = field(default_factory=dict)
     encrypt: bool = False
     kept: bool = False
+    kind: str = STANDALONE  # or YARN_MINI: master_url "yarn", master_webui the RM's web port
     _shells: dict[str, Shell] = field(default_factory=dict, repr=False)
     _clients: dict[int, Tracked] = field(default_factory=dict, repr=False)  # by process index
 
@@ -176,6 +193,51 @@ class Cluster:
                 cluster.stop()
             raise
         return cluster
+
+    @classmethod
+    def yarn_mini(cls, directory: Path, tracker: ProcessTracker, nodemanagers: int = 1,
+                  memory_mb: int = 4096, vcores: int = 2, minimum_mb: int = 128,
+                  host: str = LOOPBACK, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+        """A mini YARN on this machine: a ResourceManager and ``nodemanagers`` NodeManagers of
+        ``memory_mb`` and ``vcores`` each, listening on ``host``; returns once every
+        NodeManager has registered and ``directory/conf/yarn-site.xml`` is written. One that
+        fails half-way is stopped whole."""
+        directory = directory.resolve()
+        directory.mkdir(parents=True, exist_ok=True)
+        _refuse_running(directory)
+        argv = launcher_argv(directory, nodemanagers, memory_mb, vcores, minimum_mb, host)
+        (directory / CONF / "yarn-site.xml").unlink(missing_ok=True)  # an old run's ports
+        cluster = cls(directory=directory, hosts=[Host(LOCAL, host)], local=True,
+                      master_url="yarn", master_host=LOCAL, kept=kept, kind=YARN_MINI)  # fmt: skip
+        try:
+            _progress(on_progress, f"mini YARN starting: a ResourceManager and {nodemanagers} "
+                                   f"NodeManager(s) of {vcores} vcores and {memory_mb} MB")  # fmt: skip
+            cluster._start(tracker, Host(LOCAL, host), "yarn", argv, nodemanagers=nodemanagers,
+                           memory_mb=memory_mb, vcores=vcores, minimum_mb=minimum_mb)  # fmt: skip
+            cluster._await_yarn(start_timeout(180.0))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                cluster.stop()
+            raise
+        return cluster
+
+    def _await_yarn(self, timeout_s: float) -> None:
+        log = Path(self.processes[0]["log"])
+        if not wait_for(lambda: ready_line(log) is not None or self.lost(), timeout_s):
+            raise ClusterError(f"the mini YARN did not start in {timeout_s:.0f} s: see {log} (on "
+                               "a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+        ready = ready_line(log)
+        if ready is None:
+            raise ClusterError(f"the mini YARN exited: {failure_line(log) or error_line(log)} "
+                               f"(see {log})")  # fmt: skip
+        self.master_webui = int(ready["rm-webapp"].rpartition(":")[2])
+        self.processes[0].update(rm=ready.get("rm"), rm_webapp=ready["rm-webapp"])
+        self._save()
+
+    @property
+    def hadoop_conf_dir(self) -> Path | None:
+        """A mini YARN's HADOOP_CONF_DIR (its yarn-site.xml); None for a standalone cluster."""
+        return self.directory / CONF if self.kind == YARN_MINI else None
 
     def _start_all(self, parts: list[tuple[Host, Placement]], tracker: ProcessTracker,
                    on_progress) -> None:  # fmt: skip
@@ -293,7 +355,8 @@ class Cluster:
                    master_host=state["master_host"], master_webui=state["master_webui"],
                    driver_address=state.get("driver_address"), processes=state["processes"],
                    placement=state["placement"], encrypt=state.get("encrypt", False),
-                   kept=state.get("kept", False))  # fmt: skip
+                   kept=state.get("kept", False),
+                   kind=state.get("kind", STANDALONE))  # fmt: skip
 
     @classmethod
     def attach(cls, directory: Path) -> Cluster:
@@ -309,7 +372,12 @@ class Cluster:
         """Stop every daemon on every host (workers first), each with its descendants; then
         the local processes that watched them. The state file goes once nothing is left."""
         problems, stopped = [], []
-        for name, pids in self.pids_by_host().items():
+        if self.kind == YARN_MINI:  # the launcher, gracefully (its NodeManagers end their
+            # containers), then any container that outlived it
+            pids = [p for p in self.pids_by_host().get(LOCAL, []) if runs(p, MAIN_CLASS)]
+            stop_processes(pids)
+            stopped += pids
+        for name, pids in self.pids_by_host().items() if self.kind == STANDALONE else ():
             try:
                 self.shell(self.host(name)).stop(pids)
                 stopped += pids
@@ -323,6 +391,8 @@ class Cluster:
                 client.popen.wait(timeout=15)
         for shell in self._shells.values():
             shell.close()
+        if self.kind == YARN_MINI:
+            stopped += stop_leftovers(self.directory)
         if not problems:  # else kept: 'cluster down' can try again once the host answers
             (self.directory / STATE_FILE).unlink(missing_ok=True)
         return Stopped(stopped, problems)
@@ -342,7 +412,7 @@ class Cluster:
             "driver_address": self.driver_address,
             "hosts": [h.to_dict() for h in self.hosts], "processes": self.processes,
             "placement": self.placement, "encrypt": self.encrypt, "kept": self.kept,
-            "saved_at": time.time(),
+            "kind": self.kind, "saved_at": time.time(),
         }  # fmt: skip
         path = self.directory / STATE_FILE
         tmp = path.with_suffix(".tmp")
@@ -370,6 +440,10 @@ class Cluster:
     def master_state(self) -> dict | None:
         if not self.master_webui:
             return None
+        if self.kind == YARN_MINI:  # the ResourceManager's cluster info
+            info = rm_json(f"http://{self.host(self.master_host).address}:{self.master_webui}",
+                           "/ws/v1/cluster/info", timeout_s=2)  # fmt: skip
+            return (info or {}).get("clusterInfo")
         return master_json(self.host(self.master_host).address, self.master_webui)
 
     def alive_workers(self) -> int:
@@ -454,7 +528,10 @@ class Cluster:
 
     def status(self) -> dict:
         """``cluster status``: the master's view and, per worker, where it really runs: its
-        launch prefix, its CPUs and memory policy, its resident pages per node."""
+        launch prefix, its CPUs and memory policy, its resident pages per node; for a mini
+        YARN, the ResourceManager's view of its NodeManagers."""
+        if self.kind == YARN_MINI:
+            return self._yarn_status()
         state = self.master_state() or {}
         alive = {(w.get("host"), w.get("port")): w for w in state.get("workers", [])}
         planned = {j.index: j for j in Placement.from_dict(self.placement).executors}
@@ -481,6 +558,18 @@ class Cluster:
         for shell in self._shells.values():
             shell.close()
         return {"master_url": self.master_url, "status": state.get("status"), "workers": workers}
+
+    def _yarn_status(self) -> dict:
+        info = self.master_state() or {}
+        webapp = f"http://{self.host(self.master_host).address}:{self.master_webui}"
+        listed = ((rm_json(webapp, "/ws/v1/cluster/nodes") or {}).get("nodes") or {}).get("node")
+        nodes = [{"id": n.get("id"), "state": n.get("state"), "containers": n.get("numContainers"),
+                  "vcores_free": n.get("availableVirtualCores"),
+                  "memory_free_mb": n.get("availMemoryMB")} for n in listed or []]  # fmt: skip
+        launcher = self.processes[0] if self.processes else {}
+        return {"master_url": "yarn", "kind": self.kind, "status": info.get("state"),
+                "rm_webapp": webapp, "hadoop_conf_dir": str(self.hadoop_conf_dir),
+                "pid": launcher.get("pid"), "nodes": nodes, "workers": []}  # fmt: skip
 
 
 def master_json(address: str, webui: int) -> dict | None:

@@ -1,4 +1,4 @@
-"""A cluster kept up across runs (``numaspark cluster up DIR``): attaching to it, stopping it
+"""A cluster kept up across runs (``numaspark cluster up DIR``, ``numaspark yarn up DIR``): attaching to it, stopping it
 (with what a killed numaspark left) and reading its status, from its directory's state file."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from pathlib import Path
 from numaspark.errors import UsageError
 from numaspark.spark.cluster import STATE_FILE, Cluster, stop_cluster_state
 from numaspark.supervise.ledger import reap
+from numaspark.supervise.processes import supervised
 
 
 def attach(directory: Path) -> Cluster:
@@ -29,3 +30,15 @@ def stop_cluster_dir(directory: Path) -> list[int]:
 def cluster_status(directory: Path) -> dict:
     """The master's view of the cluster in ``directory`` and where each worker really runs."""
     return Cluster.attach(directory).status()
+
+
+def start_kept_yarn(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
+                    minimum_mb: int, host: str, say=None) -> Cluster:  # fmt: skip
+    """``numaspark yarn up``: a mini YARN that outlives this process (``numaspark yarn down``
+    or ``cluster down`` stops it); one that fails half-way, or is interrupted, is stopped
+    whole."""
+    with supervised() as tracker:
+        cluster = Cluster.yarn_mini(directory, tracker, nodemanagers, memory_mb, vcores,
+                                    minimum_mb, host, kept=True, on_progress=say)  # fmt: skip
+        tracker.release_all()
+    return cluster

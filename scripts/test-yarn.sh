@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The mini YARN tests alone (tests/test_yarn_mini.py, about three minutes; scripts/test.sh
+# --long runs them too): builds jvm/yarn-mini (Maven fetches hadoop-client-minicluster once),
+# starts a ResourceManager and a NodeManager with scripts/yarn-mini.sh, runs a workload and a
+# PySpark application with `--master yarn` and the plugin's reports, starves one application
+# past --executor-wait, and checks that no process is left.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=1 bash scripts/setup.sh
+exec .venv/bin/python -m pytest -ra -s --long tests/test_yarn_mini.py "$@"

@@ -1,0 +1,159 @@
+"""The mini YARN's launcher (jvm/yarn-mini/): built with Maven on request, started as one more
+kind of cluster (spark/cluster.py, ``Cluster.yarn_mini``), and what it may leave behind.
+
+The launcher is a small Java program around ``MiniYARNCluster`` (hadoop-client-minicluster, the
+YARN Spark's own YARN suites start): a ResourceManager and N NodeManagers in one JVM, on
+loopback, that writes ``DIR/conf/yarn-site.xml`` and prints a ready line. It runs in ``DIR``,
+where MiniYARNCluster keeps its NodeManagers' directories, so every container's command line
+names ``DIR``; that is how `leftovers` finds containers that outlived their NodeManager (the
+default container executor starts each in a session of its own).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from numaspark.errors import NumasparkError, ToolMissingError, UsageError
+from numaspark.supervise.processes import refuse_jvm
+from numaspark.supervise.stop import stop_processes
+
+SOURCE = Path(__file__).resolve().parents[3] / "jvm" / "yarn-mini"  # the repository's
+MAIN_CLASS = "io.numaspark.yarnmini.YarnMini"
+READY = "numaspark-yarn-mini ready"
+CONTAINER_MARK = "container_"  # in every YARN container's working directory
+CONF = "conf"  # DIR/conf: HADOOP_CONF_DIR
+LAUNCHER_HEAP = "768m"  # the ResourceManager and NodeManagers share one JVM
+
+
+def _built() -> tuple[Path, Path]:
+    target = SOURCE / "target"
+    return target / "numaspark-yarn-mini.jar", target / "classpath.txt"
+
+
+def _sources_digest() -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted([SOURCE / "pom.xml", *(SOURCE / "src").rglob("*.*")]):
+        digest.update(str(path.relative_to(SOURCE)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_launcher(force: bool = False) -> Path:
+    """Build jvm/yarn-mini with Maven (it resolves hadoop-client-minicluster once, into the
+    local Maven repository) when its sources changed, unless ``force``; its jar."""
+    jar, classpath = _built()
+    stamp = jar.with_suffix(".sources")
+    if not (SOURCE / "pom.xml").exists():
+        raise ToolMissingError(f"{SOURCE}/pom.xml is missing: the mini YARN is built from a "
+                               "checkout of numaspark")  # fmt: skip
+    current = _sources_digest()
+    if jar.exists() and classpath.exists() and not force and stamp.exists() and (
+            stamp.read_text() == current):  # fmt: skip
+        return jar
+    mvn = shutil.which("mvn")
+    if mvn is None or shutil.which("javac") is None:
+        raise ToolMissingError("building the mini YARN needs Maven and a JDK: apt-get install "
+                               "maven openjdk-17-jdk-headless (scripts/setup.sh does)")  # fmt: skip
+    argv = [mvn, "-q", "-B", "-f", str(SOURCE / "pom.xml"), "package"]
+    refuse_jvm(argv)
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line]
+        raise NumasparkError("building jvm/yarn-mini failed: "
+                             + (lines[0] if lines else f"mvn exited {proc.returncode}"))  # fmt: skip
+    stamp.write_text(current)
+    return jar
+
+
+def require_launcher() -> tuple[Path, str]:
+    """The built launcher's jar and its classpath, or one line saying how to build it."""
+    jar, classpath = _built()
+    if not jar.exists() or not classpath.exists():
+        raise ToolMissingError(f"the mini YARN is not built ({jar}): run NUMASPARK_SETUP_YARN=1 "
+                               "bash scripts/setup.sh (Maven fetches hadoop-client-minicluster "
+                               "once)")  # fmt: skip
+    return jar, classpath.read_text().strip()
+
+
+def java_home() -> str | None:
+    """JAVA_HOME for the NodeManagers' containers (their launch scripts run $JAVA_HOME/bin/java)."""
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    java = shutil.which("java")
+    return str(Path(java).resolve().parents[1]) if java else None
+
+
+def launcher_argv(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
+                  minimum_mb: int, host: str) -> list[str]:  # fmt: skip
+    """The launcher's argv, run in ``directory``."""
+    if nodemanagers < 1 or memory_mb < minimum_mb or vcores < 1 or minimum_mb < 1:
+        raise UsageError(f"a mini YARN needs at least one NodeManager of 1 vcore and the minimum "
+                         f"allocation ({minimum_mb} MB) or more memory: got {nodemanagers} of "
+                         f"{vcores} vcore(s) and {memory_mb} MB")  # fmt: skip
+    jar, classpath = require_launcher()
+    home = java_home()
+    java = str(Path(home) / "bin" / "java") if home else "java"
+    return ["env", "-C", str(directory), *([f"JAVA_HOME={home}"] if home else []), java,
+            f"-Xmx{LAUNCHER_HEAP}", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+            "-cp", f"{jar}:{classpath}", MAIN_CLASS, "--dir", str(directory),
+            "--nodemanagers", str(nodemanagers), "--nm-memory-mb", str(memory_mb),
+            "--nm-vcores", str(vcores), "--min-allocation-mb", str(minimum_mb),
+            "--host", host]  # fmt: skip
+
+
+def ready_line(log: Path) -> dict[str, str] | None:
+    """The launcher's ready line's fields (``rm-webapp``, ``rm``, ``nodemanagers``), once
+    printed."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(READY):
+            return dict(f.split("=", 1) for f in line[len(READY) :].split() if "=" in f)
+    return None
+
+
+def failure_line(log: Path) -> str | None:
+    """Why the launcher failed, as it said it (``numaspark-yarn-mini failed: ...``)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    return next((ln.strip() for ln in reversed(lines) if "numaspark-yarn-mini failed" in ln), None)
+
+
+def leftovers(directory: Path) -> list[psutil.Process]:
+    """Processes of the mini YARN in ``directory`` still running: its launcher, and containers
+    (application masters, executors, their shells) whose command line names the directory."""
+    mark = str(directory.resolve())
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            args = " ".join(proc.info["cmdline"] or ())
+        except psutil.Error:
+            continue
+        if (
+            proc.pid != os.getpid()
+            and mark in args
+            and (MAIN_CLASS in args or CONTAINER_MARK in args)
+        ):
+            found.append(proc)
+    return found
+
+
+def stop_leftovers(directory: Path, grace_s: float = 10.0) -> list[int]:
+    """Stop (TERM, then KILL) whatever `leftovers` finds; their pids."""
+    pids = [p.pid for p in leftovers(directory)]
+    if pids:
+        stop_processes(pids, grace_s)
+    return pids
