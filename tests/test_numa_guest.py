@@ -68,7 +68,8 @@ def _timings(console: str) -> dict:
     return {}
 
 
-def _boot(tmp_path_factory, nodes: int) -> dict:
+def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str, ...] = (),
+          log_name: str | None = None) -> dict:  # fmt: skip
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
     theirs."""
@@ -78,10 +79,11 @@ def _boot(tmp_path_factory, nodes: int) -> dict:
     kernel = build.kernel()
     kernel_s = time.monotonic() - began
     classes = build.toucher(tmp_path_factory.mktemp("guest"))
-    log = artifacts / ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log")
+    log = artifacts / (log_name or ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log"))
     argv = ["bash", str(ROOT / "scripts/numa-guest.sh"), "--nodes", str(nodes),
-            "--timeout", str(build.timeout_s()), "--log", str(log), "--",
-            "env", f"NUMASPARK_TOUCHER={classes}", sys.executable, "tests/guest/checks.py"]  # fmt: skip
+            "--memory-per-node", memory, "--timeout", str(build.timeout_s()), "--log", str(log),
+            "--", "env", f"NUMASPARK_TOUCHER={classes}", sys.executable, "tests/guest/checks.py",
+            *checks]  # fmt: skip
     lines = []
     with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
         for line in proc.stdout:
@@ -93,8 +95,11 @@ def _boot(tmp_path_factory, nodes: int) -> dict:
               "plugin_node_binding_s": _timings(console)}  # fmt: skip
     saved = artifacts / "timing.json"
     every = json.loads(saved.read_text()) if saved.exists() else {}
-    if nodes == 2:  # the two-node guest's keys as before, the four-node guest's beside them
-        every = {**timing, "four_nodes": every.get("four_nodes")}
+    if checks:  # a boot of its own for these checks: its timing beside the others
+        every["_".join(c.replace("-", "_") for c in checks)] = timing
+    elif nodes == 2:  # the two-node guest's keys as before, the four-node guest's beside them
+        every = {**timing, "four_nodes": every.get("four_nodes"),
+                 "yarn_node_binding": every.get("yarn_node_binding")}  # fmt: skip
     else:
         every["four_nodes"] = timing
     saved.write_text(json.dumps(every, indent=2) + "\n")
@@ -110,6 +115,14 @@ def guest(tmp_path_factory) -> dict:
 @pytest.fixture(scope="module")
 def guest_four(tmp_path_factory) -> dict:
     return _boot(tmp_path_factory, 4)
+
+
+@pytest.fixture(scope="module")
+def guest_yarn(tmp_path_factory) -> dict:
+    """Two nodes of 3 GiB: the mini YARN (ResourceManager and NodeManager in one JVM), the
+    application master, two executors and the driver all fit."""
+    return _boot(tmp_path_factory, 2, memory="3G", checks=("yarn-node-binding",),
+                 log_name="console-yarn.log")  # fmt: skip
 
 
 def test_guest_ran_the_checks_and_powered_off(guest):
@@ -157,3 +170,11 @@ def test_any_command_on_three_nodes_of_two_cpus(tmp_path):
     assert "available: 3 nodes (0-2)" in done.stdout
     assert "node 2 cpus: 4 5" in done.stdout
     assert "NUMASPARK-GUEST" not in done.stdout  # the markers stay in the console log
+
+
+@pytest.mark.skipif(os.environ.get("NUMASPARK_GUEST_YARN", "1") != "1",
+                    reason="NUMASPARK_GUEST_YARN=0 leaves YARN's own binding out")  # fmt: skip
+def test_yarns_own_node_binding_in_the_guest(guest_yarn):
+    """Issue 33: a NodeManager with the settings `plan --target yarn` renders binds each
+    container it launches to a node (tests/guest/checks.py yarn_node_binding)."""
+    test_check_passed_in_the_guest(guest_yarn, "yarn-node-binding")

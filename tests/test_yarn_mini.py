@@ -15,10 +15,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 from conftest import run_cli, spark_jvms
 
 from numaspark.spark.yarnmini import leftovers
+from numaspark.topology import CpuSet
 
 REPO = Path(__file__).resolve().parents[1]
 APPS = REPO / "tests" / "apps"
@@ -169,3 +171,62 @@ def test_sigterm_while_yarn_starts_leaves_nothing(tmp_path):
     proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert not leftovers(directory), [p.cmdline() for p in leftovers(directory)]
+
+
+def _container_jvms(directory: Path, marker: str) -> list[int]:
+    """The JVMs of containers the mini YARN in ``directory`` launched (main class ``marker``)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info.get("cmdline") or []
+        if (
+            argv
+            and argv[0].endswith("java")
+            and any(marker in a for a in argv)
+            and any(str(directory) in a for a in argv)
+        ):
+            found.append(proc.pid)
+    return found
+
+
+def test_yarns_own_numa_binding_from_the_rendered_settings(tmp_path, no_spark_left):
+    """`plan --target yarn --out` writes the NodeManager's NUMA awareness (YARN-5764 keys, the
+    default container executor); a mini YARN started with that fragment (`up --site`) launches
+    every container under numactl: on this one-node machine the executor's and the
+    application master's memory policy is YARN's `interleave:0` and their CPUs node 0's. (On
+    two nodes, in the guest: tests/guest/checks.py yarn_node_binding.)"""
+    files, directory, out = tmp_path / "files", tmp_path / "y", tmp_path / "out"
+    planned = run_cli("plan", "--bind", "node", "--executors-per-node", "1",
+                      "--cores-per-executor", "1", "--memory-per-executor", "512m",
+                      "--target", "yarn", "--out", str(files))  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    up = yarn_mini("up", str(directory), "--site", str(files / "yarn-site.xml"))
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        env = {**os.environ, "HADOOP_CONF_DIR": str(directory / "conf"), "COLUMNS": "200"}
+        run = subprocess.Popen([sys.executable, "-m", "numaspark", "run", "wordcount", "--master",
+                                "yarn", "--executors", "1", "--cores-per-executor", "1",
+                                "--memory-per-executor", "512m", "--no-collect", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        seen: dict[int, tuple[str, str]] = {}
+        node0 = Path("/sys/devices/system/node/node0/cpulist").read_text().strip()
+        while run.poll() is None:
+            for marker in ("YarnCoarseGrainedExecutorBackend", "ExecutorLauncher"):
+                for pid in _container_jvms(directory, marker):
+                    try:
+                        maps = Path(f"/proc/{pid}/numa_maps").read_text().split("\n")
+                        cpus = psutil.Process(pid).cpu_affinity()
+                    except (OSError, psutil.Error):
+                        continue
+                    policies = {line.split()[1] for line in maps if len(line.split()) > 1}
+                    seen[pid] = (marker, ",".join(sorted(policies)), cpus)
+            time.sleep(0.5)
+        _, stderr = run.communicate()
+        assert run.returncode == 0, stderr[-3000:]
+    finally:
+        down = yarn_mini("down", str(directory))
+        assert down.returncode == 0, down.stderr[-2000:]
+    roles = sorted(marker for marker, _, _ in seen.values())
+    assert roles == ["ExecutorLauncher", "YarnCoarseGrainedExecutorBackend"], seen
+    for pid, (marker, policies, cpus) in seen.items():
+        assert policies == "interleave:0", f"{marker} {pid}: numa_maps policies {policies}"
+        assert set(cpus) == set(CpuSet.parse(node0)), f"{marker} {pid}: CPUs {cpus}, node 0 {node0}"

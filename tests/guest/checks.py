@@ -187,7 +187,8 @@ def executor_pids() -> list[int]:
             except OSError:
                 continue
             if argv[0].endswith(b"java") and any(
-                b".CoarseGrainedExecutorBackend" in a for a in argv
+                b"CoarseGrainedExecutorBackend" in a
+                for a in argv  # Yarn... on YARN
             ):
                 found.append(int(entry.name))
     return sorted(found)
@@ -353,9 +354,142 @@ def plugin_node_binding() -> str:
     return summary
 
 
+def policy_of(pid: int) -> str:
+    """The numa_maps policy of most of ``pid``'s resident anonymous memory (``interleave:1``)."""
+    weight: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/numa_maps").read_text().splitlines():
+        fields = line.split()
+        if len(fields) < 2 or any(f.startswith("file=") for f in fields):
+            continue
+        pages = sum(int(f.split("=")[1]) for f in fields if re.fullmatch(r"N\d+=\d+", f))
+        weight[fields[1]] = weight.get(fields[1], 0) + pages
+    return max(weight, key=weight.get) if weight else "?"
+
+
+def jvm_pids(marker: bytes) -> list[int]:
+    """The JVMs whose command line names ``marker`` (a main class), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"java") and any(marker in a for a in argv):
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def yarn_node_binding() -> str:
+    """Issue 33's proof: YARN's own NUMA binding from the settings numaspark renders. ``plan
+    --target yarn --out`` writes the NodeManager's yarn-site.xml fragment for this guest (one
+    one-core executor a node); a mini YARN (``numaspark yarn up --site`` that fragment, the
+    default container executor) runs ``holdjob.py`` with NODES executors and the plugin at
+    level none (it reports, it binds nothing). After the first job, from this guest's /proc:
+    every container the NodeManager launched (the application master and each executor) has
+    all its threads on one node's CPUs (numactl --cpunodebind) and its anonymous memory under
+    the policy YARN gives (--interleave over the nodes it picked), at least 90% of it there."""
+    work = Path("/tmp/yarn-node")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    files, yarn, out = work / "files", work / "yarn", work / "out"
+    numaspark("plan", "--bind", "node", "--executors-per-node", "1", "--cores-per-executor",
+              "1", "--memory-per-executor", "512m", "--target", "yarn", "--out", str(files))  # fmt: skip
+    site = (files / "yarn-site.xml").read_text()
+    assert "numa-awareness.enabled</name>\n    <value>true" in site, site
+    assert "LinuxContainerExecutor" not in site.split("-->", 1)[-1], "the setuid executor was set"
+    timings: dict[str, float] = {}
+    began = time.monotonic()
+    env = {**os.environ, "COLUMNS": "160", "NUMASPARK_START_TIMEOUT": "1200"}
+    up = subprocess.run([NUMASPARK, "yarn", "up", str(yarn), "--site", str(files / "yarn-site.xml"),
+                         "--min-allocation", "128m"], capture_output=True, text=True, env=env)  # fmt: skip
+    assert up.returncode == 0, f"yarn up exited {up.returncode}: {(up.stdout + up.stderr)[-1500:]}"
+    timings["yarn_up_s"] = time.monotonic() - began
+    env["HADOOP_CONF_DIR"] = str(yarn / "conf")
+    app = None
+    try:
+        argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), "--master", "yarn",
+                "--executors", str(NODES), "--cores-per-executor", "1",
+                "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
+                "--no-collect", "--out", str(out),
+                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf", "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf", "spark.yarn.am.memory=384m",
+                "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+                "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
+                "--", str(work), str(NODES), "900"]  # fmt: skip
+        print("$ " + " ".join(argv), flush=True)
+        app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"),
+                               stderr=subprocess.STDOUT, env=env)  # fmt: skip
+        started = time.monotonic()
+        while not (work / "first-job-done").exists():
+            if app.poll() is not None or time.monotonic() > started + 2000:
+                raise AssertionError(f"no first job (run exited {app.poll()}): "
+                                     f"{(work / 'run.log').read_text(errors='replace')[-1500:]}")  # fmt: skip
+            time.sleep(2)
+        timings["first_job_s"] = time.monotonic() - started
+        cpus_of = node_cpus()
+        seen = {}
+        for role, marker in (("application master", b"ExecutorLauncher"),
+                             ("executor", b"CoarseGrainedExecutorBackend")):  # fmt: skip
+            for pid in jvm_pids(marker):
+                threads = threads_cpus(pid)
+                allowed = set().union(*threads.values())
+                anon, files_ = pages_per_node(pid)
+                seen[pid] = {"role": role, "threads": len(threads), "allowed": allowed,
+                             "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus],
+                             "policy": policy_of(pid), "anon": anon, "files": files_}  # fmt: skip
+        (work / "go").write_text("")
+        app.wait(timeout=1200)
+        timings["run_s"] = time.monotonic() - started
+        run_log = (work / "run.log").read_text(errors="replace")
+        assert app.returncode == 0, f"run exited {app.returncode}: {run_log[-1500:]}"
+    finally:
+        if app is not None and app.poll() is None:
+            subprocess.run(["kill", str(app.pid)], check=False)
+            app.wait(timeout=120)
+        subprocess.run([NUMASPARK, "yarn", "down", str(yarn)], capture_output=True, env=env)
+    found, problems = [], []
+    for pid, s in sorted(seen.items()):
+        node = s["homes"][0] if len(s["homes"]) == 1 else None
+        total = sum(s["anon"].values())
+        local = s["anon"].get(node, 0) / total if node is not None and total else 0.0
+        found.append(f"{s['role']} pid {pid}: {s['threads']} threads, all on CPUs "
+                     f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); policy "
+                     f"{s['policy']}; anon {local:.1%} on N{node} of {total / (1 << 20):.0f} MiB "
+                     f"({mib(s['anon'])}); file-backed {mib(s['files'])}")  # fmt: skip
+        if node is None:
+            problems.append(f"{s['role']} {pid}: threads on CPUs {sorted(s['allowed'])}, not "
+                            "one node")  # fmt: skip
+            continue
+        if not s["policy"].startswith(("interleave:", "bind:")) or str(node) not in s["policy"]:
+            problems.append(f"{s['role']} {pid}: memory policy {s['policy']}, not YARN's on "
+                            f"node {node}")  # fmt: skip
+        if local < 0.9:
+            problems.append(f"{s['role']} {pid}: only {local:.1%} of its anonymous pages on "
+                            f"node {node}")  # fmt: skip
+    executors = [s for s in seen.values() if s["role"] == "executor"]
+    if len(executors) != NODES:
+        problems.append(f"{len(executors)} executor container(s) seen, want {NODES}")
+    record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+    containers = (record.get("yarn") or {}).get("containers") or []
+    found.append(f"record: application {(record.get('yarn') or {}).get('application_id')}, "
+                 f"containers {[c.get('container_id') for c in containers]}")  # fmt: skip
+    summary = (" | ".join(found) + " | timings: "
+               + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))  # fmt: skip
+    assert not problems, "; ".join(problems) + " | " + summary
+    return summary
+
+
 def main() -> int:
     print("NUMASPARK-CHECKS BEGIN", flush=True)
     print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
+    if sys.argv[1:] == ["yarn-node-binding"]:  # a boot of its own (test_numa_guest.py)
+        check("yarn-node-binding", yarn_node_binding)
+        print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
+              "failed", flush=True)  # fmt: skip
+        return 0 if all(results) else 1
     topology_name = f"topology-{ {2: 'two', 4: 'four'}.get(NODES, str(NODES)) }-nodes"
     if NODES == 2:
         checks = [(topology_name, topology), ("plan-one-executor-per-node", plan),

@@ -291,13 +291,14 @@ def yarn_up(
     nm_vcores: Annotated[int, Opt(help="Vcores each NodeManager offers.")] = 2,
     min_allocation: Annotated[str, Opt(help="The scheduler's minimum (and rounding) allocation.")] = "128m",
     host: Annotated[str, Opt(help="Address the ResourceManager and NodeManagers listen on.")] = "127.0.0.1",
+    site: Annotated[Optional[Path], Opt(help="A yarn-site.xml fragment applied over the mini YARN's settings: what 'plan --target yarn --out DIR' writes (NUMA awareness; its NodeManager size wins).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Start a mini YARN (hadoop-client-minicluster) and leave it running; the last line is
     the HADOOP_CONF_DIR to export for --master yarn."""
 
     mib = 1 << 20
     cluster = start_kept_yarn(directory, nodemanagers, parse_size(nm_memory) // mib, nm_vcores,
-                              parse_size(min_allocation) // mib, host, term.say)  # fmt: skip
+                              parse_size(min_allocation) // mib, host, term.say, site=site)  # fmt: skip
     # unwrapped lines: the last one is for a shell (scripts/yarn-mini.sh, eval)
     term.lines([f"mini YARN up: ResourceManager web app http://{host}:{cluster.master_webui}, "
                 f"{nodemanagers} NodeManager(s); state in {cluster.directory / 'cluster.json'}",

@@ -197,7 +197,8 @@ class Cluster:
     @classmethod
     def yarn_mini(cls, directory: Path, tracker: ProcessTracker, nodemanagers: int = 1,
                   memory_mb: int = 4096, vcores: int = 2, minimum_mb: int = 128,
-                  host: str = LOOPBACK, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+                  host: str = LOOPBACK, kept: bool = False, on_progress=None,
+                  site: Path | None = None) -> Cluster:  # fmt: skip
         """A mini YARN on this machine: a ResourceManager and ``nodemanagers`` NodeManagers of
         ``memory_mb`` and ``vcores`` each, listening on ``host``; returns once every
         NodeManager has registered and ``directory/conf/yarn-site.xml`` is written. One that
@@ -205,13 +206,15 @@ class Cluster:
         directory = directory.resolve()
         directory.mkdir(parents=True, exist_ok=True)
         _refuse_running(directory)
-        argv = launcher_argv(directory, nodemanagers, memory_mb, vcores, minimum_mb, host)
+        argv = launcher_argv(directory, nodemanagers, memory_mb, vcores, minimum_mb, host, site)
         (directory / CONF / "yarn-site.xml").unlink(missing_ok=True)  # an old run's ports
         cluster = cls(directory=directory, hosts=[Host(LOCAL, host)], local=True,
                       master_url="yarn", master_host=LOCAL, kept=kept, kind=YARN_MINI)  # fmt: skip
         try:
+            size = (f"sized by {site.name}" if site is not None
+                    else f"of {vcores} vcores and {memory_mb} MB")  # fmt: skip
             _progress(on_progress, f"mini YARN starting: a ResourceManager and {nodemanagers} "
-                                   f"NodeManager(s) of {vcores} vcores and {memory_mb} MB")  # fmt: skip
+                                   f"NodeManager(s) {size}")  # fmt: skip
             cluster._start(tracker, Host(LOCAL, host), "yarn", argv, nodemanagers=nodemanagers,
                            memory_mb=memory_mb, vcores=vcores, minimum_mb=minimum_mb)  # fmt: skip
             cluster._await_yarn(start_timeout(180.0))

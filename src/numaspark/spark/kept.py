@@ -33,12 +33,12 @@ def cluster_status(directory: Path) -> dict:
 
 
 def start_kept_yarn(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
-                    minimum_mb: int, host: str, say=None) -> Cluster:  # fmt: skip
+                    minimum_mb: int, host: str, say=None, site: Path | None = None) -> Cluster:  # fmt: skip
     """``numaspark yarn up``: a mini YARN that outlives this process (``numaspark yarn down``
     or ``cluster down`` stops it); one that fails half-way, or is interrupted, is stopped
     whole."""
     with supervised() as tracker:
         cluster = Cluster.yarn_mini(directory, tracker, nodemanagers, memory_mb, vcores,
-                                    minimum_mb, host, kept=True, on_progress=say)  # fmt: skip
+                                    minimum_mb, host, kept=True, on_progress=say, site=site)  # fmt: skip
         tracker.release_all()
     return cluster

@@ -93,8 +93,12 @@ def java_home() -> str | None:
 
 
 def launcher_argv(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
-                  minimum_mb: int, host: str) -> list[str]:  # fmt: skip
-    """The launcher's argv, run in ``directory``."""
+                  minimum_mb: int, host: str, site: Path | None = None) -> list[str]:  # fmt: skip
+    """The launcher's argv, run in ``directory``; ``site``: a yarn-site.xml fragment applied
+    over its settings (``plan --target yarn --out``'s)."""
+    if site is not None and not site.is_file():
+        raise UsageError(f"--site {site}: no such file; give the yarn-site.xml that "
+                         "'numaspark plan --target yarn --out DIR' wrote")  # fmt: skip
     if nodemanagers < 1 or memory_mb < minimum_mb or vcores < 1 or minimum_mb < 1:
         raise UsageError(f"a mini YARN needs at least one NodeManager of 1 vcore and the minimum "
                          f"allocation ({minimum_mb} MB) or more memory: got {nodemanagers} of "
@@ -107,7 +111,7 @@ def launcher_argv(directory: Path, nodemanagers: int, memory_mb: int, vcores: in
             "-cp", f"{jar}:{classpath}", MAIN_CLASS, "--dir", str(directory),
             "--nodemanagers", str(nodemanagers), "--nm-memory-mb", str(memory_mb),
             "--nm-vcores", str(vcores), "--min-allocation-mb", str(minimum_mb),
-            "--host", host]  # fmt: skip
+            "--host", host, *(["--site", str(site.resolve())] if site is not None else [])]  # fmt: skip
 
 
 def ready_line(log: Path) -> dict[str, str] | None:

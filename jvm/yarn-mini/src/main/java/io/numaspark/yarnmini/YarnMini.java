@@ -6,7 +6,10 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 
@@ -18,7 +21,12 @@ import org.apache.hadoop.yarn.server.MiniYARNCluster;
  * <pre>
  *   java -cp ... io.numaspark.yarnmini.YarnMini --dir DIR [--nodemanagers N]
  *       [--nm-memory-mb M] [--nm-vcores V] [--min-allocation-mb A] [--host 127.0.0.1]
+ *       [--site yarn-site.xml]
  * </pre>
+ *
+ * <p>{@code --site}: a yarn-site.xml fragment applied over these settings (what {@code
+ * numaspark plan --target yarn --out DIR} writes: the NodeManagers' NUMA awareness and their
+ * size); its memory and vcores, when it gives them, are what each NodeManager offers.
  *
  * Run with DIR as its working directory: MiniYARNCluster keeps its NodeManagers' local and log
  * directories under ./target/, so every container's command line names DIR (how numaspark
@@ -41,6 +49,7 @@ public final class YarnMini {
     int nmVcores = 2;
     int minAllocationMb = 128;
     String host = "127.0.0.1";
+    File site = null;
     for (int i = 0; i < args.length; i++) {
       String value = i + 1 < args.length ? args[i + 1] : null;
       switch (args[i]) {
@@ -50,6 +59,7 @@ public final class YarnMini {
         case "--nm-vcores" -> nmVcores = Integer.parseInt(require(args[i], value));
         case "--min-allocation-mb" -> minAllocationMb = Integer.parseInt(require(args[i], value));
         case "--host" -> host = require(args[i], value);
+        case "--site" -> site = new File(require(args[i], value));
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
       i++;
@@ -83,6 +93,26 @@ public final class YarnMini {
     conf.set(YarnConfiguration.NM_BIND_HOST, host);
     conf.set("yarn.timeline-service.bind-host", host);
     conf.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
+    if (site != null) {
+      if (!site.isFile()) {
+        throw new IllegalArgumentException("--site " + site + ": no such file");
+      }
+      Configuration fragment = new Configuration(false);
+      fragment.addResource(new Path(site.getAbsolutePath()));
+      for (Map.Entry<String, String> entry : fragment) {
+        conf.set(entry.getKey(), entry.getValue());
+      }
+      // MiniYARNCluster sizes each NodeManager from its own key: keep it the fragment's
+      conf.setInt(
+          YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB,
+          conf.getInt(YarnConfiguration.NM_PMEM_MB, nmMemoryMb));
+      conf.setInt(
+          YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB,
+          Math.max(conf.getInt(YarnConfiguration.NM_PMEM_MB, nmMemoryMb), nmMemoryMb));
+      conf.setInt(
+          YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES,
+          Math.max(conf.getInt(YarnConfiguration.NM_VCORES, nmVcores), nmVcores));
+    }
 
     MiniYARNCluster cluster = new MiniYARNCluster("numaspark", nodeManagers, 1, 1);
     CountDownLatch stopped = new CountDownLatch(1);
@@ -101,8 +131,10 @@ public final class YarnMini {
     try {
       cluster.init(conf);
       cluster.start();
-      if (!cluster.waitForNodeManagersToConnect(120_000)) {
-        throw new IllegalStateException("the NodeManagers did not register in 120 s");
+      // numaspark's start timeout, when longer (JVMs start ~20x slower under emulation)
+      long waitS = Math.max(120, startTimeoutS());
+      if (!cluster.waitForNodeManagersToConnect(waitS * 1000)) {
+        throw new IllegalStateException("the NodeManagers did not register in " + waitS + " s");
       }
     } catch (Exception | LinkageError e) {
       // the cluster's own threads would keep a half-started JVM alive: stop it, say why
@@ -122,6 +154,14 @@ public final class YarnMini {
             + nodeManagers);
     System.out.flush();
     stopped.await();
+  }
+
+  private static long startTimeoutS() {
+    try {
+      return (long) Double.parseDouble(System.getenv().getOrDefault("NUMASPARK_START_TIMEOUT", "0"));
+    } catch (NumberFormatException e) {
+      return 0; // numaspark itself refuses a bad value, in one line, before it starts this
+    }
   }
 
   private static String require(String option, String value) {
