@@ -20,7 +20,7 @@ from pathlib import Path
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
 TOUCHER = ["java", "-Xms200m", "-Xmx200m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC",
-           "-cp", os.environ["NUMASPARK_TOUCHER"], "Toucher", "64", "4"]  # fmt: skip
+           "-cp", os.environ.get("NUMASPARK_TOUCHER", ""), "Toucher", "64", "4"]  # fmt: skip
 results: list[bool] = []
 # the guest's shape, from numa-guest.sh (build.py) through the command script: node i has CPU i
 NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
@@ -389,6 +389,8 @@ def yarn_node_binding() -> str:
     every container the NodeManager launched (the application master and each executor) has
     all its threads on one node's CPUs (numactl --cpunodebind) and its anonymous memory under
     the policy YARN gives (--interleave over the nodes it picked), at least 90% of it there."""
+    from numaspark.spark.home import spark_home
+
     work = Path("/tmp/yarn-node")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -416,6 +418,9 @@ def yarn_node_binding() -> str:
                 "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
                 "--conf", "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
                 "--conf", "spark.yarn.am.memory=384m",
+                # Spark's jars from where they lie (the shared root), not uploaded to the
+                # staging directory: the guest's overlay (a 512 MiB tmpfs) cannot hold them
+                "--conf", f"spark.yarn.jars=local:{spark_home() / 'jars'}/*",
                 "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
                 "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
                 "--", str(work), str(NODES), "900"]  # fmt: skip
@@ -425,8 +430,11 @@ def yarn_node_binding() -> str:
         started = time.monotonic()
         while not (work / "first-job-done").exists():
             if app.poll() is not None or time.monotonic() > started + 2000:
+                submit = sorted(out.glob("runs/*/spark-submit.log"))
+                said = submit[-1].read_text(errors="replace")[-2500:] if submit else "no log"
                 raise AssertionError(f"no first job (run exited {app.poll()}): "
-                                     f"{(work / 'run.log').read_text(errors='replace')[-1500:]}")  # fmt: skip
+                                     f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
+                                     f"| spark-submit.log: {said}".replace("\n", " | "))  # fmt: skip
             time.sleep(2)
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()

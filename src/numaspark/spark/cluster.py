@@ -236,6 +236,14 @@ class Cluster:
         self.master_webui = int(ready["rm-webapp"].rpartition(":")[2])
         self.processes[0].update(rm=ready.get("rm"), rm_webapp=ready["rm-webapp"])
         self._save()
+        # up means answering: the web app's first REST answer (Jersey starting) takes seconds
+        # here and minutes under emulation, and the next command sizes its plan by it
+        webapp = f"http://{ready['rm-webapp']}"
+        if not wait_for(lambda: rm_json(webapp, "/ws/v1/cluster/info", timeout_s=30) is not None
+                        or self.lost(), timeout_s, interval_s=1.0):  # fmt: skip
+            raise ClusterError(f"the mini YARN's ResourceManager did not answer at {webapp} in "
+                               f"{timeout_s:.0f} s (on a slow machine, set "
+                               "NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
 
     @property
     def hadoop_conf_dir(self) -> Path | None:

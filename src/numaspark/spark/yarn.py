@@ -124,7 +124,8 @@ class YarnCluster:
             raise UsageError(f"--master yarn: no yarn-site.xml in {directory} (HADOOP_CONF_DIR)")
         conf = read_site(site)
         webapp = "http://" + conf[WEBAPP_KEY].removeprefix("http://")
-        state = rm_json(webapp, "/ws/v1/cluster/nodes?states=RUNNING")
+        # a busy ResourceManager (or one under emulation) may take seconds to answer
+        state = rm_json(webapp, "/ws/v1/cluster/nodes?states=RUNNING", timeout_s=30)
         if state is None:
             raise UsageError(f"--master yarn: the ResourceManager's web app does not answer at "
                              f"{webapp} ({WEBAPP_KEY} in {site}): is YARN up?")  # fmt: skip
