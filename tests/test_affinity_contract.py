@@ -97,3 +97,22 @@ def test_an_executors_node_choice_is_in_the_run_record():
     below = EffectiveJvm.reported(PlacementReport.from_json({**line, "chosen_nodes": None,
                                                              "choice": None, "binding": None}), 0)  # fmt: skip
     assert not {"chosen_nodes", "choice", "binding"} & set(below.to_dict())  # as before
+
+
+def test_recorded_placement_reports_have_only_contract_fields():
+    """Reports the real plugin sent (tests/fixtures/plugin: an executor's first, with its
+    host, and the next, without), against the contract's names and types."""
+    report_fields = _fields("placement_report")
+    lines = [json.loads(line) for line in
+             (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()]  # fmt: skip
+    assert len(lines) == 2 and "host_topology" in lines[0] and "host_topology" not in lines[1]
+    for line in lines:
+        assert set(line) <= set(report_fields), sorted(set(line) - set(report_fields))
+        required = {n for n, f in report_fields.items() if not f.get("optional")}
+        assert required <= set(line), sorted(required - set(line))
+        for name, value in line.items():
+            kind = {"integer": int, "number": (int, float), "string": str, "object": dict}
+            assert isinstance(value, kind[report_fields[name]["type"]]), name
+    assert report_fields["host_topology"]["optional"]
+    assert set(lines[0]["host_topology"]) == {"nodes", "node_memory_bytes", "cores", "packages",
+                                              "distances"}  # fmt: skip

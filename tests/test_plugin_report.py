@@ -21,16 +21,21 @@ import pytest
 from conftest import run_cli
 from statuspage import serving
 
-from numaspark.placement.plugin import (
-    LOCK_DIR_KEY,
-)
+from numaspark.placement.plugin import LOCK_DIR_KEY, REPORT_INTERVAL_KEY
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
 from numaspark.spark.cluster import alive_workers, master_json
 from numaspark.spark.home import free_port, spark_env, spark_home
 from numaspark.supervise.processes import stop_processes
+from numaspark.topology import CpuSet
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _own_state(tmp_path, monkeypatch):
+    """What a run learns of a cluster (numaspark's state directory) is the test's own."""
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
 
 
 def _executors() -> list[int]:
@@ -210,3 +215,44 @@ def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
         assert "memory already confined to nodes 0" in executor["binding"]
     assert locks.stat().st_mode & 0o7777 == 0o1777
     assert (locks / "node-0.slot-0.lock").stat().st_mode & 0o777 == 0o666
+
+
+@pytest.mark.jvm
+def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
+    tmp_path, no_spark_left, plain_cluster
+):
+    """Issue 32: the first `run --master ... --bind node` on the plain cluster keeps its host's
+    topology as the plugin reported it; the second plans with it: the executor's
+    -XX:ActiveProcessorCount is its node's CPUs (unknown the first time: only the worker's
+    cores were), and the run says, and records, which topology planned it."""
+    args = ("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
+            plain_cluster.ui, "--bind", "node", "--conf", f"{LOCK_DIR_KEY}={tmp_path / 'locks'}",
+            "--conf", f"{REPORT_INTERVAL_KEY}=300")  # several reports: the first has the host  # fmt: skip
+    first = run_cli(*args, "--out", str(tmp_path / "first"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    (record,) = [json.loads(line) for line in (tmp_path / "first" / "results.jsonl").open()]
+    host = record["effective_placement"][0]["host"]
+    assert f"learned {host}'s topology from the plugin's report: 1 NUMA node(s)" in first.stderr
+    (executor,) = [j for j in record["spec"]["placement"]["jvms"] if j["role"] == "executor"]
+    assert executor["java_options"] == []  # planned on the worker's 2 cores: slice unknown
+    reports = Path(record["artifacts"]["run_dir"]) / "placement.jsonl"
+    lines = [json.loads(line) for line in reports.read_text().splitlines()]
+    assert len(lines) >= 2 and "host_topology" in lines[0]
+    assert not any("host_topology" in r for r in lines[1:])
+    node_cpus = lines[0]["host_topology"]["nodes"]["0"]
+    second = run_cli(*args, "--out", str(tmp_path / "second"))
+    assert second.returncode == 0, second.stderr[-3000:]
+    said = f"planned with {host}'s topology, learned from the plugin's report on "
+    assert said in second.stderr and "learned " + host not in second.stderr.replace(said, "")
+    (record,) = [json.loads(line) for line in (tmp_path / "second" / "results.jsonl").open()]
+    placement = record["spec"]["placement"]
+    (executor,) = [j for j in placement["jvms"] if j["role"] == "executor"]
+    count = len(CpuSet.parse(node_cpus))
+    assert executor["java_options"] == [f"-XX:ActiveProcessorCount={count}"]
+    assert any(n.startswith(said) for n in placement["notes"])
+    # the executor JVM got it: the worker logs each executor's command line
+    logs = {p.parent.parent.name: p.read_text(errors="replace").split("\n", 3)[:3]
+            for p in (tmp_path / "plain-cluster" / "work").glob("app-*/*/stderr")}  # fmt: skip
+    flagged = [app for app, head in logs.items()
+               if f"-XX:ActiveProcessorCount={count}" in " ".join(head)]  # fmt: skip
+    assert len(logs) == 2 and len(flagged) == 1, logs

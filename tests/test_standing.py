@@ -30,6 +30,12 @@ from numaspark.units import GIB, MIB
 MASTER = "spark://127.0.0.1:7077"
 
 
+@pytest.fixture(autouse=True)
+def _own_state(tmp_path, monkeypatch):
+    """Nothing learned of a cluster before (tests/test_learned.py plans with what was)."""
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
+
+
 def _place(cluster: StandingCluster, layout: Layout):
     return cluster.place(lambda topology: plan(topology, layout), layout.memory_per_executor)
 

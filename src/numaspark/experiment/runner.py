@@ -45,12 +45,20 @@ from numaspark.experiment.target import (
     StandaloneTarget,  # fmt: skip
     Target,
 )
-from numaspark.placement import Binding, MemPolicy, Mode, Placement, bound_from_inside
-from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
+from numaspark.placement import (
+    Binding,
+    MemPolicy,
+    Mode,
+    Placement,
+    bound_from_inside,
+    inside_slice_cpus,
+)
+from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
 from numaspark.spark.home import spark_home, spark_version
+from numaspark.spark.learned import LearnedCluster, cluster_name, learn, load_learned
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.spark.standing import StandingCluster
 from numaspark.spark.yarn import YarnCluster
@@ -190,7 +198,9 @@ class Runner:
                              "node with preferred (the default), bind or interleave")  # fmt: skip
         if request.binding is Binding.NODE and request.mem_policy is None:
             request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
-        has = None
+        has, learned, slice_cpus = None, None, None
+        if request.node_topology is None:  # --xml/--synthetic override what was learned
+            learned = load_learned(cluster_name(request.master), self._warn)
         if request.master.startswith("spark://"):  # sized from the cluster's own workers
             standing = StandingCluster.read(request.master, request.master_ui)
             placement = standing.place(lambda topology: plan_request(topology, request),
@@ -201,14 +211,56 @@ class Runner:
             placement = yarn.place(lambda topology: plan_request(topology, request),
                                    request.layout.memory_per_executor)  # fmt: skip
             has = yarn.describe()
-        else:
+        else:  # Kubernetes: the node's topology as given, else as learned
+            if learned is not None:
+                learned = dataclasses.replace(learned, hosts=(learned.largest(),))
+                request = dataclasses.replace(request, node_topology=learned.hosts[0].topology)
             placement = plan_request(request.node_topology or self.topology, request)
+        if learned is not None:
+            placement, slice_cpus = self._with_learned(placement, learned, request)
         if request.binding is Binding.NODE:
-            placement = bound_from_inside(placement, slice_known=request.node_topology is not None)
+            placement = bound_from_inside(
+                placement, slice_known=request.node_topology is not None or learned is not None,
+                slice_cpus=slice_cpus)  # fmt: skip
         target = self.targets.setdefault(
             ("master", request.master, request.executor_wait_s),
             ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
         return target, placement
+
+    def _with_learned(self, placement: Placement, learned: LearnedCluster,
+                      request: RunRequest) -> tuple[Placement, int | None]:  # fmt: skip
+        """A plan for a cluster whose hosts' topologies the plugin reported before: said in one
+        line and noted in the record; on a standalone or YARN cluster (planned on a worker's
+        cores) the executors' node slice from those hosts (None: Kubernetes, whose plan is
+        on the learned node itself), and a note when no node of theirs holds an executor."""
+        notes = [learned.say()]
+        self.say(notes[0])
+        slice_cpus = None
+        if request.node_topology is None:
+            hosts = [h.topology for h in learned.hosts]
+            cores = max(e.cores for e in placement.executors)
+            slice_cpus = inside_slice_cpus(hosts, cores)
+            largest = max(len(n.cpus) for host in hosts for n in host.cpu_nodes)
+            if cores > largest:
+                how = ("the plugin binds each to the fewest nodes that hold them, nearest first"
+                       if request.binding is Binding.NODE else "each spans nodes")  # fmt: skip
+                notes.append(f"{cores} cores per executor are more than the largest NUMA node "
+                             f"of the cluster's hosts has ({largest} CPUs): {how}")  # fmt: skip
+                self.say(f"note: {notes[-1]}")
+        return dataclasses.replace(placement, notes=(*placement.notes, *notes)), slice_cpus
+
+    def _learn(self, request: RunRequest, run_dir: Path) -> None:
+        """Keep the host topologies the plugin reported in this run for the cluster's next
+        plan; say which hosts were new or changed."""
+        cluster = cluster_name(request.master)
+        for host in learn(cluster, run_dir / PLACEMENT_FILE, self._warn):
+            topology = host.topology
+            self.say(f"learned {host.host}'s topology from the plugin's report: "
+                     f"{len(topology.nodes)} NUMA node(s), {len(topology.online_cpus)} CPUs; the "
+                     f"next plan of {cluster} uses it")  # fmt: skip
+
+    def _warn(self, message: str) -> None:
+        self.say(f"warning: {message}")
 
     def _run_plan(self, request: RunRequest, workload: Workload, placement: Placement,
                   target: Target, spec: RunSpec, facts: dict | None) -> RunPlan:  # fmt: skip
@@ -270,6 +322,8 @@ class Runner:
             app_conf=application.conf(), submit_options=application.passthrough(),
             stop_after_s=request.stop_after_s,
         )  # fmt: skip
+        if request.master is not None:
+            self._learn(request, run_dir)
         AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
                   failure=app.failure, effective=[e.to_dict() for e in app.effective],
                   placement_warnings=[*app.placement_warnings, *app.conf_notes],
@@ -324,6 +378,8 @@ class Runner:
             interval_s=request.interval_s, java_options=_java_options(request, run_dir),
             task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
         )  # fmt: skip
+        if request.master is not None:
+            self._learn(request, run_dir)
         AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
                   failure=app.failure, effective=[e.to_dict() for e in app.effective],
                   placement_warnings=app.placement_warnings).save(run_dir)  # fmt: skip

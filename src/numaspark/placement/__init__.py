@@ -14,6 +14,7 @@ from numaspark.placement.model import (
 from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
     bound_from_inside,
+    inside_slice_cpus,
     numactl_argv,
     placement_to_dict,
     shipped_plugin_conf,
@@ -33,6 +34,7 @@ __all__ = [
     "Placement",
     "Platform",
     "PuOrder",
+    "inside_slice_cpus",
     "k8s_settings",
     "memory_on",
     "numactl_argv",

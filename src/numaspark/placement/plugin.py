@@ -100,6 +100,9 @@ class PlacementReport:
     chosen_nodes: str | None = None
     choice: str | None = None
     binding: str | None = None
+    # an executor's first report only: its host as sysfs shows it (every CPU of the host),
+    # which numaspark keeps to plan the next run on that cluster (topology/reported.py)
+    host_topology: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, line: dict[str, Any]) -> Self:

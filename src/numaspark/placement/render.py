@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+from itertools import combinations
 
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
@@ -100,20 +102,53 @@ def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
     return conf
 
 
-def bound_from_inside(placement: Placement, slice_known: bool) -> Placement:
+def inside_slice(topology: Topology, start: int, cores: int) -> CpuSet:
+    """The CPUs the plugin binds an executor of ``cores`` to on a host of ``topology`` when it
+    holds a slot of node ``start`` (jvm/ NodeChooser.nodesFor): that node when its CPUs hold
+    the cores, else the fewest nodes with it that do, the nearest (least summed distance) of
+    as many, then the lowest numbers; every node when even they do not hold them."""
+    nodes = {n.os_index: n.cpus for n in topology.cpu_nodes}
+    if len(nodes[start]) >= cores:
+        return nodes[start]
+    others = sorted(nodes.keys() - {start})
+    for count in range(1, len(others) + 1):
+        held = [c for c in combinations(others, count)
+                if len(nodes[start]) + sum(len(nodes[n]) for n in c) >= cores]  # fmt: skip
+        if held:
+            best = min(held, key=lambda c: (sum(_hops(topology, start, n) for n in c), c))
+            return CpuSet(cpu for n in (start, *best) for cpu in nodes[n])
+    return CpuSet(cpu for cpus in nodes.values() for cpu in cpus)
+
+
+def _hops(topology: Topology, a: int, b: int) -> int:
+    known = topology.distance(a, b)
+    return known if known is not None else (10 if a == b else 20)  # as the plugin assumes
+
+
+def inside_slice_cpus(hosts: Iterable[Topology], cores: int) -> int:
+    """The fewest CPUs an executor of ``cores`` is bound to from inside on any of ``hosts``,
+    whichever node's slot it gets: its -XX:ActiveProcessorCount (never more than it will have)."""
+    return min(len(inside_slice(host, node.os_index, cores))
+               for host in hosts for node in host.cpu_nodes)  # fmt: skip
+
+
+def bound_from_inside(placement: Placement, slice_known: bool,
+                      slice_cpus: int | None = None) -> Placement:  # fmt: skip
     """Executors the plugin will bind to a node from inside (level node, on a cluster
     numaspark did not start). They start unbound, so -XX:+UseNUMA is left out (at start their
     memory mask is not their CPUs' nodes: the JVM would switch it off, JDK-8205051); and the
     JVM sizes its GC, JIT and Netty pools for every CPU of the host before the plugin binds
     it, so -XX:ActiveProcessorCount is the CPUs of the node slice each will get, where the
     cluster's node topology is known (``slice_known``: --xml of its nodes, not a standalone
-    worker's core count)."""
+    worker's core count; ``slice_cpus``: the slice's CPUs, from the hosts' topologies the plugin
+    reported, when the plan's own is only a worker's cores)."""
     jvms = []
     for jvm in placement.jvms:
         if jvm.runs_tasks:
             options = tuple(o for o in jvm.java_options if o != "-XX:+UseNUMA")
             if slice_known:
-                options += (f"-XX:ActiveProcessorCount={len(jvm.cpus)}",)
+                count = slice_cpus if slice_cpus is not None else len(jvm.cpus)
+                options += (f"-XX:ActiveProcessorCount={count}",)
             jvm = replace(jvm, java_options=options)
         jvms.append(jvm)
     note = ("the affinity plugin binds each executor to a node from inside, as it starts "

@@ -36,10 +36,12 @@ from numaspark.topology import Topology, load_synthetic
 from numaspark.units import MIB
 
 WEBAPP_KEY = "yarn.resourcemanager.webapp.address"
+RM_KEY = "yarn.resourcemanager.address"  # where clients submit: names the cluster
 # yarn-default.xml's values, for a yarn-site.xml that does not set them
 DEFAULTS = {
     "yarn.resourcemanager.hostname": "0.0.0.0",
     WEBAPP_KEY: "${yarn.resourcemanager.hostname}:8088",
+    RM_KEY: "${yarn.resourcemanager.hostname}:8032",
     "yarn.scheduler.minimum-allocation-mb": "1024",
     "yarn.scheduler.maximum-allocation-mb": "8192",
     "yarn.scheduler.maximum-allocation-vcores": "4",

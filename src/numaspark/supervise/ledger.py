@@ -29,11 +29,15 @@ import psutil
 from numaspark.supervise.stop import stop_processes
 
 
-def state_dir() -> Path:
-    """Where the ledgers live: $NUMASPARK_STATE_DIR, else ~/.cache/numaspark/running."""
+def state_base() -> Path:
+    """numaspark's own state on this machine: $NUMASPARK_STATE_DIR, else ~/.cache/numaspark."""
     override = os.environ.get("NUMASPARK_STATE_DIR")
-    base = Path(override) if override else Path.home() / ".cache" / "numaspark"
-    return base / "running"
+    return Path(override) if override else Path.home() / ".cache" / "numaspark"
+
+
+def state_dir() -> Path:
+    """Where the ledgers live: ``state_base()/running``."""
+    return state_base() / "running"
 
 
 def _start_time(pid: int) -> float | None:

@@ -219,7 +219,8 @@ public final class Topology {
     return fromSysfs(Path.of("/sys/devices/system"));
   }
 
-  static Topology fromSysfs(Path system) throws IOException {
+  /** Reads the sysfs tree {@code system} ({@code /sys/devices/system}, or a copy in a test). */
+  public static Topology fromSysfs(Path system) throws IOException {
     Pattern cpuName = Pattern.compile("cpu(\\d+)");
     Map<Integer, CpuSet> coresByFirst = new TreeMap<>();
     try (Stream<Path> entries = Files.list(system.resolve("cpu"))) {

@@ -29,30 +29,33 @@ import java.util.TreeMap;
  *     allowed)}), null when none
  * @param binding what node level applied (threads bound, memory moved, policies set) or why
  *     it ran unbound; null below node level
+ * @param hostTopology its host's NUMA nodes, memory, cores, packages and distances as sysfs
+ *     shows them: in an executor's first report only (null in the others, or when sysfs
+ *     could not be read)
  */
 public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
     String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
     long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
-    String choice, String binding) {
+    String choice, String binding, HostTopology hostTopology) {
 
   /** A report of {@code placement}, read now, with no node binding. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
       CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs) {
     return of(executor, host, placement, homeNodes, pinnedTasks, taskMigrations, timeMs, null,
-        null, null);
+        null, null, null);
   }
 
   /** A report of {@code placement}, read now, with what node level chose and applied. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
       CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
-      String choice, String binding) {
+      String choice, String binding, HostTopology hostTopology) {
     Map<String, Long> perNode = new TreeMap<>();
     placement.bytesPerNode().forEach((node, bytes) -> perNode.put(String.valueOf(node), bytes));
     double share = placement.shareOn(homeNodes);
     return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
         placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
         Math.round(placement.residentBytes() * (1 - share)), pinnedTasks, taskMigrations,
-        timeMs, chosenNodes, choice, binding);
+        timeMs, chosenNodes, choice, binding, hostTopology);
   }
 
   /** What is sent to the driver: the JSON fields as a map. */

@@ -23,7 +23,11 @@ import org.slf4j.LoggerFactory;
  * from {@code /proc/self}), with the tasks it pinned and the task threads that ended on another
  * CPU than they started on. Each report goes to the driver ({@code PluginContext.send}) and the
  * latest one is the executor's plugin metrics (Spark's metrics system: JMX, CSV, Prometheus).
- * It never fails the executor: a report that cannot be read or sent is skipped.
+ * The first report also carries the host's topology ({@link HostTopology}), which numaspark
+ * keeps to plan the next run on the cluster; later ones leave it out (it does not change while
+ * the executor runs, and every report is one line of the placement file). It never fails the
+ * executor: a report that cannot be read or sent is skipped, and a host topology that cannot
+ * be read is left out.
  */
 final class PlacementReporter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PlacementReporter.class);
@@ -34,6 +38,7 @@ final class PlacementReporter implements AutoCloseable {
   private final String executorId;
   private final String host = hostname();
   private Topology topology; // the host's nodes, read once
+  private volatile boolean hostSent; // the host's topology went out with a report: not again
   private volatile ProcessPlacement latest;
   private volatile PlacementReport last;
   private ScheduledExecutorService timer;
@@ -89,11 +94,13 @@ final class PlacementReporter implements AutoCloseable {
       }
       latest = now;
       NodeBinder binder = node;
+      HostTopology hostTopology = hostSent ? null : HostTopology.read();
       last = PlacementReport.of(executorId, host, now, homeNodes, pinnedTasks.get(),
           taskMigrations.get(), System.currentTimeMillis(),
           binder == null ? null : binder.chosenNodes(), binder == null ? null : binder.choice(),
-          binder == null ? null : binder.binding());
+          binder == null ? null : binder.binding(), hostTopology);
       ctx.send(last.toMap()); // JDK values only: see PlacementReport
+      hostSent = true; // sent, or not readable: later reports go without it
     } catch (IOException | RuntimeException e) {
       LOG.debug("numaspark placement report skipped: {}", e.toString());
     }

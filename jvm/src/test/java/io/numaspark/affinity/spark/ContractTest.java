@@ -168,7 +168,15 @@ class ContractTest {
         + "Mems_allowed_list:\t0-1\n", "7f00 bind:1 anon=10 N0=2 N1=8 kernelpagesize_kB=4\n");
     return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L, "1",
         "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
-        "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1");
+        "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1", host());
+  }
+
+  /** A first report's host: two nodes of two 2-thread cores, one package each. */
+  static HostTopology host() {
+    return new HostTopology(Map.of("0", "0,2", "1", "1,3"),
+        Map.of("0", 1L << 30, "1", 1L << 30), List.of("0,2", "1,3"),
+        Map.of("0", "0,2", "1", "1,3"),
+        Map.of("0", Map.of("0", 10, "1", 21), "1", Map.of("0", 21, "1", 10)));
   }
 
   @Test
@@ -184,6 +192,14 @@ class ContractTest {
     assertEquals(0.8, report.localShare(), 1e-9);
     assertEquals(2 * 4096, report.remoteBytes());
     assertEquals(Map.of("0", 2 * 4096L, "1", 8 * 4096L), report.bytesPerNode());
+    // the host's parts by their contract names; a part not read is left out, not null
+    JsonNode host = PluginJson.MAPPER.readTree(report.json()).get("host_topology");
+    assertEquals(Set.of("nodes", "node_memory_bytes", "cores", "packages", "distances"),
+        names(host.toString()));
+    assertEquals(21, host.get("distances").get("0").get("1").asInt());
+    HostTopology partial = new HostTopology(Map.of("0", "0-3"), null, List.of("0", "1"), null,
+        null);
+    assertEquals(Set.of("nodes", "cores"), names(PluginJson.line(partial)));
   }
 
   @Test
