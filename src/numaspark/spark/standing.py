@@ -104,7 +104,7 @@ class StandingCluster:
         executors = placement.executors
         cores = max(e.cores for e in executors)
         heap_mb = max(e.heap for e in executors) // MIB
-        room = sum(min(w.cores // cores, w.memory_mb // max(1, heap_mb)) for w in self.workers)
+        room = room_for([(w.cores, w.memory_mb) for w in self.workers], cores, heap_mb)
         if room >= len(executors):
             return
         have = ", ".join(f"{w.host}: {w.cores} cores, {w.memory_mb} MB free" for w in self.workers)
@@ -117,6 +117,12 @@ class StandingCluster:
         cores = sum(w.cores for w in self.workers)
         memory = sum(w.memory_mb for w in self.workers)
         return f"{len(self.workers)} alive worker(s), {cores} cores and {memory} MB free"
+
+
+def room_for(free: list[tuple[int, int]], cores: int, memory_mb: int) -> int:
+    """How many executors of ``cores`` and ``memory_mb`` the machines with ``free`` (cores,
+    MB) hold, none split across two (a standalone worker's or a YARN node's)."""
+    return sum(max(0, min(c // max(1, cores), m // max(1, memory_mb))) for c, m in free)
 
 
 def _status(url: str) -> dict | None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from numaspark.errors import PlacementError, UsageError
 from numaspark.placement import Placement
 from numaspark.placement.planner import MAX_COMPRESSED_OOPS_HEAP, SPARK_MIN_HEAP, spark_overhead
+from numaspark.spark.standing import room_for
 from numaspark.topology import Topology, load_synthetic
 from numaspark.units import MIB
 
@@ -217,7 +218,7 @@ class YarnCluster:
         # no vcores); then the executors
         free = sorted(([n.memory_mb, n.vcores] for n in self.nodes), reverse=True)
         free[0][0] -= self.am_mb
-        room = sum(max(0, min(v // cores, m // container)) for m, v in free)
+        room = room_for([(v, m) for m, v in free], cores, container)
         if room >= len(executors):
             return
         have = ", ".join(f"{n.host}: {n.vcores} vcores, {n.memory_mb} MB free" for n in self.nodes)
