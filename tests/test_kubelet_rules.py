@@ -16,7 +16,12 @@ import yaml
 from conftest import topology_file
 
 from numaspark.placement import Binding, Layout, Platform, plan, target_files
-from numaspark.placement.kubelet import IMAGE_JAR, POD_TEMPLATE, threads_per_core
+from numaspark.placement.kubelet import (
+    IMAGE_JAR,
+    PLUGIN_POD_TEMPLATE,
+    POD_TEMPLATE,
+    threads_per_core,
+)
 from numaspark.placement.plugin import DEFAULT_LOCK_DIR, jar_path
 from numaspark.topology import CpuSet, load_synthetic, load_xml
 
@@ -58,8 +63,10 @@ def files_for(topology, layout, binding, tmp_path, **options) -> dict:
     confs = {name: dict(line.split(None, 1) for line in text.splitlines()
                         if line.strip() and not line.startswith("#"))
              for name, text in files.items() if name.endswith(".conf")}  # fmt: skip
+    plugin_pod = files.get(PLUGIN_POD_TEMPLATE)
     return {"kubelet": yaml.safe_load(files["kubelet-config.yaml"]),
             "pod": yaml.safe_load(files[POD_TEMPLATE]), "placement": placement,
+            "plugin_pod": yaml.safe_load(plugin_pod) if plugin_pod else None,
             "settings": settings, **confs}  # fmt: skip
 
 
@@ -236,11 +243,32 @@ def test_the_plugin_jar_is_where_pods_read_it(tmp_path, xeon24):
 def test_the_plugins_alternative_keeps_its_lock_directory_and_the_plan_sizes(tmp_path, xeon24):
     """The plugin binds from inside, with no CPU Manager: every executor pod mounts the host's
     lock directory (node slots are host-local files), its sizes are the plan's, not shrunk
-    for a kubelet reservation it does not need, and it has no pod template of the kubelet's."""
+    for a kubelet reservation it does not need, and its pod template is not the kubelet's:
+    it only tells the executor its node's name (below)."""
     written = files_for(xeon24, Layout(executors_per_node=1), Binding.NODE, tmp_path)
     inside = written["spark-defaults.plugin.conf"]
     volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
     assert inside[f"{volume}.mount.path"] == inside[f"{volume}.options.path"] == DEFAULT_LOCK_DIR
     assert inside["spark.kubernetes.executor.request.cores"] == "12"
     assert written["spark-defaults.conf"]["spark.kubernetes.executor.request.cores"] == "10"
-    assert not any(k.startswith("spark.kubernetes.executor.podTemplate") for k in inside)
+    assert inside["spark.kubernetes.executor.podTemplateFile"] == str(
+        (tmp_path / PLUGIN_POD_TEMPLATE).resolve()
+    )
+    (container,) = written["plugin_pod"]["spec"]["containers"]
+    assert "resources" not in container  # Spark's own sizes: no kubelet manager to satisfy
+
+
+@pytest.mark.parametrize("binding", [Binding.NODE, Binding.CORE])
+def test_each_executor_pod_is_told_its_nodes_name(tmp_path, xeon24, binding):
+    """Docs: https://kubernetes.io/docs/concepts/workloads/pods/downward-api/ (spec.nodeName as
+    an environment variable). In a pod the kernel's hostname is the pod's name; the plugin
+    reports from NUMASPARK_NODE_NAME when it is set (PlacementReporter.hostname), so what
+    numaspark learns of a host (spark/learned.py) is kept under the node, not under each pod.
+    Both templates give it: the kubelet path's and, at node binding, the plugin's."""
+    written = files_for(xeon24, Layout(executors_per_node=1), binding, tmp_path)
+    pods = [written["pod"]] + ([written["plugin_pod"]] if binding is Binding.NODE else [])
+    for pod in pods:
+        (container,) = pod["spec"]["containers"]
+        assert {"name": "NUMASPARK_NODE_NAME",
+                "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in container["env"]  # fmt: skip
+    assert (written["plugin_pod"] is None) == (binding is not Binding.NODE)

@@ -32,6 +32,7 @@ KUBELET_API = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletCo
 IMAGE_JAR = f"/opt/numaspark/{JAR_NAME}"
 EXECUTOR_CONTAINER = "spark-executor"
 POD_TEMPLATE = "executor-pod-template.yaml"  # beside spark-defaults.conf (plan --out)
+PLUGIN_POD_TEMPLATE = "executor-pod-template.plugin.yaml"  # beside spark-defaults.plugin.conf
 # what each node keeps back from pods under the Static Memory Manager, and how it splits into
 # the three figures the kubelet sums; the planner's auto heap already leaves 10% of a node
 NODE_RESERVED_MIB = 1024
@@ -115,10 +116,13 @@ def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | No
              "spark.kubernetes.executor.limit.cores": str(planned)}  # fmt: skip
     inside = plugin_alternative(placement, sized, "kubelet",
                                 "the kubelet's configuration on every node", asked, locks)  # fmt: skip
-    if "spark-plugin" in inside:  # no kubelet managers there: no template, the plugin binds
+    if "spark-plugin" in inside:  # no kubelet managers there: a template for the node's name only
         conf = {k: v for k, v in inside["spark-plugin"].items()
                 if not k.startswith("spark.kubernetes.executor.podTemplate")}  # fmt: skip
+        conf["spark.kubernetes.executor.podTemplateFile"] = PLUGIN_POD_TEMPLATE
+        conf["spark.kubernetes.executor.podTemplateContainerName"] = EXECUTOR_CONTAINER
         inside["spark-plugin"] = jar_in_pods(conf, plugin_jar)
+        inside["spark-plugin-pod-template"] = named_pod_template()
     cost["plugin jar"] = (f"spark.jars {spark['spark.jars']}: " + (
         "the URL you gave, fetched by every pod" if plugin_jar else
         f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"))  # fmt: skip
@@ -214,12 +218,27 @@ def _memory_cost(placement: Placement, topology: Topology) -> str:
     return text
 
 
+# The plugin names the host it reports from by this variable when it is set: in a pod the
+# kernel's hostname is the pod's name, and numaspark keeps what it learns of a host (its
+# topology, spark/learned.py) by the node's name. The downward API gives it.
+NODE_NAME_ENV = {"name": "NUMASPARK_NODE_NAME",
+                 "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}  # fmt: skip
+
+
 def executor_pod_template(cpus: int, memory_mib: int) -> dict[str, object]:
     """The executor pod: its one container Guaranteed with whole CPUs (Spark sets the same
-    figures from its conf; a sidecar or init container added here must match that too)."""
+    figures from its conf; a sidecar or init container added here must match that too), told
+    its node's name."""
     resources = {"cpu": str(cpus), "memory": f"{memory_mib}Mi"}
-    container = {"name": EXECUTOR_CONTAINER,
+    container = {"name": EXECUTOR_CONTAINER, "env": [NODE_NAME_ENV],
                  "resources": {"requests": dict(resources), "limits": dict(resources)}}  # fmt: skip
+    return {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [container]}}
+
+
+def named_pod_template() -> dict[str, object]:
+    """The plugin alternative's executor pod: Spark's own sizes (no kubelet manager to satisfy),
+    only the node's name added."""
+    container = {"name": EXECUTOR_CONTAINER, "env": [NODE_NAME_ENV]}
     return {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [container]}}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from numaspark.errors import UsageError
-from numaspark.placement.kubelet import POD_TEMPLATE, k8s_settings
+from numaspark.placement.kubelet import PLUGIN_POD_TEMPLATE, POD_TEMPLATE, k8s_settings
 from numaspark.placement.model import MemPolicy, Placement
 from numaspark.placement.render import spark_defaults_text, standalone_settings, yarn_settings
 from numaspark.topology import Topology
@@ -61,7 +61,14 @@ def target_files(platform: Platform, settings: dict[str, dict], directory: Path)
         )
     files["spark-defaults.conf"] = _conf_text(spark, f"Spark's side of the {platform.value} files")
     if "spark-plugin" in settings:
-        files[PLUGIN_CONF] = _conf_text(settings["spark-plugin"], "the plugin binds each executor "
+        plugin = dict(settings["spark-plugin"])
+        if "spark-plugin-pod-template" in settings:
+            files[PLUGIN_POD_TEMPLATE] = yaml.safe_dump(settings["spark-plugin-pod-template"],
+                                                        sort_keys=False)  # fmt: skip
+            plugin["spark.kubernetes.executor.podTemplateFile"] = str(
+                (directory / PLUGIN_POD_TEMPLATE).resolve()
+            )
+        files[PLUGIN_CONF] = _conf_text(plugin, "the plugin binds each executor "
                                         "from inside: no admin rights; never with the files above")  # fmt: skip
     return {**files, "README.txt": _readme(platform, files, settings)}
 
@@ -120,14 +127,17 @@ def _readme(platform: Platform, files: dict[str, str], settings: dict[str, dict]
         lines.append(f"{POD_TEMPLATE}: the executor pod, every container Guaranteed with whole "
                      "CPUs; spark-defaults.conf names it (spark.kubernetes.executor."
                      "podTemplateFile). A sidecar or init container you add must have requests "
-                     "equal to limits, whole CPUs, or the pod loses its exclusive CPUs.")  # fmt: skip
+                     "equal to limits, whole CPUs, or the pod loses its exclusive CPUs. It "
+                     "tells the container its node's name (NUMASPARK_NODE_NAME, downward API): "
+                     "the plugin reports from that host.")  # fmt: skip
     lines.append("spark-defaults.conf: Spark's side; pass it with spark-submit --properties-file "
                  "or merge it into $SPARK_HOME/conf/spark-defaults.conf.")  # fmt: skip
     if PLUGIN_CONF in files:
         lines.append(f"{PLUGIN_CONF}: the alternative for a cluster whose managers you cannot "
                      "change: no admin rights, the numaspark plugin binds each executor to a node "
                      "from inside as it starts. Use it instead of the files above, never both "
-                     "for one executor.")  # fmt: skip
+                     "for one executor." + (f" {PLUGIN_POD_TEMPLATE}, which it names, only tells "
+                     "each executor its node's name." if PLUGIN_POD_TEMPLATE in files else ""))  # fmt: skip
     for section in ("why", "cost"):
         for key, text in settings.get(section, {}).items():
             lines.append(f"{key}: {text}.")

@@ -107,6 +107,12 @@ final class PlacementReporter implements AutoCloseable {
   }
 
   private static String hostname() {
+    // in a Kubernetes pod the kernel's hostname is the pod's: numaspark's executor pod template
+    // gives the node's name (downward API), under which what is learned of a host is kept
+    String node = System.getenv("NUMASPARK_NODE_NAME");
+    if (node != null && !node.isBlank()) {
+      return node.strip();
+    }
     try { // the kernel's name for this host: no DNS lookup
       return Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).strip();
     } catch (IOException e) {
