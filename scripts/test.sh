@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up (as scripts/setup.sh), then lint and run the test suite (what CI runs, under 25
 # minutes on two cores). --long adds the scenarios of minutes each that have scripts of their
-# own (the two-node guest, three hosts, a cluster kept up on hosts, the mini YARN): about 8
-# minutes more.
+# own (the two-node guest, three hosts, a cluster kept up on hosts, the mini YARN, and where
+# go is installed the kubelet's own code on the k8s files): about 8 minutes more, plus some
+# minutes the first time tools/kubelet-check is built.
 # --fast runs only the tests that start no JVM (no Spark, no Maven, no javac), on two
 # workers, after the lint: under a minute here; numaspark refuses to start a JVM meanwhile
 # (NUMASPARK_NO_JVM), so a test in the wrong lane fails and says so. Without it, the same
@@ -17,6 +18,12 @@ for arg in "$@"; do
   if [ "$arg" = "--long" ]; then yarn=1; fi  # the mini YARN's tests need it built
 done
 NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$yarn bash scripts/setup.sh
+# --long: tools/kubelet-check built once here, not by each pytest worker (scripts/test-kubelet.sh)
+if [ "$yarn" = 1 ] && command -v go >/dev/null; then
+  export NUMASPARK_KUBELET_CHECK="${NUMASPARK_KUBELET_CHECK:-$HOME/.cache/numaspark/kubelet-check}"
+  mkdir -p "$(dirname "$NUMASPARK_KUBELET_CHECK")"
+  (cd tools/kubelet-check && nice -n 19 go build -o "$NUMASPARK_KUBELET_CHECK" .)
+fi
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 # the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
