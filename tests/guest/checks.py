@@ -178,20 +178,9 @@ def node_cpus() -> dict[int, set[int]]:
 
 
 def executor_pids() -> list[int]:
-    """The executor JVMs running now (Spark's CoarseGrainedExecutorBackend), read from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv[0].endswith(b"java") and any(
-                b"CoarseGrainedExecutorBackend" in a
-                for a in argv  # Yarn... on YARN
-            ):
-                found.append(int(entry.name))
-    return sorted(found)
+    """The executor JVMs running now (Spark's CoarseGrainedExecutorBackend; on YARN
+    YarnCoarseGrainedExecutorBackend), read from /proc."""
+    return jvm_pids(b"CoarseGrainedExecutorBackend")
 
 
 def threads_cpus(pid: int) -> dict[int, set[int]]:
@@ -226,6 +215,51 @@ def pages_per_node(pid: int) -> tuple[dict[int, int], dict[int, int]]:
 
 def mib(per_node: dict[int, int]) -> str:
     return " ".join(f"N{n} {b / (1 << 20):.1f}" for n, b in sorted(per_node.items())) + " MiB"
+
+
+def placed(pid: int, cpus_of: dict[int, set[int]]) -> dict:
+    """Where JVM ``pid`` runs, from /proc: its threads, the CPUs they may use, the nodes whose
+    CPUs hold them all (``homes``), its anonymous and file-backed resident bytes per node."""
+    threads = threads_cpus(pid)
+    allowed = set().union(*threads.values())
+    anon, files = pages_per_node(pid)
+    return {"threads": len(threads), "allowed": allowed, "anon": anon, "files": files,
+            "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus]}  # fmt: skip
+
+
+def hold_job(work: Path, out: Path, where: list[str], conf: list[str],
+             env: dict) -> tuple[subprocess.Popen, float]:  # fmt: skip
+    """``numaspark run holdjob.py`` on ``where`` (``--master ...``) with NODES one-core
+    executors, returned once its first job is done (the executors then hold until ``work/go``
+    exists), with when it was submitted. A run that exits first, or has no first job in 2000 s,
+    fails the check with its output and spark-submit's log."""
+    argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), *where,
+            "--executors", str(NODES), "--cores-per-executor", "1",
+            "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
+            "--no-collect", "--out", str(out),
+            # C1 only: under emulation C2's compiles cost minutes of the run
+            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+            "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+            # the first job waits for every executor, so each one works in it
+            "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+            "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
+            *conf, "--", str(work), str(NODES), "900"]  # fmt: skip
+    print("$ " + " ".join(argv), flush=True)
+    app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT,
+                           env=env)  # fmt: skip
+    started = time.monotonic()
+    while not (work / "first-job-done").exists():
+        if app.poll() is not None or time.monotonic() > started + 2000:
+            submit = sorted(out.glob("runs/*/spark-submit.log"))
+            said = submit[-1].read_text(errors="replace")[-2500:] if submit else "no log"
+            if app.poll() is None:  # timed out: the caller never gets it to stop
+                app.kill()
+                app.wait()
+            raise AssertionError(f"no first job (run exited {app.poll()}): "
+                                 f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
+                                 f"| spark-submit.log: {said}".replace("\n", " | "))  # fmt: skip
+        time.sleep(2)
+    return app, started
 
 
 def plugin_node_binding() -> str:
@@ -277,41 +311,14 @@ def plugin_node_binding() -> str:
             time.sleep(2)
         timings["cluster_up_s"] = time.monotonic() - began
         locks, out = work / "locks", work / "out"
-        argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), "--master",
-                f"spark://127.0.0.1:{port}", "--master-ui", f"http://127.0.0.1:{webui}",
-                "--bind", "node", "--executors", str(NODES), "--cores-per-executor", "1",
-                "--memory-per-executor", "512m", "--executor-wait", "600s", "--timeout", "1800",
-                "--no-collect", "--out", str(out),
-                # C1 only: under emulation C2's compiles cost minutes of the run
-                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-                "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
-                "--conf", f"spark.numaspark.affinity.lockDir={locks}",
-                # the first job waits for every executor, so each one works in it
-                "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-                "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=900s",
-                "--", str(work), str(NODES), "900"]  # fmt: skip
-        print("$ " + " ".join(argv), flush=True)
-        app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"),
-                               stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "160"})  # fmt: skip
-        started = time.monotonic()
-        deadline = started + 1500
-        while not (work / "first-job-done").exists():
-            if app.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(
-                    f"no first job (run exited {app.poll()}): "
-                    f"{(work / 'run.log').read_text(errors='replace')[-1500:]}"
-                )
-            time.sleep(2)
+        app, started = hold_job(
+            work, out, ["--master", f"spark://127.0.0.1:{port}", "--master-ui",
+                        f"http://127.0.0.1:{webui}", "--bind", "node"],
+            ["--conf", f"spark.numaspark.affinity.lockDir={locks}"],
+            {**os.environ, "COLUMNS": "160"})  # fmt: skip
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
-        seen = {}
-        for pid in executor_pids():
-            threads = threads_cpus(pid)
-            allowed = set().union(*threads.values())
-            homes = [n for n, cpus in cpus_of.items() if allowed <= cpus]
-            anon, files = pages_per_node(pid)
-            seen[pid] = {"threads": len(threads), "allowed": allowed, "homes": homes,
-                         "anon": anon, "files": files}  # fmt: skip
+        seen = {pid: placed(pid, cpus_of) for pid in executor_pids()}
         (work / "go").write_text("")
         app.wait(timeout=900)
         timings["run_s"] = time.monotonic() - started
@@ -410,44 +417,20 @@ def yarn_node_binding() -> str:
     env["HADOOP_CONF_DIR"] = str(yarn / "conf")
     app = None
     try:
-        argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), "--master", "yarn",
-                "--executors", str(NODES), "--cores-per-executor", "1",
-                "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
-                "--no-collect", "--out", str(out),
-                "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-                "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
-                "--conf", "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
-                "--conf", "spark.yarn.am.memory=384m",
-                # Spark's jars from where they lie (the shared root), not uploaded to the
-                # staging directory: the guest's overlay (a 512 MiB tmpfs) cannot hold them
-                "--conf", f"spark.yarn.jars=local:{spark_home() / 'jars'}/*",
-                "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-                "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
-                "--", str(work), str(NODES), "900"]  # fmt: skip
-        print("$ " + " ".join(argv), flush=True)
-        app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"),
-                               stderr=subprocess.STDOUT, env=env)  # fmt: skip
-        started = time.monotonic()
-        while not (work / "first-job-done").exists():
-            if app.poll() is not None or time.monotonic() > started + 2000:
-                submit = sorted(out.glob("runs/*/spark-submit.log"))
-                said = submit[-1].read_text(errors="replace")[-2500:] if submit else "no log"
-                raise AssertionError(f"no first job (run exited {app.poll()}): "
-                                     f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
-                                     f"| spark-submit.log: {said}".replace("\n", " | "))  # fmt: skip
-            time.sleep(2)
+        app, started = hold_job(
+            work, out, ["--master", "yarn"],
+            ["--conf", "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
+             "--conf", "spark.yarn.am.memory=384m",
+             # Spark's jars from where they lie (the shared root), not uploaded to the
+             # staging directory: the guest's overlay (a 512 MiB tmpfs) cannot hold them
+             "--conf", f"spark.yarn.jars=local:{spark_home() / 'jars'}/*"], env)  # fmt: skip
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
         seen = {}
         for role, marker in (("application master", b"ExecutorLauncher"),
                              ("executor", b"CoarseGrainedExecutorBackend")):  # fmt: skip
             for pid in jvm_pids(marker):
-                threads = threads_cpus(pid)
-                allowed = set().union(*threads.values())
-                anon, files_ = pages_per_node(pid)
-                seen[pid] = {"role": role, "threads": len(threads), "allowed": allowed,
-                             "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus],
-                             "policy": policy_of(pid), "anon": anon, "files": files_}  # fmt: skip
+                seen[pid] = {**placed(pid, cpus_of), "role": role, "policy": policy_of(pid)}
         (work / "go").write_text("")
         app.wait(timeout=1200)
         timings["run_s"] = time.monotonic() - started
