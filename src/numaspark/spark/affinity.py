@@ -20,8 +20,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterable
 from itertools import combinations
 from pathlib import Path
@@ -30,7 +28,7 @@ from numaspark.errors import NumasparkError, ToolMissingError
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement.plugin import RECORD_DIR, PlacementReport, TaskRecord, jar_path
 from numaspark.readback.proc import EffectiveJvm
-from numaspark.supervise.processes import refuse_jvm
+from numaspark.spark.maven import mvn_package, sources_digest, up_to_date
 from numaspark.topology import CpuSet
 
 SOURCE = Path(__file__).resolve().parents[3] / "jvm"  # the repository's jvm/ (editable install)
@@ -62,61 +60,30 @@ def _version(jars: Path, prefix: str) -> str:
     raise NumasparkError(f"no {prefix}-*.jar in {jars}: is pyspark installed whole?")
 
 
-def _sources_digest() -> str:
-    """What the jar is built from: jvm/'s sources and pom, and the pyspark it compiles against."""
-    import hashlib
-
-    import pyspark
-
-    digest = hashlib.sha256(pyspark.__version__.encode())
-    for path in sorted([SOURCE / "pom.xml", *(SOURCE / "src").rglob("*.java")]):
-        digest.update(str(path.relative_to(SOURCE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     """Build jvm/ with Maven against the installed pyspark's jars and install the jar; only
     when its sources (or pyspark) changed, unless ``force``. ``run_tests``: JUnit too."""
+    import pyspark
+
     target = jar_path()
     stamp = target.with_suffix(".sources")
     if not (SOURCE / "pom.xml").exists():
         if target.exists():
             return target  # an installed numaspark without its checkout: keep the jar
         raise ToolMissingError(f"{SOURCE}/pom.xml is missing: build from a checkout of numaspark")
-    current = _sources_digest()
-    if (target.exists() and not force and not run_tests and stamp.exists()
-            and stamp.read_text() == current):  # fmt: skip
+    # what the jar is built from: jvm/'s sources and pom, and the pyspark it compiles against
+    current = sources_digest(SOURCE, "*.java", salt=pyspark.__version__)
+    if not force and not run_tests and up_to_date(target, stamp, current):
         return target
-    mvn = shutil.which("mvn")
-    if mvn is None or shutil.which("javac") is None:
-        raise ToolMissingError(
-            "building the affinity plugin needs Maven and a JDK: apt-get install maven "
-            "openjdk-17-jdk-headless (scripts/setup.sh does)"
-        )
-    import pyspark
-
     jars = _pyspark_jars()
-    argv = [
-        mvn, "-q", "-B", "-f", str(SOURCE / "pom.xml"), "package",
+    mvn_package(SOURCE / "pom.xml", [
         f"-Dspark.jars={jars}", f"-Dspark.version={pyspark.__version__}",
         f"-Dscala.version={_version(jars, 'scala-library')}",
         f"-Djackson.version={_version(jars, 'jackson-databind')}",
         f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
         f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
         f"-Dmetrics.version={_version(jars, 'metrics-core')}",
-    ]  # fmt: skip
-    if not run_tests:
-        argv.append("-DskipTests")
-    refuse_jvm(argv)
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        lines = [line for line in (proc.stdout + proc.stderr).splitlines()
-                 if "ERROR" in line or "FAIL" in line]  # fmt: skip
-        raise NumasparkError(
-            "building jvm/ failed: " + (lines[0] if lines else f"mvn exited {proc.returncode}")
-        )
+        *([] if run_tests else ["-DskipTests"])], "the affinity plugin")  # fmt: skip
     built = SOURCE / "target" / "numaspark-affinity-0.1.0.jar"
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import psutil
 
-from numaspark.errors import NumasparkError, ToolMissingError, UsageError
-from numaspark.supervise.processes import refuse_jvm
+from numaspark.errors import ToolMissingError, UsageError
+from numaspark.spark.maven import mvn_package, sources_digest, up_to_date
 from numaspark.supervise.stop import stop_processes
 
 SOURCE = Path(__file__).resolve().parents[3] / "jvm" / "yarn-mini"  # the repository's
@@ -36,16 +34,6 @@ def _built() -> tuple[Path, Path]:
     return target / "numaspark-yarn-mini.jar", target / "classpath.txt"
 
 
-def _sources_digest() -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    for path in sorted([SOURCE / "pom.xml", *(SOURCE / "src").rglob("*.*")]):
-        digest.update(str(path.relative_to(SOURCE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def build_launcher(force: bool = False) -> Path:
     """Build jvm/yarn-mini with Maven (it resolves hadoop-client-minicluster once, into the
     local Maven repository) when its sources changed, unless ``force``; its jar."""
@@ -54,22 +42,10 @@ def build_launcher(force: bool = False) -> Path:
     if not (SOURCE / "pom.xml").exists():
         raise ToolMissingError(f"{SOURCE}/pom.xml is missing: the mini YARN is built from a "
                                "checkout of numaspark")  # fmt: skip
-    current = _sources_digest()
-    if jar.exists() and classpath.exists() and not force and stamp.exists() and (
-            stamp.read_text() == current):  # fmt: skip
+    current = sources_digest(SOURCE, "*.*")
+    if not force and classpath.exists() and up_to_date(jar, stamp, current):
         return jar
-    mvn = shutil.which("mvn")
-    if mvn is None or shutil.which("javac") is None:
-        raise ToolMissingError("building the mini YARN needs Maven and a JDK: apt-get install "
-                               "maven openjdk-17-jdk-headless (scripts/setup.sh does)")  # fmt: skip
-    argv = [mvn, "-q", "-B", "-f", str(SOURCE / "pom.xml"), "package"]
-    refuse_jvm(argv)
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line]
-        raise NumasparkError("building jvm/yarn-mini failed: "
-                             + (lines[0] if lines else f"mvn exited {proc.returncode}"))  # fmt: skip
+    mvn_package(SOURCE / "pom.xml", [], "the mini YARN")
     stamp.write_text(current)
     return jar
 
