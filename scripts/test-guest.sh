@@ -11,4 +11,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -ra -s --long tests/test_numa_guest.py "$@"
+exec .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_numa_guest.py "$@"

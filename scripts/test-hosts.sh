@@ -9,4 +9,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
-exec .venv/bin/python -m pytest -ra -s --long tests/test_hosts.py "$@"
+exec .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_hosts.py "$@"

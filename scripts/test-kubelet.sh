@@ -14,5 +14,5 @@ bin="${NUMASPARK_KUBELET_CHECK:-$HOME/.cache/numaspark/kubelet-check}"
 mkdir -p "$(dirname "$bin")"
 (cd tools/kubelet-check && nice -n 19 go build -o "$bin" .)
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
-NUMASPARK_KUBELET_CHECK="$bin" NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --long \
+NUMASPARK_KUBELET_CHECK="$bin" NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --durations=15 --long \
   tests/test_kubelet_code.py "$@"

@@ -29,7 +29,7 @@ fi
 # the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
 .venv/bin/lint-imports
 if [ "$fast" = 1 ]; then
-  NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+  NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
 fi
 # the Java library's JUnit tests (slot pool under concurrency, CPU sets, binding), then pytest:
 # the tests that start no JVM on two workers (the fast lane), then the real-Spark ones one at
@@ -40,7 +40,7 @@ lane() {  # pytest, where "no test selected" (exit 5: arguments that pick one la
   "$@" || code=$?
   if [ "$code" != 0 ] && [ "$code" != 5 ]; then exit "$code"; fi
 }
-NUMASPARK_NO_JVM=1 lane .venv/bin/python -m pytest -ra -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
-lane .venv/bin/python -m pytest -ra -m jvm ${args[@]+"${args[@]}"}
+NUMASPARK_NO_JVM=1 lane .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+lane .venv/bin/python -m pytest -ra --durations=15 -m jvm ${args[@]+"${args[@]}"}
 # the installable package: a wheel with the plugin jar, installed and run in a fresh venv
 bash scripts/test-wheel.sh

@@ -193,6 +193,7 @@ def _nothing_left(hosts: NamespaceHosts, within_s: float = 20.0) -> bool:
 
 
 @pytest.mark.integration
+@pytest.mark.jvm  # Spark workers on the hosts: the lane that may start JVMs, one at a time
 @pytest.mark.long(script="bash scripts/test-hosts.sh")
 def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path, no_spark_left):
     import subprocess
@@ -287,6 +288,7 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
 
 
 @pytest.mark.integration
+@pytest.mark.jvm  # Spark workers on the hosts: the lane that may start JVMs, one at a time
 @pytest.mark.long(script="bash scripts/test-hosts.sh")
 def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, no_spark_left):
     import subprocess

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import ROOT, run_cli, topology_file
+from prereq import require
 
 from numaspark.placement import Binding, Layout, Platform, plan, target_files
 from numaspark.topology import Topology, load_synthetic, load_xml
@@ -39,9 +40,8 @@ def kubelet_check() -> Path:
     if os.environ.get("NUMASPARK_KUBELET_CHECK"):
         assert BINARY.exists(), f"NUMASPARK_KUBELET_CHECK={BINARY} does not exist"
         return BINARY
+    require("go")
     go = shutil.which("go")
-    if go is None:
-        pytest.skip("no `go` on PATH: tools/kubelet-check (the kubelet's own code) cannot be built")
     BINARY.parent.mkdir(parents=True, exist_ok=True)
     built = BINARY.with_name(f"{BINARY.name}.{os.getpid()}")  # two workers may build at once
     build = subprocess.run(["nice", "-n", "19", go, "build", "-o", str(built), "."], cwd=TOOL,

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -37,6 +36,7 @@ import time
 import pytest
 from conftest import ROOT
 from guest import build
+from prereq import require
 
 CHECKS = ("topology-two-nodes", "plan-one-executor-per-node", "launch-bound-per-node",
           "launch-interleave-split", "launch-remote-memory", "plugin-node-binding")  # fmt: skip
@@ -47,15 +47,15 @@ CHECKS_FOUR = ("topology-four-nodes", "plan-one-executor-per-node", "plugin-node
 # more under emulation (the master alone takes a minute), so only when asked for.
 SPARK = os.environ.get("NUMASPARK_GUEST_SPARK") == "1"
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.long(script="bash scripts/test-guest.sh"),
-    pytest.mark.skipif(
-        shutil.which("qemu-system-x86_64") is None or shutil.which("apt-get") is None,
-        reason="the two-node guest needs qemu-system-x86_64 and apt-get: "
-        "NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh installs QEMU",
-    ),
-]
+# jvm: the guest starts JVMs (Spark, the toucher), so these run in the lane that may, one test
+# (one guest) at a time; long: minutes each. A missing QEMU fails, never skips (prereq.py).
+pytestmark = [pytest.mark.integration, pytest.mark.jvm,
+              pytest.mark.long(script="bash scripts/test-guest.sh")]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _guest_tools():
+    require("qemu-system-x86_64", "apt-get")
 
 
 def _timings(console: str) -> dict:
@@ -66,6 +66,12 @@ def _timings(console: str) -> dict:
             _, _, tail = line.partition("| timings: ")
             return {k: float(v) for k, v in (p.rsplit(" ", 1) for p in tail.split(", ") if p)}
     return {}
+
+
+def _passed() -> list[str]:
+    """The caller's choices the checks read (the guest gets none of its environment else)."""
+    names = ("NUMASPARK_GUEST_PLUGIN", "NUMASPARK_GUEST_SPARK")
+    return [f"{n}={os.environ[n]}" for n in names if n in os.environ]
 
 
 def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str, ...] = (),
@@ -82,8 +88,8 @@ def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str
     log = artifacts / (log_name or ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log"))
     argv = ["bash", str(ROOT / "scripts/numa-guest.sh"), "--nodes", str(nodes),
             "--memory-per-node", memory, "--timeout", str(build.timeout_s()), "--log", str(log),
-            "--", "env", f"NUMASPARK_TOUCHER={classes}", sys.executable, "tests/guest/checks.py",
-            *checks]  # fmt: skip
+            "--", "env", f"NUMASPARK_TOUCHER={classes}", *_passed(), sys.executable,
+            "tests/guest/checks.py", *checks]  # fmt: skip
     lines = []
     with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
         for line in proc.stdout:

@@ -41,14 +41,14 @@ def test_a_shape_the_guest_cannot_take_is_refused(shape, words):
 
 
 def test_the_command_travels_quoted_in_a_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMASPARK_GUEST_PLUGIN", "0")
+    monkeypatch.setenv("NUMASPARK_NO_JVM", "1")  # the fast lane's: it would stop every JVM inside
     monkeypatch.setenv("UNRELATED_SECRET", "x")
     argv = ["sh", "-c", "echo 'it''s' $HOME; exit 3", "a b"]
     script = build.command_script(argv, tmp_path, build.Shape(), tmp_path / "cmds")
     text = script.read_text()
     assert text.splitlines()[-1] == " ".join(shlex.quote(a) for a in argv)
-    assert "export NUMASPARK_GUEST_PLUGIN=0" in text  # the caller's NUMASPARK_* go along
-    assert "UNRELATED_SECRET" not in text
+    assert "NUMASPARK_NO_JVM" not in text and "UNRELATED_SECRET" not in text  # none go along
+    assert "export NUMASPARK_GUEST_NODES=2" in text  # the guest's own shape does
     assert f"export PYTHONPATH={ROOT / 'src'}" in text
     # run here, the script runs the command with its arguments intact, in the given directory
     done = subprocess.run(["sh", str(script)], capture_output=True, text=True,

@@ -2,7 +2,6 @@
 
 import contextlib
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from prereq import require
 
 from numaspark.placement import Binding, Layout, plan
 from numaspark.readback.proc import differences, read_effective
@@ -55,9 +55,9 @@ def test_context_manager_stops_on_exception(tmp_path):
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(shutil.which("numactl") is None, reason="numactl not installed")
 def test_effective_placement_of_a_numactl_bound_process():
     """Real binding on the CPUs and node this machine has."""
+    require("numactl")
     topology = load_machine()
     placement = plan(
         topology, Layout(executors=1, cores_per_executor=1, memory_per_executor=1 << 30), Binding.PU

@@ -4,11 +4,11 @@ This machine has one NUMA node, so multi-node behaviour is tested on these
 files (hwloc's own test inputs from real servers).
 """
 
-import shutil
 import subprocess
 
 import pytest
 from conftest import topology_file
+from prereq import require
 
 from numaspark.topology import load_xml
 
@@ -44,10 +44,10 @@ def test_counts_and_allowed_sets(name):
     assert sorted(c for core in topo.cores for c in core.cpus) == topo.online_cpus.to_list()
 
 
-@pytest.mark.skipif(shutil.which("hwloc-calc") is None, reason="hwloc-calc not installed")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_pu_order_matches_hwloc(name):
     """Our logical (L#) order of PUs and NUMA nodes is hwloc's own."""
+    require("hwloc-calc")
     path = topology_file(name)
     topo = load_xml(path)
 

@@ -14,29 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
-import pytest
+from prereq import require
 
 from numaspark.hosts import Host, Inventory, Ssh
 
 SSHD = "/usr/sbin/sshd"
 
 
-def missing() -> str | None:
-    """Why namespace hosts cannot be made here, or None."""
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    for tool in ("ip", "unshare", "ssh", "ssh-keygen"):
-        if shutil.which(tool) is None:
-            return f"{tool} is missing"
-    if not Path(SSHD).exists():
-        return "sshd is missing: apt-get install openssh-server (scripts/test-hosts.sh does)"
-    return None
+NEEDS = ("root", "ip", "unshare", "ssh", "ssh-keygen", "sshd")
 
 
 def _ip(*args: str) -> None:
@@ -47,9 +37,7 @@ class NamespaceHosts:
     """``with NamespaceHosts(2, tmp) as hosts:`` ... ``hosts.inventory`` names them."""
 
     def __init__(self, count: int, directory: Path) -> None:
-        reason = missing()
-        if reason:
-            pytest.skip(f"namespace test hosts: {reason}")
+        require(*NEEDS)  # a lane that runs these tests needs them: missing fails, in one line
         self.count = count
         self.dir = directory
         tag = f"{os.getpid() % 10000:04d}"

@@ -213,8 +213,9 @@ class GuestError(Exception):
 def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) -> Path:
     """The command as a shell script on the shared root, which init.sh runs: the kernel command
     line cannot carry spaces, so COMMAND travels in a file. Each argument is quoted (argv, not a
-    shell string built from it); the caller's NUMASPARK_* variables go along, the venv's bin is
-    first on PATH and the booted repository's src first on PYTHONPATH."""
+    shell string built from it); the venv's bin is first on PATH and the booted repository's src
+    first on PYTHONPATH. None of the caller's variables go along (a test lane's NUMASPARK_NO_JVM
+    would stop every JVM inside): give what COMMAND needs in it, ``-- env NAME=VALUE CMD``."""
     if not argv:
         raise GuestError("no command: give one after --, e.g. scripts/numa-guest.sh -- numactl -H")
     venv_bin = Path(sys.executable).parent
@@ -222,11 +223,10 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
         if any(c.isspace() for c in str(path)):
             raise GuestError(f"{path}: the guest's kernel command line cannot carry a space; "
                              "use a path without one")  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k.startswith("NUMASPARK_")}
-    env.update({"NUMASPARK_BIN": str(venv_bin / "numaspark"), "PYTHONPATH": str(ROOT / "src"),
-                "NUMASPARK_GUEST_NODES": str(shape.nodes),
-                "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
-                "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib)})  # fmt: skip
+    env = {"NUMASPARK_BIN": str(venv_bin / "numaspark"), "PYTHONPATH": str(ROOT / "src"),
+           "NUMASPARK_GUEST_NODES": str(shape.nodes),
+           "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
+           "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib)}  # fmt: skip
     lines = ["#!/bin/sh", f"export PATH={shlex.quote(str(venv_bin))}:$PATH"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     lines += [f"cd {shlex.quote(str(cwd))} || exit 126", " ".join(shlex.quote(a) for a in argv)]
