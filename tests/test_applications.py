@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, run_cli
-from recorded import APP_FAILS, APP_OK, RecordedTarget, targets
+from recorded import APP_FAILS, APP_OK, JAR_OK, RecordedTarget, recording_for, targets
 
 from numaspark.cli.options import AppOptions, Where, line_target
 from numaspark.errors import UsageError
@@ -256,17 +256,45 @@ def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
     assert len(stored) == 3 and json.loads(stored[0])["spec"]["application"]["args"][2:] == ODD
 
 
-def test_a_jar_runs_with_its_class_from_the_manifest(tmp_path):
-    """The JAR form: its Main-Class reaches spark-submit as --class, before the JAR."""
-    jar = _jar(tmp_path, "com.acme.Squares")
-    workload = register_application(apps.from_file(str(jar), ["o.json", "1000", "two words"]))
+def _run_jar(tmp_path: Path, main_class: str, args: list[str]) -> tuple[RunResult, RecordedTarget]:
+    jar = _jar(tmp_path, main_class)
+    workload = register_application(apps.from_file(str(jar), args))
     local = RecordedTarget()
     (run,) = run_workload(RunRequest(workload=workload.name, out=tmp_path / "out", collect=False,
                                      layout=Layout(mode=Mode.LOCAL)), load(),
                           targets=targets(local, RecordedTarget()))  # fmt: skip
-    assert run.ok and run.spec.application.main_class == "com.acme.Squares"
-    assert local.options[0]["submit_options"] == ["--class", "com.acme.Squares"]
-    assert local.submitted == [(str(jar), ["o.json", "1000", "two words"])]
+    assert local.submitted == [(str(jar), args)]
+    return run, local
+
+
+def test_a_jar_runs_with_its_class_from_the_manifest(tmp_path):
+    """The JAR form: its Main-Class reaches spark-submit as --class, before the JAR, and the
+    run is the record a real JAR run left (tests/fixtures/runs/jar-squares, replayed)."""
+    run, local = _run_jar(tmp_path, "Squares", ["o.json", "1000", "two words"])
+    assert local.options[0]["submit_options"] == ["--class", "Squares"]
+    assert run.status is Status.OK and run.spec.application.main_class == "Squares"
+    recorded = json.loads((JAR_OK / "app.json").read_text())
+    assert run.app_id == recorded["app_id"] and run.app.returncode == 0
+    # Squares.java's spark.range over local[2]'s default parallelism: 2 tasks in one job
+    # (squares.py's PySpark recording has 4), read from the JAR run's own event log
+    assert run.metrics["numTasks"] == 2 and run.metrics["numStages"] == 1
+    assert run.app.elapsed_ms > run.app.job_time_ms > 0
+    assert run.effective_placement[0].policy == "bind:0"
+
+
+def test_a_failing_jar_is_stored_failed_from_its_drivers_exception(tmp_path):
+    run, _ = _run_jar(tmp_path, "Squares", ["o.json", "-5"])
+    assert run.status is Status.FAILED and run.wall_time_s is None
+    assert run.failure_reason.endswith(
+        "java.lang.IllegalArgumentException: N must be at least 0, not -5"
+    )
+
+
+def test_the_recorded_target_refuses_what_it_has_no_recording_of():
+    for job, options in (("etl.py", []), ("app.jar", ["--class", "com.acme.Other"]),
+                         ("app.jar", [])):  # fmt: skip
+        with pytest.raises(AssertionError):
+            recording_for(job, ["o.json", "1000"], options)
 
 
 def test_a_failing_application_is_stored_failed_and_the_loop_goes_on(tmp_path):
