@@ -23,6 +23,8 @@ from numaspark.errors import UsageError
 from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
 from numaspark.experiment.result import Environment, RunResult, RunSpec, Status, retimed
 from numaspark.experiment.runner import RunRequest, run_check, run_workload
+from numaspark.metrics.aggregate import job_time_ms
+from numaspark.metrics.eventlog import parse_event_log
 from numaspark.placement import Binding, Layout, Mode
 from numaspark.spark.conf import merged
 from numaspark.supervise.processes import ProcessTracker
@@ -209,6 +211,23 @@ def test_a_recorded_application_assembles_its_three_times_and_placement(tmp_path
     assert retimed([made], "submit")[0].wall_time_s == round(app.wall_time_s, 3)
     with pytest.raises(UsageError, match="--time"):
         retimed([made], "cpu")
+
+
+def test_job_time_is_the_union_of_the_jobs_spans_not_their_sum_nor_the_longest():
+    """tests/fixtures/eventlogs/jobs-overlapping: jobs 0 and 1 overlap, job 2 runs inside
+    both, job 3 stands apart; the union counts each instant in a job once, and the gap
+    between jobs not at all."""
+    log = parse_event_log(FIXTURES / "eventlogs" / "jobs-overlapping")
+    spans = [(s, e) for s, e in zip(log.jobs["submissionTime"], log.jobs["completionTime"],
+                                     strict=True)]  # fmt: skip
+    assert len(spans) == 4
+    total = sum(e - s for s, e in spans)
+    longest = max(e - s for s, e in spans)
+    reach = max(e for _, e in spans) - min(s for s, _ in spans)
+    # the fixture tells them apart: 5 s of union, 7.5 s summed, 3 s longest, 7 s end to end
+    union = 4000.0 + 1000.0  # jobs 0-2 cover 1001000..1005000, job 3 1007000..1008000
+    assert len({union, total, longest, reach}) == 4
+    assert job_time_ms(log) == union
 
 
 def test_a_failed_application_is_one_line_from_its_drivers_last_exception():
