@@ -25,10 +25,12 @@ from numaspark.experiment.result import Environment, RunResult, RunSpec, Status,
 from numaspark.experiment.runner import RunRequest, run_check, run_workload
 from numaspark.metrics.aggregate import job_time_ms
 from numaspark.metrics.eventlog import parse_event_log
-from numaspark.placement import Binding, Layout, Mode
+from numaspark.placement import Binding, Layout, Mode, plan
+from numaspark.placement.plugin import jar_path
+from numaspark.placement.render import spark_conf
 from numaspark.spark.conf import merged
 from numaspark.supervise.processes import ProcessTracker
-from numaspark.topology import load
+from numaspark.topology import load, load_synthetic
 from numaspark.workloads import application as apps
 from numaspark.workloads.catalog import get_workload, register_application
 
@@ -140,6 +142,34 @@ def test_the_plan_replaces_decided_keys_in_one_line_each_and_merges_lists():
     assert len(notes) == 2 and all("\n" not in n for n in notes)
     assert any("spark.executor.memory=4g" in n and "2g" in n for n in notes)
     assert any("hdfs://nn/logs" in n and "event log" in n for n in notes)
+
+
+@pytest.mark.parametrize("given", ["conf", "properties", "option"])
+def test_a_users_class_path_is_kept_and_the_plugins_jar_added(tmp_path, given):
+    """The plugin's jar goes on both class paths at core binding on a cluster (render.py
+    affinity_conf); a user's own extraClassPath, from a spark-submit line's --conf, its
+    properties file or --driver-class-path, is kept first and the jar added, not replaced."""
+    props = tmp_path / "my.conf"
+    props.write_text("spark.executor.extraClassPath /opt/mine/exec.jar\n"
+                     + ("spark.driver.extraClassPath /opt/mine/a.jar:/opt/mine/b.jar\n"
+                        if given == "properties" else ""))  # fmt: skip
+    driver = {"conf": ["--conf", "spark.driver.extraClassPath=/opt/mine/a.jar:/opt/mine/b.jar"],
+              "properties": [],
+              "option": ["--driver-class-path", "/opt/mine/a.jar:/opt/mine/b.jar"]}[given]  # fmt: skip
+    line = apps.from_line(["spark-submit", "--properties-file", str(props), *driver,
+                           "--class", "C", str(_jar(tmp_path, None))])  # fmt: skip
+    placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"),
+                     Layout(executors=2, cores_per_executor=1), Binding.CORE)  # fmt: skip
+    ours = spark_conf(placement)
+    jar = str(jar_path())
+    assert ours["spark.driver.extraClassPath"] == ours["spark.executor.extraClassPath"] == jar
+    conf, notes = merged(line.conf(), ours)
+    assert conf["spark.driver.extraClassPath"] == f"/opt/mine/a.jar:/opt/mine/b.jar:{jar}"
+    assert conf["spark.executor.extraClassPath"] == f"/opt/mine/exec.jar:{jar}"
+    assert not [n for n in notes if "extraClassPath" in n]  # kept, so nothing said replaced
+    # a class path that already names the jar keeps one copy of it
+    again, _ = merged({"spark.driver.extraClassPath": f"{jar}:/opt/x.jar"}, ours)
+    assert again["spark.driver.extraClassPath"] == f"{jar}:/opt/x.jar"
 
 
 def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
