@@ -563,3 +563,24 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
     streaming = run["streaming"]
     assert streaming["batches"] >= 5 and 100 < streaming["inputRate"] < 400
     assert streaming["batchDurationMean"] > 0 and "latencyMean" not in streaming
+
+
+def test_characterize_on_an_application_runs_it_three_ways_with_its_own_settings(tmp_path):
+    """`numaspark characterize APP`: the application alone (not the two built-ins), placed
+    the three ways, keeping its own Spark settings (no suite-wide conf), replayed."""
+    from numaspark.experiment.characterize import SPARK_CONF, experiment
+    from numaspark.experiment.sweep import run_sweep
+
+    topo = load()
+    workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))
+    chosen = experiment(topo, (workload.name,), repeat=1, warmup=0)
+    assert {c.workload for c in chosen.configs} == {"squares"} and len(chosen.configs) == 3
+    assert all(c.conf == {} for c in chosen.configs) and SPARK_CONF
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    done = run_sweep(chosen, topo, tmp_path, targets=targets(local, standalone))
+    assert len(done.results) == 3 and all(r.ok for r in done.results)
+    sent = local.options + standalone.options
+    assert [o["app_conf"] for o in sent] == [{}] * 3
+    assert not [o for o in sent if set(SPARK_CONF) & set(o["extra_conf"] or {})]
+    assert len(local.submitted) == 2 and len(standalone.submitted) == 1
+    assert {r.spec.binding for r in done.results} == {"none", "node", "core"}
