@@ -45,6 +45,20 @@ TOPOLOGIES = Path(
 TIME_BOUND_S = 45.0
 
 
+class CorpusShrank(RuntimeError):
+    """An input the corpus is made from was not found: its cases would vanish unseen."""
+
+
+def _found(directory: Path, pattern: str, at_least: int = 1) -> list[Path]:
+    """``directory``'s files matching ``pattern``, sorted; fewer than ``at_least`` is an error,
+    never a corpus that shrank unnoticed (a generator over an empty glob yields no cases)."""
+    found = sorted(directory.glob(pattern))
+    if len(found) < at_least:
+        raise CorpusShrank(f"{directory}/{pattern}: {len(found)} files, the corpus needs "
+                           f"{at_least} (set NUMASPARK_TOPOLOGIES for the servers' XML)")  # fmt: skip
+    return found
+
+
 def _bytes(count: int) -> bytes:
     """Random bytes, the same on every run (a case that fails, fails again: seeded by size)."""
     return random.Random(count).randbytes(count)
@@ -147,7 +161,7 @@ def _event_log_mutations(root: Path) -> list[Case]:
             cut = _write(root / "ev" / f"cut-{fraction}-{name}", raw[: int(len(raw) * fraction)])
             cases.append(Case(f"whatif: {name} cut at {fraction:.0%}", ["whatif", cut],
                               expect="warn"))  # fmt: skip
-    source = next((logs / "rolling-zstd").glob("events_1_*"))
+    (source,) = _found(logs / "rolling-zstd", "events_1_*")
     raw = source.read_bytes()
     for fraction in (0.05, 0.5, 0.95):
         directory = root / "ev" / f"eventlog_v2_zstd-{fraction}"
@@ -175,7 +189,7 @@ def _event_log_mutations(root: Path) -> list[Case]:
 
 def _topology_mutations(root: Path) -> list[Case]:
     cases = []
-    files = sorted(TOPOLOGIES.glob("*.xml"))[:5]
+    files = _found(TOPOLOGIES, "*.xml", at_least=5)[:5]
     for xml in files:
         text = xml.read_text()
         for fraction in (0.1, 0.5, 0.9):
@@ -184,14 +198,14 @@ def _topology_mutations(root: Path) -> list[Case]:
             )
             cases.append(Case(f"topology: {xml.name} cut at {fraction:.0%}",
                               ["topology", "--xml", path]))  # fmt: skip
-    if files:
-        text = files[0].read_text()
-        v3 = text.replace('<topology version="2.0">', '<topology version="3.0">')
-        path = _write(root / "xml" / "v3.xml", v3)
-        cases.append(Case("topology: an hwloc 3 export", ["topology", "--xml", path],
-                          says="--export-xml-flags v2"))  # fmt: skip
-        cases.append(Case("plan: an hwloc 3 export", ["plan", "--xml", path],
-                          says="--export-xml-flags v2"))  # fmt: skip
+    text = files[0].read_text()
+    v3 = text.replace('<topology version="2.0">', '<topology version="3.0">')
+    assert v3 != text, f"{files[0]} is no hwloc 2 export: the v3 case would test nothing"
+    path = _write(root / "xml" / "v3.xml", v3)
+    cases.append(Case("topology: an hwloc 3 export", ["topology", "--xml", path],
+                      says="--export-xml-flags v2"))  # fmt: skip
+    cases.append(Case("plan: an hwloc 3 export", ["plan", "--xml", path],
+                      says="--export-xml-flags v2"))  # fmt: skip
     return cases
 
 
@@ -254,7 +268,7 @@ def corpus(root: Path) -> list[Case]:
     unwritable = "/proc/numaspark-cannot-write-here"
     plain = str(FIXTURES / "eventlogs" / "plain")
     good_results = str(FIXTURES / "runs" / "wordcount-core")
-    xml = str(next(iter(sorted(TOPOLOGIES.glob("24em64t*.xml"))), TOPOLOGIES / "missing.xml"))
+    xml = str(_found(TOPOLOGIES, "24em64t*.xml")[0])
     array = _results_dir(root, "array", [json.dumps([_recorded_run(), _recorded_run()])])
     zstd_garbage = _write(root / "eventlog_v2_garbage" / "events_1_x.zstd",
                           zstandard.ZstdCompressor().compress(_bytes(2000)))  # fmt: skip

@@ -23,6 +23,13 @@ RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 SUITE = RUNS / "wordcount-core"  # wordcount, tiny, 1 warm-up + 2 measured, core-bound
 APP_OK = RUNS / "app-squares"  # tests/apps/squares.py with N=1000
 APP_FAILS = RUNS / "app-fails"  # the same with N=-5: a ValueError in the driver
+JAR_OK = RUNS / "jar-squares"  # tests/apps/Squares.java as a JAR (Main-Class Squares), N=1000
+JAR_FAILS = RUNS / "jar-fails"  # the same with N=-5: an IllegalArgumentException in the driver
+# what is recorded, by the kind of application: its run that succeeds and its run with a
+# negative N, which fails; any other kind is refused (a replay of another kind's recording
+# would check only the argv)
+RECORDINGS = {"squares.py": (APP_OK, APP_FAILS), ".jar": (JAR_OK, JAR_FAILS)}
+JAR_CLASS = "Squares"  # the class the JAR recordings ran
 
 
 class RecordedTarget:
@@ -49,7 +56,7 @@ class RecordedTarget:
         self.submitted.append((str(job), list(job_args)))
         time.sleep(self.pace_s)
         self.options.append(options)
-        source = recording_for(str(job), list(job_args))
+        source = recording_for(str(job), list(job_args), options.get("submit_options", []))
         run_dir.mkdir(parents=True, exist_ok=True)
         if (source / "eventlog").is_dir():
             shutil.copytree(source / "eventlog", run_dir / "eventlog", dirs_exist_ok=True)
@@ -87,14 +94,18 @@ class RecordedTarget:
         self.closed = True
 
 
-def recording_for(job: str, job_args: list[str]) -> Path:
-    """The recording that plays ``job``: the suite's wordcount, or the user's squares.py
-    (failing when its N is negative, as the real one does)."""
-    if job.endswith(("squares.py", ".jar")):  # the Python and the Java squares behave alike
-        return APP_FAILS if int(job_args[1]) < 0 else APP_OK
+def recording_for(job: str, job_args: list[str], submit_options: list[str] = ()) -> Path:
+    """The recording that plays ``job``: the suite's wordcount, the user's squares.py or
+    Squares JAR, each failing when its N is negative, as the real ones do."""
     if job.endswith("wordcount.py"):
         return SUITE
-    raise AssertionError(f"nothing recorded plays {job}")
+    kind = next((k for k in RECORDINGS if job.endswith(k)), None)
+    if kind is None:
+        raise AssertionError(f"nothing recorded plays {job}")
+    if kind == ".jar" and submit_options != ["--class", JAR_CLASS]:
+        raise AssertionError(f"the JAR recordings ran --class {JAR_CLASS}, not {submit_options}")
+    ok, fails = RECORDINGS[kind]
+    return fails if int(job_args[1]) < 0 else ok
 
 
 def targets(local: RecordedTarget, standalone: RecordedTarget):

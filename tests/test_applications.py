@@ -16,17 +16,21 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, run_cli
-from recorded import APP_FAILS, APP_OK, RecordedTarget, targets
+from recorded import APP_FAILS, APP_OK, JAR_OK, RecordedTarget, recording_for, targets
 
 from numaspark.cli.options import AppOptions, Where, line_target
 from numaspark.errors import UsageError
 from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
 from numaspark.experiment.result import Environment, RunResult, RunSpec, Status, retimed
 from numaspark.experiment.runner import RunRequest, run_check, run_workload
-from numaspark.placement import Binding, Layout, Mode
+from numaspark.metrics.aggregate import job_time_ms
+from numaspark.metrics.eventlog import parse_event_log
+from numaspark.placement import Binding, Layout, Mode, plan
+from numaspark.placement.plugin import jar_path
+from numaspark.placement.render import spark_conf
 from numaspark.spark.conf import merged
 from numaspark.supervise.processes import ProcessTracker
-from numaspark.topology import load
+from numaspark.topology import load, load_synthetic
 from numaspark.workloads import application as apps
 from numaspark.workloads.catalog import get_workload, register_application
 
@@ -140,6 +144,34 @@ def test_the_plan_replaces_decided_keys_in_one_line_each_and_merges_lists():
     assert any("hdfs://nn/logs" in n and "event log" in n for n in notes)
 
 
+@pytest.mark.parametrize("given", ["conf", "properties", "option"])
+def test_a_users_class_path_is_kept_and_the_plugins_jar_added(tmp_path, given):
+    """The plugin's jar goes on both class paths at core binding on a cluster (render.py
+    affinity_conf); a user's own extraClassPath, from a spark-submit line's --conf, its
+    properties file or --driver-class-path, is kept first and the jar added, not replaced."""
+    props = tmp_path / "my.conf"
+    props.write_text("spark.executor.extraClassPath /opt/mine/exec.jar\n"
+                     + ("spark.driver.extraClassPath /opt/mine/a.jar:/opt/mine/b.jar\n"
+                        if given == "properties" else ""))  # fmt: skip
+    driver = {"conf": ["--conf", "spark.driver.extraClassPath=/opt/mine/a.jar:/opt/mine/b.jar"],
+              "properties": [],
+              "option": ["--driver-class-path", "/opt/mine/a.jar:/opt/mine/b.jar"]}[given]  # fmt: skip
+    line = apps.from_line(["spark-submit", "--properties-file", str(props), *driver,
+                           "--class", "C", str(_jar(tmp_path, None))])  # fmt: skip
+    placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"),
+                     Layout(executors=2, cores_per_executor=1), Binding.CORE)  # fmt: skip
+    ours = spark_conf(placement)
+    jar = str(jar_path())
+    assert ours["spark.driver.extraClassPath"] == ours["spark.executor.extraClassPath"] == jar
+    conf, notes = merged(line.conf(), ours)
+    assert conf["spark.driver.extraClassPath"] == f"/opt/mine/a.jar:/opt/mine/b.jar:{jar}"
+    assert conf["spark.executor.extraClassPath"] == f"/opt/mine/exec.jar:{jar}"
+    assert not [n for n in notes if "extraClassPath" in n]  # kept, so nothing said replaced
+    # a class path that already names the jar keeps one copy of it
+    again, _ = merged({"spark.driver.extraClassPath": f"{jar}:/opt/x.jar"}, ours)
+    assert again["spark.driver.extraClassPath"] == f"{jar}:/opt/x.jar"
+
+
 def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
     def target(line, where=None, master=None):
         return line_target(where or Where(), Mode.STANDALONE, master,
@@ -211,6 +243,23 @@ def test_a_recorded_application_assembles_its_three_times_and_placement(tmp_path
         retimed([made], "cpu")
 
 
+def test_job_time_is_the_union_of_the_jobs_spans_not_their_sum_nor_the_longest():
+    """tests/fixtures/eventlogs/jobs-overlapping: jobs 0 and 1 overlap, job 2 runs inside
+    both, job 3 stands apart; the union counts each instant in a job once, and the gap
+    between jobs not at all."""
+    log = parse_event_log(FIXTURES / "eventlogs" / "jobs-overlapping")
+    spans = [(s, e) for s, e in zip(log.jobs["submissionTime"], log.jobs["completionTime"],
+                                     strict=True)]  # fmt: skip
+    assert len(spans) == 4
+    total = sum(e - s for s, e in spans)
+    longest = max(e - s for s, e in spans)
+    reach = max(e for _, e in spans) - min(s for s, _ in spans)
+    # the fixture tells them apart: 5 s of union, 7.5 s summed, 3 s longest, 7 s end to end
+    union = 4000.0 + 1000.0  # jobs 0-2 cover 1001000..1005000, job 3 1007000..1008000
+    assert len({union, total, longest, reach}) == 4
+    assert job_time_ms(log) == union
+
+
 def test_a_failed_application_is_one_line_from_its_drivers_last_exception():
     (made,) = assemble(read_outputs(APP_FAILS), _plan(APP_FAILS))
     assert made.status is Status.FAILED and made.spec.warmup
@@ -256,17 +305,45 @@ def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
     assert len(stored) == 3 and json.loads(stored[0])["spec"]["application"]["args"][2:] == ODD
 
 
-def test_a_jar_runs_with_its_class_from_the_manifest(tmp_path):
-    """The JAR form: its Main-Class reaches spark-submit as --class, before the JAR."""
-    jar = _jar(tmp_path, "com.acme.Squares")
-    workload = register_application(apps.from_file(str(jar), ["o.json", "1000", "two words"]))
+def _run_jar(tmp_path: Path, main_class: str, args: list[str]) -> tuple[RunResult, RecordedTarget]:
+    jar = _jar(tmp_path, main_class)
+    workload = register_application(apps.from_file(str(jar), args))
     local = RecordedTarget()
     (run,) = run_workload(RunRequest(workload=workload.name, out=tmp_path / "out", collect=False,
                                      layout=Layout(mode=Mode.LOCAL)), load(),
                           targets=targets(local, RecordedTarget()))  # fmt: skip
-    assert run.ok and run.spec.application.main_class == "com.acme.Squares"
-    assert local.options[0]["submit_options"] == ["--class", "com.acme.Squares"]
-    assert local.submitted == [(str(jar), ["o.json", "1000", "two words"])]
+    assert local.submitted == [(str(jar), args)]
+    return run, local
+
+
+def test_a_jar_runs_with_its_class_from_the_manifest(tmp_path):
+    """The JAR form: its Main-Class reaches spark-submit as --class, before the JAR, and the
+    run is the record a real JAR run left (tests/fixtures/runs/jar-squares, replayed)."""
+    run, local = _run_jar(tmp_path, "Squares", ["o.json", "1000", "two words"])
+    assert local.options[0]["submit_options"] == ["--class", "Squares"]
+    assert run.status is Status.OK and run.spec.application.main_class == "Squares"
+    recorded = json.loads((JAR_OK / "app.json").read_text())
+    assert run.app_id == recorded["app_id"] and run.app.returncode == 0
+    # Squares.java's spark.range over local[2]'s default parallelism: 2 tasks in one job
+    # (squares.py's PySpark recording has 4), read from the JAR run's own event log
+    assert run.metrics["numTasks"] == 2 and run.metrics["numStages"] == 1
+    assert run.app.elapsed_ms > run.app.job_time_ms > 0
+    assert run.effective_placement[0].policy == "bind:0"
+
+
+def test_a_failing_jar_is_stored_failed_from_its_drivers_exception(tmp_path):
+    run, _ = _run_jar(tmp_path, "Squares", ["o.json", "-5"])
+    assert run.status is Status.FAILED and run.wall_time_s is None
+    assert run.failure_reason.endswith(
+        "java.lang.IllegalArgumentException: N must be at least 0, not -5"
+    )
+
+
+def test_the_recorded_target_refuses_what_it_has_no_recording_of():
+    for job, options in (("etl.py", []), ("app.jar", ["--class", "com.acme.Other"]),
+                         ("app.jar", [])):  # fmt: skip
+        with pytest.raises(AssertionError):
+            recording_for(job, ["o.json", "1000"], options)
 
 
 def test_a_failing_application_is_stored_failed_and_the_loop_goes_on(tmp_path):
@@ -486,3 +563,24 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
     streaming = run["streaming"]
     assert streaming["batches"] >= 5 and 100 < streaming["inputRate"] < 400
     assert streaming["batchDurationMean"] > 0 and "latencyMean" not in streaming
+
+
+def test_characterize_on_an_application_runs_it_three_ways_with_its_own_settings(tmp_path):
+    """`numaspark characterize APP`: the application alone (not the two built-ins), placed
+    the three ways, keeping its own Spark settings (no suite-wide conf), replayed."""
+    from numaspark.experiment.characterize import SPARK_CONF, experiment
+    from numaspark.experiment.sweep import run_sweep
+
+    topo = load()
+    workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))
+    chosen = experiment(topo, (workload.name,), repeat=1, warmup=0)
+    assert {c.workload for c in chosen.configs} == {"squares"} and len(chosen.configs) == 3
+    assert all(c.conf == {} for c in chosen.configs) and SPARK_CONF
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    done = run_sweep(chosen, topo, tmp_path, targets=targets(local, standalone))
+    assert len(done.results) == 3 and all(r.ok for r in done.results)
+    sent = local.options + standalone.options
+    assert [o["app_conf"] for o in sent] == [{}] * 3
+    assert not [o for o in sent if set(SPARK_CONF) & set(o["extra_conf"] or {})]
+    assert len(local.submitted) == 2 and len(standalone.submitted) == 1
+    assert {r.spec.binding for r in done.results} == {"none", "node", "core"}

@@ -225,3 +225,104 @@ def test_cosched_runs_both_workloads_bound_and_unbound(tmp_path):
     bound = [r for r in rows if r["bound"]]
     assert len({r["cpus"] for r in bound}) == len(bound)  # each its own CPUs
     assert all(r["remote_page_share"] is not None for r in bound)
+
+
+CHECK = 'test -s "$NUMASPARK_RUN_DIR/spark-submit.log"'  # each run's own directory
+APP_SPEC = """
+name = "mine"
+repeat = 2
+warmup = 1
+time = "job"
+bindings = ["none", "node"]  # above the first table: below one, TOML puts it in that table
+
+[[workloads]]              # a PySpark file, relative to the spec's folder
+app = "jobs/squares.py"
+args = ["o.json", 1000, "a b", "$HOME"]
+name = "etl"
+check = '''sh -c 'test -s "$NUMASPARK_RUN_DIR/spark-submit.log"' '''
+
+[[workloads]]              # a JAR, its class named here
+app = "jobs/squares.jar"
+class = "Squares"
+args = ["o.json", "1000"]
+
+[[layouts.list]]
+mode = "local"
+[[layouts.list]]
+mode = "standalone"
+executors = 1
+cores_per_executor = 1
+"""
+
+
+def _app_spec(tmp_path):
+    """APP_SPEC in a folder of its own, beside the applications it names."""
+    import shutil
+    import zipfile
+
+    from test_applications import SQUARES
+
+    jobs = tmp_path / "spec" / "jobs"
+    jobs.mkdir(parents=True)
+    shutil.copy(SQUARES, jobs / "squares.py")
+    with zipfile.ZipFile(jobs / "squares.jar", "w") as archive:
+        archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n")
+    (tmp_path / "spec" / "mine.toml").write_text(APP_SPEC)
+    return tmp_path / "spec" / "mine.toml", jobs
+
+
+def test_a_spec_with_app_entries_names_the_users_applications(tmp_path):
+    """docs/experiments.md's `app =`: a path relative to the spec's folder (not the working
+    directory), its args as strings exactly as given, its class, name and check."""
+    from numaspark.experiment.spec import load_spec
+    from numaspark.workloads import get_workload
+
+    spec, jobs = _app_spec(tmp_path)
+    experiment = load_spec(spec, load_synthetic("pack:1 numa:1 core:2 pu:1"))
+    assert experiment.name == "mine" and experiment.time == "job"
+    assert (experiment.repeat, experiment.warmup) == (2, 1)
+    names = [c.workload for c in experiment.configs]
+    assert names == ["etl"] * 4 + ["squares"] * 4  # 2 layouts x 2 bindings each
+    etl = get_workload("etl").application
+    assert etl.path == str(jobs / "squares.py") and etl.main_class is None
+    assert etl.args == ("o.json", "1000", "a b", "$HOME")
+    assert etl.check == ("sh", "-c", CHECK)
+    jar = get_workload("squares").application
+    assert jar.path == str(jobs / "squares.jar") and jar.main_class == "Squares"
+    assert {c.size for c in experiment.configs} == {"-"}  # an application has no size
+    assert all(c.conf == {} for c in experiment.configs)
+    # written below the last [[layouts.list]] header, bindings is that entry's: refused
+    spec.write_text(APP_SPEC.replace('bindings = ["none", "node"]  #', "#") + "bindings = []\n")
+    with pytest.raises(UsageError, match=r"\[\[layouts.list\]\] entry has unknown key"):
+        load_spec(spec, load_synthetic("pack:1 numa:1 core:2 pu:1"))
+
+
+def test_a_sweep_over_a_spec_with_app_entries_runs_each_application(tmp_path):
+    """The same spec swept on the recorded target: every configuration of both applications
+    run, each replaying its own kind's recording, its check run in its run directory."""
+    from numaspark.experiment.spec import load_spec
+
+    spec, jobs = _app_spec(tmp_path)
+    topo = load_machine()
+    experiment = load_spec(spec, topo)
+    experiment.repeat, experiment.warmup = 1, 0  # one application a configuration: fast
+    local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
+    done = run_sweep(experiment, topo, tmp_path / "out", targets=targets(local, standalone))
+    assert [c.key for c in done.ran] == [c.key for c in experiment.configs]
+    assert len(done.results) == len(done.ran) == 8
+    assert [(r.spec.workload, r.failure_reason) for r in done.results if not r.ok] == []
+    submitted = local.submitted + standalone.submitted
+    assert {job for job, _ in submitted} == {str(jobs / "squares.py"), str(jobs / "squares.jar")}
+    assert (str(jobs / "squares.py"), ["o.json", "1000", "a b", "$HOME"]) in submitted
+    assert standalone.clusters_started == 1  # one standalone layout, both applications
+    by_name = {}
+    for run in done.results:
+        by_name.setdefault(run.spec.application.name, []).append(run)
+        assert run.spec.timed == "job"
+    # each replayed its own recording: squares.py's 4 tasks, Squares.java's 2
+    assert {r.metrics["numTasks"] for r in by_name["etl"]} == {4}
+    assert {r.metrics["numTasks"] for r in by_name["squares"]} == {2}
+    assert all(r.check.passed and r.check.command == ["sh", "-c", CHECK]
+               for r in by_name["etl"])  # fmt: skip
+    stored = _stored(tmp_path / "out")
+    assert len(stored) == len(done.results)

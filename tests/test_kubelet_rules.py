@@ -17,6 +17,7 @@ from conftest import topology_file
 
 from numaspark.placement import Binding, Layout, Platform, plan, target_files
 from numaspark.placement.kubelet import (
+    EXECUTOR_CONTAINER,
     IMAGE_JAR,
     PLUGIN_POD_TEMPLATE,
     POD_TEMPLATE,
@@ -196,11 +197,16 @@ def test_every_container_of_the_executor_pod_is_guaranteed_with_whole_cpus(
     Kubelet: pkg/apis/core/v1/helper/qos GetPodQOS, and pkg/kubelet/cm/cpumanager/
     policy_static.go guaranteedCPUs (0, the shared pool, unless Guaranteed and integer).
     The template agrees with what Spark sets on the executor container from its conf, and
-    spark-defaults.conf names it by a path that exists."""
+    spark-defaults.conf names it by a path that exists. By design (kubelet.py
+    executor_pod_template) the template has one container, the executor, and no init or
+    sidecar container: every container list the pod spec has is checked, so one added there
+    is held to the same rule, and the executor is found among them."""
     written = files_for(xeon24, layout, binding, tmp_path)
     pod, spark = written["pod"], written["spark-defaults.conf"]
-    containers = pod["spec"].get("initContainers", []) + pod["spec"]["containers"]
-    assert containers
+    lists = [key for key in pod["spec"] if key.endswith(("containers", "Containers"))]
+    containers = [c for key in lists for c in pod["spec"][key]]
+    assert containers and "containers" in lists
+    assert EXECUTOR_CONTAINER in {c["name"] for c in containers}
     for container in containers:
         resources = container["resources"]
         for kind in ("cpu", "memory"):

@@ -80,6 +80,8 @@ def command(caught_by: str) -> list[str]:
 
 def run(argv: list[str], cwd: Path) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": str(cwd / "src")}
+    # the scratch copy is not beside shared/, where the tests find the real servers' XML
+    env.setdefault("NUMASPARK_TOPOLOGIES", str(ROOT.parent / "shared" / "topologies"))
     env.pop("NUMASPARK_NO_JVM", None)  # a break's test may be one that starts a JVM
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     return done.returncode, (done.stdout + done.stderr)[-3000:]

@@ -7,6 +7,8 @@
     seed = 1
     budget = "30m"             # start no configuration after this much time
     time = "app"               # your application's time compared: app, job or submit
+    bindings = ["none", "core"]    # above every [table]: below one, TOML puts it in that table
+    mem_policies = ["default"]     # or bind, preferred, interleave, local
 
     [[workloads]]
     name = "wordcount"
@@ -24,9 +26,6 @@
     executors = [1, 2]
     cores_per_executor = [1, 2]
     # ... or an explicit list:  [[layouts.list]]  mode = "local"  cores_per_executor = 2
-
-    bindings = ["none", "core"]
-    mem_policies = ["default"]     # or bind, preferred, interleave, local
 
     [[conf]]                   # Spark conf variations (default: one, empty)
     "spark.sql.shuffle.partitions" = "8"
@@ -282,6 +281,13 @@ def _layouts(data: dict, source: str) -> list[Layout]:
 
 
 def _layout(entry: dict, source: str) -> Layout:
+    # a key TOML put in a [[layouts.list]] entry by mistake (one written below the entry's
+    # header, such as bindings) is refused, not ignored
+    known = LAYOUT_KEYS - {"list"}
+    if not isinstance(entry, dict) or set(entry) - known:
+        raise _fail(source, f"a [[layouts.list]] entry has unknown key(s) in {entry!r}; known: "
+                            f"{', '.join(sorted(known))} (keys such as bindings go above the "
+                            "first [table], or TOML puts them in it)")  # fmt: skip
     mode = _enum(Mode, entry.get("mode", "standalone"), "mode", source)
     executors = entry.get("executors")
     cores = entry.get("cores_per_executor")
