@@ -172,6 +172,93 @@ def test_a_users_class_path_is_kept_and_the_plugins_jar_added(tmp_path, given):
     assert again["spark.driver.extraClassPath"] == f"{jar}:/opt/x.jar"
 
 
+class _Submitted(Exception):
+    """Raised where run_app would start spark-submit: it carries the argv it built."""
+
+
+class _NoStart:
+    def start(self, argv, **kwargs):
+        raise _Submitted(argv)
+
+
+def _submitted_conf(binding: Binding, mode: Mode, tmp_path: Path, **options) -> dict[str, str]:
+    """The --conf pairs of the spark-submit line that run_app builds (nothing is started)."""
+    from numaspark.placement import plan
+    from numaspark.spark.app import Driver, run_app
+
+    placement = plan(load(), Layout(mode=mode), binding)
+    driver = Driver.local(placement) if mode is Mode.LOCAL else Driver(master="spark://h:7077")
+    with pytest.raises(_Submitted) as submitted:
+        run_app(placement, "app.py", [], tmp_path / "run", _NoStart(), driver, **options)
+    argv = submitted.value.args[0]
+    return dict(argv[i + 1].split("=", 1) for i, word in enumerate(argv) if word == "--conf")
+
+
+@pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.STANDALONE])
+def test_a_users_class_path_is_kept_beside_the_plugins_from_every_source(tmp_path, mode):
+    """The affinity plugin's jar goes on the class paths (core binding); a user's own
+    extraClassPath, from numaspark's --conf, a spark-submit line's --conf or --driver-class-path,
+    or its properties file, is kept and the plugin's added to it, never put in its place."""
+    from numaspark.cli.options import conf_of
+    from numaspark.placement.plugin import jar_path
+
+    plugin = str(jar_path())
+    props = tmp_path / "my.conf"
+    props.write_text("spark.driver.extraClassPath /props/driver.jar\n"
+                     "spark.executor.extraClassPath=/props/executor.jar\n")  # fmt: skip
+    given = {  # where the user's class path comes from -> (app_conf, extra_conf)
+        "numaspark --conf": ({}, conf_of(["spark.driver.extraClassPath=/mine/d.jar",
+                                          "spark.executor.extraClassPath=/mine/e.jar"])),
+        "a line's --conf": (apps.from_line(["spark-submit", "--conf",
+                                            "spark.driver.extraClassPath=/mine/d.jar", "--conf",
+                                            "spark.executor.extraClassPath=/mine/e.jar",
+                                            str(SQUARES)]).conf(), {}),
+        "--driver-class-path": (apps.from_line(["spark-submit", "--driver-class-path",
+                                                "/mine/d.jar:/mine/d2.jar", str(SQUARES)]).conf(), {}),
+        "--properties-file": (apps.from_line(["spark-submit", "--properties-file", str(props),
+                                              str(SQUARES)]).conf(), {}),
+    }  # fmt: skip
+    for source, (app_conf, extra_conf) in given.items():
+        conf = _submitted_conf(Binding.CORE, mode, tmp_path / source, app_conf=app_conf,
+                               extra_conf=extra_conf)  # fmt: skip
+        users = {**app_conf, **extra_conf}
+        for key in ("spark.driver.extraClassPath", "spark.executor.extraClassPath"):
+            # the plugin's jar is on the driver's class path, and on the executors' when they
+            # are JVMs of their own; the user's entries are all kept, in their order
+            theirs = [p for p in users.get(key, "").split(":") if p]
+            entries = conf.get(key, "").split(":")
+            if key == "spark.driver.extraClassPath" or mode is not Mode.LOCAL:
+                assert plugin in entries, (source, key, conf)
+            assert [e for e in entries if e in theirs] == theirs, (source, key, conf)
+            assert len(entries) == len(set(entries)), (source, key, conf)
+        assert any(users.get(k) for k in ("spark.driver.extraClassPath",
+                                          "spark.executor.extraClassPath")), source  # fmt: skip
+
+
+def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_kept(
+    tmp_path, monkeypatch
+):
+    """There the plugin is shipped with the application (spark.jars, the driver's class
+    path): added to the user's own --conf values, not put in their place."""
+    from numaspark.experiment.target import ExternalTarget
+    from numaspark.placement import plan
+    from numaspark.placement.plugin import jar_path
+
+    def submitted(*args, **options):
+        raise _Submitted(options["extra_conf"])
+
+    monkeypatch.setattr("numaspark.experiment.target.require_jar", jar_path)
+    monkeypatch.setattr("numaspark.experiment.target.run_app", submitted)
+    placement = plan(load(), Layout(mode=Mode.STANDALONE), Binding.NODE)
+    mine = {"spark.jars": "/mine/a.jar", "spark.driver.extraClassPath": "/mine/d.jar"}
+    with pytest.raises(_Submitted) as sent:
+        ExternalTarget(None, "spark://h:7077").submit(placement, "app.py", [], tmp_path,
+                                                      extra_conf=mine)  # fmt: skip
+    conf, plugin = sent.value.args[0], str(jar_path())
+    assert conf["spark.jars"].split(",") == ["/mine/a.jar", plugin]
+    assert conf["spark.driver.extraClassPath"].split(":") == ["/mine/d.jar", plugin]
+
+
 def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
     def target(line, where=None, master=None):
         return line_target(where or Where(), Mode.STANDALONE, master,

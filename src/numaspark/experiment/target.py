@@ -38,6 +38,7 @@ from numaspark.spark import kept
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app
 from numaspark.spark.cluster import Cluster
+from numaspark.spark.conf import layered
 from numaspark.spark.home import LOOPBACK
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
@@ -218,8 +219,8 @@ class ExternalTarget:
 
         require_jar()
         reports = run_dir / PLACEMENT_FILE
-        options["extra_conf"] = {**(options.get("extra_conf") or {}),
-                                 **shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)}  # fmt: skip
+        options["extra_conf"] = layered(options.get("extra_conf") or {},
+                                        {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)})  # fmt: skip
         options["collectors"] = None  # the executors are not this machine's processes
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         app = run_app(placement, job, job_args, run_dir, self.tracker,

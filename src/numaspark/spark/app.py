@@ -13,7 +13,7 @@ from numaspark.placement import Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.cluster import Cluster
-from numaspark.spark.conf import merged
+from numaspark.spark.conf import layered, merged
 from numaspark.spark.home import LOOPBACK, spark_env, spark_home
 from numaspark.spark.logs import error_line, error_lines, last_error_line
 from numaspark.supervise.processes import ProcessTracker, runs
@@ -105,7 +105,7 @@ def run_app(
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
-    conf = {
+    planned = {
         **spark_conf(placement),
         "spark.eventLog.enabled": "true",
         "spark.eventLog.dir": events.resolve().as_uri(),
@@ -114,8 +114,10 @@ def run_app(
         "spark.ui.enabled": "false",
         # minor/major GC counts and times per executor and stage (metrics/gc.py)
         "spark.eventLog.logStageExecutorMetrics": "true",
-        **(extra_conf or {}),
     }
+    # the run's own settings (--conf) over the plan's, its class paths and plugins added to
+    # the plan's: the affinity plugin's jar stays on the class path beside the user's
+    conf = layered(planned, extra_conf or {})
     # added to the plan's and the user's options, not instead of them
     task_key = (
         "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks

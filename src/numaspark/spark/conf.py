@@ -36,6 +36,16 @@ WHY = {
 }
 
 
+def layered(base: dict[str, str], over: dict[str, str]) -> dict[str, str]:
+    """``over`` on top of ``base``: list keys joined (``base``'s items first), the rest
+    replaced. numaspark's own layers (the plan, then the run's --conf and what a target adds)
+    meet here, so that a class path or a plugin given in one is not lost to another's."""
+    conf = dict(base)
+    for key, value in over.items():
+        conf[key] = _join(key, conf[key], value) if key in LIST_KEYS and conf.get(key) else value
+    return conf
+
+
 def merged(user: dict[str, str], ours: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """``ours`` over ``user``: list keys joined, the rest replaced; and one line per user
     setting that was replaced by a different value."""
