@@ -7,4 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=1 bash scripts/setup.sh
+export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"  # tests/conftest.py
 exec .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_yarn_mini.py "$@"

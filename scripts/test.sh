@@ -18,6 +18,8 @@ for arg in "$@"; do
   if [ "$arg" = "--long" ]; then yarn=1; fi  # the mini YARN's tests need it built
 done
 NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$yarn bash scripts/setup.sh
+# tests that start JVMs take this machine-wide lock, a test module at a time (tests/conftest.py)
+export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"
 # --long: tools/kubelet-check built once here, not by each pytest worker (scripts/test-kubelet.sh)
 if [ "$yarn" = 1 ] && command -v go >/dev/null; then
   export NUMASPARK_KUBELET_CHECK="${NUMASPARK_KUBELET_CHECK:-$HOME/.cache/numaspark/kubelet-check}"

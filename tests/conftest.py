@@ -41,6 +41,35 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"long: {why} runs it"))
 
 
+# Two test runs on one machine (two checkouts, a developer's run beside the lanes) would break
+# each other's "no Spark JVM left" checks. With NUMASPARK_TEST_LOCK set (scripts/test.sh sets it
+# to /tmp/numaspark-jvm.lock), the tests that start JVMs hold that file locked, one test module
+# at a time (a module's fixtures may keep a cluster up between its tests). `flock
+# /tmp/numaspark-jvm.lock COMMAND` takes the same lock for anything else that starts JVMs.
+_jvm_lock: list = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get("NUMASPARK_TEST_LOCK")
+    if not path or item.get_closest_marker("jvm") is None:
+        yield
+        return
+    if not _jvm_lock:
+        import fcntl
+
+        handle = open(path, "a")  # noqa: SIM115 (held across tests, closed below)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.stderr.write(f"\nwaiting for {path}: another run on this machine starts JVMs\n")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        _jvm_lock.append(handle)
+    yield
+    if nextitem is None or nextitem.module is not item.module:
+        _jvm_lock.pop().close()  # closing the file releases the lock
+
+
 @pytest.fixture(autouse=True)
 def _no_java_version_in_the_fast_lane(monkeypatch):
     """The fast lane starts no JVM, not even ``java -version`` for a run's environment."""
