@@ -516,7 +516,12 @@ def run_case(case: Case, cwd: Path) -> Outcome:
 # session and exit code, running numaspark's real entry point. `run_corpus` also runs the
 # first case of every command as above, from a fresh interpreter.
 # "__main__": the server imports the main script once, so that no forked case imports it again
-_PRELOAD = ["__main__", "badinputs_preload"]
+_PRELOAD = [
+    "__main__",
+    "numaspark.cli.commands",
+    "numaspark.metrics.eventlog",
+    "numaspark.report.export",
+]
 _forkserver = None
 # multiprocessing's Process is not thread-safe: start() polls every process started before, and
 # two threads reading one exit status lose it (exit 255); so only one thread at a time starts,
@@ -546,12 +551,10 @@ def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: st
         os.close(opened)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 (multiprocessing gave it /dev/null)
     sys.argv = ["numaspark", *args]
-    from badinputs_preload import COMMAND
-
     from numaspark.cli import commands as cli
 
     cli.term.__init__()  # its consoles were made in the server: size them by this environment
-    sys.exit(cli.term.main(COMMAND))  # what cli.main() does, with the command built once
+    cli.main()
 
 
 def run_forked(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "",
