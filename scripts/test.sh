@@ -31,7 +31,7 @@ fi
 # the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
 .venv/bin/lint-imports
 if [ "$fast" = 1 ]; then
-  NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+  NUMASPARK_FAST_LANE=1 NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
 fi
 # the Java library's JUnit tests (slot pool under concurrency, CPU sets, binding), then pytest:
 # the tests that start no JVM on two workers (the fast lane), then the real-Spark ones one at

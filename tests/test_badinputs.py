@@ -9,6 +9,7 @@ import pytest
 from badinputs import CorpusShrank, corpus, run_corpus
 
 CHUNKS = 6  # the corpus in parts, so parallel test workers share it
+FAST_CHUNKS = 2  # scripts/test.sh --fast: a third of the corpus, to stay under a minute
 # the corpus as it is (372 cases): a floor, so that it never shrinks unnoticed; raise it
 # when cases are added. The generated mutations have floors of their own: each is made from
 # files found on disk (recorded logs, runs, the servers' XML), where a glob may come back empty
@@ -27,6 +28,9 @@ def test_the_corpus_covers_every_command(tmp_path):
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path, chunk):
+    if os.environ.get("NUMASPARK_FAST_LANE") == "1" and chunk >= FAST_CHUNKS:
+        pytest.skip(f"the fast lane runs {FAST_CHUNKS} of the corpus's {CHUNKS} parts "
+                    "(every command among them); bash scripts/test.sh runs them all")  # fmt: skip
     # the fast lane forks every case; the full lane starts each command's first case from a
     # fresh interpreter too (what a user's first command is: imports and all)
     fast = bool(os.environ.get("NUMASPARK_NO_JVM"))
