@@ -1,48 +1,70 @@
 #!/usr/bin/env bash
-# Set up (as scripts/setup.sh), then lint and run the test suite (what CI runs, under 25
-# minutes on two cores). --long adds the scenarios of minutes each that have scripts of their
-# own (the two-node guest, three hosts, a cluster kept up on hosts, the mini YARN, and where
-# go is installed the kubelet's own code on the k8s files): about 8 minutes more, plus some
-# minutes the first time tools/kubelet-check is built.
-# --fast runs only the tests that start no JVM (no Spark, no Maven, no javac), on two
-# workers, after the lint: under a minute here; numaspark refuses to start a JVM meanwhile
-# (NUMASPARK_NO_JVM), so a test in the wrong lane fails and says so. Without it, the same
-# fast lane runs first, then the tests marked jvm one at a time.
+# Set up (as scripts/setup.sh), then lint and run the test suite. Three lanes (README, "Tests"):
+#   --fast   ruff, the import contracts, and the tests that start no JVM (no Spark, Maven or
+#            javac) on two workers, a third of the bad-input corpus: under a minute here once
+#            set up. numaspark refuses to start a JVM meanwhile (NUMASPARK_NO_JVM), so a test
+#            in the wrong lane fails and says so.
+#   (none)   what CI runs: the same lint and no-JVM tests (the whole corpus), the plugin's JUnit
+#            tests, the tests marked jvm one at a time, and the wheel installed in a fresh venv.
+#   --long   all that, and the scenarios of minutes each marked long: the QEMU guests (two and
+#            four NUMA nodes, YARN's own binding), hosts in network namespaces, the mini YARN,
+#            and the kubelet's own code on the k8s files.
+# A prerequisite a lane needs that is missing fails it, in one line (tests/prereq.py). Every
+# step prints its time, and each pytest its 15 slowest tests; the times are summed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=0
-yarn=0
+long=0
 args=()
 for arg in "$@"; do
   if [ "$arg" = "--fast" ]; then fast=1; else args+=("$arg"); fi
-  if [ "$arg" = "--long" ]; then yarn=1; fi  # the mini YARN's tests need it built
+  if [ "$arg" = "--long" ]; then long=1; fi
 done
-NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$yarn bash scripts/setup.sh
+lane_name=$([ "$fast" = 1 ] && echo fast || { [ "$long" = 1 ] && echo long || echo default; })
+times=()
+step() {  # step NAME COMMAND...: run it, print and keep its time; pytest's exit 5 ("no test
+  # selected", when the arguments pick tests of one lane only) passes
+  local name=$1 began=$SECONDS code=0
+  shift
+  "$@" || code=$?
+  times+=("$(printf '%-28s %5d s' "$name" $((SECONDS - began)))")
+  printf 'test.sh: %s took %d s\n' "$name" $((SECONDS - began)) >&2
+  if [ "$code" != 0 ] && [ "$code" != 5 ]; then summary; exit "$code"; fi
+}
+summary() {
+  printf '\ntest.sh: the %s lane, step by step\n' "$lane_name" >&2
+  printf '  %s\n' "${times[@]}" >&2
+  printf '  %-28s %5d s\n' "total" "$SECONDS" >&2
+}
+step setup env NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$long bash scripts/setup.sh
 # tests that start JVMs take this machine-wide lock, a test module at a time (tests/conftest.py)
 export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"
-# --long: tools/kubelet-check built once here, not by each pytest worker (scripts/test-kubelet.sh)
-if [ "$yarn" = 1 ] && command -v go >/dev/null; then
+# --long: tools/kubelet-check built once here, not by each pytest worker (scripts/test-kubelet.sh);
+# without go, its tests fail in one line that says so (tests/prereq.py)
+if [ "$long" = 1 ] && command -v go >/dev/null; then
   export NUMASPARK_KUBELET_CHECK="${NUMASPARK_KUBELET_CHECK:-$HOME/.cache/numaspark/kubelet-check}"
   mkdir -p "$(dirname "$NUMASPARK_KUBELET_CHECK")"
-  (cd tools/kubelet-check && nice -n 19 go build -o "$NUMASPARK_KUBELET_CHECK" .)
+  step "build kubelet-check" bash -c 'cd tools/kubelet-check && nice -n 19 go build -o "$NUMASPARK_KUBELET_CHECK" .'
 fi
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
-# the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
-.venv/bin/lint-imports
+lint() {
+  .venv/bin/ruff check src tests bench
+  .venv/bin/ruff format --check src tests bench
+  # the rooms of the pipeline import only downward, with no cycles (pyproject.toml's contracts)
+  .venv/bin/lint-imports
+}
+step lint lint
+pytest=(.venv/bin/python -m pytest -ra --durations=15)
 if [ "$fast" = 1 ]; then
-  NUMASPARK_FAST_LANE=1 NUMASPARK_NO_JVM=1 exec .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+  step "pytest, no JVM (fast)" env NUMASPARK_FAST_LANE=1 NUMASPARK_NO_JVM=1 "${pytest[@]}" -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+  summary
+  exit 0
 fi
 # the Java library's JUnit tests (slot pool under concurrency, CPU sets, binding), then pytest:
-# the tests that start no JVM on two workers (the fast lane), then the real-Spark ones one at
-# a time (they bind executors to this machine's CPUs and check that no JVM is left behind)
-.venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar(run_tests=True)"
-lane() {  # pytest, where "no test selected" (exit 5: arguments that pick one lane only) passes
-  local code=0
-  "$@" || code=$?
-  if [ "$code" != 0 ] && [ "$code" != 5 ]; then exit "$code"; fi
-}
-NUMASPARK_NO_JVM=1 lane .venv/bin/python -m pytest -ra --durations=15 -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
-lane .venv/bin/python -m pytest -ra --durations=15 -m jvm ${args[@]+"${args[@]}"}
+# the tests that start no JVM on two workers, then the real-Spark ones one at a time (they bind
+# executors to this machine's CPUs and check that no JVM is left behind)
+step "plugin jar and JUnit" .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar(run_tests=True)"
+step "pytest, no JVM" env NUMASPARK_NO_JVM=1 "${pytest[@]}" -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
+step "pytest, jvm" "${pytest[@]}" -m jvm ${args[@]+"${args[@]}"}
 # the installable package: a wheel with the plugin jar, installed and run in a fresh venv
-bash scripts/test-wheel.sh
+step "wheel" bash scripts/test-wheel.sh
+summary
