@@ -37,6 +37,7 @@ def test_slots_are_the_planned_cores_of_each_executor():
     assert "spark.plugins" not in node["spark_conf"]  # node level: numactl alone
 
 
+@pytest.mark.jvm  # a JVM of its own: the lane that may start them
 def test_the_example_binds_its_thread():
     proc = subprocess.run(["java", "-cp", str(jar_path()),
                            "io.numaspark.affinity.example.PinExample", str(min(CPUS))],
