@@ -52,6 +52,11 @@ def test_hwloc_bitmaps(bitmap, printed):
     assert str(CpuSet.from_hwloc(bitmap)) == printed
 
 
+def test_a_bad_hwloc_bitmap_is_quoted_whole():
+    with pytest.raises(UsageError, match=re.escape("bad CPU bitmap '0x1,0xzz'")):
+        CpuSet.from_hwloc("0x1,0xzz")
+
+
 def test_kernel_mask_format():
     assert str(CpuSet.from_mask("00000000,00000003")) == "0-1"
     assert str(CpuSet.from_mask("00000001,00000000")) == "32"

@@ -350,3 +350,36 @@ def test_executors_per_node_stay_on_their_node_or_fail(xeon24):
     short = replace(xeon24, allowed_cpus=CpuSet.parse("0-20,22"), _pu_by_os={})
     with pytest.raises(PlacementError, match="node 1 allows 10 CPUs, too few for 1 executor"):
         plan(short, Layout(executors_per_node=1, cores_per_executor=11), Binding.PU)
+
+
+def test_the_placement_names_its_jvms_machine_and_policy(xeon24):
+    placement = plan(xeon24, Layout(executors=2), Binding.NODE)
+    assert [j.role for j in placement.jvms] == ["driver", "executor", "executor"]
+    assert placement.topology_source == xeon24.source
+    assert placement.topology_fingerprint == xeon24.fingerprint
+    assert placement.mem_policy is MemPolicy.BIND  # bound CPUs bind their memory by default
+    unbound = plan(xeon24, Layout(executors=2))
+    assert unbound.mem_policy is None and unbound.executors[0].mem_policy is None
+    assert unbound.executors[0].mem_nodes == CpuSet()  # no policy: no memory nodes
+    local = plan(xeon24, Layout(executors=2), Binding.NODE, MemPolicy.LOCAL).executors[0]
+    assert local.mem_nodes == CpuSet()  # local allocation names no node
+
+
+def test_default_shapes(xeon24):
+    # nothing given: one executor per node, of the whole node
+    assert [e.cores for e in plan(xeon24, Layout(), Binding.NODE).executors] == [12, 12]
+    # local mode: every allowed CPU unless bound to a node
+    assert plan(xeon24, Layout(mode=Mode.LOCAL)).jvms[0].cores == 24
+    # the driver may have every CPU the machine allows
+    assert plan(xeon24, Layout(executors=1, driver_cores=24)).driver.cores == 24
+
+
+@pytest.mark.parametrize(("layout", "option"), [
+    (Layout(executors=0), "--executors"),
+    (Layout(executors_per_node=0), "--executors-per-node"),
+    (Layout(cores_per_executor=0), "--cores-per-executor"),
+    (Layout(driver_cores=0), "--driver-cores"),
+])  # fmt: skip
+def test_a_number_below_one_names_its_option(xeon24, layout, option):
+    with pytest.raises(UsageError, match=f"^{option} must be at least 1, got 0$"):
+        plan(xeon24, layout)
