@@ -268,6 +268,11 @@ def test_memory_on_binds_only_the_executors_memory(xeon24):
         assert after.cpus == before.cpus  # the CPUs stay
         assert (after.mem_policy, str(after.mem_nodes)) == (MemPolicy.BIND, "1")
         assert numactl_argv(after)[-1] == "--membind=1"
+    # whatever policy the placement had, its executors' memory is now bound
+    local = plan(xeon24, Layout(executors=2), Binding.NODE, MemPolicy.LOCAL)
+    bound = memory_on(local, CpuSet([0]), xeon24)
+    assert bound.mem_policy is MemPolicy.BIND
+    assert [numactl_argv(e)[-1] for e in bound.executors] == ["--membind=0"] * 2
     wide = plan(xeon24, Layout(executors=1, cores_per_executor=16), Binding.NODE)
     # memory still on the CPUs' two nodes: the JVM keeps -XX:+UseNUMA
     (same,) = memory_on(wide, CpuSet([0, 1]), xeon24).executors
@@ -306,6 +311,9 @@ def test_auto_heap_is_the_largest_that_fits_each_executors_share(xeon24):
     assert [str(e.nodes) for e in uneven] == ["0", "1", "0-1"]
     budget0 = 0.9 * node0 - driver * node0 / xeon24.total_memory
     assert _fits_tightly(uneven[0].heap, budget0 * 8 / 12)
+    # small executors: the overhead is its 384m floor, not a tenth of the heap
+    small = plan(xeon24, Layout(executors_per_node=6), Binding.NODE).executors
+    assert small[0].heap < 3840 * MIB and _fits_tightly(small[0].heap, budget0 / 6)
     # local mode has no separate driver to charge: the whole 90% of its node
     (local,) = plan(xeon24, Layout(mode=Mode.LOCAL), Binding.NODE).jvms
     assert _fits_tightly(local.heap, 0.9 * node0)

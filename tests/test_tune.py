@@ -218,7 +218,7 @@ FOUR = Machine(4, 96, 192)  # 24 cores and 48 threads per node
         id="moderate-core-bound"),
     pytest.param(  # one unbound executor over all four nodes: wide, so interleave is right
         {"executors": 1, "cores_per_executor": 96, "binding": "none",
-         "mem_policy": "interleave", "partitions": 48},
+         "mem_policy": "interleave", "partitions": 48, "mode": "standalone"},
         FOUR,
         {"threads over cores": _rule("threads over cores", 0.0),
          "threads under cores": _rule("threads under cores", 0.0),
@@ -229,9 +229,22 @@ FOUR = Machine(4, 96, 192)  # 24 cores and 48 threads per node
          "gc of large executors": _rule("gc of large executors", math.log2(96 / 8)),
          "binding none": (1.0, BINDING_SEVERAL["none"], CATEGORY_SD["binding"]),
          "memory policy interleave": (1.0, POLICY_WIDE["interleave"], CATEGORY_SD["mem_policy"]),
+         "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),  # several nodes: a cluster pays
          "tasks per slot over": _rule("tasks per slot over", 0.0),
          "tasks per slot under": _rule("tasks per slot under", 1.0)},
         id="wide-unbound"),
+    pytest.param(  # one node-bound executor of 40 threads: only its node's 24 cores are used
+        {"executors": 1, "cores_per_executor": 40, "binding": "node"},
+        FOUR,
+        {"threads over cores": _rule("threads over cores", math.log2(40 / 24)),
+         "threads under cores": _rule("threads under cores", math.log2(96 / 24)),
+         "executors per node under": _rule("executors per node under", 2.0),
+         "cores per executor over": _rule("cores per executor over", math.log2(40 / 8)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 0.0),  # 48 threads
+         "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
+         "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"])},
+        id="one-node-bound"),
     pytest.param(  # local mode: one JVM of 40 threads, whatever the binding column says
         {"executors": 1, "cores_per_executor": 40, "binding": "node", "mem_policy": "odd",
          "mode": "local"},
@@ -278,6 +291,23 @@ def test_each_rule_prices_a_candidate_as_the_studies_say(params, machine, expect
     assert sorted(got) == sorted(expected)
     for name, feature in expected.items():
         assert got[name] == pytest.approx(feature), name
+
+
+def test_rules_for_columns_the_table_lacks_or_a_machine_of_two_nodes():
+    # no binding or policy column: no such rule; no cores column: an executor is not wide
+    assert sorted(features({"executors": 2}, FOUR)) == ["executors per node under"]
+    assert penalties({"mem_policy": "interleave"}, FOUR) == {"memory policy interleave": 0.06}
+    # two nodes are several; on one, no policy has anything to gain
+    assert penalties({"binding": "none"}, Machine(2, 24, 48))["binding none"] == 0.12
+    assert penalties({"mem_policy": "interleave"}, Machine(1, 8, 8)) == {
+        "memory policy interleave": 0.0
+    }
+    # a standalone cluster on one node costs only when it runs a single executor
+    one = Machine(1, 8, 8)
+    assert penalties({"mode": "standalone"}, one)["mode standalone"] == 0.1
+    assert penalties({"mode": "standalone", "executors": 2}, one)["mode standalone"] == 0.0
+    # an executor of exactly one node's 48 threads is not wider than a node
+    assert penalties({"cores_per_executor": 48}, FOUR)["executor wider than a node"] == 0.0
 
 
 def test_bound_executors_on_two_nodes_each_use_both_nodes_cores():
