@@ -3,8 +3,8 @@
 # layout or CPU set), CpuSet (a wrong CPU list) and the tuner's prior (a wrong rule). mutmut
 # changes one thing at a time in them (a number, a comparison, an operator) and runs the fast
 # tests that reach the changed function; a change no test notices "survived". Prints the
-# score per file at the end. A developer's tool, not a CI lane: about 25 minutes here (docs/
-# mutation.md has the scores and what to do with a survivor).
+# score per file at the end. A developer's tool, not a CI lane: about 10 minutes here, under
+# 20 on a busy day (docs/mutation.md has the scores and what to do with a survivor).
 #   bash scripts/mutation.sh              # a fresh run of every mutant (mutants/ rebuilt)
 #   bash scripts/mutation.sh NAME ...     # only these mutants, reusing the last run's stats
 # mutmut is not in the test extra: CI never runs it, and it brings a terminal UI framework
