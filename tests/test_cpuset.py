@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from numaspark.errors import UsageError
@@ -15,6 +17,9 @@ from numaspark.topology import CpuSet
         ("8-11, 0-3", [0, 1, 2, 3, 8, 9, 10, 11], "0-3,8-11"),
         ("0-15:4", [0, 4, 8, 12], "0,4,8,12"),
         ("5,5,5", [5], "5"),
+        ("3-3", [3], "3"),  # a range of one, as the kernel accepts it
+        ("0-3:1", [0, 1, 2, 3], "0-3"),  # a stride of 1 is every CPU
+        ("1,,3,", [1, 3], "1,3"),  # empty parts are skipped, not the end of the list
     ],
 )
 def test_list_format_round_trip(text, items, printed):
@@ -24,9 +29,10 @@ def test_list_format_round_trip(text, items, printed):
     assert CpuSet.parse(str(cpus)) == cpus
 
 
-@pytest.mark.parametrize("bad", ["a", "1-", "3-1", "-1", "0-3:0", "1;2"])
+@pytest.mark.parametrize("bad", ["a", "1-", "x-3", "3-1", "-1", "0-3:0", "0-3:x", "1;2"])
 def test_list_format_rejects_garbage(bad):
-    with pytest.raises(UsageError):
+    # the message quotes the whole list the user gave, whichever part of it is wrong
+    with pytest.raises(UsageError, match=re.escape(f"bad CPU list {bad!r}")):
         CpuSet.parse(bad)
 
 
@@ -46,9 +52,16 @@ def test_hwloc_bitmaps(bitmap, printed):
     assert str(CpuSet.from_hwloc(bitmap)) == printed
 
 
+def test_a_bad_hwloc_bitmap_is_quoted_whole():
+    with pytest.raises(UsageError, match=re.escape("bad CPU bitmap '0x1,0xzz'")):
+        CpuSet.from_hwloc("0x1,0xzz")
+
+
 def test_kernel_mask_format():
     assert str(CpuSet.from_mask("00000000,00000003")) == "0-1"
     assert str(CpuSet.from_mask("00000001,00000000")) == "32"
+    with pytest.raises(UsageError, match="bad CPU bitmap '0000000g'"):
+        CpuSet.from_mask("0000000g")
 
 
 def test_set_operations():

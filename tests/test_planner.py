@@ -4,6 +4,8 @@ Multi-node rules are tested on shared/topologies and synthetic machines
 because the machine these tests run on has a single NUMA node.
 """
 
+from dataclasses import replace
+
 import pytest
 from conftest import topology_file
 
@@ -17,9 +19,10 @@ from numaspark.placement import (
     memory_on,
     numactl_argv,
     plan,
+    spark_overhead,
 )
 from numaspark.topology import CpuSet, load_synthetic, load_xml
-from numaspark.units import GIB
+from numaspark.units import GIB, MIB
 
 
 @pytest.fixture(scope="module")
@@ -210,3 +213,181 @@ def test_use_numa_only_where_the_jvm_keeps_it_on(xeon24):
     assert spread == [()]  # CPUs on two nodes, memory mask all four
     remote = memory_on(plan(xeon24, wide, Binding.NODE), CpuSet([1]))
     assert remote.executors[0].java_options == ()  # memory moved to one node: off
+
+
+def _with_distances(topology, distances):
+    """``topology`` with a node distance matrix (synthetic machines have none)."""
+    nodes = tuple(n.os_index for n in topology.nodes)
+    return replace(topology, distance_nodes=nodes, distances=distances, _pu_by_os={})
+
+
+def test_a_straddling_executor_starts_on_the_freest_node_then_the_nearest():
+    # four nodes of 4 CPUs; node 0's nearest is 2, then 3; node 1's nearest is 3
+    four = _with_distances(
+        load_synthetic("numa:4 core:4 pu:1"),
+        ((10, 30, 12, 20), (30, 10, 20, 12), (12, 20, 10, 30), (20, 12, 30, 10)),
+    )
+    one = plan(four, Layout(executors=1, cores_per_executor=10), Binding.PU).executors[0]
+    assert (str(one.cpus), str(one.nodes)) == ("0-3,8-13", "0,2-3")
+    # node binding takes the same nodes, and each of them whole
+    node = plan(four, Layout(executors=1, cores_per_executor=10), Binding.NODE).executors[0]
+    assert (str(node.cpus), str(node.nodes), str(node.mem_nodes)) == ("0-3,8-15", "0,2-3", "0,2-3")
+    # each executor starts on the node with most CPUs still free (the first of a tie), takes
+    # all of it, and the rest from the nearest node that has any left
+    three = plan(four, Layout(executors=3, cores_per_executor=5), Binding.PU).executors
+    assert [str(e.cpus) for e in three] == ["0-3,8", "4-7,12", "9-11,13-14"]
+    assert [str(e.nodes) for e in three] == ["0,2", "1,3", "2-3"]
+
+
+def test_without_distances_a_straddling_executor_takes_nodes_in_order():
+    # the freest node first (the first of a tie), then the others in order
+    four = load_synthetic("numa:4 core:4 pu:1")
+    three = plan(four, Layout(executors=3, cores_per_executor=5), Binding.PU).executors
+    assert [str(e.cpus) for e in three] == ["0-4", "5,8-11", "6,12-15"]
+
+
+def test_only_nodes_confines_executors_of_every_binding(xeon24):
+    odd = "1,3,5,7,9,11,13,15,17,19,21,23"  # node 1 of xeon24
+    layout = Layout(executors=2)
+    for binding in Binding:
+        placement = plan(xeon24, layout, binding, MemPolicy.INTERLEAVE, only_nodes=CpuSet([1]))
+        assert str(CpuSet.union(e.cpus for e in placement.executors)) == odd, binding
+        assert all(str(e.mem_nodes) == "1" for e in placement.executors), binding
+        # one node: no -XX:+UseNUMA, and the driver keeps the whole machine
+        assert all(e.java_options == () for e in placement.executors), binding
+        assert str(placement.driver.cpus) == "0-23" and str(placement.driver.nodes) == "0-1"
+    cores = plan(xeon24, layout, Binding.CORE, only_nodes=CpuSet([1])).executors
+    assert [str(e.cpus) for e in cores] == ["1,3,5,13,15,17", "7,9,11,19,21,23"]
+
+
+def test_memory_on_binds_only_the_executors_memory(xeon24):
+    placement = plan(xeon24, Layout(executors=2, cores_per_executor=6), Binding.NODE)
+    moved = memory_on(placement, CpuSet([1]), xeon24)
+    assert moved.mem_policy is MemPolicy.BIND and moved.driver == placement.driver
+    for before, after in zip(placement.executors, moved.executors, strict=True):
+        assert after.cpus == before.cpus  # the CPUs stay
+        assert (after.mem_policy, str(after.mem_nodes)) == (MemPolicy.BIND, "1")
+        assert numactl_argv(after)[-1] == "--membind=1"
+    # whatever policy the placement had, its executors' memory is now bound
+    local = plan(xeon24, Layout(executors=2), Binding.NODE, MemPolicy.LOCAL)
+    bound = memory_on(local, CpuSet([0]), xeon24)
+    assert bound.mem_policy is MemPolicy.BIND
+    assert [numactl_argv(e)[-1] for e in bound.executors] == ["--membind=0"] * 2
+    wide = plan(xeon24, Layout(executors=1, cores_per_executor=16), Binding.NODE)
+    # memory still on the CPUs' two nodes: the JVM keeps -XX:+UseNUMA
+    (same,) = memory_on(wide, CpuSet([0, 1]), xeon24).executors
+    assert same.java_options == ("-XX:+UseNUMA",)
+    for bad in (CpuSet(), CpuSet([2])):
+        with pytest.raises(UsageError, match="allowed NUMA nodes are 0-1"):
+            memory_on(placement, bad, xeon24)
+
+
+def test_spark_overhead_is_384m_or_a_tenth_of_the_heap():
+    assert spark_overhead(GIB) == 384 * MIB
+    assert spark_overhead(10 * GIB) == GIB
+    assert spark_overhead(10 * GIB + 9) == GIB  # whole bytes, as Spark computes it
+
+
+def _fits_tightly(heap: int, share: float) -> bool:
+    """``heap`` is the largest whole number of MiB whose heap and overhead fit in ``share``."""
+    above = heap + MIB
+    return heap % MIB == 0 and heap + spark_overhead(heap) <= share < above + spark_overhead(above)
+
+
+def test_auto_heap_is_the_largest_that_fits_each_executors_share(xeon24):
+    # 18 GiB per node; the OS keeps 10% of each, the unbound driver (1g + 384m) is charged to
+    # the nodes by their memory
+    machine = 0.9 * xeon24.total_memory
+    driver = GIB + 384 * MIB
+    unbound = plan(xeon24, Layout(executors=2), Binding.NONE).executors
+    assert all(_fits_tightly(e.heap, (machine - driver) / 2) for e in unbound)
+    # node-bound: four executors split the two nodes (one node's memory is a little smaller)
+    node0 = xeon24.node(0).memory
+    bound = plan(xeon24, Layout(executors_per_node=2), Binding.NODE).executors
+    assert all(_fits_tightly(e.heap, (0.9 * node0 - driver * node0 / xeon24.total_memory) / 2)
+               for e in bound)  # fmt: skip
+    # a node shared unevenly (the third executor straddles): shares follow the CPUs taken
+    uneven = plan(xeon24, Layout(executors=3, cores_per_executor=8), Binding.PU).executors
+    assert [str(e.nodes) for e in uneven] == ["0", "1", "0-1"]
+    budget0 = 0.9 * node0 - driver * node0 / xeon24.total_memory
+    assert _fits_tightly(uneven[0].heap, budget0 * 8 / 12)
+    # small executors: the overhead is its 384m floor, not a tenth of the heap
+    small = plan(xeon24, Layout(executors_per_node=6), Binding.NODE).executors
+    assert small[0].heap < 3840 * MIB and _fits_tightly(small[0].heap, budget0 / 6)
+    # local mode has no separate driver to charge: the whole 90% of its node
+    (local,) = plan(xeon24, Layout(mode=Mode.LOCAL), Binding.NODE).jvms
+    assert _fits_tightly(local.heap, 0.9 * node0)
+
+
+def test_explicit_heap_limits(xeon24):
+    # 450m is Spark's minimum, and allowed
+    assert plan(xeon24, Layout(executors=1, memory_per_executor=450 * MIB)).executors[0].heap == (
+        450 * MIB
+    )
+    # unbound but with memory bound to both nodes, two 15g executors fit the machine's 36 GB
+    # (not one 18 GB node)
+    plan(xeon24, Layout(executors=2, memory_per_executor=15 * GIB), Binding.NONE, MemPolicy.BIND)
+    big = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))  # 48 GB per node
+    at_31g = plan(big, Layout(executors=1, memory_per_executor=31 * GIB), Binding.NODE)
+    assert not any("compressed oops" in n for n in at_31g.notes)  # 31g keeps them
+    at_32g = plan(big, Layout(executors=1, memory_per_executor=32 * GIB), Binding.NODE)
+    assert any("above 31g: the JVM turns compressed oops off" in n for n in at_32g.notes)
+
+
+def test_the_driver_runs_no_tasks_with_its_own_resources(xeon24):
+    layout = Layout(executors=2, driver_cores=3, driver_memory=2 * GIB)
+    driver = plan(xeon24, layout, Binding.NODE).jvms[0]
+    assert (driver.role, driver.index, driver.cores, driver.heap) == ("driver", 0, 3, 2 * GIB)
+    assert driver.overhead == 384 * MIB and driver.runs_tasks is False
+    assert (driver.binding, str(driver.cpus), driver.mem_policy) == (Binding.NONE, "0-23", None)
+
+
+def test_core_and_pu_slots_are_the_executors_cpus_core_by_core(xeon24):
+    core = plan(xeon24, Layout(executors=4, cores_per_executor=3), Binding.CORE).executors[0]
+    assert [str(s) for s in core.slots] == ["0,12", "2,14", "4,16"]
+    pu = plan(xeon24, Layout(executors=2, cores_per_executor=6), Binding.PU).executors[0]
+    assert [str(s) for s in pu.slots] == ["0", "2", "4", "6", "8", "10"]
+    assert plan(xeon24, Layout(executors=2), Binding.NODE).executors[0].slots == ()
+
+
+def test_executors_per_node_stay_on_their_node_or_fail(xeon24):
+    placement = plan(xeon24, Layout(executors_per_node=2, cores_per_executor=3), Binding.PU)
+    assert [str(e.nodes) for e in placement.executors] == ["0", "0", "1", "1"]
+    # node 1 keeps 10 of its 12 CPUs: an executor of 11 per node does not fit there, and is
+    # refused rather than spread over both nodes
+    short = replace(xeon24, allowed_cpus=CpuSet.parse("0-20,22"), _pu_by_os={})
+    with pytest.raises(PlacementError, match="node 1 allows 10 CPUs, too few for 1 executor"):
+        plan(short, Layout(executors_per_node=1, cores_per_executor=11), Binding.PU)
+
+
+def test_the_placement_names_its_jvms_machine_and_policy(xeon24):
+    placement = plan(xeon24, Layout(executors=2), Binding.NODE)
+    assert [j.role for j in placement.jvms] == ["driver", "executor", "executor"]
+    assert placement.topology_source == xeon24.source
+    assert placement.topology_fingerprint == xeon24.fingerprint
+    assert placement.mem_policy is MemPolicy.BIND  # bound CPUs bind their memory by default
+    unbound = plan(xeon24, Layout(executors=2))
+    assert unbound.mem_policy is None and unbound.executors[0].mem_policy is None
+    assert unbound.executors[0].mem_nodes == CpuSet()  # no policy: no memory nodes
+    local = plan(xeon24, Layout(executors=2), Binding.NODE, MemPolicy.LOCAL).executors[0]
+    assert local.mem_nodes == CpuSet()  # local allocation names no node
+
+
+def test_default_shapes(xeon24):
+    # nothing given: one executor per node, of the whole node
+    assert [e.cores for e in plan(xeon24, Layout(), Binding.NODE).executors] == [12, 12]
+    # local mode: every allowed CPU unless bound to a node
+    assert plan(xeon24, Layout(mode=Mode.LOCAL)).jvms[0].cores == 24
+    # the driver may have every CPU the machine allows
+    assert plan(xeon24, Layout(executors=1, driver_cores=24)).driver.cores == 24
+
+
+@pytest.mark.parametrize(("layout", "option"), [
+    (Layout(executors=0), "--executors"),
+    (Layout(executors_per_node=0), "--executors-per-node"),
+    (Layout(cores_per_executor=0), "--cores-per-executor"),
+    (Layout(driver_cores=0), "--driver-cores"),
+])  # fmt: skip
+def test_a_number_below_one_names_its_option(xeon24, layout, option):
+    with pytest.raises(UsageError, match=f"^{option} must be at least 1, got 0$"):
+        plan(xeon24, layout)

@@ -14,6 +14,7 @@ import math
 import random
 import shutil
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,26 @@ from tune_models import (
 )
 
 from numaspark.decide.advise import Subject, advise_source, recorded_machine
-from numaspark.decide.prior import Machine, canonical, penalties, roles
+from numaspark.decide.prior import (
+    BINDING_ONE,
+    BINDING_SEVERAL,
+    CATEGORY_SD,
+    ONE_NODE_SD,
+    PARTITION_BYTES,
+    POLICY,
+    POLICY_WIDE,
+    WEIGHTS,
+    Layout,
+    Machine,
+    canonical,
+    features,
+    layout_of,
+    moderate_cores,
+    penalties,
+    roles,
+    table_machine,
+    tasks_per_slot,
+)
 from numaspark.decide.tune import (
     Prior,
     Space,
@@ -39,7 +59,7 @@ from numaspark.decide.tune import (
     tune,
 )
 from numaspark.experiment.store import recorded_topology
-from numaspark.topology import load_synthetic, load_xml
+from numaspark.topology import CpuSet, load_synthetic, load_xml
 
 SERVER = "pack:4 numa:1 core:24 pu:2"  # 4 nodes, 96 cores, 192 threads
 ONE_NODE = Machine(1, 2, 2, "this machine's shape")
@@ -144,6 +164,192 @@ def test_rules_on_one_node_leave_binding_alone_and_punish_spanning_on_several():
     wide = penalties({"executors": 1, "cores_per_executor": 96}, four)
     assert wide["executor wider than a node"] > 0 and wide["gc of large executors"] > 0
     assert roles(["workers", "num_executors"]) == {"workers": "executors"}  # first synonym only
+
+
+def test_a_layout_is_completed_from_any_two_of_executors_cores_and_slots():
+    assert layout_of({"executors": 3, "cores_per_executor": 8}) == Layout(3, 8, 24, False)
+    assert layout_of({"executors": 3, "slots": 24}) == Layout(3, 8, 24, False)
+    assert layout_of({"cores_per_executor": 6, "slots": 24}) == Layout(4, 6, 24, False)
+    assert layout_of({"executors": 2}) == Layout(2, None, None, False)
+    # local mode is one JVM whatever the executors column says
+    assert layout_of({"mode": " Local", "executors": 4, "cores_per_executor": 8}) == Layout(
+        1, 8, 8, True
+    )
+
+
+def test_tasks_per_slot_is_one_wave_unless_the_input_fills_more():
+    wave = PARTITION_BYTES * 8  # one 128 MB partition for each of 8 slots
+    assert tasks_per_slot(None, 8) == tasks_per_slot(wave, 0) == 1.0
+    assert tasks_per_slot(wave / 4, 8) == 1.0  # never below one task per slot
+    assert tasks_per_slot(2.5 * wave, 8) == 2.5
+    assert tasks_per_slot(10 * wave, 8) == 3.0  # Spark's 2-3 per core at most
+    # through the rule: 96 partitions on 8 slots are 12 a slot, two doublings above 3
+    layout = {"executors": 2, "cores_per_executor": 4, "partitions": 96}
+    assert penalties(layout, Machine(1, 8, 8), input_bytes=3 * wave)["tasks per slot over"] == (
+        pytest.approx(2 * 0.15)
+    )
+
+
+def _rule(name: str, value: float) -> tuple[float, float, float]:
+    """A numeric rule's feature: its value and the studies' (mean, sd) for it."""
+    return (value, *WEIGHTS[name])
+
+
+FOUR = Machine(4, 96, 192)  # 24 cores and 48 threads per node
+
+
+@pytest.mark.parametrize(("params", "machine", "expected"), [
+    pytest.param(  # two moderate executors per node, core-bound, memory bound: as the rules say
+        {"executors_per_node": 2, "cores_per_executor": 12, "binding": "core",
+         "mem_policy": "bind", "mode": "standalone", "partitions_per_slot": 2},
+        FOUR,
+        {"threads over cores": _rule("threads over cores", 0.0),
+         "threads under cores": _rule("threads under cores", 0.0),
+         "executors per node under": _rule("executors per node under", 0.0),
+         "cores per executor over": _rule("cores per executor over", math.log2(12 / 8)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 0.0),
+         "gc of large executors": _rule("gc of large executors", math.log2(12 / 8)),
+         "binding core": (1.0, BINDING_SEVERAL["core"], CATEGORY_SD["binding"]),
+         "memory policy bind": (1.0, POLICY["bind"], CATEGORY_SD["mem_policy"]),
+         "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),
+         "tasks per slot over": _rule("tasks per slot over", 1.0),
+         "tasks per slot under": _rule("tasks per slot under", 0.0)},
+        id="moderate-core-bound"),
+    pytest.param(  # one unbound executor over all four nodes: wide, so interleave is right
+        {"executors": 1, "cores_per_executor": 96, "binding": "none",
+         "mem_policy": "interleave", "partitions": 48, "mode": "standalone"},
+        FOUR,
+        {"threads over cores": _rule("threads over cores", 0.0),
+         "threads under cores": _rule("threads under cores", 0.0),
+         "executors per node under": _rule("executors per node under", 2.0),
+         "cores per executor over": _rule("cores per executor over", math.log2(96 / 8)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 1.0),
+         "gc of large executors": _rule("gc of large executors", math.log2(96 / 8)),
+         "binding none": (1.0, BINDING_SEVERAL["none"], CATEGORY_SD["binding"]),
+         "memory policy interleave": (1.0, POLICY_WIDE["interleave"], CATEGORY_SD["mem_policy"]),
+         "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),  # several nodes: a cluster pays
+         "tasks per slot over": _rule("tasks per slot over", 0.0),
+         "tasks per slot under": _rule("tasks per slot under", 1.0)},
+        id="wide-unbound"),
+    pytest.param(  # one node-bound executor of 40 threads: only its node's 24 cores are used
+        {"executors": 1, "cores_per_executor": 40, "binding": "node"},
+        FOUR,
+        {"threads over cores": _rule("threads over cores", math.log2(40 / 24)),
+         "threads under cores": _rule("threads under cores", math.log2(96 / 24)),
+         "executors per node under": _rule("executors per node under", 2.0),
+         "cores per executor over": _rule("cores per executor over", math.log2(40 / 8)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 0.0),  # 48 threads
+         "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
+         "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"])},
+        id="one-node-bound"),
+    pytest.param(  # local mode: one JVM of 40 threads, whatever the binding column says
+        {"executors": 1, "cores_per_executor": 40, "binding": "node", "mem_policy": "odd",
+         "mode": "local"},
+        FOUR,
+        {"threads over cores": _rule("threads over cores", 0.0),  # local: one JVM over all
+         "threads under cores": _rule("threads under cores", math.log2(96 / 40)),
+         "cores per executor over": _rule("cores per executor over", math.log2(40 / 8)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 1.0),  # local spans
+         "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
+         "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"]),
+         "memory policy odd": (1.0, 0.08, CATEGORY_SD["mem_policy"]),  # unknown: as unbound
+         "mode local": (1.0, 0.1, CATEGORY_SD["mode"])},
+        id="local-on-four-nodes"),
+    pytest.param(  # local mode on one node with SMT: the best single JVM, nothing remote
+        {"mode": "local", "cores_per_executor": 16, "binding": "pu", "mem_policy": "odd"},
+        Machine(1, 8, 16),
+        {"threads over cores": _rule("threads over cores", 1.0),
+         "threads under cores": _rule("threads under cores", 0.0),
+         "cores per executor over": _rule("cores per executor over", math.log2(16 / 4)),
+         "cores per executor under": _rule("cores per executor under", 0.0),
+         "executor wider than a node": _rule("executor wider than a node", 0.0),
+         "gc of large executors": _rule("gc of large executors", 1.0),
+         "binding pu": (1.0, BINDING_ONE["pu"], ONE_NODE_SD["binding"]),
+         "memory policy odd": (1.0, 0.0, ONE_NODE_SD["mem_policy"]),
+         "mode local": (1.0, 0.0, CATEGORY_SD["mode"])},
+        id="local-on-one-node"),
+    pytest.param(  # one standalone executor on one node: a cluster for nothing
+        {"mode": "standalone", "executors": 1, "cores_per_executor": 2, "binding": "magic"},
+        Machine(1, 8, 8),
+        {"threads over cores": _rule("threads over cores", 0.0),
+         "threads under cores": _rule("threads under cores", 2.0),
+         "executors per node under": _rule("executors per node under", 0.0),
+         "cores per executor over": _rule("cores per executor over", 0.0),
+         "cores per executor under": _rule("cores per executor under", 1.0),
+         "executor wider than a node": _rule("executor wider than a node", 0.0),
+         "gc of large executors": _rule("gc of large executors", 0.0),
+         "binding magic": (1.0, 0.08, ONE_NODE_SD["binding"]),
+         "mode standalone": (1.0, 0.1, CATEGORY_SD["mode"])},
+        id="standalone-on-one-node"),
+])  # fmt: skip
+def test_each_rule_prices_a_candidate_as_the_studies_say(params, machine, expected):
+    got = features(params, machine)
+    assert sorted(got) == sorted(expected)
+    for name, feature in expected.items():
+        assert got[name] == pytest.approx(feature), name
+
+
+def test_rules_for_columns_the_table_lacks_or_a_machine_of_two_nodes():
+    # no binding or policy column: no such rule; no cores column: an executor is not wide
+    assert sorted(features({"executors": 2}, FOUR)) == ["executors per node under"]
+    assert penalties({"mem_policy": "interleave"}, FOUR) == {"memory policy interleave": 0.06}
+    # two nodes are several; on one, no policy has anything to gain
+    assert penalties({"binding": "none"}, Machine(2, 24, 48))["binding none"] == 0.12
+    assert penalties({"mem_policy": "interleave"}, Machine(1, 8, 8)) == {
+        "memory policy interleave": 0.0
+    }
+    # a standalone cluster on one node costs only when it runs a single executor
+    one = Machine(1, 8, 8)
+    assert penalties({"mode": "standalone"}, one)["mode standalone"] == 0.1
+    assert penalties({"mode": "standalone", "executors": 2}, one)["mode standalone"] == 0.0
+    # an executor of exactly one node's 48 threads is not wider than a node
+    assert penalties({"cores_per_executor": 48}, FOUR)["executor wider than a node"] == 0.0
+
+
+def test_bound_executors_on_two_nodes_each_use_both_nodes_cores():
+    # two node-bound executors of 60 threads: each spans two nodes, so all four are busy
+    got = penalties({"executors": 2, "cores_per_executor": 60, "binding": "node"}, FOUR)
+    assert got["threads under cores"] == 0 and got["threads over cores"] == pytest.approx(
+        0.05 * math.log2(120 / 96)
+    )
+
+
+def test_moderate_executor_width_is_half_a_node_within_4_to_8_cores():
+    assert moderate_cores(Machine(1, 2, 2)) == 2  # never wider than the node
+    assert moderate_cores(Machine(2, 12, 24)) == 4  # half of 6 is below 4
+    assert moderate_cores(Machine(1, 10, 10)) == 5
+    assert moderate_cores(FOUR) == 8  # half of 24 is above 8
+
+
+def test_the_machine_counts_only_what_this_process_may_use():
+    # a cpuset of CPUs 0-5 on a 2-node server of 12 cores x 2 threads: 6 cores, 6 threads
+    server = load_xml(topology_file("24em64t-2n6c2t-pci.xml"))
+    limited = replace(server, allowed_cpus=CpuSet.parse("0-5"), _pu_by_os={})
+    assert Machine.of(limited, "x") == Machine(2, 6, 6, "x", server.total_memory)
+    assert Machine.of(load_synthetic("core:1 pu:1")) == Machine(1, 1, 1, "synthetic:core:1 pu:1")
+
+
+def test_a_layout_ignores_counts_that_are_not_positive_numbers():
+    for bad in (0, -2, float("inf"), float("nan"), "many", True):
+        assert layout_of({"executors": bad, "cores_per_executor": 4}) == Layout(
+            None, 4, None, False
+        ), bad
+
+
+def test_a_table_without_its_machine_is_one_node_of_its_largest_layout():
+    assert table_machine(11.6) == Machine(1, 12, 12, "the table's largest layout")
+    assert table_machine(0.4) == Machine(1, 1, 1, "the table's largest layout")
+
+
+def test_the_machine_says_what_it_is():
+    assert Machine(4, 96, 192, "runs/topology.json").describe() == (
+        "4 NUMA node(s), 96 cores, 2 threads per core (runs/topology.json)"
+    )
+    assert Machine(1, 2, 2, "this machine's shape").describe() == "1 NUMA node(s), 2 cores"
 
 
 def test_the_start_on_the_recorded_tables_of_this_machine():
