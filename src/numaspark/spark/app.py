@@ -142,7 +142,9 @@ def run_app(
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
-    submit = tracker.start(argv, name="spark-submit", log=run.log,
+    # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
+    # the cluster, so a remote cluster's executors stop too
+    submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
