@@ -128,7 +128,7 @@ def run_app(
         extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
         if extra:
             conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
-    run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
+    run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
     conf, run.conf_notes = merged(app_conf or {}, conf)
     for key in ("spark.master", "spark.submit.deployMode", *driver.drop_conf):
         conf.pop(key, None)
@@ -182,6 +182,11 @@ def run_app(
         line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
     return run
+
+
+def submit_log(run_dir: Path) -> Path:
+    """Where a run's spark-submit writes its output: the driver's log."""
+    return run_dir / "spark-submit.log"
 
 
 def _watched(placement: Placement, cluster: Cluster | None,
