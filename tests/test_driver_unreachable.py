@@ -71,11 +71,11 @@ def _first_death(cluster: NamespaceCluster, cli: subprocess.Popen, timeout_s: fl
 
 
 def _gone_within(what, timeout_s: float) -> float | None:
-    """Seconds until ``what()`` is empty, or None if it is not within ``timeout_s``."""
+    """When (monotonic) ``what()`` is first empty, or None if it is not within ``timeout_s``."""
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
         if not what():
-            return time.monotonic() - start
+            return time.monotonic()
         time.sleep(0.1)
     return None
 
@@ -126,14 +126,18 @@ def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
     assert drivers, "no driver runs here"
     tree = [p.pid for p in psutil.Process(cli.pid).children(recursive=True)]
     os.kill(cli.pid, how)
+    signalled = time.monotonic()
     cli.wait(timeout=60)
+    ended_s = time.monotonic() - signalled
     driver_s = _gone_within(lambda: [p for p in tree if psutil.pid_exists(p)
                                      and psutil.Process(p).status() != psutil.STATUS_ZOMBIE],
                             DRIVER_ENDS_S + 10)  # fmt: skip
     executors_s = _gone_within(cluster.executors, EXECUTORS_END_S + 10)
+    driver_s, executors_s = (None if t is None else round(t - signalled, 2)
+                             for t in (driver_s, executors_s))  # fmt: skip
     print(
-        f"{how.name}: the driver and every process numaspark started ended {driver_s} s, "
-        f"the executors over there {executors_s} s after numaspark ended"
+        f"{how.name}: numaspark ended {ended_s:.2f} s, the driver and every process it started "
+        f"{driver_s} s, the executors over there {executors_s} s after the signal"
     )
     assert driver_s is not None, _drivers()
     assert executors_s is not None, cluster.executors()
