@@ -150,7 +150,7 @@ class FirstExecutorWait:
             try:
                 YarnCluster.read().check_fits(self.placement)
             except UsageError as exc:
-                return f"no executor started within {self.wait_s:g} s: {exc}"
+                return f"{head} cannot hold the plan now ({exc})"
         return (f"{head} gave the application none ({self._state(log)}); give --executor-wait "
                 "more seconds, or see the cluster's own pages")  # fmt: skip
 
