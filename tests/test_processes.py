@@ -156,3 +156,37 @@ def test_what_a_killed_numaspark_left_is_found_and_stopped(tmp_path, monkeypatch
         assert ledger.reap() == [] and not list((tmp_path / "state" / "running").iterdir())
     finally:
         stop_processes([p.pid for p in kids.values() if p.is_running()], grace_s=1)
+
+
+# A numaspark stand-in: starts a process that dies with it (and one that does not), says
+# their pids, and waits to be killed.
+_PARENT = """
+import sys, time
+from pathlib import Path
+from numaspark.supervise.processes import ProcessTracker
+tracker = ProcessTracker()
+log = Path(sys.argv[1])
+bound = tracker.start(["sleep", "401"], name="bound", log=log, die_with_parent=True)
+free = tracker.start(["sleep", "402"], name="free", log=log)
+print(bound.pid, free.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_process_started_die_with_parent_ends_when_numaspark_is_killed(tmp_path, monkeypatch):
+    """SIGKILL of numaspark: the kernel's parent-death signal ends the driver at once; a
+    process started without it (a kept cluster's daemon) runs on."""
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, str(tmp_path / "log")],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    bound, free = (psutil.Process(int(p)) for p in parent.stdout.readline().split())
+    try:
+        assert bound.is_running() and free.is_running()
+        parent.kill()
+        parent.wait()
+        killed = time.monotonic()
+        bound.wait(timeout=10)
+        print(f"the bound child ended {time.monotonic() - killed:.2f} s after its parent's SIGKILL")
+        assert free.is_running()
+    finally:
+        stop_processes([p.pid for p in (bound, free) if p.is_running()], grace_s=1)

@@ -2,7 +2,6 @@
 from this machine. The page is a real Spark 4.3.0 master's (tests/fixtures/standalone),
 served over HTTP by the test; the real cluster path is tests/test_plugin_report.py's."""
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -93,15 +92,23 @@ def test_a_master_without_a_web_ui_or_workers_is_one_line():
 
 
 def test_an_application_with_no_executor_stops_after_the_wait(tmp_path):
-    target = ExternalTarget(ProcessTracker(), MASTER, executor_wait_s=0.2, has="1 worker")
-    reports = tmp_path / "placement.jsonl"
-    check = target._first_executor(reports)
-    assert check() is None  # not yet
-    time.sleep(0.3)
-    why = check()
+    """No executor, no death, a cluster with room: the wait ends in one line that does not
+    blame the cluster's size (its recorded status page holds the plan)."""
+    now = [0.0]
+    with serving(recorded_status()) as ui:
+        target = ExternalTarget(ProcessTracker(), MASTER, executor_wait_s=0.2, has="1 worker",
+                                ui=ui, clock=lambda: now[0])  # fmt: skip
+        placement = _place(StandingCluster.read(MASTER, ui), Layout())
+        reports = tmp_path / "placement.jsonl"
+        check = target.first_executor(placement, reports, tmp_path)
+        assert check() is None  # not yet
+        now[0] = 0.3
+        why = check()
     assert why.startswith(
-        f"no executor started within 0.2 s: the cluster at {MASTER} (it has 1 worker)"
-    )
+        f"no executor started within 0.2 s: the cluster at {MASTER} (it has 1 worker) gave the "
+        "application none (the application has not reached the cluster yet)"
+    ), why
+    assert "cannot hold" not in why
     reports.write_text('{"executor": "0"}\n')  # an executor's plugin reported
     assert check() is None
 

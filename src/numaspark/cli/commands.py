@@ -150,7 +150,7 @@ def run(
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
     master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
     master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
-    executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long.", envvar="NUMASPARK_EXECUTOR_WAIT")] = "60s",
+    executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).", envvar="NUMASPARK_EXECUTOR_WAIT")] = "300s",
     time: TimeOpt = DEFAULT_TIME,
     numa_balancing: Annotated[Optional[str], Opt(help="on or off: the kernel's automatic NUMA balancing (kernel.numa_balancing, root) for this run, put back after it (default: as found).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip

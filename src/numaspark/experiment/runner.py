@@ -198,14 +198,14 @@ class Runner:
                              "node with preferred (the default), bind or interleave")  # fmt: skip
         if request.binding is Binding.NODE and request.mem_policy is None:
             request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
-        has, learned, slice_cpus = None, None, None
+        has, ui, learned, slice_cpus = None, None, None, None
         if request.node_topology is None:  # --xml/--synthetic override what was learned
             learned = load_learned(cluster_name(request.master), self._warn)
         if request.master.startswith("spark://"):  # sized from the cluster's own workers
             standing = StandingCluster.read(request.master, request.master_ui)
             placement = standing.place(lambda topology: plan_request(topology, request),
                                        request.layout.memory_per_executor)  # fmt: skip
-            has = standing.describe()
+            has, ui = standing.describe(), standing.ui
         elif request.master == "yarn":  # sized from the ResourceManager's running nodes
             yarn = YarnCluster.read()
             placement = yarn.place(lambda topology: plan_request(topology, request),
@@ -224,7 +224,7 @@ class Runner:
                 slice_cpus=slice_cpus)  # fmt: skip
         target = self.targets.setdefault(
             ("master", request.master, request.executor_wait_s),
-            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has))  # fmt: skip
+            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has, ui))  # fmt: skip
         return target, placement
 
     def _with_learned(self, placement: Placement, learned: LearnedCluster,

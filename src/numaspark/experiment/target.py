@@ -26,6 +26,9 @@ import contextlib
 import hashlib
 import re
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -36,10 +39,11 @@ from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept
 from numaspark.spark.affinity import plugin_effective, require_jar
-from numaspark.spark.app import AppRun, Driver, run_app
+from numaspark.spark.app import AppRun, Driver, run_app, submit_log
 from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import layered
 from numaspark.spark.home import LOOPBACK
+from numaspark.spark.waiting import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import load_machine
@@ -204,15 +208,20 @@ class ExternalTarget:
     becomes the run's effective placement, since this machine cannot read those executors'
     /proc. Nothing is started or stopped here but the driver."""
 
-    def __init__(self, tracker: ProcessTracker, master: str, executor_wait_s: float = 60.0,
-                 has: str | None = None) -> None:  # fmt: skip
+    def __init__(self, tracker: ProcessTracker, master: str,
+                 executor_wait_s: float = DEFAULT_WAIT_S, has: str | None = None,
+                 ui: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
         self.tracker = tracker
         self.master = master
         self.executor_wait_s = executor_wait_s  # an application with no executor by then stops
         self.has = has  # what the cluster has, in words (a standalone master's workers)
+        self.ui = ui  # a standalone master's web UI: its workers, their room, their logs
+        self.clock = clock
+        self._say: Say | None = None
 
     def prepare(self, placement: Placement, say: Say) -> None:
         check_master(self.master)
+        self._say = say
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
@@ -223,28 +232,25 @@ class ExternalTarget:
                                         {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)})  # fmt: skip
         options["collectors"] = None  # the executors are not this machine's processes
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
+        wait = self.first_executor(placement, reports, run_dir)
         app = run_app(placement, job, job_args, run_dir, self.tracker,
-                      Driver(master=self.master, drop_conf=drop),
-                      check=self._first_executor(reports), **options)  # fmt: skip
+                      Driver(master=self.master, drop_conf=drop), check=wait, **options)  # fmt: skip
         app.effective = plugin_effective(reports)
-        if self.master == "yarn" and app.failure is not None:
-            _kill_waiting(app)
+        if app.failure is not None:  # stopped by numaspark: nothing of it may stay over there
+            if self.master == "yarn":
+                _kill_waiting(app)
+            elif self.ui is not None and wait.app_id is not None:
+                _kill_standalone(self.ui, wait.app_id)
         return app
 
-    def _first_executor(self, reports: Path) -> Callable[[], str | None]:
-        """Why the application must stop: no executor has reported (the plugin reports from
-        each executor as it starts) within ``executor_wait_s`` of its submission."""
-        started = time.monotonic()
-
-        def check() -> str | None:
-            if time.monotonic() - started < self.executor_wait_s or _reported(reports):
-                return None
-            has = f" (it has {self.has})" if self.has else ""
-            return (f"no executor started within {self.executor_wait_s:g} s: the cluster at "
-                    f"{self.master}{has} gave the application none; check that it can hold "
-                    "the plan (numaspark plan), or give --executor-wait more seconds")  # fmt: skip
-
-        return check
+    def first_executor(self, placement: Placement, reports: Path,
+                       run_dir: Path) -> FirstExecutorWait:  # fmt: skip
+        """Why the application must stop before its first executor (the plugin reports from
+        each executor as it starts): executors that die as they start, or none within
+        ``executor_wait_s`` of its submission (spark/waiting.py)."""
+        return FirstExecutorWait(self.master, self.executor_wait_s, reports,
+                                 submit_log(run_dir), placement, say=self._say, has=self.has,
+                                 ui=self.ui, clock=self.clock)  # fmt: skip
 
     @property
     def where(self) -> str | None:
@@ -268,11 +274,17 @@ def _kill_waiting(app: AppRun) -> None:
             kill_application(YarnCluster.read().webapp, found[-1])
 
 
-def _reported(reports: Path) -> bool:
-    try:
-        return reports.stat().st_size > 0
-    except OSError:
-        return False
+def _kill_standalone(ui: str, app_id: str) -> None:
+    """A standalone application whose driver numaspark stopped is unregistered by the
+    driver's shutdown hook; one whose driver died without it (SIGKILLed after the grace)
+    stays until the master notices: kill it through the master's web UI (``/app/kill/``,
+    ``spark.ui.killEnabled``, on by default), so that its workers stop launching executors."""
+    status = master_status(ui) or {}
+    if not any(a.get("id") == app_id for a in status.get("activeapps", [])):
+        return
+    data = urllib.parse.urlencode({"id": app_id, "terminate": "true"}).encode()
+    with contextlib.suppress(urllib.error.URLError, OSError):
+        urllib.request.urlopen(f"{ui.rstrip('/')}/app/kill/", data=data, timeout=5).close()
 
 
 def check_master(master: str) -> None:

@@ -128,7 +128,7 @@ def run_app(
         extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
         if extra:
             conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
-    run = AppRun(run_dir=run_dir, log=run_dir / "spark-submit.log")
+    run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
     conf, run.conf_notes = merged(app_conf or {}, conf)
     for key in ("spark.master", "spark.submit.deployMode", *driver.drop_conf):
         conf.pop(key, None)
@@ -142,7 +142,9 @@ def run_app(
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
-    submit = tracker.start(argv, name="spark-submit", log=run.log,
+    # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
+    # the cluster, so a remote cluster's executors stop too
+    submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
                            env={**spark_env(host), **dict(driver.env)})  # fmt: skip
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
@@ -180,6 +182,11 @@ def run_app(
         line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
     return run
+
+
+def submit_log(run_dir: Path) -> Path:
+    """Where a run's spark-submit writes its output: the driver's log."""
+    return run_dir / "spark-submit.log"
 
 
 def _watched(placement: Placement, cluster: Cluster | None,

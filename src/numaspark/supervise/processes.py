@@ -6,17 +6,24 @@ process and its descendants (a worker's executors), then SIGKILL to whatever
 is still alive after a grace period. Each is also written in this numaspark's
 ledger on disk (supervise/ledger.py), so that what a numaspark killed by SIGKILL
 left running is found and stopped by the next one.
+
+A process started ``die_with_parent`` (the driver: spark-submit's JVM) gets SIGTERM from
+the kernel the moment numaspark dies, SIGKILL included (a parent-death signal,
+``prctl(PR_SET_PDEATHSIG)``, set in the child between fork and exec, and kept across
+exec): its shutdown hook then ends the application on its cluster, whose executors stop,
+without waiting for the next numaspark to reap it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +45,25 @@ def refuse_jvm(argv: Sequence[str]) -> None:
     if os.environ.get(NO_JVM) and any(Path(a).name in _JVM_PROGRAMS for a in argv):
         raise RuntimeError(f"{NO_JVM} is set (the fast test lane) and this starts a JVM: "
                            f"{' '.join(argv)[:200]}; mark the test jvm")  # fmt: skip
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    """What the child runs before exec: ask for SIGTERM when ``parent`` dies. The kernel sends
+    it when the *thread* that forked the child ends, so start such a process from the thread
+    that waits for it. Only an async-signal-safe call and a syscall run in the forked child:
+    ``prctl`` is resolved here, before the fork."""
+    prctl = _LIBC.prctl
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the signal was asked for
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 class Terminated(KeyboardInterrupt):
@@ -78,9 +104,12 @@ class ProcessTracker:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         stdin_pipe: bool = False,
+        die_with_parent: bool = False,
     ) -> Tracked:
         """Start ``argv`` with its output in ``log``. ``stdin_pipe``: its stdin is a pipe this
-        process holds open, so that it sees EOF when we close it or die (a remote lifeline)."""
+        process holds open, so that it sees EOF when we close it or die (a remote lifeline).
+        ``die_with_parent``: it gets SIGTERM when numaspark dies, even by SIGKILL (never for
+        what may be released to outlive numaspark, a kept cluster)."""
         refuse_jvm(argv)
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
@@ -92,6 +121,7 @@ class ProcessTracker:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
+                preexec_fn=_dies_with(os.getpid()) if die_with_parent else None,
             )
         tracked = Tracked(name=name, pid=popen.pid, popen=popen, log=log)
         LEDGER.started(popen.pid, name)  # on disk too: found again if numaspark is SIGKILLed
