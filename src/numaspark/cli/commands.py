@@ -58,10 +58,14 @@ from numaspark.supervise.balancing import why_not
 
 app = typer.Typer(
     name="numaspark",
-    help="NUMA-aware placement, running and measurement of Spark on scale-up servers.",
+    help="NUMA-aware placement, running and measurement of Spark on scale-up servers.\n\n"
+    "Run 'numaspark COMMAND --help' for a command's options and an example.\n\n"
+    "\b\nExample:\n  numaspark run wordcount --size tiny --bind node",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # click's own help layout: rich's panels squeeze the descriptions to ~19 columns at 80
+    rich_markup_mode=None,
 )
 term = Terminal()
 
@@ -75,7 +79,15 @@ def topology(
     host: HostOpt = None,
     hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
-    """Show the machine as hwloc sees it: packages, NUMA nodes, cores, PUs, allowed sets."""
+    """Show the machine as hwloc sees it.
+
+    Its packages, NUMA nodes, cores, PUs and allowed sets: this machine's, a saved
+    XML's, a synthetic description's or a host's over SSH.
+
+    \b
+    Example:
+      numaspark topology
+    """
     topo = topology_of(xml, synthetic, host, hosts_file)
     term.json(topo.to_dict()) if as_json else term.print(views.topology_view(topo))
 
@@ -86,16 +98,23 @@ def plan_command(
     where: Where,
     driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1,
     driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g",
-    mode: Annotated[Mode, Opt(help="local: one JVM runs tasks; standalone: executors.")] = Mode.STANDALONE,
+    mode: Annotated[Mode, Opt(help="Where tasks run: local, in one JVM; standalone, in executors.")] = Mode.STANDALONE,
     target: Annotated[Platform, Opt(help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment).")] = Platform.SPARK,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
     hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
-    out: Annotated[Optional[Path], Opt(help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, kubelet-config.yaml, spark-defaults.conf, the executor pod template, README.txt) into this directory.")] = None,  # noqa: UP045
+    out: Annotated[Optional[Path], Opt(help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, spark-defaults.conf, kubelet-config.yaml, the executor pod template, README.txt) into this directory.")] = None,  # noqa: UP045
     plugin_jar: Annotated[Optional[str], Opt(help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image).")] = None,  # noqa: UP045
     image: Annotated[Optional[str], Opt(help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """Place executors on the machine (or on each of --hosts, from its own topology): CPUs,
-    nodes, heap and the numactl prefix of each JVM."""
+    """Place executors on this machine, or on each of --hosts.
+
+    Each JVM gets its CPUs, nodes, heap and numactl prefix; with --hosts, from each
+    host's own topology.
+
+    \b
+    Example:
+      numaspark plan --executors-per-node 1 --bind node
+    """
     if (plugin_jar or image) and target is not Platform.K8S:
         raise UsageError("--plugin-jar and --image are for --target k8s")
 
@@ -131,9 +150,9 @@ def plan_command(
 @with_application
 def run(
     where: Where, application: AppOptions,
-    workload: Annotated[Optional[str], typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and '-- spark-submit ...'.", show_default=False)] = None,  # noqa: UP045
+    workload: Annotated[Optional[str], typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.", show_default=False)] = None,  # noqa: UP045
     size: SizeOpt = "tiny",
-    mode: Annotated[Mode, Opt(help="local: one bound JVM; standalone: bound workers.")] = Mode.LOCAL,
+    mode: Annotated[Mode, Opt(help="Where tasks run: local, in one bound JVM; standalone, in bound workers.")] = Mode.LOCAL,
     repeat: RepeatOpt = 1, warmup: WarmupOpt = 0,
     out: OutOpt = Path("numaspark-out"),
     cluster: Annotated[Optional[Path], Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")] = None,  # noqa: UP045
@@ -152,10 +171,16 @@ def run(
     master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
     executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).", envvar="NUMASPARK_EXECUTOR_WAIT")] = "300s",
     time: TimeOpt = DEFAULT_TIME,
-    numa_balancing: Annotated[Optional[str], Opt(help="on or off: the kernel's automatic NUMA balancing (kernel.numa_balancing, root) for this run, put back after it (default: as found).")] = None,  # noqa: UP045
+    numa_balancing: Annotated[Optional[str], Opt(help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """Run a workload or your own application, placed as planned, with repetitions; every run
-    is stored as it ends."""
+    """Run a workload or your own application, placed as planned.
+
+    It runs with repetitions, and every run is stored as it ends.
+
+    \b
+    Example:
+      numaspark run wordcount --size tiny --bind node
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.runner import RunRequest, run_workload
 
@@ -209,7 +234,7 @@ def run(
 def launch(
     where: Where,
     command: Annotated[list[str], typer.Argument(help="The program and its arguments, after '--'.")],
-    mode: Annotated[Mode, Opt(help="local: one process; standalone: one per executor.")] = Mode.STANDALONE,
+    mode: Annotated[Mode, Opt(help="How many processes: local, one; standalone, one per executor.")] = Mode.STANDALONE,
     mem_nodes: Annotated[Optional[str], Opt(help="Bind memory to these nodes instead of the CPUs' own (remote memory).")] = None,  # noqa: UP045
     duration: Annotated[Optional[str], Opt(help="Stop the processes after this long, e.g. 10s (default: until they exit).")] = None,  # noqa: UP045
     timeout: Annotated[str, Opt(help="Stop them as failed after this long.")] = "10m",
@@ -217,10 +242,15 @@ def launch(
     out: Annotated[Path, Opt(help="Directory for launch.json and the logs.")] = Path("numaspark-out/launch"),
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Start any program once per planned JVM, bound as planned; record where each really ran.
+    """Start any program once per planned JVM, bound as planned.
 
-    Placeholders {index} {heap} {cores} {cpus} {nodes} {mem_nodes} in the command are filled in
-    per process, e.g.: numaspark launch --executors-per-node 1 --bind node -- java -Xmx{heap} -jar app.jar
+    It records where each process really ran. The placeholders {index} {heap} {cores}
+    {cpus} {nodes} {mem_nodes} in the command are filled in per process.
+
+    \b
+    Examples:
+      numaspark launch --executors-per-node 1 --bind node --duration 2s -- sleep 5
+      numaspark launch --executors 2 --bind core -- java -Xmx{heap} -jar app.jar
     """
 
     topo = topology_of()
@@ -239,7 +269,7 @@ def launch(
         raise typer.Exit(1)
 
 
-cluster_app = typer.Typer(help="A standalone cluster kept up across runs (executors take ~15 s to start).")  # fmt: skip
+cluster_app = typer.Typer(help="A standalone cluster kept up across runs.\n\nIts executors take about 15 s to start; runs that reuse it skip that wait.\n\n\b\nExample:\n  numaspark cluster up ./cluster --executors 2 --bind core", rich_markup_mode=None)  # fmt: skip
 app.add_typer(cluster_app, name="cluster")
 
 
@@ -251,8 +281,14 @@ def cluster_up(
     host: Annotated[str, Opt(help="Address the master and workers listen on.")] = "127.0.0.1",
     hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
 ) -> None:  # fmt: skip
-    """Start a master and one bound worker per planned executor (here, or on each of --hosts
-    over SSH), and leave them running."""
+    """Start a master and bound workers, and leave them running.
+
+    One worker per planned executor, here or on each of --hosts over SSH.
+
+    \b
+    Example:
+      numaspark cluster up ./cluster --executors 2 --bind core
+    """
 
     cluster = start_kept_cluster(lambda topo: where.place(topo, Mode.STANDALONE), directory,
                                  host, term.say, inventory_of(hosts, hosts_file))  # fmt: skip
@@ -263,8 +299,15 @@ def cluster_up(
 
 
 @cluster_app.command("status")
-def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOpt = False) -> None:
-    """Show the master's view of a running cluster and where each worker really runs."""
+def cluster_status(directory: Annotated[Path, typer.Argument(help="The cluster's directory.")], as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Show a running cluster and where each worker really runs.
+
+    It is the master's view, and each worker's placement read back.
+
+    \b
+    Example:
+      numaspark cluster status ./cluster
+    """
 
     state = read_status(directory)
     table = views.yarn_table if state.get("kind") == "yarn-mini" else views.cluster_table
@@ -272,14 +315,19 @@ def cluster_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOp
 
 
 @cluster_app.command("down")
-def cluster_down(directory: Annotated[Path, typer.Argument()]) -> None:
-    """Stop every process of the cluster (its executors too)."""
+def cluster_down(directory: Annotated[Path, typer.Argument(help="The cluster's directory.")]) -> None:  # fmt: skip
+    """Stop every process of the cluster, its executors too.
+
+    \b
+    Example:
+      numaspark cluster down ./cluster
+    """
 
     stopped = stop_cluster_dir(directory)
     term.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
 
 
-yarn_app = typer.Typer(help="A mini YARN on this machine (a ResourceManager and NodeManagers) to run --master yarn on.")  # fmt: skip
+yarn_app = typer.Typer(help="A mini YARN on this machine to run --master yarn on.\n\nIt is a ResourceManager and NodeManagers (hadoop-client-minicluster).\n\n\b\nExample:\n  numaspark yarn up ./yarn --nodemanagers 2", rich_markup_mode=None)  # fmt: skip
 app.add_typer(yarn_app, name="yarn")
 
 
@@ -293,8 +341,15 @@ def yarn_up(
     host: Annotated[str, Opt(help="Address the ResourceManager and NodeManagers listen on.")] = "127.0.0.1",
     site: Annotated[Optional[Path], Opt(help="A yarn-site.xml fragment applied over the mini YARN's settings: what 'plan --target yarn --out DIR' writes (NUMA awareness; its NodeManager size wins).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """Start a mini YARN (hadoop-client-minicluster) and leave it running; the last line is
-    the HADOOP_CONF_DIR to export for --master yarn."""
+    """Start a mini YARN and leave it running.
+
+    It is hadoop-client-minicluster: a ResourceManager and NodeManagers. The last line
+    it prints is the HADOOP_CONF_DIR to export for --master yarn.
+
+    \b
+    Example:
+      numaspark yarn up ./yarn --nodemanagers 2
+    """
 
     mib = 1 << 20
     cluster = start_kept_yarn(directory, nodemanagers, parse_size(nm_memory) // mib, nm_vcores,
@@ -307,15 +362,27 @@ def yarn_up(
 
 
 @yarn_app.command("status")
-def yarn_status(directory: Annotated[Path, typer.Argument()], as_json: JsonOpt = False) -> None:
-    """Show the ResourceManager's view of a running mini YARN's NodeManagers."""
+def yarn_status(directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")], as_json: JsonOpt = False) -> None:  # fmt: skip
+    """Show a running mini YARN's NodeManagers.
+
+    It is the ResourceManager's view.
+
+    \b
+    Example:
+      numaspark yarn status ./yarn
+    """
 
     cluster_status(directory, as_json)
 
 
 @yarn_app.command("down")
-def yarn_down(directory: Annotated[Path, typer.Argument()]) -> None:
-    """Stop the mini YARN, and any container left of its applications."""
+def yarn_down(directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")]) -> None:  # fmt: skip
+    """Stop the mini YARN and any container it left.
+
+    \b
+    Example:
+      numaspark yarn down ./yarn
+    """
 
     cluster_down(directory)
 
@@ -328,7 +395,15 @@ def sweep(
     spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; docs/experiments.md).")],
     out: OutOpt = Path("numaspark-out"), resume: ResumeOpt = False, data: DataOpt = None,
 ) -> None:  # fmt: skip
-    """Run every configuration of an experiment spec, storing each run as it ends."""
+    """Run every configuration of an experiment spec.
+
+    Each run is stored as it ends; --resume skips the runs stored already. The spec's
+    format is in docs/experiments.md.
+
+    \b
+    Example:
+      numaspark sweep experiment.toml --out results
+    """
 
     topo = topology_of()
     experiment = load_spec(spec, topo)
@@ -338,7 +413,7 @@ def sweep(
     )
 
 
-study_app = typer.Typer(help="Built-in studies: layouts, binding, scaling, executors, smt, affinity, cosched.")  # fmt: skip
+study_app = typer.Typer(help="Built-in studies, each a sweep that answers one question.\n\nThe studies are layouts, binding, scaling, executors, smt, affinity and cosched.\n\n\b\nExample:\n  numaspark study binding wordcount --size tiny", rich_markup_mode=None)  # fmt: skip
 app.add_typer(study_app, name="study")
 
 
@@ -364,19 +439,21 @@ def _study_command(kind: str, doc: str):
                                        f"study {kind}: {chosen} {size}", study.baseline)  # fmt: skip
         term.lines(views.study_lines(kind, experiment.configs, medians))
 
-    command.__doc__ = doc
+    command.__doc__ = f"{doc}\n\n\b\nExample:\n  numaspark study {kind} wordcount --size tiny"
     study_app.command(kind)(command)
 
 
+# fmt: off
 for _kind, _doc in (
-    ("layouts", "Executors x cores-per-executor over the allowed CPUs (Baig et al.), best marked."),
-    ("binding", "Unbound vs node-bound with 1..N nodes, and local vs remote memory."),
-    ("scaling", "1..N concurrent tasks: speedup, efficiency, Amdahl and USL fits."),
-    ("executors", "1, 2, 4, ... executors with the same total cores: GC per configuration."),
-    ("smt", "ST on n cores, SMT on the same cores, ST on 2n cores; HT effectiveness."),
-    ("affinity", "Tasks unbound, node-bound, pinned per core and per hardware thread."),
+    ("layouts", "Executors x cores per executor over the allowed CPUs.\n\nAfter Baig et al.; the best is marked."),
+    ("binding", "Unbound against node-bound, on 1..N nodes.\n\nIt also compares local and remote memory, and the kernel's NUMA balancing where it can switch it."),
+    ("scaling", "Speedup and efficiency of 1..N concurrent tasks.\n\nAmdahl's law and the USL are fitted to them."),
+    ("executors", "1, 2, 4 and more executors with the same total cores.\n\nIt shows the GC of each configuration."),
+    ("smt", "Hardware threads: ST on n cores, SMT on them, ST on 2n.\n\nIt gives the effectiveness of the second hardware thread (HT)."),
+    ("affinity", "Tasks unbound, node-bound, pinned per core and per thread.\n\nPinned per thread is per hardware thread (PU)."),
 ):
     _study_command(_kind, _doc)
+# fmt: on
 
 
 @study_app.command("cosched")
@@ -389,7 +466,14 @@ def study_cosched(
     by: Annotated[Split, Opt(help="Split the machine by nodes or by cores.")] = Split.AUTO,
     out: OutOpt = Path("numaspark-out"), data: DataOpt = None,
 ) -> None:  # fmt: skip
-    """Run workloads concurrently, each in a loop, bound to its share and unbound: completions."""
+    """Run workloads together, bound to shares and unbound.
+
+    Each workload runs in a loop; the study counts its completions in the window.
+
+    \b
+    Example:
+      numaspark study cosched wordcount sql-aggregation --window 2m
+    """
     workloads = [cosched_workload(text) for text in workloads]
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
@@ -410,8 +494,15 @@ def characterize(
     repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, data: DataOpt = None, resume: ResumeOpt = False,
     report: Annotated[bool, Opt(help="Write OUT/report.html at the end.")] = True,
 ) -> None:  # fmt: skip
-    """Quick characterization of this machine: topology, then two workloads (or your
-    application) placed three ways, ending with an HTML report."""
+    """Characterize this machine in one command.
+
+    It shows the topology, then runs two workloads (or your application) placed three
+    ways, and ends with an HTML report.
+
+    \b
+    Example:
+      numaspark characterize --repeat 1 --warmup 0
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.characterize import DEFAULT_WORKLOADS, experiment
     from numaspark.report.html import write_report
@@ -443,7 +534,14 @@ def analyze(
     tasks: Annotated[Optional[Path], Opt(help="Write the task table (.parquet or .csv).")] = None,  # noqa: UP045
     stages: Annotated[Optional[Path], Opt(help="Write the stage table (.parquet or .csv).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """Summarise any Spark event log (plain, rolling, zstd/lz4/snappy) in sparkMeasure's terms."""
+    """Summarise any Spark event log in sparkMeasure's terms.
+
+    The log may be plain or rolling, and compressed with zstd, lz4 or snappy.
+
+    \b
+    Example:
+      numaspark analyze numaspark-out/runs/*/eventlog/*
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.metrics.eventlog import parse_event_log
     from numaspark.report.export import write_log_tables
@@ -466,7 +564,14 @@ def whatif(
     cores: Annotated[Optional[str], Opt(help="Core counts to simulate, e.g. 1,2,4,8 (default: up to the cores of the machine the run was recorded on).")] = None,  # noqa: UP045
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Predict the application's time on other core counts from its real task durations."""
+    """Predict the application's time on other core counts.
+
+    The prediction replays its real task durations.
+
+    \b
+    Example:
+      numaspark whatif numaspark-out/runs/*/eventlog/eventlog_v2_* --cores 1,2,4
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.whatif import TASK_COLUMNS, default_counts, measured_s, simulate
     from numaspark.metrics.eventlog import parse_event_log
@@ -495,7 +600,14 @@ def probe(
     dry_run: Annotated[bool, Opt(help="Print the commands, run nothing (always so with --xml/--synthetic).")] = False,
     xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Measure memory bandwidth and latency for every (CPU node, memory node) pair."""
+    """Measure memory bandwidth and latency between NUMA nodes.
+
+    It measures every pair of a CPU node and a memory node.
+
+    \b
+    Example:
+      numaspark probe --dry-run
+    """
     import shlex
 
     topo = topology_of(xml, synthetic)
@@ -520,7 +632,14 @@ def probe(
 
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
-    """Check this machine for NUMA experiments: tools, perf events, kernel settings, limits."""
+    """Check this machine for NUMA experiments.
+
+    It checks the tools, perf events, kernel settings and limits.
+
+    \b
+    Example:
+      numaspark doctor
+    """
 
     results = run_checks()
     if as_json:
@@ -541,7 +660,12 @@ def results(
     config_table: Annotated[Optional[Path], Opt("--table", help="Export one row per configuration (what varies, median wall_s): the table 'tune --replay' reads.")] = None,  # noqa: UP045
     time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """List stored runs, compare configurations, export them."""
+    """List stored runs, compare configurations, export them.
+
+    \b
+    Example:
+      numaspark results numaspark-out --csv runs.csv
+    """
     # lazy: it brings pandas and pyarrow, which a command that does not need it never loads
     from numaspark.report.export import export_results
 
@@ -555,7 +679,14 @@ def classify(
     directory: Annotated[Path, typer.Argument(help="Results of a sweep or study (--out).")],
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Group a sweep's configurations by what explains their time (Baig et al.)."""
+    """Group a sweep's configurations by what explains their time.
+
+    The groups follow Baig et al.
+
+    \b
+    Example:
+      numaspark classify numaspark-out
+    """
 
     found = classify_runs(ResultStore(directory).load())
     if as_json:
@@ -574,7 +705,14 @@ def advise(
     show_all: Annotated[bool, Opt("--all", help="Also list the rules that found nothing.")] = False,
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Rules with severities: what to change, the numbers behind it, the command that tries it."""
+    """Say what to change, with the numbers behind it.
+
+    Each rule has a severity, and each advice names the command that tries it.
+
+    \b
+    Example:
+      numaspark advise numaspark-out
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.advise import advise_source
 
@@ -603,7 +741,15 @@ def tune(
     param: ParamOpt = None, xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
     time: TimeOpt = DEFAULT_TIME,
 ) -> None:  # fmt: skip
-    """Find a good layout and binding in few runs (the studies' rules on this machine or --xml/--synthetic's, then local moves)."""
+    """Find a good layout and binding in few runs.
+
+    It starts from the studies' rules on this machine (or on --xml's or --synthetic's),
+    then tries local moves.
+
+    \b
+    Example:
+      numaspark tune wordcount --budget 10
+    """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.live import live_objective, live_space, tune_machine
     from numaspark.decide.tune import read_table, replay_objective
@@ -644,7 +790,14 @@ def fit(
     predict: Annotated[Optional[list[float]], Opt(help="Predict the time at this concurrency (repeatable).")] = None,  # noqa: UP045
     as_json: JsonOpt = False,
 ) -> None:  # fmt: skip
-    """Fit Amdahl's law and the Universal Scalability Law to a (concurrency, time) table."""
+    """Fit Amdahl's law and the USL to a (concurrency, time) table.
+
+    USL is the Universal Scalability Law.
+
+    \b
+    Example:
+      numaspark fit scaling.csv --predict 64
+    """
     # lazy: it brings numpy and scipy, which a command that does not need it never loads
     from numaspark.decide.scaling import fit_report, read_points
 
@@ -663,7 +816,14 @@ def report(
     output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path("numaspark-report.html"),
     time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
-    """Write one self-contained HTML report (plots, topology, advice) of a results directory."""
+    """Write one self-contained HTML report of a results directory.
+
+    It has plots, the topology and the advice.
+
+    \b
+    Example:
+      numaspark report numaspark-out -o report.html
+    """
     # lazy: it brings pandas, jinja2 and plotly, which a command that does not need it never loads
     from numaspark.report.html import write_report
 
@@ -675,7 +835,14 @@ def report(
 
 @app.command()
 def workloads() -> None:
-    """List the workloads numaspark can run, their parameters and size profiles."""
+    """List the workloads numaspark can run.
+
+    Each with its parameters and size profiles.
+
+    \b
+    Example:
+      numaspark workloads
+    """
 
     term.print(views.workloads_table(all_workloads()))
 
@@ -683,10 +850,17 @@ def workloads() -> None:
 @app.command()
 def datagen(
     workload: WorkloadArg,
-    size: Annotated[str, Opt(help="tiny, small, large, huge, bytes (64MB) or rows.")] = "tiny",
+    size: Annotated[str, Opt(help="The input size: tiny, small, large, huge, bytes (64MB) or rows.")] = "tiny",
     data: DataOpt = None, seed: Annotated[int, Opt(help="Random seed of the generator.")] = 42,
 ) -> None:  # fmt: skip
-    """Generate a workload's input ahead of time (reused by later runs that ask for it)."""
+    """Generate a workload's input ahead of time.
+
+    Later runs that ask for the same input reuse it.
+
+    \b
+    Example:
+      numaspark datagen wordcount --size small
+    """
 
     path, manifest = generate(workload, size, seed, data)
     term.print(f"{workload} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} "
@@ -696,7 +870,12 @@ def datagen(
 
 @app.command()
 def version() -> None:
-    """Print numaspark's version."""
+    """Print numaspark's version.
+
+    \b
+    Example:
+      numaspark version
+    """
     term.print(__version__)
 
 

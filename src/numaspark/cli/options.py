@@ -55,8 +55,8 @@ def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
 
 # fmt: off
 Opt = typer.Option
-XmlOpt = Annotated[Path | None, Opt("--xml", help="hwloc XML of another server (lstopo-no-graphics --of xml > f.xml).")]
-SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".')]
+XmlOpt = Annotated[Path | None, Opt("--xml", help="Another server's topology as hwloc XML, saved there by lstopo-no-graphics --of xml > f.xml.")]
+SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='A hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".')]
 JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
 ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
 PerNodeOpt = Annotated[int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")]
@@ -67,15 +67,15 @@ PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy 
 NodesOpt = Annotated[str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")]
 PuOrderOpt = Annotated[PuOrder, Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together.")]
 OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.", callback=writable_dir)]
-DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs live (default ./numaspark-data).", callback=writable_dir)]
-SizeOpt = Annotated[str, Opt("--size", help="tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
+DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs are (default: ./numaspark-data).", callback=writable_dir)]
+SizeOpt = Annotated[str, Opt("--size", help="The input size: tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
 RepeatOpt = Annotated[int, Opt("--repeat", help="Measured iterations per configuration, in one application.")]
 WarmupOpt = Annotated[int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")]
 ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KEY=VALUE (repeatable).")]
 ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
 ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
 WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
-StudyWorkloadArg = Annotated[str | None, typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and '-- spark-submit ...'.", show_default=False)]
+StudyWorkloadArg = Annotated[str | None, typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.", show_default=False)]
 TimeOpt = Annotated[str, Opt("--time", help="Your application's time that is compared: app (start to end, event log), job (its jobs' spans, no start-up) or submit (spark-submit's wall time).")]
 HostOpt = Annotated[str | None, Opt("--host", help="A host over SSH: a name in --hosts-file or [user@]address[:port].")]
 HostsOpt = Annotated[str | None, Opt("--hosts", help="Hosts over SSH: a,b,c ([user@]address[:port]) or names in --hosts-file.")]
@@ -192,13 +192,13 @@ def check_repeat(repeat: int, warmup: int) -> None:
 # fmt: off
 APPLICATION = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
                for name, option in (
-    ("app_args", Annotated[list[str] | None, typer.Argument(help="Your application's arguments, after '--' (or: -- spark-submit \\[its options] APP [ARGS]).", show_default=False)]),
-    ("main_class", Annotated[str | None, Opt("--class", help="Your JAR's main class (default: its manifest's Main-Class).")]),
+    ("app_args", Annotated[list[str] | None, typer.Argument(help="Your application's arguments, after '--' (or: -- spark-submit [its options] APP [ARGS]).", show_default=False)]),
+    ("main_class", Annotated[str | None, Opt("--class", help="Your JAR's main class (default: the Main-Class of its manifest).")]),
     ("name", Annotated[str | None, Opt("--name", help="The name your application's runs are shown by (default: the file's stem).")]),
-    ("py_files", Annotated[str | None, Opt("--py-files", help="spark-submit --py-files for your application.")]),
-    ("files", Annotated[str | None, Opt("--files", help="spark-submit --files for your application.")]),
-    ("jars", Annotated[str | None, Opt("--jars", help="spark-submit --jars for your application.")]),
-    ("packages", Annotated[str | None, Opt("--packages", help="spark-submit --packages for your application.")]),
+    ("py_files", Annotated[str | None, Opt("--py-files", help="Your application's spark-submit --py-files.")]),
+    ("files", Annotated[str | None, Opt("--files", help="Your application's spark-submit --files.")]),
+    ("jars", Annotated[str | None, Opt("--jars", help="Your application's spark-submit --jars.")]),
+    ("packages", Annotated[str | None, Opt("--packages", help="Your application's spark-submit --packages.")]),
     ("check", Annotated[str | None, Opt("--check", help="A command run after each of your application's runs (NUMASPARK_RUN_DIR set; not a shell); its exit status is the run's check.")]),
 )]
 # fmt: on
