@@ -20,7 +20,8 @@ normal break the next word never fits. Lines of the same description are found b
 columns: a continuation line starts at the column where the line before it has its
 description (after two or more spaces) or at the same indent as a continuation line; inside
 the sections (Arguments:, Options:, Commands:) two lines at the entries' indent are two
-entries, not one. A line that starts with ``numaspark`` is a command to type (an example), not
+entries, not one. Blank lines are skipped, so a description cut into two paragraphs in
+mid-sentence is caught as well. A line that starts with ``numaspark`` is a command to type (an example), not
 a continuation.
 """
 
@@ -93,10 +94,11 @@ def broken_lines(page: str, width: int = WIDTH) -> list[tuple[str, str]]:
     lines = [
         raw.translate(BOX).rstrip() if raw.startswith("│") else raw for raw in page.splitlines()
     ]
-    for before, line in itertools.pairwise(lines):
+    # blank lines are left out: a description split into two paragraphs mid-sentence is broken too
+    for before, line in itertools.pairwise(line for line in lines if line.strip()):
         if SECTION.match(line):
             in_section = True
-        if not before.strip() or not line.strip() or not continues(before, line, in_section):
+        if not continues(before, line, in_section):
             continue
         text = line.strip()
         word = text.split()[0]
@@ -120,6 +122,10 @@ def test_the_rule_catches_a_hard_break_and_a_narrow_column():
     assert len(broken_lines(narrow)) == 1
     prose = "Usage: numaspark x\n\n  Place executors on the machine (or on\n  each host.\n"
     assert len(broken_lines(prose)) == 1
+    split = (
+        "Options:\n  --repeat <int>  Measured iterations per\n\n                  configuration.\n"
+    )
+    assert len(broken_lines(split)) == 1
 
 
 def test_the_rule_lets_normal_wrapping_pass():
