@@ -39,7 +39,10 @@ from guest import build
 from prereq import require
 
 CHECKS = ("topology-two-nodes", "plan-one-executor-per-node", "launch-bound-per-node",
-          "launch-interleave-split", "launch-remote-memory", "plugin-node-binding")  # fmt: skip
+          "launch-interleave-split", "launch-remote-memory", "plugin-node-binding",
+          # the plugin's bind (per task thread; a JVM alone in a cgroup) and interleave
+          "plugin-bind-thread-policy", "plugin-bind-cgroup",
+          "plugin-interleave-thread-policy")  # fmt: skip
 # The four-node guest (4 CPUs, 4 nodes of 2 GiB) proves the plugin's node binding with four
 # executors: its topology and plan, then the same plugin check.
 CHECKS_FOUR = ("topology-four-nodes", "plan-one-executor-per-node", "plugin-node-binding")
@@ -140,7 +143,7 @@ def test_guest_ran_the_checks_and_powered_off(guest):
 
 @pytest.mark.parametrize("name", CHECKS)
 def test_check_passed_in_the_guest(guest, name):
-    if name == "plugin-node-binding" and os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1":
+    if name.startswith("plugin-") and os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1":
         pytest.skip("NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proof out")
     reported = [line for line in guest["lines"]
                 if line.startswith("NUMASPARK-CHECK ") and f" {name}:" in line]  # fmt: skip

@@ -227,14 +227,15 @@ def placed(pid: int, cpus_of: dict[int, set[int]]) -> dict:
             "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus]}  # fmt: skip
 
 
-def hold_job(work: Path, out: Path, where: list[str], conf: list[str],
-             env: dict) -> tuple[subprocess.Popen, float]:  # fmt: skip
-    """``numaspark run holdjob.py`` on ``where`` (``--master ...``) with NODES one-core
-    executors, returned once its first job is done (the executors then hold until ``work/go``
-    exists), with when it was submitted. A run that exits first, or has no first job in 2000 s,
-    fails the check with its output and spark-submit's log."""
+def hold_job(work: Path, out: Path, where: list[str], conf: list[str], env: dict,
+             executors: int = NODES, cores: int = 1) -> tuple[subprocess.Popen, float]:  # fmt: skip
+    """``numaspark run holdjob.py`` on ``where`` (``--master ...``) with ``executors`` executors
+    of ``cores`` cores (NODES of one by default), returned once its first job is done (the
+    executors then hold until ``work/go`` exists), with when it was submitted. A run that exits
+    first, or has no first job in 2000 s, fails the check with its output and spark-submit's
+    log."""
     argv = [NUMASPARK, "run", str(HERE / "holdjob.py"), *where,
-            "--executors", str(NODES), "--cores-per-executor", "1",
+            "--executors", str(executors), "--cores-per-executor", str(cores),
             "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
             "--no-collect", "--out", str(out),
             # C1 only: under emulation C2's compiles cost minutes of the run
@@ -243,12 +244,19 @@ def hold_job(work: Path, out: Path, where: list[str], conf: list[str],
             # the first job waits for every executor, so each one works in it
             "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
             "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
-            *conf, "--", str(work), str(NODES), "900"]  # fmt: skip
+            *conf, "--", str(work), str(executors * cores), "900"]  # fmt: skip
     print("$ " + " ".join(argv), flush=True)
     app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT,
                            env=env)  # fmt: skip
     started = time.monotonic()
+    shown = started
     while not (work / "first-job-done").exists():
+        if time.monotonic() > shown + 120:  # progress, for a boot cut short by its timeout
+            shown = time.monotonic()
+            alone = ALONE / "cgroup.procs"
+            print(f"waiting {shown - started:.0f} s: executors {executor_pids()}, in "
+                  f"{ALONE}: {alone.read_text().split() if alone.exists() else 'none'}",
+                  flush=True)  # fmt: skip
         if app.poll() is not None or time.monotonic() > started + 2000:
             submit = sorted(out.glob("runs/*/spark-submit.log"))
             said = submit[-1].read_text(errors="replace")[-2500:] if submit else "no log"
@@ -262,63 +270,140 @@ def hold_job(work: Path, out: Path, where: list[str], conf: list[str],
     return app, started
 
 
-def plugin_node_binding() -> str:
-    """Issue 32's proof: a standalone cluster started with Spark's own classes (unbound, one
-    worker of NODES cores), an application with the affinity plugin at level node (``numaspark
-    run --master spark://... --bind node``) and NODES executors of one core. Read from this
-    guest's /proc after its first job, while the executors still run: every thread of each
-    executor within one node's CPUs, the executors on NODES different nodes, at least 90% of
-    each one's anonymous resident pages on its node; and the plugin's report (the run record's
-    effective_placement) names the same pids and nodes."""
-    from numaspark.spark.cluster import alive_workers, master_json
-    from numaspark.spark.home import free_port, spark_env, spark_home
-    from numaspark.supervise.stop import stop_processes
+class PlainCluster:
+    """A standalone master and one worker of NODES cores started with Spark's own classes,
+    unbound (daemons that only schedule: little heap, no optimising JIT, as every JVM starts
+    ~20x slower here), shared by the plugin's applications of one boot. ``up()`` starts it
+    once (a failure fails every check that needs it, with the daemons' logs); ``down()``
+    stops it."""
 
-    work = Path("/tmp/plugin-node")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    spark_class = str(spark_home() / "bin" / "spark-class")
-    port, webui, wport, wwebui = (free_port() for _ in range(4))
-    # daemons that only schedule: little heap, no optimising JIT (every JVM starts ~20x slower)
-    env = spark_env(
-        extra={
-            "SPARK_DAEMON_MEMORY": "256m",
-            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-        }
-    )
-    timings: dict[str, float] = {}
-    began = time.monotonic()
-    daemons = [
-        subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-             "--port", str(port), "--webui-port", str(webui)],
-            env=env, stdout=(work / "master.log").open("w"), stderr=subprocess.STDOUT),
-        subprocess.Popen(
-            [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-             "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui),
-             "--cores", str(NODES), "--memory", f"{NODES * 640}m", "--work-dir",
-             str(work / "work")],
-            env=env, stdout=(work / "worker.log").open("w"), stderr=subprocess.STDOUT),
-    ]  # fmt: skip
-    app = None
-    try:
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.daemons: list[subprocess.Popen] = []
+        self.failed: str | None = None
+        self.master: list[str] = []
+        self.up_s = 0.0
+
+    def up(self) -> list[str]:
+        """``numaspark run``'s ``--master``/``--master-ui`` options for this cluster."""
+        from numaspark.spark.cluster import alive_workers, master_json
+        from numaspark.spark.home import free_port, spark_env, spark_home
+
+        if self.failed:
+            raise AssertionError(f"the plain cluster did not start: {self.failed}")
+        if self.master:
+            return self.master
+        work = self.work
+        spark_class = str(spark_home() / "bin" / "spark-class")
+        port, webui, wport, wwebui = (free_port() for _ in range(4))
+        env = spark_env(extra={"SPARK_DAEMON_MEMORY": "256m",
+                               "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 "
+                               "-XX:+UseSerialGC"})  # fmt: skip
+        began = time.monotonic()
+        self.daemons = [
+            subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                 "--port", str(port), "--webui-port", str(webui)],
+                env=env, stdout=(work / "master.log").open("w"), stderr=subprocess.STDOUT),
+            subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker",
+                 f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--port", str(wport),
+                 "--webui-port", str(wwebui), "--cores", str(NODES), "--memory",
+                 f"{NODES * 640}m", "--work-dir", str(work / "work")],
+                env=env, stdout=(work / "worker.log").open("w"), stderr=subprocess.STDOUT),
+        ]  # fmt: skip
         deadline = time.monotonic() + 900
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
-            if time.monotonic() > deadline or any(d.poll() is not None for d in daemons):
-                tails = " | ".join((work / f).read_text(errors="replace")[-600:]
-                                   for f in ("master.log", "worker.log"))  # fmt: skip
-                raise AssertionError(f"the plain cluster did not start: {tails}")
+            if time.monotonic() > deadline or any(d.poll() is not None for d in self.daemons):
+                self.failed = " | ".join((work / f).read_text(errors="replace")[-600:]
+                                         for f in ("master.log", "worker.log"))  # fmt: skip
+                raise AssertionError(f"the plain cluster did not start: {self.failed}")
             time.sleep(2)
-        timings["cluster_up_s"] = time.monotonic() - began
-        locks, out = work / "locks", work / "out"
-        app, started = hold_job(
-            work, out, ["--master", f"spark://127.0.0.1:{port}", "--master-ui",
-                        f"http://127.0.0.1:{webui}", "--bind", "node"],
-            ["--conf", f"spark.numaspark.affinity.lockDir={locks}"],
-            {**os.environ, "COLUMNS": "160"})  # fmt: skip
+        self.up_s = time.monotonic() - began
+        self.master = ["--master", f"spark://127.0.0.1:{port}",
+                       "--master-ui", f"http://127.0.0.1:{webui}"]  # fmt: skip
+        return self.master
+
+    def down(self) -> None:
+        from numaspark.supervise.stop import stop_processes
+
+        stop_processes([d.pid for d in self.daemons])
+
+
+def memory_view(pid: int) -> dict:
+    """Where JVM ``pid``'s memory may go, from /proc: its Mems_allowed_list (status), its
+    cgroup (v2 ``0::PATH``), the numa_maps policy of /proc/PID/numa_maps (the main thread's
+    view: a mapping without a policy of its own shows the policy of the thread whose numa_maps
+    is read) and that of each of Spark's task threads (``Executor task launch worker``:
+    /proc/PID/task/TID/numa_maps, where the policy set_mempolicy gave that thread shows)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    cgroup = Path(f"/proc/{pid}/cgroup").read_text().strip().splitlines()
+    tasks = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if (task / "comm").read_text().startswith("Executor task"):
+                tasks[int(task.name)] = thread_policy(task / "numa_maps")
+        except OSError:  # a thread that ended meanwhile
+            continue
+    path = next((c[3:] for c in cgroup if c.startswith("0::")), "?")
+    files = Path("/sys/fs/cgroup" + path)
+    procs = (
+        (files / "cgroup.procs").read_text().split() if (files / "cgroup.procs").exists() else []
+    )
+    cpuset = None  # (cpuset.mems, cpuset.mems.effective) where the cpuset controller is on
+    if (files / "cpuset.mems").exists():
+        cpuset = tuple((files / f).read_text().strip() for f in ("cpuset.mems",
+                                                                  "cpuset.mems.effective"))  # fmt: skip
+    return {"mems": re.search(r"^Mems_allowed_list:\s*(\S+)", status, re.M).group(1),
+            "cgroup": path, "cpuset": cpuset, "cgroup_procs": procs,
+            "process_policy": thread_policy(Path(f"/proc/{pid}/numa_maps")),
+            "task_policies": tasks}  # fmt: skip
+
+
+def executor_java_home(home: Path, cgroup: Path) -> Path:
+    """A JAVA_HOME for the executors (``spark.executorEnv.JAVA_HOME``: the worker launches
+    ``$JAVA_HOME/bin/java``) whose java puts the first executor alone into ``cgroup`` before its
+    JVM starts: the first to make the directory writes its pid into ``cgroup.procs`` and execs
+    the real java (same pid); the others run in the worker's cgroup. The cgroup's parent (the
+    root, where init.sh mounts cgroup v2) gets the cpuset controller, so ``cpuset.mems`` exists
+    in it for the plugin to write."""
+    controllers = (cgroup.parent / "cgroup.controllers").read_text().split()
+    assert "cpuset" in controllers, f"no cpuset controller in {cgroup.parent}: {controllers}"
+    (cgroup.parent / "cgroup.subtree_control").write_text("+cpuset")
+    java = os.path.realpath(shutil.which("java") or "java")
+    script = home / "bin" / "java"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("#!/bin/sh\n# the first executor alone in a cgroup the check made\n"
+                      f"if mkdir {cgroup} 2>/dev/null; then\n"
+                      f"  echo $$ > {cgroup}/cgroup.procs || exit 97\nfi\n"
+                      f'exec {java} "$@"\n')  # fmt: skip
+    script.chmod(0o755)
+    return home
+
+
+def run_plugin_app(cluster: PlainCluster, work: Path, conf: list[str], executors: int = NODES,
+                   cores: int = 1) -> dict:  # fmt: skip
+    """``holdjob.py`` on ``cluster`` with the plugin at level node (``--bind node`` and
+    ``conf``); after its first job, while the executors hold, each executor's placement
+    (``placed()``) and memory (``memory_view()``) read from /proc; then the run record's
+    plugin reports by pid, and the timings."""
+    from numaspark.supervise.stop import stop_processes
+
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    master = cluster.up()
+    out = work / "out"
+    app = None
+    timings = {"cluster_up_s": cluster.up_s}
+    try:
+        app, started = hold_job(work, out, [*master, "--bind", "node"], conf,
+                                {**os.environ, "COLUMNS": "160"}, executors, cores)  # fmt: skip
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
-        seen = {pid: placed(pid, cpus_of) for pid in executor_pids()}
+        # the task threads' policies first: an idle task thread ends after 60 s (Spark's
+        # cached pool)
+        memory = {pid: memory_view(pid) for pid in executor_pids()}
+        seen = {pid: {**placed(pid, cpus_of), "memory": m} for pid, m in memory.items()}
         (work / "go").write_text("")
         app.wait(timeout=900)
         timings["run_s"] = time.monotonic() - started
@@ -327,9 +412,41 @@ def plugin_node_binding() -> str:
     finally:
         if app is not None and app.poll() is None:
             stop_processes([app.pid])
-        stop_processes([d.pid for d in daemons])
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     reported = {e["pid"]: e for e in record["effective_placement"]}
+    return {"seen": seen, "reported": reported, "timings": timings}
+
+
+def with_timings(summary: str, timings: dict) -> str:
+    return summary + " | timings: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items())
+
+
+# Two nodes: the plugin's bind policy, one executor alone in this cgroup (the cgroup path), the
+# other in the worker's (the per-thread path)
+ALONE = Path("/sys/fs/cgroup/numaspark-executor")
+
+
+def plugin_node_binding(cluster: PlainCluster, runs: dict) -> str:
+    """Issue 32's proof: a standalone cluster started with Spark's own classes (unbound, one
+    worker of NODES cores), an application with the affinity plugin at level node (``numaspark
+    run --master spark://... --bind node``) and NODES executors of one core. Read from this
+    guest's /proc after its first job, while the executors still run: every thread of each
+    executor within one node's CPUs, the executors on NODES different nodes, at least 90% of
+    each one's anonymous resident pages on its node; and the plugin's report (the run record's
+    effective_placement) names the same pids and nodes. On two nodes the application asks for
+    ``--mem-policy bind`` and its first executor starts alone in a cgroup (``ALONE``): what
+    that adds is checked by ``plugin_bind_thread`` and ``plugin_bind_cgroup``; on four the
+    plugin's default, preferred."""
+    work = Path("/tmp/plugin-node")
+    conf = ["--conf", f"spark.numaspark.affinity.lockDir={work}-locks"]
+    shutil.rmtree(f"{work}-locks", ignore_errors=True)
+    if NODES == 2:
+        if ALONE.exists():
+            ALONE.rmdir()
+        home = executor_java_home(Path("/tmp/plugin-java-home"), ALONE)
+        conf += ["--mem-policy", "bind", "--conf", f"spark.executorEnv.JAVA_HOME={home}"]
+    run = runs["node"] = run_plugin_app(cluster, work, conf)
+    seen, reported = run["seen"], run["reported"]
     found, problems = [], []
     for pid, s in sorted(seen.items()):
         node = s["homes"][0] if len(s["homes"]) == 1 else None
@@ -355,10 +472,127 @@ def plugin_node_binding() -> str:
         problems.append(f"{len(seen)} executors on nodes {nodes_used}, want {NODES}, one a node")
     if sorted(reported) != sorted(seen):
         problems.append(f"the plugin reported pids {sorted(reported)}, /proc had {sorted(seen)}")
-    summary = (" | ".join(found) + " | timings: "
-               + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))  # fmt: skip
+    summary = with_timings(" | ".join(found), run["timings"])
     assert not problems, "; ".join(problems) + " | " + summary
     return summary
+
+
+def policy_evidence(pid: int, s: dict, r: dict) -> str:
+    m = s["memory"]
+    return (f"executor pid {pid}: Cpus_allowed_list {','.join(map(str, sorted(s['allowed'])))}, "
+            f"Mems_allowed_list {m['mems']}, cgroup {m['cgroup']}; numa_maps: task threads "
+            f"{m['task_policies']}, main thread {m['process_policy']}; anon {mib(s['anon'])}; "
+            f"plugin binding {r.get('binding')!r}")  # fmt: skip
+
+
+def one_node(s: dict) -> int:
+    assert len(s["homes"]) == 1, f"threads on CPUs {sorted(s['allowed'])}, not one node"
+    return s["homes"][0]
+
+
+def plugin_bind_thread(runs: dict) -> str:
+    """``--mem-policy bind``, the per-thread path: the executor that shares the worker's cgroup
+    (not the plugin's to restrict) gets ``set_mempolicy(MPOL_BIND)`` on each task thread. Its
+    task threads' numa_maps say ``bind:N`` for its node N; its main thread's (/proc/PID/
+    numa_maps) stays ``default`` (a thread's policy, not the process's); its Mems_allowed_list
+    is still every node; at least 90% of its anonymous pages are on N; the report says so."""
+    run = runs.get("node")
+    assert run, "plugin-node-binding's application did not run"
+    shared = [
+        (pid, s) for pid, s in run["seen"].items() if s["memory"]["cgroup"] != f"/{ALONE.name}"
+    ]
+    assert len(shared) == NODES - 1, f"{len(shared)} executor(s) outside {ALONE}, want {NODES - 1}"
+    found = []
+    for pid, s in shared:
+        node, m, r = one_node(s), s["memory"], run["reported"].get(pid, {})
+        evidence = policy_evidence(pid, s, r)
+        assert m["task_policies"], f"no task thread (Executor task launch worker): {evidence}"
+        assert set(m["task_policies"].values()) == {f"bind:{node}"}, evidence
+        assert m["process_policy"] == "default", evidence
+        assert cpu_list(m["mems"]) == set(range(NODES)), evidence
+        assert s["anon"].get(node, 0) >= 0.9 * sum(s["anon"].values()), evidence
+        assert f"bind:{node} set on" in (r.get("binding") or ""), evidence
+        found.append(evidence)
+    return " | ".join(found)
+
+
+def plugin_bind_cgroup(runs: dict) -> str:
+    """``--mem-policy bind``, the cgroup path: the executor that started alone in ``ALONE`` (a
+    cgroup v2 this check made, the cpuset controller on) has the plugin write its node into the
+    cgroup's cpuset.mems: its Mems_allowed_list (/proc/PID/status) is its node N, the cgroup's
+    cpuset.mems.effective too, at least 98% of its anonymous pages are on N (every thread's
+    pages, the kernel moves those elsewhere), and the report says which cgroup."""
+    run = runs.get("node")
+    assert run, "plugin-node-binding's application did not run"
+    alone = [
+        (pid, s) for pid, s in run["seen"].items() if s["memory"]["cgroup"] == f"/{ALONE.name}"
+    ]
+    assert len(alone) == 1, f"{len(alone)} executor(s) in {ALONE}, want 1: {run['seen']}"
+    ((pid, s),) = alone
+    node, m, r = one_node(s), s["memory"], run["reported"].get(pid, {})
+    evidence = (policy_evidence(pid, s, r) + f"; the cgroup's processes {m['cgroup_procs']}, "
+                f"(cpuset.mems, cpuset.mems.effective) {m['cpuset']}")  # fmt: skip
+    assert m["cgroup_procs"] == [str(pid)], evidence
+    assert m["mems"] == str(node), evidence
+    assert m["cpuset"] == (str(node), str(node)), evidence
+    assert s["anon"].get(node, 0) >= 0.98 * sum(s["anon"].values()), evidence
+    assert f"cgroup {ALONE} cpuset.mems set to {node}" in (r.get("binding") or ""), evidence
+    return evidence
+
+
+def plugin_interleave(cluster: PlainCluster, runs: dict) -> str:
+    """``--mem-policy interleave``: a second application on the same cluster, one executor of
+    NODES cores, more than a node holds, so the plugin chooses every node (and binds its threads
+    to no fewer CPUs). Its task threads' numa_maps say ``interleave:0-(NODES-1)``, its main
+    thread's ``default``; its anonymous pages are on every node; the report says so."""
+    run = runs["interleave"] = run_plugin_app(
+        cluster, Path("/tmp/plugin-interleave"),
+        ["--mem-policy", "interleave",
+         "--conf", "spark.numaspark.affinity.lockDir=/tmp/plugin-interleave-locks"],
+        executors=1, cores=NODES)  # fmt: skip
+    assert len(run["seen"]) == 1, f"{len(run['seen'])} executors, want 1"
+    ((pid, s),) = run["seen"].items()
+    m, r = s["memory"], run["reported"].get(pid, {})
+    every = f"0-{NODES - 1}"
+    evidence = with_timings(policy_evidence(pid, s, r), run["timings"])
+    assert s["allowed"] == set(range(NODES)), evidence
+    assert m["task_policies"], f"no task thread (Executor task launch worker): {evidence}"
+    assert set(m["task_policies"].values()) == {f"interleave:{every}"}, evidence
+    assert m["process_policy"] == "default", evidence
+    assert all(s["anon"].get(n, 0) > 0 for n in range(NODES)), evidence
+    assert f"interleave:{every} set on" in (r.get("binding") or ""), evidence
+    return evidence
+
+
+def plugin_checks() -> None:
+    """The plugin's checks, on one plain cluster: its node binding (with bind's two paths on
+    two nodes), then on two nodes the interleave application."""
+    work = Path("/tmp/plugin-cluster")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    cluster, runs = PlainCluster(work), {}
+    try:
+        check("plugin-node-binding", lambda: plugin_node_binding(cluster, runs))
+        if NODES == 2:
+            check("plugin-bind-thread-policy", lambda: plugin_bind_thread(runs))
+            check("plugin-bind-cgroup", lambda: plugin_bind_cgroup(runs))
+            if os.environ.get("NUMASPARK_GUEST_INTERLEAVE", "1") == "1":  # minutes more
+                check("plugin-interleave-thread-policy",
+                      lambda: plugin_interleave(cluster, runs))  # fmt: skip
+    finally:
+        cluster.down()
+
+
+def thread_policy(numa_maps: Path) -> str:
+    """The memory policy of the thread whose numa_maps this is: the policy on the process's
+    initial stack (``stack``), a mapping with no policy of its own, where the kernel shows the
+    reading thread's. Unlike most mappings' policy, the heap's regions that -XX:+UseNUMA binds
+    cannot hide it."""
+    for line in numa_maps.read_text().splitlines():
+        fields = line.split()
+        if "stack" in fields[2:]:
+            return fields[1]
+    return "?"
 
 
 def policy_of(pid: int) -> str:
@@ -481,6 +715,11 @@ def main() -> int:
         print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
               "failed", flush=True)  # fmt: skip
         return 0 if all(results) else 1
+    if sys.argv[1:] == ["plugin"]:  # the plugin's checks alone, to iterate on them (minutes)
+        plugin_checks()
+        print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
+              "failed", flush=True)  # fmt: skip
+        return 0 if all(results) else 1
     topology_name = f"topology-{ {2: 'two', 4: 'four'}.get(NODES, str(NODES)) }-nodes"
     if NODES == 2:
         checks = [(topology_name, topology), ("plan-one-executor-per-node", plan),
@@ -492,7 +731,7 @@ def main() -> int:
     for name, test in checks:
         check(name, test)
     if os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") == "1":  # minutes under emulation
-        check("plugin-node-binding", plugin_node_binding)
+        plugin_checks()
     if os.environ.get("NUMASPARK_GUEST_SPARK") == "1":  # minutes more under emulation
         check("spark-worker-per-node", spark_workers)
     print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",

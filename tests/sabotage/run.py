@@ -73,9 +73,18 @@ def command(caught_by: str) -> list[str]:
     if caught_by.startswith("junit "):
         test = caught_by.removeprefix("junit ").strip()
         return ["mvn", "-q", "-o", "-f", "jvm/pom.xml", "test", f"-Dtest={test}",
-                "-Dsurefire.failIfNoSpecifiedTests=true"]  # fmt: skip
+                "-Dsurefire.failIfNoSpecifiedTests=true", *maven_properties()]  # fmt: skip
     return [str(PYTHON), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly",
             "--no-header", "-o", "addopts=", caught_by]  # fmt: skip
+
+
+def maven_properties() -> list[str]:
+    """What the jar's own build passes (pyspark's jars and their versions): the pom's default
+    spark.jars is the tree's .venv, which the scratch copy has not."""
+    done = subprocess.run([str(PYTHON), "-c", "from numaspark.spark.affinity import "
+                           "maven_properties; print('\\n'.join(maven_properties()))"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout.split()
 
 
 def run(argv: list[str], cwd: Path) -> tuple[int, str]:

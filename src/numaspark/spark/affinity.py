@@ -60,6 +60,19 @@ def _version(jars: Path, prefix: str) -> str:
     raise NumasparkError(f"no {prefix}-*.jar in {jars}: is pyspark installed whole?")
 
 
+def maven_properties() -> list[str]:
+    """The ``-D`` options that compile jvm/ against the installed pyspark's own jars (their
+    directory and versions): every Maven run of jvm/ passes them, the sabotage runner's too."""
+    jars = _pyspark_jars()
+    # the version in spark-core's file name: the one the pom's systemPath names (Scala 2.13)
+    return [f"-Dspark.jars={jars}", f"-Dspark.version={_version(jars, 'spark-core_2.13')}",
+            f"-Dscala.version={_version(jars, 'scala-library')}",
+            f"-Djackson.version={_version(jars, 'jackson-databind')}",
+            f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
+            f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
+            f"-Dmetrics.version={_version(jars, 'metrics-core')}"]  # fmt: skip
+
+
 def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     """Build jvm/ with Maven against the installed pyspark's jars and install the jar; only
     when its sources (or pyspark) changed, unless ``force``. ``run_tests``: JUnit too."""
@@ -75,15 +88,8 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     current = sources_digest(SOURCE, "*.java", salt=pyspark.__version__)
     if not force and not run_tests and up_to_date(target, stamp, current):
         return target
-    jars = _pyspark_jars()
-    mvn_package(SOURCE / "pom.xml", [
-        f"-Dspark.jars={jars}", f"-Dspark.version={pyspark.__version__}",
-        f"-Dscala.version={_version(jars, 'scala-library')}",
-        f"-Djackson.version={_version(jars, 'jackson-databind')}",
-        f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
-        f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
-        f"-Dmetrics.version={_version(jars, 'metrics-core')}",
-        *([] if run_tests else ["-DskipTests"])], "the affinity plugin")  # fmt: skip
+    mvn_package(SOURCE / "pom.xml", [*maven_properties(), *([] if run_tests else ["-DskipTests"])],
+                "the affinity plugin")  # fmt: skip
     built = SOURCE / "target" / "numaspark-affinity-0.1.0.jar"
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
