@@ -73,7 +73,7 @@ def _timings(console: str) -> dict:
 
 def _passed() -> list[str]:
     """The caller's choices the checks read (the guest gets none of its environment else)."""
-    names = ("NUMASPARK_GUEST_PLUGIN", "NUMASPARK_GUEST_SPARK")
+    names = ("NUMASPARK_GUEST_PLUGIN", "NUMASPARK_GUEST_SPARK", "NUMASPARK_GUEST_INTERLEAVE")
     return [f"{n}={os.environ[n]}" for n in names if n in os.environ]
 
 
@@ -145,6 +145,9 @@ def test_guest_ran_the_checks_and_powered_off(guest):
 def test_check_passed_in_the_guest(guest, name):
     if name.startswith("plugin-") and os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1":
         pytest.skip("NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proof out")
+    if name == "plugin-interleave-thread-policy" and os.environ.get(
+            "NUMASPARK_GUEST_INTERLEAVE", "1") != "1":  # fmt: skip
+        pytest.skip("NUMASPARK_GUEST_INTERLEAVE=0 leaves the plugin's interleave proof out")
     reported = [line for line in guest["lines"]
                 if line.startswith("NUMASPARK-CHECK ") and f" {name}:" in line]  # fmt: skip
     assert reported, f"{name} was never reported: see test-artifacts/numa-guest/console.log"
