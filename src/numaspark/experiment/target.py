@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from numaspark.hosts import driver_address, merge, plan_hosts
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept
+from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app
 from numaspark.spark.cluster import Cluster
@@ -44,6 +46,10 @@ from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import load_machine
 
 Say = Callable[[str], None]
+PYTHON_KEY = "spark.pyspark.python"  # the executors' (and, unless told, the driver's) Python
+DRIVER_PYTHON_KEY = "spark.pyspark.driver.python"
+PYTHON_ENV = "PYSPARK_PYTHON"  # what spark-submit gives the executors when no key is set
+EXECUTOR_PYTHON = "python3"  # on a cluster numaspark did not start: the hosts' own
 
 
 class Target(Protocol):
@@ -201,17 +207,26 @@ class ExternalTarget:
     the affinity plugin is shipped with the application (``spark.jars``), and what it
     reports from inside each executor (host, pid, CPUs, memory policy, pages per node)
     becomes the run's effective placement, since this machine cannot read those executors'
-    /proc. Nothing is started or stopped here but the driver."""
+    /proc. Nothing is started or stopped here but the driver, which listens where the
+    executors reach it (spark/address.py). The executors run the user's
+    ``spark.pyspark.python``, else ``python3``: this machine's venv is not on their hosts."""
 
     def __init__(self, tracker: ProcessTracker, master: str, executor_wait_s: float = 60.0,
-                 has: str | None = None) -> None:  # fmt: skip
+                 has: str | None = None, driver_host: str | None = None) -> None:  # fmt: skip
         self.tracker = tracker
         self.master = master
         self.executor_wait_s = executor_wait_s  # an application with no executor by then stops
         self.has = has  # what the cluster has, in words (a standalone master's workers)
+        self.driver_host = driver_host  # --driver-host
+        self.address: DriverAddress | None = None
+        self._said: str | None = None
+        self.say: Say = lambda message: None
 
     def prepare(self, placement: Placement, say: Say) -> None:
         check_master(self.master)
+        self.say = say
+        if self.address is None:
+            self.address = address_for(self.master, self.driver_host)
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
@@ -222,8 +237,17 @@ class ExternalTarget:
                                  **shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)}  # fmt: skip
         options["collectors"] = None  # the executors are not this machine's processes
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
+        users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
+        address = self.address or address_for(self.master, self.driver_host)
+        if address.line(users) != self._said:  # once, unless an application changes it
+            self._said = address.line(users)
+            self.say(self._said)
+        if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
+            # spark-submit would run the driver, here, with the executors' Python too
+            options["extra_conf"][DRIVER_PYTHON_KEY] = sys.executable
         app = run_app(placement, job, job_args, run_dir, self.tracker,
-                      Driver(master=self.master, drop_conf=drop),
+                      Driver(master=self.master, drop_conf=drop, address=address,
+                             env=((PYTHON_ENV, EXECUTOR_PYTHON),)),
                       check=self._first_executor(reports), **options)  # fmt: skip
         app.effective = plugin_effective(reports)
         if self.master == "yarn" and app.failure is not None:

@@ -50,3 +50,32 @@ def last_error_line(path: Path | None) -> str:
         if found:
             return found[-1][:500]
     return error_line(path)
+
+
+# SparkUI's line when it is up: "Bound SparkUI to 10.0.0.1, and started at http://h:4041"
+_UI = re.compile(r"SparkUI: Bound SparkUI to \S+, and started at (https?://\S+)")
+
+
+def ui_url(text: str) -> str | None:
+    """The Spark UI's URL, as the driver's log says it bound it (None: not said)."""
+    found = _UI.search(text)
+    return found.group(1) if found else None
+
+
+class LogFollower:
+    """Reads what a growing log has added since the last call (whole lines only)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def new_text(self) -> str:
+        try:
+            with self.path.open("rb") as log:
+                log.seek(self._offset)
+                chunk = log.read()
+        except OSError:
+            return ""
+        end = chunk.rfind(b"\n") + 1  # a line still being written is read next time
+        self._offset += end
+        return chunk[:end].decode(errors="replace")
