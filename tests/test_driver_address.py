@@ -8,6 +8,7 @@ planned on this machine's topology. No JVM: the fast lane.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -32,7 +33,8 @@ from numaspark.report.export import config_frame
 from numaspark.spark.address import DriverAddress, address_for, cluster_hosts, local_ip
 from numaspark.spark.app import AppRun, run_settings
 from numaspark.spark.conf import merged
-from numaspark.spark.logs import LogFollower, ui_url
+from numaspark.spark.home import free_port
+from numaspark.spark.logs import LogFollower, UiWatch, ui_url
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load, load_synthetic
 from numaspark.workloads import application as apps
@@ -150,18 +152,31 @@ def test_only_a_users_application_has_a_ui_on_a_free_port_of_the_drivers_address
 
 
 def test_the_ui_url_is_read_from_the_drivers_log_as_it_grows(tmp_path):
-    """Spark 4.3's line (SparkUI.scala); a line still being written is read next time."""
+    """Spark 4.3's lines (recorded from a real driver here), at the driver's address; a line
+    still being written is read next time; an earlier Spark's line names the URL itself."""
     log = tmp_path / "spark-submit.log"
     follower = LogFollower(log)
     assert follower.new_text() == ""  # no log yet
-    line = ("26/11/26 15:20:01 INFO SparkUI: Bound SparkUI to 10.214.7.1, and started at "
-            "http://10.214.7.1:40123")  # fmt: skip
-    log.write_text("26/11/26 15:20:00 INFO Utils: Successfully started service 'SparkUI'\n"
+    line = "26/11/26 16:25:45 INFO Utils: Successfully started service 'SparkUI' on port 4041."
+    log.write_text("26/11/26 16:25:45 INFO JettyUtils: Start Jetty 0.0.0.0:4041 for SparkUI\n"
                    + line[:40])  # fmt: skip
-    assert ui_url(follower.new_text()) is None
+    assert ui_url(follower.new_text(), "10.214.7.1") is None
     with log.open("a") as more:
         more.write(line[40:] + "\n")
-    assert ui_url(follower.new_text()) == "http://10.214.7.1:40123"
+    assert ui_url(follower.new_text(), "10.214.7.1") == "http://10.214.7.1:4041"
+    older = "INFO SparkUI: Bound SparkUI to 0.0.0.0, and started at http://edge:4040"
+    assert ui_url(older) == "http://edge:4040"
+
+
+def test_the_ui_is_said_once_its_port_answers_when_the_log_does_not_say(tmp_path):
+    """A driver whose log is not at INFO: the port numaspark gave the UI answering is the
+    sign (a real listening socket on loopback; a UI bound to 0.0.0.0 answers there too)."""
+    port = free_port()
+    watch = UiWatch(tmp_path / "quiet.log", "127.0.0.1", "0.0.0.0", str(port))
+    assert watch.poll() is None  # nothing listens yet
+    with socket.create_server(("127.0.0.1", port)):
+        assert watch.poll() == f"http://127.0.0.1:{port}"
+    assert UiWatch(tmp_path / "quiet.log", "h", "127.0.0.1", None).poll() is None
 
 
 # --- the executors' Python on a cluster numaspark did not start -------------------------------

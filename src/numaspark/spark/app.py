@@ -16,7 +16,7 @@ from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
 from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import merged
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
-from numaspark.spark.logs import LogFollower, error_line, error_lines, last_error_line, ui_url
+from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.supervise.processes import ProcessTracker, runs
 from numaspark.supervise.watch import Watch, Watched
 
@@ -141,7 +141,10 @@ def run_app(
     submit = tracker.start(argv, name="spark-submit", log=run.log,
                            env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)),
                                 **dict(driver.env)})  # fmt: skip
-    follower = LogFollower(run.log) if conf.get("spark.ui.enabled") != "false" else None
+    ui = None
+    if conf.get("spark.ui.enabled", "true").strip().lower() != "false":
+        bind = local_ip(conf, host)
+        ui = UiWatch(run.log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
                     check=lambda: next((why for why in (c() for c in checks) if why), None))  # fmt: skip
@@ -151,8 +154,8 @@ def run_app(
         run.collectors.begin()
     try:
         while submit.popen.poll() is None:
-            if follower is not None and run.ui_url is None:
-                run.ui_url = ui_url(follower.new_text())
+            if ui is not None and run.ui_url is None:
+                run.ui_url = ui.poll()
                 if run.ui_url is not None and say is not None:
                     say(f"the application's Spark UI: {run.ui_url}")
             if watcher.failure:
@@ -178,8 +181,8 @@ def run_app(
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings()
     run.event_log, run.app_id = find_event_log(events)
-    if follower is not None and run.ui_url is None:  # an application shorter than a poll
-        run.ui_url = ui_url(follower.new_text())
+    if ui is not None and run.ui_url is None:  # an application shorter than a poll
+        run.ui_url = ui_url(ui.follower.new_text(), ui.host)
     if run.failure is None and run.returncode != 0 and not run.stopped:
         line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
