@@ -252,7 +252,7 @@ def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_
     placement = plan(load(), Layout(mode=Mode.STANDALONE), Binding.NODE)
     mine = {"spark.jars": "/mine/a.jar", "spark.driver.extraClassPath": "/mine/d.jar"}
     with pytest.raises(_Submitted) as sent:
-        ExternalTarget(None, "spark://h:7077").submit(placement, "app.py", [], tmp_path,
+        ExternalTarget(None, "spark://127.0.0.1:7077").submit(placement, "app.py", [], tmp_path,
                                                       extra_conf=mine)  # fmt: skip
     conf, plugin = sent.value.args[0], str(jar_path())
     assert conf["spark.jars"].split(",") == ["/mine/a.jar", plugin]

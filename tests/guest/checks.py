@@ -238,6 +238,9 @@ def hold_job(work: Path, out: Path, where: list[str], conf: list[str], env: dict
             "--executors", str(executors), "--cores-per-executor", str(cores),
             "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
             "--no-collect", "--out", str(out),
+            # the cluster is on this guest, whose venv its executors have: numaspark's own
+            # Python, as a user names theirs (by default executors run plain python3)
+            "--python", str(Path(NUMASPARK).parent / "python"),
             # C1 only: under emulation C2's compiles cost minutes of the run
             "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
             "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",

@@ -31,8 +31,8 @@ from numaspark.units import parse_counts, parse_duration, parse_size
 from numaspark.cli.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
                                OutOpt, ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, TimeOpt,
                                StudyWorkloadArg, WarmupOpt, Where, WorkloadArg, XmlOpt, check_repeat, conf_of,
-                               cosched_workload, inventory_of, line_target, params, topology_of, with_application,
-                               with_placement)
+                               cosched_workload, inventory_of, line_target, params, python_conf, topology_of,
+                               with_application, with_driver_host, with_placement)
 from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
@@ -170,6 +170,8 @@ def run(
     master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
     master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
     executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).", envvar="NUMASPARK_EXECUTOR_WAIT")] = "300s",
+    driver_host: Annotated[Optional[str], Opt(help="With --master or --hosts: the address the executors reach the driver at (default: the local address the route to the cluster leaves from).")] = None,  # noqa: UP045
+    python: Annotated[Optional[str], Opt(help="With --master: the Python the executors run on their hosts (spark.pyspark.python; default: python3).")] = None,  # noqa: UP045
     time: TimeOpt = DEFAULT_TIME,
     numa_balancing: Annotated[Optional[str], Opt(help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found).")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
@@ -195,6 +197,10 @@ def run(
     if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
         raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
                          "'plan', and for --master k8s:// (its nodes' topology)")  # fmt: skip
+    if (driver_host and not (master or hosts or hosts_file)) or (python and not master):
+        given = "--driver-host" if driver_host else "--python"
+        raise UsageError(f"{given} is for a cluster on other hosts (--master, and --driver-host "
+                         "for --hosts too): here the driver and executors share this machine")  # fmt: skip
     if numa_balancing not in (None, "on", "off"):
         raise UsageError(f"--numa-balancing {numa_balancing}: give on or off")
     if numa_balancing is not None and (hosts or hosts_file or master):
@@ -204,14 +210,15 @@ def run(
         workload=chosen.name, size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
         numa_balancing=None if numa_balancing is None else numa_balancing == "on",
-        hosts=inventory_of(hosts, hosts_file), master=master, master_ui=master_ui,
+        hosts=with_driver_host(inventory_of(hosts, hosts_file), driver_host), master=master,
+        master_ui=master_ui, driver_host=driver_host,
         node_topology=topology_of(xml, synthetic) if xml or synthetic else None,
         executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
         binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
         only_nodes=where.only_nodes,
         repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,
-        timeout_s=timeout, spark_conf=conf_of(conf), params=params(param),
-        rate=1000.0 if rate is None else rate,
+        timeout_s=timeout, spark_conf=conf_of([*(conf or []), *python_conf(python)]),
+        params=params(param), rate=1000.0 if rate is None else rate,
         duration_s=parse_duration(duration or "60s", "--duration"),
         stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"), collect=collect,
         interval_s=parse_duration(interval, "--interval"), gc_log=gc_log, profile=profile,

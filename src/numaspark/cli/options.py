@@ -182,6 +182,18 @@ def conf_of(conf: list[str] | None) -> dict[str, str]:
     return parse_pairs(conf or [], "--conf", "spark.executor.extraJavaOptions=-XX:+UseNUMA")
 
 
+def python_conf(python: str | None) -> list[str]:
+    """``--python``: the executors' Python, as the Spark key that names it."""
+    return [f"spark.pyspark.python={python}"] if python else []
+
+
+def with_driver_host(inventory: Inventory | None, driver_host: str | None) -> Inventory | None:
+    """The hosts, with ``--driver-host`` over the hosts file's ``driver_address``."""
+    if inventory is None or not driver_host:
+        return inventory
+    return dataclasses.replace(inventory, driver_address=driver_host)
+
+
 def check_repeat(repeat: int, warmup: int) -> None:
     if repeat < 1 or warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")

@@ -151,7 +151,7 @@ class Subject:
     def conf(self) -> dict:
         """The Spark settings the run was given (an event log's: all its properties)."""
         if self.result is not None:
-            return self.spec.spark_conf
+            return self.result.settings
         return self.log.spark_properties if self.log else {}
 
     def more_partitions(self, floor: int) -> dict[str, str]:

@@ -65,6 +65,7 @@ class AppRecord:
     effective: list[dict] = field(default_factory=list)  # one per JVM that ran tasks (/proc)
     placement_warnings: list[str] = field(default_factory=list)
     stopped: bool = False  # a streaming application stopped after its --duration
+    ui_url: str | None = None  # a user's application's Spark UI, as its driver bound it
 
     def save(self, run_dir: Path) -> None:
         (run_dir / APP_FILE).write_text(json.dumps(asdict(self), indent=1))
@@ -231,6 +232,8 @@ def _shared(outputs: AppOutputs) -> dict:
             elapsed_ms=aggregate(log)["elapsedTime"] if log is not None else None,
             job_time_ms=job_time_ms(log) if log is not None else None,
             returncode=app.returncode if app else None,
+            spark_conf=(dict(log.spark_properties) or None) if log is not None else None,
+            ui_url=app.ui_url if app else None,
         ),
         "effective_placement": list(app.effective) if app else [],
         "warnings": warnings,

@@ -20,7 +20,9 @@ Schema history (``numaspark.run/N``):
     Optional fields added since, absent (None) in older records: ``yarn`` (a run on YARN: its
     application id, and each executor's container id and host, from the executors' attributes
     in the event log); ``spec.numa_balancing`` ("on"/"off": the kernel's automatic NUMA
-    balancing as switched for the run; None: left as found).
+    balancing as switched for the run; None: left as found); ``app.spark_conf`` (the Spark
+    configuration the application really ran with, key by key, from the event log's
+    environment event) and ``app.ui_url`` (a user's application's Spark UI, when it had one).
 
 Everything a reader needs is a typed field: the spec (`RunSpec`, with its
 `Placement`), the environment (`Environment`) and the collectors' figures
@@ -106,6 +108,13 @@ class RunSpec:
         if not self.label:
             return self.workload or "?"
         return f"{self.workload} · {self.label}" if self.workload else self.label
+
+    @property
+    def own_conf(self) -> dict[str, str]:
+        """The user's Spark settings as given: numaspark's ``--conf``, then their
+        application's spark-submit line's ``--conf`` (which numaspark's replace)."""
+        line = self.application.line.conf if self.application is not None else {}
+        return {**line, **self.spark_conf}
 
     @property
     def task_jvms(self) -> tuple:
@@ -308,6 +317,11 @@ class AppInfo:
     elapsed_ms: float | None = None  # application start to end (event log)
     job_time_ms: float | None = None  # the union of its jobs' spans (event log)
     returncode: int | None = None
+    # the Spark configuration it really ran with, key by key: the "Spark Properties" of the
+    # event log's environment event (the user's settings merged with numaspark's; secrets
+    # as Spark redacts them). None: not recorded (older records, no event log)
+    spark_conf: dict[str, str] | None = None
+    ui_url: str | None = None  # its Spark UI, as its driver bound it (None: no UI, or unsaid)
 
     def seconds(self, time: str) -> float | None:
         """One of `TIMES` in seconds, None where it was not measured."""
@@ -316,11 +330,18 @@ class AppInfo:
         return None if value is None else round(value / 1000, 3)
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for key in _APP_ADDED:  # absent when not recorded, as in the records before them
+            if data[key] is None:
+                del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> AppInfo:
         return cls(**_known(cls, data))
+
+
+_APP_ADDED = ("spark_conf", "ui_url")
 
 
 @dataclass(frozen=True)
@@ -519,6 +540,13 @@ class RunResult:
         else:
             data.pop("yarn")
         return data
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The user's Spark settings (`RunSpec.own_conf`) at the values Spark ran them with,
+        where the record has them (``app.spark_conf``)."""
+        ran = self.app.spark_conf or {}
+        return {key: ran.get(key, value) for key, value in self.spec.own_conf.items()}
 
     @property
     def name(self) -> str:

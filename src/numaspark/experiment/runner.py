@@ -64,7 +64,7 @@ from numaspark.spark.standing import StandingCluster
 from numaspark.spark.yarn import YarnCluster
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
-from numaspark.topology import Topology
+from numaspark.topology import Topology, load_synthetic
 from numaspark.workloads import Size, Workload, get_workload
 from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
@@ -211,11 +211,11 @@ class Runner:
             placement = yarn.place(lambda topology: plan_request(topology, request),
                                    request.layout.memory_per_executor)  # fmt: skip
             has = yarn.describe()
-        else:  # Kubernetes: the node's topology as given, else as learned
+        else:  # Kubernetes: the node's topology as given, else as learned, never this machine's
             if learned is not None:
                 learned = dataclasses.replace(learned, hosts=(learned.largest(),))
                 request = dataclasses.replace(request, node_topology=learned.hosts[0].topology)
-            placement = plan_request(request.node_topology or self.topology, request)
+            placement = plan_request(request.node_topology or self._layout_only(request), request)
         if learned is not None:
             placement, slice_cpus = self._with_learned(placement, learned, request)
         if request.binding is Binding.NODE:
@@ -223,9 +223,24 @@ class Runner:
                 placement, slice_known=request.node_topology is not None or learned is not None,
                 slice_cpus=slice_cpus)  # fmt: skip
         target = self.targets.setdefault(
-            ("master", request.master, request.executor_wait_s),
-            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has, ui))  # fmt: skip
+            ("master", request.master, request.executor_wait_s, request.driver_host),
+            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has, ui,
+                           driver_host=request.driver_host))  # fmt: skip
         return target, placement
+
+    def _layout_only(self, request: RunRequest) -> Topology:
+        """Kubernetes nodes whose topology nothing gives: a first run at --bind none, with
+        the executors and cores asked for, is planned as one node that holds them (the
+        plugin then reports the nodes' own); anything else is refused, never planned on
+        this machine's topology."""
+        layout = request.layout
+        cores = (layout.executors or 0) * (layout.cores_per_executor or 0)
+        if request.binding is not Binding.NONE or not cores:
+            raise UsageError(k8s_topology_missing(request.master))
+        self.say(f"planned from your layout alone ({layout.executors} executor(s) of "
+                 f"{layout.cores_per_executor} cores): the plugin reports the nodes' topology "
+                 "for the next plan")  # fmt: skip
+        return load_synthetic(f"package:1 numa:1 core:{cores} pu:1")
 
     def _with_learned(self, placement: Placement, learned: LearnedCluster,
                       request: RunRequest) -> tuple[Placement, int | None]:  # fmt: skip
@@ -320,14 +335,14 @@ class Runner:
             collectors=default_collectors() if request.collect else None,
             interval_s=request.interval_s, java_options=_java_options(request, run_dir),
             app_conf=application.conf(), submit_options=application.passthrough(),
-            stop_after_s=request.stop_after_s,
+            stop_after_s=request.stop_after_s, say=self.say,
         )  # fmt: skip
         if request.master is not None:
             self._learn(request, run_dir)
         AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
                   failure=app.failure, effective=[e.to_dict() for e in app.effective],
                   placement_warnings=[*app.placement_warnings, *app.conf_notes],
-                  stopped=app.stopped).save(run_dir)  # fmt: skip
+                  stopped=app.stopped, ui_url=app.ui_url).save(run_dir)  # fmt: skip
         if application.check:
             run_check(self.tracker, application.check, run_dir, request.timeout_s)
         return app
@@ -481,6 +496,14 @@ def default_conf(request: RunRequest, workload: Workload, placement: Placement) 
         slots = sum(e.cores for e in placement.executors)
         conf.setdefault("spark.sql.shuffle.partitions", str(max(1, slots)))
     return conf
+
+
+def k8s_topology_missing(master: str) -> str:
+    """Why a Kubernetes run is refused when nothing says what its nodes have."""
+    return (f"--master {master}: numaspark does not know the topology of the cluster's nodes: "
+            "give it with --xml NODE.xml (lstopo-no-graphics --of xml on a node) or --synthetic "
+            "'pack:2 numa:2 core:12 pu:2', or learn it with a first run at --bind none "
+            "--executors N --cores-per-executor C (the plugin reports each node's topology)")  # fmt: skip
 
 
 def _sustained_bandwidth(fingerprint: str) -> float | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import sys
 import time
 import urllib.error
 import urllib.parse
@@ -38,6 +39,7 @@ from numaspark.hosts import driver_address, merge, plan_hosts
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept
+from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app, submit_log
 from numaspark.spark.cluster import Cluster
@@ -49,6 +51,10 @@ from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import load_machine
 
 Say = Callable[[str], None]
+PYTHON_KEY = "spark.pyspark.python"  # the executors' (and, unless told, the driver's) Python
+DRIVER_PYTHON_KEY = "spark.pyspark.driver.python"
+PYTHON_ENV = "PYSPARK_PYTHON"  # what spark-submit gives the executors when no key is set
+EXECUTOR_PYTHON = "python3"  # on a cluster numaspark did not start: the hosts' own
 
 
 class Target(Protocol):
@@ -206,22 +212,30 @@ class ExternalTarget:
     the affinity plugin is shipped with the application (``spark.jars``), and what it
     reports from inside each executor (host, pid, CPUs, memory policy, pages per node)
     becomes the run's effective placement, since this machine cannot read those executors'
-    /proc. Nothing is started or stopped here but the driver."""
+    /proc. Nothing is started or stopped here but the driver, which listens where the
+    executors reach it (spark/address.py). The executors run the user's
+    ``spark.pyspark.python``, else ``python3``: this machine's venv is not on their hosts."""
 
     def __init__(self, tracker: ProcessTracker, master: str,
                  executor_wait_s: float = DEFAULT_WAIT_S, has: str | None = None,
-                 ui: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+                 ui: str | None = None, clock: Callable[[], float] = time.monotonic,
+                 driver_host: str | None = None) -> None:  # fmt: skip
         self.tracker = tracker
         self.master = master
         self.executor_wait_s = executor_wait_s  # an application with no executor by then stops
         self.has = has  # what the cluster has, in words (a standalone master's workers)
         self.ui = ui  # a standalone master's web UI: its workers, their room, their logs
         self.clock = clock
-        self._say: Say | None = None
+        self.driver_host = driver_host  # --driver-host
+        self.address: DriverAddress | None = None
+        self._said: str | None = None
+        self.say: Say = lambda message: None
 
     def prepare(self, placement: Placement, say: Say) -> None:
         check_master(self.master)
-        self._say = say
+        self.say = say
+        if self.address is None:
+            self.address = address_for(self.master, self.driver_host)
 
     def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
                **options) -> AppRun:  # fmt: skip
@@ -232,9 +246,19 @@ class ExternalTarget:
                                         {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)})  # fmt: skip
         options["collectors"] = None  # the executors are not this machine's processes
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
+        users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
+        address = self.address or address_for(self.master, self.driver_host)
+        if address.line(users) != self._said:  # once, unless an application changes it
+            self._said = address.line(users)
+            self.say(self._said)
+        if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
+            # spark-submit would run the driver, here, with the executors' Python too
+            options["extra_conf"][DRIVER_PYTHON_KEY] = sys.executable
         wait = self.first_executor(placement, reports, run_dir)
         app = run_app(placement, job, job_args, run_dir, self.tracker,
-                      Driver(master=self.master, drop_conf=drop), check=wait, **options)  # fmt: skip
+                      Driver(master=self.master, drop_conf=drop, address=address,
+                             env=((PYTHON_ENV, EXECUTOR_PYTHON),)),
+                      check=wait, **options)  # fmt: skip
         app.effective = plugin_effective(reports)
         if app.failure is not None:  # stopped by numaspark: nothing of it may stay over there
             if self.master == "yarn":
@@ -249,7 +273,7 @@ class ExternalTarget:
         each executor as it starts): executors that die as they start, or none within
         ``executor_wait_s`` of its submission (spark/waiting.py)."""
         return FirstExecutorWait(self.master, self.executor_wait_s, reports,
-                                 submit_log(run_dir), placement, say=self._say, has=self.has,
+                                 submit_log(run_dir), placement, say=self.say, has=self.has,
                                  ui=self.ui, clock=self.clock)  # fmt: skip
 
     @property

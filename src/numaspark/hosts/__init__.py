@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.errors import UsageError
+from numaspark.hosts.route import NoRouteError, route_source
 from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
 from numaspark.placement import Placement, placement_to_dict
 from numaspark.topology import Topology
@@ -182,13 +183,11 @@ def driver_address(inventory: Inventory) -> str:
     ``driver_address``, else the local address the route to the first host leaves from."""
     if inventory.driver_address:
         return inventory.driver_address
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.connect((inventory.hosts[0].address, 22))  # a UDP connect sends nothing
-            return probe.getsockname()[0]
-        except OSError as exc:
-            raise HostError(f"no route to {inventory.hosts[0].name}: {exc} (set "
-                            "driver_address in the hosts file)") from None  # fmt: skip
+    try:
+        return route_source(inventory.hosts[0].address)
+    except NoRouteError as exc:
+        raise HostError(f"{inventory.hosts[0].name}: {exc} (set driver_address in the hosts "
+                        "file)") from None  # fmt: skip
 
 
 def plans_to_dict(plans: list[HostPlan], driver: str | None = None) -> dict:

@@ -94,7 +94,7 @@ def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFram
         spec = runs[0].spec
         row = {name: getattr(spec, name) for name in CONFIG_COLUMNS}
         row["mem_policy"] = spec.mem_policy or "default"
-        conf = spec.spark_conf
+        conf = runs[0].settings
         for key, column in CONF_COLUMNS.items():
             if key in conf:
                 row[column] = int(conf[key]) if str(conf[key]).isdigit() else conf[key]

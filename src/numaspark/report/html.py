@@ -72,7 +72,7 @@ def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[Co
 
 
 def _conf_text(spec: RunSpec) -> str:
-    conf = {k: v for k, v in spec.spark_conf.items() if k != "spark.master"}
+    conf = {k: v for k, v in spec.own_conf.items() if k != "spark.master"}
     params = spec.params
     parts = [f"{k.removeprefix('spark.')}={v}" for k, v in sorted(conf.items())]
     parts += [f"{k}={v}" for k, v in sorted(params.items())]

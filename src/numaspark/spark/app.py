@@ -12,10 +12,11 @@ from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Placement, numactl_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import EffectiveJvm
+from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
 from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import layered, merged
-from numaspark.spark.home import LOOPBACK, spark_env, spark_home
-from numaspark.spark.logs import error_line, error_lines, last_error_line
+from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
+from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.supervise.processes import ProcessTracker, runs
 from numaspark.supervise.watch import Watch, Watched
 
@@ -38,6 +39,7 @@ class AppRun:
     placement_warnings: list[str] = field(default_factory=list)
     collectors: CollectorSet | None = None  # what sampled the OS, NUMA and counters meanwhile
     conf_notes: list[str] = field(default_factory=list)  # the user's settings numaspark replaced
+    ui_url: str | None = None  # the application's Spark UI, as its driver said it bound it
     stopped: bool = False  # stopped by numaspark after its duration (a streaming application)
 
     @property
@@ -57,6 +59,7 @@ class Driver:
     cluster: Cluster | None = None  # a standalone cluster numaspark watches
     runs_tasks: bool = False  # local mode: the driver is the JVM to watch
     properties: Path | None = None  # a 0600 file of secrets (spark.authenticate), not argv
+    address: DriverAddress | None = None  # where the driver listens (None: run_app's host)
 
     @classmethod
     def local(cls, placement: Placement) -> Driver:
@@ -92,6 +95,7 @@ def run_app(
     submit_options: list[str] | None = None,
     stop_after_s: float | None = None,
     check: Callable[[], str | None] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> AppRun:
     """Run ``job`` as placed, submitted as ``driver`` says.
 
@@ -100,24 +104,16 @@ def run_app(
     ``app_conf`` (its own settings, which numaspark's are merged over, spark/conf.py) and
     ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
     ``stop_after_s`` stops it, as planned rather than failed, after that long; ``check``,
-    asked twice a second, says why it must stop (no executor came), or None.
+    asked twice a second, says why it must stop (no executor came), or None. A user's
+    application keeps its Spark UI (on a free port of the driver's address unless it says
+    otherwise), and ``say`` is told its URL once the driver has bound it; the suite's runs
+    have none.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
-    planned = {
-        **spark_conf(placement),
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": events.resolve().as_uri(),
-        "spark.driver.host": host,
-        "spark.driver.bindAddress": host,
-        "spark.ui.enabled": "false",
-        # minor/major GC counts and times per executor and stage (metrics/gc.py)
-        "spark.eventLog.logStageExecutorMetrics": "true",
-    }
-    # the run's own settings (--conf) over the plan's, its class paths and plugins added to
-    # the plan's: the affinity plugin's jar stays on the class path beside the user's
-    conf = layered(planned, extra_conf or {})
+    address = driver.address or DriverAddress(host, "numaspark's cluster")
+    conf = run_settings(placement, events, address, app_conf, extra_conf or {})
     # added to the plan's and the user's options, not instead of them
     task_key = (
         "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
@@ -145,7 +141,12 @@ def run_app(
     # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
     # the cluster, so a remote cluster's executors stop too
     submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
-                           env={**spark_env(host), **dict(driver.env)})  # fmt: skip
+                           env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)),
+                                **dict(driver.env)})  # fmt: skip
+    ui = None
+    if conf.get("spark.ui.enabled", "true").strip().lower() != "false":
+        bind = local_ip(conf, host)
+        ui = UiWatch(run.log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
     watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
                     check=lambda: next((why for why in (c() for c in checks) if why), None))  # fmt: skip
@@ -155,6 +156,10 @@ def run_app(
         run.collectors.begin()
     try:
         while submit.popen.poll() is None:
+            if ui is not None and run.ui_url is None:
+                run.ui_url = ui.poll()
+                if run.ui_url is not None and say is not None:
+                    say(f"the application's Spark UI: {run.ui_url}")
             if watcher.failure:
                 run.failure = watcher.failure
                 break
@@ -178,6 +183,8 @@ def run_app(
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings()
     run.event_log, run.app_id = find_event_log(events)
+    if ui is not None and run.ui_url is None:  # an application shorter than a poll
+        run.ui_url = ui_url(ui.follower.new_text(), ui.host)
     if run.failure is None and run.returncode != 0 and not run.stopped:
         line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
@@ -187,6 +194,39 @@ def run_app(
 def submit_log(run_dir: Path) -> Path:
     """Where a run's spark-submit writes its output: the driver's log."""
     return run_dir / "spark-submit.log"
+
+
+def run_settings(placement: Placement, events: Path, address: DriverAddress,
+              app_conf: dict[str, str] | None, extra_conf: dict[str, str]) -> dict[str, str]:  # fmt: skip
+    """numaspark's settings for the run, before the user's application's are merged under
+    them: the plan's, the event log's, the driver's address and UI where the user set none
+    (``app_conf``: their application's own; ``extra_conf``: numaspark's --conf and the
+    target's), then ``extra_conf``: its class paths and plugins added to the plan's, so the
+    affinity plugin's jar stays on the class path beside the user's (spark/conf.py layered)."""
+    users = {**(app_conf or {}), **extra_conf}
+    driver = address.conf(users)
+    return layered({
+        **spark_conf(placement),
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": events.resolve().as_uri(),
+        **driver,
+        **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
+        # minor/major GC counts and times per executor and stage (metrics/gc.py)
+        "spark.eventLog.logStageExecutorMetrics": "true",
+    }, extra_conf)  # fmt: skip
+
+
+def _ui_conf(users: dict[str, str], own: bool, address: str) -> dict[str, str]:
+    """The suite's runs have no UI (they are measured, and nobody looks); a user's
+    application keeps its own, on a free port of the driver's address unless it set one."""
+    if not own:
+        return {"spark.ui.enabled": "false"}
+    if users.get("spark.ui.enabled", "true").strip().lower() == "false" or "spark.ui.port" in users:
+        return {}
+    try:
+        return {"spark.ui.port": str(free_port(address))}
+    except OSError:  # an address this machine does not have (behind NAT): Spark retries ports
+        return {"spark.ui.port": str(free_port(LOOPBACK))}
 
 
 def _watched(placement: Placement, cluster: Cluster | None,

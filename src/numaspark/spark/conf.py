@@ -31,8 +31,10 @@ WHY = {
     "directory",
     "spark.eventLog.enabled": "numaspark reads the event log back",
     "spark.eventLog.compress": "numaspark reads the event log back",
-    "spark.driver.host": "the driver listens on numaspark's address",
-    "spark.driver.bindAddress": "the driver listens on numaspark's address",
+    # numaspark sets neither where the user has (spark/address.py): only numaspark's own
+    # --conf replaces a value of the application's
+    "spark.driver.host": "numaspark's --conf gives it",
+    "spark.driver.bindAddress": "numaspark's --conf gives it",
 }
 
 

@@ -37,8 +37,10 @@ def spark_version(home: Path) -> str | None:
     return jars[0].stem.split("-")[-1]
 
 
-def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for Spark's scripts: this Python for workers, servers on ``host``."""
+def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None,
+              hostname: str | None = None) -> dict[str, str]:  # fmt: skip
+    """Environment for Spark's scripts: this Python for workers, servers on ``host``, known
+    to others as ``hostname`` (default: ``host``)."""
     env = dict(os.environ)
     home = spark_home()
     env.update(
@@ -47,7 +49,7 @@ def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None) -> dict
             "PYSPARK_PYTHON": sys.executable,
             "PYSPARK_DRIVER_PYTHON": sys.executable,
             "SPARK_LOCAL_IP": host,
-            "SPARK_LOCAL_HOSTNAME": host,
+            "SPARK_LOCAL_HOSTNAME": hostname or host,
             # master and worker daemons need little heap; the default 1g adds up on small machines
             "SPARK_DAEMON_MEMORY": env.get("SPARK_DAEMON_MEMORY", "512m"),
             # ... and no optimising JIT or parallel GC threads: they only heartbeat and schedule,
