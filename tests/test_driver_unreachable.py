@@ -3,9 +3,11 @@ by a signal while it runs there.
 
 The cluster is a plain Master and Worker started with Spark's own classes in a network
 namespace of its own (tests/nscluster.py): namespaces on one machine, which prove
-addresses and routes, not speed. numaspark runs from the root namespace; its driver listens
-on 127.0.0.1 here, which inside the namespace is the namespace's own loopback, so every
-executor dies with "Failed to connect to /127.0.0.1:PORT": the unreachable case.
+addresses and routes, not speed. numaspark runs from the root namespace with its driver told
+to listen on 127.0.0.1 (`--driver-host 127.0.0.1`, an address the cluster cannot reach: by
+itself numaspark would choose the route's, tests/test_other_hosts.py), which inside the
+namespace is the namespace's own loopback, so every executor dies with "Failed to connect to
+/127.0.0.1:PORT": the unreachable case.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _numaspark(cluster: NamespaceCluster, out: Path, *extra: str) -> subprocess.
     return subprocess.Popen(
         [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
          "--master", cluster.master, "--master-ui", cluster.ui, "--bind", "none",
-         "--out", str(out), *extra],
+         "--driver-host", "127.0.0.1", "--out", str(out), *extra],
         stdout=(out.parent / "stdout").open("w"), stderr=(out.parent / "stderr").open("w"),
         env={**os.environ, "COLUMNS": "200"})  # fmt: skip
 
