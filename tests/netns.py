@@ -10,21 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import time
 
-import pytest
-
-
-def missing() -> str | None:
-    """Why a namespace host cannot be made here, or None."""
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    if shutil.which("ip") is None:
-        return "ip (iproute2) is missing"
-    return None
+from prereq import require
 
 
 def _ip(*args: str) -> None:
@@ -36,9 +26,7 @@ class OtherHost:
     machine's end of the link; ``host.argv(cmd)`` runs ``cmd`` inside it."""
 
     def __init__(self) -> None:
-        reason = missing()
-        if reason:
-            pytest.skip(f"a namespace host: {reason}")
+        require("root", "ip")  # a lane that runs these tests needs them (tests/prereq.py)
         tag = f"{os.getpid() % 100000:05d}"
         subnet = f"10.214.{os.getpid() % 250 + 1}"
         self.name = f"nsh4-{tag}"
