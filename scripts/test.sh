@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up (as scripts/setup.sh), then lint and run the test suite. Three lanes (README, "Tests"):
+# Set up (as scripts/setup.sh), then lint and run the test suite. Three lanes (docs/tests.md):
 #   --fast   ruff, the import contracts, and the tests that start no JVM (no Spark, Maven or
 #            javac) on two workers, a third of the bad-input corpus: under a minute here once
 #            set up. numaspark refuses to start a JVM meanwhile (NUMASPARK_NO_JVM), so a test

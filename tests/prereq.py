@@ -1,9 +1,9 @@
 """What the test lanes need, and one line that names it when it is missing.
 
-README's table of lanes says what each needs. A test that needs something calls
+docs/tests.md's table of lanes says what each needs. A test that needs something calls
 ``require(...)``: where it is missing, the test FAILS in one line that names it and how to get
 it (``pytest.fail(..., pytrace=False)``), never a silent skip, so that no lane goes green
-having proved nothing. The only skips left are those README names: a machine with fewer than
+having proved nothing. The only skips left are those docs/tests.md names: a machine with fewer than
 two CPUs allowed, and a kernel without NUMA balancing (neither can be installed).
 """
 

@@ -142,7 +142,7 @@ def test_where_it_cannot_be_switched_it_says_why(tmp_path, monkeypatch):
 @pytest.mark.skipif(read_setting(NUMA_BALANCING) is None,
                     reason="a kernel without NUMA balancing has no setting to switch")  # fmt: skip
 def test_this_machines_real_setting_is_switched_and_put_back(tmp_path, monkeypatch):
-    require("root")  # the lanes run as root (README): switching it is what this test proves
+    require("root")  # the lanes run as root (docs/tests.md): switching it is what this test proves
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("NUMASPARK_NUMA_BALANCING_FILE", raising=False)
     found = read_setting(NUMA_BALANCING)

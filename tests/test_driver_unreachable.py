@@ -26,7 +26,7 @@ from nscluster import NamespaceCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm, pytest.mark.long]
 
-# README's "--master" section states these (the driver ends within 10 s of numaspark's end)
+# docs/clusters.md's "--master" section states these (the driver ends within 10 s of numaspark's end)
 DRIVER_ENDS_S = 10.0
 EXECUTORS_END_S = 20.0
 
@@ -115,7 +115,7 @@ def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
     tmp_path, no_spark_left, cluster, how
 ):
     """While the cluster launches executors for it, numaspark gets ``how``: its driver ends
-    within the time the README states, and with it the application and its executors over
+    within the time docs/clusters.md states, and with it the application and its executors over
     there (SIGKILL: through the driver's parent-death signal, nothing of numaspark runs)."""
     out = tmp_path / "out"
     cli = _numaspark(cluster, out)

@@ -54,4 +54,4 @@ def test_spark_submit_takes_the_k8s_files_up_to_the_api_server(conf, tmp_path, n
     assert refused, output[-3000:]
     assert "KubernetesClientException" in output
     assert not CONFIGURATION_ERRORS.search(output), CONFIGURATION_ERRORS.search(output)
-    print(refused[0].strip())  # the line the README quotes
+    print(refused[0].strip())  # the line docs/clusters.md quotes

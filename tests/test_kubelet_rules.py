@@ -229,7 +229,7 @@ def test_the_plugin_jar_is_where_pods_read_it(tmp_path, xeon24):
     """Docs: https://spark.apache.org/docs/latest/running-on-kubernetes.html#dependency-management
     (local:// is a path inside the image; anything else is fetched by URL or uploaded). A path
     of the machine that ran `plan` is in no conf, not even the plugin's alternative; the
-    README says the image must carry the jar."""
+    docs/clusters.md says the image must carry the jar."""
     layout = Layout(executors_per_node=1)
     here = str(jar_path())
     image = files_for(xeon24, layout, Binding.NODE, tmp_path / "image")
