@@ -12,7 +12,7 @@ from rich.tree import Tree
 from numaspark.decide.readings import readings
 from numaspark.decide.thresholds import Severity
 from numaspark.experiment.studies import ht_effectiveness
-from numaspark.placement import Placement, numactl_argv, spark_conf, spark_defaults_text
+from numaspark.placement import Placement, bind_argv, spark_conf, spark_defaults_text
 from numaspark.placement.plugin import SLOTS_ENV
 from numaspark.probe import KERNELS
 from numaspark.topology import Topology
@@ -118,7 +118,7 @@ def placement_view(placement: Placement) -> RenderableType:
     for column in ("JVM", "node(s)", "CPUs", "slots", "heap", "launch prefix"):
         table.add_column(column, no_wrap=column in ("JVM", "heap"))
     for jvm in placement.jvms:
-        prefix = " ".join(numactl_argv(jvm)) or "[dim](unbound)[/]"
+        prefix = " ".join(bind_argv(jvm)) or "[dim](unbound)[/]"
         table.add_row(
             jvm.name,
             str(jvm.nodes),
