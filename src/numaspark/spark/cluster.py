@@ -55,7 +55,7 @@ from numaspark.readback.proc import (
     pages_per_node,
     parse_effective,
 )
-from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, spark_home
+from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, check_java, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.yarn import rm_json
 from numaspark.spark.yarnmini import (
@@ -181,6 +181,8 @@ class Cluster:
         (``parts``: each host with its own plan; ``placement``: all of them merged); returns
         once every worker has registered with the master. A cluster that fails half-way is
         stopped whole."""
+        if local:
+            check_java()  # one line for a missing or old Java (hosts: their own, at start)
         directory = directory.resolve()
         directory.mkdir(parents=True, exist_ok=True)
         _refuse_running(directory)
