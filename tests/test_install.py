@@ -76,7 +76,7 @@ def user_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir):
+def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir, no_spark_left):
     require("root", "unshare", "setpriv", "useradd", "system-python")
     began = time.monotonic()
     built = subprocess.run(["bash", str(ROOT / "scripts" / "build-wheel.sh")], cwd=ROOT,
