@@ -6,13 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'test-wheel: %s\n' "$*" >&2; }
-jar=$(.venv/bin/python -c "from numaspark.spark.affinity import build_jar; print(build_jar())")
-mkdir -p src/numaspark/jvm
-cp "$jar" src/numaspark/jvm/numaspark-affinity.jar
-rm -rf dist
-.venv/bin/python -m build --wheel --outdir dist >/dev/null
-wheel=$(ls dist/numaspark-*.whl)
-say "built $wheel ($(du -k "$wheel" | cut -f1) KiB; the jar in it: $(du -k src/numaspark/jvm/numaspark-affinity.jar | cut -f1) KiB)"
+wheel=$(bash scripts/build-wheel.sh)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 -m venv "$work/venv"

@@ -8,7 +8,8 @@
 #            tests, the tests marked jvm one at a time, and the wheel installed in a fresh venv.
 #   --long   all that, and the scenarios of minutes each marked long: the QEMU guests (two and
 #            four NUMA nodes, YARN's own binding), hosts in network namespaces, the mini YARN,
-#            and the kubelet's own code on the k8s files.
+#            the kubelet's own code on the k8s files, and a user's install from the wheel
+#            (no root, no apt hwloc or numactl: scripts/test-install.sh).
 # A prerequisite a lane needs that is missing fails it, in one line (tests/prereq.py). Every
 # step prints its time, and each pytest its 15 slowest tests; the times are summed at the end.
 set -euo pipefail

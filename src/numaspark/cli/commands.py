@@ -7,7 +7,6 @@ step; options that several commands share are declared once in options.py.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -17,10 +16,10 @@ import typer
 import numaspark.cli.terminal as long_work
 from numaspark import __version__
 from numaspark.cli.terminal import Terminal
-from numaspark.errors import ToolMissingError, UsageError
+from numaspark.errors import UsageError
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
-from numaspark.placement import Mode, Platform, target_files, write_files
+from numaspark.placement import Binder, Mode, Platform, target_files, write_files
 from numaspark.placement.share import Split
 from numaspark.report import console as views
 from numaspark.topology.cpuset import CpuSet
@@ -619,15 +618,15 @@ def probe(
 
     topo = topology_of(xml, synthetic)
     elsewhere = dry_run or xml is not None or synthetic is not None
+    # commands for another machine read as numactl lines; here, this machine's binder
     commands = probe_commands(topo, parse_size(size, "--size") if size else None,
                               parse_size(latency_size, "--latency-size"), loads, repeat,
-                              exe="membench" if elsewhere else str(build_membench()))  # fmt: skip
+                              exe="membench" if elsewhere else str(build_membench()),
+                              binder=None if elsewhere else Binder.here())  # fmt: skip
     if elsewhere:
         term.lines([" ".join(f"{k}={v}" for k, v in c.env.items()) + f" {shlex.join(c.argv)}"
                     for c in commands])  # fmt: skip
         return
-    if shutil.which("numactl") is None:
-        raise ToolMissingError("numaspark probe binds with numactl: apt-get install numactl")
     found = long_work.run_probes(term, commands)
     path = save_probe(found, topo)
     if as_json:

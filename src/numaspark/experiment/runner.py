@@ -57,7 +57,7 @@ from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KE
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
-from numaspark.spark.home import spark_home, spark_version
+from numaspark.spark.home import check_java, spark_home, spark_version
 from numaspark.spark.learned import LearnedCluster, cluster_name, learn, load_learned
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.spark.standing import StandingCluster
@@ -139,6 +139,7 @@ class Runner:
 
     def _run(self, request: RunRequest) -> list[RunResult]:
         workload, size = _check(request)
+        check_java()  # the driver runs here whatever the target: one line, before any work
         target, placement = self._place(request)
         target.prepare(placement, self.say)
         if workload.application is not None:

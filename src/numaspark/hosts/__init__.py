@@ -11,11 +11,12 @@ either.
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from numaspark.errors import UsageError
@@ -134,10 +135,26 @@ def read_topology(host: Host):
         ssh.close()
 
 
-def host_topology(ssh: Ssh):
-    """The host's topology, from hwloc on it (``lstopo-no-graphics --of xml``)."""
+#: On a host: hwloc's XML where lstopo is installed, else numaspark's own reading of the
+#: host's sysfs as JSON (``python -m numaspark.topology``): a host needs only the wheel.
+HOST_TOPOLOGY = ('if command -v lstopo-no-graphics >/dev/null 2>&1; then '
+                 'exec lstopo-no-graphics --of xml; else exec "$1" -m numaspark.topology; fi')  # fmt: skip
 
-    text = ssh.run(["lstopo-no-graphics", "--of", "xml"], what="lstopo-no-graphics (hwloc-nox)")
+
+def host_topology(ssh: Ssh):
+    """The host's topology, from hwloc on it (``lstopo-no-graphics --of xml``), or from its
+    sysfs as numaspark reads it there where it has no hwloc."""
+    text = ssh.run(["sh", "-c", HOST_TOPOLOGY, "sh", python_on(ssh.host)],
+                   what="reading its topology (hwloc's lstopo-no-graphics, or numaspark installed "
+                        "for the host's python)")  # fmt: skip
+    if text.lstrip().startswith("{"):
+        try:
+            read = Topology.from_dict(json.loads(text))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise HostError(
+                f"{ssh.host.name}: its topology is not numaspark's JSON ({exc})"
+            ) from None
+        return replace(read, source=f"host:{ssh.host.name} (sysfs)")
     return parse_xml(text, f"host:{ssh.host.name}")
 
 
@@ -167,8 +184,6 @@ def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement],
 def merge(plans: list[HostPlan]) -> Placement:
     """One placement of every host's executors (numbered across hosts, each naming its host)
     and of the driver on this machine: what a run record keeps and a cluster must match."""
-    from dataclasses import replace
-
     first = plans[0].placement
     executors = [replace(j, index=i, host=p.host.name)
                  for i, (p, j) in enumerate((p, j) for p in plans for j in p.placement.executors)]  # fmt: skip

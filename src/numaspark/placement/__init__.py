@@ -13,6 +13,10 @@ from numaspark.placement.model import (
 )
 from numaspark.placement.planner import memory_on, plan, spark_overhead
 from numaspark.placement.render import (
+    BINDER_ENV,
+    Binder,
+    bind_argv,
+    bindexec_argv,
     bound_from_inside,
     inside_slice_cpus,
     numactl_argv,
@@ -25,6 +29,10 @@ from numaspark.placement.render import (
 from numaspark.placement.targets import Platform, target_files, write_files
 
 __all__ = [
+    "BINDER_ENV",
+    "Binder",
+    "bind_argv",
+    "bindexec_argv",
     "PLACEMENT_SCHEMA",
     "Binding",
     "JvmPlacement",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import combinations
 
+from numaspark.errors import ToolMissingError, UsageError
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
     Binding,
@@ -24,9 +28,67 @@ from numaspark.placement.plugin import (
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
+#: The binder numaspark's own prefixes use, whatever is installed: ``numactl`` or
+#: ``numaspark`` (its own, `numaspark.bindexec`). Unset: numactl where it is on the PATH.
+BINDER_ENV = "NUMASPARK_BINDER"
+BINDERS = ("numactl", "numaspark")
+
+
+@dataclass(frozen=True)
+class Binder:
+    """What binds a JVM numaspark starts: numactl where it is installed, else numaspark's own
+    helper (``python -m numaspark.bindexec``), which needs nothing but the wheel."""
+
+    kind: str  # "numactl" or "numaspark"
+    path: str  # numactl's path, or the Python that runs numaspark.bindexec
+
+    @classmethod
+    def here(cls) -> Binder:
+        """This machine's binder (``NUMASPARK_BINDER`` chooses; a bad value is one line)."""
+        chosen = os.environ.get(BINDER_ENV, "").strip()
+        if chosen and chosen not in BINDERS:
+            raise UsageError(f"{BINDER_ENV}={chosen!r}: give numactl or numaspark, or unset it")
+        numactl = shutil.which("numactl")
+        if chosen == "numactl" and numactl is None:
+            raise ToolMissingError(f"{BINDER_ENV}=numactl but numactl is not on the PATH: "
+                                   f"unset {BINDER_ENV} (numaspark binds by itself)")  # fmt: skip
+        if numactl is not None and chosen != "numaspark":
+            return cls("numactl", "numactl")
+        return cls("numaspark", sys.executable)
+
+    @classmethod
+    def on_host(cls, numactl: str | None, python: str) -> Binder:
+        """Another host's binder: its numactl when it has one (``command -v numactl`` there),
+        else numaspark's helper run by that host's Python."""
+        return cls("numactl", "numactl") if numactl else cls("numaspark", python)
+
+
+def bind_argv(jvm: JvmPlacement, binder: Binder | None = None) -> list[str]:
+    """The command prefix that places ``jvm`` with ``binder`` (this machine's by default);
+    empty when it runs unbound. Both binders give the same kernel calls (docs/install.md)."""
+    binder = binder or Binder.here()
+    if binder.kind == "numactl":
+        return numactl_argv(jvm, binder.path)
+    bound = jvm.binding is not Binding.NONE
+    policy = jvm.mem_policy.value if jvm.mem_policy is not None else None
+    return bindexec_argv(jvm.cpus if bound else None, policy, jvm.mem_nodes, binder.path)
+
+
+def bindexec_argv(cpus: CpuSet | None, policy: str | None, nodes: CpuSet | None,
+                  python: str) -> list[str]:  # fmt: skip
+    """The prefix that runs a command under `numaspark.bindexec` (empty: nothing bound)."""
+    args: list[str] = []
+    if cpus is not None:
+        args += ["--cpus", str(cpus)]
+    if policy is not None:
+        args += ["--policy", policy]
+        if policy != "local":
+            args += ["--nodes", str(nodes)]
+    return [python, "-m", "numaspark.bindexec", *args, "--"] if args else []
+
 
 def numactl_argv(jvm: JvmPlacement, numactl: str = "numactl") -> list[str]:
-    """The command prefix that places ``jvm``; empty when it runs unbound."""
+    """The numactl prefix that places ``jvm``; empty when it runs unbound."""
     args: list[str] = []
     if jvm.binding is Binding.NODE:
         args.append(f"--cpunodebind={jvm.nodes}")
@@ -306,7 +368,7 @@ def standalone_settings(placement: Placement, topology: Topology,
     return {"spark-defaults.conf": conf}
 
 
-def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
+def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dict:
     """The JSON form of a plan; docs/schemas.md documents it (schema `PLACEMENT_SCHEMA`)."""
     layout = placement.layout
     return {
@@ -339,7 +401,7 @@ def placement_to_dict(placement: Placement, numactl: str = "numactl") -> dict:
                 "nodes": str(j.nodes),
                 "mem_policy": j.mem_policy.value if j.mem_policy else None,
                 "mem_nodes": str(j.mem_nodes),
-                "prefix": numactl_argv(j, numactl),
+                "prefix": bind_argv(j, binder),
                 "java_options": list(j.java_options),
                 "slots": [str(s) for s in j.slots],
                 **({"host": j.host} if j.host is not None else {}),

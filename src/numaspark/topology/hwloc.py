@@ -40,9 +40,10 @@ def lstopo_xml(input_spec: str | None = None) -> str:
     """Run lstopo and return its XML: this machine when ``input_spec`` is None."""
     exe = shutil.which(LSTOPO)
     if exe is None:
-        raise ToolMissingError(
-            f"{LSTOPO} not found: install hwloc (apt-get install hwloc-nox) or run scripts/setup.sh"
-        )
+        what = "this machine" if input_spec is None else repr(input_spec)
+        raise ToolMissingError(f"reading {what} needs hwloc's {LSTOPO}, which is not on the "
+                               "PATH: install hwloc (apt-get install hwloc-nox); this machine's "
+                               "own topology is read from sysfs without it")  # fmt: skip
     # --disallowed keeps CPUs and nodes outside our cgroup in the output, so the
     # topology shows the whole machine and the allowed sets separately.
     argv = [exe, "--of", "xml", "--disallowed"]

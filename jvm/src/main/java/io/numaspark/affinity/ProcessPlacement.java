@@ -50,10 +50,19 @@ public record ProcessPlacement(
       if (parts.length < 2) {
         continue;
       }
-      policies.merge(parts[1], 1L, Long::sum);
+      // two policies are two words as the kernel writes them: "prefer (many):0" (what
+      // hwloc-bind --membind gives) and "weighted interleave:0-1"
+      String policy = parts[1];
+      int next = 2;
+      if (parts.length > 2 && (policy.equals("weighted")
+          || policy.equals("prefer") && parts[2].startsWith("(many)"))) {
+        policy = policy + " " + parts[2];
+        next = 3;
+      }
+      policies.merge(policy, 1L, Long::sum);
       long pageSize = 4096;
       Map<Integer, Long> pages = new HashMap<>();
-      for (int i = 2; i < parts.length; i++) {
+      for (int i = next; i < parts.length; i++) {
         String part = parts[i];
         if (part.startsWith("kernelpagesize_kB=")) {
           pageSize = 1024L * Long.parseLong(part.substring(18));

@@ -41,6 +41,23 @@ class ProcessPlacementTest {
   }
 
   @Test
+  void aPolicyOfTwoWordsIsOnePolicy() {
+    Topology twoNodes = new Topology(List.of(CpuSet.of(0), CpuSet.of(1), CpuSet.of(2),
+        CpuSet.of(3)), Map.of(0, CpuSet.parse("0-1"), 1, CpuSet.parse("2-3")));
+    ProcessPlacement many = ProcessPlacement.parse(42, STATUS, String.join("\n",
+        "7f00 prefer (many):1 anon=10 dirty=10 N1=10 kernelpagesize_kB=4",
+        "7f10 prefer (many):1 anon=2 dirty=2 N0=2 kernelpagesize_kB=4",
+        "7f20 default file=/usr/lib/libc.so mapped=3 N0=3 kernelpagesize_kB=4", ""));
+    assertEquals("prefer (many):1", many.policy());
+    assertEquals("1", many.homeNodes(twoNodes).toString());
+    assertEquals(Map.of(0, 5 * 4096L, 1, 10 * 4096L), many.bytesPerNode());
+    ProcessPlacement weighted = ProcessPlacement.parse(42, STATUS,
+        "7f00 weighted interleave:0-1 anon=4 N0=2 N1=2 kernelpagesize_kB=4\n");
+    assertEquals("weighted interleave:0-1", weighted.policy());
+    assertEquals("0-1", weighted.homeNodes(twoNodes).toString());
+  }
+
+  @Test
   void noNumaMapsMeansNothingKnownAndNothingRemote() {
     ProcessPlacement p = ProcessPlacement.parse(1, STATUS, "");
     assertEquals("unknown", p.policy());
