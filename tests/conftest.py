@@ -122,6 +122,22 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
     return proc
 
 
+def invoke_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the command line in this process (typer's CliRunner), for a test of what a command
+    computes or prints. A test of the process itself (an exit code or the one line a mistake
+    gives, a signal, what is left running) uses `run_cli`. An exception the command raises is
+    raised here, with its traceback, not turned into an exit code."""
+    from typer.testing import CliRunner
+
+    from numaspark.cli.commands import app
+
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["numaspark", *args], result.exit_code, result.stdout,
+                                       result.stderr)  # fmt: skip
+
+
 class _Stopped(Exception):
     """Raised where ``numaspark run`` would start running: it carries the request it built."""
 

@@ -9,7 +9,7 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli, run_request, topology_file
+from conftest import FIXTURES, invoke_cli, run_cli, run_request, topology_file
 from tune_models import evaluations_to, random_search
 
 from numaspark.decide.advise import (
@@ -208,8 +208,8 @@ def _as_plan(command: str) -> list[str]:
 def test_every_layout_advice_is_a_placement_the_planner_accepts():
     """Advice that changes the layout or the heap is checked by the planner on the run's own
     machine (a real 2-node server's XML; this machine has one node): `numaspark plan` with the
-    command's options exits 0. Doubling a heap that does not fit, or --executors-per-node in
-    local mode, would fail here."""
+    command's options, run in this process, exits 0. Doubling a heap that does not fit, or
+    --executors-per-node in local mode, would fail here."""
     xml = topology_file("24em64t-2n6c2t-pci.xml")
     topo = load(xml=xml)
     machine = Machine.of(topo)
@@ -240,7 +240,8 @@ def test_every_layout_advice_is_a_placement_the_planner_accepts():
         for finding in advise(Subject(None, run, topology=topo), "a").findings:
             if finding.rule in ("gc", "heap-size", "spill", "memory-bandwidth", "executor-count",
                                 "numa-straddle") and finding.command:  # fmt: skip
-                proc = run_cli(*_as_plan(finding.command), "--xml", str(xml))
+                # in this process: what is checked is the planner's answer, not the process
+                proc = invoke_cli(*_as_plan(finding.command), "--xml", str(xml))
                 assert proc.returncode == 0, (finding.rule, finding.command, proc.stderr)
                 checked.add((finding.rule, "--memory-per-executor" in finding.command))
     # gc: twice the heap (a heap given) and smaller executors (the auto heap); spill: twice it

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli, topology_file
+from conftest import ROOT, invoke_cli, run_cli, topology_file
 
 ARTIFACTS = Path(os.environ.get("NUMASPARK_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
@@ -105,7 +105,7 @@ def test_every_kind_of_plot_renders_in_chromium(tmp_path):
     directory.mkdir()
     _synthetic_results(directory)
     target = tmp_path / "report.html"
-    proc = run_cli("report", str(directory), "-o", str(target))
+    proc = invoke_cli("report", str(directory), "-o", str(target))  # what it writes, here
     assert proc.returncode == 0, proc.stderr
     plots, sections, errors = open_in_chromium(target, "report-synthetic.png")
     assert errors == []
