@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import run_cli
+from conftest import run_cli, spark_jvms
 from statuspage import serving
 
 from numaspark.placement.plugin import LOCK_DIR_KEY, REPORT_INTERVAL_KEY
@@ -69,17 +69,22 @@ def _scrape(url: str) -> dict[str, float]:
 class Plain:
     master: str  # spark://127.0.0.1:PORT
     ui: str  # the master's web UI
+    work: Path  # the worker's work directory: app-ID/EXECUTOR/stderr per executor
+    pids: frozenset[int]  # the master's and the worker's launchers and JVMs
 
 
-@pytest.fixture
-def plain_cluster(tmp_path):
+@pytest.fixture(scope="module")
+def plain_cluster(tmp_path_factory):
     """A master and one worker (2 cores, 2 GiB: smaller than this machine), started the way a
-    user would, with Spark's own classes, unbound, on 127.0.0.1."""
+    user would, with Spark's own classes, unbound, on 127.0.0.1. One cluster serves every
+    test here, as a standing cluster serves one application after another (each test's
+    runs, plans and learned topology are its own: see ``_own_state``); it starts with no
+    Spark JVM on the machine and leaves none."""
+    assert not spark_jvms(), f"Spark JVMs already running: {spark_jvms()}"
     spark_class = str(spark_home() / "bin" / "spark-class")
     port, webui, wport, wwebui = (free_port() for _ in range(4))
     env = spark_env()
-    logs = tmp_path / "plain-cluster"
-    logs.mkdir()
+    logs = tmp_path_factory.mktemp("plain-cluster")
     master = subprocess.Popen(
         [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
          "--port", str(port), "--webui-port", str(webui)],
@@ -94,13 +99,43 @@ def plain_cluster(tmp_path):
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
             assert time.monotonic() < deadline, "the plain cluster did not start"
             time.sleep(0.5)
-        yield Plain(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}")
+        # spark-class execs its JVM, or runs it as a child: both are the cluster's
+        pids = {p.pid for launcher in (master, worker)
+                for p in [psutil.Process(launcher.pid), *psutil.Process(launcher.pid).children(
+                    recursive=True)]}  # fmt: skip
+        yield Plain(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}", logs / "work",
+                    frozenset(pids))  # fmt: skip
     finally:
         stop_processes([worker.pid, master.pid])
+    _settle_spark()
+    assert not spark_jvms(), f"Spark JVMs left behind: {spark_jvms()}"
+
+
+def _settle_spark(timeout_s: float = 15) -> None:
+    deadline = time.monotonic() + timeout_s
+    while spark_jvms() and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def nothing_but_the_cluster(plain_cluster):
+    """The test starts with no Spark JVM but the module's cluster, and leaves none (its
+    drivers and executors ended): ``no_spark_left``, the standing cluster excepted."""
+
+    def others() -> list[str]:
+        return [line for line in spark_jvms()
+                if int(line.split(":", 1)[0]) not in plain_cluster.pids]  # fmt: skip
+
+    assert not others(), f"Spark JVMs already running beside the cluster: {others()}"
+    yield
+    deadline = time.monotonic() + 15
+    while others() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not others(), f"Spark JVMs left behind: {others()}"
 
 
 @pytest.mark.jvm
-def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_left,
+def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, nothing_but_the_cluster,
                                                            plain_cluster):  # fmt: skip
     out = tmp_path / "out"
     ui = free_port()
@@ -157,7 +192,7 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, no_spark_le
 
 @pytest.mark.jvm
 def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
-    tmp_path, no_spark_left, plain_cluster
+    tmp_path, nothing_but_the_cluster, plain_cluster
 ):
     """A layout the cluster cannot hold is refused before anything is submitted; an
     application the cluster gives no executor (its status page here says it has more memory
@@ -187,7 +222,7 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
 
 @pytest.mark.jvm
 def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
-    tmp_path, no_spark_left, plain_cluster
+    tmp_path, nothing_but_the_cluster, plain_cluster
 ):
     """`run --master ... --bind node` (issue 32): the plugin binds each executor of the plain
     cluster (bound by no one) from inside. Each takes a node slot in the lock directory and
@@ -219,7 +254,7 @@ def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
 
 @pytest.mark.jvm
 def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
-    tmp_path, no_spark_left, plain_cluster
+    tmp_path, nothing_but_the_cluster, plain_cluster
 ):
     """Issue 32: the first `run --master ... --bind node` on the plain cluster keeps its host's
     topology as the plugin reported it; the second plans with it: the executor's
@@ -231,6 +266,7 @@ def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
     first = run_cli(*args, "--out", str(tmp_path / "first"))
     assert first.returncode == 0, first.stderr[-3000:]
     (record,) = [json.loads(line) for line in (tmp_path / "first" / "results.jsonl").open()]
+    first_app = record["app_id"]
     host = record["effective_placement"][0]["host"]
     assert f"learned {host}'s topology from the plugin's report: 1 NUMA node(s)" in first.stderr
     (executor,) = [j for j in record["spec"]["placement"]["jvms"] if j["role"] == "executor"]
@@ -250,9 +286,12 @@ def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
     count = len(CpuSet.parse(node_cpus))
     assert executor["java_options"] == [f"-XX:ActiveProcessorCount={count}"]
     assert any(n.startswith(said) for n in placement["notes"])
-    # the executor JVM got it: the worker logs each executor's command line
+    # the executor JVM got it: the worker logs each executor's command line (this test's two
+    # applications: the cluster served the other tests' too)
+    apps = {first_app, record["app_id"]}
     logs = {p.parent.parent.name: p.read_text(errors="replace").split("\n", 3)[:3]
-            for p in (tmp_path / "plain-cluster" / "work").glob("app-*/*/stderr")}  # fmt: skip
+            for p in plain_cluster.work.glob("app-*/*/stderr")
+            if p.parent.parent.name in apps}  # fmt: skip
     flagged = [app for app, head in logs.items()
                if f"-XX:ActiveProcessorCount={count}" in " ".join(head)]  # fmt: skip
     assert len(logs) == 2 and len(flagged) == 1, logs
