@@ -16,7 +16,8 @@ choosing a smaller input: one table per (job, fixed job parameters).
   family and vcpus_per_node (the machine type, e.g. m4.2xlarge = m4 x 8, its vCPUs from the
   table's slots / instance_count). Value: gross_runtime (s), 5 repetitions each.
 - scout: oxhead/scout, dataset/osr_multiple_nodes/NODES_TYPE_WORKLOAD_RUN/report.json (EC2).
-  Fixed: the workload (program, framework, input size). Parameters: nodes, family,
+  Fixed: the workload (program, framework, input: bigdata or huge; the input is generated
+  per run, its size differing by <0.01%). Parameters: nodes, family,
   vcpus_per_node. Value: elapsed_s; runs that did not complete (2-hour timeout) left out.
 - loftune: LJHzju/LOFTune, data/*/all_history_data.csv (TPC-H 100 GB, YARN). Fixed: the
   scenario (single query or a mix) and the query set (task_id). Parameters: the 22 spark.*
@@ -189,14 +190,15 @@ def scout(source: Source) -> list[Table]:
         if not done:
             timed_out.append(f"{nodes} x {family}.{size} {workload}")
             continue
-        rows.append({"workload": workload, "input_size": int(report["input_size"]),
+        rows.append({"workload": workload, "datasize": report.get("datasize", ""),
                      "nodes": int(nodes), "family": family, "vcpus_per_node": AWS_SIZE_VCPUS[size],
                      "run": int(run), "elapsed_s": float(report["elapsed_time"])})  # fmt: skip
     if not rows:
         raise UsageError(f"{source.path}: no dataset/osr_multiple_nodes/*/report.json of a "
                          "completed run: is it oxhead/scout?")  # fmt: skip
-    frame = pd.DataFrame(rows)
-    tables = grouped("scout", frame, "workload", ["input_size"],
+    # the input is generated per run (its input_size differs by <0.01% between runs), so the
+    # fixed job parameter is the workload's input label (bigdata, huge), in its name already
+    tables = grouped("scout", pd.DataFrame(rows), "workload", ["datasize"],
                      ["nodes", "family", "vcpus_per_node"], "elapsed_s")  # fmt: skip
     for table in tables:
         table.left_out = [t for t in timed_out if t.endswith(" " + table.workload)]
