@@ -66,7 +66,7 @@ def test_scout_leaves_out_runs_that_did_not_complete(tmp_path):
     tables = tables_of(public_tables.scout, "scout")
     big = tables["scout.join_spark_bigdata-datasize=bigdata"]
     assert big.fixed == {"datasize": "bigdata"}
-    assert big.left_out == ["4 x m4.large join_spark_bigdata"]
+    assert big.left_out == ["20 x m4.large join_spark_bigdata"]
     _, lookup = written(big, tmp_path)
     assert lookup == {(4, "c4", 2): 1817.555, (10, "c4", 2): 777.986, (10, "c4", 8): 305.064}
     assert tables["scout.join_spark_huge-datasize=huge"].configurations == 1
