@@ -66,10 +66,15 @@ def test_scout_leaves_out_runs_that_did_not_complete(tmp_path):
     tables = tables_of(public_tables.scout, "scout")
     big = tables["scout.join_spark_bigdata-datasize=bigdata"]
     assert big.fixed == {"datasize": "bigdata"}
-    assert big.left_out == ["20 x m4.large join_spark_bigdata"]
+    assert big.left_out == []
     _, lookup = written(big, tmp_path)
     assert lookup == {(4, "c4", 2): 1817.555, (10, "c4", 2): 777.986, (10, "c4", 8): 305.064}
     assert tables["scout.join_spark_huge-datasize=huge"].configurations == 1
+    kmeans = tables["scout.kmeans_spark1.5_bigdata-datasize=bigdata"]
+    assert kmeans.left_out == ["4 x c4.large kmeans_spark1.5_bigdata"]  # the 2-hour timeout
+    assert kmeans.frame.to_dict("records") == [
+        {"nodes": 8, "family": "c4", "vcpus_per_node": 2, "elapsed_s": 6761.987263486997}
+    ]
 
 
 def test_loftune_keeps_the_knobs_and_drops_the_query_embeddings():
