@@ -55,7 +55,7 @@ def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool) ->
     runs = [tuner_values(csv, entry["minimize"], {}, s, budget, True, cli) for s in range(seeds)]
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"configurations": rows, "best": best, "prior": Prior(space).describe(),
+    row |= {"seeds": seeds, "budget": budget, "configurations": rows, "best": best, "prior": Prior(space).describe(),
             "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
     for share in SHARES:
@@ -115,8 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
+    parser.add_argument("--save", type=Path,
+                        help="append each table's row to this JSON-lines file as it is done")  # fmt: skip
+    parser.add_argument("--load", type=Path,
+                        help="print the report of rows --save wrote, without replaying")  # fmt: skip
     args = parser.parse_args(argv)
     try:
+        if args.load:
+            report = [json.loads(line) for line in args.load.read_text().splitlines() if line]
+            return show(report, args)
         index_file = args.tables / "index.json"
         if not index_file.is_file():
             raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
@@ -130,14 +137,21 @@ def main(argv: list[str] | None = None) -> int:
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
                 report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli))
+                if args.save:  # written as each table ends: a long run loses nothing
+                    with args.save.open("a") as saved:
+                        saved.write(json.dumps(report[-1]) + "\n")
                 bar.advance(task)
-    except UsageError as e:
+    except (UsageError, OSError, json.JSONDecodeError) as e:
         print(f"Error: {e}", file=sys.stderr)
         return 2
+    return show(report, args)
+
+
+def show(report: list[dict], args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    text = markdown(report, args.seeds, args.budget)
+    text = markdown(report, report[0]["seeds"], report[0]["budget"]) if report else ""
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

@@ -131,8 +131,12 @@ def test_random_search_expected_is_exact():
 def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, capsys):
     public_tables.main([*all_sources(), "--out", str(tmp_path)])
     capsys.readouterr()
-    assert public_replay.main([str(tmp_path), "--seeds", "2", "--only", "grep-dataset_size_bytes=3232"]) == 0  # fmt: skip
+    saved = tmp_path / "rows.jsonl"
+    assert public_replay.main([str(tmp_path), "--seeds", "2", "--only", "grep-dataset_size_bytes=3232",
+                               "--save", str(saved)]) == 0  # fmt: skip
     out = capsys.readouterr().out
+    assert public_replay.main(["--load", str(saved)]) == 0  # the report again, not replayed
+    assert capsys.readouterr().out == out
     row = next(line for line in out.splitlines() if line.startswith("| autoscaling.grep"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     # 10 configurations, 1 within 5% (516.92; the next, 744.7, is 44% slower): 11 / 2
