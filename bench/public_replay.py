@@ -23,9 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from public_tables import DEFAULT_OUT
 from rich.console import Console
 from rich.progress import Progress
@@ -47,15 +49,26 @@ def spread(hits: list[int | None], budget: int) -> dict[str, float]:
             "never": sum(h is None for h in hits)}  # fmt: skip
 
 
-def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool) -> dict:
-    """One table's row of the report."""
+def renamed(csv: Path, names: dict[str, str], scratch: Path) -> Path:
+    """``csv`` with its columns renamed (``--as``), as a copy in ``scratch``."""
+    copy = scratch / csv.name
+    pd.read_csv(csv).rename(columns=names).to_csv(copy, index=False)
+    return copy
+
+
+def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
+            names: dict[str, str] | None = None, scratch: Path | None = None) -> dict:  # fmt: skip
+    """One table's row of the report (with ``names``, its columns renamed first, in
+    ``scratch``)."""
     csv = directory / entry["csv"]
+    if names:
+        csv = renamed(csv, names, scratch or Path(tempfile.gettempdir()))
     space, lookup = read_table(csv, entry["minimize"])
     best, rows = min(lookup.values()), len(lookup)
     runs = [tuner_values(csv, entry["minimize"], {}, s, budget, True, cli) for s in range(seeds)]
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"seeds": seeds, "budget": budget, "configurations": rows, "best": best, "prior": Prior(space).describe(),
+    row |= {"renamed": names or {}, "seeds": seeds, "budget": budget, "configurations": rows, "best": best, "prior": Prior(space).describe(),
             "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
     for share in SHARES:
@@ -115,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
+    parser.add_argument("--as", dest="names", action="append", default=[], metavar="COLUMN=NAME",
+                        help="replay with COLUMN renamed NAME (e.g. scaleout=workers: what "
+                             "the rules make of a column they would know by that name)")  # fmt: skip
     parser.add_argument("--save", type=Path,
                         help="append each table's row to this JSON-lines file as it is done")  # fmt: skip
     parser.add_argument("--load", type=Path,
@@ -124,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.load:
             report = [json.loads(line) for line in args.load.read_text().splitlines() if line]
             return show(report, args)
+        names = dict(text.partition("=")[::2] for text in args.names)
+        if any(not k or not v for k, v in names.items()):
+            raise UsageError("--as takes COLUMN=NAME, e.g. --as scaleout=workers")
         index_file = args.tables / "index.json"
         if not index_file.is_file():
             raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
@@ -132,11 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         if not index:
             raise UsageError(f"no table in {index_file} contains {args.only!r}")
         report = []
-        with Progress(console=Console(stderr=True), transient=True) as bar:
+        with (tempfile.TemporaryDirectory() as scratch,
+              Progress(console=Console(stderr=True), transient=True) as bar):  # fmt: skip
             task = bar.add_task("tables", total=len(index))
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
-                report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli))
+                report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
+                                      names, Path(scratch)))  # fmt: skip
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")

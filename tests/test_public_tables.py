@@ -144,3 +144,16 @@ def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, c
     assert "- autoscaling: goal met on" in out
     assert public_replay.main([str(tmp_path / "missing")]) == 2
     assert "run bench/public_tables.py" in capsys.readouterr().err
+
+
+def test_the_bench_can_replay_a_column_under_a_name_the_rules_know(tmp_path, capsys):
+    """--as scaleout=workers: what the rules make of a column they would know by that name."""
+    public_tables.main([*all_sources(), "--out", str(tmp_path)])
+    capsys.readouterr()
+    argv = [str(tmp_path), "--seeds", "1", "--only", "sort-dataset", "--json"]
+    assert public_replay.main([*argv, "--as", "scaleout=workers"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["renamed"] == {"scaleout": "workers"}
+    assert row["prior"].startswith("prior on workers (= executors)")
+    assert public_replay.main([*argv, "--as", "scaleout"]) == 2
+    assert "--as takes COLUMN=NAME" in capsys.readouterr().err
