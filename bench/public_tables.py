@@ -9,9 +9,9 @@ rows (read_table takes their median). What describes the job rather than the con
 choosing a smaller input: one table per (job, fixed job parameters).
 
 - autoscaling: dos-group/spark-autoscaling-evaluation, data/regular_dataproc/regular_dataproc.csv
-  (Dataproc clusters). Fixed: algorithm, dataset_size_bytes. Parameters: cpu_cores_per_node,
+  (Google Dataproc clusters). Fixed: algorithm, dataset_size_bytes. Parameters: cpu_cores_per_node,
   memory_gb_per_node, scaleout (10 node shapes). Value: runtime (s). One run each.
-- c3o: dos-group/c3o-experiments, JOB.tsv (EMR clusters). Fixed: the job's own columns
+- c3o: dos-group/c3o-experiments, JOB.tsv (AWS EC2 clusters). Fixed: the job's own columns
   (data_size_MB and its generator's: lines, k, iterations, ...). Parameters: instance_count,
   family and vcpus_per_node (the machine type, e.g. m4.2xlarge = m4 x 8, its vCPUs from the
   table's slots / instance_count). Value: gross_runtime (s), 5 repetitions each.
