@@ -289,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             source = Source(path)
             sources[dataset] = (repository, source.commit())
-            found = convert(source)
+            try:
+                found = convert(source)
+            except (KeyError, ValueError, TypeError, AttributeError) as e:  # the data's shape
+                raise UsageError(f"{path} does not hold {repository}'s layout ({type(e).__name__}: "
+                                 f"{e}): give its mirror or a clone") from None  # fmt: skip
             kept = [t for t in found if t.configurations >= args.min_configurations]
             print(f"{dataset} ({repository} at {sources[dataset][1]}): {len(kept)} table(s); "
                   f"{len(found) - len(kept)} with fewer than {args.min_configurations} "

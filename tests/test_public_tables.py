@@ -157,3 +157,14 @@ def test_the_bench_can_replay_a_column_under_a_name_the_rules_know(tmp_path, cap
     assert row["prior"].startswith("prior on workers (= executors)")
     assert public_replay.main([*argv, "--as", "scaleout"]) == 2
     assert "--as takes COLUMN=NAME" in capsys.readouterr().err
+
+
+def test_a_report_without_its_time_is_one_line(tmp_path, capsys):
+    run = tmp_path / "scout" / "dataset" / "osr_multiple_nodes" / "4_c4.large_join_spark_bigdata_1"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text('{"completed": true, "datasize": "bigdata"}')
+    assert public_tables.main([f"--source=scout={tmp_path / 'scout'}", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        "\n" not in err and "does not hold oxhead/scout's layout (KeyError: 'elapsed_time')" in err
+    )
