@@ -14,8 +14,10 @@ to 5% at most half of random search's expected figure where a table has 20 or mo
 configurations, and never above random's expected figure on any table.
 
     .venv/bin/python bench/public_tables.py --out /tmp/numaspark-public-tables
-    .venv/bin/python bench/public_replay.py /tmp/numaspark-public-tables [--seeds 20]
-        [--budget 20] [--only TEXT] [--cli] [--json] [--markdown FILE]
+    nice -n 10 .venv/bin/python bench/public_replay.py /tmp/numaspark-public-tables
+        [--seeds 20] [--budget 20] [--only TEXT] [--as COLUMN=NAME ...] [--cli] [--json]
+        [--markdown FILE] [--save ROWS.jsonl]
+    .venv/bin/python bench/public_replay.py --load ROWS.jsonl   # the report of saved rows
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
     per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"renamed": names or {}, "seconds per search": per_search, "seeds": seeds, "budget": budget, "configurations": rows, "best": best, "prior": Prior(space).describe(),
-            "trials run": float(np.median([len(r) for r in runs])),
+    row |= {"renamed": names or {}, "seconds per search": per_search, "seeds": seeds,
+            "budget": budget, "configurations": rows, "best": best,
+            "prior": Prior(space).describe(), "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
     for share in SHARES:
         near = sum(v <= best * (1 + share) for v in lookup.values())
