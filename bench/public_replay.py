@@ -15,7 +15,7 @@ configurations, and never above random's expected figure on any table.
 
     .venv/bin/python bench/public_tables.py --out /tmp/numaspark-public-tables
     nice -n 10 .venv/bin/python bench/public_replay.py /tmp/numaspark-public-tables
-        [--seeds 20] [--budget 20] [--only TEXT] [--as COLUMN=NAME ...] [--cli] [--json]
+        [--seeds 20] [--budget 20] [--only TEXT] [--as COLUMN=NAME ...] [--no-early-stop] [--cli] [--json]
         [--markdown FILE] [--save ROWS.jsonl]
     .venv/bin/python bench/public_replay.py --load ROWS.jsonl   # the report of saved rows
 """
@@ -60,7 +60,8 @@ def renamed(csv: Path, names: dict[str, str], scratch: Path) -> Path:
 
 
 def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
-            names: dict[str, str] | None = None, scratch: Path | None = None) -> dict:  # fmt: skip
+            names: dict[str, str] | None = None, scratch: Path | None = None,
+            early_stop: bool = True) -> dict:  # fmt: skip
     """One table's row of the report (with ``names``, its columns renamed first, in
     ``scratch``)."""
     csv = directory / entry["csv"]
@@ -69,11 +70,13 @@ def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
     space, lookup = read_table(csv, entry["minimize"])
     best, rows = min(lookup.values()), len(lookup)
     started = time.monotonic()
-    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, True, cli) for s in range(seeds)]
+    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli)
+            for s in range(seeds)]  # fmt: skip
     per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"renamed": names or {}, "seconds per search": per_search, "seeds": seeds,
+    row |= {"renamed": names or {}, "early stop": early_stop,
+            "seconds per search": per_search, "seeds": seeds,
             "budget": budget, "configurations": rows, "best": best,
             "prior": Prior(space).describe(), "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
@@ -111,7 +114,8 @@ def markdown(report: list[dict], budget: int) -> str:
         cost = f"{r['seconds per search']:.1f}" if "seconds per search" in r else "-"
         shown = {k: v for k, v in r.get("renamed", {}).items() if k in r["parameters"]}
         name = r["table"] + (f" (as {', '.join(f'{k}={v}' for k, v in shown.items())})"
-                             if shown else "")  # fmt: skip
+                             if shown else "") + ("" if r.get("early stop", True)
+                                                  else " (no early stop)")  # fmt: skip
         lines.append(
             f"| {name} | {r['configurations']} | {r['within 5%']} | "
             f"{cell(r['tuner to 5%'], budget)} | {r['random expected to 5%']:.1f}, "
@@ -143,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--as", dest="names", action="append", default=[], metavar="COLUMN=NAME",
                         help="replay with COLUMN renamed NAME (e.g. scaleout=workers: what "
                              "the rules make of a column they would know by that name)")  # fmt: skip
+    parser.add_argument("--no-early-stop", action="store_true",
+                        help="the tuner without its early stop (as tune --no-early-stop)")  # fmt: skip
     parser.add_argument("--save", type=Path,
                         help="append each table's row to this JSON-lines file as it is done")  # fmt: skip
     parser.add_argument("--load", type=Path,
@@ -169,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
                 report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
-                                      names, Path(scratch)))  # fmt: skip
+                                      names, Path(scratch), not args.no_early_stop))  # fmt: skip
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")

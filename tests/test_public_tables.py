@@ -151,9 +151,9 @@ def test_the_bench_can_replay_a_column_under_a_name_the_rules_know(tmp_path, cap
     public_tables.main([*all_sources(), "--out", str(tmp_path)])
     capsys.readouterr()
     argv = [str(tmp_path), "--seeds", "1", "--only", "sort-dataset", "--json"]
-    assert public_replay.main([*argv, "--as", "scaleout=workers"]) == 0
+    assert public_replay.main([*argv, "--as", "scaleout=workers", "--no-early-stop"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert row["renamed"] == {"scaleout": "workers"}
+    assert row["renamed"] == {"scaleout": "workers"} and row["early stop"] is False
     assert row["prior"].startswith("prior on workers (= executors)")
     assert public_replay.main([*argv, "--as", "scaleout"]) == 2
     assert "--as takes COLUMN=NAME" in capsys.readouterr().err
