@@ -18,7 +18,7 @@ from numaspark.spark.conf import layered, merged
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.supervise.processes import ProcessTracker, runs
-from numaspark.supervise.watch import Watch, Watched
+from numaspark.supervise.watch import Watch, Watched, tree_here
 
 MAX_EXECUTOR_RELAUNCHES = 3
 DEFAULT_TIMEOUT_S = 1800.0
@@ -233,19 +233,21 @@ def _watched(placement: Placement, cluster: Cluster | None,
              driver_pid: int | None) -> Callable[[], list[Watched]]:  # fmt: skip
     """What the watch reads: the executors under a cluster's workers, or the local-mode driver
     once spark-submit has exec'd java (until numactl and the scripts have, the pid is not the
-    JVM yet); nothing when the executors are elsewhere (the plugin reports for them)."""
+    JVM yet); nothing when the executors are elsewhere (the plugin reports for them). Each
+    one's Python processes too (PySpark's workers; the local-mode driver's script)."""
     if cluster is not None:
         executors = {e.index: e for e in placement.executors}
 
         def on_cluster() -> list[Watched]:
-            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker))
+            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker),
+                            tree=partial(cluster.read_tree, worker=worker))
                     for worker, pids in cluster.executor_pids().items() if worker in executors
                     for pid in pids]  # fmt: skip
 
         return on_cluster
     if driver_pid is None:
         return lambda: []
-    driver = [Watched(driver_pid, placement.executors[0])]
+    driver = [Watched(driver_pid, placement.executors[0], tree=tree_here, driver=True)]
     execed: list[bool] = []  # once java runs, it stays java: asked no more
 
     def local() -> list[Watched]:
