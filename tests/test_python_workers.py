@@ -12,8 +12,15 @@ import sys
 import time
 from pathlib import Path
 
-from numaspark.experiment.result import RunResult
-from numaspark.placement import Binding, JvmPlacement, MemPolicy
+from numaspark.collect.numa import NumaCollector
+from numaspark.collect.os_stats import OsCollector
+from numaspark.decide.advise import Severity, Subject, advise, advise_results
+from numaspark.decide.readings import cpu_reading, process_tree_reading
+from numaspark.experiment.assemble import _python_missed
+from numaspark.experiment.result import Measurements, RunResult
+from numaspark.metrics.eventlog import parse_event_log
+from numaspark.metrics.memory import process_tree_memory, python_tasks
+from numaspark.placement import Binding, JvmPlacement, Layout, MemPolicy, plan
 from numaspark.readback.proc import EffectiveJvm, parse_effective
 from numaspark.readback.python import DAEMON, DRIVER, WORKER, PythonProcess, python_cpu_s
 from numaspark.readback.tree import (
@@ -24,8 +31,11 @@ from numaspark.readback.tree import (
     read_tree_here,
 )
 from numaspark.report.console import run_lines
+from numaspark.report.html import _series, build_report
+from numaspark.spark.address import DriverAddress
+from numaspark.spark.app import run_settings
 from numaspark.supervise.watch import Watch, Watched
-from numaspark.topology import CpuSet
+from numaspark.topology import CpuSet, load_synthetic
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SQUARES_RUNS = FIXTURES / "runs" / "app-squares" / "results.jsonl"
@@ -212,3 +222,204 @@ def test_numaspark_run_says_where_each_python_process_ran():
     lines = run_lines([dataclasses.replace(run, effective_placement=[jvm])])
     assert ("  its Python worker (pid 77, ended): CPUs 0-1, policy bind:0, pages node 0 3.0 MiB, "
             "1.2 s CPU") in lines  # fmt: skip
+
+
+# --- measurement: settings, readings, advice ---------------------------------------------
+
+
+def test_a_pyspark_application_gets_process_tree_metrics_and_keeps_its_own():
+    placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
+    address = DriverAddress("127.0.0.1", "loopback")
+    ours = run_settings(placement, Path("/tmp/ev"), address, {}, {}, pyspark=True)
+    assert ours["spark.executor.processTreeMetrics.enabled"] == "true"
+    assert ours["spark.executor.metrics.pollingInterval"] == "1s"
+    assert "spark.executor.processTreeMetrics.enabled" not in run_settings(
+        placement, Path("/tmp/ev"), address, {}, {}
+    )  # a JAR's
+    users = {"spark.executor.metrics.pollingInterval": "5s"}
+    kept = run_settings(placement, Path("/tmp/ev"), address, users, {}, pyspark=True)
+    assert "spark.executor.metrics.pollingInterval" not in kept  # theirs stays
+    # each worker's BLAS threads at spark.task.cpus, as Spark sets OMP_NUM_THREADS
+    assert ours["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "1"
+    assert ours["spark.executorEnv.MKL_NUM_THREADS"] == "1"
+    two = {"spark.task.cpus": "2", "spark.executorEnv.MKL_NUM_THREADS": "4"}
+    wide = run_settings(placement, Path("/tmp/ev"), address, two, {}, pyspark=True)
+    assert wide["spark.executorEnv.OPENBLAS_NUM_THREADS"] == "2"
+    assert "spark.executorEnv.MKL_NUM_THREADS" not in wide  # theirs stays
+
+
+ALS_GAP = {"os_cpu_s": 18.6, "spark_executor_cpu_s": 0.3, "ratio": 62.0, "python_cpu_s": 41.2}
+
+
+def test_the_readings_say_python_dominates_and_never_blame_the_jvms_for_it():
+    """The ALS-like case of issue 40: executorCpuTime 0.3 s, the JVMs 18.6 s, the workers
+    41.2 s: Python dominates, and the JVMs are not said to burn CPU outside the tasks."""
+    line = cpu_reading(ALS_GAP)
+    assert line.startswith("CPU time: JVMs 18.6 s, their Python workers 41.2 s, Spark's task")
+    assert "the Python workers dominate (69% of the processes' CPU time)" in line
+    assert "burn" not in line
+    jvm_heavy = cpu_reading({**ALS_GAP, "python_cpu_s": 2.0})
+    assert "the JVMs dominate, mostly outside their task threads" in jvm_heavy
+    tasks = cpu_reading({**ALS_GAP, "python_cpu_s": 2.0, "spark_executor_cpu_s": 15.0,
+                         "ratio": 1.24})  # fmt: skip
+    assert tasks.endswith("the JVMs dominate, mostly in their task threads")
+    # a JVM-only application keeps the line it always had
+    jvm_only = {k: v for k, v in ALS_GAP.items() if k != "python_cpu_s"}
+    assert cpu_reading(jvm_only).endswith("the JVMs burn CPU outside the tasks (JIT, GC threads, "
+                                          "Spark's own work)")  # fmt: skip
+
+
+def _pyspark_run(process_tree: dict | None = None, conf: dict | None = None) -> RunResult:
+    old = json.loads(SQUARES_RUNS.read_text().splitlines()[-1])
+    run = RunResult.from_dict(old)
+    found = {"executor_cpu_gap": ALS_GAP}
+    if process_tree is not None:
+        found["process_tree"] = process_tree
+    return dataclasses.replace(run, measurements=Measurements(found),
+                               spec=dataclasses.replace(run.spec, spark_conf=conf or {}))  # fmt: skip
+
+
+def test_the_advisor_compares_the_three_cpu_figures():
+    finding = next(f for f in advise(Subject(None, _pyspark_run()), "x").findings
+                   if f.rule == "python-cpu")  # fmt: skip
+    assert finding.severity is Severity.LOW and "the Python workers dominate" in finding.finding
+    assert finding.evidence == {"jvm_cpu_s": 18.6, "python_cpu_s": 41.2,
+                                "spark_executor_cpu_s": 0.3}  # fmt: skip
+    jvm_only = dataclasses.replace(_pyspark_run(), measurements=Measurements(
+        {"executor_cpu_gap": {k: v for k, v in ALS_GAP.items() if k != "python_cpu_s"}}))  # fmt: skip
+    assert any(n.rule == "python-cpu" for n in advise(Subject(None, jvm_only), "x").not_assessed)
+
+
+def test_python_memory_past_the_overhead_asks_for_its_own_share_with_the_command():
+    """The recorded run's driver (local mode: a 6776 MiB heap, 677.6 MiB overhead) with Python
+    workers of 800 MiB: past the overhead they live in; the command sets pyspark.memory."""
+    tree = {"executors": [{"executor": "driver", "jvm_rss_bytes": 700 << 20,
+                           "python_rss_bytes": 800 << 20, "other_rss_bytes": 0}]}  # fmt: skip
+    advice = advise(Subject(None, _pyspark_run(tree)), "x")
+    finding = next(f for f in advice.findings if f.rule == "python-memory")
+    assert finding.severity is Severity.MODERATE and "800.0 MiB" in finding.finding
+    assert "--conf spark.executor.pyspark.memory=1200m" in finding.command
+    assert finding.command.startswith("numaspark run")
+    small = {"executors": [{**tree["executors"][0], "python_rss_bytes": 100 << 20}]}
+    quiet = next(f for f in advise(Subject(None, _pyspark_run(small)), "x").findings
+                 if f.rule == "python-memory")  # fmt: skip
+    assert quiet.severity is Severity.NONE and "within the 677.6 MiB overhead" in quiet.finding
+    capped = _pyspark_run(tree, {"spark.executor.pyspark.memory": "800m"})
+    at_limit = next(f for f in advise(Subject(None, capped), "x").findings
+                    if f.rule == "python-memory")  # fmt: skip
+    assert at_limit.severity is Severity.SEVERE and "MemoryError" in at_limit.finding
+    none = advise(Subject(None, _pyspark_run()), "x")
+    assert any(n.rule == "python-memory" for n in none.not_assessed)
+
+
+def test_a_users_application_is_named_by_its_configuration_never_none():
+    run = _pyspark_run()
+    assert run.spec.label is None and run.spec.configuration == "local 1x2 bind=node mem=bind"
+    (advice,) = advise_results([run])
+    assert (
+        advice.subject == "squares: local 1x2 bind=node mem=bind" and "None" not in advice.subject
+    )
+
+
+def test_the_report_plots_jvm_and_python_memory_per_node_and_names_the_configuration(tmp_path):
+    """The recorded run's collector samples with a Python reading added to one JVM: the
+    memory plot has a JVM and a Python series per node; the runs table and the advice name
+    the configuration by its shape, never None."""
+    records = [json.loads(line) for line in
+               (FIXTURES / "runs" / "app-squares" / "collectors.jsonl").read_text().splitlines()]  # fmt: skip
+    numa = next(r for r in records if r["collector"] == "numa")
+    for sample in numa["samples"]:
+        for jvm in sample["jvms"].values():
+            jvm["python_bytes_per_node"] = {"0": 50 << 20}
+    samples = tmp_path / "collectors.jsonl"
+    samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _, _, nodes = _series(samples)
+    assert set(nodes) == {"0 JVM", "0 Python"}
+    assert max(nodes["0 Python"][1]) == 50 << 20  # samples before the JVM was seen: 0
+    run = RunResult.from_dict(json.loads(SQUARES_RUNS.read_text().splitlines()[-1]))
+    run = dataclasses.replace(run, artifacts=dataclasses.replace(
+        run.artifacts, collector_samples=str(samples), event_log=None))  # fmt: skip
+    (tmp_path / "results.jsonl").write_text(json.dumps(run.to_dict()) + "\n")
+    html = build_report(tmp_path)
+    assert "<td>local 1x2 bind=node mem=bind</td>" in html and "<td>None</td>" not in html
+    assert "squares: local 1x2 bind=node mem=bind" in html
+    assert "JVM and Python resident memory per NUMA node" in html
+
+
+def test_the_collectors_count_a_jvms_python_workers_cpu_and_pages(tmp_path):
+    """Real processes: a parent (standing in for the JVM) with a child whose command line
+    names pyspark.worker (a simple worker) that burns CPU, then waits: the OS collector's
+    window gives its CPU time apart from the parent's, the NUMA collector its pages."""
+    burn = "import time\nx = 0\nfor i in range(3 * 10**6): x += i\ntime.sleep(30)"
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                               f"subprocess.Popen([sys.executable, '-c', {burn!r}, "
+                               "'pyspark.worker']); time.sleep(30)"])  # fmt: skip
+    os_collector, numa = OsCollector(), NumaCollector()
+    jvms = {parent.pid: ("executor 0", None)}
+    try:
+        deadline = time.monotonic() + 20
+        while not read_tree_here(parent.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        first = os_collector.sample(time.time(), jvms)
+        os_collector.samples.append({"t": time.time(), **first})
+        while time.monotonic() < deadline:  # until its loop is done and it sleeps
+            tree = read_tree_here(parent.pid)
+            found = python_processes(parent.pid, tree)
+            if found and (found[0].cpu_s or 0) >= 0.1 and "(sleeping)" in tree[0].status:
+                break
+            time.sleep(0.1)
+        last = os_collector.sample(time.time(), jvms)
+        os_collector.samples.append({"t": time.time(), **last})
+        pages = numa.sample(time.time(), jvms)
+    finally:
+        for proc in read_tree_here(parent.pid):
+            subprocess.run(["kill", str(proc.pid)], check=False)
+        parent.kill()
+        parent.wait()
+    (jvm,) = os_collector.summarize(0, time.time() + 1)["jvms"]
+    assert jvm["python_cpu_s"] >= 0.1 and jvm["python_driver_cpu_s"] == 0.0
+    assert jvm["python_peak_rss_bytes"] > 1 << 20
+    assert last["jvms"][str(parent.pid)]["python_cpu_s"] >= jvm["python_cpu_s"]
+    assert sum(pages["jvms"][str(parent.pid)]["python_bytes_per_node"].values()) > 1 << 20
+
+
+PROCESS_TREE_LOG = FIXTURES / "eventlogs" / "pyspark-process-tree"
+
+
+def test_process_tree_memory_is_read_per_executor_and_stage_from_a_real_log():
+    """Recorded here (make_fixtures.py says how): the driver's tree has its Python beside
+    its JVM, per stage; executor 0's readings are all zero and are said to be unread, never
+    reported as no memory; its eight tasks ran Python."""
+    log = parse_event_log(PROCESS_TREE_LOG)
+    found = process_tree_memory(log)
+    (driver,) = found["executors"]
+    assert driver["executor"] == "driver" and found["unread"] == ["0"]
+    assert driver["jvm_rss_bytes"] == 592723968 and driver["python_rss_bytes"] == 141877248
+    assert [(s["stage"], s["executor"]) for s in found["stages"]] == [(0, "driver")]
+    assert python_tasks(log) == 8 and python_tasks(log, {1}) == 4
+    assert process_tree_memory(log, {1}) == {
+        "note": "process-tree memory not logged: no stage logged a non-zero reading (stages "
+        "shorter than the executors' polls)"}  # fmt: skip
+    plain = parse_event_log(FIXTURES / "eventlogs" / "plain")  # an RDD word count, before
+    assert python_tasks(plain) == 8
+    assert process_tree_memory(plain)["note"].endswith("processTreeMetrics.enabled was off")
+    (java,) = (FIXTURES / "runs" / "jar-squares" / "eventlog").iterdir()
+    assert python_tasks(parse_event_log(java)) == 0  # a JAR's: no Python stage
+    reading = process_tree_reading(found)
+    assert (
+        reading
+        == "peak resident memory by process tree (Spark): driver JVM 565.3 MiB, Python 135.3 MiB"
+    )
+
+
+def test_a_python_worker_missed_between_readings_is_said():
+    """spark.python.worker.reuse=false starts a worker a Python task: fewer seen than the
+    log's Python tasks is one warning; as many, none."""
+    log = parse_event_log(PROCESS_TREE_LOG)
+    log.spark_properties["spark.python.worker.reuse"] = "false"
+    seen = [{"python": [{"pid": p, "role": "worker"} for p in range(3)]}]
+    (warning,) = _python_missed(seen, log)
+    assert warning.startswith("Python workers: 3 seen of the 8 that ran Python tasks")
+    assert _python_missed([{"python": [{"pid": p, "role": "worker"} for p in range(8)]}], log) == []
+    log.spark_properties["spark.python.worker.reuse"] = "true"
+    assert _python_missed(seen, log) == []

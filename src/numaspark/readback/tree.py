@@ -49,8 +49,9 @@ class ProcText:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def read_tree_here(root: int, proc: Path = Path("/proc")) -> list[ProcText]:
-    """Every descendant of ``root`` on this machine, as text; empty when ``root`` has gone."""
+def read_tree_here(root: int, proc: Path = Path("/proc"), maps: bool = True) -> list[ProcText]:
+    """Every descendant of ``root`` on this machine, as text (``maps``: with its numa_maps,
+    which costs a walk of its page tables); empty when ``root`` has gone."""
     try:
         children = psutil.Process(root).children(recursive=True)
     except psutil.Error:
@@ -64,11 +65,11 @@ def read_tree_here(root: int, proc: Path = Path("/proc")) -> list[ProcText]:
         except OSError:
             continue  # ended between listing and reading
         try:
-            maps = (base / "numa_maps").read_text()
+            numa_maps = (base / "numa_maps").read_text() if maps else ""
         except OSError:
-            maps = ""
+            numa_maps = ""
         ppid = _ppid(texts[1])
-        found.append(ProcText(child.pid, ppid, cmdline.strip(), texts[0], maps, texts[1]))
+        found.append(ProcText(child.pid, ppid, cmdline.strip(), texts[0], numa_maps, texts[1]))
     return found
 
 
