@@ -92,7 +92,8 @@ class Watch(threading.Thread):
         """One tick: check, then read what is new (or everything, with ``refresh``)."""
         if self.failure is None and self.check is not None:
             self.failure = self.check()
-        for watched in self.sources():
+        sources = self.sources()  # asked once a tick: on hosts it is a command over SSH
+        for watched in sources:
             known = self._seen.get(watched.pid)
             if known is not None and not self.refresh and known.policy != "unknown":
                 continue
@@ -101,7 +102,7 @@ class Watch(threading.Thread):
                 continue
             self._planned[watched.pid] = watched.planned
             self._seen[watched.pid] = EffectiveJvm.read(watched.planned, actual, facts)
-        for watched in self.sources():
+        for watched in sources:
             if watched.tree is not None and watched.pid in self._seen:
                 self._sample_python(watched)
 
