@@ -99,16 +99,20 @@ def python_processes(root: int, tree: list[ProcText], driver: bool = False,
     by_pid = {p.pid: p for p in tree}
     roles: dict[int, str] = {}
     for proc in sorted(tree, key=lambda p: _depth(p, by_pid, root)):
-        role = _role(proc, roles, root, driver)
+        role = _role(proc, roles, root, driver, by_pid)
         if role is not None:
             roles[proc.pid] = role
     return [_parse(by_pid[pid], role, ticks) for pid, role in sorted(roles.items())]
 
 
-def _role(proc: ProcText, roles: dict[int, str], root: int, driver: bool) -> str | None:
+def _role(proc: ProcText, roles: dict[int, str], root: int, driver: bool,
+          by_pid: dict[int, ProcText]) -> str | None:  # fmt: skip
     parent = roles.get(proc.ppid)
-    if parent == DAEMON:
-        return WORKER  # forked: the daemon's command line, the daemon's child
+    if parent == DAEMON and (proc.cmdline == by_pid[proc.ppid].cmdline
+                             or _runs_python(proc.cmdline)):  # fmt: skip
+        # forked: the daemon's command line, the daemon's child (not a helper a launcher
+        # such as pyenv's shim runs before it execs Python)
+        return WORKER
     if "pyspark.daemon" in proc.cmdline and proc.ppid == root:
         return DAEMON
     if "pyspark.worker" in proc.cmdline or "pyspark.sql.worker" in proc.cmdline:
