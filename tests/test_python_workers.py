@@ -12,14 +12,18 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+from conftest import run_cli
+
 from numaspark.collect.numa import NumaCollector
 from numaspark.collect.os_stats import OsCollector
 from numaspark.decide.advise import Severity, Subject, advise, advise_results
-from numaspark.decide.readings import cpu_reading, process_tree_reading
+from numaspark.decide.readings import cpu_reading, process_tree_reading, readings
 from numaspark.experiment.assemble import _python_missed
 from numaspark.experiment.result import Measurements, RunResult
 from numaspark.metrics.eventlog import parse_event_log
 from numaspark.metrics.memory import process_tree_memory, python_tasks
+from numaspark.metrics.registry import Metrics
 from numaspark.placement import Binding, JvmPlacement, Layout, MemPolicy, plan
 from numaspark.readback.proc import EffectiveJvm, parse_effective
 from numaspark.readback.python import DAEMON, DRIVER, WORKER, PythonProcess, python_cpu_s
@@ -33,6 +37,7 @@ from numaspark.readback.tree import (
 from numaspark.report.console import run_lines
 from numaspark.report.html import _series, build_report
 from numaspark.spark.address import DriverAddress
+from numaspark.spark.affinity import plugin_effective
 from numaspark.spark.app import run_settings
 from numaspark.supervise.watch import Watch, Watched
 from numaspark.topology import CpuSet, load_synthetic
@@ -88,6 +93,10 @@ def test_an_executor_tree_has_no_driver_and_other_children_are_left_out():
     simple = ProcText(pid=2, ppid=root, cmdline="python3 -m pyspark.worker",
                       status=tree[1].status, numa_maps="", stat=tree[1].stat)  # fmt: skip
     assert python_processes(root, [simple])[0].role == WORKER  # no daemon (use.daemon=false)
+    daemon = tree[1]
+    helper = ProcText(pid=3, ppid=daemon.pid, cmdline="bash /root/.pyenv/libexec/pyenv-exec",
+                      status=daemon.status, numa_maps="", stat=daemon.stat)  # fmt: skip
+    assert 3 not in {p.pid for p in python_processes(root, [*tree, helper])}  # a shim's helper
 
 
 def test_the_ssh_script_reads_the_tree_psutil_reads(tmp_path):
@@ -383,6 +392,26 @@ def test_the_collectors_count_a_jvms_python_workers_cpu_and_pages(tmp_path):
     assert sum(pages["jvms"][str(parent.pid)]["python_bytes_per_node"].values()) > 1 << 20
 
 
+def test_the_plugins_reports_give_every_python_process_an_executor_listed(tmp_path):
+    """The recorded first reports of a real executor, with Python processes as the plugin
+    lists them (jvm/contract.json ``python``): every one listed is kept at its last reading,
+    the ones its latest report leaves out ended."""
+    lines = [json.loads(line) for line in
+             (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()]  # fmt: skip
+    daemon = {"pid": 10, "role": "daemon", "cpus": "0-1", "mems": "0", "policy": "default",
+              "bytes_per_node": {"0": 4096}, "cpu_s": 0.5, "rss_bytes": 4096, "threads": 1}  # fmt: skip
+    first, second = (dict(lines[0]), dict(lines[1]))
+    first["python"] = [daemon, {**daemon, "pid": 11, "role": "worker", "cpu_s": 1.0}]
+    second["python"] = [{**daemon, "cpu_s": 0.6}, {**daemon, "pid": 12, "role": "worker"}]
+    path = tmp_path / "placement.jsonl"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    (entry,) = plugin_effective(path)
+    assert [(p.pid, p.role, p.ended, p.cpu_s) for p in entry.python] == [
+        (10, "daemon", False, 0.6), (11, "worker", True, 1.0), (12, "worker", False, 0.5)]  # fmt: skip
+    assert entry.python_at_once == 1 and entry.source == "plugin"
+    assert plugin_effective(FIXTURES / "plugin" / "first-reports.jsonl")[0].python == ()
+
+
 PROCESS_TREE_LOG = FIXTURES / "eventlogs" / "pyspark-process-tree"
 
 
@@ -423,3 +452,54 @@ def test_a_python_worker_missed_between_readings_is_said():
     assert _python_missed([{"python": [{"pid": p, "role": "worker"} for p in range(8)]}], log) == []
     log.spark_properties["spark.python.worker.reuse"] = "true"
     assert _python_missed(seen, log) == []
+
+
+def test_where_numaspark_does_not_sample_the_plugins_python_cpu_is_read():
+    """A run on a cluster numaspark did not start: no collectors, the plugin's reports give
+    the workers' CPU time; the reading weighs it against Spark's task CPU."""
+    run = _pyspark_run()
+    worker = PythonProcess(pid=9, role=WORKER, cpu_s=12.5)
+    driver = PythonProcess(pid=8, role=DRIVER, cpu_s=3.0)  # not a worker: left out
+    reported = EffectiveJvm(jvm="executor 0", index=0, pid=7, cpus="0-1", mems="0",
+                            policy="default", source="plugin", python=(worker, driver))  # fmt: skip
+    run = dataclasses.replace(run, measurements=None, effective_placement=[reported],
+                              metrics=Metrics.of({**run.metrics.to_dict(), "executorCpuTime": 500.0}))  # fmt: skip
+    (line,) = [r for r in readings(run) if r.startswith("CPU time")]
+    assert line == ("CPU time: Python workers 12.5 s (as the plugin saw them, workers ended "
+                    "between its reports not counted), Spark's task CPU 0.5 s: the Python "
+                    "workers dominate: PySpark's tasks do their work there, which "
+                    "executorCpuTime does not count")  # fmt: skip
+
+
+# --- real Spark: what only Spark proves -------------------------------------------------------
+
+ALS = Path(__file__).resolve().parents[1] / "bench" / "apps" / "als.py"
+
+
+@pytest.mark.jvm
+@pytest.mark.integration
+def test_core_bound_pyspark_workers_run_on_the_executors_cpus_and_are_measured(
+    tmp_path, no_spark_left
+):
+    """numpy ALS in local mode at --bind core (the plugin pins each task to a core): the
+    daemon, forked from a pinned task thread, and its workers are read back on the JVM's
+    CPUs (the plugin re-binds them), each worker with one thread (its BLAS capped at
+    spark.task.cpus); the readings compare the three CPU figures and Spark's process-tree
+    metrics put the Python RSS beside the JVM's."""
+    out = tmp_path / "out"
+    proc = run_cli("run", str(ALS), "--bind", "core", "--interval", "0.5s", "--out", str(out),
+                   "--", "150", "400", "10", "3", "2")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (line,) = (out / "results.jsonl").read_text().splitlines()
+    run = RunResult.from_dict(json.loads(line))
+    (jvm,) = run.effective_placement
+    placed = [p for p in jvm.python if p.policy not in (None, "unknown")]
+    assert {p.role for p in placed} >= {"daemon", "worker", "driver"}, jvm.python
+    assert jvm.cpus == "0-1" and all(p.cpus == jvm.cpus for p in placed), jvm.python
+    assert all(p.threads == 1 for p in placed if p.role == WORKER), jvm.python
+    assert not [d for d in jvm.differences if "'s Python" in d]
+    gap = run.figures.cpu_gap
+    assert gap["python_cpu_s"] > 0 and gap["spark_executor_cpu_s"] > 0
+    assert any(r.startswith("CPU time: JVMs") for r in readings(run))
+    (driver,) = run.figures.process_tree["executors"]
+    assert driver["python_rss_bytes"] > 0 and driver["jvm_rss_bytes"] > 0

@@ -63,6 +63,10 @@ def readings(result) -> list[str]:
     gap = found.cpu_gap
     if gap:
         lines.append(cpu_reading(gap))
+    else:
+        reported = plugin_python_reading(result, metrics)
+        if reported:
+            lines.append(reported)
     memory = process_tree_reading(found.process_tree)
     if memory:
         lines.append(memory)
@@ -107,6 +111,25 @@ def cpu_reading(gap: dict) -> str:
         return (f"{figures}: the JVMs dominate, mostly outside their task threads (JIT, GC, "
                 "rows moved to and from the Python workers, Spark's own work)")  # fmt: skip
     return f"{figures}: the JVMs dominate, mostly in their task threads"
+
+
+def plugin_python_reading(result, metrics: Metrics) -> str | None:
+    """Where numaspark does not sample (a cluster it did not start), the Python workers' CPU
+    time as the plugin reported it from inside each executor, against Spark's task CPU."""
+    python = [p for e in getattr(result, "effective_placement", None) or ()
+              if e.source == "plugin" for p in e.python if p.role != "driver"]  # fmt: skip
+    task_ms = metrics.executorCpuTime
+    if not python or not task_ms:
+        return None
+    used = sum(p.cpu_s or 0.0 for p in python)
+    task = task_ms / 1000
+    which = ("the Python workers dominate: PySpark's tasks do their work there, which "
+             "executorCpuTime does not count" if used >= task
+             else "Spark's task threads dominate")  # fmt: skip
+    return (
+        f"CPU time: Python workers {used:.1f} s (as the plugin saw them, workers ended "
+        f"between its reports not counted), Spark's task CPU {task:.1f} s: {which}"
+    )
 
 
 def process_tree_reading(tree: dict) -> str | None:
