@@ -19,7 +19,7 @@ from numaspark.placement.plugin import CONF_PREFIX, SLOTS_ENV, PlacementReport, 
 from numaspark.spark.affinity import TASK_DETAIL, read_records
 
 CONTRACT = json.loads((Path(__file__).parents[1] / "jvm" / "contract.json").read_text())
-JSON_TYPES = {int: "integer", str: "string", float: "number", dict: "object"}
+JSON_TYPES = {int: "integer", str: "string", float: "number", dict: "object", list: "array"}
 
 
 def _fields(part: str) -> dict[str, dict]:

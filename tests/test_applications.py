@@ -522,6 +522,15 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_s
     assert run["status"] == "ok" and run["spec"]["application"]["name"] == "squares"
     assert run["app"]["elapsed_ms"] > run["app"]["job_time_ms"] > 0
     assert run["effective_placement"][0]["policy"] == "bind:0"
+    # its Python processes, read from /proc under the driver JVM: the user's script, the
+    # daemon and its workers, each on the numactl prefix's CPUs and policy (inherited)
+    jvm = run["effective_placement"][0]
+    python = [p for p in jvm["python"] if p["policy"] != "unknown"]  # not a zombie
+    assert {p["role"] for p in python} == {"driver", "daemon", "worker"}, jvm["python"]
+    assert all(p["cpus"] == jvm["cpus"] == jvm["planned_cpus"] and p["policy"] == "bind:0"
+               and p["rss_bytes"] > 0 and "0" in p["bytes_per_node"] for p in python)  # fmt: skip
+    assert sum(p["cpu_s"] for p in python if p["role"] == "worker") > 0
+    assert jvm["python_at_once"] >= 1 and not jvm["differences"]
 
 
 @pytest.mark.jvm
@@ -559,6 +568,14 @@ def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_
     assert {r["spec"]["cores_per_executor"] for r in runs} == {1}
     assert all(r["effective_placement"] and r["effective_placement"][0]["jvm"] == "executor 0"
                for r in runs)  # fmt: skip
+    for run in runs:  # the executor's daemon and workers, under the worker's numactl binding
+        executor = run["effective_placement"][0]
+        roles = {p["role"] for p in executor["python"]}
+        assert roles == {"daemon", "worker"}, executor["python"]  # the driver's runs elsewhere
+        placed = [p for p in executor["python"] if p["policy"] != "unknown"]  # not a zombie
+        assert {p["role"] for p in placed} == {"daemon", "worker"}, executor["python"]
+        assert all(p["cpus"] == executor["cpus"] and p["policy"] == executor["policy"]
+                   for p in placed)  # fmt: skip
     assert proc.stderr.count("starting a standalone cluster") == 1
 
 

@@ -182,3 +182,39 @@ def test_a_standalone_fragment_to_paste(tmp_path, xeon24):
     assert any(line.split() == [LEVEL_KEY, "node"] for line in lines)
     assert any(line.split()[:1] == ["spark.executor.extraClassPath"] and line.split()[1:]
                for line in lines)  # the path on the same line: pasted whole  # fmt: skip
+
+
+def test_yarn_and_k8s_count_the_python_workers_memory_in_the_container(xeon24):
+    """spark.executor.pyspark.memory is added by Spark to each executor's container or pod:
+    the NodeManager's node sizes and the pod's memory count it, and Spark's side sets it."""
+    placement = plan(
+        xeon24, Layout(executors_per_node=1, memory_per_executor=8 * GIB), Binding.NODE
+    )
+    yarn = yarn_settings(placement, xeon24, python_memory=2 * GIB)
+    assert (
+        yarn["yarn-site"]["yarn.nodemanager.numa-awareness.0.memory"] == "12288"
+    )  # 8192 + 819 + 2048 -> 11264, + AM
+    assert yarn["yarn-site"]["yarn.nodemanager.resource.memory-mb"] == "23552"  # 2 x 11264 + 1024
+    assert yarn["spark"]["spark.executor.pyspark.memory"] == "2g"
+    assert "spark.executor.pyspark.memory" not in yarn_settings(placement, xeon24)["spark"]
+    layout = Layout(executors=4, cores_per_executor=2, memory_per_executor=4 * GIB)
+    pods = k8s_settings(plan(xeon24, layout, Binding.CORE), xeon24, python_memory=GIB)
+    without = k8s_settings(plan(xeon24, layout, Binding.CORE), xeon24)
+
+    def memory(settings: dict) -> str:
+        container = settings["executor-pod-template"]["spec"]["containers"][0]
+        return container["resources"]["limits"]["memory"]
+
+    assert memory(without) == "4505Mi" and memory(pods) == "5529Mi"  # 4096 + 409 (+ 1024)
+    assert pods["spark"]["spark.executor.pyspark.memory"] == "1g"
+
+
+def test_python_memory_is_for_yarn_and_k8s_only(xeon24):
+    proc = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"),
+                   "--python-memory", "2g")  # fmt: skip
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "--target yarn or k8s" in proc.stderr
+    ok = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--target", "yarn",
+                 "--executors-per-node", "1", "--python-memory", "2g", "--json")  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert '"spark.executor.pyspark.memory": "2g"' in ok.stdout

@@ -104,6 +104,7 @@ def plan_command(
     out: Annotated[Optional[Path], Opt(help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, spark-defaults.conf, kubelet-config.yaml, the executor pod template, README.txt) into this directory.")] = None,  # noqa: UP045
     plugin_jar: Annotated[Optional[str], Opt(help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image).")] = None,  # noqa: UP045
     image: Annotated[Optional[str], Opt(help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image).")] = None,  # noqa: UP045
+    python_memory: Annotated[Optional[str], Opt(help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod.")] = None,  # noqa: UP045
 ) -> None:  # fmt: skip
     """Place executors on this machine, or on each of --hosts.
 
@@ -116,6 +117,10 @@ def plan_command(
     """
     if (plugin_jar or image) and target is not Platform.K8S:
         raise UsageError("--plugin-jar and --image are for --target k8s")
+    if python_memory and target not in (Platform.YARN, Platform.K8S):
+        raise UsageError("--python-memory sizes YARN containers and Kubernetes pods: give "
+                         "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)")  # fmt: skip
+    python_bytes = parse_size(python_memory, "--python-memory") if python_memory else 0
 
     inventory = inventory_of(hosts, hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
@@ -125,7 +130,7 @@ def plan_command(
         return term.json(plans_to_dict(found, driver)) if as_json else term.print(views.hosts_view(found, driver))  # fmt: skip
     topo = topology_of(xml, synthetic)
     placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
-    extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image)
+    extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image, python_bytes)
     # the files are written before anything is printed: a bad --out is the only line shown
     written = write_files(out, target_files(target, extra, out)) if out is not None else []
     if as_json:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from numaspark.collect.base import Collector, JvmMap
 from numaspark.readback.proc import pages_per_node
+from numaspark.readback.python import DRIVER
+from numaspark.readback.tree import python_processes, read_tree_here
 
 NUMASTAT_NOTE = "numastat counts page allocations, not memory accesses"
 VMSTAT_KEYS = ("numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated",
@@ -41,6 +43,20 @@ def read_vmstat(path: Path = Path("/proc/vmstat")) -> dict[str, int]:
     return {k: int(values[k]) for k in VMSTAT_KEYS if k in values}
 
 
+def _python_pages(pid: int, driver: bool) -> dict:
+    """The resident bytes per node of a JVM's Python workers and daemon (a local-mode
+    driver's script apart), summed; none for a JVM without any. A forked worker shares the
+    daemon's pages until it writes them, so shared pages count once per process."""
+    python = [p for p in python_processes(pid, read_tree_here(pid), driver) if p.role != DRIVER]
+    if not python:
+        return {}
+    total: dict[str, int] = {}
+    for proc in python:
+        for node, nbytes in proc.bytes_per_node.items():
+            total[node] = total.get(node, 0) + nbytes
+    return {"python_bytes_per_node": dict(sorted(total.items()))}
+
+
 class NumaCollector(Collector):
     name = "numa"
 
@@ -58,6 +74,7 @@ class NumaCollector(Collector):
                 "name": name,
                 "bytes_per_node": {str(n): b for n, b in sorted(per_node.items())},
                 "bound_nodes": sorted(bound) if bound is not None else None,
+                **_python_pages(pid, name == "driver"),
             }
         return reading
 
@@ -84,5 +101,7 @@ class NumaCollector(Collector):
                 "name": entry["name"], "pid": int(pid), "bytes_per_node": per_node,
                 "resident_bytes": total, "bound_nodes": bound,
                 "share_on_bound_nodes": round(on_bound / total, 4) if bound and total else None,
+                **({"python_bytes_per_node": entry["python_bytes_per_node"]}
+                   if "python_bytes_per_node" in entry else {}),
             })  # fmt: skip
         return summary

@@ -6,6 +6,9 @@ threads' /proc/PID/task/TID/sched: /proc/PID/status counts only the main
 thread), RSS and the process's own peak RSS (VmHWM). A thread that ends keeps
 the counts it had at its last sample (the kernel drops them with the thread),
 so the totals only grow; what it did after its last sample is lost.
+Per JVM too, the CPU time of its Python processes (PySpark's daemon and workers; in local
+mode the driver's script apart), each kept at its last sample as the threads are: a worker
+that lived between two samples is not counted (readback/python.py).
 Machine-wide: CPU time split
 user/system/iowait/idle, utilisation per CPU, context switches, load.
 """
@@ -19,6 +22,8 @@ from pathlib import Path
 import psutil
 
 from numaspark.collect.base import Collector, JvmMap
+from numaspark.readback.python import DRIVER
+from numaspark.readback.tree import python_processes, read_tree_here
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 _SCHED = re.compile(r"^(se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s*:\s*(\d+)",
@@ -67,6 +72,7 @@ class OsCollector(Collector):
     def __init__(self) -> None:
         super().__init__()
         self._threads: dict[int, dict[str, list[int]]] = {}  # pid -> tid -> last counts
+        self._python: dict[int, dict[int, tuple[str, float]]] = {}  # pid -> its Python's
 
     def _totals(self, pid: int, jvm: dict) -> dict:
         known = self._threads.setdefault(pid, {})
@@ -91,8 +97,24 @@ class OsCollector(Collector):
         for pid, (name, _) in jvms.items():
             jvm = read_jvm(pid)
             if jvm is not None:
-                reading["jvms"][str(pid)] = {"name": name, **self._totals(pid, jvm)}
+                reading["jvms"][str(pid)] = {"name": name, **self._totals(pid, jvm),
+                                             **self._python_cpu(pid, name == "driver")}  # fmt: skip
         return reading
+
+    def _python_cpu(self, pid: int, driver: bool) -> dict:
+        """The JVM's Python processes' CPU time so far, each at its last sample; none for a
+        JVM without any."""
+        alive = python_processes(pid, read_tree_here(pid, maps=False), driver)
+        known = self._python.setdefault(pid, {})
+        for proc in alive:
+            known[proc.pid] = (proc.role, max(known.get(proc.pid, ("", 0.0))[1], proc.cpu_s or 0))
+        if not known:
+            return {}
+        return {
+            "python_cpu_s": round(sum(c for role, c in known.values() if role != DRIVER), 2),
+            "python_driver_cpu_s": round(sum(c for role, c in known.values() if role == DRIVER), 2),
+            "python_rss_bytes": sum(p.rss_bytes or 0 for p in alive if p.role != DRIVER),
+        }
 
     def summarize(self, start: float, end: float) -> dict:
         samples = self.window(start, end)
@@ -139,8 +161,21 @@ class OsCollector(Collector):
                 "migrations": max(0, delta["migrations"]),
                 "threads": b["threads"], "rss_bytes": b["rss_bytes"],
                 "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen) or None,
+                **_python_use([s["jvms"][pid] for s in seen]),
             })  # fmt: skip
         return summary
+
+
+def _python_use(readings: list[dict]) -> dict:
+    """The window's Python CPU time (workers and daemon; the local-mode driver's script
+    apart) and the Python workers' peak RSS, where the JVM had Python processes."""
+    if not any("python_cpu_s" in r for r in readings):
+        return {}
+    first = readings[0] if len(readings) > 1 else {}  # one sample: its totals so far
+    return {
+        key: round(readings[-1].get(key, 0.0) - first.get(key, 0.0), 2)
+        for key in ("python_cpu_s", "python_driver_cpu_s")
+    } | {"python_peak_rss_bytes": max(r.get("python_rss_bytes", 0) for r in readings)}
 
 
 def _busy(times) -> float:

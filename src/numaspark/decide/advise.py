@@ -58,8 +58,9 @@ from numaspark.experiment.request import (
 from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
 from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.metrics.eventlog import EventLog, parse_event_log
+from numaspark.metrics.memory import process_tree_memory
 from numaspark.metrics.registry import Metrics
-from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
+from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, spark_overhead
 from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size, parse_size
 
@@ -205,6 +206,31 @@ class Subject:
             return parse_size(text if text[-1].isalpha() else text + "m", "heap")
         except UsageError:  # a setting written in a form we do not read: no heap rule
             return None
+
+    def overhead_bytes(self) -> int | None:
+        """The executors' memoryOverhead: as set, else Spark's default for the heap."""
+        text = self.conf.get("spark.executor.memoryOverhead")
+        if text:
+            try:
+                return parse_size(text if text[-1].isalpha() else text + "m", "memoryOverhead")
+            except UsageError:
+                return None
+        jvms = self.task_jvms()
+        if jvms:
+            return max(j.overhead for j in jvms) or None
+        heap = self.heap_bytes()
+        return spark_overhead(heap) if heap else None
+
+    def python_memory(self) -> list[dict]:
+        """Per executor, the peak RSS of its JVM and its Python workers (Spark's process-tree
+        metrics: the run's window, or the whole log); empty when none were logged."""
+        found: list[dict] = []
+        if self.result is not None and self.result.figures.process_tree.get("executors"):
+            found = list(self.result.figures.process_tree["executors"])
+        elif self.log is not None:
+            found = list(process_tree_memory(self.log).get("executors") or [])
+        # off local mode the driver's Python is the user's script, not a worker
+        return [e for e in found if self.local or e["executor"] != "driver"]
 
     def executor_count(self) -> int | None:
         if self.result is not None and self.task_jvms():
@@ -587,8 +613,79 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
                    evidence)  # fmt: skip
 
 
+PYSPARK_MEMORY = "spark.executor.pyspark.memory"
+
+
+def _python_cpu(subject: Subject) -> Finding | NotAssessed:
+    """A PySpark run's CPU time: the JVMs', their Python workers' and Spark's task CPU, and
+    which dominates (executorCpuTime counts the JVMs' task threads, never Python's)."""
+    gap = subject.result.figures.cpu_gap if subject.result is not None else None
+    if not gap or gap.get("python_cpu_s") is None:
+        return NotAssessed("python-cpu", "no Python workers' CPU time measured (not a PySpark "
+                           "application, or measured from an event log alone)")  # fmt: skip
+    jvm, python, task = gap["os_cpu_s"], gap["python_cpu_s"], gap["spark_executor_cpu_s"]
+    evidence = {"jvm_cpu_s": jvm, "python_cpu_s": python, "spark_executor_cpu_s": task}
+    text = (
+        f"CPU time: JVMs {jvm:.1f} s, Python workers {python:.1f} s, Spark's task CPU {task:.1f} s"
+    )
+    if python < jvm:
+        return Finding("python-cpu", Severity.NONE, f"{text}: the JVMs dominate", evidence)
+    return Finding("python-cpu", Severity.LOW, f"{text}: the Python workers dominate", evidence,
+                   "judge this application by its Python workers' CPU time: Spark's task "
+                   "figures (executorCpuTime, the CPU gap) count only the JVMs' task threads; "
+                   "the workers run on their executor's CPUs, so give the executors the cores "
+                   "(spark.task.cpus caps each worker's BLAS threads)")  # fmt: skip
+
+
+def _python_memory(subject: Subject) -> Finding | NotAssessed:
+    """The Python workers' resident memory against what the executor sets aside for them:
+    spark.executor.pyspark.memory when set, else the memoryOverhead they live in."""
+    peaks = subject.python_memory()
+    if not peaks:
+        return NotAssessed("python-memory", "no Python workers' memory measured (not a PySpark "
+                           "application, or Spark's process-tree metrics were off)")  # fmt: skip
+    worst = max(peaks, key=lambda e: e["python_rss_bytes"])
+    python, executor = worst["python_rss_bytes"], worst["executor"]
+    heap = subject.heap_bytes()
+    evidence = {"executor": executor, "python_rss_bytes": python,
+                "jvm_rss_bytes": worst["jvm_rss_bytes"], "heap_bytes": heap}  # fmt: skip
+    suggested = max(python * 3 // 2, 256 * 1024**2)
+    raise_it = subject.changed(conf={PYSPARK_MEMORY: jvm_size(suggested)})
+    text = f"executor {executor}'s Python workers peaked at {human_size(python)}"
+    limit = subject.conf.get(PYSPARK_MEMORY)
+    if limit:
+        try:
+            allowed = parse_size(limit if limit[-1].isalpha() else limit + "m", PYSPARK_MEMORY)
+        except UsageError:
+            return NotAssessed("python-memory", f"{PYSPARK_MEMORY}={limit} is not a size we read")
+        evidence["pyspark_memory_bytes"] = allowed
+        if python <= allowed * 0.9:
+            return Finding("python-memory", Severity.NONE,
+                           f"{text}, within {PYSPARK_MEMORY} {human_size(allowed)}", evidence)  # fmt: skip
+        return Finding("python-memory", Severity.SEVERE,
+                       f"{text}, at {PYSPARK_MEMORY} {human_size(allowed)}: each worker is "
+                       "limited to its share of it, and fails with MemoryError past it", evidence,
+                       f"raise {PYSPARK_MEMORY} to {jvm_size(suggested)}", raise_it)  # fmt: skip
+    overhead = subject.overhead_bytes()
+    evidence["overhead_bytes"] = overhead
+    if overhead is None or python <= overhead // 2:
+        within = f", within the {human_size(overhead)} overhead" if overhead else ""
+        return Finding("python-memory", Severity.NONE, f"{text}{within}", evidence)
+    severity = Severity.MODERATE if python > overhead else Severity.LOW
+    return Finding("python-memory", severity,
+                   f"{text}, against a memoryOverhead of {human_size(overhead)} that they share "
+                   f"with the JVM's off-heap memory ({PYSPARK_MEMORY} unset): a YARN or "
+                   "Kubernetes container is killed past heap + overhead; standalone and local "
+                   "mode limit nothing, and the workers compete with the JVM for the node's "
+                   "memory", evidence,
+                   f"set {PYSPARK_MEMORY} to {jvm_size(suggested)}: their own share, added to "
+                   "the container (numaspark plan --target yarn|k8s --python-memory sizes it)",
+                   raise_it)  # fmt: skip
+
+
 RULES: tuple[Rule, ...] = (_gc, _heap, _straddle, _pages, _balancing, _smt, _bandwidth, _skew,
-                           _spill, _parallelism, _driver, _executors)  # fmt: skip
+                           _spill, _parallelism, _driver, _executors, _python_cpu,
+                           _python_memory)  # fmt: skip
 
 
 def advise(subject: Subject, name: str) -> Advice:
@@ -605,8 +702,8 @@ def advise(subject: Subject, name: str) -> Advice:
 
 def _name(spec: RunSpec) -> str:
     """A configuration without a study label, as people write it."""
-    shape = f"{spec.executors or 1}x{spec.cores_per_executor or 'all'}"
-    return f"{spec.workload} {spec.size}: {spec.mode} {shape} bind={spec.binding}"
+    what = f"{spec.workload} {spec.size}" if spec.size else f"{spec.workload}"
+    return f"{what}: {spec.configuration}"
 
 
 def recorded_machine(source: Path) -> Machine | None:

@@ -20,6 +20,7 @@ from numaspark.decide.thresholds import (
 )
 from numaspark.experiment.result import Measurements
 from numaspark.metrics.registry import Metrics
+from numaspark.units import human_size
 
 
 def readings(result) -> list[str]:
@@ -61,12 +62,14 @@ def readings(result) -> list[str]:
         lines.append(f"GC takes {gc_share:.0%} of executor time: {advice}")
     gap = found.cpu_gap
     if gap:
-        advice = ("the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
-                  if gap["ratio"] > CPU_GAP else "nearly all JVM CPU time is in the tasks")  # fmt: skip
-        lines.append(
-            f"JVM CPU {gap['os_cpu_s']:.1f} s vs Spark executorCpuTime "
-            f"{gap['spark_executor_cpu_s']:.1f} s ({gap['ratio']:.1f}x): {advice}"
-        )
+        lines.append(cpu_reading(gap))
+    else:
+        reported = plugin_python_reading(result, metrics)
+        if reported:
+            lines.append(reported)
+    memory = process_tree_reading(found.process_tree)
+    if memory:
+        lines.append(memory)
     pinning = getattr(result, "affinity", None)
     if pinning:
         lines.append(_pinning(pinning))
@@ -87,6 +90,56 @@ def readings(result) -> list[str]:
                 "software events were recorded"
             )
     return lines
+
+
+def cpu_reading(gap: dict) -> str:
+    """The JVMs' CPU time against Spark's task CPU time and, for PySpark, the Python
+    workers': which dominates. Python's work is never the JVMs' CPU outside the tasks."""
+    jvm, task, python = gap["os_cpu_s"], gap["spark_executor_cpu_s"], gap.get("python_cpu_s")
+    if python is None:
+        advice = ("the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
+                  if gap["ratio"] > CPU_GAP else "nearly all JVM CPU time is in the tasks")  # fmt: skip
+        return f"JVM CPU {jvm:.1f} s vs Spark executorCpuTime {task:.1f} s ({gap['ratio']:.1f}x): {advice}"
+    figures = (f"CPU time: JVMs {jvm:.1f} s, their Python workers {python:.1f} s, Spark's task "
+               f"CPU (executorCpuTime, the JVMs' task threads) {task:.1f} s")  # fmt: skip
+    if python >= jvm:
+        share = python / (python + jvm) if python + jvm else 1.0
+        return (f"{figures}: the Python workers dominate ({share:.0%} of the processes' CPU "
+                "time): PySpark's tasks do their work there, which executorCpuTime does not "
+                "count; they are placed, and need CPUs, with their executors")  # fmt: skip
+    if gap["ratio"] > CPU_GAP:
+        return (f"{figures}: the JVMs dominate, mostly outside their task threads (JIT, GC, "
+                "rows moved to and from the Python workers, Spark's own work)")  # fmt: skip
+    return f"{figures}: the JVMs dominate, mostly in their task threads"
+
+
+def plugin_python_reading(result, metrics: Metrics) -> str | None:
+    """Where numaspark does not sample (a cluster it did not start), the Python workers' CPU
+    time as the plugin reported it from inside each executor, against Spark's task CPU."""
+    python = [p for e in getattr(result, "effective_placement", None) or ()
+              if e.source == "plugin" for p in e.python if p.role != "driver"]  # fmt: skip
+    task_ms = metrics.executorCpuTime
+    if not python or not task_ms:
+        return None
+    used = sum(p.cpu_s or 0.0 for p in python)
+    task = task_ms / 1000
+    which = ("the Python workers dominate: PySpark's tasks do their work there, which "
+             "executorCpuTime does not count" if used >= task
+             else "Spark's task threads dominate")  # fmt: skip
+    return (
+        f"CPU time: Python workers {used:.1f} s (as the plugin saw them, workers ended "
+        f"between its reports not counted), Spark's task CPU {task:.1f} s: {which}"
+    )
+
+
+def process_tree_reading(tree: dict) -> str | None:
+    """Spark's process-tree memory: each executor's peak Python RSS beside its JVM's."""
+    executors = tree.get("executors") or []
+    if not executors:
+        return f"Python memory: {tree['note']}" if tree.get("note") else None
+    parts = [f"{e['executor']} JVM {human_size(e['jvm_rss_bytes'])}, Python "
+             f"{human_size(e['python_rss_bytes'])}" for e in executors]  # fmt: skip
+    return f"peak resident memory by process tree (Spark): {'; '.join(parts)}"
 
 
 def _pinning(pinning: dict) -> str:

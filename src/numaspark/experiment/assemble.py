@@ -36,6 +36,7 @@ from numaspark.metrics.aggregate import (
 )
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.gc import gc_by_executor
+from numaspark.metrics.memory import process_tree_memory, python_tasks
 from numaspark.metrics.streaming import summarize_stream
 from numaspark.placement.plugin import RECORD_DIR, TaskRecord
 from numaspark.probe import bandwidth_region
@@ -222,7 +223,7 @@ def _shared(outputs: AppOutputs) -> dict:
     app, log = outputs.app, outputs.log
     warnings = list(app.placement_warnings) if app else []
     if log is not None:
-        warnings += log.warnings
+        warnings += log.warnings + _python_missed(app.effective if app else [], log)
     elif outputs.log_problem:
         warnings.append(outputs.log_problem)
     return {
@@ -240,6 +241,25 @@ def _shared(outputs: AppOutputs) -> dict:
         "artifacts": outputs.artifacts,
         "yarn": YarnApplication.of(outputs.app_id, log.executors) if log is not None else None,
     }
+
+
+def _python_missed(effective: list, log: EventLog) -> list[str]:
+    """Python workers that came and went unseen: with ``spark.python.worker.reuse=false``
+    each Python task has a worker of its own, so fewer seen than such tasks means some lived
+    between two readings."""
+    reuse = log.spark_properties.get("spark.python.worker.reuse", "true").strip().lower()
+    tasks = python_tasks(log)
+    if reuse != "false" or not tasks or not effective:
+        return []
+    entries = [e if isinstance(e, dict) else e.to_dict() for e in effective]
+    seen = sum(1 for e in entries for p in e.get("python") or () if p.get("role") == "worker")
+    if seen >= tasks:
+        return []
+    return [
+        f"Python workers: {seen} seen of the {tasks} that ran Python tasks "
+        "(spark.python.worker.reuse=false starts one a task): the others lived between "
+        "two readings, 0.5 s apart, so their placement and CPU time are not in the record"
+    ]
 
 
 def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -> RunResult:
@@ -298,6 +318,8 @@ def _measurements(outputs: AppOutputs, stages: set[int] | None, answer: dict, me
         found = outputs.samples.summarize(answer["started"], answer["ended"])
     if outputs.log is not None:
         found["gc"] = gc_by_executor(outputs.log, stages)
+        if _process_tree_asked(outputs.log):
+            found["process_tree"] = process_tree_memory(outputs.log, stages)
     if not found:
         return None
     jvm_use = Measurements(found).jvm_use
@@ -311,8 +333,20 @@ def _measurements(outputs: AppOutputs, stages: set[int] | None, answer: dict, me
             "note": "OS CPU time of the task-running JVMs (JIT, GC, Spark's own threads, and "
             "in local mode the driver) over Spark's executorCpuTime of their tasks",
         }
+        python = [j.python_cpu_s for j in jvm_use if j.python_cpu_s is not None]
+        if python:  # PySpark: the tasks' own work is in the workers, not executorCpuTime
+            found["executor_cpu_gap"]["python_cpu_s"] = round(sum(python), 2)
+            found["executor_cpu_gap"]["note"] += (
+                "; python_cpu_s: the CPU time of their Python workers and daemons (other "
+                "processes: in neither figure)")  # fmt: skip
     found["memory_bandwidth"] = bandwidth_use(Measurements(found), sustained_bps)
     return Measurements(found)
+
+
+def _process_tree_asked(log: EventLog) -> bool:
+    """Spark's process-tree metrics were on (numaspark turns them on for PySpark)."""
+    asked = log.spark_properties.get("spark.executor.processTreeMetrics.enabled", "")
+    return asked.strip().lower() == "true"
 
 
 def bandwidth_use(found: Measurements, sustained_bps: float | None) -> dict:

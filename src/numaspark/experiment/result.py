@@ -110,6 +110,16 @@ class RunSpec:
         return f"{self.workload} · {self.label}" if self.workload else self.label
 
     @property
+    def configuration(self) -> str:
+        """The configuration in words: its label, else its shape as people write it (mode,
+        executors x task slots, binding, memory policy), never "None"."""
+        if self.label:
+            return self.label
+        shape = f"{self.executors or 1}x{self.cores_per_executor or 'all'}"
+        policy = f" mem={self.mem_policy}" if self.mem_policy else ""
+        return f"{self.mode or '?'} {shape} bind={self.binding or 'none'}{policy}"
+
+    @property
     def own_conf(self) -> dict[str, str]:
         """The user's Spark settings as given: numaspark's ``--conf``, then their
         application's spark-submit line's ``--conf`` (which numaspark's replace)."""
@@ -187,6 +197,8 @@ class JvmUse:
     cpu_s: float  # user + system
     migrations: int
     context_switches_per_s: float | None
+    # its Python workers' and daemons' CPU time (None: it had none; PySpark's executors)
+    python_cpu_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +257,8 @@ class Measurements:
         return [JvmUse(name=j.get("name", "?"), pid=j.get("pid"),
                        cpu_s=(j.get("cpu_user_s") or 0.0) + (j.get("cpu_system_s") or 0.0),
                        migrations=j.get("migrations") or 0,
-                       context_switches_per_s=j.get("context_switches_per_s"))
+                       context_switches_per_s=j.get("context_switches_per_s"),
+                       python_cpu_s=j.get("python_cpu_s"))
                 for j in self._section("os").get("jvms") or []]  # fmt: skip
 
     # -- numa -----------------------------------------------------------------------
@@ -298,6 +311,12 @@ class Measurements:
     def cpu_gap(self) -> dict | None:
         """OS CPU time of the task JVMs over Spark's executorCpuTime (``ratio``, both sides)."""
         return self.data.get("executor_cpu_gap") or None
+
+    @property
+    def process_tree(self) -> dict:
+        """Per executor and stage, the RSS of its JVM, its Python workers and other
+        processes from Spark's process-tree metrics (metrics/memory.py), or a ``note``."""
+        return self._section("process_tree")
 
     @property
     def bandwidth(self) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,13 @@ from numaspark.metrics.taskend import (
 )
 
 GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
+# spark.executor.processTreeMetrics.enabled: the resident bytes of the executor's process tree,
+# split by process name (java, python, the rest), peaks per stage and executor
+PROCESS_TREE_METRICS = ("ProcessTreeJVMRSSMemory", "ProcessTreePythonRSSMemory",
+                        "ProcessTreeOtherRSSMemory")  # fmt: skip
+# a stage that runs Python: an RDD named so (the RDD API's PythonRDD), or a plan node's scope
+# (BatchEvalPython, ArrowEvalPython, MapInPandas, FlatMapGroupsInPandas, PythonMapInArrow...)
+_PYTHON_RDD = re.compile(r"Python|Pandas|Arrow")
 PARALLEL_BYTES = 64 << 20  # logs smaller than this are parsed in this process
 
 
@@ -315,7 +323,7 @@ class _Events:
             log.stage_executor_metrics.append({
                 "stageId": event.get("Stage ID"),
                 "executorId": str(event.get("Executor ID")),
-                **{k: _number(peaks.get(k)) for k in GC_METRICS},
+                **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
             })  # fmt: skip
         elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
             log.stream_progress.append(compact_progress(_obj(event.get("progress"))))
@@ -331,7 +339,17 @@ class _Events:
                 "completionTime": _number(info.get("Completion Time")),
                 "failureReason": info.get("Failure Reason"),
                 "parentIds": list(parents) if isinstance(parents, list) else [],
+                "python": _runs_python(info.get("RDD Info")),
             })  # fmt: skip
+
+
+def _runs_python(rdds: object) -> bool:
+    """Whether a stage's RDDs run Python (its tasks then use Python workers)."""
+    for rdd in rdds if isinstance(rdds, list) else ():
+        rdd = _obj(rdd)
+        if _PYTHON_RDD.search(f"{rdd.get('Name', '')} {rdd.get('Scope', '')}"):
+            return True
+    return False
 
 
 def _number(value: object) -> int | float | None:

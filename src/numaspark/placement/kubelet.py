@@ -21,9 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numaspark.errors import PlacementError
-from numaspark.placement.model import Binding, MemPolicy, Placement
+from numaspark.placement.model import Binding, JvmPlacement, MemPolicy, Placement
 from numaspark.placement.plugin import DEFAULT_LOCK_DIR, JAR_NAME
-from numaspark.placement.render import plugin_alternative, spark_conf, with_manager
+from numaspark.placement.render import (
+    plugin_alternative,
+    python_memory_conf,
+    spark_conf,
+    with_manager,
+)
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -61,10 +66,12 @@ def threads_per_core(topology: Topology) -> int:
 
 
 def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | None = None,
-                 plugin_jar: str | None = None, image: str | None = None) -> dict[str, dict]:  # fmt: skip
+                 plugin_jar: str | None = None, image: str | None = None,
+                 python_memory: int = 0) -> dict[str, dict]:  # fmt: skip
     """Kubelet CPU/Topology/Memory Manager policies, Spark's conf and the executor pod
     template for the plan; ``plugin_jar``: a URL pods fetch the plugin from (default: the
-    image's ``IMAGE_JAR``); ``image``: spark.kubernetes.container.image."""
+    image's ``IMAGE_JAR``); ``image``: spark.kubernetes.container.image; ``python_memory``:
+    each executor's spark.executor.pyspark.memory, which Spark adds to the pod's memory."""
     executors = placement.executors
     first = executors[0]
     # Kubernetes counts hardware threads: a core-bound executor asks for all of its cores'
@@ -90,9 +97,9 @@ def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | No
         kubelet["topologyManagerScope"] = "pod"
         if placement.mem_policy is MemPolicy.BIND:
             kubelet.update(memory_reservation(topology))
-            cost["memory reservation"] = _memory_cost(placement, topology)
+            cost["memory reservation"] = _memory_cost(placement, topology, python_memory)
     cores = max(1, request // per_slot)
-    memory_mib = first.heap // MIB + first.overhead // MIB  # what Spark asks each pod for
+    memory_mib = _pod_mib(first, python_memory)  # what Spark asks each pod for
     spark: dict[str, str] = {
         "spark.executor.instances": str(len(executors)),
         "spark.executor.cores": str(cores),
@@ -100,6 +107,7 @@ def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | No
         "spark.kubernetes.executor.limit.cores": str(request),
         "spark.executor.memory": jvm_size(first.heap),
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
+        **python_memory_conf(python_memory),
         "spark.kubernetes.executor.podTemplateFile": POD_TEMPLATE,
         "spark.kubernetes.executor.podTemplateContainerName": EXECUTOR_CONTAINER,
     }
@@ -200,8 +208,13 @@ def memory_reservation(topology: Topology) -> dict[str, object]:
     }
 
 
-def _memory_cost(placement: Placement, topology: Topology) -> str:
-    pod_mib = placement.executors[0].heap // MIB + placement.executors[0].overhead // MIB
+def _pod_mib(jvm: JvmPlacement, python_memory: int) -> int:
+    """An executor pod's memory as Spark asks it: heap + overhead + pyspark.memory, in MiB."""
+    return jvm.heap // MIB + jvm.overhead // MIB + python_memory // MIB
+
+
+def _memory_cost(placement: Placement, topology: Topology, python_memory: int = 0) -> str:
+    pod_mib = _pod_mib(placement.executors[0], python_memory)
     text = (
         f"reservedMemory {NODE_RESERVED_MIB}Mi on each node = kubeReserved "
         f"{KUBE_RESERVED_MIB}Mi + systemReserved + evictionHard {EVICTION_MEMORY_MIB}Mi"

@@ -103,6 +103,10 @@ class PlacementReport:
     # an executor's first report only: its host as sysfs shows it (every CPU of the host),
     # which numaspark keeps to plan the next run on that cluster (topology/reported.py)
     host_topology: dict[str, Any] | None = None
+    # the executor's Python processes (pyspark.daemon and its workers), read from inside by
+    # walking its child processes: pid, role, cpus, mems, policy, bytes_per_node, cpu_s,
+    # rss_bytes, threads (readback/python.py PythonProcess)
+    python: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_json(cls, line: dict[str, Any]) -> Self:

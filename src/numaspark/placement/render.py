@@ -238,23 +238,31 @@ EXECUTOR_DEFAULT = ("the default container executor suffices (YARN-11196, Hadoop
                     "its setuid container-executor")  # fmt: skip
 
 
-def yarn_container_mb(jvm: JvmPlacement) -> int:
-    """The container YARN grants an executor: heap + overhead as Spark asks (whole MiB, as
-    spark.executor.memory and memoryOverhead are written), rounded up to the allocation step."""
-    asked = jvm.heap // MIB + jvm.overhead // MIB
+def yarn_container_mb(jvm: JvmPlacement, python_memory: int = 0) -> int:
+    """The container YARN grants an executor: heap + overhead + its Python workers' memory
+    (spark.executor.pyspark.memory, which Spark adds to the container it asks for) in whole
+    MiB, as Spark writes them, rounded up to the allocation step."""
+    asked = jvm.heap // MIB + jvm.overhead // MIB + python_memory // MIB
     return -(-asked // YARN_ALLOCATION_MB) * YARN_ALLOCATION_MB
 
 
-def yarn_settings(placement: Placement, topology: Topology,
-                  asked: MemPolicy | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
-    """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side.
+def python_memory_conf(python_memory: int) -> dict[str, str]:
+    """spark.executor.pyspark.memory, where the plan sizes it (0: not set, as Spark's default:
+    the Python workers then live in the overhead, and nothing limits them)."""
+    return {"spark.executor.pyspark.memory": jvm_size(python_memory)} if python_memory else {}
+
+
+def yarn_settings(placement: Placement, topology: Topology, asked: MemPolicy | None = None,
+                  python_memory: int = 0) -> dict[str, dict[str, str]]:  # fmt: skip
+    """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side;
+    ``python_memory``: each executor's spark.executor.pyspark.memory, in its container.
 
     YARN binds each container to one node with numactl at node level; it has no
     core or hardware-thread level, so `core`/`pu` plans are realised at node level.
     """
     executors = placement.executors
     first = executors[0]
-    container_mb = yarn_container_mb(first)
+    container_mb = yarn_container_mb(first, python_memory)
     yarn: dict[str, str] = {
         "yarn.nodemanager.numa-awareness.enabled": str(
             placement.binding is not Binding.NONE
@@ -272,6 +280,7 @@ def yarn_settings(placement: Placement, topology: Topology,
         "spark.executor.cores": str(first.cores),
         "spark.executor.memory": jvm_size(first.heap),
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
+        **python_memory_conf(python_memory),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
     spark.update(with_manager(placement))  # pins (core/pu) and reports from executors
@@ -306,7 +315,8 @@ def _numa_nodes(placement: Placement, topology: Topology, container_mb: int,
         if size is not None and memory > size // MIB:
             short.append(f"node {node}: {memory} MB asked, {size // MIB} MB there")
     why["node sizes"] = (f"each node: its executors' containers ({container_mb} MB, heap + "
-                         f"overhead rounded up to {YARN_ALLOCATION_MB} MB) plus the application "
+                         f"overhead (+ spark.executor.pyspark.memory) rounded up to "
+                         f"{YARN_ALLOCATION_MB} MB) plus the application "
                          f"master's ({SPARK_AM_MB} MB, {SPARK_AM_VCORES} vcore)")  # fmt: skip
     if short:
         why["too small"] = "; ".join(short) + ": give a smaller --memory-per-executor"

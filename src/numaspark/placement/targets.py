@@ -29,13 +29,19 @@ class Platform(str, Enum):
     K8S = "k8s"
 
     def settings(self, placement: Placement, topology: Topology, asked: MemPolicy | None = None,
-                 plugin_jar: str | None = None, image: str | None = None) -> dict[str, dict]:  # fmt: skip
+                 plugin_jar: str | None = None, image: str | None = None,
+                 python_memory: int = 0) -> dict[str, dict]:  # fmt: skip
         """The platform's settings for ``placement`` (``asked``: the memory policy the user
-        gave, if any; ``plugin_jar``, ``image``: Kubernetes only); none for Spark's own."""
+        gave, if any; ``plugin_jar``, ``image``: Kubernetes only; ``python_memory``: each
+        executor's spark.executor.pyspark.memory, in YARN's and Kubernetes' sizes); none for
+        Spark's own."""
         if self is Platform.K8S:
-            return k8s_settings(placement, topology, asked, plugin_jar, image)
-        render = {Platform.YARN: yarn_settings, Platform.STANDALONE: standalone_settings}.get(self)
-        return render(placement, topology, asked) if render else {}
+            return k8s_settings(placement, topology, asked, plugin_jar, image, python_memory)
+        if self is Platform.YARN:
+            return yarn_settings(placement, topology, asked, python_memory)
+        if self is Platform.STANDALONE:
+            return standalone_settings(placement, topology, asked)
+        return {}
 
 
 def target_files(platform: Platform, settings: dict[str, dict], directory: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
 from numaspark.placement.plugin import PlacementReport
+from numaspark.readback.python import PythonProcess
 from numaspark.topology import CpuSet
 
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
@@ -96,6 +97,10 @@ class EffectiveJvm:
     chosen_nodes: str | None = None
     choice: str | None = None
     binding: str | None = None
+    # a PySpark JVM's Python processes (daemon, workers; a local-mode driver's script), every
+    # one seen while it ran, and the most seen alive at once (readback/python.py)
+    python: tuple[PythonProcess, ...] = ()
+    python_at_once: int | None = None
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
 
     @classmethod
@@ -124,6 +129,10 @@ class EffectiveJvm:
         """The stored JSON: the fields a source fills (absent ones left out, as before)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         data["differences"] = list(self.differences)
+        data["python"] = [p.to_dict() for p in self.python]
+        for key in ("python", "python_at_once"):  # only a PySpark JVM's: older lines unchanged
+            if not data[key]:
+                del data[key]
         optional = ("host", "bytes_per_node", "local_share", "pinned_tasks", "task_migrations")
         if self.source in ("proc", None):
             data = {k: v for k, v in data.items() if k not in optional or v is not None}
@@ -138,6 +147,7 @@ class EffectiveJvm:
         names = {f.name for f in fields(cls)} - {"extra"}
         known = {k: v for k, v in data.items() if k in names}
         known["differences"] = tuple(known.get("differences") or ())
+        known["python"] = tuple(PythonProcess.from_dict(p) for p in known.get("python") or ())
         known.setdefault("jvm", "?")
         known.setdefault("source", None)
         for key in ("index", "pid", "cpus", "mems", "policy"):

@@ -237,9 +237,19 @@ def run_lines(results: list) -> list[str]:
     found = readings(last_ok)
     if found:
         lines += ["", "Readings (last measured run):", *(f"  {line}" for line in found)]
-    lines += [f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
-              f"nodes {e.mems}, policy {e.policy}" for e in last_ok.effective_placement]  # fmt: skip
+    for e in last_ok.effective_placement:
+        lines.append(f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
+                     f"nodes {e.mems}, policy {e.policy}")  # fmt: skip
+        lines += [f"  its Python {p.role} (pid {p.pid}{', ended' if p.ended else ''}): CPUs "
+                  f"{p.cpus}, policy {p.policy}, {_pages(p.bytes_per_node)}, "
+                  f"{p.cpu_s or 0:.1f} s CPU" for p in e.python]  # fmt: skip
     return lines
+
+
+def _pages(bytes_per_node: dict[str, int]) -> str:
+    if not bytes_per_node:
+        return "no pages read"
+    return "pages " + ", ".join(f"node {n} {human_size(b)}" for n, b in bytes_per_node.items())
 
 
 def cosched_table(rows: list[dict], window_s: float, warmup_s: float) -> Table:

@@ -235,7 +235,8 @@ def cosched_plot(rows: list[dict]) -> Plot | None:
 
 
 def _series(path: Path) -> tuple[list[float], list[float], dict[str, tuple[list, list]]] | None:
-    """Machine CPU utilisation and resident bytes per NUMA node (all JVMs) over time."""
+    """Machine CPU utilisation, and resident bytes per NUMA node over time: the JVMs', and
+    their Python workers' (``node N Python``) where they had any."""
     try:
         records = {r["collector"]: r for r in read_json_lines(path)}
     except (OSError, ValueError, KeyError):
@@ -260,7 +261,9 @@ def _series(path: Path) -> tuple[list[float], list[float], dict[str, tuple[list,
     for index, sample in enumerate(numa):
         for jvm in (sample.get("jvms") or {}).values():
             for node, nbytes in (jvm.get("bytes_per_node") or {}).items():
-                nodes.setdefault(node, [0.0] * len(numa))[index] += nbytes
+                nodes.setdefault(f"{node} JVM", [0.0] * len(numa))[index] += nbytes
+            for node, nbytes in (jvm.get("python_bytes_per_node") or {}).items():
+                nodes.setdefault(f"{node} Python", [0.0] * len(numa))[index] += nbytes
     return times, cpu, {node: (numa_times, values) for node, values in nodes.items()}
 
 
@@ -275,7 +278,8 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
             apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("CPU utilisation (machine)", "JVM resident memory per NUMA node"))  # fmt: skip
+                        subplot_titles=("CPU utilisation (machine)",
+                                        "JVM and Python resident memory per NUMA node"))  # fmt: skip
     menu, count = [], 0
     for number, (label, path) in enumerate(chosen):
         found = _series(path)

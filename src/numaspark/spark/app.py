@@ -18,7 +18,7 @@ from numaspark.spark.conf import layered, merged
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.supervise.processes import ProcessTracker, runs
-from numaspark.supervise.watch import Watch, Watched
+from numaspark.supervise.watch import Watch, Watched, tree_here
 
 MAX_EXECUTOR_RELAUNCHES = 3
 DEFAULT_TIMEOUT_S = 1800.0
@@ -113,7 +113,8 @@ def run_app(
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
     address = driver.address or DriverAddress(host, "numaspark's cluster")
-    conf = run_settings(placement, events, address, app_conf, extra_conf or {})
+    conf = run_settings(placement, events, address, app_conf, extra_conf or {},
+                        pyspark=str(job).endswith(".py"))  # fmt: skip
     # added to the plan's and the user's options, not instead of them
     task_key = (
         "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
@@ -197,12 +198,15 @@ def submit_log(run_dir: Path) -> Path:
 
 
 def run_settings(placement: Placement, events: Path, address: DriverAddress,
-              app_conf: dict[str, str] | None, extra_conf: dict[str, str]) -> dict[str, str]:  # fmt: skip
+              app_conf: dict[str, str] | None, extra_conf: dict[str, str],
+              pyspark: bool = False) -> dict[str, str]:  # fmt: skip
     """numaspark's settings for the run, before the user's application's are merged under
     them: the plan's, the event log's, the driver's address and UI where the user set none
     (``app_conf``: their application's own; ``extra_conf``: numaspark's --conf and the
     target's), then ``extra_conf``: its class paths and plugins added to the plan's, so the
-    affinity plugin's jar stays on the class path beside the user's (spark/conf.py layered)."""
+    affinity plugin's jar stays on the class path beside the user's (spark/conf.py layered).
+    A PySpark application (``pyspark``) also gets Spark's process-tree metrics and its
+    workers' BLAS threads capped at the task's CPUs."""
     users = {**(app_conf or {}), **extra_conf}
     driver = address.conf(users)
     return layered({
@@ -213,7 +217,34 @@ def run_settings(placement: Placement, events: Path, address: DriverAddress,
         **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
         # minor/major GC counts and times per executor and stage (metrics/gc.py)
         "spark.eventLog.logStageExecutorMetrics": "true",
+        **(_process_tree_conf(users) | _blas_conf(users) if pyspark else {}),
     }, extra_conf)  # fmt: skip
+
+
+# what numpy's BLAS reads before OMP_NUM_THREADS (OpenBLAS: OPENBLAS_NUM_THREADS, then
+# GOTO_NUM_THREADS, then OMP_NUM_THREADS; MKL: MKL_NUM_THREADS, then OMP_NUM_THREADS)
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _blas_conf(users: dict[str, str]) -> dict[str, str]:
+    """Each Python worker's BLAS threads at the task's CPUs: Spark sets OMP_NUM_THREADS to
+    spark.task.cpus (PythonRunner, SPARK-42613) unless spark.executorEnv.OMP_NUM_THREADS is
+    set, but OPENBLAS_NUM_THREADS or MKL_NUM_THREADS in the executor's environment would win
+    over it and oversubscribe the executor's CPUs; numaspark sets them to the same. The
+    user's own settings are kept."""
+    threads = users.get("spark.executorEnv.OMP_NUM_THREADS") or users.get("spark.task.cpus", "1")
+    ours = {f"spark.executorEnv.{name}": threads for name in BLAS_THREADS}
+    return {k: v for k, v in ours.items() if k not in users}
+
+
+def _process_tree_conf(users: dict[str, str]) -> dict[str, str]:
+    """A PySpark application's Python workers' RSS beside the JVM's, per executor and stage:
+    Spark's process-tree metrics, polled every second (at the default, only at heartbeats,
+    every 10 s, a short stage's peaks are all 0: seen here). Each poll forks a ``pgrep -P``
+    per process of the executor's tree. The user's own values are kept."""
+    ours = {"spark.executor.processTreeMetrics.enabled": "true",
+            "spark.executor.metrics.pollingInterval": "1s"}  # fmt: skip
+    return {k: v for k, v in ours.items() if k not in users}
 
 
 def _ui_conf(users: dict[str, str], own: bool, address: str) -> dict[str, str]:
@@ -233,19 +264,21 @@ def _watched(placement: Placement, cluster: Cluster | None,
              driver_pid: int | None) -> Callable[[], list[Watched]]:  # fmt: skip
     """What the watch reads: the executors under a cluster's workers, or the local-mode driver
     once spark-submit has exec'd java (until numactl and the scripts have, the pid is not the
-    JVM yet); nothing when the executors are elsewhere (the plugin reports for them)."""
+    JVM yet); nothing when the executors are elsewhere (the plugin reports for them). Each
+    one's Python processes too (PySpark's workers; the local-mode driver's script)."""
     if cluster is not None:
         executors = {e.index: e for e in placement.executors}
 
         def on_cluster() -> list[Watched]:
-            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker))
+            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker),
+                            tree=partial(cluster.read_tree, worker=worker))
                     for worker, pids in cluster.executor_pids().items() if worker in executors
                     for pid in pids]  # fmt: skip
 
         return on_cluster
     if driver_pid is None:
         return lambda: []
-    driver = [Watched(driver_pid, placement.executors[0])]
+    driver = [Watched(driver_pid, placement.executors[0], tree=tree_here, driver=True)]
     execed: list[bool] = []  # once java runs, it stays java: asked no more
 
     def local() -> list[Watched]:

@@ -55,6 +55,7 @@ from numaspark.readback.proc import (
     pages_per_node,
     parse_effective,
 )
+from numaspark.readback.tree import CLK_TCK, READ_TREE, ProcText, parse_tree_text, read_tree_here
 from numaspark.spark.home import DAEMON_JAVA_OPTS, LOOPBACK, check_java, spark_home
 from numaspark.spark.logs import error_line
 from numaspark.spark.yarn import rm_json
@@ -533,6 +534,20 @@ class Cluster:
             "host": entry["host"],
             "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
         }
+
+    def read_tree(self, pid: int, worker: int) -> tuple[list[ProcText], int]:
+        """The descendants of ``pid`` (an executor under ``worker``) as their host's /proc
+        shows them (PySpark's Python workers among them), and that host's clock ticks."""
+        if self.local:
+            return read_tree_here(pid), CLK_TCK
+        entry = next(w for w in self.workers if w["index"] == worker)
+        try:
+            text = self.shell(self.host(entry["host"])).run(
+                ["sh", "-c", READ_TREE, "sh", str(pid)], timeout_s=10, what="reading /proc"
+            )
+        except HostError:
+            return [], CLK_TCK  # the host gone: lost() says so
+        return parse_tree_text(text)
 
     def app_ids(self) -> list[str]:
         """The applications the workers here ran (their work directories); on hosts, none:

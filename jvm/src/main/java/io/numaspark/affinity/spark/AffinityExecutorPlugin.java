@@ -8,6 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.TaskContext;
 import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -19,6 +22,13 @@ import org.slf4j.LoggerFactory;
  * The executor side: when a task starts (on its own thread) it takes a free slot and its thread
  * is pinned there; when it ends the slot goes back and the thread is given the executor's whole
  * CPU set again, so the binding follows the slot, not the reused thread.
+ *
+ * <p>A PySpark executor's Python workers ({@link PythonWorkers}) are kept on the executor's
+ * CPUs: the daemon is forked from a task thread, pinned at level core or pu, and would pass
+ * that one core to every worker. They are re-bound every {@code PythonWorkers.WATCH_MS} by
+ * a thread of their own (not at each task start: the first wave of tasks starts before the
+ * daemon exists, and a walk of the JVM's threads per task costs short tasks), and every
+ * placement report lists them.
  *
  * <p>It never fails a task: a slot CPU outside the executor's allowed set, a missing native
  * library or a refused call is logged once and the executor runs unpinned (each task's record
@@ -36,6 +46,8 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   private TaskRecorder recorder;
   private PlacementReporter reporter;
   private NodeBinder node; // level node: the slot it holds, what it bound
+  private PythonWorkers python; // the executor's Python processes: kept on its CPUs, reported
+  private ScheduledExecutorService pythonWatch;
   private final ThreadLocal<Running> running = new ThreadLocal<>();
 
   /** What a running task holds: its slot (or -1) and what is recorded when it ends. */
@@ -60,6 +72,8 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     try {
       allowed = Affinity.currentThreadAffinity();
     } catch (RuntimeException | LinkageError e) {
+      python = new PythonWorkers(null); // listed in reports, left where they are
+      reporter.pythonWorkers(python);
       reporter.start(conf.reportIntervalMs());
       disable("cannot read this executor's CPU affinity: " + e.getMessage());
       return;
@@ -69,6 +83,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
       node = NodeBinder.start(conf, allowed, executorCores(ctx));
       reporter.nodeBinding(node);
     }
+    watchPython();
     reporter.start(conf.reportIntervalMs());
     if (!conf.level().pins()) {
       LOG.info("numaspark affinity: level {}, tasks not pinned", conf.level());
@@ -88,6 +103,39 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     pool = new SlotPool(slots);
     LOG.info("numaspark affinity: level {}, {} slot(s) {} from {}", conf.level(),
         slots.size(), slots, conf.source());
+  }
+
+  /**
+   * The Python workers' CPUs: the executor's (node level: the node it bound to). Below node
+   * level nothing pins a thread, so they inherit the executor's and are only listed.
+   */
+  private void watchPython() {
+    CpuSet cpus = null;
+    if (conf.level().pins()) {
+      cpus = allowed;
+    } else if (node != null && node.boundCpus() != null) {
+      cpus = node.boundCpus();
+    }
+    python = new PythonWorkers(cpus);
+    reporter.pythonWorkers(python);
+    if (cpus == null) {
+      return;
+    }
+    pythonWatch = Executors.newSingleThreadScheduledExecutor(runnable -> {
+      Thread thread = new Thread(runnable, "numaspark-python");
+      thread.setDaemon(true);
+      return thread;
+    });
+    pythonWatch.scheduleWithFixedDelay(this::rebindPython, PythonWorkers.WATCH_MS,
+        PythonWorkers.WATCH_MS, TimeUnit.MILLISECONDS);
+  }
+
+  private void rebindPython() {
+    try {
+      python.rebind();
+    } catch (RuntimeException | LinkageError e) {
+      LOG.debug("numaspark affinity: Python workers not re-bound: {}", e.toString());
+    }
   }
 
   /** {@code spark.executor.cores} (1 when unset or bad). */
@@ -221,6 +269,9 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void shutdown() {
+    if (pythonWatch != null) {
+      pythonWatch.shutdownNow();
+    }
     recorder.close();
     if (reporter != null) {
       reporter.close();

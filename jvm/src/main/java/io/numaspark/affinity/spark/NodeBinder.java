@@ -277,6 +277,11 @@ final class NodeBinder implements AutoCloseable {
     return late;
   }
 
+  /** The CPUs it bound every thread to; null when it left them as they were. */
+  CpuSet boundCpus() {
+    return cpus;
+  }
+
   String chosenNodes() {
     return choice == null ? null : choice.nodes().toString();
   }

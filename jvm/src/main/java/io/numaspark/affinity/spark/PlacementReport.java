@@ -2,6 +2,7 @@ package io.numaspark.affinity.spark;
 
 import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.ProcessPlacement;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -32,30 +33,47 @@ import java.util.TreeMap;
  * @param hostTopology its host's NUMA nodes, memory, cores, packages and distances as sysfs
  *     shows them: in an executor's first report only (null in the others, or when sysfs
  *     could not be read)
+ * @param python the executor's Python processes (PySpark's daemon and workers), read from
+ *     inside by walking its child processes ({@link PythonWorkers}); null when it has none.
+ *     Their pages count in {@code localShare} and {@code remoteBytes}
  */
 public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
     String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
     long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
-    String choice, String binding, HostTopology hostTopology) {
+    String choice, String binding, HostTopology hostTopology, List<PythonProcess> python) {
 
   /** A report of {@code placement}, read now, with no node binding. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
       CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs) {
     return of(executor, host, placement, homeNodes, pinnedTasks, taskMigrations, timeMs, null,
-        null, null, null);
+        null, null, null, List.of());
   }
 
-  /** A report of {@code placement}, read now, with what node level chose and applied. */
+  /**
+   * A report of {@code placement}, read now, with what node level chose and applied and the
+   * executor's {@code python} processes, whose pages count in the local share and the remote
+   * bytes with the JVM's own.
+   */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
       CpuSet homeNodes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
-      String choice, String binding, HostTopology hostTopology) {
+      String choice, String binding, HostTopology hostTopology, List<PythonProcess> python) {
     Map<String, Long> perNode = new TreeMap<>();
     placement.bytesPerNode().forEach((node, bytes) -> perNode.put(String.valueOf(node), bytes));
-    double share = placement.shareOn(homeNodes);
+    long total = placement.residentBytes();
+    long home = Math.round(placement.shareOn(homeNodes) * total);
+    for (PythonProcess process : python) {
+      for (Map.Entry<String, Long> node : process.bytesPerNode().entrySet()) {
+        total += node.getValue();
+        if (homeNodes.contains(Integer.parseInt(node.getKey()))) {
+          home += node.getValue();
+        }
+      }
+    }
+    double share = total == 0 ? 1.0 : (double) home / total;
     return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
         placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
-        Math.round(placement.residentBytes() * (1 - share)), pinnedTasks, taskMigrations,
-        timeMs, chosenNodes, choice, binding, hostTopology);
+        total - home, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice, binding,
+        hostTopology, python.isEmpty() ? null : List.copyOf(python));
   }
 
   /** What is sent to the driver: the JSON fields as a map. */

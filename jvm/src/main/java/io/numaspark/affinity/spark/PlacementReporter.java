@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * The executor's own view of where it runs, at start and every {@code reportIntervalMs}: its
  * host, pid, allowed CPUs, memory policy and resident bytes per node ({@link ProcessPlacement},
  * from {@code /proc/self}), with the tasks it pinned and the task threads that ended on another
- * CPU than they started on. Each report goes to the driver ({@code PluginContext.send}) and the
+ * CPU than they started on, and its Python processes ({@link PythonWorkers}: PySpark's daemon
+ * and workers, their pages counted in the local share and remote bytes). Each report goes to the driver ({@code PluginContext.send}) and the
  * latest one is the executor's plugin metrics (Spark's metrics system: JMX, CSV, Prometheus).
  * The first report also carries the host's topology ({@link HostTopology}), which numaspark
  * keeps to plan the next run on the cluster; later ones leave it out (it does not change while
@@ -43,6 +45,7 @@ final class PlacementReporter implements AutoCloseable {
   private volatile PlacementReport last;
   private ScheduledExecutorService timer;
   private volatile NodeBinder node; // node level: what it chose and applied
+  private volatile PythonWorkers python; // the executor's Python processes, listed in reports
 
   PlacementReporter(PluginContext ctx, String executorId) {
     this.ctx = ctx;
@@ -60,6 +63,11 @@ final class PlacementReporter implements AutoCloseable {
       });
       timer.scheduleWithFixedDelay(this::report, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
     }
+  }
+
+  /** Each report lists {@code workers}' Python processes. */
+  void pythonWorkers(PythonWorkers workers) {
+    python = workers;
   }
 
   /** Node level: each report says what {@code binder} chose and applied. */
@@ -95,10 +103,12 @@ final class PlacementReporter implements AutoCloseable {
       latest = now;
       NodeBinder binder = node;
       HostTopology hostTopology = hostSent ? null : HostTopology.read();
+      PythonWorkers workers = python;
       last = PlacementReport.of(executorId, host, now, homeNodes, pinnedTasks.get(),
           taskMigrations.get(), System.currentTimeMillis(),
           binder == null ? null : binder.chosenNodes(), binder == null ? null : binder.choice(),
-          binder == null ? null : binder.binding(), hostTopology);
+          binder == null ? null : binder.binding(), hostTopology,
+          workers == null ? List.of() : workers.read());
       ctx.send(last.toMap()); // JDK values only: see PlacementReport
       hostSent = true; // sent, or not readable: later reports go without it
     } catch (IOException | RuntimeException e) {

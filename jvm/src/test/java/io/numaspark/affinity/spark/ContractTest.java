@@ -65,6 +65,7 @@ class ContractTest {
         case "number" -> value.isNumber();
         case "string" -> value.isTextual();
         case "object" -> value.isObject();
+        case "array" -> value.isArray();
         default -> false;
       };
       assertTrue(ok, field.get("name") + " should be " + type + ": " + value);
@@ -168,7 +169,14 @@ class ContractTest {
         + "Mems_allowed_list:\t0-1\n", "7f00 bind:1 anon=10 N0=2 N1=8 kernelpagesize_kB=4\n");
     return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L, "1",
         "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
-        "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1", host());
+        "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1", host(),
+        List.of(worker()));
+  }
+
+  /** A Python worker of the executor: 10 pages, 9 on its home node 1. */
+  static PythonProcess worker() {
+    return new PythonProcess(43, "worker", "2-3", "0-1", "default",
+        Map.of("0", 4096L, "1", 9 * 4096L), 1.5, 10 * 4096L, 1);
   }
 
   /** A first report's host: two nodes of two 2-thread cores, one package each. */
@@ -189,8 +197,12 @@ class ContractTest {
         + "Mems_allowed_list:\t0\n", "");
     PlacementReport bare = PlacementReport.of("3", "host1", where, CpuSet.of(0), 0, 0, 5);
     assertEquals(names(fields, false), names(bare.json())); // below node level: none of them
-    assertEquals(0.8, report.localShare(), 1e-9);
-    assertEquals(2 * 4096, report.remoteBytes());
+    // the JVM's 8 of 10 pages on node 1 and its Python worker's 9 of 10: 17 of 20
+    assertEquals(0.85, report.localShare(), 1e-9);
+    assertEquals(3 * 4096, report.remoteBytes());
+    JsonNode python = PluginJson.MAPPER.readTree(report.json()).get("python").get(0);
+    assertEquals(Set.of("pid", "role", "cpus", "mems", "policy", "bytes_per_node", "cpu_s",
+        "rss_bytes", "threads"), names(python.toString()));
     assertEquals(Map.of("0", 2 * 4096L, "1", 8 * 4096L), report.bytesPerNode());
     // the host's parts by their contract names; a part not read is left out, not null
     JsonNode host = PluginJson.MAPPER.readTree(report.json()).get("host_topology");
