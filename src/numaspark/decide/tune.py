@@ -61,6 +61,8 @@ class Space:
 
     values: dict[str, list]
     candidates: list[tuple]
+    _groups: dict = field(default_factory=dict, repr=False, compare=False)  # same_except's
+    _ordered: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -71,8 +73,23 @@ class Space:
 
     def ordered(self, name: str) -> bool:
         """Numeric parameters are searched in order; text ones as categories."""
-        return all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                   for v in self.values[name])  # fmt: skip
+        found = self._ordered.get(name)
+        if found is None:
+            found = self._ordered[name] = all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values[name]
+            )
+        return found
+
+    def same_except(self, candidate: tuple, columns: tuple[int, ...]) -> list[tuple]:
+        """The candidates equal to ``candidate`` outside ``columns`` (indexes), in order."""
+        groups = self._groups.get(columns)
+        if groups is None:
+            groups = {}
+            for other in self.candidates:
+                key = tuple(v for i, v in enumerate(other) if i not in columns)
+                groups.setdefault(key, []).append(other)
+            self._groups[columns] = groups
+        return groups.get(tuple(v for i, v in enumerate(candidate) if i not in columns), [])
 
     def distance(self, a: tuple, b: tuple) -> float:
         total = 0.0
@@ -180,6 +197,19 @@ class Prior:
     def rules(self, candidate: tuple) -> dict[str, float]:
         return penalties(self._named(candidate), self.machine)
 
+    def units(self) -> str:
+        """Which unit the layout's width column counts: hardware threads (Spark's task slots,
+        spread one per core first) or physical cores (with a threads-per-core column)."""
+        width = next((c for c, n in self.roles.items() if n in ("cores_per_executor", "slots")),
+                     None)  # fmt: skip
+        if width is None:
+            return ""
+        per_core = next((c for c, n in self.roles.items() if n == "threads_per_core"), None)
+        if per_core is not None:
+            return f"{width} counts physical cores, each running {per_core} threads"
+        return (f"{width} counts hardware threads (task slots), spread one per core first: "
+                "give a threads_per_core column to count cores")  # fmt: skip
+
     def unknown(self) -> list[str]:
         return [n for n in self.space.names if n not in self.roles]
 
@@ -189,6 +219,8 @@ class Prior:
         where = (self.machine.describe() if self.machine_given
                  else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
         line = f"prior on {known or 'no column'}; {where}"
+        if self.units():
+            line += f"; {self.units()}"
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
@@ -226,11 +258,19 @@ class RuleModel:
         return mean - 2 * sd < math.log(best)
 
     def expected_gain(self, candidate: tuple, best: float) -> float:
-        from scipy.stats import norm
-
         mean, sd = self.predict(candidate)
         z = (math.log(best) - mean) / sd
-        return float((math.log(best) - mean) * norm.cdf(z) + sd * norm.pdf(z))
+        return (math.log(best) - mean) * _cdf(z) + sd * _pdf(z)
+
+
+def _cdf(z: float) -> float:
+    """The standard normal's CDF and density, from math: scipy.stats takes ~2 s to import,
+    more than a whole replayed search."""
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
+def _pdf(z: float) -> float:
+    return math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 class AdditiveModel:
@@ -316,13 +356,10 @@ def neighbours(
     if coarse_layout:
         assert count is not None and width is not None
         e, c = float(candidate[count]), float(candidate[width])  # type: ignore[arg-type]
+        same = space.same_except(candidate, (count, width))
         for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
             best, error = None, 0.6  # within 0.6 of a doubling of the aim
-            for other in feasible:
-                if any(
-                    other[i] != candidate[i] for i in range(len(names)) if i not in (count, width)
-                ):
-                    continue
+            for other in same:
                 miss = (abs(math.log2(float(other[count]) / (e * fe)))
                         + abs(math.log2(float(other[width]) / (c * fc))))  # fmt: skip
                 if miss < error and other != candidate:
