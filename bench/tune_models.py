@@ -173,6 +173,15 @@ def random_search_median(rows: int, hits: int) -> int:
     return rows - hits + 1
 
 
+def random_search_expected(rows: int, hits: int) -> float:
+    """The exact expected number of evaluations random search without repeats needs to first
+    draw one of ``hits`` rows out of ``rows``: (rows + 1) / (hits + 1) (the expected position
+    of the first of ``hits`` marked items in a random order of ``rows``)."""
+    if not 0 < hits <= rows:
+        raise ValueError("hits must be between 1 and rows")
+    return (rows + 1) / (hits + 1)
+
+
 def evaluations_to(values: list[float | None], target: float) -> int | None:
     """1-based number of the first evaluation at or below ``target`` (None if never)."""
     for number, value in enumerate(values, 1):

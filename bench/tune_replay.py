@@ -94,7 +94,11 @@ def model_tables(directory: Path, draw: int = 0,
     return found
 
 
-def machine_of(option: dict) -> Machine:
+def machine_of(option: dict) -> Machine | None:
+    """The machine an option names; None for ``{}`` (a table without one: the tuner then
+    takes the table's largest layout, as `numaspark tune --replay` does without --xml)."""
+    if not option:
+        return None
     if "xml" in option:
         return Machine.of(load_xml(option["xml"]))
     return Machine.of(load_synthetic(option["synthetic"]))
@@ -104,9 +108,9 @@ def tuner_values(csv: Path, value: str, option: dict, seed: int, budget: int, ea
                  cli: bool) -> list[float | None]:  # fmt: skip
     if cli:
         numaspark = Path(sys.executable).with_name("numaspark")
-        ((flag, text),) = option.items()
-        argv = [str(numaspark), "tune", "--replay", str(csv), "--minimize", value, f"--{flag}",
-                text, "--budget", str(budget), "--seed", str(seed), "--json"]  # fmt: skip
+        argv = [str(numaspark), "tune", "--replay", str(csv), "--minimize", value,
+                *(a for flag, text in option.items() for a in (f"--{flag}", text)),
+                "--budget", str(budget), "--seed", str(seed), "--json"]  # fmt: skip
         if not early_stop:
             argv.append("--no-early-stop")
         found = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
@@ -134,7 +138,7 @@ def measure(name: str, csv: Path, value: str, option: dict, args: argparse.Names
     space, lookup = read_table(csv, value)
     best = min(lookup.values())
     row: dict = {"table": name, "configurations": len(lookup),
-                 "machine": machine_of(option).describe(),
+                 "machine": m.describe() if (m := machine_of(option)) else "none given",
                  "within_5pct": sum(v <= 1.05 * best for v in lookup.values())}  # fmt: skip
     runs = {"tuner": [tuner_values(csv, value, option, s, args.budget, True, args.cli)
                       for s in range(args.seeds)]}  # fmt: skip

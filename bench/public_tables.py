@@ -1,0 +1,312 @@
+"""Public datasets of Spark runs as replay tables for the tuner (issue 42, item 3).
+
+Each dataset is read from its fetched mirror (a bare git directory, as the fetch tool leaves
+in /work/.mirror/OWNER+NAME/repo) or from a clone's working tree, and written as CSV tables
+that `numaspark tune --replay TABLE --minimize COLUMN` and `numaspark.decide.tune.read_table`
+read: one row per run, the configuration's parameters and one value column. Repetitions stay
+rows (read_table takes their median). What describes the job rather than the configuration
+(input size, k, iterations, the query) is fixed per table, so the tuner cannot "win" by
+choosing a smaller input: one table per (job, fixed job parameters).
+
+- autoscaling: dos-group/spark-autoscaling-evaluation, data/regular_dataproc/regular_dataproc.csv
+  (Dataproc clusters). Fixed: algorithm, dataset_size_bytes. Parameters: cpu_cores_per_node,
+  memory_gb_per_node, scaleout (10 node shapes). Value: runtime (s). One run each.
+- c3o: dos-group/c3o-experiments, JOB.tsv (EMR clusters). Fixed: the job's own columns
+  (data_size_MB and its generator's: lines, k, iterations, ...). Parameters: instance_count,
+  family and vcpus_per_node (the machine type, e.g. m4.2xlarge = m4 x 8, its vCPUs from the
+  table's slots / instance_count). Value: gross_runtime (s), 5 repetitions each.
+- scout: oxhead/scout, dataset/osr_multiple_nodes/NODES_TYPE_WORKLOAD_RUN/report.json (EC2).
+  Fixed: the workload (program, framework, input: bigdata or huge; the input is generated
+  per run, its size differing by <0.01%). Parameters: nodes, family,
+  vcpus_per_node. Value: elapsed_s; runs that did not complete (2-hour timeout) left out.
+- loftune: LJHzju/LOFTune, data/*/all_history_data.csv (TPC-H 100 GB, YARN). Fixed: the
+  scenario (single query or a mix) and the query set (task_id). Parameters: the 22 spark.*
+  knobs. Value: duration_ms. Its rows are random samples of a 22-knob space, not a grid: the
+  replay asks how soon the tuner finds the best of those samples (a regret curve over a
+  fixed sample), every other combination "cannot run".
+
+Tables with fewer configurations than --min-configurations (default 10; c3o has many 6-row
+tables, one machine type's scale-outs) are left out and counted. The tables and an
+index.json (dataset, workload, fixed parameters, parameters, value column, rows,
+configurations) go to --out, never into git.
+
+    .venv/bin/python bench/public_tables.py [--mirrors /work/.mirror] [--out DIR]
+        [--source DATASET=PATH ...] [--min-configurations 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+
+from numaspark.errors import UsageError
+
+DEFAULT_OUT = Path("/tmp/numaspark-public-tables")
+# AWS names an instance FAMILY.SIZE; the c4/m4/r4 sizes' vCPUs (AWS instance type pages)
+AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4, "2xlarge": 8, "4xlarge": 16, "8xlarge": 32}
+
+
+@dataclass
+class Table:
+    """One replay table: a workload with its fixed job parameters, one row per run."""
+
+    dataset: str
+    workload: str
+    fixed: dict[str, object]
+    params: list[str]
+    minimize: str
+    frame: pd.DataFrame
+    left_out: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        text = "-".join([self.workload, *(f"{k}={v}" for k, v in self.fixed.items())])
+        return f"{self.dataset}.{re.sub(r'[^A-Za-z0-9_.=-]+', '_', text)}"
+
+    @property
+    def configurations(self) -> int:
+        return len(self.frame[self.params].drop_duplicates())
+
+
+class Source:
+    """A dataset's files: a bare git directory (the fetch tool's mirror, read at HEAD) or a
+    directory of files (a clone's working tree, or files saved one by one)."""
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_dir():
+            raise UsageError(f"{path} is not a directory: give a fetched mirror or a clone")
+        self.path = path
+        self.git = (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+    def _git(self, *argv: str) -> str:
+        done = subprocess.run(["git", "--git-dir", str(self.path), *argv],
+                              capture_output=True, text=True)  # fmt: skip
+        if done.returncode:
+            raise UsageError(f"{self.path}: git {' '.join(argv)}: {done.stderr.strip()}")
+        return done.stdout
+
+    def names(self) -> list[str]:
+        if self.git:
+            return self._git("ls-tree", "-r", "--name-only", "HEAD").splitlines()
+        return sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*")
+                      if p.is_file() and ".git" not in p.relative_to(self.path).parts)  # fmt: skip
+
+    def read(self, name: str) -> str:
+        if self.git:
+            return self._git("show", f"HEAD:{name}")
+        try:
+            return (self.path / name).read_text()
+        except OSError as e:
+            raise UsageError(f"{self.path / name}: {e.strerror}") from None
+
+    def commit(self) -> str:
+        return self._git("rev-parse", "HEAD").strip() if self.git else "(working tree)"
+
+
+def read_frame(
+    source: Source, name: str, sep: str = ",", needs: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """A CSV/TSV of ``source`` that must have the columns ``needs``."""
+    try:
+        frame = pd.read_csv(io.StringIO(source.read(name)), sep=sep)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        raise UsageError(
+            f"{source.path}:{name} is not a table: {' '.join(str(e).split())}"
+        ) from None
+    missing = [c for c in needs if c not in frame.columns]
+    if missing:
+        raise UsageError(f"{source.path}:{name} lacks column(s) {', '.join(missing)}; "
+                         f"its columns: {', '.join(map(str, frame.columns))}")  # fmt: skip
+    return frame
+
+
+def grouped(dataset: str, frame: pd.DataFrame, workload: str, fixed: list[str],
+            params: list[str], minimize: str) -> list[Table]:  # fmt: skip
+    """One Table per distinct (``workload`` column, ``fixed`` columns), rows as they are."""
+    tables = []
+    for values, rows in frame.groupby([workload, *fixed], sort=True):
+        named = {k: v.item() if hasattr(v, "item") else v
+                 for k, v in zip([workload, *fixed], values, strict=True)}  # fmt: skip
+        name = named.pop(workload)
+        tables.append(Table(dataset, str(name), named, params, minimize,
+                            rows[params + [minimize]].reset_index(drop=True)))  # fmt: skip
+    return tables
+
+
+def autoscaling(source: Source) -> list[Table]:
+    params = ["cpu_cores_per_node", "memory_gb_per_node", "scaleout"]
+    frame = read_frame(source, "data/regular_dataproc/regular_dataproc.csv",
+                       needs=("algorithm", "dataset_size_bytes", *params, "runtime"))  # fmt: skip
+    return grouped("autoscaling", frame, "algorithm", ["dataset_size_bytes"], params, "runtime")
+
+
+def c3o(source: Source) -> list[Table]:
+    jobs = [n for n in source.names() if re.fullmatch(r"[^/]+\.tsv", n)]
+    if not jobs:
+        raise UsageError(f"{source.path}: no JOB.tsv at its top: is it dos-group/c3o-experiments?")
+    tables = []
+    config = ["instance_count", "machine_type", "slots", "memory", "gross_runtime"]
+    for name in jobs:
+        frame = read_frame(source, name, sep="\t", needs=tuple(config))
+        family = frame["machine_type"].str.split(".", n=1).str[0]
+        vcpus = frame["slots"] // frame["instance_count"]
+        frame = frame.assign(family=family, vcpus_per_node=vcpus)
+        fixed = [c for c in frame.columns if c not in config + ["family", "vcpus_per_node"]]
+        params = ["instance_count", "family", "vcpus_per_node"]
+        tables += grouped("c3o", frame.assign(job=PurePosixPath(name).stem), "job", fixed,
+                          params, "gross_runtime")  # fmt: skip
+    return tables
+
+
+SCOUT_RUN = re.compile(
+    r"dataset/osr_multiple_nodes/(\d+)_([a-z0-9]+)\.([a-z0-9]+)_(.+)_(\d+)/report\.json"
+)
+
+
+def scout(source: Source) -> list[Table]:
+    rows, timed_out = [], []
+    for name in source.names():
+        found = SCOUT_RUN.fullmatch(name)
+        if not found:
+            continue
+        nodes, family, size, workload, run = found.groups()
+        try:
+            report = json.loads(source.read(name))
+        except ValueError:
+            raise UsageError(f"{source.path}:{name} is not JSON") from None
+        if size not in AWS_SIZE_VCPUS:
+            raise UsageError(f"{source.path}:{name}: instance size {size!r} unknown (known: "
+                             f"{', '.join(AWS_SIZE_VCPUS)})")  # fmt: skip
+        done = report.get("completed") in (True, "true", "True")
+        if not done:
+            timed_out.append(f"{nodes} x {family}.{size} {workload}")
+            continue
+        rows.append({"workload": workload, "datasize": report.get("datasize", ""),
+                     "nodes": int(nodes), "family": family, "vcpus_per_node": AWS_SIZE_VCPUS[size],
+                     "run": int(run), "elapsed_s": float(report["elapsed_time"])})  # fmt: skip
+    if not rows:
+        raise UsageError(f"{source.path}: no dataset/osr_multiple_nodes/*/report.json of a "
+                         "completed run: is it oxhead/scout?")  # fmt: skip
+    # the input is generated per run (its input_size differs by <0.01% between runs), so the
+    # fixed job parameter is the workload's input label (bigdata, huge), in its name already
+    tables = grouped("scout", pd.DataFrame(rows), "workload", ["datasize"],
+                     ["nodes", "family", "vcpus_per_node"], "elapsed_s")  # fmt: skip
+    for table in tables:
+        table.left_out = [t for t in timed_out if t.endswith(" " + table.workload)]
+    return tables
+
+
+def loftune(source: Source) -> list[Table]:
+    files = [n for n in source.names() if re.fullmatch(r"data/[^/]+/all_history_data\.csv", n)]
+    if not files:
+        raise UsageError(f"{source.path}: no data/*/all_history_data.csv: is it LJHzju/LOFTune?")
+    tables = []
+    for name in files:
+        frame = read_frame(source, name, needs=("task_id", "duration", "status"))
+        knobs = [c for c in frame.columns if c.startswith("spark.")]
+        ok = frame["status"] == 1  # LOFTune's status: 1 = the application succeeded
+        frame = frame.loc[ok, ["task_id", *knobs]].assign(
+            scenario=PurePosixPath(name).parent.name, duration_ms=frame.loc[ok, "duration"]
+        )
+        tables += grouped("loftune", frame, "task_id", ["scenario"], knobs, "duration_ms")
+    return tables
+
+
+CONVERTERS: dict[str, tuple[str, Callable[[Source], list[Table]]]] = {
+    "autoscaling": ("dos-group/spark-autoscaling-evaluation", autoscaling),
+    "c3o": ("dos-group/c3o-experiments", c3o),
+    "scout": ("oxhead/scout", scout),
+    "loftune": ("LJHzju/LOFTune", loftune),
+}
+
+
+def describe(table: Table) -> str:
+    """One line: what was fixed and what the parameters are."""
+    fixed = ", ".join(f"{k}={v}" for k, v in table.fixed.items())
+    params = table.params
+    knobs = [p for p in params if p.startswith("spark.")]
+    shown = (f"the {len(knobs)} spark.* knobs" if len(knobs) > 3
+             else ", ".join(params))  # fmt: skip
+    return (f"{table.name}: fixed {table.workload}{', ' + fixed if fixed else ''}; parameters "
+            f"{shown}; {table.minimize} of {len(table.frame)} run(s) over "
+            f"{table.configurations} configuration(s)")  # fmt: skip
+
+
+def write(tables: list[Table], out: Path, sources: dict[str, tuple[str, str]]) -> list[dict]:
+    """Each table as OUT/NAME.csv, and OUT/index.json describing them."""
+    out.mkdir(parents=True, exist_ok=True)
+    index = []
+    for table in tables:
+        csv = out / f"{table.name}.csv"
+        table.frame.to_csv(csv, index=False)
+        repo, commit = sources[table.dataset]
+        index.append({"table": table.name, "csv": csv.name, "dataset": table.dataset,
+                      "repository": repo, "commit": commit, "workload": table.workload,
+                      "fixed": table.fixed, "parameters": table.params,
+                      "minimize": table.minimize, "rows": len(table.frame),
+                      "configurations": table.configurations, "left_out": table.left_out})  # fmt: skip
+    (out / "index.json").write_text(json.dumps(index, indent=2) + "\n")
+    return index
+
+
+def find_mirror(mirrors: Path, repository: str) -> Path | None:
+    path = mirrors / repository.replace("/", "+") / "repo"
+    return path if path.is_dir() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                        help="where the fetch tool left OWNER+NAME/repo")  # fmt: skip
+    parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",
+                        help=f"a dataset's mirror or clone ({', '.join(CONVERTERS)})")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--min-configurations", type=int, default=10)
+    args = parser.parse_args(argv)
+    try:
+        given = {}
+        for text in args.source:
+            dataset, _, path = text.partition("=")
+            if dataset not in CONVERTERS or not path:
+                raise UsageError(f"--source {text}: give DATASET=PATH, DATASET one of "
+                                 f"{', '.join(CONVERTERS)}")  # fmt: skip
+            given[dataset] = Path(path)
+        tables, sources = [], {}
+        for dataset, (repository, convert) in CONVERTERS.items():
+            path = given.get(dataset) or find_mirror(args.mirrors, repository)
+            if path is None:
+                print(f"{dataset}: no mirror of {repository} in {args.mirrors} (fetch it, or give "
+                      f"--source {dataset}=PATH): left out", file=sys.stderr)  # fmt: skip
+                continue
+            source = Source(path)
+            sources[dataset] = (repository, source.commit())
+            found = convert(source)
+            kept = [t for t in found if t.configurations >= args.min_configurations]
+            print(f"{dataset} ({repository} at {sources[dataset][1]}): {len(kept)} table(s); "
+                  f"{len(found) - len(kept)} with fewer than {args.min_configurations} "
+                  "configurations left out")  # fmt: skip
+            for table in kept:
+                print("  " + describe(table) + (f"; {len(table.left_out)} run(s) that did not "
+                      "complete left out" if table.left_out else ""))  # fmt: skip
+            tables += kept
+        if not tables:
+            raise UsageError("no dataset converted: fetch the mirrors or give --source")
+        write(tables, args.out, sources)
+        print(f"{len(tables)} table(s) and index.json in {args.out}")
+    except UsageError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

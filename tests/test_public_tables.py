@@ -1,0 +1,146 @@
+"""bench/public_tables.py reads public Spark run datasets right (samples of each in
+tests/fixtures/public/, sources in its README.md), and bench/public_replay.py reports random
+search's exact figures from the tables themselves."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from pathlib import Path
+
+import public_replay
+import public_tables
+import pytest
+from public_tables import Source
+from tune_models import evaluations_to, random_search, random_search_expected
+
+from numaspark.decide.tune import read_table
+from numaspark.errors import UsageError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "public"
+
+
+def tables_of(convert, name: str) -> dict:
+    return {t.name: t for t in convert(Source(FIXTURES / name))}
+
+
+def written(table, tmp_path: Path) -> tuple:
+    csv = tmp_path / f"{table.name}.csv"
+    table.frame.to_csv(csv, index=False)
+    return read_table(csv, table.minimize)
+
+
+def test_autoscaling_one_table_per_job_and_input_size(tmp_path):
+    tables = tables_of(public_tables.autoscaling, "autoscaling")
+    assert sorted(tables) == ["autoscaling.grep-dataset_size_bytes=3232000000000",
+                              "autoscaling.grep-dataset_size_bytes=6464000000000",
+                              "autoscaling.sort-dataset_size_bytes=101000000000"]  # fmt: skip
+    grep = tables["autoscaling.grep-dataset_size_bytes=3232000000000"]
+    assert grep.fixed == {"dataset_size_bytes": 3232000000000}
+    assert list(grep.frame.columns) == ["cpu_cores_per_node", "memory_gb_per_node", "scaleout",
+                                        "runtime"]  # fmt: skip
+    space, lookup = written(grep, tmp_path)
+    assert len(lookup) == 10 and space.values["scaleout"] == [2, 4, 8, 16]
+    assert lookup[(8, 8, 16)] == 516.92  # the fixture's row: 8 cores, 8 GB x 16 nodes
+
+
+def test_c3o_fixes_the_job_and_keeps_repetitions_for_their_median(tmp_path):
+    tables = tables_of(public_tables.c3o, "c3o")
+    names = sorted(tables)
+    assert [n.rsplit("-", 1)[1] for n in names] == ["p_occurrence=0.0", "p_occurrence=0.5"]
+    table = tables[names[1]]
+    assert table.fixed == {"data_size_MB": 15150, "line_length": 100, "lines": 150000000,
+                           "p_occurrence": 0.5}  # fmt: skip
+    # the machine type split into its family and vCPUs; slots and memory follow from it
+    assert list(table.frame.columns) == ["instance_count", "family", "vcpus_per_node",
+                                         "gross_runtime"]  # fmt: skip
+    assert len(table.frame) == 20 and table.configurations == 4
+    space, lookup = written(table, tmp_path)
+    assert space.values["family"] == ["c4", "m4"] and not space.ordered("family")
+    assert lookup[(2, "c4", 8)] == 154  # the median of 150, 152, 154, 156, 162
+    assert lookup[(4, "m4", 8)] == 138  # of 136, 138, 138, 140, 140
+
+
+def test_scout_leaves_out_runs_that_did_not_complete(tmp_path):
+    tables = tables_of(public_tables.scout, "scout")
+    big = tables["scout.join_spark_bigdata-datasize=bigdata"]
+    assert big.fixed == {"datasize": "bigdata"}
+    assert big.left_out == []
+    _, lookup = written(big, tmp_path)
+    assert lookup == {(4, "c4", 2): 1817.555, (10, "c4", 2): 777.986, (10, "c4", 8): 305.064}
+    assert tables["scout.join_spark_huge-datasize=huge"].configurations == 1
+    kmeans = tables["scout.kmeans_spark1.5_bigdata-datasize=bigdata"]
+    assert kmeans.left_out == ["4 x c4.large kmeans_spark1.5_bigdata"]  # the 2-hour timeout
+    assert kmeans.frame.to_dict("records") == [
+        {"nodes": 8, "family": "c4", "vcpus_per_node": 2, "elapsed_s": 6761.987263486997}
+    ]
+
+
+def test_loftune_keeps_the_knobs_and_drops_the_query_embeddings():
+    tables = tables_of(public_tables.loftune, "loftune")
+    q1 = tables["loftune.q1-scenario=TPCH_100G_single"]
+    assert len(q1.params) == 22 and all(p.startswith("spark.") for p in q1.params)
+    assert list(q1.frame.columns) == [*q1.params, "duration_ms"]
+    assert q1.configurations == 4 and q1.frame["duration_ms"].min() == 31750
+    assert tables["loftune.q10-scenario=TPCH_100G_single"].configurations == 2
+
+
+def all_sources() -> list[str]:
+    return [f"--source={d}={FIXTURES / d}" for d in public_tables.CONVERTERS]
+
+
+def test_the_index_and_min_configurations(tmp_path, capsys):
+    assert public_tables.main([*all_sources(), "--out", str(tmp_path),
+                               "--min-configurations", "4"]) == 0  # fmt: skip
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [e["table"].split(".", 1)[0] for e in index] == ["autoscaling"] * 3 + ["c3o", "loftune"]
+    assert all((tmp_path / e["csv"]).is_file() for e in index)
+    assert "1 with fewer than 4 configurations left out" in capsys.readouterr().out  # c3o's 0.0
+
+
+def test_a_bad_file_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "c3o"
+    bad.mkdir()
+    (bad / "grep.tsv").write_text("instance_count\tmachine_type\tgross_runtime\n2\tc4.large\t9\n")
+    assert public_tables.main([f"--source=c3o={bad}", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("Error: ") and "\n" not in err and "lacks column(s) slots, memory" in err
+    assert public_tables.main([f"--source=c3o={tmp_path / 'none'}"]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    assert public_tables.main(["--source=nosuch=/tmp"]) == 2
+    assert "DATASET one of autoscaling, c3o, scout, loftune" in capsys.readouterr().err
+
+
+def test_a_mirror_that_is_not_the_dataset_is_one_line(tmp_path):
+    with pytest.raises(UsageError, match="no data/.*all_history_data.csv"):
+        public_tables.loftune(Source(FIXTURES / "c3o"))
+
+
+def test_random_search_expected_is_exact():
+    """(N + 1) / (k + 1): the mean, over every order of N rows, of the first of k hits."""
+    for rows, hits in ((6, 1), (6, 2), (7, 3)):
+        lookup = {(i,): (1.0 if i < hits else 2.0) for i in range(rows)}
+        firsts = [next(n for n, i in enumerate(order, 1) if i < hits)
+                  for order in itertools.permutations(range(rows))]  # fmt: skip
+        assert random_search_expected(rows, hits) == pytest.approx(statistics.mean(firsts))
+        drawn = [evaluations_to(random_search(lookup, s), 1.0) for s in range(2000)]
+        assert statistics.mean(drawn) == pytest.approx(random_search_expected(rows, hits), rel=0.1)
+
+
+def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, capsys):
+    public_tables.main([*all_sources(), "--out", str(tmp_path)])
+    capsys.readouterr()
+    saved = tmp_path / "rows.jsonl"
+    assert public_replay.main([str(tmp_path), "--seeds", "2", "--only", "grep-dataset_size_bytes=3232",
+                               "--save", str(saved)]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert public_replay.main(["--load", str(saved)]) == 0  # the report again, not replayed
+    assert capsys.readouterr().out == out
+    row = next(line for line in out.splitlines() if line.startswith("| autoscaling.grep"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # 10 configurations, 1 within 5% (516.92; the next, 744.7, is 44% slower): 11 / 2
+    assert cells[1:3] == ["10", "1"] and cells[4] == "5.5, 5"
+    assert "- autoscaling: goal met on" in out
+    assert public_replay.main([str(tmp_path / "missing")]) == 2
+    assert "run bench/public_tables.py" in capsys.readouterr().err
