@@ -263,12 +263,14 @@ class Shape:
     busy_cores: float | None  # physical cores with a task thread
     shares_a_core: bool | None  # None: no SMT, one executor, or an owned width given
 
-    def describe(self) -> str:
-        """``6 x 4 cores x 4 threads per core``, as far as known."""
+    def describe(self, smt: bool = True) -> str:
+        """``6 x 4 cores x 4 threads per core``, as far as known (``smt`` False: the machine
+        has one thread per core, so the threads are not said)."""
+        per_core = self.threads_per_core
         parts = [f"{self.executors:g} x" if self.executors else "",
                  f"{self.cores_per_executor:.3g} cores" if self.cores_per_executor else "",
-                 f"x {self.threads_per_core:.3g} threads per core"
-                 if self.threads_per_core else ""]  # fmt: skip
+                 f"x {per_core:.3g} thread{'s' if per_core != 1 else ''} per core"
+                 if per_core and smt else ""]  # fmt: skip
         return " ".join(p for p in parts if p)
 
 
