@@ -493,7 +493,7 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                 break  # a local optimum: no neighbour left that could beat the best
             fine = True
             continue
-        chosen = _steered(space, prior, search, incumbent, noise, fine)
+        chosen = _steered(space, prior, search, incumbent, noise, fine, model)
         if chosen is None:
             candidate, move = max(
                 options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
@@ -530,12 +530,18 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
 
 
 def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, noise: float,
-             fine: bool) -> tuple[tuple, Move, str] | None:  # fmt: skip
+             fine: bool, model: RuleModel) -> tuple[tuple, Move, str] | None:  # fmt: skip
     """A move from the best that the runs themselves ask for: what the best run's readings
     favour (decide/steer.py); else, when the last run was a move, the same move again if it
     paid (doubling or halving along the axis that paid) or the way back from where it
-    started if it cost. None: nothing asks; the updated rules choose."""
-    moves = {m: c for c, m in neighbours(space, incumbent, prior, fine) if c in search.unseen}
+    started if it cost. Each only where the rules as updated by the runs find it plausible
+    (2 sd optimistic, better than the best); a move made again also only where they do not
+    expect it to be worse than the best by more than the noise (a second halving of the
+    threads can leave cores idle, which the rules price). None: nothing asks; the updated
+    rules choose."""
+    best = search.measured[incumbent]
+    moves = {m: c for c, m in neighbours(space, incumbent, prior, fine)
+             if c in search.unseen and model.plausible(c, best)}  # fmt: skip
     found = hint(search.observed.get(incumbent))
     if found is not None:
         for wanted in found.moves:
@@ -549,7 +555,8 @@ def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, nois
     base, move = origin
     change = last.value / search.measured[base] - 1
     text = _move_text(space, move, prior, None)
-    if change < -noise and move in moves:
+    again = move in moves and model.predict(moves[move])[0] < math.log(best) + math.log1p(noise)
+    if change < -noise and again:
         return moves[move], move, f"the last runs showed: {text} paid ({change:+.0%}): again"
     back = opposite(move)
     if change > noise and back is not None and base == incumbent and back in moves:
