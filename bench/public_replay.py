@@ -14,8 +14,10 @@ to 5% at most half of random search's expected figure where a table has 20 or mo
 configurations, and never above random's expected figure on any table.
 
     .venv/bin/python bench/public_tables.py --out /tmp/numaspark-public-tables
-    .venv/bin/python bench/public_replay.py /tmp/numaspark-public-tables [--seeds 20]
-        [--budget 20] [--only TEXT] [--cli] [--json] [--markdown FILE]
+    nice -n 10 .venv/bin/python bench/public_replay.py /tmp/numaspark-public-tables
+        [--seeds 20] [--budget 20] [--only TEXT] [--as COLUMN=NAME ...] [--no-early-stop] [--cli] [--json]
+        [--markdown FILE] [--save ROWS.jsonl]
+    .venv/bin/python bench/public_replay.py --load ROWS.jsonl   # the report of saved rows
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from public_tables import DEFAULT_OUT
 from rich.console import Console
 from rich.progress import Progress
@@ -47,16 +52,33 @@ def spread(hits: list[int | None], budget: int) -> dict[str, float]:
             "never": sum(h is None for h in hits)}  # fmt: skip
 
 
-def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool) -> dict:
-    """One table's row of the report."""
+def renamed(csv: Path, names: dict[str, str], scratch: Path) -> Path:
+    """``csv`` with its columns renamed (``--as``), as a copy in ``scratch``."""
+    copy = scratch / csv.name
+    pd.read_csv(csv).rename(columns=names).to_csv(copy, index=False)
+    return copy
+
+
+def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
+            names: dict[str, str] | None = None, scratch: Path | None = None,
+            early_stop: bool = True) -> dict:  # fmt: skip
+    """One table's row of the report (with ``names``, its columns renamed first, in
+    ``scratch``)."""
     csv = directory / entry["csv"]
+    if names:
+        csv = renamed(csv, names, scratch or Path(tempfile.gettempdir()))
     space, lookup = read_table(csv, entry["minimize"])
     best, rows = min(lookup.values()), len(lookup)
-    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, True, cli) for s in range(seeds)]
+    started = time.monotonic()
+    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli)
+            for s in range(seeds)]  # fmt: skip
+    per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"seeds": seeds, "budget": budget, "configurations": rows, "best": best, "prior": Prior(space).describe(),
-            "trials run": float(np.median([len(r) for r in runs])),
+    row |= {"renamed": names or {}, "early stop": early_stop,
+            "seconds per search": per_search, "seeds": seeds,
+            "budget": budget, "configurations": rows, "best": best,
+            "prior": Prior(space).describe(), "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
     for share in SHARES:
         near = sum(v <= best * (1 + share) for v in lookup.values())
@@ -78,21 +100,28 @@ def cell(found: dict, budget: int) -> str:
     return f"{shown(found['median'])} ({shown(found['q1'])}-{shown(found['q3'])})"
 
 
-def markdown(report: list[dict], seeds: int, budget: int) -> str:
+def markdown(report: list[dict], budget: int) -> str:
     """The report as a markdown table and a line per dataset."""
+    counts = sorted({r["seeds"] for r in report})
     lines = [f"Evaluations to within 5% / 10% of each table's best: the tuner's median over "
-             f"{seeds} seeds (quartiles; >{budget}: not reached in the budget of {budget}) "
-             "beside random search's exact expected figure (N+1)/(k+1) and exact median.", "",
+             f"{' or '.join(map(str, counts))} seeds (quartiles; >{budget}: not reached in the "
+             f"budget of {budget}; `first within 5%` shows each table's seeds) beside random "
+             "search's exact expected figure (N+1)/(k+1) and exact median.", "",
              "| table | N | k 5% | tuner to 5% | random to 5%: expected, median | k 10% | "
-             "tuner to 10% | random to 10%: expected, median | runs | first within 5% | goal |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+             "tuner to 10% | random to 10%: expected, median | runs | first within 5% | s/search | "
+             "goal |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for r in report:
+        cost = f"{r['seconds per search']:.1f}" if "seconds per search" in r else "-"
+        shown = {k: v for k, v in r.get("renamed", {}).items() if k in r["parameters"]}
+        name = r["table"] + (f" (as {', '.join(f'{k}={v}' for k, v in shown.items())})"
+                             if shown else "") + ("" if r.get("early stop", True)
+                                                  else " (no early stop)")  # fmt: skip
         lines.append(
-            f"| {r['table']} | {r['configurations']} | {r['within 5%']} | "
+            f"| {name} | {r['configurations']} | {r['within 5%']} | "
             f"{cell(r['tuner to 5%'], budget)} | {r['random expected to 5%']:.1f}, "
             f"{r['random median to 5%']} | {r['within 10%']} | {cell(r['tuner to 10%'], budget)} | "
             f"{r['random expected to 10%']:.1f}, {r['random median to 10%']} | "
-            f"{r['trials run']:g} | {r['first run within 5%']}/{seeds} | "
+            f"{r['trials run']:g} | {r['first run within 5%']}/{r['seeds']} | {cost} | "
             f"{'yes' if r['goal'] else 'NO'} |"
         )
     lines.append("")
@@ -115,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
+    parser.add_argument("--as", dest="names", action="append", default=[], metavar="COLUMN=NAME",
+                        help="replay with COLUMN renamed NAME (e.g. scaleout=workers: what "
+                             "the rules make of a column they would know by that name)")  # fmt: skip
+    parser.add_argument("--no-early-stop", action="store_true",
+                        help="the tuner without its early stop (as tune --no-early-stop)")  # fmt: skip
     parser.add_argument("--save", type=Path,
                         help="append each table's row to this JSON-lines file as it is done")  # fmt: skip
     parser.add_argument("--load", type=Path,
@@ -124,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.load:
             report = [json.loads(line) for line in args.load.read_text().splitlines() if line]
             return show(report, args)
+        names = dict(text.partition("=")[::2] for text in args.names)
+        if any(not k or not v for k, v in names.items()):
+            raise UsageError("--as takes COLUMN=NAME, e.g. --as scaleout=workers")
         index_file = args.tables / "index.json"
         if not index_file.is_file():
             raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
@@ -132,11 +169,13 @@ def main(argv: list[str] | None = None) -> int:
         if not index:
             raise UsageError(f"no table in {index_file} contains {args.only!r}")
         report = []
-        with Progress(console=Console(stderr=True), transient=True) as bar:
+        with (tempfile.TemporaryDirectory() as scratch,
+              Progress(console=Console(stderr=True), transient=True) as bar):  # fmt: skip
             task = bar.add_task("tables", total=len(index))
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
-                report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli))
+                report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
+                                      names, Path(scratch), not args.no_early_stop))  # fmt: skip
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")
@@ -151,7 +190,7 @@ def show(report: list[dict], args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    text = markdown(report, report[0]["seeds"], report[0]["budget"]) if report else ""
+    text = markdown(report, report[0]["budget"]) if report else ""
     print(text)
     if args.markdown:
         args.markdown.write_text(text)

@@ -9,9 +9,9 @@ rows (read_table takes their median). What describes the job rather than the con
 choosing a smaller input: one table per (job, fixed job parameters).
 
 - autoscaling: dos-group/spark-autoscaling-evaluation, data/regular_dataproc/regular_dataproc.csv
-  (Dataproc clusters). Fixed: algorithm, dataset_size_bytes. Parameters: cpu_cores_per_node,
+  (Google Dataproc clusters). Fixed: algorithm, dataset_size_bytes. Parameters: cpu_cores_per_node,
   memory_gb_per_node, scaleout (10 node shapes). Value: runtime (s). One run each.
-- c3o: dos-group/c3o-experiments, JOB.tsv (EMR clusters). Fixed: the job's own columns
+- c3o: dos-group/c3o-experiments, JOB.tsv (AWS EC2 clusters). Fixed: the job's own columns
   (data_size_MB and its generator's: lines, k, iterations, ...). Parameters: instance_count,
   family and vcpus_per_node (the machine type, e.g. m4.2xlarge = m4 x 8, its vCPUs from the
   table's slots / instance_count). Value: gross_runtime (s), 5 repetitions each.
@@ -289,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             source = Source(path)
             sources[dataset] = (repository, source.commit())
-            found = convert(source)
+            try:
+                found = convert(source)
+            except (KeyError, ValueError, TypeError, AttributeError) as e:  # the data's shape
+                raise UsageError(f"{path} does not hold {repository}'s layout ({type(e).__name__}: "
+                                 f"{e}): give its mirror or a clone") from None  # fmt: skip
             kept = [t for t in found if t.configurations >= args.min_configurations]
             print(f"{dataset} ({repository} at {sources[dataset][1]}): {len(kept)} table(s); "
                   f"{len(found) - len(kept)} with fewer than {args.min_configurations} "

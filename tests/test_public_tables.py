@@ -144,3 +144,27 @@ def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, c
     assert "- autoscaling: goal met on" in out
     assert public_replay.main([str(tmp_path / "missing")]) == 2
     assert "run bench/public_tables.py" in capsys.readouterr().err
+
+
+def test_the_bench_can_replay_a_column_under_a_name_the_rules_know(tmp_path, capsys):
+    """--as scaleout=workers: what the rules make of a column they would know by that name."""
+    public_tables.main([*all_sources(), "--out", str(tmp_path)])
+    capsys.readouterr()
+    argv = [str(tmp_path), "--seeds", "1", "--only", "sort-dataset", "--json"]
+    assert public_replay.main([*argv, "--as", "scaleout=workers", "--no-early-stop"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["renamed"] == {"scaleout": "workers"} and row["early stop"] is False
+    assert row["prior"].startswith("prior on workers (= executors)")
+    assert public_replay.main([*argv, "--as", "scaleout"]) == 2
+    assert "--as takes COLUMN=NAME" in capsys.readouterr().err
+
+
+def test_a_report_without_its_time_is_one_line(tmp_path, capsys):
+    run = tmp_path / "scout" / "dataset" / "osr_multiple_nodes" / "4_c4.large_join_spark_bigdata_1"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text('{"completed": true, "datasize": "bigdata"}')
+    assert public_tables.main([f"--source=scout={tmp_path / 'scout'}", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        "\n" not in err and "does not hold oxhead/scout's layout (KeyError: 'elapsed_time')" in err
+    )
