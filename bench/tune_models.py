@@ -125,6 +125,7 @@ MACHINES = (
     ("knl-snc4", "xml", "64intel64-fakeKNL-SNC4-hybrid.xml"),  # 4 nodes x 4 cores x 4 threads
     ("4x24x2", "synthetic", "pack:4 numa:1 core:24 pu:2"),  # 192 threads, the server
     ("2x4x8x2", "synthetic", "pack:2 numa:4 core:8 pu:2"),  # 8 nodes (chiplets), 128 threads
+    ("smt8", "synthetic", "pack:2 numa:2 core:6 pu:8"),  # POWER-like: 4 nodes, 24 cores x SMT-8
 )
 
 

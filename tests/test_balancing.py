@@ -20,7 +20,7 @@ import pytest
 from prereq import require
 from recorded import RecordedTarget, targets
 
-from numaspark.decide.live import live_space
+from numaspark.decide.live import PARAMETERS, live_space
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.request import RunRequest, request_of, run_argv
@@ -213,6 +213,6 @@ def test_the_tuner_has_autonuma_only_when_asked():
     assert "autonuma" not in space.values["binding"]
     space, configs = live_space(topo, "wordcount", "tiny", autonuma=True)
     assert {"none", "autonuma", "node", "core"} <= set(space.values["binding"])
-    chosen = {k[3]: c for k, c in configs.items()}
+    chosen = {k[PARAMETERS.index("binding")]: c for k, c in configs.items()}
     assert chosen["autonuma"].numa_balancing is True and chosen["none"].numa_balancing is False
     assert chosen["node"].numa_balancing is None

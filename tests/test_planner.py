@@ -391,3 +391,84 @@ def test_default_shapes(xeon24):
 def test_a_number_below_one_names_its_option(xeon24, layout, option):
     with pytest.raises(UsageError, match=f"^{option} must be at least 1, got 0$"):
         plan(xeon24, layout)
+
+
+# -- threads per core (SMT as an axis) ---------------------------------------------------------
+# A synthetic POWER-like machine (4 nodes x 6 cores x 8 threads): this one has no SMT.
+
+SMT8 = "pack:2 numa:2 core:6 pu:8"
+
+
+@pytest.mark.parametrize("binding", [Binding.CORE, Binding.PU])
+def test_threads_per_core_gives_whole_cores_and_their_first_threads(binding):
+    topology = load_synthetic(SMT8)
+    placement = plan(topology, Layout(executors=8, cores_per_executor=3, threads_per_core=4),
+                     binding)  # fmt: skip
+    owned: set[int] = set()
+    for jvm in placement.executors:
+        assert jvm.cores == 12  # task slots: 3 cores x 4 threads (spark.executor.cores)
+        cores = [core for core in topology.cores if not core.cpus.isdisjoint(jvm.cpus)]
+        assert len(cores) == 3 and len(jvm.nodes) == 1
+        for core in cores:
+            assert core.os_index not in owned  # no two executors share a core
+            owned.add(core.os_index)
+            mine = core.cpus & jvm.cpus
+            assert mine == CpuSet(core.cpus.to_list()[:4])  # its 4 lowest-numbered threads
+    first = placement.executors[0]
+    if binding is Binding.CORE:  # 4 tasks share each core's 4 threads
+        assert first.slots == tuple(s for s in (CpuSet.parse("0-3"), CpuSet.parse("8-11"),
+                                                CpuSet.parse("16-19")) for _ in range(4))  # fmt: skip
+    else:  # the plugin splits each core's group into one thread a task
+        assert first.slots == (CpuSet.parse("0-3"), CpuSet.parse("8-11"), CpuSet.parse("16-19"))
+    assert numactl_argv(first)[1] == "--physcpubind=0-3,8-11,16-19"
+    assert any("threads per core 4 of 8" in n for n in placement.notes)
+
+
+def test_threads_per_core_is_checked_against_the_machine_and_the_binding():
+    topology = load_synthetic(SMT8)
+    with pytest.raises(UsageError, match="cores have 8 hardware thread.*give 1 to 8"):
+        plan(topology, Layout(executors=2, cores_per_executor=2, threads_per_core=16),
+             Binding.CORE)  # fmt: skip
+    with pytest.raises(UsageError, match="give --bind core or --bind pu"):
+        plan(topology, Layout(executors=2, cores_per_executor=2, threads_per_core=4))
+    with pytest.raises(PlacementError, match="allows 24 cores"):
+        plan(topology, Layout(executors=5, cores_per_executor=6, threads_per_core=1), Binding.PU)
+    # without SMT one thread per core is all there is: the plan is the one without it
+    flat = load_synthetic("pack:1 numa:2 core:4 pu:1")
+    asked = plan(flat, Layout(executors=2, cores_per_executor=2, threads_per_core=1))
+    assert asked.executors == plan(flat, Layout(executors=2, cores_per_executor=2)).executors
+
+
+def test_threads_per_core_is_recorded_and_older_records_load_without_it():
+    from numaspark.experiment.request import RunRequest, request_of, run_argv
+    from numaspark.experiment.result import RunSpec
+    from numaspark.placement import Placement
+    from numaspark.placement.render import placement_to_dict
+
+    topology = load_synthetic(SMT8)
+    layout = Layout(executors=4, cores_per_executor=6, threads_per_core=2)
+    data = placement_to_dict(plan(topology, layout, Binding.CORE))
+    assert data["layout"]["cores_per_executor"] == 6 and data["layout"]["threads_per_core"] == 2
+    assert data["spark_conf"]["spark.executor.cores"] == "12"
+    loaded = Placement.from_dict(data)
+    assert loaded.layout.threads_per_core == 2 and loaded.layout.cores_per_executor == 6
+    del data["layout"]["threads_per_core"]  # a record written before threads per core
+    assert Placement.from_dict(data).layout.threads_per_core is None
+    request = request_of(RunSpec(workload="wordcount", mode="standalone", binding="core",
+                                 placement=loaded))  # fmt: skip
+    assert request.layout.threads_per_core == 2 and request.layout.cores_per_executor == 6
+    argv = run_argv(RunRequest(workload="wordcount", layout=layout, binding=Binding.CORE))
+    assert argv[argv.index("--threads-per-core") + 1] == "2"
+
+
+def test_plan_prints_the_threads_of_each_core_an_executor_runs_on():
+    from conftest import run_cli
+
+    args = ("plan", "--synthetic", SMT8, "--mode", "standalone", "--executors", "2",
+            "--cores-per-executor", "2", "--threads-per-core", "2")  # fmt: skip
+    shown = run_cli(*args, "--bind", "pu", check=True).stdout
+    assert "2 executor(s) x 2 cores x 2 threads per core (4 task slots)" in " ".join(shown.split())
+    assert "executor 0 owns 2 cores, runs on hardware threads 0-1 | 8-9" in shown
+    refused = run_cli(*args)
+    assert refused.returncode == 2 and "give --bind core or --bind pu" in refused.stderr
+    assert "Traceback" not in refused.stderr

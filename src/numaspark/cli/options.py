@@ -60,7 +60,8 @@ SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='A hwloc synthetic 
 JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
 ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
 PerNodeOpt = Annotated[int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")]
-CoresOpt = Annotated[int | None, Opt("--cores-per-executor", help="Task slots per executor (default: share the CPUs).")]
+CoresOpt = Annotated[int | None, Opt("--cores-per-executor", help="Task slots per executor (default: share the CPUs); with --threads-per-core, whole cores.")]
+ThreadsPerCoreOpt = Annotated[int | None, Opt("--threads-per-core", help="SMT: hardware threads used of each core an executor owns (1 to the machine's; with --bind core or pu).", min=1)]
 MemoryOpt = Annotated[str, Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory.")]
 BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that runs tasks.")]
 PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy (default: bind when bound, the kernel's otherwise).")]
@@ -121,6 +122,7 @@ class Where:
     mem_policy: MemPolicy | None = None
     nodes: str | None = None
     pu_order: PuOrder = PuOrder.CORES_FIRST
+    threads_per_core: int | None = None
 
     @property
     def only_nodes(self) -> CpuSet | None:
@@ -133,7 +135,8 @@ class Where:
                       memory_per_executor=None if memory == "auto"
                       else parse_size(memory, "--memory-per-executor"),
                       driver_cores=driver_cores,
-                      driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode)  # fmt: skip
+                      driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode,
+                      threads_per_core=self.threads_per_core)  # fmt: skip
 
     def place(self, topo, mode: Mode, **driver):
         return plan(topo, self.layout(mode, **driver), self.bind, self.mem_policy, self.pu_order,
@@ -146,7 +149,8 @@ WHERE = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default
               ("executors", ExecutorsOpt, None), ("executors_per_node", PerNodeOpt, None),
               ("cores_per_executor", CoresOpt, None), ("memory_per_executor", MemoryOpt, "auto"),
               ("bind", BindOpt, Binding.NONE), ("mem_policy", PolicyOpt, None),
-              ("nodes", NodesOpt, None), ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST))]
+              ("nodes", NodesOpt, None), ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST),
+              ("threads_per_core", ThreadsPerCoreOpt, None))]
 # fmt: on
 
 

@@ -5,12 +5,12 @@ there is read back, not run again)."""
 from __future__ import annotations
 
 import json
-import statistics
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from numaspark.decide.prior import Machine
+from numaspark.decide.steer import Observation, observe
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import DEFAULT_TIME, measured
@@ -22,7 +22,8 @@ from numaspark.placement import Binding, Layout, Mode
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 
-PARAMETERS = ("mode", "executors", "cores_per_executor", "binding", "partitions_per_slot")
+PARAMETERS = ("mode", "executors", "cores_per_executor", "threads_per_core", "binding",
+              "partitions_per_slot")  # fmt: skip
 PER_SLOT = (1, 2, 4)  # tasks per task slot in every shuffle (spark.default/sql partitions)
 
 
@@ -78,36 +79,52 @@ def recorded_synthetic(table: Path) -> tuple[str | None, Path]:
 def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,
                conf: dict | None = None, autonuma: bool = False) -> tuple[Space, dict[tuple, Config]]:  # fmt: skip
     """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
-    candidates are the combinations the planner accepts on ``topology``. ``autonuma``: one
-    binding more, ``autonuma`` (unbound, kernel.numa_balancing on), and ``none`` then runs with
-    it off; the caller has checked that it can be switched."""
+    candidates are the combinations the planner accepts on ``topology``. Where the machine
+    has SMT, core- and pu-bound layouts also take threads per core (1 up to its SMT width,
+    doubling): executors own whole cores, c of them, each running that many task threads;
+    node-bound and unbound layouts run one task thread per core (threads per core 1) and
+    leave their placement to the kernel. ``autonuma``: one binding more, ``autonuma``
+    (unbound, kernel.numa_balancing on), and ``none`` then runs with it off; the caller has
+    checked that it can be switched."""
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
     if chosen.application is None:
         chosen.size(size)
     cores = len(topology.allowed_cores())
-    smt = len(topology.allowed_cpus) > cores
+    width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)
+    smt = width > 1
     bindings = ["none", *(["autonuma"] if autonuma else []), "node", "core",
                 *(["pu"] if smt else [])]  # fmt: skip
-    layouts = [("local", 1, p) for p in _powers(cores)]
-    layouts += [("standalone", e, c) for e in _powers(cores) for c in _powers(cores)
-                if e * c <= cores]  # fmt: skip
+    # executors and their widths: doublings, and the multiples of the nodes and divisors of a
+    # node's cores that fill nodes exactly (6-core nodes: 3 and 6)
+    nodes = max(1, len(topology.cpu_nodes))
+    per_node = max(1, cores // nodes)
+    divisors = {d for d in range(1, per_node + 1) if per_node % d == 0}
+    counts = sorted(set(_powers(cores)) | {nodes * d for d in divisors})
+    widths = sorted(set(_powers(cores)) | divisors)
+    layouts = [("local", 1, p) for p in widths]
+    layouts += [("standalone", e, c) for e in counts for c in widths if e * c <= cores]
     configs: dict[tuple, Config] = {}
     for mode, executors, per in layouts:
         for binding in bindings:
-            balancing = None if not autonuma or binding not in ("none", "autonuma") else (
-                binding == "autonuma")  # fmt: skip
-            for per_slot in PER_SLOT:
-                partitions = str(executors * per * per_slot)
-                layout = (Layout(cores_per_executor=per, mode=Mode.LOCAL) if mode == "local"
-                          else Layout(executors=executors, cores_per_executor=per))  # fmt: skip
-                config = Config(workload, size, dict(params or {}), layout,
-                                Binding.NONE if binding == "autonuma" else Binding(binding), None,
-                                {**(conf or {}), "spark.default.parallelism": partitions,
-                                 "spark.sql.shuffle.partitions": partitions},
-                                numa_balancing=balancing)  # fmt: skip
-                configs[(mode, executors, per, binding, per_slot)] = config
+            whole = smt and binding in ("core", "pu")
+            for per_core in sorted(set(_powers(width)) | {width}) if whole else [1]:
+                balancing = None if not autonuma or binding not in ("none", "autonuma") else (
+                    binding == "autonuma")  # fmt: skip
+                for per_slot in PER_SLOT:
+                    partitions = str(executors * per * per_core * per_slot)
+                    threads = per_core if whole else None
+                    layout = (Layout(cores_per_executor=per, mode=Mode.LOCAL,
+                                     threads_per_core=threads) if mode == "local"
+                              else Layout(executors=executors, cores_per_executor=per,
+                                          threads_per_core=threads))  # fmt: skip
+                    config = Config(workload, size, dict(params or {}), layout,
+                                    Binding.NONE if binding == "autonuma" else Binding(binding),
+                                    None, {**(conf or {}), "spark.default.parallelism": partitions,
+                                           "spark.sql.shuffle.partitions": partitions},
+                                    numa_balancing=balancing)  # fmt: skip
+                    configs[(mode, executors, per, per_core, binding, per_slot)] = config
     runnable, _ = check_configs(list(configs.values()), topology)
     keys = {c.key for c in runnable}
     configs = {k: c for k, c in configs.items() if c.key in keys}
@@ -127,19 +144,18 @@ def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, 
     median of the new runs."""
     asked: set[str] = set()
 
-    def walls_of(config: Config) -> list[float]:
-        return [r.wall_time_s for r in measured(ResultStore(out).load())
-                if r.spec.config == config.key]  # fmt: skip
+    def runs_of(config: Config) -> list:
+        return [r for r in measured(ResultStore(out).load()) if r.spec.config == config.key]
 
-    def objective(params: Params) -> float | None:
+    def objective(params: Params) -> Observation:
         config = configs[tuple(params[n] for n in PARAMETERS)]
         again = config.key in asked
         asked.add(config.key)
-        before = len(walls_of(config)) if again else 0
+        before = len(runs_of(config)) if again else 0
         experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup, time=time)
         run_sweep(experiment, topology, out, resume=not again, data_root=data, say=say,
                   targets=targets)  # fmt: skip
-        walls = walls_of(config)[before:]
-        return statistics.median(walls) if walls else None
+        # its median wall time, and the readings that name the next axis (decide/steer.py)
+        return observe(runs_of(config)[before:])
 
     return objective

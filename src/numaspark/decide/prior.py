@@ -6,12 +6,17 @@ one prior serves a 2-core laptop and a 4-socket, 192-thread server. The numbers 
 rule are the studies' (docs/experiments.md, "How the tuner chooses"); the weights say how
 sure the studies are, in log-time per doubling away from the rule:
 
-1. ``threads``: use every physical core, one thread per core. Memory bandwidth saturates
-   before all hardware threads are busy, and SMT helps some workloads and hurts others
-   (-10%..+25%), so the start leaves SMT threads unused and moves to them only if they pay.
-   Bound executors use only their own nodes' cores: fewer of them than nodes leave nodes idle.
+1. ``threads``: use every physical core. Threads per core (SMT) start where the machine's
+   SMT width says: on two-way SMT (x86) one thread per core, the SMT siblings left unused,
+   because there the second thread gave -10%..+25% and memory bandwidth saturates before all
+   hardware threads are busy; on wider SMT (POWER's 4 and 8, Xeon Phi's 4) in the middle of
+   the axis (2 of 4, 4 of 8), because such cores are built to be filled by several threads
+   (one thread leaves most of the core's issue slots idle) and how many pay differs per
+   workload. Executors own whole cores where the machine has SMT: one that shares a core
+   with another pays. Bound executors use only their own nodes' cores: fewer of them than
+   nodes leave nodes idle.
 2. ``executors-per-node``: one or two executors per NUMA node (two on nodes of 8 or more
-   cores). Node-bound executors avoid remote memory (~10% dearer on average), and several
+   cores); an executor's width counts physical cores, not task slots. Node-bound executors avoid remote memory (~10% dearer on average), and several
    small executors beat one large one by up to 36% through less GC.
 3. ``executor-span``: an executor wider than a node pays remote memory (~10%) however it
    is bound.
@@ -43,6 +48,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "cores_per_executor": ("cores_per_executor", "cores_per_worker", "executor_cores",
                            "spark.executor.cores", "worker_cores", "cores_per_instance"),
     "slots": ("slots", "task_slots", "total_cores", "threads"),
+    "threads_per_core": ("threads_per_core", "smt", "smt_level", "smt_mode", "smt_threads",
+                         "hardware_threads_per_core"),
     "binding": ("binding", "bind", "affinity", "cpu_binding"),
     "mem_policy": ("mem_policy", "memory_policy", "membind", "numa_policy"),
     "mode": ("mode",),
@@ -98,6 +105,11 @@ class Machine:
     def threads_per_core(self) -> float:
         return self.threads / self.cores
 
+    @property
+    def smt(self) -> int:
+        """The SMT width: hardware threads per core (1 without SMT)."""
+        return max(1, round(self.threads_per_core))
+
     def describe(self) -> str:
         smt = f", {self.threads_per_core:g} threads per core" if self.threads > self.cores else ""
         where = f" ({self.source})" if self.source.endswith(".json") else ""
@@ -126,12 +138,23 @@ def _word(value: object) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """A candidate's layout in the machine's terms (None where the table does not say)."""
+    """A candidate's layout in the machine's terms (None where the table does not say).
+    ``cores_per_executor`` and ``slots`` count task threads (hardware threads, Spark's task
+    slots) unless ``threads_per_core`` is given: then ``cores_per_executor`` counts physical
+    cores, each running that many of the executor's threads."""
 
     executors: float | None
     cores_per_executor: float | None
     slots: float | None
     local: bool
+    threads_per_core: float | None = None
+
+    @property
+    def threads_per_executor(self) -> float | None:
+        """Task threads (slots) per executor."""
+        if self.cores_per_executor is None:
+            return None
+        return self.cores_per_executor * (self.threads_per_core or 1.0)
 
 
 def layout_of(params: dict[str, object]) -> Layout:
@@ -140,17 +163,15 @@ def layout_of(params: dict[str, object]) -> Layout:
     executors = 1.0 if local else _number(params.get("executors"))
     cores = _number(params.get("cores_per_executor"))
     slots = _number(params.get("slots"))
+    per_core = _number(params.get("threads_per_core"))
+    width = per_core or 1.0  # task threads per unit of cores_per_executor
     if executors is not None and cores is not None:
-        slots = slots or executors * cores
+        slots = slots or executors * cores * width
     elif slots is not None and executors is not None:
-        cores = slots / executors
+        cores = slots / executors / width
     elif slots is not None and cores is not None:
-        executors = slots / cores
-    return Layout(executors, cores, slots, local)
-
-
-def _doublings(value: float, target: float) -> float:
-    return abs(math.log2(value / target))
+        executors = slots / cores / width
+    return Layout(executors, cores, slots, local, per_core)
 
 
 # Each rule as features of a candidate and the log-time one unit of a feature costs: the
@@ -159,16 +180,26 @@ def _doublings(value: float, target: float) -> float:
 # a workload that SMT helps, or that wants small executors, turns the rule round after a run
 # or two. Where a rule is split in two (over / under its target), each side learns alone.
 WEIGHTS: dict[str, tuple[float, float]] = {
-    # per doubling of task threads above the physical cores: SMT gave -25%..+10% (sd), a
-    # little dearer on average because bandwidth saturates first
-    "threads over cores": (0.05, 0.15),
-    # per halving below them: 2x for compute-bound work, ~0 past the bandwidth knee
-    "threads under cores": (0.4, 0.25),
+    # per doubling of threads per core above the start width (one thread per core on SMT-2):
+    # SMT gave -25%..+10% (sd), a little dearer on average because bandwidth saturates first
+    "threads per core over": (0.05, 0.15),
+    # wide SMT (4 or 8 threads per core) starts in the middle of its axis: either way a
+    # doubling may pay or cost, by workload (the runs decide)
+    "threads per core over (wide SMT)": (0.1, 0.2),
+    "threads per core under (wide SMT)": (0.1, 0.2),
+    # per halving of the physical cores busy: 2x for compute-bound work, ~0 past the
+    # bandwidth knee
+    "cores idle": (0.4, 0.25),
+    # an executor that shares a core with another (SMT): their threads compete for one
+    # core's caches and issue slots, and neither can be bound to whole cores
+    "executor shares a core": (0.05, 0.1),
     "cores per executor over": (0.1, 0.15),  # per doubling above the moderate width
     "cores per executor under": (0.1, 0.15),  # per halving below it
     "executors per node under": (0.15, 0.15),  # per halving below one: spanning nodes
     "executor wider than a node": (0.1, 0.1),  # remote memory, ~10%
-    "gc of large executors": (0.08, 0.08),  # per doubling of cores per JVM above 8 (36%)
+    # per doubling of task threads per JVM above 8 (36%): the heap grows with the tasks
+    # that run at once, whatever cores they run on
+    "gc of large executors": (0.08, 0.08),
     "tasks per slot over": (0.15, 0.3),  # per doubling above the target
     "tasks per slot under": (0.15, 0.3),
 }  # fmt: skip
@@ -190,15 +221,92 @@ UNKNOWN_SD = 0.2  # a column no rule knows: each value may cost this much either
 
 
 def moderate_cores(machine: Machine) -> float:
-    """Rule 2's executor width: half a node's cores, kept within 4-8 (several executors per
-    node, none so small that its fixed costs dominate)."""
+    """Rule 2's executor width in physical cores (not task slots): half a node's cores, kept
+    within 4-8 (several executors per node, none so small that its fixed costs dominate)."""
     return min(8.0, max(4.0, machine.cores_per_node / 2), machine.cores_per_node)
+
+
+def start_threads_per_core(machine: Machine) -> float:
+    """Rule 1's threads per core to start from: one on two-way SMT and without SMT; the
+    middle of the axis (log scale, the upper of two) on wider SMT: 2 of 4, 4 of 8."""
+    if machine.smt <= 2:
+        return 1.0
+    return float(2 ** math.ceil(math.log2(machine.smt) / 2))
+
+
+def _cores_of(threads: float, per_core: float | None, spread: float) -> float:
+    """The physical cores an executor's ``threads`` occupy: at its own threads per core when
+    the layout gives them, else at ``spread`` (at least one thread per core)."""
+    return threads / (per_core or max(spread, 1.0))
+
+
+def _whole(value: float) -> bool:
+    return abs(value - round(value)) < 1e-6 and round(value) >= 1
 
 
 def _side(value: float, target: float) -> tuple[float, float]:
     """log2(value / target) split into (over, under), both >= 0."""
     step = math.log2(value / target)
     return max(0.0, step), max(0.0, -step)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A candidate in the machine's units: executors of physical cores, each core running
+    some threads (None where the table does not say)."""
+
+    layout: Layout
+    executors: float | None
+    slots: float | None  # task threads in all
+    cores_per_executor: float | None  # physical cores an executor's threads occupy
+    threads_per_core: float | None  # its threads per busy core
+    busy_cores: float | None  # physical cores with a task thread
+    shares_a_core: bool | None  # None: no SMT, one executor, or an owned width given
+
+    def describe(self, smt: bool = True) -> str:
+        """``6 x 4 cores x 4 threads per core``, as far as known (``smt`` False: the machine
+        has one thread per core, so the threads are not said)."""
+        per_core = self.threads_per_core
+        parts = [f"{self.executors:g} x" if self.executors else "",
+                 f"{self.cores_per_executor:.3g} cores" if self.cores_per_executor else "",
+                 f"x {per_core:.3g} thread{'s' if per_core != 1 else ''} per core"
+                 if per_core and smt else ""]  # fmt: skip
+        return " ".join(p for p in parts if p)
+
+
+def shape(params: dict[str, object], machine: Machine) -> Shape:
+    """Where a candidate's task threads run: on how many physical cores, how many threads on
+    each. Without threads per core, threads go one per core before any core gets a second
+    (the kernel's spreading, pu binding's cores-first order); with it, an executor owns that
+    many whole cores. Bound executors use their own nodes' cores only."""
+    layout = layout_of(params)
+    executors = layout.executors
+    per_node = _number(params.get("executors_per_node"))
+    if executors is None and per_node is not None:
+        executors = per_node * machine.nodes
+    threads = layout.threads_per_executor
+    per_core = layout.threads_per_core
+    slots = layout.slots or (executors * threads if executors and threads else None)
+    busy = spread = None
+    if slots is not None:
+        usable = float(machine.cores)
+        if _word(params.get("binding", "")) in BOUND and executors and threads and not layout.local:
+            # fewer bound executors than nodes leave whole nodes idle, and their threads
+            # share the bound nodes' cores
+            span = math.ceil(_cores_of(threads, per_core, machine.threads_per_core)
+                             / machine.cores_per_node - 1e-9)  # fmt: skip
+            usable = min(usable, max(1.0, executors * span) * machine.cores_per_node)
+        wanted = executors * (layout.cores_per_executor or 0) if per_core and executors else slots
+        busy = max(1.0, min(wanted, usable))
+        spread = slots / busy
+    cores = shared = None
+    if threads is not None:  # given threads per core; else as spread; else packed at SMT width
+        cores = _cores_of(threads, per_core, spread or machine.threads_per_core)
+        if machine.smt > 1 and spread is not None and not per_core and (executors or 0) > 1:
+            # executors own whole cores only at a whole number of threads per core, and of
+            # cores per executor
+            shared = spread > 1 and not (_whole(spread) and _whole(cores))
+    return Shape(layout, executors, slots, cores, spread, busy, shared)
 
 
 def features(params: dict[str, object], machine: Machine,
@@ -211,37 +319,35 @@ def features(params: dict[str, object], machine: Machine,
         weight, spread = WEIGHTS.get(name, (0.0, UNKNOWN_SD))
         out[name] = (value, weight if mean is None else mean, spread if sd is None else sd)
 
-    layout = layout_of(params)
+    found = shape(params, machine)
+    layout, executors, slots = found.layout, found.executors, found.slots
+    threads = layout.threads_per_executor
+    if found.busy_cores is not None and found.threads_per_core is not None:
+        # 1. every physical core (of those the layout can use), at the threads per core the
+        # machine's SMT width starts from
+        put("cores idle", _side(found.busy_cores, machine.cores)[1])
+        over, under = _side(max(found.threads_per_core, 1.0), start_threads_per_core(machine))
+        if machine.smt > 2:
+            put("threads per core over (wide SMT)", over)
+            put("threads per core under (wide SMT)", under)
+        else:
+            put("threads per core over", over)
     per_node = _number(params.get("executors_per_node"))
-    executors = layout.executors
-    if executors is None and per_node is not None:
-        executors = per_node * machine.nodes
-    cores = layout.cores_per_executor
-    slots = layout.slots or (executors * cores if executors and cores else None)
-    binding = _word(params.get("binding", ""))
-    if slots is not None:  # 1. one thread per physical core (of the cores the layout can use)
-        usable = float(machine.cores)
-        if binding in BOUND and executors and cores and not layout.local:
-            # a bound executor runs on its own node(s) only: fewer bound executors than nodes
-            # leave whole nodes idle, and their threads share the bound nodes' cores
-            span = math.ceil(cores / (machine.cores_per_node * machine.threads_per_core) - 1e-9)
-            usable = min(usable, max(1.0, executors * span) * machine.cores_per_node)
-        busy = min(slots, usable)
-        put("threads over cores", _side(slots, busy)[0])
-        put("threads under cores", _side(busy, machine.cores)[1])
     if per_node is None and executors is not None:
         per_node = executors / machine.nodes
     if per_node is not None and not layout.local:  # 2. at least one executor per node
         put("executors per node under", _side(per_node, 1.0)[1])
-    if cores is not None:
-        over, under = _side(cores, moderate_cores(machine))  # 2. moderate executors
+    if threads is not None and found.cores_per_executor is not None:
+        cores = found.cores_per_executor  # 2. moderate executors, in physical cores
+        over, under = _side(cores, moderate_cores(machine))
         put("cores per executor over", over)
         put("cores per executor under", under)
-        span = math.ceil(cores / (machine.cores_per_node * machine.threads_per_core) - 1e-9)
-        if layout.local:
-            span = machine.nodes
+        if found.shares_a_core is not None:
+            put("executor shares a core", 1.0 if found.shares_a_core else 0.0)
+        span = machine.nodes if layout.local else math.ceil(cores / machine.cores_per_node - 1e-9)
         put("executor wider than a node", 1.0 if span > 1 else 0.0)  # 3. remote memory
-        put("gc of large executors", max(0.0, math.log2(cores / 8)))  # 4. large heaps
+        put("gc of large executors", max(0.0, math.log2(threads / 8)))  # 4. large heaps
+    binding = _word(params.get("binding", ""))
     several = machine.nodes > 1
     if binding:  # 5. bound beats unbound on several nodes; on one there is nothing to gain
         table = BINDING_SEVERAL if several else BINDING_ONE

@@ -45,14 +45,19 @@ from numaspark.decide.prior import (
     layout_of,
     penalties,
     roles,
+    shape,
+    start_threads_per_core,
     table_machine,
 )
+from numaspark.decide.steer import Observation, hint, opposite
 from numaspark.errors import UsageError
 
 Params = dict[str, object]
 MIN_RUNS_TO_STOP = 6  # the model's leave-one-out error means little on fewer runs
 MIN_RUNS_TO_MODEL = 3  # from here the model picks among several TPE proposals
-Objective = Callable[[Params], float | None]  # None: the configuration could not run
+# a run's value (None: the configuration could not run), or its Observation: the value and
+# the readings that name the next axis (decide/steer.py)
+Objective = Callable[[Params], float | Observation | None]
 
 
 @dataclass
@@ -61,6 +66,8 @@ class Space:
 
     values: dict[str, list]
     candidates: list[tuple]
+    _groups: dict = field(default_factory=dict, repr=False, compare=False)  # same_except's
+    _ordered: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -71,8 +78,23 @@ class Space:
 
     def ordered(self, name: str) -> bool:
         """Numeric parameters are searched in order; text ones as categories."""
-        return all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                   for v in self.values[name])  # fmt: skip
+        found = self._ordered.get(name)
+        if found is None:
+            found = self._ordered[name] = all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.values[name]
+            )
+        return found
+
+    def same_except(self, candidate: tuple, columns: tuple[int, ...]) -> list[tuple]:
+        """The candidates equal to ``candidate`` outside ``columns`` (indexes), in order."""
+        groups = self._groups.get(columns)
+        if groups is None:
+            groups = {}
+            for other in self.candidates:
+                key = tuple(v for i, v in enumerate(other) if i not in columns)
+                groups.setdefault(key, []).append(other)
+            self._groups[columns] = groups
+        return groups.get(tuple(v for i, v in enumerate(candidate) if i not in columns), [])
 
     def distance(self, a: tuple, b: tuple) -> float:
         total = 0.0
@@ -180,6 +202,19 @@ class Prior:
     def rules(self, candidate: tuple) -> dict[str, float]:
         return penalties(self._named(candidate), self.machine)
 
+    def units(self) -> str:
+        """Which unit the layout's width column counts: hardware threads (Spark's task slots,
+        spread one per core first) or physical cores (with a threads-per-core column)."""
+        width = next((c for c, n in self.roles.items() if n in ("cores_per_executor", "slots")),
+                     None)  # fmt: skip
+        if width is None:
+            return ""
+        per_core = next((c for c, n in self.roles.items() if n == "threads_per_core"), None)
+        if per_core is not None:
+            return f"{width} counts physical cores, each running {per_core} threads"
+        return (f"{width} counts hardware threads (task slots), spread one per core first: "
+                "give a threads_per_core column to count cores")  # fmt: skip
+
     def unknown(self) -> list[str]:
         return [n for n in self.space.names if n not in self.roles]
 
@@ -189,6 +224,8 @@ class Prior:
         where = (self.machine.describe() if self.machine_given
                  else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
         line = f"prior on {known or 'no column'}; {where}"
+        if self.units():
+            line += f"; {self.units()}"
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
@@ -204,16 +241,53 @@ class RuleModel:
         self.noise = max(math.log1p(noise), 0.02)
         self.mean: np.ndarray | None = None
         self.cov: np.ndarray | None = None
+        self.dropped: list[str] = []  # rules the runs contradicted: their mean set to 0
 
     def fit(self, measured: dict[tuple, float]) -> None:
+        """The posterior of the weights. First, a rule the runs contradict loses its weight:
+        while the runs are likelier (marginal likelihood) with some rule's prior mean at 0
+        than at the studies' value, the likeliest such rule's mean goes to 0 (its sd stays,
+        so the runs can still give it either sign). One or two runs that go against a rule
+        are enough; a rule kept by the data is not touched."""
         prior = self.prior
         x = np.array([np.concatenate(([1.0], prior.matrix[c])) for c in measured])
         y = np.log(np.array(list(measured.values())))
-        precision = np.diag(np.concatenate(([1e-6], 1.0 / prior.weight_sd**2)))
+        sd = np.concatenate(([1e3], prior.weight_sd))
         mean0 = np.concatenate(([0.0], prior.weight_mean))
+        self.dropped = []
+        if len(y) >= 2:
+            evidence = self._evidence(x, y, mean0, sd)
+            while True:
+                tried = {k: self._evidence(x, y, np.where(np.arange(len(mean0)) == k, 0.0, mean0),
+                                           sd)
+                         for k in np.flatnonzero(mean0) if x[:, k].std() > 0}  # fmt: skip
+                if not tried:
+                    break
+                k = max(tried, key=tried.__getitem__)
+                if tried[k] <= evidence:
+                    break
+                evidence, mean0 = tried[k], np.where(np.arange(len(mean0)) == k, 0.0, mean0)
+                self.dropped.append(prior.feature_names[k - 1])
+        precision = np.diag(1.0 / sd**2)
         a = precision + x.T @ x / self.noise**2
         self.cov = np.linalg.inv(a)
         self.mean = self.cov @ (precision @ mean0 + x.T @ y / self.noise**2)
+
+    def _evidence(self, x: np.ndarray, y: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> float:
+        """log p(y) under weights ~ N(mean, sd^2) and the runs' noise (up to a constant)."""
+        cov = (x * sd**2) @ x.T + self.noise**2 * np.eye(len(y))
+        residual = y - x @ mean
+        sign, logdet = np.linalg.slogdet(cov)
+        return float(-0.5 * (residual @ np.linalg.solve(cov, residual) + logdet))
+
+    def why(self, candidate: tuple, best: tuple) -> str:
+        """The rule that most favours ``candidate`` over ``best`` under the updated weights."""
+        assert self.mean is not None
+        change = (self.prior.matrix[candidate] - self.prior.matrix[best]) * self.mean[1:]
+        k = int(np.argmin(change))
+        if change[k] >= 0:
+            return "the updated rules' uncertainty (nothing measured near it)"
+        return f"{self.prior.feature_names[k]} ({math.expm1(change[k]):+.0%})"
 
     def predict(self, candidate: tuple) -> tuple[float, float]:
         assert self.mean is not None and self.cov is not None
@@ -226,11 +300,19 @@ class RuleModel:
         return mean - 2 * sd < math.log(best)
 
     def expected_gain(self, candidate: tuple, best: float) -> float:
-        from scipy.stats import norm
-
         mean, sd = self.predict(candidate)
         z = (math.log(best) - mean) / sd
-        return float((math.log(best) - mean) * norm.cdf(z) + sd * norm.pdf(z))
+        return (math.log(best) - mean) * _cdf(z) + sd * _pdf(z)
+
+
+def _cdf(z: float) -> float:
+    """The standard normal's CDF and density, from math: scipy.stats takes ~2 s to import,
+    more than a whole replayed search."""
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+
+def _pdf(z: float) -> float:
+    return math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 class AdditiveModel:
@@ -316,13 +398,10 @@ def neighbours(
     if coarse_layout:
         assert count is not None and width is not None
         e, c = float(candidate[count]), float(candidate[width])  # type: ignore[arg-type]
+        same = space.same_except(candidate, (count, width))
         for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
             best, error = None, 0.6  # within 0.6 of a doubling of the aim
-            for other in feasible:
-                if any(
-                    other[i] != candidate[i] for i in range(len(names)) if i not in (count, width)
-                ):
-                    continue
+            for other in same:
                 miss = (abs(math.log2(float(other[count]) / (e * fe)))
                         + abs(math.log2(float(other[width]) / (c * fc))))  # fmt: skip
                 if miss < error and other != candidate:
@@ -383,8 +462,9 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
     # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
     start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
     search.evaluate(start, "prior: " + _rules_line(prior, start))
-    # 2. local moves from the best so far (coarse, then fine), each chosen by its expected
-    # improvement under the rules updated by the runs so far
+    # 2. local moves from the best so far (coarse, then fine): what the best run's readings
+    # favour, else along the axis the last move paid on (or back, if it cost), else the
+    # largest expected improvement under the rules updated by the runs so far
     fine = False
     while len(result.trials) < budget:
         if out_of_time():
@@ -413,10 +493,19 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                 break  # a local optimum: no neighbour left that could beat the best
             fine = True
             continue
-        candidate, move = max(
-            options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
-        )
-        search.evaluate(candidate, "move: " + _move_text(space, move))
+        chosen = _steered(space, prior, search, incumbent, noise, fine, model)
+        if chosen is None:
+            candidate, move = max(
+                options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
+            )
+            why = f"expected gain under the rules updated by {len(search.measured)} run(s): "
+            why += model.why(candidate, incumbent)
+            if model.dropped:
+                why += f"; contradicted by the runs: {', '.join(model.dropped)}"
+            chosen = candidate, move, why
+        candidate, move, why = chosen
+        search.evaluate(candidate, f"move: {_move_text(space, move, prior, candidate)} ({why})",
+                        origin=(incumbent, move))  # fmt: skip
     # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
     # says nothing left can beat the best by more than the noise; re-measure a tie at the end
     while len(result.trials) < budget and not result.stopped:
@@ -440,15 +529,83 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
     return result
 
 
+def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, noise: float,
+             fine: bool, model: RuleModel) -> tuple[tuple, Move, str] | None:  # fmt: skip
+    """A move from the best that the runs themselves ask for: what the best run's readings
+    favour (decide/steer.py); else, when the last run was a move, the same move again if it
+    paid (doubling or halving along the axis that paid) or the way back from where it
+    started if it cost. Each only where the rules as updated by the runs find it plausible
+    (2 sd optimistic, better than the best); a move made again also only where they do not
+    expect it to be worse than the best by more than the noise (a second halving of the
+    threads can leave cores idle, which the rules price). None: nothing asks; the updated
+    rules choose."""
+    best = search.measured[incumbent]
+    moves = {m: c for c, m in neighbours(space, incumbent, prior, fine)
+             if c in search.unseen and model.plausible(c, best)}  # fmt: skip
+    found = hint(search.observed.get(incumbent))
+    if found is not None:
+        for wanted in found.moves:
+            move = _as_move(space, prior, wanted)
+            if move in moves:
+                return moves[move], move, f"the best run's readings: {found.reason}"
+    last = search.result.trials[-1]
+    origin = search.origin.get(tuple(last.params[n] for n in space.names))
+    if origin is None or last.value is None or origin[0] not in search.measured:
+        return None
+    base, move = origin
+    change = last.value / search.measured[base] - 1
+    text = _move_text(space, move, prior, None)
+    again = move in moves and model.predict(moves[move])[0] < math.log(best) + math.log1p(noise)
+    if change < -noise and again:
+        return moves[move], move, f"the last runs showed: {text} paid ({change:+.0%}): again"
+    back = opposite(move)
+    if change > noise and back is not None and base == incumbent and back in moves:
+        why = f"the last runs showed: {text} cost ({change:+.0%}): the other way"
+        return moves[back], back, why
+    return None
+
+
+def _as_move(space: Space, prior: Prior, wanted: Move) -> Move | None:
+    """A hint's move in `neighbours`' terms: a layout move as is, an axis as a step of the
+    column that plays that role."""
+    if wanted[0] == "layout":
+        return wanted
+    column = next((c for c, n in prior.roles.items() if n == wanted[1]), None)
+    if column is None or not space.ordered(column):
+        return None
+    return ("step", space.names.index(column), wanted[2])
+
+
 def _rules_line(prior: Prior, candidate: tuple) -> str:
     rules = prior.rules(candidate)
+    where = _shape_text(prior, candidate)
     if not rules:
         return "no rule applies (middle values)"
-    return "closest to the rules" + (f" (off: {', '.join(k for k, v in rules.items() if v > 0)})"
+    line = "closest to the rules" + (f" (off: {', '.join(k for k, v in rules.items() if v > 0)})"
                                      if any(v > 0 for v in rules.values()) else "")  # fmt: skip
+    if prior.machine.smt > 2:
+        line += (f"; {start_threads_per_core(prior.machine):g} of {prior.machine.smt} threads "
+                 "per core: the middle of a wide SMT axis")  # fmt: skip
+    return f"{where}, {line}" if where else line
 
 
-def _move_text(space: Space, move: Move) -> str:
+def _shape_text(prior: Prior, candidate: tuple) -> str:
+    """The candidate in the machine's units (executors x cores x threads per core)."""
+    found = shape(prior._named(candidate), prior.machine)
+    if not (found.threads_per_core and found.cores_per_executor):
+        return ""
+    return found.describe(smt=prior.machine.smt > 1)
+
+
+def _move_text(space: Space, move: Move, prior: Prior | None = None,
+               candidate: tuple | None = None) -> str:  # fmt: skip
+    """The move in words; with ``candidate``, where it lands in the machine's units."""
+    text = _move_words(space, move)
+    where = _shape_text(prior, candidate) if prior is not None and candidate is not None else ""
+    return f"{text}, to {where}" if where else text
+
+
+def _move_words(space: Space, move: Move) -> str:
     kind = move[0]
     if kind == "layout":
         _, fe, fc = move
@@ -472,22 +629,14 @@ class _Search:
 
     def __init__(self, space: Space, objective: Objective, result: TuneResult,
                  on_trial: Callable[[Trial], None] | None) -> None:  # fmt: skip
-        import optuna
-
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        self.optuna = optuna
         self.space, self.objective, self.result, self.on_trial = space, objective, result, on_trial
         self.measured: dict[tuple, float] = {}  # the median of each measured candidate
         self.values: dict[tuple, list[float]] = {}
         self.failed: set[tuple] = set()
         self.unseen = set(space.candidates)
-        self.history: list = []  # what was measured, as optuna trials (failures included)
-        self.distributions = {
-            name: optuna.distributions.IntDistribution(0, len(values) - 1)
-            if space.ordered(name) and len(values) > 1
-            else optuna.distributions.CategoricalDistribution(list(range(len(values))))
-            for name, values in space.values.items()
-        }
+        self.observed: dict[tuple, Observation] = {}  # the last readings of each candidate
+        self.origin: dict[tuple, tuple[tuple, Move]] = {}  # a moved-to candidate: from, how
+        self.history: list[tuple[dict, float | None]] = []  # value indexes and value (or None)
 
     def remeasure_ties(self, budget: int, noise: float) -> None:
         """Runs left when the search stopped: if the runner-up is within the noise of the best,
@@ -508,22 +657,28 @@ class _Search:
     def remaining(self) -> list[tuple]:
         return [c for c in self.space.candidates if c in self.unseen]
 
-    def evaluate(self, candidate: tuple, source: str) -> None:
-        space, optuna = self.space, self.optuna
-        value = self.objective(space.params(candidate))
+    def evaluate(self, candidate: tuple, source: str,
+                 origin: tuple[tuple, Move] | None = None) -> None:  # fmt: skip
+        space = self.space
+        found = self.objective(space.params(candidate))
+        if isinstance(found, Observation):
+            self.observed[candidate] = found
+            value = found.value
+        else:
+            value = found
         trial = Trial(len(self.result.trials) + 1, space.params(candidate), value, source)
         self.result.trials.append(trial)
         self.unseen.discard(candidate)
+        if origin is not None:
+            self.origin[candidate] = origin
         index = {n: space.values[n].index(v) for n, v in zip(space.names, candidate, strict=True)}
         if value is None or not math.isfinite(value) or value <= 0:
             self.failed.add(candidate)
-            self.history.append(optuna.trial.create_trial(
-                params=index, distributions=self.distributions, state=optuna.trial.TrialState.FAIL))  # fmt: skip
+            self.history.append((index, None))
         else:
             self.values.setdefault(candidate, []).append(value)
             self.measured[candidate] = float(np.median(self.values[candidate]))
-            self.history.append(optuna.trial.create_trial(
-                params=index, distributions=self.distributions, value=value))  # fmt: skip
+            self.history.append((index, value))
         if self.on_trial:
             self.on_trial(trial)
 
@@ -532,18 +687,31 @@ class _Search:
         """TPE (optuna), told every result, proposes; the additive model picks the proposal
         with the lowest optimistic prediction. A proposal that cannot run or was measured is
         replaced by the nearest candidate left (the rules' favourite among equals)."""
-        optuna, space = self.optuna, self.space
+        import optuna  # lazy: a search that ends in its local phase never needs it
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        space = self.space
+        distributions = {
+            name: optuna.distributions.IntDistribution(0, len(values) - 1)
+            if space.ordered(name) and len(values) > 1
+            else optuna.distributions.CategoricalDistribution(list(range(len(values))))
+            for name, values in space.values.items()
+        }
         sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + len(self.result.trials),
                                              n_startup_trials=0, multivariate=True)  # fmt: skip
         study = optuna.create_study(direction="minimize", sampler=sampler)
-        study.add_trials(self.history)
+        fail = optuna.trial.TrialState.FAIL
+        study.add_trials([optuna.trial.create_trial(params=index, distributions=distributions,
+                                                    **({"value": value} if value is not None
+                                                       else {"state": fail}))
+                          for index, value in self.history])  # fmt: skip
         proposals: list[tuple[tuple, str]] = []
         count = proposals_per_trial if len(self.measured) >= MIN_RUNS_TO_MODEL else 1
         for _ in range(count):
-            asked = study.ask(self.distributions)
+            asked = study.ask(distributions)
             wanted = tuple(space.values[n][asked.params[n]] for n in space.names)
             # closed as FAIL (which TPE ignores; PRUNED would count it among the bad trials)
-            study.tell(asked, state=optuna.trial.TrialState.FAIL)
+            study.tell(asked, state=fail)
             if wanted in self.unseen:
                 proposals.append((wanted, "tpe"))
             else:

@@ -109,7 +109,7 @@ def request_of(spec: RunSpec) -> RunRequest:
     layout = Layout(executors=count if mode is Mode.STANDALONE and not per_node else None,
                     executors_per_node=per_node,
                     cores_per_executor=recorded.cores_per_executor or spec.cores_per_executor,
-                    mode=mode)  # fmt: skip
+                    mode=mode, threads_per_core=recorded.threads_per_core)  # fmt: skip
     own = spec.application is not None
     stream = spec.stream or {}
     streaming = bool(stream) and not own
@@ -176,6 +176,7 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
         ("--executors", layout.executors),
         ("--executors-per-node", layout.executors_per_node),
         ("--cores-per-executor", layout.cores_per_executor),
+        ("--threads-per-core", layout.threads_per_core),
         ("--memory-per-executor",
          jvm_size(layout.memory_per_executor) if layout.memory_per_executor else None),
         ("--bind", request.binding.value if request.binding is not Binding.NONE else None),

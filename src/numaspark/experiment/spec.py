@@ -55,7 +55,7 @@ from numaspark.workloads.catalog import register_application
 TOP_KEYS = {"name", "repeat", "warmup", "order", "seed", "budget", "workloads", "layouts",
             "bindings", "mem_policies", "conf", "nodes", "stream", "time"}  # fmt: skip
 LAYOUT_KEYS = {"mode", "executors", "cores_per_executor", "executors_per_node",
-               "memory_per_executor", "list"}  # fmt: skip
+               "memory_per_executor", "threads_per_core", "list"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,8 @@ class Config:
         layout = self.layout
         count = (f"{layout.executors_per_node}/node" if layout.executors is None
                  and layout.executors_per_node else str(layout.executors or 1))  # fmt: skip
-        parts += [f"{layout.mode.value} {count}x{layout.cores_per_executor or 'all'}",
+        parts += [f"{layout.mode.value} {count}x{layout.cores_per_executor or 'all'}"
+                  + (f"x{layout.threads_per_core}t" if layout.threads_per_core else ""),
                   f"bind={self.binding.value}"]  # fmt: skip
         if self.mem_policy is not None:
             parts.append(f"mem={self.mem_policy.value}")
@@ -273,10 +274,12 @@ def _layouts(data: dict, source: str) -> list[Layout]:
         for executors in _list(data.get("executors", [1]), "executors", source):
             for cores in _list(data.get("cores_per_executor", [None]) if "cores_per_executor"
                                in data else [None], "cores_per_executor", source):  # fmt: skip
-                grid.append(_layout({"mode": mode, "executors": executors,
-                                     "cores_per_executor": cores,
-                                     "memory_per_executor": data.get("memory_per_executor")},
-                                    source))  # fmt: skip
+                for per_core in _list(data.get("threads_per_core", [None]) if "threads_per_core"
+                                      in data else [None], "threads_per_core", source):  # fmt: skip
+                    grid.append(_layout({"mode": mode, "executors": executors,
+                                         "cores_per_executor": cores,
+                                         "memory_per_executor": data.get("memory_per_executor"),
+                                         "threads_per_core": per_core}, source))  # fmt: skip
     return grid
 
 
@@ -291,7 +294,9 @@ def _layout(entry: dict, source: str) -> Layout:
     mode = _enum(Mode, entry.get("mode", "standalone"), "mode", source)
     executors = entry.get("executors")
     cores = entry.get("cores_per_executor")
-    for what, value in (("executors", executors), ("cores_per_executor", cores)):
+    per_core = entry.get("threads_per_core")
+    for what, value in (("executors", executors), ("cores_per_executor", cores),
+                        ("threads_per_core", per_core)):  # fmt: skip
         if value is not None and (not isinstance(value, int) or value < 1):
             raise _fail(source, f"{what} must be a positive integer, not {value!r}")
     memory = entry.get("memory_per_executor")
@@ -303,4 +308,5 @@ def _layout(entry: dict, source: str) -> Layout:
         cores_per_executor=cores,
         memory_per_executor=parse_size(str(memory), "memory_per_executor") if memory else None,
         mode=mode,
+        threads_per_core=per_core,
     )

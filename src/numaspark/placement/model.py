@@ -47,11 +47,24 @@ class Layout:
 
     executors: int | None = None  # in total
     executors_per_node: int | None = None
-    cores_per_executor: int | None = None  # task slots per executor
+    # task slots per executor; with threads_per_core, physical cores per executor (each
+    # running that many task threads: slots = cores x threads per core)
+    cores_per_executor: int | None = None
     memory_per_executor: int | None = None  # heap bytes; None = auto
     driver_cores: int = 1
     driver_memory: int = 1 * GIB
     mode: Mode = Mode.STANDALONE
+    # hardware threads used of each core an executor owns (1 to the SMT width); None: as
+    # before it existed (the binding decides: a task slot per core at core level, per
+    # hardware thread at pu level)
+    threads_per_core: int | None = None
+
+    @property
+    def slots_per_executor(self) -> int | None:
+        """Task slots per executor (spark.executor.cores), when the layout says."""
+        if self.cores_per_executor is None:
+            return None
+        return self.cores_per_executor * (self.threads_per_core or 1)
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,10 @@ class JvmPlacement:
             slots=tuple(CpuSet.parse(str(s)) for s in data.get("slots") or ()),
             host=str(data["host"]) if data.get("host") else None,
         )
+
+
+def _count(value: object) -> int | None:
+    return int(value) if value is not None else None  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
@@ -169,6 +186,7 @@ class Placement:
                 driver_cores=int(layout.get("driver_cores") or 1),
                 driver_memory=parse_size(str(driver_memory), "memory") if driver_memory else GIB,
                 mode=Mode(layout.get("mode") or "standalone"),
+                threads_per_core=_count(layout.get("threads_per_core")),
             ),
             binding=binding,
             mem_policy=MemPolicy(policy) if policy else None,

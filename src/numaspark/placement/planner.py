@@ -8,6 +8,9 @@ Rules (each one tested in tests/test_planner.py):
   core, its SMT siblings with it);
 - `pu` binding gives each task slot one hardware thread, one per core before
   any SMT sibling unless `PuOrder.SIBLINGS_FIRST` is asked for;
+- with threads per core (`Layout.threads_per_core`), a core- or pu-bound executor owns
+  whole cores and runs on that many hardware threads of each (the lowest-numbered of the
+  core's threads), so no two executors share a core; its task slots are cores x threads;
 - `auto` heap splits a node's memory, less a reserve for the OS and the
   driver, among its executors, less Spark's off-heap overhead, capped at 31g
   so compressed oops stay on.
@@ -82,9 +85,10 @@ def plan(
         policy = None
     else:
         policy = mem_policy or MemPolicy.BIND
-    pools = _Pools(topology, binding, pu_order)
+    per_core = _threads_per_core(topology, layout, binding)
+    pools = _Pools(topology, binding, pu_order, whole_cores=per_core is not None)
     count, cores = _executor_shape(topology, layout, binding, pools)
-    unit = "cores" if binding is Binding.CORE else "CPUs"
+    unit = pools.unit
     total = pools.total()
     if count * cores > total:
         raise PlacementError(
@@ -93,6 +97,10 @@ def plan(
         )
     notes: list[str] = []
     assignments = _assign(topology, layout, binding, count, cores, pools, notes)
+    if per_core is not None:
+        assignments = [[replace(s, cpus=_first_threads(topology, s.cpus, per_core)) for s in slots]
+                       for slots in assignments]  # fmt: skip
+        notes.append(_threads_note(topology, per_core))
     heaps = _heaps(topology, layout, binding, policy, assignments, notes)
 
     jvms: list[JvmPlacement] = []
@@ -104,7 +112,7 @@ def plan(
             JvmPlacement(
                 role="driver" if local_mode else "executor",
                 index=index,
-                cores=cores,
+                cores=cores * (per_core or 1),
                 heap=heap,
                 overhead=spark_overhead(heap),
                 binding=binding,
@@ -120,7 +128,7 @@ def plan(
                     topology,
                     notes,
                 ),  # fmt: skip
-                slots=_core_slots(topology, cpus) if binding in (Binding.CORE, Binding.PU) else (),
+                slots=_task_slots(topology, cpus, binding, per_core),
             )
         )
     if not local_mode:
@@ -169,6 +177,51 @@ def _check_layout_numbers(layout: Layout) -> None:
         raise UsageError("local mode runs one JVM: use --executors 1 or --mode standalone")
 
 
+def _threads_per_core(topology: Topology, layout: Layout, binding: Binding) -> int | None:
+    """The layout's threads per core, checked against the machine; None where it changes
+    nothing (not given, or a machine without SMT)."""
+    per_core = layout.threads_per_core
+    if per_core is None:
+        return None
+    width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)
+    if not 1 <= per_core <= width:
+        raise UsageError(f"--threads-per-core {per_core}: this machine's cores have {width} "
+                         f"hardware thread(s) (numaspark topology): give 1 to {width}")  # fmt: skip
+    if width == 1:
+        return None  # one thread per core is all there is: planned as before
+    if binding not in (Binding.CORE, Binding.PU):
+        raise UsageError(f"--threads-per-core {per_core} gives each executor whole cores and "
+                         f"{per_core} of their threads: give --bind core or --bind pu "
+                         f"(--bind {binding.value} leaves threads to the kernel)")  # fmt: skip
+    return per_core
+
+
+def _first_threads(topology: Topology, cpus: CpuSet, per_core: int) -> CpuSet:
+    """The lowest-numbered ``per_core`` hardware threads of each core in ``cpus``."""
+    return CpuSet(cpu for core in topology.cores
+                  for cpu in (core.cpus & cpus).to_list()[:per_core])  # fmt: skip
+
+
+def _threads_note(topology: Topology, per_core: int) -> str:
+    width = max(len(cpus) for _, cpus in topology.allowed_cores())
+    return (f"threads per core {per_core} of {width}: each executor owns whole cores and runs "
+            f"on {per_core} of each core's hardware threads (the lowest-numbered)"
+            + ("" if per_core == width else "; the others stay idle"))  # fmt: skip
+
+
+def _task_slots(topology: Topology, cpus: CpuSet, binding: Binding,
+                per_core: int | None) -> tuple[CpuSet, ...]:  # fmt: skip
+    """The affinity plugin's slots: at core level a task per core (with threads per core,
+    that many tasks share each core's threads), at pu level the core groups the plugin
+    splits into one hardware thread a task."""
+    if binding not in (Binding.CORE, Binding.PU):
+        return ()
+    cores = _core_slots(topology, cpus)
+    if binding is Binding.CORE and per_core:
+        return tuple(core for core in cores for _ in range(per_core))
+    return cores
+
+
 def _core_slots(topology: Topology, cpus: CpuSet) -> tuple[CpuSet, ...]:
     """``cpus`` grouped by physical core, in core order: what each running task may be pinned
     to (the affinity plugin takes a whole core at core level, one thread of it at pu level)."""
@@ -179,12 +232,15 @@ def _core_slots(topology: Topology, cpus: CpuSet) -> tuple[CpuSet, ...]:
 class _Pools:
     """Free capacity per node, in the unit the binding hands out."""
 
-    def __init__(self, topology: Topology, binding: Binding, pu_order: PuOrder) -> None:
+    def __init__(self, topology: Topology, binding: Binding, pu_order: PuOrder,
+                 whole_cores: bool = False) -> None:  # fmt: skip
         self.topology = topology
         self.binding = binding
+        self.whole_cores = whole_cores or binding is Binding.CORE
+        self.unit = "cores" if self.whole_cores else "CPUs"
         self.free: dict[int, list[CpuSet]] = {}
         for node in topology.cpu_nodes:
-            if binding is Binding.CORE:
+            if self.whole_cores:
                 self.free[node.os_index] = [cpus for _, cpus in topology.allowed_cores(node)]
             else:
                 self.free[node.os_index] = [
@@ -267,9 +323,10 @@ def _assign(
         if per_node and layout.executors is None:
             home = order[index // per_node]
             if pools.capacity(home) < cores:
-                allows = len(_Pools(topology, binding, PuOrder.CORES_FIRST).free[home])
+                allows = len(_Pools(topology, binding, PuOrder.CORES_FIRST,
+                                    pools.whole_cores).free[home])  # fmt: skip
                 raise PlacementError(
-                    f"node {home} allows {allows} {_unit(binding)}, too few for {per_node} "
+                    f"node {home} allows {allows} {pools.unit}, too few for {per_node} "
                     f"executor(s) x {cores} cores: lower --cores-per-executor"
                 )
             candidates = [home]
@@ -284,7 +341,7 @@ def _assign(
             continue
         assignments.append(_straddle(topology, binding, cores, pools, order))
         notes.append(
-            f"executor {index} needs {cores} {_unit(binding)}, more than any one node has free: "
+            f"executor {index} needs {cores} {pools.unit}, more than any one node has free: "
             "it spans several nodes (remote memory accesses are likely)"
         )
     return assignments
@@ -312,10 +369,6 @@ def _straddle(
             slots.append(slot)
             needed -= take
     return slots
-
-
-def _unit(binding: Binding) -> str:
-    return "cores" if binding is Binding.CORE else "CPUs"
 
 
 def _heaps(

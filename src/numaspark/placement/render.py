@@ -378,6 +378,11 @@ def standalone_settings(placement: Placement, topology: Topology,
     return {"spark-defaults.conf": conf}
 
 
+def _per_core(threads: int | None) -> dict[str, int]:
+    """The layout's threads per core, where it has them (older plans and records do not)."""
+    return {"threads_per_core": threads} if threads is not None else {}
+
+
 def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dict:
     """The JSON form of a plan; docs/schemas.md documents it (schema `PLACEMENT_SCHEMA`)."""
     layout = placement.layout
@@ -390,7 +395,9 @@ def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dic
         "layout": {
             "mode": layout.mode.value,
             "executors": len(placement.executors),
-            "cores_per_executor": placement.executors[0].cores,
+            # task slots; with threads per core, the physical cores that run them
+            "cores_per_executor": placement.executors[0].cores // (layout.threads_per_core or 1),
+            **_per_core(layout.threads_per_core),
             "memory_per_executor": jvm_size(placement.executors[0].heap),
             "driver_cores": layout.driver_cores,
             "driver_memory": jvm_size(layout.driver_memory),

@@ -113,10 +113,14 @@ def placement_view(placement: Placement) -> RenderableType:
     """The plan as a table, the numactl prefix of each JVM, the Spark conf and the notes."""
     layout = placement.layout
     policy = placement.mem_policy.value if placement.mem_policy else "default"
+    first = placement.executors[0]
+    width = (f"{first.cores // layout.threads_per_core} cores x {layout.threads_per_core} "
+             f"threads per core ({first.cores} task slots)" if layout.threads_per_core
+             else f"{first.cores} cores")  # fmt: skip
     table = Table(
         title=(
-            f"Placement: {len(placement.executors)} executor(s) x {placement.executors[0].cores} "
-            f"cores, {layout.mode.value} mode, bind {placement.binding.value}, memory {policy}"
+            f"Placement: {len(placement.executors)} executor(s) x {width}, "
+            f"{layout.mode.value} mode, bind {placement.binding.value}, memory {policy}"
         ),
         title_justify="left",
     )
@@ -143,8 +147,13 @@ def placement_view(placement: Placement) -> RenderableType:
         unit = (
             "core" if placement.binding.value == "core" else "hardware thread (one per core first)"
         )
+        if layout.threads_per_core and placement.binding.value == "core":
+            unit = f"core, {layout.threads_per_core} tasks sharing its threads"
         lines = [f"task pinning (affinity plugin): each running task on its own {unit}"]
         lines += [f"  {j.name}: {SLOTS_ENV}={';'.join(str(s) for s in j.slots)}" for j in pinned]
+        if layout.threads_per_core:  # which hardware threads of each of its cores it runs on
+            lines += [f"  {j.name} owns {len(set(j.slots))} cores, runs on hardware threads "
+                      + " | ".join(str(c) for c in dict.fromkeys(j.slots)) for j in pinned]  # fmt: skip
         parts.append(Text("\n".join(lines), style="green"))
     if placement.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in placement.notes), style="yellow"))

@@ -1,0 +1,125 @@
+"""What the tuner takes from a run beyond its time: the run's own measurements (CPU
+utilisation, GC share, spill, memory bandwidth) name the axis to move along next, as the
+studies did by hand (docs/experiments.md, "How the tuner chooses"):
+
+- GC takes a large share of executor time: more, smaller executors (a smaller heap each
+  collects faster: several small executors beat one large one by up to 36%);
+- the CPUs are mostly idle and tasks spill: fewer, larger executors (more memory per task);
+- the CPUs are mostly idle without spill: more parallelism (more tasks per slot, wider
+  executors);
+- memory bandwidth saturated: fewer threads per core, or fewer cores per node.
+
+A figure the machine cannot give (memory bandwidth needs hardware counters) is said to be
+unavailable and is not used; nothing is guessed in its place.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from numaspark.decide.thresholds import GC_SHARE, IDLE_CPU
+from numaspark.experiment.result import Measurements
+from numaspark.metrics.registry import Metrics
+
+Move = tuple  # ("layout", executors factor, cores factor) or ("axis", name, +1/-1)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One trial's value and the readings that explain it (None: not measured)."""
+
+    value: float | None
+    cpu_utilisation: float | None = None  # machine-wide busy share while it ran
+    gc_share: float | None = None  # jvmGCTime / executorRunTime
+    spilled_bytes: float | None = None  # memory + disk bytes spilled
+    bandwidth_region: str | None = None  # constant, linear, exponential (saturated)
+    bandwidth_unavailable: str | None = None  # why there is no bandwidth figure
+
+    def figures(self) -> str:
+        """The readings, one phrase each (what was not measured is left out)."""
+        parts = []
+        if self.cpu_utilisation is not None:
+            parts.append(f"CPU {self.cpu_utilisation:.0%} busy")
+        if self.gc_share is not None:
+            parts.append(f"GC {self.gc_share:.0%} of executor time")
+        if self.spilled_bytes is not None:
+            parts.append(f"{self.spilled_bytes / 2**20:,.0f} MiB spilled")
+        if self.bandwidth_region is not None:
+            parts.append(f"memory bandwidth {self.bandwidth_region}")
+        elif self.bandwidth_unavailable:
+            parts.append(f"memory bandwidth unavailable ({self.bandwidth_unavailable})")
+        return ", ".join(parts)
+
+
+def observe(results: list) -> Observation:
+    """A trial's observation from its measured runs (`RunResult`s, ok ones): the median wall
+    time and the median of each reading over the runs that have it."""
+    if not results:
+        return Observation(None)
+
+    def median(values: list) -> float | None:
+        present = [float(v) for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    metrics = [Metrics.of(r.metrics) for r in results]
+    found = [Measurements.of(r.measurements) for r in results]
+    spilled = [None if m.memoryBytesSpilled is None and m.diskBytesSpilled is None
+               else (m.memoryBytesSpilled or 0.0) + (m.diskBytesSpilled or 0.0)
+               for m in metrics]  # fmt: skip
+    regions = [f.bandwidth.get("region") for f in found if f.bandwidth.get("region")]
+    missing = [f.bandwidth.get("unavailable") for f in found if f.bandwidth.get("unavailable")]
+    return Observation(
+        value=median([r.wall_time_s for r in results]),
+        cpu_utilisation=median([f.cpu_utilisation for f in found]),
+        gc_share=median([m.gcShare for m in metrics]),
+        spilled_bytes=median(spilled),
+        bandwidth_region=max(set(regions), key=regions.count) if regions else None,
+        bandwidth_unavailable=None if regions or not missing else str(missing[0]),
+    )
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The moves a run's readings favour (the first that can run is taken), and why."""
+
+    moves: tuple[Move, ...]
+    reason: str
+
+
+def hint(observation: Observation | None) -> Hint | None:
+    """What the readings of a run say to try next; None when they say nothing (or were not
+    measured: a replayed table has times only)."""
+    if observation is None:
+        return None
+    said = observation.figures()
+    if observation.bandwidth_region == "exponential":
+        return Hint((("axis", "threads_per_core", -1), ("layout", 1, 0.5), ("layout", 0.5, 1)),
+                    f"{said}: memory bandwidth is saturated, so fewer threads per core "
+                    "or fewer cores per node")  # fmt: skip
+    if observation.gc_share is not None and observation.gc_share >= GC_SHARE.moderate:
+        return Hint((("layout", 2, 0.5), ("layout", 1, 0.5)),
+                    f"{said}: GC at {GC_SHARE.moderate:.0%} or more, so more, smaller "
+                    "executors (a smaller heap each)")  # fmt: skip
+    idle = observation.cpu_utilisation is not None and observation.cpu_utilisation < IDLE_CPU
+    if idle and (observation.spilled_bytes or 0) > 0:
+        return Hint((("layout", 0.5, 2), ("layout", 0.5, 1)),
+                    f"{said}: the CPUs were mostly idle while tasks spilled, so fewer, larger "
+                    "executors (more memory for each task)")  # fmt: skip
+    if idle:
+        return Hint((("axis", "partitions_per_slot", 1), ("axis", "partitions", 1),
+                     ("layout", 1, 2), ("layout", 2, 1)),
+                    f"{said}: the CPUs were mostly idle, so more parallelism (more tasks, "
+                    "wider executors)")  # fmt: skip
+    return None
+
+
+def opposite(move: Move) -> Move | None:
+    """The move back along the same axis (None for a category's jump)."""
+    if move[0] == "layout":
+        return ("layout", 1 / move[1], 1 / move[2])
+    if move[0] == "step":
+        return ("step", move[1], -move[2])
+    if move[0] == "diagonal":
+        return ("diagonal", move[1], -move[2], move[3])
+    return None
