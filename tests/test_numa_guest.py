@@ -18,6 +18,15 @@ mappings apart) on its node, and the plugin's report in the run record naming th
 nodes and CPUs. The four-node guest (4 CPUs, four nodes of 2 GiB: ``guest_four``) repeats it
 with four executors.
 
+``python-workers-node`` and ``python-workers-core`` (issue 40) boot a guest of their own, two
+nodes of two CPUs each (``guest_python``): on a plain cluster, ``tests/guest/pythonhold.py``,
+whose numpy tasks write 96 MiB each and hold, runs at ``--bind node`` (one-core executors) and
+then at ``--bind core`` (executors of two cores, each started on a node of its own). While the
+tasks hold, the check reads every Python process under each executor JVM (``pyspark.daemon``
+and the workers it forked, found by their parents in /proc/PID/stat): all its threads within
+the executor's node CPUs, at least 90% of its anonymous pages on that node, every task's worker
+among them; at level core an executor's workers not all on one core.
+
 The two-node boot takes 5 to 11 minutes (the plugin check 4 to 8 of them: the plain cluster up
 in 42 to 110 s, the first job done 190 to 400 s after submission), the four-node one about 8 (the kernel is
 fetched once, in seconds); it needs qemu-system-x86_64, which scripts/setup.sh installs for the tests.
