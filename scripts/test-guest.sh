@@ -6,7 +6,8 @@
 # minutes, 4 to 8 of them the affinity plugin's node binding on a plain Spark cluster
 # (NUMASPARK_GUEST_PLUGIN=0 leaves it out: about two minutes); a four-node guest then proves the
 # plugin with four executors (about 8 minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
-# worker bound to each node (about 3 minutes more). The consoles are saved in
+# worker bound to each node (about 3 minutes more). PySpark's Python workers (issue 40) get a
+# boot of their own with two CPUs per node: `bash scripts/test-guest.sh -k python_workers` alone. The consoles are saved in
 # test-artifacts/numa-guest/console.log (console-4-nodes.log), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -18,6 +18,15 @@ mappings apart) on its node, and the plugin's report in the run record naming th
 nodes and CPUs. The four-node guest (4 CPUs, four nodes of 2 GiB: ``guest_four``) repeats it
 with four executors.
 
+``python-workers-node`` and ``python-workers-core`` (issue 40) boot a guest of their own, two
+nodes of two CPUs each (``guest_python``): on a plain cluster, ``tests/guest/pythonhold.py``,
+whose numpy tasks write 96 MiB each and hold, runs at ``--bind node`` (one-core executors) and
+then at ``--bind core`` (executors of two cores, each started on a node of its own). While the
+tasks hold, the check reads every Python process under each executor JVM (``pyspark.daemon``
+and the workers it forked, found by their parents in /proc/PID/stat): all its threads within
+the executor's node CPUs, at least 90% of its anonymous pages on that node, every task's worker
+among them; at level core an executor's workers not all on one core.
+
 The two-node boot takes 5 to 11 minutes (the plugin check 4 to 8 of them: the plain cluster up
 in 42 to 110 s, the first job done 190 to 400 s after submission), the four-node one about 8 (the kernel is
 fetched once, in seconds); it needs qemu-system-x86_64, which scripts/setup.sh installs for the tests.
@@ -78,7 +87,7 @@ def _passed() -> list[str]:
 
 
 def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str, ...] = (),
-          log_name: str | None = None) -> dict:  # fmt: skip
+          log_name: str | None = None, cpus_per_node: int = 1) -> dict:  # fmt: skip
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
     theirs."""
@@ -90,7 +99,8 @@ def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str
     classes = build.toucher(tmp_path_factory.mktemp("guest"))
     log = artifacts / (log_name or ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log"))
     argv = ["bash", str(ROOT / "scripts/numa-guest.sh"), "--nodes", str(nodes),
-            "--memory-per-node", memory, "--timeout", str(build.timeout_s()), "--log", str(log),
+            "--cpus-per-node", str(cpus_per_node), "--memory-per-node", memory,
+            "--timeout", str(build.timeout_s()), "--log", str(log),
             "--", "env", f"NUMASPARK_TOUCHER={classes}", *_passed(), sys.executable,
             "tests/guest/checks.py", *checks]  # fmt: skip
     lines = []
@@ -132,6 +142,14 @@ def guest_yarn(tmp_path_factory) -> dict:
     application master, two executors and the driver all fit."""
     return _boot(tmp_path_factory, 2, memory="3G", checks=("yarn-node-binding",),
                  log_name="console-yarn.log")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def guest_python(tmp_path_factory) -> dict:
+    """Two nodes of two CPUs each (four vCPUs on this machine's two cores): PySpark's Python
+    workers at --bind node, then at --bind core with executors of two cores (issue 40)."""
+    return _boot(tmp_path_factory, 2, checks=("python-workers",), log_name="console-python.log",
+                 cpus_per_node=2)  # fmt: skip
 
 
 def test_guest_ran_the_checks_and_powered_off(guest):
@@ -190,3 +208,14 @@ def test_yarns_own_node_binding_in_the_guest(guest_yarn):
     """Issue 33: a NodeManager with the settings `plan --target yarn` renders binds each
     container it launches to a node (tests/guest/checks.py yarn_node_binding)."""
     test_check_passed_in_the_guest(guest_yarn, "yarn-node-binding")
+
+
+@pytest.mark.skipif(os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1",
+                    reason="NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proofs out")  # fmt: skip
+@pytest.mark.parametrize("name", ("python-workers-node", "python-workers-core"))
+def test_python_workers_stay_with_their_executor_in_the_guest(guest_python, name):
+    """Issue 40: every Python worker of an executor (pyspark.daemon and the workers it forks)
+    on its executor's node CPUs with at least 90% of its anonymous pages there, at --bind node;
+    at --bind core with two-core executors, not all on one core (tests/guest/checks.py
+    python_workers)."""
+    test_check_passed_in_the_guest(guest_python, name)
