@@ -25,8 +25,8 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
+from numaspark.placement.clusters import room_for
 from numaspark.spark.deaths import Death, DriverLog, executor_stderr, explain
-from numaspark.spark.standing import room_for
 from numaspark.spark.yarn import YarnCluster
 from numaspark.units import MIB
 
