@@ -17,7 +17,9 @@ and binding, never speed. Everything is stopped and removed on exit, processes f
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,13 +32,24 @@ MASTER_PORT, MASTER_UI, WORKER_PORT, WORKER_UI = 7077, 8080, 7078, 8081
 EXECUTOR_CLASS = b"CoarseGrainedExecutorBackend"
 
 
+def host_env(address: str) -> dict[str, str]:
+    """A daemon's environment on a host: Spark's, without this machine's venv (its bin on the
+    PATH, PYTHONPATH), which the hosts of a real cluster do not have."""
+    env = spark_env(address)
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    venv = str(Path(sys.prefix) / "bin")
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv)
+    return env
+
+
 def start_daemon(host: NamespaceHost, name: str, argv: list[str], logs: Path) -> subprocess.Popen:
     """``spark-class ARGV`` on ``host``, its output in ``logs/NAME.log`` (here)."""
     logs.mkdir(parents=True, exist_ok=True)
     with (logs / f"{name}.log").open("w") as log:
         return subprocess.Popen(
             host.argv([str(spark_home() / "bin" / "spark-class"), *argv]),
-            env=spark_env(host.address), stdout=log, stderr=subprocess.STDOUT,
+            env=host_env(host.address), stdout=log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL)  # fmt: skip
 
 

@@ -41,7 +41,17 @@ def _plan(has: ClusterHas, layout: Layout):
 def test_a_standalone_cluster_is_planned_on_its_largest_worker_and_sized_by_its_smallest():
     has = _standalone(("10.0.0.11", 8, 6144), ("10.0.0.12", 4, 3072))
     assert has.describe() == "2 alive worker(s), 12 cores and 9216 MB free"
-    assert len(has.topology().online_cpus) == 8  # the largest worker, as one node
+    # the largest worker alone (the smaller one is left out of the plan): by default one
+    # executor of its 8 cores; workers of equal size are the nodes of one machine, so that
+    # the master's spreading is planned (two one-core workers hold two executors)
+    assert [len(n.cpus) for n in has.topology().cpu_nodes] == [8]
+    assert [e.cores for e in _plan(has, Layout()).executors] == [8]
+    even = _standalone(("a", 1, 1024), ("b", 1, 1024))
+    assert [len(n.cpus) for n in even.topology().cpu_nodes] == [1, 1]
+    assert [e.cores for e in _plan(even, Layout(executors=2, cores_per_executor=1)).executors] == [
+        1,
+        1,
+    ]
     executors = _plan(has, Layout(executors=2, cores_per_executor=4)).executors
     # one executor per worker: the smaller one's 3072 MB is each one's heap (no overhead)
     assert [(e.cores, e.heap) for e in executors] == [(4, 3072 * MIB)] * 2
@@ -51,8 +61,8 @@ def test_a_standalone_cluster_is_planned_on_its_largest_worker_and_sized_by_its_
     assert message.startswith("the cluster at spark://10.0.0.5:7077 cannot hold 2 executor(s) "
                               "of 4 core(s) and 4096 MB heap (room for 1; its alive workers: "
                               "10.0.0.11: 8 cores, 6144 MB free, 10.0.0.12: 4 cores")  # fmt: skip
-    with pytest.raises(UsageError, match="planned on the largest worker of the cluster at"):
-        _plan(has, Layout(executors=3, cores_per_executor=4))  # 12 cores on an 8-core worker
+    with pytest.raises(UsageError, match="planned on the workers of the cluster at"):
+        _plan(has, Layout(executors=3, cores_per_executor=4))  # 12 cores on 8
     assert "\n" not in message
 
 

@@ -162,19 +162,23 @@ class ClusterHas:
     # --- planning ----------------------------------------------------------------------
 
     def topology(self) -> Topology:
-        """The one machine a plan is made on: a host's own topology where the plan is made on
-        it (the largest known); else the largest listed host as one node of its free cores
-        (at most one container's), its memory the cluster's to share out (`place`)."""
+        """The machine a plan is made on: a host's own topology where the plan is made on it
+        (the largest known); else the listed hosts with the most free cores as one machine
+        whose NUMA nodes are those hosts, each of their cores (at most one container's): the
+        manager spreads executors over its hosts, so two one-core workers hold two executors;
+        smaller hosts are left out of the plan, and `check_fits` checks each host's own room.
+        The memory is the cluster's to share out (`place`)."""
         if self.fitting is None:
             known = self.topologies()
             if not known:
                 raise UsageError(f"{self.address}: the topology of the cluster's hosts is unknown")
             return max(known, key=lambda t: len(t.online_cpus))
-        largest = max(self.listed(), key=lambda h: (h.cores or 0, h.memory_mb or 0))
-        cores = max(1, largest.cores or 0)
+        most = max(h.cores or 0 for h in self.listed())
+        cores = max(1, most)
         if self.fitting.maximum_cores is not None:
             cores = max(1, min(cores, self.fitting.maximum_cores))
-        return load_synthetic(f"package:1 numa:1 core:{cores} pu:1")
+        largest = sum(1 for h in self.listed() if (h.cores or 0) == most)
+        return load_synthetic(f"package:{largest} numa:1 core:{cores} pu:1")
 
     def place(self, plan: Callable[[Topology], Placement], asked_heap: int | None) -> Placement:
         """``plan`` on `topology`; on a cluster whose manager lists its hosts' room, the heap
@@ -186,7 +190,7 @@ class ClusterHas:
         try:
             placement = plan(self.topology())
         except (PlacementError, UsageError) as exc:
-            raise UsageError(f"planned on the largest {fitting.host} of {fitting.cluster} at "
+            raise UsageError(f"planned on the {fitting.host}s of {fitting.cluster} at "
                              f"{self.address} ({self.describe()}): {exc}") from None  # fmt: skip
         if asked_heap is None:
             placement = self._sized(placement)

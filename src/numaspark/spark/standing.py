@@ -5,9 +5,10 @@ The master's JSON status (``/json/`` on its web UI) lists its workers with their
 memory, and what running applications use of them. ``spark://HOST:PORT`` does not give the
 web UI's port: the default (8080) on the master's host is tried, or ``--master-ui URL``.
 
-A layout is planned on the largest alive worker, as one machine of that many cores and that
-much memory (a worker does not say its NUMA nodes), and then checked against every alive
-worker's free cores and memory the way the master schedules: an executor takes its cores and
+A layout is planned on the alive workers with the most free cores, as one machine whose
+NUMA nodes are those workers (a worker does not say its NUMA nodes; the master spreads
+executors over the workers), and then checked against every alive worker's free
+cores and memory the way the master schedules: an executor takes its cores and
 its heap (``spark.executor.memory``; the standalone master counts no overhead) from one
 worker. A layout the cluster cannot hold is refused before anything is submitted.
 """
@@ -73,12 +74,13 @@ class StandingCluster:
                                       for w in self.workers))  # fmt: skip
 
     def topology(self) -> Topology:
-        """The largest alive worker as one machine: one node of its free cores (its memory is
-        the cluster's to share out: `place` sizes the heap)."""
+        """The alive workers with the most free cores as one machine, a node each
+        (`ClusterHas.topology`; their memory is the cluster's to share out: `place` sizes the
+        heap)."""
         return self.has().topology()
 
     def place(self, plan: Callable[[Topology], Placement], asked_heap: int | None) -> Placement:
-        """``plan`` on the largest worker; the heap, when not asked for, the most that every
+        """``plan`` on the largest workers; the heap, when not asked for, the most that every
         worker holds for the executors the master spreads onto it; then `check_fits`."""
         return self.has().place(plan, asked_heap)
 

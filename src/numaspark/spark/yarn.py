@@ -7,7 +7,8 @@ address``), whose REST API lists the running NodeManagers with their free vcores
 (``/ws/v1/cluster/nodes``). The scheduler's minimum and maximum allocation come from the same
 file (YARN's defaults when it does not say: a client's copy often leaves them out).
 
-A layout is planned on the largest running node, as one machine of its free vcores, and
+A layout is planned on the running nodes with the most free vcores, as one machine whose NUMA
+nodes are those nodes, and
 checked against every node the way YARN grants containers: an executor's container is its
 heap plus Spark's overhead (max(384 MiB, 10%)), rounded up to a multiple of the minimum
 allocation, and takes its cores in vcores; the application master of client mode
@@ -157,12 +158,12 @@ class YarnCluster:
                                       for n in self.nodes))  # fmt: skip
 
     def topology(self) -> Topology:
-        """The largest running node as one machine of its free vcores (at most what one
-        container may take)."""
+        """The running nodes with the most free vcores as one machine, a node each, of those
+        vcores (at most what one container may take)."""
         return self.has().topology()
 
     def place(self, plan: Callable[[Topology], Placement], asked_heap: int | None) -> Placement:
-        """``plan`` on the largest node; the heap, when not asked for, the most whose
+        """``plan`` on the largest nodes; the heap, when not asked for, the most whose
         container every node holds for the executors spread onto it (beside the application
         master on one of them); then `check_fits`."""
         return self.has().place(plan, asked_heap)
