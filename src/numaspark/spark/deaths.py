@@ -69,6 +69,7 @@ class DriverLog:
     launched: dict[str, tuple[str, str]] = field(default_factory=dict)  # APP/N -> (host, worker)
     deaths: list[Death] = field(default_factory=list)
     yarn_state: str | None = None  # the application's last state in YARN's reports
+    yarn_app: str | None = None  # its id there
 
     @classmethod
     def read(cls, path: Path | None) -> DriverLog:
@@ -105,7 +106,7 @@ class DriverLog:
                 log.deaths.append(Death(found["id"], found["host"],
                                         "\n".join([found["why"], *more]).strip()))  # fmt: skip
             elif (found := _YARN_STATE.search(line)) is not None:
-                log.yarn_state = found.group(2)
+                log.yarn_app, log.yarn_state = found.group(1), found.group(2)
         if host is not None:
             log.driver = f"{host}:{port}" if port else host
         return log
