@@ -258,3 +258,22 @@ def test_yarn_cannot_hold_counts_a_granted_application_master_once(tmp_path, mon
             now[0] = 0.0
         assert line.startswith("no executor started within 300 s: the cluster at yarn (it has "
                                f"1 running node(s)) {said}"), line  # fmt: skip
+
+
+def test_yarn_containers_whose_java_did_not_start_are_deaths_with_their_own_error():
+    """A real driver's log (tests/fixtures/deaths/yarn-driver.log, its first 190 lines):
+    ``numaspark run squares.py --master yarn`` from the root namespace, the mini YARN on a host
+    of its own at 10.217.247.11 (tests/test_yarn_hosts.py), every executor container given a
+    JAVA_HOME that does not exist. Spark's YarnAllocator says "Container from a bad node" for
+    exit status 127, not "marked as failed": both are deaths, with the container's stderr."""
+    log = DriverLog.read(FIXTURES / "yarn-driver.log")
+    assert [d.executor for d in log.deaths] == [
+        f"container_1795722366601_0002_01_00000{n}" for n in (2, 3, 4)
+    ]
+    assert {d.host for d in log.deaths} == {"localhost"}
+    assert all("/nonexistent-java/bin/java: No such file or directory" in d.reason
+               for d in log.deaths)  # fmt: skip
+    line = explain(log, {}, "yarn")
+    assert line.startswith("executors on localhost died as they started (3 of them, the "
+                           "cluster at yarn)"), line  # fmt: skip
+    assert "No such file or directory" in line and "\n" not in line
