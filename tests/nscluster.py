@@ -1,56 +1,125 @@
-"""A plain standalone cluster at another address: a network namespace of its own, as another host.
+"""Plain standalone clusters on other hosts made of namespaces (tests/netns.py).
 
-The test makes a network namespace (``nsh5-NNNN``) joined to this one by a veth
-pair on an address range of its own (10.215.N.0/24, N from the test's pid): this
-side is 10.215.N.1, the namespace 10.215.N.2. A Master and a Worker start in the
-namespace with Spark's own classes (``spark-class org.apache.spark.deploy...``), on
-that address, as a user would start them on another host. They share this
-machine's CPUs, memory, files and pid numbers: they prove addresses and routes,
-never speed. Everything is stopped and removed on exit, processes first.
+A Master and Workers start there with Spark's own classes (``spark-class
+org.apache.spark.deploy...``), on the hosts' addresses, as a user would start them on their
+hosts:
+
+- ``NamespaceCluster``: a Master and one Worker on one host, ``nsh5-NNNNN`` at 10.215.N.2,
+  joined to this machine (10.215.N.1) by a veth pair;
+- ``SparkHosts``: a Master and a Worker on the first of two hosts and a Worker on the second,
+  each with its own hostname, /tmp and /etc/hosts, on a bridge at 10.216.N.0/24 (this machine
+  .1, the hosts .11 and .12).
+
+They share this machine's CPUs, memory, Spark and Java: they prove addresses, routes, paths
+and binding, never speed. Everything is stopped and removed on exit, processes first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from prereq import require
+from netns import HostNetwork, NamespaceHost, OtherHost
 
 from numaspark.spark.cluster import alive_workers, master_json
 from numaspark.spark.home import spark_env, spark_home
 
-NEEDS = ("root", "ip")
 MASTER_PORT, MASTER_UI, WORKER_PORT, WORKER_UI = 7077, 8080, 7078, 8081
+EXECUTOR_CLASS = b"CoarseGrainedExecutorBackend"
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+def host_env(address: str) -> dict[str, str]:
+    """A daemon's environment on a host: Spark's, without this machine's venv (its bin on the
+    PATH, PYTHONPATH), which the hosts of a real cluster do not have."""
+    env = spark_env(address)
+    env.pop("PYTHONPATH", None)
+    env.pop("VIRTUAL_ENV", None)
+    venv = str(Path(sys.prefix) / "bin")
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv)
+    return env
+
+
+def start_daemon(host: NamespaceHost, name: str, argv: list[str], logs: Path) -> subprocess.Popen:
+    """``spark-class ARGV`` on ``host``, its output in ``logs/NAME.log`` (here)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    with (logs / f"{name}.log").open("w") as log:
+        return subprocess.Popen(
+            host.argv([str(spark_home() / "bin" / "spark-class"), *argv]),
+            env=host_env(host.address), stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def master_argv(address: str) -> list[str]:
+    return ["org.apache.spark.deploy.master.Master", "--host", address,
+            "--port", str(MASTER_PORT), "--webui-port", str(MASTER_UI)]  # fmt: skip
+
+
+def worker_argv(master: str, address: str, cores: int, memory: str, work: str) -> list[str]:
+    return ["org.apache.spark.deploy.worker.Worker", master, "--host", address,
+            "--port", str(WORKER_PORT), "--webui-port", str(WORKER_UI), "--cores", str(cores),
+            "--memory", memory, "--work-dir", work]  # fmt: skip
+
+
+def wait_for_workers(address: str, count: int, logs: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while alive_workers(master_json(address, MASTER_UI)) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the cluster at {address} did not start: see {logs}")
+        time.sleep(0.5)
+
+
+def executors_on(host: NamespaceHost) -> list[int]:
+    """The executor JVMs running on ``host`` now."""
+    found = []
+    for pid in host.pids():
+        with contextlib.suppress(OSError):
+            if EXECUTOR_CLASS in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+    return found
+
+
+def stop_daemons(daemons: list[subprocess.Popen], hosts: list[NamespaceHost]) -> None:
+    """SIGTERM first (a worker stops its executors), then anything left on the hosts."""
+    for popen in daemons:
+        if popen.poll() is None:
+            popen.terminate()
+    for popen in daemons:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            popen.wait(timeout=15)
+    for host in hosts:
+        host.kill_all(rounds=2)
+    for popen in daemons:
+        if popen.poll() is None:
+            popen.kill()
+        popen.wait(timeout=10)
 
 
 class NamespaceCluster:
     """``with NamespaceCluster(tmp) as cluster:`` a master and a worker at ``cluster.address``."""
 
     def __init__(self, directory: Path, cores: int = 1, memory: str = "1g") -> None:
-        require(*NEEDS)
         self.dir = directory
         self.cores, self.memory = cores, memory
-        tag = f"{os.getpid() % 10000:04d}"
-        subnet = f"10.215.{os.getpid() % 250 + 1}"
-        self.netns = f"nsh5-{tag}"
-        self.veth = f"vh5{tag}"
-        self.here = f"{subnet}.1"  # this side of the pair (the root namespace)
-        self.address = f"{subnet}.2"  # the cluster's host
+        self.host = OtherHost(second=215, prefix="nsh5")
+        self.netns, self.here, self.address = self.host.netns, self.host.here, self.host.address
         self.master = f"spark://{self.address}:{MASTER_PORT}"
         self.ui = f"http://{self.address}:{MASTER_UI}"
         self.daemons: list[subprocess.Popen] = []
 
     def __enter__(self) -> NamespaceCluster:
         try:
-            self._create()
+            self.host.__enter__()
+            work = self.dir / "work"
+            work.mkdir(parents=True, exist_ok=True)
+            self.daemons.append(start_daemon(self.host, "master", master_argv(self.address),
+                                             self.dir))  # fmt: skip
+            self.daemons.append(start_daemon(self.host, "worker", worker_argv(
+                self.master, self.address, self.cores, self.memory, str(work)), self.dir))  # fmt: skip
+            wait_for_workers(self.address, 1, self.dir)
         except BaseException:
             self.close()
             raise
@@ -59,66 +128,65 @@ class NamespaceCluster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _create(self) -> None:
-        _ip("netns", "add", self.netns)
-        _ip("link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.netns)
-        _ip("addr", "add", f"{self.here}/24", "dev", self.veth)
-        _ip("link", "set", self.veth, "up")
-        _ip("-n", self.netns, "addr", "add", f"{self.address}/24", "dev", "eth0")
-        _ip("-n", self.netns, "link", "set", "eth0", "up")
-        _ip("-n", self.netns, "link", "set", "lo", "up")
-        spark_class = str(spark_home() / "bin" / "spark-class")
-        env = spark_env(self.address)
-        work = self.dir / "work"
-        work.mkdir(parents=True, exist_ok=True)
-        for name, argv in (
-            ("master", ["org.apache.spark.deploy.master.Master", "--host", self.address,
-                        "--port", str(MASTER_PORT), "--webui-port", str(MASTER_UI)]),
-            ("worker", ["org.apache.spark.deploy.worker.Worker", self.master,
-                        "--host", self.address, "--port", str(WORKER_PORT),
-                        "--webui-port", str(WORKER_UI), "--cores", str(self.cores),
-                        "--memory", self.memory, "--work-dir", str(work)]),
-        ):  # fmt: skip
-            log = (self.dir / f"{name}.log").open("w")
-            self.daemons.append(subprocess.Popen(
-                ["ip", "netns", "exec", self.netns, spark_class, *argv], env=env,
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))  # fmt: skip
-        deadline = time.monotonic() + 120
-        while alive_workers(master_json(self.address, MASTER_UI)) < 1:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the cluster in {self.netns} did not start: see {self.dir}")
-            time.sleep(0.5)
-
     def pids(self) -> list[int]:
         """Every process in the namespace (the master, the worker, their executors)."""
-        out = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True,
-                             text=True, check=False).stdout  # fmt: skip
-        return [int(p) for p in out.split()]
+        return self.host.pids()
 
     def executors(self) -> list[int]:
         """The executor JVMs running in the namespace now."""
-        found = []
-        for pid in self.pids():
-            with contextlib.suppress(OSError):
-                if b"CoarseGrainedExecutorBackend" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    found.append(pid)
-        return found
+        return executors_on(self.host)
 
     def close(self) -> None:
-        for popen in self.daemons:  # SIGTERM first: the worker stops its executors
-            if popen.poll() is None:
-                popen.terminate()
-        for popen in self.daemons:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                popen.wait(timeout=15)
-        for _ in range(2):  # anything left, and what it started meanwhile
-            for pid in self.pids():
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.2)
-        for popen in self.daemons:
-            if popen.poll() is None:
-                popen.kill()
-            popen.wait(timeout=10)
-        subprocess.run(["ip", "netns", "del", self.netns], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", self.veth], capture_output=True, check=False)
+        stop_daemons(self.daemons, [self.host])
+        self.host.close()
+
+
+class SparkHosts:
+    """``with SparkHosts(tmp) as cluster:`` two hosts named ``spark-a`` and ``spark-b``, a
+    Master on the first and a Worker of ``cores`` and ``memory`` on each. Each host's /tmp
+    is ``tmp/view/NAME`` here, its workers' directory ``/tmp/work`` there."""
+
+    NAMES = ("spark-a", "spark-b")
+
+    def __init__(self, directory: Path, cores: int = 1, memory: str = "1g") -> None:
+        self.dir = directory
+        self.cores, self.memory = cores, memory
+        self.network = HostNetwork(2, "nsh6", 216, names=list(self.NAMES),
+                                   own_view=directory / "view")  # fmt: skip
+        self.hosts = self.network.hosts
+        self.here = self.network.here
+        self.address = self.hosts[0].address
+        self.master = f"spark://{self.address}:{MASTER_PORT}"
+        self.ui = f"http://{self.address}:{MASTER_UI}"
+        self.daemons: list[subprocess.Popen] = []
+
+    def __enter__(self) -> SparkHosts:
+        try:
+            self.network.__enter__()
+            first = self.hosts[0]
+            self.daemons.append(start_daemon(first, "master", master_argv(first.address),
+                                             self.dir / "logs"))  # fmt: skip
+            for host in self.hosts:
+                self.daemons.append(start_daemon(host, f"worker-{host.hostname}", worker_argv(
+                    self.master, host.address, self.cores, self.memory, "/tmp/work"),
+                    self.dir / "logs"))  # fmt: skip
+            wait_for_workers(self.address, len(self.hosts), self.dir / "logs")
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def work(self, host: NamespaceHost) -> Path:
+        """The host's workers' directory, as seen from here."""
+        return host.root / "work"
+
+    def executors(self) -> dict[str, list[int]]:
+        """The executor JVMs running now, by hostname."""
+        return {host.hostname: executors_on(host) for host in self.hosts}
+
+    def close(self) -> None:
+        stop_daemons(self.daemons, self.hosts)
+        self.network.close()

@@ -33,6 +33,7 @@ PREREQUISITES: dict[str, tuple[Callable[[], bool], str]] = {
     "perf": (_tool("perf"), SETUP),
     "ip": (_tool("ip"), "apt-get install iproute2"),
     "unshare": (_tool("unshare"), "apt-get install util-linux"),
+    "nsenter": (_tool("nsenter"), "apt-get install util-linux"),
     "ssh": (_tool("ssh"), SETUP),
     "ssh-keygen": (_tool("ssh-keygen"), SETUP),
     "sshd": (lambda: Path("/usr/sbin/sshd").exists(), SETUP),

@@ -15,9 +15,11 @@ import json
 import threading
 import urllib.parse
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from statuspage import recorded_status
+from test_yarn import site
 
 from numaspark.placement import Layout, plan
 from numaspark.spark.deaths import DriverLog, explain
@@ -197,3 +199,81 @@ def test_cannot_hold_only_when_the_masters_status_says_so(tmp_path):
         assert line.startswith(f"no executor started within 300 s: the cluster at {MASTER} (it "
                                f"has 1 alive worker(s)) {said}"), line  # fmt: skip
         now[0] = 0.0
+
+
+@contextlib.contextmanager
+def _resourcemanager(nodes: dict, apps: dict[str, dict]) -> Iterator[str]:
+    """A ResourceManager's REST API: its running nodes, and each application's report."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            path = urllib.parse.urlparse(self.path).path
+            if path == "/ws/v1/cluster/nodes":
+                body = nodes
+            elif path.removeprefix("/ws/v1/cluster/apps/") in apps:
+                body = {"app": apps[path.removeprefix("/ws/v1/cluster/apps/")]}
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_yarn_cannot_hold_counts_a_granted_application_master_once(tmp_path, monkeypatch):
+    """An application still ACCEPTED whose application master's container YARN has granted
+    (896 MB of the node's 4096, not yet registered: seen on the mini YARN in a namespace): the
+    3200 MB left hold the executor's container, so "cannot hold" is not said; before a grant,
+    3500 MB free cannot hold both the master's 896 MB and the executor's 3200."""
+    app = "application_1795718620485_0001"
+    log = tmp_path / "spark-submit.log"
+    log.write_text(f"26/11/26 18:44:45 INFO Client: Application report for {app} "
+                   "(state: ACCEPTED)\n")  # fmt: skip
+    node = {"id": "localhost:39387", "nodeHostName": "localhost", "state": "RUNNING"}
+    heap = 2816 << 20  # a container of 3200 MB: 2816 MB + 384 overhead
+    placement = replace(_placement(), jvms=tuple(
+        replace(j, heap=heap) if j.runs_tasks else j for j in _placement().jvms))  # fmt: skip
+    now = [0.0]
+    for free_mb, granted, said in ((3200, 896, "gave the application none"),
+                                   (3500, 0, "cannot hold the plan now")):  # fmt: skip
+        nodes = {"nodes": {"node": [{**node, "availableVirtualCores": 2 if not granted else 1,
+                                     "availMemoryMB": free_mb}]}}  # fmt: skip
+        with _resourcemanager(nodes, {app: {"id": app, "allocatedMB": granted}}) as rm:
+            monkeypatch.setenv("HADOOP_CONF_DIR", str(site(tmp_path / f"conf{granted}", rm)))
+            wait = FirstExecutorWait("yarn", 300, tmp_path / "reports", log, placement,
+                                     has="1 running node(s)", clock=lambda: now[0])  # fmt: skip
+            now[0] = 300.0
+            line = wait()
+            now[0] = 0.0
+        assert line.startswith("no executor started within 300 s: the cluster at yarn (it has "
+                               f"1 running node(s)) {said}"), line  # fmt: skip
+
+
+def test_yarn_containers_whose_java_did_not_start_are_deaths_with_their_own_error():
+    """A real driver's log (tests/fixtures/deaths/yarn-driver.log, its first 190 lines):
+    ``numaspark run squares.py --master yarn`` from the root namespace, the mini YARN on a host
+    of its own at 10.217.247.11 (tests/test_yarn_hosts.py), every executor container given a
+    JAVA_HOME that does not exist. Spark's YarnAllocator says "Container from a bad node" for
+    exit status 127, not "marked as failed": both are deaths, with the container's stderr."""
+    log = DriverLog.read(FIXTURES / "yarn-driver.log")
+    assert [d.executor for d in log.deaths] == [
+        f"container_1795722366601_0002_01_00000{n}" for n in (2, 3, 4)
+    ]
+    assert {d.host for d in log.deaths} == {"localhost"}
+    assert all("/nonexistent-java/bin/java: No such file or directory" in d.reason
+               for d in log.deaths)  # fmt: skip
+    line = explain(log, {}, "yarn")
+    assert line.startswith("executors on localhost died as they started (3 of them, the "
+                           "cluster at yarn)"), line  # fmt: skip
+    assert "No such file or directory" in line and "\n" not in line

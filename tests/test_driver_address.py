@@ -35,6 +35,7 @@ from numaspark.spark.app import AppRun, run_settings
 from numaspark.spark.conf import merged
 from numaspark.spark.home import free_port
 from numaspark.spark.logs import LogFollower, UiWatch, ui_url
+from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load, load_synthetic
 from numaspark.workloads import application as apps
@@ -208,6 +209,34 @@ def test_executors_run_plain_python3_or_the_users_never_this_venv(tmp_path, monk
     assert options["extra_conf"]["spark.pyspark.python"] == "/opt/py/bin/python3"
     assert options["extra_conf"]["spark.pyspark.driver.python"] == sys.executable
     assert said == ["the driver listens on 10.9.9.9: --driver-host"]  # said once
+
+
+def test_a_built_in_ships_numaspark_to_executors_that_do_not_have_it(tmp_path, monkeypatch):
+    """A built-in's tasks import numaspark's job modules, which the hosts' python3 lacks: the
+    suite's runs on a cluster numaspark did not start ship its code as a zip (a user's
+    application does not get it), and a Python without numaspark imports the jobs from it."""
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
+    captured = _Captured()
+    monkeypatch.setattr("numaspark.experiment.target.run_app", captured)
+    target = ExternalTarget(ProcessTracker(), K8S, driver_host="10.9.9.9")
+    placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
+    target.prepare(placement, lambda message: None)
+    target.submit(placement, "job.py", [], tmp_path / "a", extra_conf={})
+    target.submit(placement, "app.py", [], tmp_path / "b", extra_conf={}, app_conf={})
+    (_, suite), (_, users) = captured.calls
+    shipped = Path(suite["extra_conf"][PYFILES_KEY])
+    assert shipped == package_zip() and PYFILES_KEY not in users["extra_conf"]
+    # -S: no site-packages, so this venv's numaspark is not importable; only the zip's is
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import numaspark.workloads.jobs.sort"
+             " as job; print(job.__file__)")  # fmt: skip
+    ran = subprocess.run([sys.executable, "-S", "-c", probe, str(shipped)], capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == str(shipped / "numaspark" / "workloads" / "jobs" / "sort.py")
+    without = subprocess.run([sys.executable, "-S", "-c", "import numaspark"],
+                             capture_output=True, check=False)  # fmt: skip
+    assert without.returncode != 0  # the zip, not this venv, gave it
+    assert package_zip() == shipped  # made once for the same sources
 
 
 def test_python_and_driver_host_options_reach_the_request(monkeypatch):

@@ -24,7 +24,8 @@ import psutil
 import pytest
 from nscluster import NamespaceCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.jvm, pytest.mark.long]
+pytestmark = [pytest.mark.integration, pytest.mark.jvm,
+              pytest.mark.long(script="bash scripts/test-hosts.sh")]  # fmt: skip
 
 # docs/clusters.md's "--master" section states these (the driver ends within 10 s of numaspark's end)
 DRIVER_ENDS_S = 10.0

@@ -1,10 +1,10 @@
 """Real Spark for issue 39's first part: a user's application keeps its settings and UI,
 and a cluster at another address gets a driver its executors can reach.
 
-The other address is a network namespace on this machine (tests/netns.py): a plain
-standalone Master and Worker started there with Spark's own classes, as a user starts them
-on their hosts, and numaspark run from the root namespace. Namespaces share this machine's
-CPUs, memory and files: they prove the addresses and routes, not speed. Run under the JVM
+The other address is a network namespace on this machine: a plain standalone Master and
+Worker started there with Spark's own classes, as a user starts them on their hosts
+(tests/nscluster.py), and numaspark run from the root namespace. Namespaces share this
+machine's CPUs, memory and files: they prove the addresses and routes, not speed. Run under the JVM
 lock (one Spark at a time on this machine).
 """
 
@@ -20,11 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from netns import OtherHost
-
-from numaspark.spark.cluster import alive_workers, master_json
-from numaspark.spark.home import spark_env, spark_home
-from numaspark.supervise.stop import stop_processes
+from nscluster import NamespaceCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm]
 APPS = Path(__file__).resolve().parent / "apps"
@@ -85,46 +81,16 @@ def _page_once_ready(url: str, wait_s: float = 60.0) -> tuple[int, bytes]:
         time.sleep(0.5)
 
 
-def _plain_cluster_in(host: OtherHost, logs: Path) -> list[subprocess.Popen]:
-    """A Master and a Worker (2 cores, 2 GiB) at the namespace's address, started there with
-    Spark's own classes, as on a host of their own."""
-    spark_class = str(spark_home() / "bin" / "spark-class")
-    env = spark_env(host.address)
-    logs.mkdir(parents=True)
-    master = subprocess.Popen(
-        host.argv([spark_class, "org.apache.spark.deploy.master.Master", "--host", host.address,
-                   "--port", "7077", "--webui-port", "8080"]),
-        env=env, stdout=(logs / "master.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
-    worker = subprocess.Popen(
-        host.argv([spark_class, "org.apache.spark.deploy.worker.Worker",
-                   f"spark://{host.address}:7077", "--host", host.address, "--port", "7078",
-                   "--webui-port", "8081", "--cores", "2", "--memory", "2g",
-                   "--work-dir", str(logs / "work")]),
-        env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
-    return [master, worker]
-
-
 def test_a_standalone_cluster_at_another_address_gets_executors(tmp_path, no_spark_left):
     """The case of the issue: the Master and Worker at 10.214.N.2; numaspark's driver listens
     on this machine's end of the route to it, the executors reach it, and the run is ok with
     the plugin's placement reported from the executors over there."""
     out = tmp_path / "out"
-    with OtherHost() as host:
-        daemons = _plain_cluster_in(host, tmp_path / "cluster")
-        try:
-            deadline = time.monotonic() + 120
-            while alive_workers(master_json(host.address, 8080)) < 1:
-                assert time.monotonic() < deadline, (
-                    tmp_path / "cluster" / "worker.log"
-                ).read_text()[-2000:]
-                time.sleep(0.5)
-            cli = _numaspark("run", "wordcount", "--size", "tiny", "--master",
-                             f"spark://{host.address}:7077", "--master-ui",
-                             f"http://{host.address}:8080", "--bind", "none", "--out", str(out),
-                             "--data", str(tmp_path / "data"))  # fmt: skip
-            _, said = cli.communicate(timeout=600)
-        finally:
-            stop_processes([d.pid for d in daemons])
+    with NamespaceCluster(tmp_path / "cluster", cores=2, memory="2g") as host:
+        cli = _numaspark("run", "wordcount", "--size", "tiny", "--master", host.master,
+                         "--master-ui", host.ui, "--bind", "none", "--out", str(out),
+                         "--data", str(tmp_path / "data"))  # fmt: skip
+        _, said = cli.communicate(timeout=600)
         assert cli.returncode == 0, said[-3000:]
     assert f"the driver listens on {host.here}: the route to {host.address} leaves from it" in said
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

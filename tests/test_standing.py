@@ -58,7 +58,7 @@ def test_what_the_cluster_cannot_hold_is_refused_in_one_line():
         _place(cluster, Layout(memory_per_executor=4 * GIB))
     assert "cannot hold 1 executor(s) of 2 core(s) and 4096 MB heap (room for 0" in str(heap.value)
     assert "127.0.0.1: 2 cores, 2048 MB free" in str(heap.value)
-    with pytest.raises(UsageError, match="largest worker of the cluster at .* 2 cores"):
+    with pytest.raises(UsageError, match="planned on the workers of the cluster at .* 2 cores"):
         _place(cluster, Layout(executors=3, cores_per_executor=1))
     assert "\n" not in str(heap.value)
 

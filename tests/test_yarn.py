@@ -70,7 +70,7 @@ def test_what_yarn_cannot_hold_is_refused_in_one_line(tmp_path):
     assert "localhost: 2 vcores, 4096 MB free" in message and "\n" not in message
     with pytest.raises(UsageError, match=r"grants at most 4096 MB .* not 1 vcore\(s\) and 4608"):
         _place(cluster, Layout(executors=1, cores_per_executor=1, memory_per_executor=4 * GIB))
-    with pytest.raises(UsageError, match="largest node of the YARN cluster .* 2 vcores"):
+    with pytest.raises(UsageError, match="planned on the nodes of the YARN cluster .* 2 vcores"):
         _place(cluster, Layout(executors=3, cores_per_executor=1))
     with pytest.raises(UsageError, match="cannot hold 2 executor container"):
         _place(

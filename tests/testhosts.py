@@ -1,9 +1,9 @@
 """Test hosts on this machine: network namespaces, each with its own address, hostname and sshd.
 
 This machine has one NUMA node and no other hosts, so multi-host tests make
-their own: a bridge on an address range of their own (10.213.N.0/24, N from
-the test's pid), one network namespace per host joined to it by a veth pair,
-and in each an sshd from Debian's openssh-server, started on a host key and a
+their own (tests/netns.py's ``HostNetwork``): a bridge on an address range of their own
+(10.213.N.0/24, N from the test's pid), one network namespace per host joined to it by a
+veth pair, and in each an sshd from Debian's openssh-server, started on a host key and a
 user key the test generates, in its own UTS namespace so that ``hostname``
 names the host. The hosts are reachable only from this machine. They share
 this machine's CPUs, memory and files: they prove deployment and binding,
@@ -12,13 +12,13 @@ never speed. Everything is removed on exit, processes first.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+from netns import HostNetwork
 from prereq import require
 
 from numaspark.hosts import Host, Inventory, Ssh
@@ -29,10 +29,6 @@ SSHD = "/usr/sbin/sshd"
 NEEDS = ("root", "ip", "unshare", "ssh", "ssh-keygen", "sshd")
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
 class NamespaceHosts:
     """``with NamespaceHosts(2, tmp) as hosts:`` ... ``hosts.inventory`` names them."""
 
@@ -40,18 +36,16 @@ class NamespaceHosts:
         require(*NEEDS)  # a lane that runs these tests needs them: missing fails, in one line
         self.count = count
         self.dir = directory
-        tag = f"{os.getpid() % 10000:04d}"
-        self.subnet = f"10.213.{os.getpid() % 250 + 1}"
-        self.bridge = f"nsb{tag}"
-        self.names = [f"nsh{tag}{chr(97 + i)}" for i in range(count)]  # the netns names
+        self.network = HostNetwork(count, "nsh", 213)  # the namespaces and their bridge
+        self.names = [h.netns for h in self.network.hosts]
         self.sshd: dict[str, subprocess.Popen] = {}
         self.clients: dict[str, Ssh] = {}
-        self.driver_address = f"{self.subnet}.1"
+        self.driver_address = self.network.here
         self.key = directory / "id_test"
         self.inventory = Inventory(
-            tuple(Host(name=f"host{i + 1}", address=f"{self.subnet}.{11 + i}", user="root",
-                       key=self.key, known_hosts=directory / "known_hosts")
-                  for i in range(count)),
+            tuple(Host(name=f"host{i + 1}", address=h.address, user="root", key=self.key,
+                       known_hosts=directory / "known_hosts")
+                  for i, h in enumerate(self.network.hosts)),
             driver_address=self.driver_address,
         )  # fmt: skip
 
@@ -74,17 +68,8 @@ class NamespaceHosts:
                        check=True)  # fmt: skip
         (self.dir / "authorized_keys").write_text((self.dir / "id_test.pub").read_text())
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
-        _ip("link", "add", self.bridge, "type", "bridge")
-        _ip("addr", "add", f"{self.driver_address}/24", "dev", self.bridge)
-        _ip("link", "set", self.bridge, "up")
-        for host, ns in zip(self.inventory.hosts, self.names, strict=True):
-            veth = f"v{ns[3:]}"
-            _ip("netns", "add", ns)
-            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
-            _ip("link", "set", veth, "master", self.bridge, "up")
-            _ip("-n", ns, "addr", "add", f"{host.address}/24", "dev", "eth0")
-            _ip("-n", ns, "link", "set", "eth0", "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
+        self.network.__enter__()
+        for host in self.inventory.hosts:
             self.start_sshd(host)
         for host in self.inventory.hosts:
             self._wait_for_ssh(host)
@@ -127,9 +112,7 @@ class NamespaceHosts:
 
     def pids(self, host: Host) -> list[int]:
         """Every process in the host's network namespace (its sshd included)."""
-        out = subprocess.run(["ip", "netns", "pids", self.netns(host)], capture_output=True,
-                             text=True, check=False).stdout  # fmt: skip
-        return [int(p) for p in out.split()]
+        return self.network.hosts[self.inventory.hosts.index(host)].pids()
 
     def kill_sshd(self, host: Host) -> None:
         """The host's sshd and every session it serves: SSH to it drops."""
@@ -143,18 +126,8 @@ class NamespaceHosts:
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
-        for ns in self.names:
-            for _ in range(2):  # what the first kill's children started meanwhile
-                out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                                     text=True, check=False).stdout  # fmt: skip
-                for pid in (int(p) for p in out.split()):
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                time.sleep(0.1)
+        self.network.close()  # every process on the hosts killed first
         for popen in self.sshd.values():
             if popen.poll() is None:
                 popen.kill()
             popen.wait(timeout=10)
-        for ns in self.names:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)

@@ -51,20 +51,18 @@ from numaspark.placement import (
     Mode,
     Placement,
     bound_from_inside,
-    inside_slice_cpus,
 )
 from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
+from numaspark.spark.clusters import read_cluster
 from numaspark.spark.home import check_java, spark_home, spark_version
-from numaspark.spark.learned import LearnedCluster, cluster_name, learn, load_learned
+from numaspark.spark.learned import cluster_name, learn
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
-from numaspark.spark.standing import StandingCluster
-from numaspark.spark.yarn import YarnCluster
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
-from numaspark.topology import Topology, load_synthetic
+from numaspark.topology import Topology
 from numaspark.workloads import Size, Workload, get_workload
 from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
@@ -199,71 +197,29 @@ class Runner:
                              "node with preferred (the default), bind or interleave")  # fmt: skip
         if request.binding is Binding.NODE and request.mem_policy is None:
             request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
-        has, ui, learned, slice_cpus = None, None, None, None
-        if request.node_topology is None:  # --xml/--synthetic override what was learned
-            learned = load_learned(cluster_name(request.master), self._warn)
-        if request.master.startswith("spark://"):  # sized from the cluster's own workers
-            standing = StandingCluster.read(request.master, request.master_ui)
-            placement = standing.place(lambda topology: plan_request(topology, request),
-                                       request.layout.memory_per_executor)  # fmt: skip
-            has, ui = standing.describe(), standing.ui
-        elif request.master == "yarn":  # sized from the ResourceManager's running nodes
-            yarn = YarnCluster.read()
-            placement = yarn.place(lambda topology: plan_request(topology, request),
-                                   request.layout.memory_per_executor)  # fmt: skip
-            has = yarn.describe()
-        else:  # Kubernetes: the node's topology as given, else as learned, never this machine's
-            if learned is not None:
-                learned = dataclasses.replace(learned, hosts=(learned.largest(),))
-                request = dataclasses.replace(request, node_topology=learned.hosts[0].topology)
-            placement = plan_request(request.node_topology or self._layout_only(request), request)
-        if learned is not None:
-            placement, slice_cpus = self._with_learned(placement, learned, request)
+        has = read_cluster(request.master, ui=request.master_ui, given=request.node_topology,
+                           layout=request.layout, binding=request.binding, warn=self._warn,
+                           say=self.say)  # fmt: skip
+        placement = has.place(lambda topology: plan_request(topology, request),
+                              request.layout.memory_per_executor)  # fmt: skip
+        cores = max(e.cores for e in placement.executors)
+        notes = [has.learned] if has.learned else []
+        if has.learned:
+            self.say(has.learned)
+        wide = has.span_note(cores, request.binding is Binding.NODE)
+        if wide is not None:
+            notes.append(wide)
+            self.say(f"note: {wide}")
+        placement = dataclasses.replace(placement, notes=(*placement.notes, *notes))
         if request.binding is Binding.NODE:
-            placement = bound_from_inside(
-                placement, slice_known=request.node_topology is not None or learned is not None,
-                slice_cpus=slice_cpus)  # fmt: skip
+            placement = bound_from_inside(placement, slice_known=has.numa_known(),
+                                          slice_cpus=has.slice_cpus(cores))  # fmt: skip
+        described = has.describe() if has.fitting is not None else None
         target = self.targets.setdefault(
             ("master", request.master, request.executor_wait_s, request.driver_host),
-            ExternalTarget(self.tracker, request.master, request.executor_wait_s, has, ui,
-                           driver_host=request.driver_host))  # fmt: skip
+            ExternalTarget(self.tracker, request.master, request.executor_wait_s, described,
+                           has.ui, driver_host=request.driver_host))  # fmt: skip
         return target, placement
-
-    def _layout_only(self, request: RunRequest) -> Topology:
-        """Kubernetes nodes whose topology nothing gives: a first run at --bind none, with
-        the executors and cores asked for, is planned as one node that holds them (the
-        plugin then reports the nodes' own); anything else is refused, never planned on
-        this machine's topology."""
-        layout = request.layout
-        cores = (layout.executors or 0) * (layout.cores_per_executor or 0)
-        if request.binding is not Binding.NONE or not cores:
-            raise UsageError(k8s_topology_missing(request.master))
-        self.say(f"planned from your layout alone ({layout.executors} executor(s) of "
-                 f"{layout.cores_per_executor} cores): the plugin reports the nodes' topology "
-                 "for the next plan")  # fmt: skip
-        return load_synthetic(f"package:1 numa:1 core:{cores} pu:1")
-
-    def _with_learned(self, placement: Placement, learned: LearnedCluster,
-                      request: RunRequest) -> tuple[Placement, int | None]:  # fmt: skip
-        """A plan for a cluster whose hosts' topologies the plugin reported before: said in one
-        line and noted in the record; on a standalone or YARN cluster (planned on a worker's
-        cores) the executors' node slice from those hosts (None: Kubernetes, whose plan is
-        on the learned node itself), and a note when no node of theirs holds an executor."""
-        notes = [learned.say()]
-        self.say(notes[0])
-        slice_cpus = None
-        if request.node_topology is None:
-            hosts = [h.topology for h in learned.hosts]
-            cores = max(e.cores for e in placement.executors)
-            slice_cpus = inside_slice_cpus(hosts, cores)
-            largest = max(len(n.cpus) for host in hosts for n in host.cpu_nodes)
-            if cores > largest:
-                how = ("the plugin binds each to the fewest nodes that hold them, nearest first"
-                       if request.binding is Binding.NODE else "each spans nodes")  # fmt: skip
-                notes.append(f"{cores} cores per executor are more than the largest NUMA node "
-                             f"of the cluster's hosts has ({largest} CPUs): {how}")  # fmt: skip
-                self.say(f"note: {notes[-1]}")
-        return dataclasses.replace(placement, notes=(*placement.notes, *notes)), slice_cpus
 
     def _learn(self, request: RunRequest, run_dir: Path) -> None:
         """Keep the host topologies the plugin reported in this run for the cluster's next
@@ -497,14 +453,6 @@ def default_conf(request: RunRequest, workload: Workload, placement: Placement) 
         slots = sum(e.cores for e in placement.executors)
         conf.setdefault("spark.sql.shuffle.partitions", str(max(1, slots)))
     return conf
-
-
-def k8s_topology_missing(master: str) -> str:
-    """Why a Kubernetes run is refused when nothing says what its nodes have."""
-    return (f"--master {master}: numaspark does not know the topology of the cluster's nodes: "
-            "give it with --xml NODE.xml (lstopo-no-graphics --of xml on a node) or --synthetic "
-            "'pack:2 numa:2 core:12 pu:2', or learn it with a first run at --bind none "
-            "--executors N --cores-per-executor C (the plugin reports each node's topology)")  # fmt: skip
 
 
 def _sustained_bandwidth(fingerprint: str) -> float | None:

@@ -45,6 +45,7 @@ from numaspark.spark.app import AppRun, Driver, run_app, submit_log
 from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import layered
 from numaspark.spark.home import LOOPBACK
+from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.waiting import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
@@ -214,7 +215,8 @@ class ExternalTarget:
     becomes the run's effective placement, since this machine cannot read those executors'
     /proc. Nothing is started or stopped here but the driver, which listens where the
     executors reach it (spark/address.py). The executors run the user's
-    ``spark.pyspark.python``, else ``python3``: this machine's venv is not on their hosts."""
+    ``spark.pyspark.python``, else ``python3``: this machine's venv is not on their hosts,
+    so a built-in workload ships numaspark's Python code with it (spark/pyfiles.py)."""
 
     def __init__(self, tracker: ProcessTracker, master: str,
                  executor_wait_s: float = DEFAULT_WAIT_S, has: str | None = None,
@@ -245,6 +247,9 @@ class ExternalTarget:
         options["extra_conf"] = layered(options.get("extra_conf") or {},
                                         {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)})  # fmt: skip
         options["collectors"] = None  # the executors are not this machine's processes
+        if options.get("app_conf") is None:  # a built-in: its tasks import numaspark's jobs
+            options["extra_conf"] = layered(options["extra_conf"],
+                                            {PYFILES_KEY: str(package_zip())})  # fmt: skip
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
         address = self.address or address_for(self.master, self.driver_host)

@@ -23,11 +23,13 @@ from numaspark.errors import UsageError
 from numaspark.hosts.route import NoRouteError, route_source
 from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
 from numaspark.placement import Placement, placement_to_dict
+from numaspark.placement.clusters import ClusterHas, HostHas, Source
 from numaspark.topology import Topology
 from numaspark.topology.hwloc import parse_xml
+from numaspark.units import MIB
 
 HOSTS_PLAN_SCHEMA = "numaspark.hosts-plan/1"
-__all__ = ["LOCAL", "Host", "HostError", "HostPlan", "Inventory", "Local", "Shell", "Ssh", "driver_address",
+__all__ = ["LOCAL", "Host", "HostError", "HostPlan", "Inventory", "Local", "Shell", "Ssh", "cluster_has", "driver_address",
            "load_inventory", "merge", "parse_hosts", "plan_hosts", "python_on", "shell_for"]  # fmt: skip
 _SPEC = re.compile(r"^(?:(?P<user>[^@\s:]+)@)?(?P<address>[^@\s:]+)(?::(?P<port>\d+))?$")
 
@@ -167,16 +169,29 @@ class HostPlan:
     placement: Placement
 
 
-def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement],
-               topologies: dict[str, Topology] | None = None) -> list[HostPlan]:  # fmt: skip
-    """One plan per host from the topology hwloc reads on it (hosts may differ);
-    ``topologies`` (by host name) keeps those read before, and gains the new ones."""
+def cluster_has(inventory: Inventory,
+                topologies: dict[str, Topology] | None = None) -> ClusterHas:  # fmt: skip
+    """What the inventory's hosts have: each one's topology, read with hwloc on it over SSH
+    once (``topologies``, by host name, keeps those read before, and gains the new ones), and
+    its allowed CPUs and memory."""
     topologies = {} if topologies is None else topologies
-    plans = []
     for host in inventory.hosts:
         if host.name not in topologies:
             topologies[host.name] = read_topology(host)
-        topology = topologies[host.name]
+    return ClusterHas("hosts", ", ".join(h.address for h in inventory.hosts), tuple(
+        HostHas(h.name, cores=len(topologies[h.name].allowed_cpus),
+                memory_mb=(topologies[h.name].total_memory or 0) // MIB,
+                topology=topologies[h.name], source=Source.READ)
+        for h in inventory.hosts))  # fmt: skip
+
+
+def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement],
+               topologies: dict[str, Topology] | None = None) -> list[HostPlan]:  # fmt: skip
+    """One plan per host from its own topology (hosts may differ: `cluster_has`)."""
+    has = cluster_has(inventory, topologies)
+    plans = []
+    for host in inventory.hosts:
+        topology = has.host(host.name).topology
         plans.append(HostPlan(host, topology, place(topology)))
     return plans
 

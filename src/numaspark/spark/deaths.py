@@ -9,8 +9,9 @@ missing), the cluster launches more, and each dies the same way. The driver hear
   ``Executor updated: APP/N is now EXITED (Command exited with code 1)`` (or FAILED, LOST),
   StandaloneSchedulerBackend's ``Executor APP/N removed: ...``;
 - YARN (client mode): the application master's YarnAllocator ``Container marked as failed:
-  CONTAINER on host: HOST. Exit status: N. Diagnostics: ...`` (the last bytes of the
-  container's stderr among them), which the driver logs as it is asked to remove the executor.
+  CONTAINER on host: HOST. Exit status: N. Diagnostics: ...`` (or ``Container from a bad
+  node: ...``, as for exit status 127; the last bytes of the container's stderr among them),
+  which the driver logs as it is asked to remove the executor.
 
 A standalone executor's own error is in its stderr on the worker's host; the worker's web
 UI serves it (``/log?appId=...&executorId=...&logType=stderr``) where this machine can reach
@@ -34,8 +35,11 @@ _ADDED = re.compile(r"Executor added: (?P<app>app-[\w-]+)/(?P<id>\d+) on (?P<wor
                     r"\((?P<host>[^:\s)]+):\d+\)")  # fmt: skip
 _UPDATED = re.compile(r"Executor updated: (?P<app>app-[\w-]+)/(?P<id>\d+) is now "
                       r"(?P<state>FAILED|LOST|EXITED)(?: \((?P<why>.*)\))?$")  # fmt: skip
-_YARN_FAILED = re.compile(r"Container marked as failed: (?P<id>container\S+?) on host: "
-                          r"(?P<host>\S+?)\. Exit status: (?P<code>-?\d+)\. Diagnostics: (?P<why>.*)")  # fmt: skip
+# Spark's YarnAllocator says "marked as failed" for some exit codes and "from a bad node" for
+# others (127, a container whose java did not start: tests/fixtures/deaths/yarn-driver.log)
+_YARN_FAILED = re.compile(r"Container (?:marked as failed|from a bad node): (?P<id>container\S+?) "
+                          r"on host: (?P<host>\S+?)\. Exit status: (?P<code>-?\d+)\. "
+                          r"(?:Diagnostics: |Possible causes: )?(?P<why>.*)")  # fmt: skip
 _YARN_STATE = re.compile(r"Application report for (application_\d+_\d+) \(state: (\w+)\)")
 _APP_ID = re.compile(r"Connected to Spark cluster with app ID (app-[\w-]+)")
 _DRIVER_HOST = re.compile(r"BlockManagerId\(driver, ([^,\s]+),")
@@ -69,6 +73,7 @@ class DriverLog:
     launched: dict[str, tuple[str, str]] = field(default_factory=dict)  # APP/N -> (host, worker)
     deaths: list[Death] = field(default_factory=list)
     yarn_state: str | None = None  # the application's last state in YARN's reports
+    yarn_app: str | None = None  # its id there
 
     @classmethod
     def read(cls, path: Path | None) -> DriverLog:
@@ -105,7 +110,7 @@ class DriverLog:
                 log.deaths.append(Death(found["id"], found["host"],
                                         "\n".join([found["why"], *more]).strip()))  # fmt: skip
             elif (found := _YARN_STATE.search(line)) is not None:
-                log.yarn_state = found.group(2)
+                log.yarn_app, log.yarn_state = found.group(1), found.group(2)
         if host is not None:
             log.driver = f"{host}:{port}" if port else host
         return log

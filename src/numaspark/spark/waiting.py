@@ -21,13 +21,14 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
+from numaspark.placement.clusters import room_for
 from numaspark.spark.deaths import Death, DriverLog, executor_stderr, explain
-from numaspark.spark.standing import room_for
-from numaspark.spark.yarn import YarnCluster
+from numaspark.spark.yarn import YarnCluster, rm_json
 from numaspark.units import MIB
 
 DEFAULT_WAIT_S = 300.0  # a busy YARN queue, or an emulated machine, takes minutes
@@ -144,15 +145,32 @@ class FirstExecutorWait:
                 return (f"{head} cannot hold the plan now ({short}): give fewer --executors, "
                         "--cores-per-executor or --memory-per-executor, or wait until it has "
                         "room")  # fmt: skip
-        # an application YARN has not started holds nothing there: the nodes' free room is
-        # all the plan could have (once its application master runs, that holds some)
+        # an application YARN has not started: the nodes' free room is all the plan could
+        # have, its application master's container included, unless YARN has already granted
+        # that container (allocated, not yet registered), which the free room then leaves out
         if self.master == "yarn" and log.yarn_state == "ACCEPTED":
             try:
-                YarnCluster.read().check_fits(self.placement)
+                yarn = YarnCluster.read()
+                has = yarn.has()
+                if _granted_mb(yarn.webapp, log.yarn_app) > 0:
+                    has = replace(has, fitting=replace(has.fitting, reserved_mb=0))
+                has.check_fits(self.placement)
             except UsageError as exc:
                 return f"{head} cannot hold the plan now ({exc})"
         return (f"{head} gave the application none ({self._state(log)}); give --executor-wait "
                 "more seconds, or see the cluster's own pages")  # fmt: skip
+
+
+def _granted_mb(webapp: str, app_id: str | None) -> int:
+    """The memory YARN has granted ``app_id`` (its application master's container once
+    allocated), from the ResourceManager's REST API; 0 when unknown."""
+    if app_id is None:
+        return 0
+    answer = rm_json(webapp, f"/ws/v1/cluster/apps/{app_id}") or {}
+    try:
+        return int((answer.get("app") or {}).get("allocatedMB") or 0)
+    except (TypeError, ValueError, AttributeError):
+        return 0
 
 
 def _reported(reports: Path) -> bool:

@@ -7,7 +7,8 @@ address``), whose REST API lists the running NodeManagers with their free vcores
 (``/ws/v1/cluster/nodes``). The scheduler's minimum and maximum allocation come from the same
 file (YARN's defaults when it does not say: a client's copy often leaves them out).
 
-A layout is planned on the largest running node, as one machine of its free vcores, and
+A layout is planned on the running nodes with the most free vcores, as one machine whose NUMA
+nodes are those nodes, and
 checked against every node the way YARN grants containers: an executor's container is its
 heap plus Spark's overhead (max(384 MiB, 10%)), rounded up to a multiple of the minimum
 allocation, and takes its cores in vcores; the application master of client mode
@@ -26,15 +27,13 @@ import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from numaspark.errors import PlacementError, UsageError
+from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.planner import MAX_COMPRESSED_OOPS_HEAP, SPARK_MIN_HEAP, spark_overhead
-from numaspark.spark.standing import room_for
-from numaspark.topology import Topology, load_synthetic
-from numaspark.units import MIB
+from numaspark.placement.clusters import ClusterHas, Fitting, HostHas, container_mb, largest_heap_mb
+from numaspark.topology import Topology
 
 WEBAPP_KEY = "yarn.resourcemanager.webapp.address"
 RM_KEY = "yarn.resourcemanager.address"  # where clients submit: names the cluster
@@ -50,6 +49,7 @@ DEFAULTS = {
 AM_HEAP_MB = 512  # spark.yarn.am.memory's default: client mode's application master
 AM_OVERHEAD_MB = 384  # its overhead: max(384 MiB, 10%)
 _VARIABLE = re.compile(r"\$\{([^}]+)\}")
+__all__ = ["YarnCluster", "YarnNode", "container_mb", "largest_heap_mb", "read_site"]
 
 
 def conf_dir() -> Path | None:
@@ -79,21 +79,6 @@ def read_site(path: Path) -> dict[str, str]:
         return _VARIABLE.sub(lambda m: expand(values.get(m.group(1), m.group(0)), depth + 1), text)
 
     return {k: expand(v) for k, v in values.items()}
-
-
-def container_mb(heap_mb: int, minimum_mb: int) -> int:
-    """The container YARN grants an executor of ``heap_mb``: heap plus Spark's overhead,
-    rounded up to a multiple of the minimum allocation."""
-    asked = heap_mb + spark_overhead(heap_mb * MIB) // MIB
-    return -(-asked // max(1, minimum_mb)) * max(1, minimum_mb)
-
-
-def largest_heap_mb(container: int, minimum_mb: int) -> int:
-    """The largest heap whose container fits in ``container`` MB (0 when none does)."""
-    heap = container - 384 if container - 384 < 3840 else int(container / 1.1)
-    while heap > 0 and container_mb(heap, minimum_mb) > container:
-        heap -= 1
-    return max(0, heap)
 
 
 @dataclass(frozen=True)
@@ -159,78 +144,37 @@ class YarnCluster:
         total = AM_HEAP_MB + AM_OVERHEAD_MB
         return -(-total // max(1, self.minimum_mb)) * max(1, self.minimum_mb)
 
+    def has(self) -> ClusterHas:
+        """What the cluster has (placement/clusters.py), which plans it: an executor's
+        container is its heap and overhead rounded up to the minimum allocation, at most the
+        maximum, beside the application master's."""
+        fitting = Fitting(cluster="the YARN cluster", host="node", listed="running node(s)",
+                          cores="vcores", heap_from="YARN",
+                          container_rounding_mb=max(1, self.minimum_mb),
+                          maximum_mb=self.maximum_mb, maximum_cores=self.maximum_vcores,
+                          reserved_mb=self.am_mb)  # fmt: skip
+        return ClusterHas(kind="yarn", address=self.webapp, fitting=fitting,
+                          hosts=tuple(HostHas(n.host, n.vcores, n.memory_mb)
+                                      for n in self.nodes))  # fmt: skip
+
     def topology(self) -> Topology:
-        """The largest running node as one machine of its free vcores (at most what one
-        container may take)."""
-        largest = max(self.nodes, key=lambda n: (n.vcores, n.memory_mb))
-        cores = max(1, min(largest.vcores, self.maximum_vcores))
-        return load_synthetic(f"package:1 numa:1 core:{cores} pu:1")
+        """The running nodes with the most free vcores as one machine, a node each, of those
+        vcores (at most what one container may take)."""
+        return self.has().topology()
 
     def place(self, plan: Callable[[Topology], Placement], asked_heap: int | None) -> Placement:
-        """``plan`` on the largest node; the heap, when not asked for, the most whose
+        """``plan`` on the largest nodes; the heap, when not asked for, the most whose
         container every node holds for the executors spread onto it (beside the application
         master on one of them); then `check_fits`."""
-        try:
-            placement = plan(self.topology())
-        except (PlacementError, UsageError) as exc:
-            raise UsageError(f"planned on the largest node of the YARN cluster at {self.webapp} "
-                             f"({self.describe()}): {exc}") from None  # fmt: skip
-        if asked_heap is None:
-            executors = placement.executors
-            per_node = -(-len(executors) // len(self.nodes))
-            # the application master takes its container from the node with the most memory
-            memory = sorted(n.memory_mb for n in self.nodes)
-            memory[-1] -= self.am_mb
-            budget = min(min(memory) // per_node, self.maximum_mb)
-            heap = min(largest_heap_mb(budget, self.minimum_mb) * MIB, MAX_COMPRESSED_OOPS_HEAP)
-            if heap < SPARK_MIN_HEAP:
-                raise UsageError(f"the YARN cluster at {self.webapp} has {self.describe()}: "
-                                 f"{per_node} executor(s) on a node would get {heap // MIB} MB "
-                                 "heap each (after Spark's overhead and the application "
-                                 "master's container), below Spark's minimum of 450 MB: give "
-                                 "fewer --executors")  # fmt: skip
-            jvms = tuple(replace(j, heap=heap, overhead=spark_overhead(heap)) if j.runs_tasks
-                         else j for j in placement.jvms)  # fmt: skip
-            notes = tuple(n for n in placement.notes if not n.startswith("node memory is unknown"))
-            placement = replace(placement, jvms=jvms, notes=(*notes, (
-                f"heap from YARN: {heap // MIB} MB, so that {per_node} executor container(s) "
-                f"of {container_mb(heap // MIB, self.minimum_mb)} MB fit on its smallest node "
-                "beside the application master")))  # fmt: skip
-        self.check_fits(placement)
-        return placement
+        return self.has().place(plan, asked_heap)
 
     def check_fits(self, placement: Placement) -> None:
         """Refuse, in one line naming what is missing, a placement whose executor containers
         (and the application master's) the running nodes cannot hold now."""
-        executors = placement.executors
-        cores = max(e.cores for e in executors)
-        heap_mb = max(e.heap for e in executors) // MIB
-        container = container_mb(heap_mb, self.minimum_mb)
-        what = (f"{len(executors)} executor container(s) of {cores} vcore(s) and {container} MB "
-                f"({heap_mb} MB heap + overhead)")  # fmt: skip
-        if container > self.maximum_mb or cores > self.maximum_vcores:
-            raise UsageError(f"the YARN cluster at {self.webapp} grants at most "
-                             f"{self.maximum_mb} MB and {self.maximum_vcores} vcore(s) per "
-                             f"container, not {what.split(' of ', 1)[1]}: give less "
-                             "--memory-per-executor or --cores-per-executor")  # fmt: skip
-        # the application master first, on the node with the most memory (its memory only:
-        # it only asks for executors, and the capacity scheduler's default calculator counts
-        # no vcores); then the executors
-        free = sorted(([n.memory_mb, n.vcores] for n in self.nodes), reverse=True)
-        free[0][0] -= self.am_mb
-        room = room_for([(v, m) for m, v in free], cores, container)
-        if room >= len(executors):
-            return
-        have = ", ".join(f"{n.host}: {n.vcores} vcores, {n.memory_mb} MB free" for n in self.nodes)
-        raise UsageError(f"the YARN cluster at {self.webapp} cannot hold {what} beside the "
-                         f"application master's {self.am_mb} MB (room for {room}; its running "
-                         f"nodes: {have}): give fewer --executors, --cores-per-executor or "
-                         "--memory-per-executor")  # fmt: skip
+        self.has().check_fits(placement)
 
     def describe(self) -> str:
-        vcores = sum(n.vcores for n in self.nodes)
-        memory = sum(n.memory_mb for n in self.nodes)
-        return f"{len(self.nodes)} running node(s), {vcores} vcores and {memory} MB free"
+        return self.has().describe()
 
 
 def rm_json(webapp: str, path: str, timeout_s: float = 5.0) -> dict | None:

@@ -1,0 +1,159 @@
+"""Real Spark on a YARN at another address: the mini YARN (jvm/yarn-mini) started on a host
+made of namespaces (tests/netns.py: its own network namespace at 10.217.N.11, hostname, /tmp
+and /etc/hosts), and ``numaspark run --master yarn`` from here with ``HADOOP_CONF_DIR``
+pointing at it (issue 39, item 6).
+
+MiniYARNCluster publishes its ResourceManager and NodeManager as ``localhost``: the RM
+launches containers on the NodeManager at that name, so on its host they listen on every
+address the host has (``--host 0.0.0.0``: its loopback and 10.217.N.11; nothing else is in its
+network namespace), and from here, where ``localhost`` is this machine, the client's copy of
+yarn-site.xml names the RM by the host's address, as a user's client copy names an RM it
+reaches. The host's hostname is its address,
+so that what it reports is a name this machine resolves. Spark's staging directory
+(``file:/root/.sparkStaging``, the mini YARN's filesystem being the local one) and the
+built-in's input are paths the host sees too, as HDFS or a shared filesystem would be;
+``--out`` is under this machine's /tmp, which the host does not see. Namespaces on one
+machine prove addresses, routes and paths, never speed. Run under the JVM lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import spark_jvms
+from netns import HostNetwork, subnet
+from nscluster import host_env
+
+from numaspark.spark.yarnmini import CONTAINER_MARK, launcher_argv, ready_line
+
+pytestmark = [pytest.mark.integration, pytest.mark.jvm,
+              pytest.mark.long(script="bash scripts/test-yarn.sh")]  # fmt: skip
+INSIDE = Path("/tmp/yarn")  # the mini YARN's directory, on the host
+APPS = Path(__file__).resolve().parent / "apps"
+
+
+@pytest.fixture(scope="module")
+def yarn(tmp_path_factory):
+    """The mini YARN (one NodeManager of 2 vcores and 4 GiB) on its host; the client's conf."""
+    assert not spark_jvms(), f"Spark JVMs already running: {spark_jvms()}"
+    directory = tmp_path_factory.mktemp("yarnhost")
+    address = f"{subnet(217)}.11"
+    with HostNetwork(1, "nsh7", 217, names=[address], own_view=directory / "view") as net:
+        host = net.hosts[0]
+        (host.root / INSIDE.name).mkdir()
+        log = directory / "yarn-mini.log"
+        with log.open("w") as out:
+            launcher = subprocess.Popen(
+                host.argv(launcher_argv(INSIDE, 1, 4096, 2, 128, "0.0.0.0")),
+                env=host_env(address), stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL)  # fmt: skip
+        started = time.monotonic()
+        try:
+            while ready_line(log) is None:
+                assert launcher.poll() is None and time.monotonic() - started < 240, (
+                    log.read_text()[-3000:])  # fmt: skip
+                time.sleep(0.5)
+            print(f"mini YARN up at {address} in {time.monotonic() - started:.1f} s")
+            client = directory / "client-conf"
+            shutil.copytree(host.root / INSIDE.name / "conf", client)
+            site = client / "yarn-site.xml"
+            site.write_text(re.sub(r">(localhost|0\.0\.0\.0):(\d+)<", rf">{address}:\2<",
+                                   site.read_text()))  # fmt: skip
+            yield host, client
+        finally:
+            launcher.terminate()  # its shutdown hook stops the ResourceManager and NodeManager
+            try:
+                launcher.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                launcher.kill()
+                launcher.wait(timeout=10)
+            left = [p for p in host.pids() if CONTAINER_MARK.encode() in _cmdline(p)]
+            host.kill_all()
+            assert not left, f"containers left on the YARN host: {left}"
+    deadline = time.monotonic() + 15
+    while spark_jvms() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not spark_jvms(), f"Spark JVMs left behind: {spark_jvms()}"
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_built_in_workload_runs_on_yarn_at_another_address(yarn, tmp_path):
+    """terasort (its tasks import numaspark's sort module, shipped with the run) on the YARN
+    host: the driver listens on the route's address, the plugin reports from the container
+    over there, and no container is left once the run is over."""
+    host, conf = yarn
+    shared = Path(tempfile.mkdtemp(prefix="numaspark-shared-", dir="/var/tmp"))
+    out = tmp_path / "out"
+    try:
+        started = time.monotonic()
+        ran = subprocess.run(
+            [sys.executable, "-m", "numaspark", "run", "terasort", "--size", "tiny",
+             "--master", "yarn", "--executors", "1", "--cores-per-executor", "1",
+             "--out", str(out), "--data", str(shared / "data")],
+            capture_output=True, text=True, timeout=900, check=False,
+            env={**os.environ, "HADOOP_CONF_DIR": str(conf), "COLUMNS": "400",
+                 "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+        print(f"numaspark run --master yarn took {time.monotonic() - started:.1f} s")
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    logs = "".join(p.read_text(errors="replace")[-3000:] for p in out.glob("runs/*/*.log"))
+    assert ran.returncode == 0, ran.stderr[-3000:] + logs
+    here = f"{subnet(217)}.1"
+    assert f"the driver listens on {here}: the route to {host.address} leaves from it" in ran.stderr
+    record = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()][-1]
+    assert record["status"] == "ok" and record["app"]["spark_conf"]["spark.driver.host"] == here
+    containers = record["yarn"]["containers"]
+    assert len(containers) == 1 and containers[0]["container_id"].startswith("container_")
+    reported = record["effective_placement"]
+    assert [(e["source"], e["host"]) for e in reported] == [("plugin", host.address)], reported
+    # what the driver wrote (the results, the event log) exists only here (the executor's
+    # scratch output went to its own /tmp)
+    for path in (out / "results.jsonl", *out.glob("runs/*/eventlog")):
+        assert subprocess.run(host.argv(["test", "-e", str(path)]), check=False).returncode != 0
+    deadline = time.monotonic() + 20
+    while any(CONTAINER_MARK.encode() in _cmdline(p) for p in host.pids()):
+        assert time.monotonic() < deadline, "a container outlived the run on the YARN host"
+        time.sleep(0.5)
+
+
+def test_containers_that_die_as_they_start_end_the_run_with_yarns_diagnostics(yarn, tmp_path):
+    """Executors whose JVM cannot start (their JAVA_HOME is wrong): YARN marks their
+    containers failed, and numaspark stops well before --executor-wait with one line that
+    quotes their own error, from YARN's diagnostics in the driver's log."""
+    host, conf = yarn
+    out = tmp_path / "out"
+    started = time.monotonic()
+    ran = subprocess.run(
+        [sys.executable, "-m", "numaspark", "run", str(APPS / "squares.py"), "--master", "yarn",
+         "--executors", "1", "--cores-per-executor", "1", "--out", str(out),
+         "--conf", "spark.executorEnv.JAVA_HOME=/nonexistent-java",
+         "--", str(tmp_path / "squares.json"), "1000"],
+        capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "HADOOP_CONF_DIR": str(conf), "COLUMNS": "400",
+             "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+    took = time.monotonic() - started
+    print(f"numaspark stopped {took:.1f} s after it started: {ran.stderr[-600:]}")
+    assert ran.returncode != 0, ran.stderr[-3000:]
+    died = [line for line in ran.stderr.splitlines() if "died as they started" in line]
+    assert died and "nonexistent-java" in died[0], ran.stderr[-3000:]
+    assert "cannot hold" not in ran.stderr
+    assert took < 240, f"{took:.0f} s: the early stop did not come before the 300 s wait"
+    deadline = time.monotonic() + 30
+    while any(CONTAINER_MARK.encode() in _cmdline(p) for p in host.pids()):
+        assert time.monotonic() < deadline, "a container outlived the run on the YARN host"
+        time.sleep(0.5)
