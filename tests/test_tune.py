@@ -56,6 +56,7 @@ from numaspark.decide.tune import (
     Prior,
     Space,
     neighbours,
+    parse_columns,
     read_table,
     replay_objective,
     tune,
@@ -612,3 +613,37 @@ def test_advice_sizes_executors_for_the_runs_machine(tmp_path):
     smaller = Subject(None, topology=topology).smaller_executors()
     assert smaller["executors"] >= 4  # at least one per node of the run's machine
     assert Subject(None).smaller_executors() == {"executors": 2, "cores_per_executor": 1}
+
+
+def test_a_declared_column_is_read_as_its_role(tmp_path):
+    """`tune --replay T --column nodes=workers --column vcpus=cores_per_worker`: columns the
+    rules do not know by their names, declared as the executors and their width, start at
+    the table's most cores in total (every core used), where undeclared they start in the
+    middle; the result says how each column was read."""
+    table = tmp_path / "t.csv"
+    table.write_text("nodes,vcpus,mem,runtime\n" + "".join(
+        f"{n},{c},{m},{1000 / (n * c) + m}\n" for n in (2, 4, 8, 16) for c in (2, 4, 8)
+        for m in (8, 16, 32)))  # fmt: skip
+    space, lookup = read_table(table, "runtime")
+    columns = parse_columns(["nodes=workers", "vcpus=cores_per_worker"])
+    assert columns == {"nodes": "executors", "vcpus": "cores_per_executor"}
+    declared = tune(space, replay_objective(lookup, space), budget=1, columns=columns)
+    assert declared.trials[0].params["nodes"] * declared.trials[0].params["vcpus"] == 128
+    assert "prior on nodes (= executors, declared), vcpus (= cores_per_executor, declared)" in (
+        declared.prior
+    )
+    assert "searched without a prior: mem" in declared.prior
+    plain = tune(space, replay_objective(lookup, space), budget=1)
+    assert plain.trials[0].params["nodes"] in (4, 8) and "prior on no column" in plain.prior
+    # a name the rules know, declared as none, is searched without a prior
+    assert roles(["workers", "slots"], {"workers": "none"}) == {"slots": "slots"}
+    assert roles(["workers", "instances"], {"instances": "executors"}) == {"instances": "executors"}
+    proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column",
+                   "nodes=workers", "--budget", "1", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "(= executors, declared)" in json.loads(proc.stdout)["prior"]
+    for bad, says in ((["nodez=workers"], "no such column"), (["nodes=racks"], "unknown role"),
+                      (["nodes"], "give COLUMN=ROLE")):  # fmt: skip
+        proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column", *bad)
+        assert proc.returncode == 2 and says in proc.stderr
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

@@ -39,8 +39,11 @@ from pathlib import Path
 import numpy as np
 
 from numaspark.decide.prior import (
+    NO_ROLE,
+    SYNONYMS,
     UNKNOWN_SD,
     Machine,
+    canonical,
     features,
     layout_of,
     penalties,
@@ -153,9 +156,11 @@ class Prior:
     """The studies' rules (decide/prior.py) applied to a space: which columns they know, on
     which machine, and each candidate's penalty (log-time; the lowest is the start)."""
 
-    def __init__(self, space: Space, machine: Machine | None = None) -> None:
+    def __init__(self, space: Space, machine: Machine | None = None,
+                 columns: dict[str, str] | None = None) -> None:  # fmt: skip
         self.space = space
-        self.roles = roles(space.names)
+        self.declared = check_columns(space, columns or {})
+        self.roles = roles(space.names, self.declared)
         if machine is None:
             largest = max((layout_of(self._named(c)).slots or 1.0 for c in space.candidates),
                           default=1.0)  # fmt: skip
@@ -220,7 +225,9 @@ class Prior:
 
     def describe(self) -> str:
         """One line: the machine and which columns had a prior."""
-        known = ", ".join(c if c == n else f"{c} (= {n})" for c, n in self.roles.items())
+        known = ", ".join(c if c == n and c not in self.declared
+                          else f"{c} (= {n}{', declared' if c in self.declared else ''})"
+                          for c, n in self.roles.items())  # fmt: skip
         where = (self.machine.describe() if self.machine_given
                  else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
         line = f"prior on {known or 'no column'}; {where}"
@@ -229,6 +236,37 @@ class Prior:
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
+
+
+def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
+    """``NAME=ROLE`` texts (what a user declares a table's columns to mean) as column ->
+    numaspark name; a role is any of `SYNONYMS` (``workers``, ``cores_per_worker``, ...) or
+    ``none``. Raises UsageError (one line) for a malformed text or an unknown role."""
+    found: dict[str, str] = {}
+    for text in texts:
+        column, _, role = text.partition("=")
+        column, role = column.strip(), role.strip()
+        if not column or not role:
+            raise UsageError(f"{option} {text!r}: give COLUMN=ROLE, e.g. {option} scaleout=workers")
+        name = NO_ROLE if role.lower() == NO_ROLE else canonical(role)
+        if name is None:
+            raise UsageError(f"{option} {text!r}: unknown role {role!r}; roles: "
+                             f"{', '.join(SYNONYMS)}, {NO_ROLE} (and their synonyms, e.g. "
+                             "workers, cores_per_worker)")  # fmt: skip
+        if name != NO_ROLE and name in (n for c, n in found.items() if c != column):
+            raise UsageError(f"{option} {text!r}: {name} is already another column's role")
+        found[column] = name
+    return found
+
+
+def check_columns(space: Space, columns: dict[str, str]) -> dict[str, str]:
+    """``columns`` (column -> numaspark name, `parse_columns`) against the table's own
+    columns: an unknown one is one line (UsageError)."""
+    missing = [c for c in columns if c not in space.names]
+    if missing:
+        raise UsageError(f"--column {missing[0]}: the table has no such column; its columns: "
+                         f"{', '.join(space.names)}")  # fmt: skip
+    return dict(columns)
 
 
 class RuleModel:
@@ -442,16 +480,18 @@ LAYOUT_NAMES = ("executors", "executors_per_node", "cores_per_executor", "slots"
 def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
          early_stop: bool = True, time_budget_s: float | None = None,
          machine: Machine | None = None, proposals_per_trial: int = 32,
-         on_trial: Callable[[Trial], None] | None = None) -> TuneResult:  # fmt: skip
+         on_trial: Callable[[Trial], None] | None = None,
+         columns: dict[str, str] | None = None) -> TuneResult:  # fmt: skip
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
-    ``time_budget_s``, start no run after that many seconds)."""
+    ``time_budget_s``, start no run after that many seconds); ``columns`` declares what
+    columns mean (column -> numaspark name, `parse_columns`)."""
     import time
 
     check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
     rng = random.Random(seed)
-    prior = Prior(space, machine)
+    prior = Prior(space, machine, columns)
     result = TuneResult(prior=prior.describe())
     search = _Search(space, objective, result, on_trial)
     started = time.monotonic()
