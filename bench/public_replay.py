@@ -51,12 +51,13 @@ def spread(hits: list[int | None], budget: int) -> dict[str, float]:
 
 
 def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
-            names: dict[str, str] | None = None, early_stop: bool = True) -> dict:  # fmt: skip
-    """One table's row of the report (``names``: what columns mean, column -> numaspark
-    name, as `tune --column` declares them; those the table has)."""
+            names: list[str] | None = None, early_stop: bool = True) -> dict:  # fmt: skip
+    """One table's row of the report (``names``: what columns mean, COLUMN=ROLE texts read
+    as `tune --column` reads them; those of the table's columns)."""
     csv = directory / entry["csv"]
     space, lookup = read_table(csv, entry["minimize"])
-    columns = {c: n for c, n in (names or {}).items() if c in space.names}
+    columns = parse_columns([t for t in names or [] if t.partition("=")[0].strip() in space.names],
+                            "--as")  # fmt: skip
     best, rows = min(lookup.values()), len(lookup)
     started = time.monotonic()
     runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli, columns)
@@ -64,7 +65,7 @@ def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
     per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"renamed": names or {}, "early stop": early_stop,
+    row |= {"renamed": columns, "early stop": early_stop,
             "seconds per search": per_search, "seeds": seeds,
             "budget": budget, "configurations": rows, "best": best,
             "prior": Prior(space, columns=columns).describe(), "trials run": float(np.median([len(r) for r in runs])),
@@ -148,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.load:
             report = [json.loads(line) for line in args.load.read_text().splitlines() if line]
             return show(report, args)
-        names = parse_columns(args.names, "--as")  # as `tune --column` reads them
+        for text in args.names:  # each as `tune --column` reads it (tables differ in columns)
+            parse_columns([text], "--as")
         index_file = args.tables / "index.json"
         if not index_file.is_file():
             raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
                 report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
-                                      names, not args.no_early_stop))  # fmt: skip
+                                      args.names, not args.no_early_stop))  # fmt: skip
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")
