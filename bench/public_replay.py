@@ -25,19 +25,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 from public_tables import DEFAULT_OUT
 from rich.console import Console
 from rich.progress import Progress
 from tune_models import evaluations_to, random_search_expected, random_search_median
 from tune_replay import tuner_values
 
-from numaspark.decide.tune import Prior, read_table
+from numaspark.decide.tune import Prior, parse_columns, read_table
 from numaspark.errors import UsageError
 
 SHARES = (0.05, 0.10)
@@ -52,33 +50,25 @@ def spread(hits: list[int | None], budget: int) -> dict[str, float]:
             "never": sum(h is None for h in hits)}  # fmt: skip
 
 
-def renamed(csv: Path, names: dict[str, str], scratch: Path) -> Path:
-    """``csv`` with its columns renamed (``--as``), as a copy in ``scratch``."""
-    copy = scratch / csv.name
-    pd.read_csv(csv).rename(columns=names).to_csv(copy, index=False)
-    return copy
-
-
 def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
-            names: dict[str, str] | None = None, scratch: Path | None = None,
-            early_stop: bool = True) -> dict:  # fmt: skip
-    """One table's row of the report (with ``names``, its columns renamed first, in
-    ``scratch``)."""
+            names: list[str] | None = None, early_stop: bool = True) -> dict:  # fmt: skip
+    """One table's row of the report (``names``: what columns mean, COLUMN=ROLE texts read
+    as `tune --column` reads them; those of the table's columns)."""
     csv = directory / entry["csv"]
-    if names:
-        csv = renamed(csv, names, scratch or Path(tempfile.gettempdir()))
     space, lookup = read_table(csv, entry["minimize"])
+    columns = parse_columns([t for t in names or [] if t.partition("=")[0].strip() in space.names],
+                            "--as")  # fmt: skip
     best, rows = min(lookup.values()), len(lookup)
     started = time.monotonic()
-    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli)
+    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli, columns)
             for s in range(seeds)]  # fmt: skip
     per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
                                        "minimize", "rows")}  # fmt: skip
-    row |= {"renamed": names or {}, "early stop": early_stop,
+    row |= {"renamed": columns, "early stop": early_stop,
             "seconds per search": per_search, "seeds": seeds,
             "budget": budget, "configurations": rows, "best": best,
-            "prior": Prior(space).describe(), "trials run": float(np.median([len(r) for r in runs])),
+            "prior": Prior(space, columns=columns).describe(), "trials run": float(np.median([len(r) for r in runs])),
             "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
     for share in SHARES:
         near = sum(v <= best * (1 + share) for v in lookup.values())
@@ -145,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
     parser.add_argument("--as", dest="names", action="append", default=[], metavar="COLUMN=NAME",
-                        help="replay with COLUMN renamed NAME (e.g. scaleout=workers: what "
-                             "the rules make of a column they would know by that name)")  # fmt: skip
+                        help="replay with COLUMN read as NAME, as `numaspark tune --column` "
+                             "declares it (e.g. scaleout=workers; tables without COLUMN: as "
+                             "they are)")  # fmt: skip
     parser.add_argument("--no-early-stop", action="store_true",
                         help="the tuner without its early stop (as tune --no-early-stop)")  # fmt: skip
     parser.add_argument("--save", type=Path,
@@ -158,9 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.load:
             report = [json.loads(line) for line in args.load.read_text().splitlines() if line]
             return show(report, args)
-        names = dict(text.partition("=")[::2] for text in args.names)
-        if any(not k or not v for k, v in names.items()):
-            raise UsageError("--as takes COLUMN=NAME, e.g. --as scaleout=workers")
+        for text in args.names:  # each as `tune --column` reads it (tables differ in columns)
+            parse_columns([text], "--as")
         index_file = args.tables / "index.json"
         if not index_file.is_file():
             raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
@@ -169,13 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         if not index:
             raise UsageError(f"no table in {index_file} contains {args.only!r}")
         report = []
-        with (tempfile.TemporaryDirectory() as scratch,
-              Progress(console=Console(stderr=True), transient=True) as bar):  # fmt: skip
+        with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("tables", total=len(index))
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
                 report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
-                                      names, Path(scratch), not args.no_early_stop))  # fmt: skip
+                                      args.names, not args.no_early_stop))  # fmt: skip
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")

@@ -107,11 +107,14 @@ def machine_of(option: dict) -> Machine | None:
 
 
 def tuner_values(csv: Path, value: str, option: dict, seed: int, budget: int, early_stop: bool,
-                 cli: bool) -> list[float | None]:  # fmt: skip
+                 cli: bool, columns: dict[str, str] | None = None) -> list[float | None]:  # fmt: skip
+    """The values of one search's trials, in order (``columns``: what the table's columns
+    mean, as `numaspark tune --column NAME=ROLE` declares them)."""
     if cli:
         numaspark = Path(sys.executable).with_name("numaspark")
         argv = [str(numaspark), "tune", "--replay", str(csv), "--minimize", value,
                 *(a for flag, text in option.items() for a in (f"--{flag}", text)),
+                *(a for c, n in (columns or {}).items() for a in ("--column", f"{c}={n}")),
                 "--budget", str(budget), "--seed", str(seed), "--json"]  # fmt: skip
         if not early_stop:
             argv.append("--no-early-stop")
@@ -119,7 +122,7 @@ def tuner_values(csv: Path, value: str, option: dict, seed: int, budget: int, ea
         return [t["value"] for t in found["trials"]]
     space, lookup = read_table(csv, value)
     found = tune(space, replay_objective(lookup, space), budget, seed=seed,
-                 early_stop=early_stop, machine=machine_of(option))  # fmt: skip
+                 early_stop=early_stop, machine=machine_of(option), columns=columns)  # fmt: skip
     return [t.value for t in found.trials]
 
 

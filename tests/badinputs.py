@@ -434,8 +434,12 @@ def corpus(root: Path) -> list[Case]:
         root / "grid.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,8\n2,1,7\n2,2,9\n"
     )
     for args in (["--budget", "0"], ["--budget", "-3"], ["--noise", "-1"], ["--minimize", "nope"],
-                 ["--budget-time", "soon"], ["--noise", "nan"]):  # fmt: skip
+                 ["--budget-time", "soon"], ["--noise", "nan"], ["--column", "nope=workers"],
+                 ["--column", "executors=nodez"], ["--column", "executors"],
+                 ["--column", "executors=workers", "--column", "cores_per_executor=executors"]):  # fmt: skip
         add(Case("tune " + " ".join(args), ["tune", "--replay", grid, *args]))
+    add(Case("tune --column without --replay", ["tune", "wordcount", "--column", "a=workers"],
+             says="give --replay TABLE"))  # fmt: skip
     add(
         Case(
             "tune: a workload and --replay",

@@ -147,16 +147,18 @@ def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, c
 
 
 def test_the_bench_can_replay_a_column_under_a_name_the_rules_know(tmp_path, capsys):
-    """--as scaleout=workers: what the rules make of a column they would know by that name."""
+    """--as scaleout=workers: the column read as the rules' executors (as tune --column)."""
     public_tables.main([*all_sources(), "--out", str(tmp_path)])
     capsys.readouterr()
     argv = [str(tmp_path), "--seeds", "1", "--only", "sort-dataset", "--json"]
     assert public_replay.main([*argv, "--as", "scaleout=workers", "--no-early-stop"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert row["renamed"] == {"scaleout": "workers"} and row["early stop"] is False
-    assert row["prior"].startswith("prior on workers (= executors)")
+    assert row["renamed"] == {"scaleout": "executors"} and row["early stop"] is False
+    assert row["prior"].startswith("prior on scaleout (= executors, declared)")
     assert public_replay.main([*argv, "--as", "scaleout"]) == 2
-    assert "--as takes COLUMN=NAME" in capsys.readouterr().err
+    assert "--as 'scaleout': give COLUMN=ROLE" in capsys.readouterr().err
+    assert public_replay.main([*argv, "--as", "scaleout=nodez"]) == 2  # as tune --column reads it
+    assert "unknown role 'nodez'" in capsys.readouterr().err
 
 
 def test_a_report_without_its_time_is_one_line(tmp_path, capsys):

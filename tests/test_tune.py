@@ -53,9 +53,12 @@ from numaspark.decide.prior import (
     tasks_per_slot,
 )
 from numaspark.decide.tune import (
+    AdditiveModel,
     Prior,
     Space,
+    _cannot_improve,
     neighbours,
+    parse_columns,
     read_table,
     replay_objective,
     tune,
@@ -612,3 +615,95 @@ def test_advice_sizes_executors_for_the_runs_machine(tmp_path):
     smaller = Subject(None, topology=topology).smaller_executors()
     assert smaller["executors"] >= 4  # at least one per node of the run's machine
     assert Subject(None).smaller_executors() == {"executors": 2, "cores_per_executor": 1}
+
+
+def test_a_declared_column_is_read_as_its_role(tmp_path):
+    """`tune --replay T --column nodes=workers --column vcpus=cores_per_worker`: columns the
+    rules do not know by their names, declared as the executors and their width, start at
+    the table's most cores in total (every core used), where undeclared they start in the
+    middle; the result says how each column was read."""
+    table = tmp_path / "t.csv"
+    table.write_text("nodes,vcpus,mem,runtime\n" + "".join(
+        f"{n},{c},{m},{1000 / (n * c) + m}\n" for n in (2, 4, 8, 16) for c in (2, 4, 8)
+        for m in (8, 16, 32)))  # fmt: skip
+    space, lookup = read_table(table, "runtime")
+    columns = parse_columns(["nodes=workers", "vcpus=cores_per_worker"])
+    assert columns == {"nodes": "executors", "vcpus": "cores_per_executor"}
+    declared = tune(space, replay_objective(lookup, space), budget=1, columns=columns)
+    assert declared.trials[0].params["nodes"] * declared.trials[0].params["vcpus"] == 128
+    assert "prior on nodes (= executors, declared), vcpus (= cores_per_executor, declared)" in (
+        declared.prior
+    )
+    assert "searched without a prior: mem" in declared.prior
+    plain = tune(space, replay_objective(lookup, space), budget=1)
+    assert plain.trials[0].params["nodes"] in (4, 8) and "prior on no column" in plain.prior
+    # a name the rules know, declared as none, is searched without a prior
+    assert roles(["workers", "slots"], {"workers": "none"}) == {"slots": "slots"}
+    assert roles(["workers", "instances"], {"instances": "executors"}) == {"instances": "executors"}
+    proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column",
+                   "nodes=workers", "--budget", "1", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "(= executors, declared)" in json.loads(proc.stdout)["prior"]
+    for bad, says in ((["nodez=workers"], "no such column"), (["nodes=racks"], "unknown role"),
+                      (["nodes"], "give COLUMN=ROLE")):  # fmt: skip
+        proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column", *bad)
+        assert proc.returncode == 2 and says in proc.stderr
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_additive_model_carries_a_trend_to_values_not_yet_run():
+    """Runtime halving with each doubling of nodes, run at 2, 4 and 8 nodes: the model's
+    log2 term puts 16 nodes (never run) below 8, where a weight per value alone cannot."""
+    nodes = [2, 4, 8, 16]
+    space = Space({"nodes": nodes, "family": ["a", "b"]},
+                  [(n, f) for n in nodes for f in ("a", "b")])  # fmt: skip
+    measured = {(n, f): 800 / n * (1.2 if f == "b" else 1.0) for n in (2, 4, 8) for f in ("a", "b")}
+    model = AdditiveModel(space)
+    model.fit(measured)
+    assert model.predict((16, "a")) < model.predict((8, "a")) < model.predict((4, "a"))
+
+
+def test_doubling_and_halving_apply_to_any_ordered_numeric_column():
+    """From 6 instances, twice (12) and half (3, nearest within a doubling) are one move
+    each, beside the single steps (4 and 8); a category has no doubling."""
+    counts = [2, 3, 4, 6, 8, 10, 12]
+    space = Space({"instance_count": counts, "family": ["c4", "m4"]},
+                  [(n, f) for n in counts for f in ("c4", "m4")])  # fmt: skip
+    prior = Prior(space)
+    moves = dict(neighbours(space, (6, "c4"), prior, fine=False))
+    assert moves[(12, "c4")] == ("scale", 0, 2.0) and moves[(3, "c4")] == ("scale", 0, 0.5)
+    assert moves[(8, "c4")] == ("step", 0, 1) and moves[(4, "c4")] == ("step", 0, -1)
+    assert moves[(6, "m4")] == ("set", 1, "m4")
+    assert set(moves) == {(12, "c4"), (3, "c4"), (8, "c4"), (4, "c4"), (6, "m4")}
+
+
+def test_on_a_sparse_table_a_step_lands_on_the_nearest_shape_that_can_run():
+    """Node shapes (cores, memory, nodes): from (8, 32, 8) no shape has 16 nodes of 8 cores
+    and 32 GB; more nodes is the nearest shape of 16 nodes, marked as such (not an axis to
+    repeat)."""
+    shapes = [(8, 32, 8), (8, 8, 16), (4, 16, 16), (8, 32, 4), (8, 64, 8)]
+    space = Space({"cores": [4, 8], "memory": [8, 16, 32, 64], "nodes": [4, 8, 16]}, shapes)
+    moves = dict(neighbours(space, (8, 32, 8), Prior(space), fine=False))
+    assert moves[(8, 8, 16)] == ("near", 2, 1)
+    assert moves[(8, 32, 4)] == ("step", 2, -1)
+
+
+def test_the_early_stop_waits_while_a_value_left_was_run_once():
+    """The model cannot tell a value run once from that run's other values: with 64 GB run
+    only beside 2 nodes, the 64 GB shape of 8 nodes left is not given up on."""
+    shapes = [(8, 8, 16), (4, 16, 16), (4, 32, 4), (32, 32, 4), (4, 16, 8), (8, 8, 8),
+              (8, 64, 2), (8, 64, 8)]  # fmt: skip
+    space = Space({"cores": [4, 8, 32], "memory": [8, 16, 32, 64], "nodes": [2, 4, 8, 16]},
+                  shapes)  # fmt: skip
+    times = [532.07, 466.37, 1821.2, 1684.95, 892.87, 1491.35, 3308.66]
+    measured = dict(zip(shapes[:-1], times, strict=True))
+    assert not _cannot_improve(space, measured, [(8, 64, 8)], 0.05)
+    # every value left run twice or more, on an additive table: what is left (4x the best)
+    # is given up on; with 2 nodes run once, it is not
+    grid = Space({"nodes": [2, 4, 8], "family": ["a", "b", "c"]},
+                 [(n, f) for n in (2, 4, 8) for f in "abc"])  # fmt: skip
+    factor = {"a": 1.0, "b": 1.2, "c": 1.5}
+    runs = {(n, f): 100 * 8 / n * factor[f] for n, f in grid.candidates if (n, f) != (2, "c")}
+    assert _cannot_improve(grid, runs, [(2, "c")], 0.05)
+    del runs[(2, "b")]
+    assert not _cannot_improve(grid, runs, [(2, "c"), (2, "b")], 0.05)

@@ -741,6 +741,7 @@ def tune(
     workload: Annotated[Optional[str], typer.Argument(help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay).")] = None,  # noqa: UP045
     replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it.")] = None,  # noqa: UP045
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
+    column: Annotated[Optional[list[str]], Opt("--column", help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, ...) and their synonyms, or none.")] = None,  # noqa: UP045
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
     budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
@@ -763,13 +764,16 @@ def tune(
     """
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.live import live_objective, live_space, tune_machine
-    from numaspark.decide.tune import read_table, replay_objective
+    from numaspark.decide.tune import parse_columns, read_table, replay_objective
 
+    if column and replay is None:
+        raise UsageError("--column declares a --replay table's columns: give --replay TABLE")
     if replay is None and (workload is not None or application.app_args):
         workload = application.workload(workload).name
 
     machine = tune_machine(workload, replay, xml, synthetic, topology_of)
     search = dict(seed=seed, noise=noise, early_stop=early_stop, machine=machine,
+                  columns=parse_columns(column or []),
                   time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None)  # fmt: skip
     if replay is not None:
         space, lookup = read_table(replay, minimize, skipped := [])

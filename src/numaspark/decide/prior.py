@@ -65,14 +65,21 @@ def canonical(column: str) -> str | None:
     return _CANONICAL.get(re.sub(r"[\s\-]+", "_", column.strip().lower()))
 
 
-def roles(columns: list[str]) -> dict[str, str]:
-    """Column -> numaspark name, for the columns with a prior (the first of two synonyms)."""
-    found: dict[str, str] = {}
+def roles(columns: list[str], declared: dict[str, str] | None = None) -> dict[str, str]:
+    """Column -> numaspark name, for the columns with a prior (the first of two synonyms).
+    ``declared`` (column -> numaspark name, from `parse_columns`) comes first: a declared
+    column is read as declared (``none``: without a prior), and a role it takes is no other
+    column's."""
+    declared = declared or {}
+    found = {c: n for c, n in declared.items() if n != NO_ROLE}
     for column in columns:
         name = canonical(column)
-        if name is not None and name not in found.values():
+        if column not in declared and name is not None and name not in found.values():
             found[column] = name
-    return found
+    return {c: found[c] for c in columns if c in found}
+
+
+NO_ROLE = "none"  # --column NAME=none: a column searched without a prior
 
 
 @dataclass(frozen=True)

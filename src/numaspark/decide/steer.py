@@ -118,8 +118,10 @@ def opposite(move: Move) -> Move | None:
     """The move back along the same axis (None for a category's jump)."""
     if move[0] == "layout":
         return ("layout", 1 / move[1], 1 / move[2])
-    if move[0] == "step":
-        return ("step", move[1], -move[2])
+    if move[0] in ("step", "near"):
+        return (move[0], move[1], -move[2])
+    if move[0] == "scale":
+        return ("scale", move[1], 1 / move[2])
     if move[0] == "diagonal":
         return ("diagonal", move[1], -move[2], move[3])
     return None

@@ -9,15 +9,16 @@ parallelism, or any column of a recorded table); not every combination can run. 
    candidate in log-time; the cheapest is run first. Columns the rules do not know are said.
 2. **Local moves.** From the best so far, and from every run within the noise of it: twice
    or half the executors or the cores per executor, or the same threads shaped otherwise;
-   other columns one value either way; then single steps of every column. The next run is
+   other columns one value either way (on a sparse table, the nearest configuration with
+   that value) or twice or half a numeric one; then single steps of every column. The next run is
    the neighbour with the largest expected improvement under the rules *updated by every
    run* (`RuleModel`: Bayesian linear regression, the rules' weights as its prior), so
    directions that paid are followed; a neighbour the updated rules put above the best even
    2 sd optimistically is not run.
 3. **From a local optimum,** TPE (optuna) proposes over the whole space and an additive model
    of the results (`AdditiveModel`) picks the proposal with the lowest optimistic prediction;
-   the tuner stops early when that model says nothing left can beat the best by more than the
-   noise.
+   the tuner stops early when that model says nothing left can beat the best even 2 sd
+   optimistic, and only once every value left has been run at least twice.
 4. **Noise.** No configuration is run twice while searching; when the search stops with runs
    left and the runner-up is within the noise of the best, both are run once more and judged
    on medians.
@@ -29,6 +30,7 @@ trial as a normal run.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import random
@@ -39,8 +41,11 @@ from pathlib import Path
 import numpy as np
 
 from numaspark.decide.prior import (
+    NO_ROLE,
+    SYNONYMS,
     UNKNOWN_SD,
     Machine,
+    canonical,
     features,
     layout_of,
     penalties,
@@ -54,6 +59,7 @@ from numaspark.errors import UsageError
 
 Params = dict[str, object]
 MIN_RUNS_TO_STOP = 6  # the model's leave-one-out error means little on fewer runs
+TREND_SD = 0.3  # a column no rule knows: how much a doubling may cost either way (log-time)
 MIN_RUNS_TO_MODEL = 3  # from here the model picks among several TPE proposals
 # a run's value (None: the configuration could not run), or its Observation: the value and
 # the readings that name the next axis (decide/steer.py)
@@ -153,9 +159,15 @@ class Prior:
     """The studies' rules (decide/prior.py) applied to a space: which columns they know, on
     which machine, and each candidate's penalty (log-time; the lowest is the start)."""
 
-    def __init__(self, space: Space, machine: Machine | None = None) -> None:
+    def __init__(self, space: Space, machine: Machine | None = None,
+                 columns: dict[str, str] | None = None) -> None:  # fmt: skip
         self.space = space
-        self.roles = roles(space.names)
+        self.declared = check_columns(space, columns or {})
+        self.roles = roles(space.names, self.declared)
+        # the mean log2 of each positive numeric column of three or more values (its trend)
+        self._centre = {n: float(np.mean(np.log2(space.values[n]))) for n in space.names
+                        if space.ordered(n) and len(space.values[n]) > 2
+                        and all(v > 0 for v in space.values[n])}  # fmt: skip
         if machine is None:
             largest = max((layout_of(self._named(c)).slots or 1.0 for c in space.candidates),
                           default=1.0)  # fmt: skip
@@ -193,10 +205,16 @@ class Prior:
         return {name: params[column] for column, name in self.roles.items()}
 
     def _features(self, candidate: tuple) -> dict[str, tuple[float, float, float]]:
+        """The rules' features; a column no rule knows: a weight per value and, for a positive
+        numeric one of three or more values, a trend per doubling (its centred log2), so
+        that one run along it predicts the next value up or down."""
         found = features(self._named(candidate), self.machine)
         for column, value in zip(self.space.names, candidate, strict=True):
             if column not in self.roles:
                 found[f"{column}={value}"] = (1.0, 0.0, UNKNOWN_SD)
+                centre = self._centre.get(column)
+                if centre is not None:
+                    found[f"{column} per doubling"] = (math.log2(value) - centre, 0.0, TREND_SD)  # type: ignore[arg-type]
         return found
 
     def rules(self, candidate: tuple) -> dict[str, float]:
@@ -220,7 +238,9 @@ class Prior:
 
     def describe(self) -> str:
         """One line: the machine and which columns had a prior."""
-        known = ", ".join(c if c == n else f"{c} (= {n})" for c, n in self.roles.items())
+        known = ", ".join(c if c == n and c not in self.declared
+                          else f"{c} (= {n}{', declared' if c in self.declared else ''})"
+                          for c, n in self.roles.items())  # fmt: skip
         where = (self.machine.describe() if self.machine_given
                  else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
         line = f"prior on {known or 'no column'}; {where}"
@@ -229,6 +249,37 @@ class Prior:
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
+
+
+def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
+    """``NAME=ROLE`` texts (what a user declares a table's columns to mean) as column ->
+    numaspark name; a role is any of `SYNONYMS` (``workers``, ``cores_per_worker``, ...) or
+    ``none``. Raises UsageError (one line) for a malformed text or an unknown role."""
+    found: dict[str, str] = {}
+    for text in texts:
+        column, _, role = text.partition("=")
+        column, role = column.strip(), role.strip()
+        if not column or not role:
+            raise UsageError(f"{option} {text!r}: give COLUMN=ROLE, e.g. {option} scaleout=workers")
+        name = NO_ROLE if role.lower() == NO_ROLE else canonical(role)
+        if name is None:
+            raise UsageError(f"{option} {text!r}: unknown role {role!r}; roles: "
+                             f"{', '.join(SYNONYMS)}, {NO_ROLE} (and their synonyms, e.g. "
+                             "workers, cores_per_worker)")  # fmt: skip
+        if name != NO_ROLE and name in (n for c, n in found.items() if c != column):
+            raise UsageError(f"{option} {text!r}: {name} is already another column's role")
+        found[column] = name
+    return found
+
+
+def check_columns(space: Space, columns: dict[str, str]) -> dict[str, str]:
+    """``columns`` (column -> numaspark name, `parse_columns`) against the table's own
+    columns: an unknown one is one line (UsageError)."""
+    missing = [c for c in columns if c not in space.names]
+    if missing:
+        raise UsageError(f"--column {missing[0]}: the table has no such column; its columns: "
+                         f"{', '.join(space.names)}")  # fmt: skip
+    return dict(columns)
 
 
 class RuleModel:
@@ -316,9 +367,11 @@ def _pdf(z: float) -> float:
 
 
 class AdditiveModel:
-    """log(value) = bias + a weight per parameter value + a weight per product of two numeric
-    parameters' centred log2 (layouts interact: executors x cores), fitted by ridge least
-    squares; ``sigma`` is its leave-one-out prediction error, so it is honest with few runs."""
+    """log(value) = bias + a weight per parameter value + a weight per numeric parameter's
+    centred log2 (a trend: "more nodes was faster" carries to values not yet run) + a weight
+    per product of two numeric parameters' centred log2 (layouts interact: executors x
+    cores), fitted by ridge least squares; ``sigma`` is its leave-one-out prediction error,
+    so it is honest with few runs."""
 
     def __init__(self, space: Space, ridge: float = 0.1) -> None:
         self.space = space
@@ -335,7 +388,7 @@ class AdditiveModel:
         params = self.space.params(candidate)
         logs = {n: math.log2(params[n]) - c for n, c in self.centre.items()}  # type: ignore[arg-type]
         return np.array([1.0] + [1.0 if params[n] == v else 0.0 for n, v in self.columns]
-                        + [logs[a] * logs[b] for a, b in self.pairs])  # fmt: skip
+                        + list(logs.values()) + [logs[a] * logs[b] for a, b in self.pairs])  # fmt: skip
 
     def fit(self, measured: dict[tuple, float]) -> None:
         x = np.array([self._row(c) for c in measured])
@@ -385,13 +438,23 @@ def neighbours(
     width = layout.get("cores_per_executor")
     coarse_layout = not fine and count is not None and width is not None
 
-    def moved(base: tuple, index: int, step: int) -> tuple | None:
+    def moved(base: tuple, index: int, step: int) -> tuple[tuple, Move] | None:
+        """The next value of column ``index`` that can run with the others as they are;
+        on a sparse table where none can, the runnable candidate of the column's next value
+        that is nearest in the other columns (a node shape: more nodes of other memory)."""
         values = space.values[names[index]]
         position = values.index(base[index]) + step
         while 0 <= position < len(values):
             other = (*base[:index], values[position], *base[index + 1 :])
             if other in feasible:
-                return other
+                return other, ("step", index, step)
+            position += step
+        position = values.index(base[index]) + step
+        while 0 <= position < len(values):
+            there = [c for c in space.candidates if c[index] == values[position]]
+            if there:
+                nearest = min(there, key=lambda c: (space.distance(c, base), prior.penalty[c]))
+                return nearest, ("near", index, step)
             position += step
         return None
 
@@ -413,9 +476,11 @@ def neighbours(
             continue
         if space.ordered(name):
             for step in (-1, 1):
-                other = moved(candidate, index, step)
-                if other is not None:
-                    found.setdefault(other, ("step", index, step))
+                landed = moved(candidate, index, step)
+                if landed is not None:
+                    found.setdefault(*landed)
+            for factor, other in scaled(space, candidate, index):
+                found.setdefault(other, ("scale", index, factor))
         else:
             for value in space.values[name]:
                 if value != candidate[index]:
@@ -439,19 +504,43 @@ def neighbours(
 LAYOUT_NAMES = ("executors", "executors_per_node", "cores_per_executor", "slots")
 
 
+def scaled(space: Space, candidate: tuple, index: int) -> list[tuple[float, tuple]]:
+    """Twice and half a positive numeric column's value (the runnable candidate equal
+    elsewhere whose value is nearest, within 0.6 of a doubling): along any ordered column,
+    6 to 12 nodes is one move, not three steps."""
+    value = candidate[index]
+    if not isinstance(value, (int, float)) or value <= 0:
+        return []
+    found = []
+    for factor in (2.0, 0.5):
+        best, error = None, 0.6
+        for other in space.same_except(candidate, (index,)):
+            there = other[index]
+            if other == candidate or not isinstance(there, (int, float)) or there <= 0:
+                continue
+            miss = abs(math.log2(there / (value * factor)))
+            if miss < error:
+                best, error = other, miss
+        if best is not None:
+            found.append((factor, best))
+    return found
+
+
 def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
          early_stop: bool = True, time_budget_s: float | None = None,
          machine: Machine | None = None, proposals_per_trial: int = 32,
-         on_trial: Callable[[Trial], None] | None = None) -> TuneResult:  # fmt: skip
+         on_trial: Callable[[Trial], None] | None = None,
+         columns: dict[str, str] | None = None) -> TuneResult:  # fmt: skip
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
-    ``time_budget_s``, start no run after that many seconds)."""
+    ``time_budget_s``, start no run after that many seconds); ``columns`` declares what
+    columns mean (column -> numaspark name, `parse_columns`)."""
     import time
 
     check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
     rng = random.Random(seed)
-    prior = Prior(space, machine)
+    prior = Prior(space, machine, columns)
     result = TuneResult(prior=prior.describe())
     search = _Search(space, objective, result, on_trial)
     started = time.monotonic()
@@ -507,7 +596,7 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
         search.evaluate(candidate, f"move: {_move_text(space, move, prior, candidate)} ({why})",
                         origin=(incumbent, move))  # fmt: skip
     # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
-    # says nothing left can beat the best by more than the noise; re-measure a tie at the end
+    # says nothing left can beat the best, 2 sd optimistic; re-measure a tie at the end
     while len(result.trials) < budget and not result.stopped:
         if out_of_time():
             result.stopped = f"time budget: {time_budget_s:.0f} s"
@@ -519,7 +608,8 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
         if early_stop and _cannot_improve(space, search.measured, left, noise):
             best = min(search.measured.values())
             result.stopped = (f"early: no configuration left is predicted to beat the best "
-                              f"({best:.4g}) by more than the noise ({noise:.0%})")  # fmt: skip
+                              f"({best:.4g}), even 2 sd optimistic (sd at least the noise, "
+                              f"{noise:.0%})")  # fmt: skip
             break
         search.global_step(left, seed, proposals_per_trial, prior)
     if not result.stopped:
@@ -555,7 +645,12 @@ def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, nois
     base, move = origin
     change = last.value / search.measured[base] - 1
     text = _move_text(space, move, prior, None)
-    again = move in moves and model.predict(moves[move])[0] < math.log(best) + math.log1p(noise)
+    # a jump to the nearest shape (a sparse table) changed other columns too: not an axis
+    again = (
+        move[0] != "near"
+        and move in moves
+        and model.predict(moves[move])[0] < math.log(best) + math.log1p(noise)
+    )
     if change < -noise and again:
         return moves[move], move, f"the last runs showed: {text} paid ({change:+.0%}): again"
     back = opposite(move)
@@ -621,6 +716,11 @@ def _move_words(space: Space, move: Move) -> str:
         return f"more {more}, fewer {fewer}"
     if kind == "step":
         return f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]}"
+    if kind == "near":
+        return (f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]} (the nearest "
+                "configuration that can run)")  # fmt: skip
+    if kind == "scale":
+        return f"{'twice' if move[2] > 1 else 'half'} the {space.names[move[1]]}"
     return f"{space.names[move[1]]} {move[2]}"
 
 
@@ -731,13 +831,19 @@ class _Search:
 def _cannot_improve(space: Space, measured: dict[tuple, float], left: list[tuple],
                     noise: float) -> bool:  # fmt: skip
     """True when the additive model, fitted to enough runs, puts every candidate left, even
-    optimistically, no better than the best less the noise."""
+    optimistically, no better than the best. Never while a candidate left has a value that
+    fewer than two runs had: the model has no weight for a value never run, and the weight of
+    a value run once is that run's alone, not told apart from its other values' (on a sparse
+    table of node shapes, the one run of 64 GB was also the one run of 2 nodes)."""
     model = AdditiveModel(space)
     if len(measured) < MIN_RUNS_TO_STOP:
         return False
+    runs = [collections.Counter(c[i] for c in measured) for i in range(len(space.names))]
+    if any(runs[i][c[i]] < 2 for c in left for i in range(len(runs))):
+        return False
     model.fit(measured)
     sigma = max(model.sigma, math.log1p(noise))
-    threshold = math.log(min(measured.values()) * (1 - noise))
+    threshold = math.log(min(measured.values()))
     return all(model.predict(c) - 2 * sigma >= threshold for c in left)
 
 
