@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 from prereq import require
 
 NEEDS = ("root", "ip")
@@ -226,3 +227,25 @@ class HostNetwork:
         for host in self.hosts:
             host.remove()
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
+
+
+def drivers_here() -> list[int]:
+    """spark-submit JVMs in this (root) network namespace: a namespace host's are left out."""
+    here = os.readlink("/proc/self/ns/net")
+    found = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        with contextlib.suppress(psutil.Error, OSError):
+            if ("org.apache.spark.deploy.SparkSubmit" in " ".join(proc.info["cmdline"] or [])
+                    and os.readlink(f"/proc/{proc.pid}/ns/net") == here):  # fmt: skip
+                found.append(proc.pid)
+    return found
+
+
+def gone_within(what, timeout_s: float) -> float | None:
+    """When (monotonic) ``what()`` is first empty, or None if it is not within ``timeout_s``."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if not what():
+            return time.monotonic()
+        time.sleep(0.1)
+    return None

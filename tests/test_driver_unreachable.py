@@ -12,7 +12,6 @@ namespace is the namespace's own loopback, so every executor dies with "Failed t
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from netns import drivers_here, gone_within
 from nscluster import NamespaceCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm,
@@ -48,18 +48,6 @@ def _numaspark(cluster: NamespaceCluster, out: Path, *extra: str) -> subprocess.
         env={**os.environ, "COLUMNS": "200"})  # fmt: skip
 
 
-def _drivers() -> list[int]:
-    """spark-submit JVMs in this (root) namespace: a namespace's processes are left out."""
-    here = os.readlink("/proc/self/ns/net")
-    found = []
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        with contextlib.suppress(psutil.Error, OSError):
-            if ("org.apache.spark.deploy.SparkSubmit" in " ".join(proc.info["cmdline"] or [])
-                    and os.readlink(f"/proc/{proc.pid}/ns/net") == here):  # fmt: skip
-                found.append(proc.pid)
-    return found
-
-
 def _first_death(cluster: NamespaceCluster, cli: subprocess.Popen, timeout_s: float) -> float:
     """When the first executor the test saw running over there ended (monotonic)."""
     seen: set[int] = set()
@@ -71,16 +59,6 @@ def _first_death(cluster: NamespaceCluster, cli: subprocess.Popen, timeout_s: fl
         seen |= running
         time.sleep(0.1)
     raise AssertionError(f"no executor was seen to start and end over there (seen: {seen})")
-
-
-def _gone_within(what, timeout_s: float) -> float | None:
-    """When (monotonic) ``what()`` is first empty, or None if it is not within ``timeout_s``."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if not what():
-            return time.monotonic()
-        time.sleep(0.1)
-    return None
 
 
 def test_executors_that_cannot_reach_the_driver_end_the_run_in_one_line(
@@ -101,8 +79,8 @@ def test_executors_that_cannot_reach_the_driver_end_the_run_in_one_line(
     assert (f"executors on {cluster.address} could not reach the driver at 127.0.0.1:" in failed[0]
             and '("Connection refused"): give --driver-host' in failed[0]), failed[0]  # fmt: skip
     assert "cannot hold" not in stderr
-    assert _gone_within(_drivers, 15) is not None, _drivers()
-    assert _gone_within(cluster.executors, EXECUTORS_END_S) is not None, cluster.executors()
+    assert gone_within(drivers_here, 15) is not None, drivers_here()
+    assert gone_within(cluster.executors, EXECUTORS_END_S) is not None, cluster.executors()
     # the application was ended on the cluster: the worker launches no more executors
     launched = list((cluster.dir / "work").glob("app-*/*"))
     time.sleep(8)
@@ -125,25 +103,25 @@ def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
         assert time.monotonic() < deadline, "no executor was launched over there"
         time.sleep(0.1)
     assert cli.poll() is None, (tmp_path / "stderr").read_text()[-2000:]
-    drivers = _drivers()
+    drivers = drivers_here()
     assert drivers, "no driver runs here"
     tree = [p.pid for p in psutil.Process(cli.pid).children(recursive=True)]
     os.kill(cli.pid, how)
     signalled = time.monotonic()
     cli.wait(timeout=60)
     ended_s = time.monotonic() - signalled
-    driver_s = _gone_within(lambda: [p for p in tree if psutil.pid_exists(p)
+    driver_s = gone_within(lambda: [p for p in tree if psutil.pid_exists(p)
                                      and psutil.Process(p).status() != psutil.STATUS_ZOMBIE],
                             DRIVER_ENDS_S + 10)  # fmt: skip
-    executors_s = _gone_within(cluster.executors, EXECUTORS_END_S + 10)
+    executors_s = gone_within(cluster.executors, EXECUTORS_END_S + 10)
     driver_s, executors_s = (None if t is None else round(t - signalled, 2)
                              for t in (driver_s, executors_s))  # fmt: skip
     print(
         f"{how.name}: numaspark ended {ended_s:.2f} s, the driver and every process it started "
         f"{driver_s} s, the executors over there {executors_s} s after the signal"
     )
-    assert driver_s is not None, _drivers()
+    assert driver_s is not None, drivers_here()
     assert executors_s is not None, cluster.executors()
-    assert not _drivers()
+    assert not drivers_here()
     time.sleep(5)  # the application is gone from the cluster: no executor comes back
     assert not cluster.executors()

@@ -14,7 +14,6 @@ machine prove addresses, routes, paths and binding, never speed. Run under the J
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -25,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 from conftest import spark_jvms
+from netns import drivers_here, gone_within
 from nscluster import SparkHosts, host_env
 
 from numaspark.spark.learned import load_learned
@@ -104,36 +103,14 @@ def _finish(cli: subprocess.Popen, out: Path, timeout_s: float = 600) -> tuple[s
     return said, records
 
 
-def _drivers() -> list[int]:
-    """spark-submit JVMs in this (root) network namespace."""
-    here = os.readlink("/proc/self/ns/net")
-    found = []
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        with contextlib.suppress(psutil.Error, OSError):
-            if ("org.apache.spark.deploy.SparkSubmit" in " ".join(proc.info["cmdline"] or [])
-                    and os.readlink(f"/proc/{proc.pid}/ns/net") == here):  # fmt: skip
-                found.append(proc.pid)
-    return found
-
-
-def _gone_within(what, timeout_s: float) -> float | None:
-    """When (monotonic) ``what()`` is first empty, or None if not within ``timeout_s``."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if not what():
-            return time.monotonic()
-        time.sleep(0.1)
-    return None
-
-
 def _running_over_there(cluster: SparkHosts) -> list[int]:
     return [pid for pids in cluster.executors().values() for pid in pids]
 
 
 def _nothing_left(cluster: SparkHosts) -> None:
     """No driver here, no executor on either host, once the run is over."""
-    assert _gone_within(_drivers, DRIVER_ENDS_S) is not None, _drivers()
-    assert _gone_within(lambda: _running_over_there(cluster), EXECUTORS_END_S) is not None, (
+    assert gone_within(drivers_here, DRIVER_ENDS_S) is not None, drivers_here()
+    assert gone_within(lambda: _running_over_there(cluster), EXECUTORS_END_S) is not None, (
         cluster.executors()
     )
 
@@ -225,17 +202,17 @@ def test_numaspark_ended_by_a_signal_leaves_no_executor_on_the_hosts(tmp_path, c
         time.sleep(0.2)
     stderr = (out.parent / "out.stderr").read_text
     assert cli.poll() is None, stderr()[-2000:]
-    assert _drivers(), "no driver runs here"
+    assert drivers_here(), "no driver runs here"
     os.kill(cli.pid, how)
     signalled = time.monotonic()
     cli.wait(timeout=60)
-    driver_s = _gone_within(_drivers, DRIVER_ENDS_S)
-    executors_s = _gone_within(lambda: _running_over_there(cluster), EXECUTORS_END_S)
+    driver_s = gone_within(drivers_here, DRIVER_ENDS_S)
+    executors_s = gone_within(lambda: _running_over_there(cluster), EXECUTORS_END_S)
     driver_s, executors_s = (None if t is None else round(t - signalled, 2)
                              for t in (driver_s, executors_s))  # fmt: skip
     print(f"{how.name}: the driver was gone {driver_s} s and the executors on both hosts "
           f"{executors_s} s after the signal")  # fmt: skip
-    assert driver_s is not None, _drivers()
+    assert driver_s is not None, drivers_here()
     assert executors_s is not None, cluster.executors()
     time.sleep(5)  # the application is gone from the cluster: no executor comes back
     assert not _running_over_there(cluster)
