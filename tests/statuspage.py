@@ -7,7 +7,8 @@ import contextlib
 import http.server
 import json
 import threading
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "standalone" / "master-status.json"
@@ -21,10 +22,21 @@ def recorded_status() -> dict:
 @contextlib.contextmanager
 def serving(status: dict) -> Iterator[str]:
     """``status`` at /json/ on a free port of 127.0.0.1; the page's base URL."""
+    with pages(lambda url, base: json.dumps(status).encode()) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def pages(answer: Callable[[urllib.parse.ParseResult, str], bytes | None]) -> Iterator[str]:
+    """A web server on a free port of 127.0.0.1 whose GET answers ``answer(url, base)`` (None:
+    404), for the pages of a master, a worker or a ResourceManager; yields the base URL."""
 
     class Page(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
-            body = json.dumps(status).encode()
+            body = answer(urllib.parse.urlparse(self.path), base)
+            if body is None:
+                self.send_error(404)
+                return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -34,10 +46,11 @@ def serving(status: dict) -> Iterator[str]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield base
     finally:
         server.shutdown()
         server.server_close()

@@ -10,15 +10,13 @@ page and the worker's log page are served by the test over HTTP.
 from __future__ import annotations
 
 import contextlib
-import http.server
 import json
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from statuspage import recorded_status
+from statuspage import pages, recorded_status
 from test_yarn import site
 
 from numaspark.placement import Layout, plan
@@ -47,34 +45,18 @@ def _cluster_pages(status: dict, stderr: dict[str, str]) -> Iterator[str]:
     ``{ui}`` in the status is replaced by the served base URL."""
     asked: list[str] = []
 
-    class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            url = urllib.parse.urlparse(self.path)
-            query = dict(urllib.parse.parse_qsl(url.query))
-            if url.path == "/json/":
-                body = json.dumps(status).replace("{ui}", base).encode()
-            elif url.path == "/log" and query.get("executorId") in stderr:
-                asked.append(f"{query['appId']}/{query['executorId']}/{query['logType']}")
-                body = stderr[query["executorId"]].encode()
-            else:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(url, base: str) -> bytes | None:
+        query = dict(urllib.parse.parse_qsl(url.query))
+        if url.path == "/json/":
+            return json.dumps(status).replace("{ui}", base).encode()
+        if url.path == "/log" and query.get("executorId") in stderr:
+            asked.append(f"{query['appId']}/{query['executorId']}/{query['logType']}")
+            return stderr[query["executorId"]].encode()
+        return None
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with pages(answer) as base:
         yield base
-    finally:
-        server.shutdown()
-        assert not stderr or asked, "the worker's log page was never asked"
+    assert not stderr or asked, "the worker's log page was never asked"
 
 
 def _status(**worker) -> dict:
@@ -205,30 +187,14 @@ def test_cannot_hold_only_when_the_masters_status_says_so(tmp_path):
 def _resourcemanager(nodes: dict, apps: dict[str, dict]) -> Iterator[str]:
     """A ResourceManager's REST API: its running nodes, and each application's report."""
 
-    class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (http.server's name)
-            path = urllib.parse.urlparse(self.path).path
-            if path == "/ws/v1/cluster/nodes":
-                body = nodes
-            elif path.removeprefix("/ws/v1/cluster/apps/") in apps:
-                body = {"app": apps[path.removeprefix("/ws/v1/cluster/apps/")]}
-            else:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(json.dumps(body).encode())
+    def answer(url, base: str) -> bytes | None:
+        if url.path == "/ws/v1/cluster/nodes":
+            return json.dumps(nodes).encode()
+        app = url.path.removeprefix("/ws/v1/cluster/apps/")
+        return json.dumps({"app": apps[app]}).encode() if app in apps else None
 
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with pages(answer) as base:
+        yield base
 
 
 def test_yarn_cannot_hold_counts_a_granted_application_master_once(tmp_path, monkeypatch):
