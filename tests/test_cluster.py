@@ -44,7 +44,9 @@ def test_a_watched_daemon_is_recorded_found_lost_and_stopped(tmp_path):
         cluster._start(tracker, HERE, "master", DAEMON, port=1)
         (entry,) = cluster.processes
         daemon = psutil.Process(entry["pid"])
-        assert "org.apache.spark.deploy.Fake" in daemon.cmdline()
+        # the pid is known as the shell forks it: its command line is empty until it has exec'd
+        assert wait_for(lambda: "org.apache.spark.deploy.Fake" in daemon.cmdline(), 10), (
+            daemon.cmdline())  # fmt: skip
         assert daemon.ppid() == entry["client"]  # held by the sh watch the tracker owns
         state = json.loads((tmp_path / STATE_FILE).read_text())
         assert (
