@@ -164,7 +164,7 @@ def run(
     timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.", min=1)] = 1800.0,
     conf: ConfOpt = None, param: ParamOpt = None,
     rate: Annotated[Optional[float], Opt(help="Streaming: events a second the source sends (default 1000).")] = None,  # noqa: UP045
-    duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it.")] = None,  # noqa: UP045
+    duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it has run that long on Spark.")] = None,  # noqa: UP045
     stream_warmup: Annotated[str, Opt(help="Streaming: time sent before the measured window.")] = "10s",
     collect: Annotated[bool, Opt(help="Sample OS, NUMA and perf counters during the run.")] = True,
     interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s",
