@@ -17,6 +17,7 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import FIXTURES, ROOT, run_cli, topology_file
 from tune_models import (
@@ -780,3 +781,25 @@ def test_memory_per_task_is_an_axis_the_runs_or_readings_turn_on():
     told.fit({(4, 4): 400.0})
     assert told.memory == "1,536 MiB spilled"
     assert told.predict((16, 4))[0] < told.predict((2, 4))[0]
+
+
+def test_the_updated_rules_are_the_direct_posterior_in_the_runs_space():
+    """RuleModel solves one row per run (Woodbury), not one per feature (a 22-knob table has
+    hundreds): the same posterior as inverting the features' precision, to 1e-6."""
+    rng = np.random.default_rng(3)
+    values = {f"k{i}": [1, 2, 4, 8] for i in range(6)}
+    candidates = sorted({tuple(int(v) for v in rng.choice([1, 2, 4, 8], 6)) for _ in range(40)})
+    space = Space(values, candidates)
+    prior = Prior(space)
+    measured = {c: float(100 * c[0] / c[1] * rng.uniform(0.9, 1.1)) for c in candidates[:12]}
+    model = RuleModel(prior, 0.05)
+    model.fit(measured)
+    x = np.array([np.concatenate(([1.0], prior.matrix[c])) for c in measured])
+    y = np.log(np.array(list(measured.values())))
+    sd = np.concatenate(([1e3], prior.weight_sd))
+    cov = np.linalg.inv(np.diag(1 / sd**2) + x.T @ x / model.noise**2)
+    mean = cov @ (x.T @ y / model.noise**2)  # every prior mean 0: no rule knows these columns
+    for c in candidates:
+        row = np.concatenate(([1.0], prior.matrix[c]))
+        assert model.predict(c) == pytest.approx((row @ mean, math.sqrt(row @ cov @ row)),
+                                                 abs=1e-6)  # fmt: skip
