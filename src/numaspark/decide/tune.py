@@ -14,11 +14,14 @@ parallelism, or any column of a recorded table); not every combination can run. 
    the neighbour with the largest expected improvement under the rules *updated by every
    run* (`RuleModel`: Bayesian linear regression, the rules' weights as its prior), so
    directions that paid are followed; a neighbour the updated rules put above the best even
-   2 sd optimistically is not run.
-3. **From a local optimum,** TPE (optuna) proposes over the whole space and an additive model
-   of the results (`AdditiveModel`) picks the proposal with the lowest optimistic prediction;
-   the tuner stops early when that model says nothing left can beat the best even 2 sd
-   optimistic, and only once every value left has been run at least twice.
+   2 sd optimistically is not run. Where the budget could run the whole table, every
+   configuration left competes, not only the neighbours.
+3. **From a local optimum,** every configuration left (up to 500) is scored by its expected
+   improvement under the updated rules; on a larger space TPE (optuna) proposes over the
+   whole space and an additive model of the results (`AdditiveModel`) picks the proposal
+   with the lowest optimistic prediction. The tuner stops early when that model says nothing
+   left can beat the best even 2 sd optimistic, and only once every value left has been run
+   at least twice.
 4. **Noise.** No configuration is run twice while searching; when the search stops with runs
    left and the runner-up is within the noise of the best, both are run once more and judged
    on medians.
