@@ -19,7 +19,7 @@ from conftest import FIXTURES
 
 from numaspark.decide.live import PARAMETERS, live_space
 from numaspark.decide.prior import Machine
-from numaspark.decide.steer import Observation, hint, observe, opposite
+from numaspark.decide.steer import Observation, hint, observe, opposite, pressure
 from numaspark.decide.tune import Prior, RuleModel, Space, tune
 from numaspark.experiment.result import measured
 from numaspark.experiment.store import ResultStore
@@ -70,8 +70,15 @@ def test_each_reading_names_its_axis(recorded):
                                                               "cpu_utilisation": 0.3}})
             for r in recorded]  # fmt: skip
     spilled = hint(observe(_with(idle, memoryBytesSpilled=2**30, diskBytesSpilled=2**29)))
-    assert spilled.moves[0] == ("layout", 0.5, 2) and "fewer, larger executors" in spilled.reason
+    assert spilled.moves[:2] == (("axis", "memory", 1), ("layout", 0.5, 2))
+    assert "more memory for each task" in spilled.reason and "fewer, larger" in spilled.reason
     assert "1,536 MiB spilled" in spilled.reason
+    # spill or a moderate GC share is memory pressure (the prior's memory rule then counts)
+    assert pressure(observe(_with(idle, memoryBytesSpilled=2**30, diskBytesSpilled=2**29))) == (
+        "1,536 MiB spilled"
+    )
+    assert pressure(gc) == "GC 25% of executor time"
+    assert pressure(observe(recorded)) == "" and pressure(None) == ""
     assert hint(observe(idle)).moves[0] == ("axis", "partitions_per_slot", 1)
     # ... with a saturated memory bandwidth (a machine with counters)
     saturated = [replace(r, measurements={**r.measurements.to_dict(), "memory_bandwidth": {

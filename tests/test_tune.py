@@ -17,6 +17,7 @@ import statistics
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import FIXTURES, ROOT, run_cli, topology_file
 from tune_models import (
@@ -34,6 +35,7 @@ from numaspark.decide.prior import (
     BINDING_ONE,
     BINDING_SEVERAL,
     CATEGORY_SD,
+    MEMORY,
     ONE_NODE_SD,
     PARTITION_BYTES,
     POLICY,
@@ -55,6 +57,7 @@ from numaspark.decide.prior import (
 from numaspark.decide.tune import (
     AdditiveModel,
     Prior,
+    RuleModel,
     Space,
     _cannot_improve,
     neighbours,
@@ -707,3 +710,96 @@ def test_the_early_stop_waits_while_a_value_left_was_run_once():
     assert _cannot_improve(grid, runs, [(2, "c")], 0.05)
     del runs[(2, "b")]
     assert not _cannot_improve(grid, runs, [(2, "c"), (2, "b")], 0.05)
+
+
+# the public autoscaling table of the smaller logistic regression (dos-group/spark-autoscaling-
+# evaluation): node shapes (cores, GB, nodes) -> runtime (s); the best, 8 x 64 GB x 8 nodes,
+# is two columns away from the start (16 nodes of 8 cores and 8 GB: the most cores)
+AUTOSCALING_LOGREG = {
+    (8, 8, 16): 532.07, (4, 16, 16): 466.37, (4, 32, 4): 1821.2, (32, 32, 4): 1684.95,
+    (4, 16, 8): 892.87, (8, 8, 8): 1491.35, (8, 64, 2): 3308.66, (8, 64, 8): 352.94,
+    (8, 32, 8): 640.59, (8, 32, 4): 1427.85,
+}  # fmt: skip
+
+
+def _shapes(names: tuple[str, str, str] = ("cores", "memory_gb", "nodes")) -> Space:
+    return Space({names[0]: [4, 8, 32], names[1]: [8, 16, 32, 64], names[2]: [2, 4, 8, 16]},
+                 sorted(AUTOSCALING_LOGREG))  # fmt: skip
+
+
+def test_where_the_budget_covers_the_table_every_configuration_competes():
+    """10 node shapes and a budget of 20: after the start every shape left is scored by its
+    expected gain under the updated rules, not only the start's neighbours (whose one-column
+    moves land on arbitrary shapes here), so 8 x 64 GB x 8 is the second run on every seed.
+    With a budget smaller than the table the search keeps to local moves first."""
+    space = _shapes()
+    columns = parse_columns(["nodes=workers", "cores=cores_per_worker"])
+    for seed in range(3):
+        found = tune(space, replay_objective(AUTOSCALING_LOGREG, space), 20, seed=seed,
+                     columns=columns)  # fmt: skip
+        assert found.trials[1].params == {"cores": 8, "memory_gb": 64, "nodes": 8}
+        assert found.trials[1].source.startswith("every configuration left scored")
+    local = tune(space, replay_objective(AUTOSCALING_LOGREG, space), 9, columns=columns)
+    assert local.trials[1].source.startswith("move: ")
+
+
+def test_after_the_local_moves_every_configuration_left_is_scored():
+    """A space small enough to enumerate (here 35 configurations) is scored whole once the
+    local moves end: every configuration left by its expected gain, no TPE proposal."""
+    nodes = [1, 2, 4, 8, 16, 32, 64]
+    factor = {"a": 1.3, "b": 1.0, "c": 1.6, "d": 1.1, "e": 2.0}
+    table = {(n, f): 6400 / n * x + 20 * n for n in nodes for f, x in factor.items()}
+    space = Space({"nodes": nodes, "family": list(factor)}, sorted(table))
+    found = tune(space, replay_objective(table, space), 12)
+    sources = [t.source for t in found.trials]
+    assert any(s.startswith("every configuration left (") for s in sources)
+    assert not any("tpe" in s for s in sources)
+    assert found.best.params == {"nodes": 16, "family": "b"}
+
+
+def test_memory_per_task_is_an_axis_the_runs_or_readings_turn_on():
+    """A memory column (`memory`, `spark.executor.memory`, or declared) is memory per task
+    slot, in signed halvings: no way favoured before a run (mean 0, a wide sd), less memory
+    costing once the runs are likelier so or a run's readings show pressure (spill, GC)."""
+    assert canonical("spark.executor.memory") == "memory" and canonical("memory") == "memory"
+    assert parse_columns(["memory_gb_per_node=memory"]) == {"memory_gb_per_node": "memory"}
+    found = features({"executors": 8, "cores_per_executor": 8, "memory": 64}, table_machine(128))
+    assert found[MEMORY] == (-3.0, 0.0, WEIGHTS[MEMORY][1])  # 8 GB per task slot
+    assert features({"memory": 4096}, ONE_NODE)[MEMORY][0] == -12.0  # per executor: no width
+    # runs at 8 GB per node pay over 2 GB, nothing else moves: the memory rule counts
+    space = Space({"memory": [2, 4, 8, 16], "nodes": [4]}, [(m, 4) for m in (2, 4, 8, 16)])
+    prior = Prior(space)
+    model = RuleModel(prior, 0.05)
+    model.fit({(2, 4): 800.0, (8, 4): 200.0})
+    assert model.memory == "the runs are likelier with it"
+    assert model.predict((16, 4))[0] < math.log(200.0)
+    flat = RuleModel(prior, 0.05)
+    flat.fit({(2, 4): 400.0, (8, 4): 401.0})
+    assert flat.memory == ""
+    # a run whose tasks spilled: the rule counts from that run on, and the choice says why
+    told = RuleModel(prior, 0.05, "1,536 MiB spilled")
+    told.fit({(4, 4): 400.0})
+    assert told.memory == "1,536 MiB spilled"
+    assert told.predict((16, 4))[0] < told.predict((2, 4))[0]
+
+
+def test_the_updated_rules_are_the_direct_posterior_in_the_runs_space():
+    """RuleModel solves one row per run (Woodbury), not one per feature (a 22-knob table has
+    hundreds): the same posterior as inverting the features' precision, to 1e-6."""
+    rng = np.random.default_rng(3)
+    values = {f"k{i}": [1, 2, 4, 8] for i in range(6)}
+    candidates = sorted({tuple(int(v) for v in rng.choice([1, 2, 4, 8], 6)) for _ in range(40)})
+    space = Space(values, candidates)
+    prior = Prior(space)
+    measured = {c: float(100 * c[0] / c[1] * rng.uniform(0.9, 1.1)) for c in candidates[:12]}
+    model = RuleModel(prior, 0.05)
+    model.fit(measured)
+    x = np.array([np.concatenate(([1.0], prior.matrix[c])) for c in measured])
+    y = np.log(np.array(list(measured.values())))
+    sd = np.concatenate(([1e3], prior.weight_sd))
+    cov = np.linalg.inv(np.diag(1 / sd**2) + x.T @ x / model.noise**2)
+    mean = cov @ (x.T @ y / model.noise**2)  # every prior mean 0: no rule knows these columns
+    for c in candidates:
+        row = np.concatenate(([1.0], prior.matrix[c]))
+        assert model.predict(c) == pytest.approx((row @ mean, math.sqrt(row @ cov @ row)),
+                                                 abs=1e-6)  # fmt: skip

@@ -29,6 +29,13 @@ sure the studies are, in log-time per doubling away from the rule:
    executor start, no RPC); on several nodes it spans them all.
 8. ``partitions``: one wave of tasks (one per slot) unless the input fills several waves
    of 128 MB partitions, then 2-3 per slot (Spark's tuning guide).
+9. ``memory``: memory per task slot (an executor's memory over its task threads) matters
+   only where a task's data does not fit: then it spills, collects garbage more often or
+   recomputes evicted cached blocks, and a halving can cost 2x; where it fits, more memory
+   buys nothing. Which holds depends on the input, which the rules do not know, so no way is
+   favoured (mean 0) but the axis is wide (a real axis, learned from the runs). It turns to
+   "less memory costs" once a run's readings show pressure (spill, GC), or once the runs are
+   likelier with it (when more cores stop paying, memory is the next suspect).
 
 Columns the rules do not know are searched without a prior (their middle value first).
 """
@@ -56,6 +63,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "partitions": ("partitions", "spark.sql.shuffle.partitions", "spark.default.parallelism",
                    "shuffle_partitions", "parallelism", "num_partitions"),
     "partitions_per_slot": ("partitions_per_slot", "tasks_per_slot", "tasks_per_core"),
+    "memory": ("memory", "executor_memory", "spark.executor.memory", "memory_per_executor",
+               "worker_memory", "memory_per_worker"),
 }  # fmt: skip
 _CANONICAL = {alias: name for name, aliases in SYNONYMS.items() for alias in aliases}
 
@@ -181,6 +190,7 @@ def layout_of(params: dict[str, object]) -> Layout:
     return Layout(executors, cores, slots, local, per_core)
 
 
+MEMORY = "memory per task short"
 # Each rule as features of a candidate and the log-time one unit of a feature costs: the
 # studies' guess (mean) and how far a workload may stray from it (sd). The tuner starts from
 # the means and updates them with every run (Bayesian linear regression, decide/tune.py), so
@@ -209,7 +219,14 @@ WEIGHTS: dict[str, tuple[float, float]] = {
     "gc of large executors": (0.08, 0.08),
     "tasks per slot over": (0.15, 0.3),  # per doubling above the target
     "tasks per slot under": (0.15, 0.3),
+    # per halving of memory per task slot (signed: more memory is the negative side): no
+    # way favoured until the runs or their readings show pressure (MEMORY_PRESSURE)
+    MEMORY: (0.0, 0.25),
 }  # fmt: skip
+# the memory rule's mean once a run shows pressure: a halving of memory per task costs ~10%
+# (a spilling sort or an iterative job whose cache no longer fits loses far more, 2x and over
+# on the public autoscaling tables' sorts; the sd lets the runs say how much)
+MEMORY_PRESSURE = 0.1
 BOUND = ("node", "core", "pu")  # bindings that keep an executor on its node(s)
 BINDING_SEVERAL = {"core": 0.0, "node": 0.02, "pu": 0.05, "none": 0.12, "autonuma": 0.08}
 BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06, "autonuma": 0.01}
@@ -381,6 +398,10 @@ def features(params: dict[str, object], machine: Machine,
         over, under = _side(per_slot, tasks_per_slot(input_bytes, slots))
         put("tasks per slot over", over)
         put("tasks per slot under", under)
+    memory = _number(params.get("memory"))
+    if memory is not None:  # 9. memory per task slot (per executor where its width is unknown)
+        # signed halvings: a linear term, so the unit (GB, MB) only moves the model's bias
+        put(MEMORY, -math.log2(memory / threads if threads else memory))
     return out
 
 

@@ -4,7 +4,9 @@ studies did by hand (docs/experiments.md, "How the tuner chooses"):
 
 - GC takes a large share of executor time: more, smaller executors (a smaller heap each
   collects faster: several small executors beat one large one by up to 36%);
-- the CPUs are mostly idle and tasks spill: fewer, larger executors (more memory per task);
+- the CPUs are mostly idle and tasks spill: more memory per task (more per executor, or
+  fewer, larger executors); spill or a moderate GC share also makes the prior's memory rule
+  count (`pressure`);
 - the CPUs are mostly idle without spill: more parallelism (more tasks per slot, wider
   executors);
 - memory bandwidth saturated: fewer threads per core, or fewer cores per node.
@@ -103,15 +105,27 @@ def hint(observation: Observation | None) -> Hint | None:
                     "executors (a smaller heap each)")  # fmt: skip
     idle = observation.cpu_utilisation is not None and observation.cpu_utilisation < IDLE_CPU
     if idle and (observation.spilled_bytes or 0) > 0:
-        return Hint((("layout", 0.5, 2), ("layout", 0.5, 1)),
-                    f"{said}: the CPUs were mostly idle while tasks spilled, so fewer, larger "
-                    "executors (more memory for each task)")  # fmt: skip
+        return Hint((("axis", "memory", 1), ("layout", 0.5, 2), ("layout", 0.5, 1)),
+                    f"{said}: the CPUs were mostly idle while tasks spilled, so more memory "
+                    "for each task (more per executor, or fewer, larger executors)")  # fmt: skip
     if idle:
         return Hint((("axis", "partitions_per_slot", 1), ("axis", "partitions", 1),
                      ("layout", 1, 2), ("layout", 2, 1)),
                     f"{said}: the CPUs were mostly idle, so more parallelism (more tasks, "
                     "wider executors)")  # fmt: skip
     return None
+
+
+def pressure(observation: Observation | None) -> str:
+    """Why a run's readings say its tasks were short of memory (tasks spilled, or GC took
+    a moderate share of executor time); "" when they do not, or were not measured."""
+    if observation is None:
+        return ""
+    if (observation.spilled_bytes or 0) > 0:
+        return f"{observation.spilled_bytes / 2**20:,.0f} MiB spilled"
+    if observation.gc_share is not None and observation.gc_share >= GC_SHARE.moderate:
+        return f"GC {observation.gc_share:.0%} of executor time"
+    return ""
 
 
 def opposite(move: Move) -> Move | None:

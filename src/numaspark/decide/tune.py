@@ -14,11 +14,14 @@ parallelism, or any column of a recorded table); not every combination can run. 
    the neighbour with the largest expected improvement under the rules *updated by every
    run* (`RuleModel`: Bayesian linear regression, the rules' weights as its prior), so
    directions that paid are followed; a neighbour the updated rules put above the best even
-   2 sd optimistically is not run.
-3. **From a local optimum,** TPE (optuna) proposes over the whole space and an additive model
-   of the results (`AdditiveModel`) picks the proposal with the lowest optimistic prediction;
-   the tuner stops early when that model says nothing left can beat the best even 2 sd
-   optimistic, and only once every value left has been run at least twice.
+   2 sd optimistically is not run. Where the budget could run the whole table, every
+   configuration left competes, not only the neighbours.
+3. **From a local optimum,** every configuration left (up to 500) is scored by its expected
+   improvement under the updated rules; on a larger space TPE (optuna) proposes over the
+   whole space and an additive model of the results (`AdditiveModel`) picks the proposal
+   with the lowest optimistic prediction. The tuner stops early when that model says nothing
+   left can beat the best even 2 sd optimistic, and only once every value left has been run
+   at least twice.
 4. **Noise.** No configuration is run twice while searching; when the search stops with runs
    left and the runner-up is within the noise of the best, both are run once more and judged
    on medians.
@@ -41,6 +44,8 @@ from pathlib import Path
 import numpy as np
 
 from numaspark.decide.prior import (
+    MEMORY,
+    MEMORY_PRESSURE,
     NO_ROLE,
     SYNONYMS,
     UNKNOWN_SD,
@@ -54,13 +59,17 @@ from numaspark.decide.prior import (
     start_threads_per_core,
     table_machine,
 )
-from numaspark.decide.steer import Observation, hint, opposite
+from numaspark.decide.steer import Observation, hint, opposite, pressure
 from numaspark.errors import UsageError
 
 Params = dict[str, object]
 MIN_RUNS_TO_STOP = 6  # the model's leave-one-out error means little on fewer runs
 TREND_SD = 0.3  # a column no rule knows: how much a doubling may cost either way (log-time)
 MIN_RUNS_TO_MODEL = 3  # from here the model picks among several TPE proposals
+# a space with at most this many configurations left is scored whole after the local moves:
+# every one by its expected gain under the rules updated by the runs (a few milliseconds
+# each); TPE's proposals sample near the region that paid and, on a small table, repeat it
+ENUMERATE = 500
 # a run's value (None: the configuration could not run), or its Observation: the value and
 # the readings that name the next axis (decide/steer.py)
 Objective = Callable[[Params], float | Observation | None]
@@ -74,6 +83,7 @@ class Space:
     candidates: list[tuple]
     _groups: dict = field(default_factory=dict, repr=False, compare=False)  # same_except's
     _ordered: dict = field(default_factory=dict, repr=False, compare=False)
+    _positions: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def names(self) -> list[str]:
@@ -103,13 +113,18 @@ class Space:
         return groups.get(tuple(v for i, v in enumerate(candidate) if i not in columns), [])
 
     def distance(self, a: tuple, b: tuple) -> float:
+        # each value's position, once: list.index on every call was a third of a 22-knob search
+        if not self._positions:
+            self._positions.update({n: {v: i for i, v in enumerate(vs)}
+                                    for n, vs in self.values.items()})  # fmt: skip
         total = 0.0
         for name, x, y in zip(self.names, a, b, strict=True):
             if x == y:
                 continue
             values = self.values[name]
             if self.ordered(name) and len(values) > 1:
-                total += abs(values.index(x) - values.index(y)) / (len(values) - 1)
+                where = self._positions[name]
+                total += abs(where[x] - where[y]) / (len(values) - 1)
             else:
                 total += 1.0
         return total
@@ -287,12 +302,14 @@ class RuleModel:
     prior the rules' (mean, sd), the bias free; Bayesian linear regression with the noise as
     the runs' error. ``expected_gain`` is the expected improvement over the best so far."""
 
-    def __init__(self, prior: Prior, noise: float) -> None:
+    def __init__(self, prior: Prior, noise: float, pressure: str = "") -> None:
         self.prior = prior
         self.noise = max(math.log1p(noise), 0.02)
         self.mean: np.ndarray | None = None
         self.cov: np.ndarray | None = None
         self.dropped: list[str] = []  # rules the runs contradicted: their mean set to 0
+        self.pressure = pressure  # why a run's readings showed memory pressure ("": none)
+        self.memory = ""  # why the memory rule counts (its mean MEMORY_PRESSURE), "": it does not
 
     def fit(self, measured: dict[tuple, float]) -> None:
         """The posterior of the weights. First, a rule the runs contradict loses its weight:
@@ -305,24 +322,43 @@ class RuleModel:
         y = np.log(np.array(list(measured.values())))
         sd = np.concatenate(([1e3], prior.weight_sd))
         mean0 = np.concatenate(([0.0], prior.weight_mean))
-        self.dropped = []
+        self.dropped, self.memory = [], ""
+        # the memory rule (no way favoured before any run) counts once a run's readings show
+        # pressure, or once the runs are likelier with it than without (below)
+        memory = 1 + prior.feature_names.index(MEMORY) if MEMORY in prior.feature_names else 0
+        if memory and self.pressure:
+            mean0[memory], self.memory = MEMORY_PRESSURE, self.pressure
+
+        def at(k: int, value: float) -> np.ndarray:
+            return np.where(np.arange(len(mean0)) == k, value, mean0)
+
         if len(y) >= 2:
             evidence = self._evidence(x, y, mean0, sd)
             while True:
-                tried = {k: self._evidence(x, y, np.where(np.arange(len(mean0)) == k, 0.0, mean0),
-                                           sd)
+                tried = {k: self._evidence(x, y, at(k, 0.0), sd)
                          for k in np.flatnonzero(mean0) if x[:, k].std() > 0}  # fmt: skip
+                if memory and mean0[memory] == 0 and x[:, memory].std() > 0:
+                    tried[-memory] = self._evidence(x, y, at(memory, MEMORY_PRESSURE), sd)
                 if not tried:
                     break
                 k = max(tried, key=tried.__getitem__)
                 if tried[k] <= evidence:
                     break
-                evidence, mean0 = tried[k], np.where(np.arange(len(mean0)) == k, 0.0, mean0)
+                if k < 0:  # the runs are likelier with less memory per task costing
+                    evidence, mean0 = tried[k], at(memory, MEMORY_PRESSURE)
+                    self.memory = "the runs are likelier with it"
+                    continue
+                evidence, mean0 = tried[k], at(k, 0.0)
                 self.dropped.append(prior.feature_names[k - 1])
-        precision = np.diag(1.0 / sd**2)
-        a = precision + x.T @ x / self.noise**2
-        self.cov = np.linalg.inv(a)
-        self.mean = self.cov @ (precision @ mean0 + x.T @ y / self.noise**2)
+                if k == memory:
+                    self.memory = ""
+        # the posterior in the runs' space (Woodbury): a system of one row per run, not one
+        # per feature; LOFTune's 22 knobs have ~500 features and 20 runs, and inverting the
+        # features' matrix took most of a search
+        spread = x * sd**2
+        gram = spread @ x.T + self.noise**2 * np.eye(len(y))
+        self.mean = mean0 + spread.T @ np.linalg.solve(gram, y - x @ mean0)
+        self.cov = np.diag(sd**2) - spread.T @ np.linalg.solve(gram, spread)
 
     def _evidence(self, x: np.ndarray, y: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> float:
         """log p(y) under weights ~ N(mean, sd^2) and the runs' noise (up to a constant)."""
@@ -566,7 +602,7 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                 break
             search.evaluate(min(left, key=lambda c: prior.penalty[c]), "prior (start failed)")
             continue
-        model = RuleModel(prior, noise)
+        model = RuleModel(prior, noise, search.pressure())
         model.fit(search.measured)
         best = search.measured[incumbent]
         # moves from the best and from every run within the noise of it (a tie is no evidence
@@ -584,15 +620,29 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
             continue
         chosen = _steered(space, prior, search, incumbent, noise, fine, model)
         if chosen is None:
+            # where the budget could run every configuration there is no region to keep the
+            # search in: every one left competes, not only the neighbours (a sparse table's
+            # one-column moves land on arbitrary shapes). On a larger space, scored whole
+            # from one or two runs, the rules' uncertainty sends the search to the extremes
+            pool = options
+            if len(space.candidates) <= budget:
+                moves = dict(options)
+                pool = [(c, moves.get(c)) for c in search.remaining()
+                        if c in moves or model.plausible(c, best)]  # fmt: skip
             candidate, move = max(
-                options, key=lambda o: (model.expected_gain(o[0], best), rng.random())
+                pool, key=lambda o: (model.expected_gain(o[0], best), rng.random())
             )
             why = f"expected gain under the rules updated by {len(search.measured)} run(s): "
             why += model.why(candidate, incumbent)
             if model.dropped:
                 why += f"; contradicted by the runs: {', '.join(model.dropped)}"
+            if model.memory:
+                why += f"; memory per task counts: {model.memory}"
             chosen = candidate, move, why
         candidate, move, why = chosen
+        if move is None:
+            search.evaluate(candidate, f"every configuration left scored ({why})")
+            continue
         search.evaluate(candidate, f"move: {_move_text(space, move, prior, candidate)} ({why})",
                         origin=(incumbent, move))  # fmt: skip
     # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
@@ -611,7 +661,10 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                               f"({best:.4g}), even 2 sd optimistic (sd at least the noise, "
                               f"{noise:.0%})")  # fmt: skip
             break
-        search.global_step(left, seed, proposals_per_trial, prior)
+        if len(left) <= ENUMERATE:
+            search.scored_step(left, prior, noise, rng)
+        else:
+            search.global_step(left, seed, proposals_per_trial, prior)
     if not result.stopped:
         result.stopped = f"budget: {budget} run(s)"
     elif not out_of_time():
@@ -751,6 +804,11 @@ class _Search:
                 self.evaluate(candidate, tie)
         self.result.stopped += "; the best two were within the noise: re-measured"
 
+    def pressure(self) -> str:
+        """Why a measured run's readings show memory pressure ("": none did)."""
+        return next((found for c in self.measured if (found := pressure(self.observed.get(c)))),
+                    "")  # fmt: skip
+
     def incumbent(self) -> tuple | None:
         return min(self.measured, key=self.measured.__getitem__) if self.measured else None
 
@@ -781,6 +839,19 @@ class _Search:
             self.history.append((index, value))
         if self.on_trial:
             self.on_trial(trial)
+
+    def scored_step(self, left: list[tuple], prior: Prior, noise: float,
+                    rng: random.Random) -> None:  # fmt: skip
+        """Every configuration left, scored: the one with the largest expected improvement
+        over the best under the rules updated by every run (their uncertainty included, so a
+        value never run, far along a trend or an axis nothing has moved, still scores)."""
+        model = RuleModel(prior, noise, self.pressure())
+        model.fit(self.measured)
+        best = min(self.measured.values())
+        chosen = max(left, key=lambda c: (model.expected_gain(c, best), rng.random()))
+        why = (f"every configuration left ({len(left)}) scored: expected gain under the rules "
+               f"updated by {len(self.measured)} run(s): {model.why(chosen, self.incumbent())}")  # fmt: skip
+        self.evaluate(chosen, why)
 
     def global_step(self, left: list[tuple], seed: int, proposals_per_trial: int,
                     prior: Prior) -> None:  # fmt: skip
