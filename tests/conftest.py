@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -199,3 +200,21 @@ def no_spark_left():
     while spark_jvms() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not spark_jvms(), f"Spark JVMs left behind: {spark_jvms()}"
+
+
+@pytest.fixture(scope="session")
+def local_core_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """One local-mode run bound to cores, read by two tests, one Spark start for both: its
+    tasks pinned to a core each by the plugin (test_affinity.py) and its driver bound by
+    numaspark's own binder, as where numactl is not installed, with memory preferred on node 0
+    (test_spark_runs.py). Its JVM has ended before either reads it: each test's own
+    ``no_spark_left`` still holds. Eight tasks on two slots: some run at once."""
+    work = tmp_path_factory.mktemp("local-core-run")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NUMASPARK_BINDER", "numaspark")
+        proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "core", "--mem-policy",
+                       "preferred", "--repeat", "1", "--conf", "spark.default.parallelism=8",
+                       "--out", str(work / "out"), "--data", str(work / "data"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = [json.loads(line) for line in (work / "out" / "results.jsonl").open()]
+    return proc, run

@@ -52,8 +52,12 @@ def _pinned_run(tmp_path, *extra: str) -> dict:
     proc = run_cli("run", "wordcount", "--bind", "core", "--repeat", "1", "--out", str(out),
                    "--data", str(tmp_path / "data"), "--conf", "spark.default.parallelism=8",
                    *extra)  # fmt: skip
+    return _pinned(proc, [json.loads(line) for line in (out / "results.jsonl").open()])
+
+
+def _pinned(proc, runs: list[dict]) -> dict:
     assert proc.returncode == 0, proc.stderr
-    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (run,) = runs
     assert run["status"] == "ok"
     assert "task pinning (core)" in proc.stdout
     return run
@@ -75,8 +79,10 @@ def _assert_two_slots(affinity: dict) -> None:
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")
 @needs_two_cpus
-def test_local_run_pins_each_task_to_its_own_core(tmp_path):
-    run = _pinned_run(tmp_path, "--mode", "local")
+def test_local_run_pins_each_task_to_its_own_core(local_core_run):
+    """The local run that test_spark_runs.py's binder test reads too (conftest.py)."""
+    proc, run = local_core_run
+    run = _pinned(proc, [run])
     _assert_two_slots(run["affinity"])
     assert run["affinity"]["level"] == "core"
 

@@ -150,6 +150,11 @@ def test_doctor_on_this_machine():
     proc = run_cli("doctor", "--json", check=True)
     data = json.loads(proc.stdout)
     assert {"java", "spark", "numactl", "hwloc", "perf", "numa_balancing"} <= set(data)
+    java = data["java"][0]["text"]
+    if os.environ.get("NUMASPARK_NO_JVM"):  # the fast lane: no `java -version` either
+        assert java.startswith("skipped: NUMASPARK_NO_JVM is set"), java
+    else:
+        assert java.startswith("Java "), java
     probe = subprocess.run(
         ["perf", "stat", "-x,", "-e", "instructions", "true"], capture_output=True, text=True
     )

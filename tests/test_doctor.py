@@ -130,6 +130,19 @@ def test_a_java_runtime_without_sparks_module_is_an_error(tmp_path):
     assert [level for level, _ in _levels(run_checks(system), "java")] == [STATE]
 
 
+def test_java_is_not_started_where_no_jvm_may_start(tmp_path):
+    """Under NUMASPARK_NO_JVM (the fast lane) `java -version` is not run: the check says why."""
+    java = CommandResult(0, "", 'openjdk version "17.0.2" 2022-01-18\n')
+    ran = []
+    system = ReplayedSystem(_tree(tmp_path, {}), {"java": java})
+    system.run = lambda argv: ran.append(argv) or system.commands.get(argv[0])
+    system.env = {"NUMASPARK_NO_JVM": "1"}.get
+    assert _levels(run_checks(system), "java") == [(STATE, (
+        "skipped: NUMASPARK_NO_JVM is set, so `java -version` is not run (unset it to check "
+        "Java)"))]  # fmt: skip
+    assert not [argv for argv in ran if "java" in argv[0]]
+
+
 def test_perf_without_pmu_reports_counters_unavailable(tmp_path):
     results = run_checks(
         ReplayedSystem(_tree(tmp_path, {}), {"perf": CommandResult(0, "", NO_PMU)})

@@ -210,9 +210,14 @@ def test_cosched_splits_nodes_where_there_are_enough_and_cores_here():
 @pytest.mark.usefixtures("no_spark_left")
 def test_cosched_runs_both_workloads_bound_and_unbound(tmp_path):
     out = tmp_path / "out"
-    # both JVMs start together on two CPUs (~20 s): the window opens after that
-    proc = run_cli("study", "cosched", "wordcount", "grep", "--window", "10s", "--warmup-time",
-                   "20s", "--cooldown", "1s", "--out", str(out), "--data", str(tmp_path / "data"))  # fmt: skip
+    # Both JVMs start together on two CPUs: on a loaded machine each took 21 s, and grep's
+    # first iteration at tiny size 10 s more, ending after a window of 20 s to 30 s (no
+    # completion: the test failed). Here the window is the whole round of 28 s, each way,
+    # and the inputs are small (an iteration of seconds): one completion is all the test
+    # needs, so any iteration that ends counts, and a cool-down would only add time.
+    proc = run_cli("study", "cosched", "wordcount", "grep", "--size", "2000rows", "--window",
+                   "28s", "--warmup-time", "0s", "--cooldown", "0s", "--out", str(out),
+                   "--data", str(tmp_path / "data"))  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "cosched.jsonl").read_text().splitlines()]
     assert {(r["workload"], r["bound"]) for r in rows} >= {

@@ -210,14 +210,14 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
     with serving(status) as fake_ui:
         started = time.monotonic()
         starved = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
-                          fake_ui, "--executor-wait", "10s", "--out", str(tmp_path / "b"))  # fmt: skip
+                          fake_ui, "--executor-wait", "5s", "--out", str(tmp_path / "b"))  # fmt: skip
     assert starved.returncode == 1, starved.stderr[-2000:]
     assert time.monotonic() - started < 60
     (run,) = [
         json.loads(line) for line in (tmp_path / "b" / "results.jsonl").read_text().splitlines()
     ]
     assert run["status"] == "failed"
-    assert run["failure_reason"].startswith("no executor started within 10 s")
+    assert run["failure_reason"].startswith("no executor started within 5 s")
 
 
 @pytest.mark.jvm

@@ -61,15 +61,12 @@ def test_local_run_bound_to_the_node(tmp_path, data):
 
 
 @pytest.mark.jvm
-def test_local_run_bound_by_numasparks_own_binder(tmp_path, data, monkeypatch):
+def test_local_run_bound_by_numasparks_own_binder(local_core_run):
     """Where numactl is not installed (docs/install.md): the driver started under
-    ``python -m numaspark.bindexec``, its CPUs and preferred node read back from /proc."""
-    monkeypatch.setenv("NUMASPARK_BINDER", "numaspark")
-    out = tmp_path / "out"
-    proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "core", "--mem-policy",
-                   "preferred", "--out", str(out), "--data", str(data))  # fmt: skip
+    ``python -m numaspark.bindexec``, its CPUs and preferred node read back from /proc. The
+    run (NUMASPARK_BINDER=numaspark) is the one test_affinity.py's local pinning reads too."""
+    proc, run = local_core_run
     assert proc.returncode == 0, proc.stderr
-    (run,) = _results(out)
     assert run["status"] == "ok" and run["check"]["passed"]
     (planned,) = [j for j in run["spec"]["placement"]["jvms"] if j["runs_tasks"]]
     assert planned["prefix"] == [sys.executable, "-m", "numaspark.bindexec", "--cpus",

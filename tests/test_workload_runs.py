@@ -1,19 +1,21 @@
 """Every batch workload runs at tiny size in local mode on this machine and passes its check
-(their jobs in one application; numaspark run itself on kmeans and pagerank); a wrong answer
-is recorded as a failed run and never timed."""
+(their jobs in one application; numaspark run itself on kmeans); a wrong answer is recorded
+as a failed run and never timed (the command line on recorded runs: no JVM)."""
 
 import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import invoke_cli, run_cli
+from recorded import SUITE, RecordedTarget, targets
 
 from numaspark.spark.home import spark_env, spark_home
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import prepare_input
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]
+# real Spark: each test starts with no Spark JVM on the machine and leaves none
+REAL = [pytest.mark.jvm, pytest.mark.integration, pytest.mark.usefixtures("no_spark_left")]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,13 @@ def _results(out: Path) -> list[dict]:
 BATCH = [w for w in all_workloads() if not w.streaming]
 
 
-@pytest.mark.jvm
+def real(test):
+    for mark in REAL:
+        test = mark(test)
+    return test
+
+
+@real
 def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
     """Every batch job on its tiny input, in one application (drivers/all_batch.py)."""
     plan = []
@@ -54,7 +62,7 @@ def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
         assert verdict.passed, f"{workload.name}: {verdict.details}"
 
 
-@pytest.mark.jvm
+@real
 @pytest.mark.parametrize("name", ["kmeans"])  # every workload runs in the test above
 def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, name):
     out = tmp_path / "out"
@@ -67,26 +75,22 @@ def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, n
     assert run["metrics"]["numTasks"] > 0
 
 
-@pytest.mark.jvm
-def test_a_wrong_answer_is_a_failure_not_a_timing(tmp_path, data):
-    out = tmp_path / "out"
-    assert run_cli("datagen", "wordcount", "--size", "tiny", "--data", str(data)).returncode == 0
+def test_a_wrong_answer_is_a_failure_not_a_timing(tmp_path, monkeypatch):
+    """The real command line on recorded runs (tests/recorded.py: the check of an answer
+    against the input's facts is numaspark's, not Spark's): the recorded wordcount's answers
+    checked against a manifest that says one word more than its input has."""
+    monkeypatch.setattr("numaspark.experiment.runner.default_targets",
+                        targets(RecordedTarget(), RecordedTarget(standalone=True)))  # fmt: skip
+    out, data = tmp_path / "out", tmp_path / "data"
+    assert invoke_cli("datagen", "wordcount", "--size", "tiny", "--data", str(data)).returncode == 0
     (manifest_path,) = data.glob("wordcount/*/manifest.json")
     manifest = json.loads(manifest_path.read_text())
+    recorded = json.loads((SUITE / "answers.jsonl").read_text().splitlines()[0])["answer"]
+    assert manifest["facts"]["total_words"] == recorded["total_words"]  # the same input
     manifest["facts"]["total_words"] += 1  # the generator "said" one word more than it wrote
     manifest_path.write_text(json.dumps(manifest))
-    proc = run_cli(
-        "run",
-        "wordcount",
-        "--size",
-        "tiny",
-        "--repeat",
-        "2",
-        "--out",
-        str(out),
-        "--data",
-        str(data),
-    )
+    proc = invoke_cli("run", "wordcount", "--size", "tiny", "--repeat", "2", "--out", str(out),
+                      "--data", str(data))  # fmt: skip
     assert proc.returncode == 1
     runs = _results(out)
     assert len(runs) == 2 and all(r["status"] == "failed" for r in runs)

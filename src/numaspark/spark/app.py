@@ -103,8 +103,8 @@ def run_app(
     ``interval_s`` from the start of spark-submit to its end. A user's application brings
     ``app_conf`` (its own settings, which numaspark's are merged over, spark/conf.py) and
     ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
-    ``stop_after_s`` stops it, as planned rather than failed, after it has run that long on
-    Spark (from its event log's start); ``check``,
+    ``stop_after_s`` stops it, as planned rather than failed, once it has run that long (from
+    the moment its SparkContext is up: its event log appears); ``check``,
     asked twice a second, says why it must stop (no executor came), or None. A user's
     application keeps its Spark UI (on a free port of the driver's address unless it says
     otherwise), and ``say`` is told its URL once the driver has bound it; the suite's runs
@@ -140,6 +140,7 @@ def run_app(
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
+    running_since: float | None = None  # when the application's event log appeared
     # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
     # the cluster, so a remote cluster's executors stop too
     submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
@@ -156,11 +157,6 @@ def run_app(
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
         run.collectors.begin()
-    # --duration counts from the application's start on Spark (its event log appears once
-    # its SparkContext is up), not from spark-submit's: on a loaded machine a JVM and a
-    # session take from 8 s to 30 s, and a stream stopped 25 s after spark-submit may not
-    # have run one batch. Until the log appears, the time counts from spark-submit's start.
-    up: float | None = None
     try:
         while submit.popen.poll() is None:
             if ui is not None and run.ui_url is None:
@@ -170,11 +166,14 @@ def run_app(
             if watcher.failure:
                 run.failure = watcher.failure
                 break
-            if stop_after_s is not None and up is None and find_event_log(events)[0]:
-                up = time.monotonic()
-            if stop_after_s is not None and time.monotonic() - (up or started) > stop_after_s:
-                run.stopped = True
-                break
+            if stop_after_s is not None:
+                # counted from the application's start, not spark-submit's: on a loaded machine
+                # a JVM slow to start would otherwise eat the time a stream was asked to run
+                if running_since is None and any(events.iterdir()):
+                    running_since = time.monotonic()
+                if running_since is not None and time.monotonic() - running_since > stop_after_s:
+                    run.stopped = True
+                    break
             if time.monotonic() - started > timeout_s:
                 run.failure = f"timed out after {timeout_s:.0f} s"
                 break
