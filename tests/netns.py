@@ -39,8 +39,25 @@ OWN_VIEW_NEEDS = ("unshare", "nsenter")  # a hostname and a /tmp of its own
 # the holder: enters a UTS and a mount namespace of its own (under ip netns exec, inside the
 # host's network namespace), names the host, mounts its own /tmp and /etc/hosts, writes its
 # pid (in its /tmp, once mounted) and sleeps; the values are sh's positional parameters, never spliced into the script
-_HOLDER = ('hostname "$1" && mount --bind "$3" /etc/hosts && mount --bind "$2" /tmp '
-           '&& echo $$ > /tmp/.holder && exec sleep infinity')  # fmt: skip
+# After the first three, pairs of (a directory installed here under /tmp, its path inside the
+# host's /tmp): bound there before the host's /tmp is bound (recursively) over /tmp.
+_HOLDER = ('hostname "$1" && mount --bind "$3" /etc/hosts && root="$2" && shift 3 '
+           '&& while [ $# -gt 1 ]; do mkdir -p "$root/$2" && mount --bind "$1" "$root/$2" '
+           '|| exit 1; shift 2; done '
+           '&& mount --rbind "$root" /tmp && echo $$ > /tmp/.holder && exec sleep infinity')  # fmt: skip
+
+
+def under_tmp(paths: list[Path]) -> list[tuple[Path, str]]:
+    """Of ``paths`` (software installed here: Spark, the mini YARN's launcher), those under
+    this machine's /tmp, each with its path relative to /tmp. A host of a real cluster has its
+    software installed at the same path as every other host; a checkout (and its venv) under
+    /tmp, as a fresh clone in /tmp is, would otherwise be hidden by the host's own /tmp."""
+    found = []
+    for path in paths:
+        resolved = Path(path).resolve()
+        if resolved.is_relative_to("/tmp"):
+            found.append((resolved, str(resolved.relative_to("/tmp"))))
+    return found
 
 
 def ip(*args: str) -> None:
@@ -84,9 +101,10 @@ class NamespaceHost:
         ip("-n", self.netns, "link", "set", "lo", "up")
 
     def own_view(self, hostname: str, root: Path, hosts_file: Path,
-                 timeout_s: float = 10.0) -> None:  # fmt: skip
+                 installed: list[Path] | None = None, timeout_s: float = 10.0) -> None:  # fmt: skip
         """Name the host ``hostname``, with ``root`` as its /tmp and ``hosts_file`` as its
-        /etc/hosts, held by a process that everything the host runs then enters."""
+        /etc/hosts, held by a process that everything the host runs then enters. The
+        ``installed`` directories are at their own paths there too, even under /tmp."""
         require(*OWN_VIEW_NEEDS)
         root.mkdir(parents=True, exist_ok=True)
         root.chmod(0o1777)  # a /tmp
@@ -96,7 +114,8 @@ class NamespaceHost:
         self.holder = subprocess.Popen(
             ["ip", "netns", "exec", self.netns, "unshare", "--uts", "--mount",
              "--propagation", "private", "--", "/bin/sh", "-c", _HOLDER, "sh", hostname,
-             str(root), str(hosts_file)],
+             str(root), str(hosts_file),
+             *(str(x) for pair in under_tmp(installed or []) for x in pair)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
         deadline = time.monotonic() + timeout_s
         while not (pid_file.exists() and pid_file.read_text().strip()):
@@ -173,10 +192,11 @@ class HostNetwork:
     """``with HostNetwork(2, prefix, second) as net:`` ``net.hosts``, each on a bridge at
     10.``second``.N.(11 + i), this machine at .1 (``net.here``). With ``own_view`` (a
     directory), each also has a hostname (``names``), a /tmp of its own (``own_view/NAME``)
-    and an /etc/hosts that names every host and this machine (``driver``)."""
+    and an /etc/hosts that names every host and this machine (``driver``); ``installed``:
+    software each host has at the same path as here (Spark's home), kept even under /tmp."""
 
     def __init__(self, count: int, prefix: str, second: int, names: list[str] | None = None,
-                 own_view: Path | None = None) -> None:  # fmt: skip
+                 own_view: Path | None = None, installed: list[Path] | None = None) -> None:  # fmt: skip
         require(*NEEDS)
         net = subnet(second)
         tag = _tag(4)
@@ -184,6 +204,7 @@ class HostNetwork:
         self.bridge = f"br{prefix[-1]}{tag}"
         self.names = names or [f"host{i + 1}" for i in range(count)]
         self.own_view = own_view
+        self.installed = installed or []
         self.hosts = [
             NamespaceHost(netns=f"{prefix}{tag}{chr(97 + i)}", address=f"{net}.{11 + i}",
                           veth=f"v{prefix[-1]}{tag}{chr(97 + i)}")
@@ -216,7 +237,7 @@ class HostNetwork:
                 + f"{self.here} driver\n"
             )
             for host, name in zip(self.hosts, self.names, strict=True):
-                host.own_view(name, self.own_view / name, hosts_file)
+                host.own_view(name, self.own_view / name, hosts_file, self.installed)
 
     def host(self, name: str) -> NamespaceHost:
         return self.hosts[self.names.index(name)]

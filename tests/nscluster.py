@@ -151,8 +151,9 @@ class SparkHosts:
     def __init__(self, directory: Path, cores: int = 1, memory: str = "1g") -> None:
         self.dir = directory
         self.cores, self.memory = cores, memory
+        # Spark is installed on each host at the same path as here (even a venv under /tmp)
         self.network = HostNetwork(2, "nsh6", 216, names=list(self.NAMES),
-                                   own_view=directory / "view")  # fmt: skip
+                                   own_view=directory / "view", installed=[spark_home()])  # fmt: skip
         self.hosts = self.network.hosts
         self.here = self.network.here
         self.address = self.hosts[0].address

@@ -47,13 +47,18 @@ def yarn(tmp_path_factory):
     assert not spark_jvms(), f"Spark JVMs already running: {spark_jvms()}"
     directory = tmp_path_factory.mktemp("yarnhost")
     address = f"{subnet(217)}.11"
-    with HostNetwork(1, "nsh7", 217, names=[address], own_view=directory / "view") as net:
+    argv = launcher_argv(INSIDE, 1, 4096, 2, 128, "0.0.0.0")
+    # the mini YARN, installed on its host: the launcher's jar and class path at their paths
+    jars = [Path(p) for p in argv[argv.index("-cp") + 1].split(":") if p]
+    installed = list(dict.fromkeys(p if p.is_dir() else p.parent for p in jars))
+    with HostNetwork(1, "nsh7", 217, names=[address], own_view=directory / "view",
+                     installed=installed) as net:  # fmt: skip
         host = net.hosts[0]
         (host.root / INSIDE.name).mkdir()
         log = directory / "yarn-mini.log"
         with log.open("w") as out:
             launcher = subprocess.Popen(
-                host.argv(launcher_argv(INSIDE, 1, 4096, 2, 128, "0.0.0.0")),
+                host.argv(argv),
                 env=host_env(address), stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL)  # fmt: skip
         started = time.monotonic()
