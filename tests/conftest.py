@@ -80,6 +80,22 @@ def _no_java_version_in_the_fast_lane(monkeypatch):
         monkeypatch.setattr("numaspark.experiment.machine.java_version", lambda: None)
 
 
+@pytest.fixture
+def plugin_jar(tmp_path, monkeypatch) -> Path:
+    """The plugin's jar, for a no-JVM test whose run only names it in its conf: the one
+    built, or, where none is (a fresh clone's fast lane builds nothing with Maven), an empty
+    stand-in at NUMASPARK_AFFINITY_JAR. Its contents are never read without a JVM."""
+    from numaspark.placement.plugin import JAR_ENV, JAR_NAME, jar_path
+
+    if jar_path().exists():
+        return jar_path()
+    stand_in = tmp_path / "stand-in" / JAR_NAME
+    stand_in.parent.mkdir()
+    stand_in.touch()
+    monkeypatch.setenv(JAR_ENV, str(stand_in))
+    return stand_in
+
+
 @pytest.fixture(autouse=True)
 def _applications_forgotten():
     """Each test names its own applications: none registered by an earlier test is known."""

@@ -681,6 +681,7 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
     assert streaming["batchDurationMean"] > 0 and "latencyMean" not in streaming
 
 
+@pytest.mark.usefixtures("plugin_jar")  # its core-bound run names the jar
 def test_characterize_on_an_application_runs_it_three_ways_with_its_own_settings(tmp_path):
     """`numaspark characterize APP`: the application alone (not the two built-ins), placed
     the three ways, keeping its own Spark settings (no suite-wide conf), replayed."""

@@ -192,6 +192,7 @@ class _Captured:
         return AppRun(run_dir=run_dir, returncode=0)
 
 
+@pytest.mark.usefixtures("plugin_jar")  # prepare() names the plugin's jar
 def test_executors_run_plain_python3_or_the_users_never_this_venv(tmp_path, monkeypatch):
     captured = _Captured()
     monkeypatch.setattr("numaspark.experiment.target.run_app", captured)
@@ -211,6 +212,7 @@ def test_executors_run_plain_python3_or_the_users_never_this_venv(tmp_path, monk
     assert said == ["the driver listens on 10.9.9.9: --driver-host"]  # said once
 
 
+@pytest.mark.usefixtures("plugin_jar")  # prepare() names the plugin's jar
 def test_a_built_in_ships_numaspark_to_executors_that_do_not_have_it(tmp_path, monkeypatch):
     """A built-in's tasks import numaspark's job modules, which the hosts' python3 lacks: the
     suite's runs on a cluster numaspark did not start ship its code as a zip (a user's
