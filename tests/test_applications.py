@@ -28,6 +28,7 @@ from numaspark.metrics.eventlog import parse_event_log
 from numaspark.placement import Binding, Layout, Mode, plan
 from numaspark.placement.plugin import jar_path
 from numaspark.placement.render import spark_conf
+from numaspark.spark.app import STARTUP_ALLOWANCE_S, AppClock
 from numaspark.spark.conf import merged
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load, load_synthetic
@@ -679,6 +680,44 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
     streaming = run["streaming"]
     assert streaming["batches"] >= 5 and 100 < streaming["inputRate"] < 400
     assert streaming["batchDurationMean"] > 0 and "latencyMean" not in streaming
+
+
+@pytest.mark.jvm
+@pytest.mark.integration
+@pytest.mark.long
+def test_an_application_without_an_event_log_is_stopped_after_its_duration(tmp_path,
+                                                                           no_spark_left):  # fmt: skip
+    """An application that turns its event log off in its own code still stops after
+    --duration, counted from its start (its Spark UI up), not at the 30-minute timeout."""
+    out = tmp_path / "out"
+    proc = run_cli("run", str(APPS / "rates_no_eventlog.py"), "--duration", "8s", "--out",
+                   str(out), "--timeout", "300", "--", "50")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert run["status"] == "ok", run.get("error")
+    assert 8 < run["app"]["wall_time_s"] < 8 + 50, run["app"]
+    # counted from its UI, not given the allowance: no note of it, only the missing log's
+    assert "no event log was written" in run["warnings"]
+    assert not any("--duration was counted" in w for w in run["warnings"]), run["warnings"]
+
+
+def test_the_duration_counts_from_the_first_sign_of_the_applications_start(tmp_path):
+    """AppClock: 0 until the event log appears or the UI answers, then the time since; an
+    application showing neither is given STARTUP_ALLOWANCE_S, then counted, with a note."""
+    events = tmp_path / "eventlog"
+    events.mkdir()
+    clock = AppClock(100.0, events)
+    assert clock.ran(110.0, ui_up=False) == 0.0 and clock.note is None
+    assert clock.ran(112.0, ui_up=True) == 0.0  # the UI up: counted from here
+    assert clock.ran(120.0, ui_up=False) == 8.0
+    logged = AppClock(100.0, events)
+    (events / "eventlog_v2_app-1").mkdir()
+    assert logged.ran(130.0, ui_up=False) == 0.0 and logged.ran(135.0, ui_up=False) == 5.0
+    (events / "eventlog_v2_app-1").rmdir()
+    silent = AppClock(100.0, events)
+    assert silent.ran(100.0 + STARTUP_ALLOWANCE_S, ui_up=False) == 0.0
+    assert silent.ran(100.0 + STARTUP_ALLOWANCE_S + 7, ui_up=False) == 7.0
+    assert "no event log" in silent.note and "spark.eventLog.enabled=false" in silent.note
 
 
 @pytest.mark.usefixtures("plugin_jar")  # its core-bound run names the jar

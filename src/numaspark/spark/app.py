@@ -22,6 +22,37 @@ from numaspark.supervise.watch import Watch, Watched, tree_here
 
 MAX_EXECUTOR_RELAUNCHES = 3
 DEFAULT_TIMEOUT_S = 1800.0
+# how long an application that never shows its start (no event log, no Spark UI: it turned both
+# off in its own code) is given to start before its --duration is counted from spark-submit's
+STARTUP_ALLOWANCE_S = 60.0
+
+
+class AppClock:
+    """How long a user's application has run on Spark, for ``--duration``: from the moment it
+    showed it was up (its event log appeared, or its Spark UI answered: both start with its
+    SparkContext), not from spark-submit's start, which on a loaded machine can come many
+    seconds earlier. An application that shows neither (it turned both off in its own code)
+    is given `STARTUP_ALLOWANCE_S` to start, counted from spark-submit's start, and ``note``
+    says so; without that it would run to the timeout."""
+
+    def __init__(self, started: float, events: Path) -> None:
+        self.started = started
+        self.events = events
+        self.since: float | None = None
+        self.note: str | None = None
+
+    def ran(self, now: float, ui_up: bool) -> float:
+        """Seconds the application has run by ``now`` (0 before it shows its start)."""
+        if self.since is None:
+            if ui_up or any(self.events.iterdir()):
+                self.since = now
+            elif now - self.started > STARTUP_ALLOWANCE_S:
+                self.since = self.started + STARTUP_ALLOWANCE_S
+                self.note = (f"the application wrote no event log and showed no Spark UI in "
+                             f"{STARTUP_ALLOWANCE_S:.0f} s: --duration was counted from then, "
+                             f"not from its start (does it set spark.eventLog.enabled=false "
+                             f"in its own code?)")  # fmt: skip
+        return 0.0 if self.since is None else now - self.since
 
 
 @dataclass
@@ -140,7 +171,7 @@ def run_app(
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
     started = time.monotonic()
-    running_since: float | None = None  # when the application's event log appeared
+    clock = AppClock(started, events)
     # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
     # the cluster, so a remote cluster's executors stop too
     submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
@@ -166,14 +197,14 @@ def run_app(
             if watcher.failure:
                 run.failure = watcher.failure
                 break
-            if stop_after_s is not None:
-                # counted from the application's start, not spark-submit's: on a loaded machine
-                # a JVM slow to start would otherwise eat the time a stream was asked to run
-                if running_since is None and any(events.iterdir()):
-                    running_since = time.monotonic()
-                if running_since is not None and time.monotonic() - running_since > stop_after_s:
-                    run.stopped = True
-                    break
+            # counted from the application's start, not spark-submit's: on a loaded machine a
+            # JVM slow to start would otherwise eat the time a stream was asked to run
+            if (
+                stop_after_s is not None
+                and clock.ran(time.monotonic(), run.ui_url is not None) > stop_after_s
+            ):
+                run.stopped = True
+                break
             if time.monotonic() - started > timeout_s:
                 run.failure = f"timed out after {timeout_s:.0f} s"
                 break
@@ -189,7 +220,7 @@ def run_app(
     run.wall_s = time.monotonic() - started
     run.returncode = submit.popen.returncode
     run.effective = watcher.effective()
-    run.placement_warnings = watcher.warnings()
+    run.placement_warnings = watcher.warnings() + ([clock.note] if clock.note else [])
     run.event_log, run.app_id = find_event_log(events)
     if ui is not None and run.ui_url is None:  # an application shorter than a poll
         run.ui_url = ui_url(ui.follower.new_text(), ui.host)
