@@ -40,6 +40,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -73,6 +74,7 @@ ENUMERATE = 500
 # a run's value (None: the configuration could not run), or its Observation: the value and
 # the readings that name the next axis (decide/steer.py)
 Objective = Callable[[Params], float | Observation | None]
+T = TypeVar("T")
 
 
 @dataclass
@@ -391,6 +393,21 @@ class RuleModel:
         z = (math.log(best) - mean) / sd
         return (math.log(best) - mean) * _cdf(z) + sd * _pdf(z)
 
+    def choose(self, pool: list[T], best: float, incumbent: tuple, runs: int,
+               rng: random.Random, key: Callable[[T], tuple] = tuple) -> tuple[T, str]:  # fmt: skip
+        """The option of ``pool`` (its configuration: ``key(option)``) with the largest
+        expected gain over ``best``, the seed's draw breaking ties, and why: the rule that
+        most favours it over ``incumbent``, the rules the runs contradicted, and why memory
+        counts (after ``runs`` runs)."""
+        chosen = max(pool, key=lambda o: (self.expected_gain(key(o), best), rng.random()))
+        why = f"expected gain under the rules updated by {runs} run(s): "
+        why += self.why(key(chosen), incumbent)
+        if self.dropped:
+            why += f"; contradicted by the runs: {', '.join(self.dropped)}"
+        if self.memory:
+            why += f"; memory per task counts: {self.memory}"
+        return chosen, why
+
 
 def _cdf(z: float) -> float:
     """The standard normal's CDF and density, from math: scipy.stats takes ~2 s to import,
@@ -629,15 +646,8 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
                 moves = dict(options)
                 pool = [(c, moves.get(c)) for c in search.remaining()
                         if c in moves or model.plausible(c, best)]  # fmt: skip
-            candidate, move = max(
-                pool, key=lambda o: (model.expected_gain(o[0], best), rng.random())
-            )
-            why = f"expected gain under the rules updated by {len(search.measured)} run(s): "
-            why += model.why(candidate, incumbent)
-            if model.dropped:
-                why += f"; contradicted by the runs: {', '.join(model.dropped)}"
-            if model.memory:
-                why += f"; memory per task counts: {model.memory}"
+            (candidate, move), why = model.choose(pool, best, incumbent, len(search.measured),
+                                                  rng, key=lambda o: o[0])  # fmt: skip
             chosen = candidate, move, why
         candidate, move, why = chosen
         if move is None:
@@ -848,10 +858,8 @@ class _Search:
         model = RuleModel(prior, noise, self.pressure())
         model.fit(self.measured)
         best = min(self.measured.values())
-        chosen = max(left, key=lambda c: (model.expected_gain(c, best), rng.random()))
-        why = (f"every configuration left ({len(left)}) scored: expected gain under the rules "
-               f"updated by {len(self.measured)} run(s): {model.why(chosen, self.incumbent())}")  # fmt: skip
-        self.evaluate(chosen, why)
+        chosen, why = model.choose(left, best, self.incumbent(), len(self.measured), rng)
+        self.evaluate(chosen, f"every configuration left ({len(left)}) scored: {why}")
 
     def global_step(self, left: list[tuple], seed: int, proposals_per_trial: int,
                     prior: Prior) -> None:  # fmt: skip
