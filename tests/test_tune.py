@@ -45,6 +45,7 @@ from numaspark.decide.prior import (
     Machine,
     canonical,
     features,
+    guessed_roles,
     layout_of,
     moderate_cores,
     penalties,
@@ -652,6 +653,29 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
         proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column", *bad)
         assert proc.returncode == 2 and says in proc.stderr
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_columns_whose_names_suggest_a_role_get_the_declaration_offered_not_assumed(tmp_path):
+    """A column the rules do not know but whose name's words suggest a role (a count of
+    nodes or instances, CPUs per one, memory in a unit per one) is offered as the --column
+    that would declare it, in the prior's line, and is still searched without a prior: a
+    guess from a name is never applied."""
+    assert guessed_roles(["num_nodes", "vcpus_per_instance", "ram_gb_per_vm", "family"]) == {
+        "num_nodes": "workers", "vcpus_per_instance": "cores_per_worker",
+        "ram_gb_per_vm": "memory"}  # fmt: skip
+    # all the CPUs together, a fraction of memory, a Spark property, a known name: no guess
+    assert guessed_roles(["total_cpus", "memory_fraction", "spark.memory.fraction", "executors",
+                          "cores_per_node_x"]) == {"cores_per_node_x": "cores_per_worker"}  # fmt: skip
+    assert guessed_roles(["hosts", "machines"]) == {"hosts": "workers"}  # one column a role
+    table = tmp_path / "t.csv"
+    table.write_text("scale_out,cores_per_vm,family,runtime\n" + "".join(
+        f"{n},{c},{f},{1000 / (n * c)}\n" for n in (2, 4, 8) for c in (2, 4) for f in "ab"))  # fmt: skip
+    space, lookup = read_table(table, "runtime")
+    found = tune(space, replay_objective(lookup, space), budget=1)
+    assert "prior on no column; no machine given or needed" in found.prior
+    assert found.prior.endswith("if their names mean what they seem (not assumed): "
+                                "--column scale_out=workers --column cores_per_vm=cores_per_worker")  # fmt: skip
+    assert found.trials[0].params["scale_out"] == 4  # the middle: the guess was not applied
 
 
 def test_the_additive_model_carries_a_trend_to_values_not_yet_run():

@@ -74,6 +74,40 @@ def canonical(column: str) -> str | None:
     return _CANONICAL.get(re.sub(r"[\s\-]+", "_", column.strip().lower()))
 
 
+# words in a column's name that suggest a role, for a hint only (`guessed_roles`): a table's
+# own names can mean other things (a "nodes" column may count NUMA nodes, a node may run
+# several executors), so a guess is never applied, only offered as the --column to declare
+_COUNT_WORDS = {"nodes", "node", "instances", "instance", "scaleout", "machines", "hosts", "vms",
+                "workers", "executors", "containers", "pods"}  # fmt: skip
+_CPU_WORDS = {"cores", "core", "vcpus", "vcpu", "cpus", "cpu"}
+_MEMORY_WORDS = {"memory", "mem", "ram"}
+_MEMORY_UNITS = {"gb", "gib", "mb", "mib", "bytes"}
+
+
+def guessed_roles(columns: list[str]) -> dict[str, str]:
+    """Column -> the role its name's words suggest (``workers``: how many nodes or
+    instances; ``cores_per_worker``: CPUs per one of them; ``memory``: memory per one), for
+    columns `canonical` does not know; each role to the first column that suggests it."""
+    found: dict[str, str] = {}
+    for column in columns:
+        if canonical(column) is not None or column.lower().startswith("spark."):
+            continue  # a Spark property the rules do not know is not guessed at
+        words = set(re.split(r"[^a-z0-9]+", column.lower()))
+        words.add(re.sub(r"[^a-z0-9]+", "", column.lower()))  # scale_out as scaleout
+        per = "per" in words
+        if words & _MEMORY_WORDS:
+            role = "memory" if per or words & _MEMORY_UNITS else None  # not a fraction of it
+        elif words & _CPU_WORDS:
+            role = "cores_per_worker" if per else None  # all the CPUs together: no role of its own
+        elif words & _COUNT_WORDS and not per:
+            role = "workers"
+        else:
+            role = None
+        if role is not None and role not in found.values():
+            found[column] = role
+    return found
+
+
 def roles(columns: list[str], declared: dict[str, str] | None = None) -> dict[str, str]:
     """Column -> numaspark name, for the columns with a prior (the first of two synonyms).
     ``declared`` (column -> numaspark name, from `parse_columns`) comes first: a declared

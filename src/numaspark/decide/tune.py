@@ -53,6 +53,7 @@ from numaspark.decide.prior import (
     Machine,
     canonical,
     features,
+    guessed_roles,
     layout_of,
     penalties,
     roles,
@@ -258,13 +259,21 @@ class Prior:
         known = ", ".join(c if c == n and c not in self.declared
                           else f"{c} (= {n}{', declared' if c in self.declared else ''})"
                           for c, n in self.roles.items())  # fmt: skip
-        where = (self.machine.describe() if self.machine_given
-                 else f"no machine given: {self.machine.source}, {self.machine.cores} threads")  # fmt: skip
+        if self.machine_given:
+            where = self.machine.describe()
+        elif self.roles:
+            where = f"no machine given: {self.machine.source}, {self.machine.cores} threads"
+        else:  # no rule to size
+            where = "no machine given or needed"
         line = f"prior on {known or 'no column'}; {where}"
         if self.units():
             line += f"; {self.units()}"
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
+            guessed = guessed_roles(self.unknown())
+            if guessed:
+                line += ("; if their names mean what they seem (not assumed): "
+                         + " ".join(f"--column {c}={r}" for c, r in guessed.items()))  # fmt: skip
         return line
 
 
