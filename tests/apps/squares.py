@@ -4,10 +4,14 @@
     spark-submit squares.py OUT.json N [ANY ARGUMENTS...]
 
 A negative N fails the way a user's job fails: an exception in the driver.
+SQUARES_TASK_S=SECONDS in the driver's environment makes each task (and its Python worker)
+last that long at least, so that a watch sampling every half second sees every worker.
 """
 
 import json
+import os
 import sys
+import time
 
 from pyspark.sql import SparkSession
 
@@ -15,7 +19,15 @@ out, rows, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 if rows < 0:
     raise ValueError(f"N must be at least 0, not {rows}")
 spark = SparkSession.builder.appName("squares").getOrCreate()
-total = spark.sparkContext.range(rows, numSlices=4).map(lambda x: x * x).sum()
+pause = float(os.environ.get("SQUARES_TASK_S", "0"))
+
+
+def squared(part):
+    time.sleep(pause)
+    return (x * x for x in part)
+
+
+total = spark.sparkContext.range(rows, numSlices=4).mapPartitions(squared).sum()
 conf = dict(spark.sparkContext.getConf().getAll())
 spark.stop()
 with open(out, "w") as handle:
