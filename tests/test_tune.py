@@ -622,44 +622,44 @@ def test_advice_sizes_executors_for_the_runs_machine(tmp_path):
 
 
 def test_a_declared_column_is_read_as_its_role(tmp_path):
-    """`tune --replay T --column nodes=workers --column vcpus=cores_per_worker`: columns the
-    rules do not know by their names, declared as the executors and their width, start at
-    the table's most cores in total (every core used), where undeclared they start in the
-    middle; the result says how each column was read."""
+    """`tune --replay T --column boxes=workers --column vcpus=cores_per_worker`: columns the
+    rules do not know by their names (nor guess from them), declared as the executors and
+    their width, start at the table's most cores in total (every core used), where undeclared
+    they start in the middle; the result says how each column was read."""
     table = tmp_path / "t.csv"
-    table.write_text("nodes,vcpus,mem,runtime\n" + "".join(
+    table.write_text("boxes,vcpus,mem,runtime\n" + "".join(
         f"{n},{c},{m},{1000 / (n * c) + m}\n" for n in (2, 4, 8, 16) for c in (2, 4, 8)
         for m in (8, 16, 32)))  # fmt: skip
     space, lookup = read_table(table, "runtime")
-    columns = parse_columns(["nodes=workers", "vcpus=cores_per_worker"])
-    assert columns == {"nodes": "executors", "vcpus": "cores_per_executor"}
+    columns = parse_columns(["boxes=workers", "vcpus=cores_per_worker"])
+    assert columns == {"boxes": "executors", "vcpus": "cores_per_executor"}
     declared = tune(space, replay_objective(lookup, space), budget=1, columns=columns)
-    assert declared.trials[0].params["nodes"] * declared.trials[0].params["vcpus"] == 128
-    assert "prior on nodes (= executors, declared), vcpus (= cores_per_executor, declared)" in (
+    assert declared.trials[0].params["boxes"] * declared.trials[0].params["vcpus"] == 128
+    assert "prior on boxes (= executors, declared), vcpus (= cores_per_executor, declared)" in (
         declared.prior
     )
     assert "searched without a prior: mem" in declared.prior
     plain = tune(space, replay_objective(lookup, space), budget=1)
-    assert plain.trials[0].params["nodes"] in (4, 8) and "prior on no column" in plain.prior
+    assert plain.trials[0].params["boxes"] in (4, 8) and "prior on no column" in plain.prior
     # a name the rules know, declared as none, is searched without a prior
     assert roles(["workers", "slots"], {"workers": "none"}) == {"slots": "slots"}
     assert roles(["workers", "instances"], {"instances": "executors"}) == {"instances": "executors"}
     proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column",
-                   "nodes=workers", "--budget", "1", "--json")  # fmt: skip
+                   "boxes=workers", "--budget", "1", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "(= executors, declared)" in json.loads(proc.stdout)["prior"]
-    for bad, says in ((["nodez=workers"], "no such column"), (["nodes=racks"], "unknown role"),
-                      (["nodes"], "give COLUMN=ROLE")):  # fmt: skip
+    for bad, says in ((["nodez=workers"], "no such column"), (["boxes=racks"], "unknown role"),
+                      (["boxes"], "give COLUMN=ROLE")):  # fmt: skip
         proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column", *bad)
         assert proc.returncode == 2 and says in proc.stderr
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_columns_whose_names_suggest_a_role_get_the_declaration_offered_not_assumed(tmp_path):
+def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(tmp_path):
     """A column the rules do not know but whose name's words suggest a role (a count of
-    nodes or instances, CPUs per one, memory in a unit per one) is offered as the --column
-    that would declare it, in the prior's line, and is still searched without a prior: a
-    guess from a name is never applied."""
+    nodes or instances, CPUs per one, memory in a unit per one) is read as that role, and
+    the prior's line says so and how to undo it; `--column NAME=none`, a role another column
+    has by its name, or values that are not positive numbers keep it without a prior."""
     assert guessed_roles(["num_nodes", "vcpus_per_instance", "ram_gb_per_vm", "family"]) == {
         "num_nodes": "workers", "vcpus_per_instance": "cores_per_worker",
         "ram_gb_per_vm": "memory"}  # fmt: skip
@@ -672,10 +672,24 @@ def test_columns_whose_names_suggest_a_role_get_the_declaration_offered_not_assu
         f"{n},{c},{f},{1000 / (n * c)}\n" for n in (2, 4, 8) for c in (2, 4) for f in "ab"))  # fmt: skip
     space, lookup = read_table(table, "runtime")
     found = tune(space, replay_objective(lookup, space), budget=1)
-    assert "prior on no column; no machine given or needed" in found.prior
-    assert found.prior.endswith("if their names mean what they seem (not assumed): "
-                                "--column scale_out=workers --column cores_per_vm=cores_per_worker")  # fmt: skip
-    assert found.trials[0].params["scale_out"] == 4  # the middle: the guess was not applied
+    assert found.prior.startswith(
+        "prior on scale_out (= executors, from its name: --column scale_out=none if not), "
+        "cores_per_vm (= cores_per_executor, from its name: --column cores_per_vm=none if not)"
+    )
+    assert found.prior.endswith("searched without a prior: family")
+    # read as the executors and their width: the start uses the table's most cores
+    assert found.trials[0].params["scale_out"] * found.trials[0].params["cores_per_vm"] == 32
+    plain = tune(space, replay_objective(lookup, space), budget=1,
+                 columns=parse_columns(["scale_out=none", "cores_per_vm=none"]))  # fmt: skip
+    assert plain.trials[0].params["scale_out"] == 4 and "prior on no column" in plain.prior
+    assert Prior(space, columns={"scale_out": "none"}).roles == {
+        "cores_per_vm": "cores_per_executor"
+    }
+    # the role is another column's by its name; a column of names is not a count
+    other = tmp_path / "o.csv"
+    other.write_text("executors,nodes,vm_count,runtime\n" + "".join(
+        f"{e},{n},{v},{e + n}\n" for e in (1, 2) for n in (2, 4) for v in ("a", "b")))  # fmt: skip
+    assert Prior(read_table(other, "runtime")[0]).roles == {"executors": "executors"}
 
 
 def test_the_additive_model_carries_a_trend_to_values_not_yet_run():

@@ -741,7 +741,7 @@ def tune(
     workload: Annotated[Optional[str], typer.Argument(help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay).")] = None,  # noqa: UP045
     replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it.")] = None,  # noqa: UP045
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
-    column: Annotated[Optional[list[str]], Opt("--column", help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none.")] = None,  # noqa: UP045
+    column: Annotated[Optional[list[str]], Opt("--column", help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none (searched without a prior: also undoes a role read from the column's name).")] = None,  # noqa: UP045
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
     budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,

@@ -181,7 +181,16 @@ class Prior:
                  columns: dict[str, str] | None = None) -> None:  # fmt: skip
         self.space = space
         self.declared = check_columns(space, columns or {})
-        self.roles = roles(space.names, self.declared)
+        # a column whose name suggests a role (`guessed_roles`: nodes, instances, scaleout; CPUs
+        # per one; memory in a unit per one) is read as that role unless declared otherwise or
+        # the role is another column's by name: a performance engineer reads "nodes" and
+        # "vcpus_per_node" so too. The rule it brings is a prior like any other, which the runs
+        # can contradict (RuleModel.fit); `--column NAME=none` searches it without
+        known = {canonical(n) for n in space.names} | set(self.declared.values())
+        self.guessed = {c: name for c, role in guessed_roles(
+            [n for n in space.names if n not in self.declared and _positive(space.values[n])]
+        ).items() if (name := canonical(role)) not in known}  # fmt: skip
+        self.roles = roles(space.names, {**self.guessed, **self.declared})
         # the mean log2 of each positive numeric column of three or more values (its trend)
         self._centre = {n: float(np.mean(np.log2(space.values[n]))) for n in space.names
                         if space.ordered(n) and len(space.values[n]) > 2
@@ -256,9 +265,15 @@ class Prior:
 
     def describe(self) -> str:
         """One line: the machine and which columns had a prior."""
-        known = ", ".join(c if c == n and c not in self.declared
-                          else f"{c} (= {n}{', declared' if c in self.declared else ''})"
-                          for c, n in self.roles.items())  # fmt: skip
+
+        def read(column: str, name: str) -> str:
+            if column in self.declared:
+                return f"{column} (= {name}, declared)"
+            if column in self.guessed:
+                return f"{column} (= {name}, from its name: --column {column}=none if not)"
+            return column if column == name else f"{column} (= {name})"
+
+        known = ", ".join(read(c, n) for c, n in self.roles.items())
         if self.machine_given:
             where = self.machine.describe()
         elif self.roles:
@@ -270,11 +285,12 @@ class Prior:
             line += f"; {self.units()}"
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
-            guessed = guessed_roles(self.unknown())
-            if guessed:
-                line += ("; if their names mean what they seem (not assumed): "
-                         + " ".join(f"--column {c}={r}" for c, r in guessed.items()))  # fmt: skip
         return line
+
+
+def _positive(values: list) -> bool:
+    """A column of positive numbers (what a count or a size of resources is)."""
+    return all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in values)
 
 
 def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
