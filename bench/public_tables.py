@@ -24,6 +24,15 @@ choosing a smaller input: one table per (job, fixed job parameters).
   knobs. Value: duration_ms. Its rows are random samples of a 22-knob space, not a grid: the
   replay asks how soon the tuner finds the best of those samples (a regret curve over a
   fixed sample), every other combination "cannot run".
+- gatk: broadinstitute/gatk, scripts/spark_eval/test_case_*_results.csv (GATK's Spark
+  evaluation, YARN). Fixed: the test case and its Command (the tool and its input).
+  Parameters: Number of executors, Executor cores, Executor memory (one value, 1g, in the
+  test cases of 10 or more configurations). Value: Time (mins); runs whose Exit code is not
+  0 left out. One run each.
+- bell: dos-group/allocation-assistant, src/test/resources/JOB.spark.csv (the runs behind
+  Bell's scale-out model; the .flink.csv files are Flink's, left out: this is about Spark).
+  Fixed: the job (its input is not recorded, one per file). Parameter: Nodes. Value: Runtime
+  (the files give no unit: milliseconds by their size), 7 repetitions each.
 
 Tables with fewer configurations than --min-configurations (default 10; c3o has many 6-row
 tables, one machine type's scale-outs) are left out and counted. The tables and an
@@ -31,7 +40,7 @@ index.json (dataset, workload, fixed parameters, parameters, value column, rows,
 configurations) go to --out, never into git.
 
     .venv/bin/python bench/public_tables.py [--mirrors /work/.mirror] [--out DIR]
-        [--source DATASET=PATH ...] [--min-configurations 10]
+        [--source DATASET=PATH ...] [--dataset DATASET ...] [--min-configurations 10]
 """
 
 from __future__ import annotations
@@ -221,11 +230,50 @@ def loftune(source: Source) -> list[Table]:
     return tables
 
 
+def gatk(source: Source) -> list[Table]:
+    files = [n for n in source.names()
+             if re.fullmatch(r"scripts/spark_eval/test_case_\d+_results\.csv", n)]  # fmt: skip
+    if not files:
+        raise UsageError(f"{source.path}: no scripts/spark_eval/test_case_*_results.csv: is it "
+                         "broadinstitute/gatk?")  # fmt: skip
+    params = ["Number of executors", "Executor cores", "Executor memory"]
+    tables = []
+    for name in files:
+        frame = read_frame(source, name, needs=("Command", *params, "Exit code", "Time (mins)"))
+        failed = frame[frame["Exit code"] != 0]  # a run that failed has no time to compare
+        case = PurePosixPath(name).stem.removesuffix("_results")
+        found = grouped("gatk", frame[frame["Exit code"] == 0].assign(test_case=case),
+                        "test_case", ["Command"], params, "Time (mins)")  # fmt: skip
+        for table in found:
+            table.left_out = [f"{r['Number of executors']} x {r['Executor cores']} cores x "
+                              f"{r['Executor memory']}: exit code {r['Exit code']}"
+                              for r in failed.to_dict("records")
+                              if r["Command"] == table.fixed["Command"]]  # fmt: skip
+        tables += found
+    return tables
+
+
+def bell(source: Source) -> list[Table]:
+    files = [n for n in source.names()
+             if re.fullmatch(r"src/test/resources/[^/]+\.spark\.csv", n)]  # fmt: skip
+    if not files:
+        raise UsageError(f"{source.path}: no src/test/resources/*.spark.csv: is it "
+                         "dos-group/allocation-assistant?")  # fmt: skip
+    tables = []
+    for name in files:
+        frame = read_frame(source, name, needs=("Nodes", "Runtime"))
+        job = PurePosixPath(name).name.removesuffix(".spark.csv")
+        tables += grouped("bell", frame.assign(job=job), "job", [], ["Nodes"], "Runtime")
+    return tables
+
+
 CONVERTERS: dict[str, tuple[str, Callable[[Source], list[Table]]]] = {
     "autoscaling": ("dos-group/spark-autoscaling-evaluation", autoscaling),
     "c3o": ("dos-group/c3o-experiments", c3o),
     "scout": ("oxhead/scout", scout),
     "loftune": ("LJHzju/LOFTune", loftune),
+    "gatk": ("broadinstitute/gatk", gatk),
+    "bell": ("dos-group/allocation-assistant", bell),
 }
 
 
@@ -271,8 +319,13 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a dataset's mirror or clone ({', '.join(CONVERTERS)})")  # fmt: skip
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--min-configurations", type=int, default=10)
+    parser.add_argument("--dataset", action="append", default=[], metavar="DATASET",
+                        help="convert only this dataset (repeatable; default: every one)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
+        unknown = [d for d in args.dataset if d not in CONVERTERS]
+        if unknown:
+            raise UsageError(f"--dataset {unknown[0]}: give one of {', '.join(CONVERTERS)}")
         given = {}
         for text in args.source:
             dataset, _, path = text.partition("=")
@@ -282,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
             given[dataset] = Path(path)
         tables, sources = [], {}
         for dataset, (repository, convert) in CONVERTERS.items():
+            if args.dataset and dataset not in args.dataset:
+                continue
             path = given.get(dataset) or find_mirror(args.mirrors, repository)
             if path is None:
                 print(f"{dataset}: no mirror of {repository} in {args.mirrors} (fetch it, or give "

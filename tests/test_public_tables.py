@@ -86,6 +86,42 @@ def test_loftune_keeps_the_knobs_and_drops_the_query_embeddings():
     assert tables["loftune.q10-scenario=TPCH_100G_single"].configurations == 2
 
 
+def test_gatk_keeps_its_own_column_names_and_leaves_out_failed_runs(tmp_path):
+    tables = tables_of(public_tables.gatk, "gatk")
+    two = tables["gatk.test_case_2-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
+                 "WGS-G94982-NA12878.bam"]  # fmt: skip
+    assert two.workload == "test_case_2" and two.left_out == []
+    assert two.fixed == {"Command": "CountReadsSpark -I hdfs:///user/tom/q4_spark_eval/"
+                                    "WGS-G94982-NA12878.bam"}  # fmt: skip
+    assert list(two.frame.columns) == ["Number of executors", "Executor cores", "Executor memory",
+                                       "Time (mins)"]  # fmt: skip
+    space, lookup = written(two, tmp_path)
+    assert space.values["Number of executors"] == [2, 4, 8, 16] and len(lookup) == 6
+    assert lookup[(8, 2, "1g")] == 8.35 and lookup[(16, 1, "1g")] == 8.35
+    five = tables["gatk.test_case_5-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
+                  "WGS-G94982-NA12878.bam"]  # fmt: skip
+    # the 128 MB executors failed (exit code 3, after 0.76 minutes): not a time to compare
+    assert five.left_out == ["4 x 4 cores x 128m: exit code 3"]
+    assert five.configurations == 4 and 0.76 not in five.frame["Time (mins)"].tolist()
+
+
+def test_bell_reads_the_spark_jobs_only(tmp_path):
+    tables = tables_of(public_tables.bell, "bell")
+    assert list(tables) == ["bell.grep"]  # wordcount.flink.csv is Flink's: left out
+    grep = tables["bell.grep"]
+    assert grep.fixed == {} and list(grep.frame.columns) == ["Nodes", "Runtime"]
+    assert len(grep.frame) == 21 and grep.configurations == 3  # 7 repetitions each
+    _, lookup = written(grep, tmp_path)
+    assert lookup == {(4,): 846235.0, (8,): 531776.0, (12,): 394254.0}  # their medians
+
+
+def test_a_mirror_of_neither_is_one_line():
+    with pytest.raises(UsageError, match="no scripts/spark_eval/test_case_"):
+        public_tables.gatk(Source(FIXTURES / "bell"))
+    with pytest.raises(UsageError, match=r"no src/test/resources/\*.spark.csv"):
+        public_tables.bell(Source(FIXTURES / "gatk"))
+
+
 def all_sources() -> list[str]:
     return [f"--source={d}={FIXTURES / d}" for d in public_tables.CONVERTERS]
 
@@ -94,9 +130,22 @@ def test_the_index_and_min_configurations(tmp_path, capsys):
     assert public_tables.main([*all_sources(), "--out", str(tmp_path),
                                "--min-configurations", "4"]) == 0  # fmt: skip
     index = json.loads((tmp_path / "index.json").read_text())
-    assert [e["table"].split(".", 1)[0] for e in index] == ["autoscaling"] * 3 + ["c3o", "loftune"]
+    assert [e["table"].split(".", 1)[0] for e in index] == ["autoscaling"] * 3 + [
+        "c3o", "loftune", "gatk", "gatk"]  # fmt: skip
     assert all((tmp_path / e["csv"]).is_file() for e in index)
-    assert "1 with fewer than 4 configurations left out" in capsys.readouterr().out  # c3o's 0.0
+    out = capsys.readouterr().out
+    assert "c3o (dos-group/c3o-experiments at (working tree)): 1 table(s); 1 with fewer" in out
+    assert "bell (dos-group/allocation-assistant at (working tree)): 0 table(s); 1 with" in out
+
+
+def test_only_the_datasets_asked_for(tmp_path, capsys):
+    assert public_tables.main([*all_sources(), "--out", str(tmp_path), "--dataset", "gatk",
+                               "--dataset", "bell", "--min-configurations", "3"]) == 0  # fmt: skip
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [e["dataset"] for e in index] == ["gatk", "gatk", "bell"]
+    assert [e["repository"] for e in index][-1] == "dos-group/allocation-assistant"
+    assert public_tables.main(["--dataset", "nosuch", "--out", str(tmp_path)]) == 2
+    assert "--dataset nosuch: give one of autoscaling, c3o" in capsys.readouterr().err
 
 
 def test_a_bad_file_is_one_line(tmp_path, capsys):
@@ -109,7 +158,7 @@ def test_a_bad_file_is_one_line(tmp_path, capsys):
     assert public_tables.main([f"--source=c3o={tmp_path / 'none'}"]) == 2
     assert "is not a directory" in capsys.readouterr().err
     assert public_tables.main(["--source=nosuch=/tmp"]) == 2
-    assert "DATASET one of autoscaling, c3o, scout, loftune" in capsys.readouterr().err
+    assert "DATASET one of autoscaling, c3o, scout, loftune, gatk, bell" in capsys.readouterr().err
 
 
 def test_a_mirror_that_is_not_the_dataset_is_one_line(tmp_path):
