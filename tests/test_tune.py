@@ -710,6 +710,25 @@ def test_a_role_wrongly_read_from_a_name_is_undone_by_the_runs(tmp_path):
         assert min(values[:3]) <= 1.05 * best, values
 
 
+def test_a_table_of_executor_counts_alone_counts_each_executor_as_a_core(tmp_path):
+    """Executors given, their width not (Bell's scale-out tables: `Nodes` -> runtime), no
+    machine: each executor counts as one core, so the rule that idle cores cost starts the
+    search at the most executors on every seed, where before the rules saw no cores at all,
+    every row tied, and the seed chose the start."""
+    table = tmp_path / "t.csv"
+    table.write_text("Nodes,runtime\n" + "".join(f"{n},{1000 / n + n}\n" for n in range(4, 64, 4)))
+    space, lookup = read_table(table, "runtime")
+    starts = {tune(space, replay_objective(lookup, space), 1, seed=s).trials[0].params["Nodes"]
+              for s in range(5)}  # fmt: skip
+    assert starts == {60}
+    prior = Prior(space)
+    assert prior.unit_width and "each executor counted as one core" in prior.describe()
+    assert "60 in all" in prior.describe()
+    # with a width, or a machine, the executors are not counted so
+    assert not Prior(space, columns={"Nodes": "none"}).unit_width
+    assert not Prior(space, machine=ONE_NODE).unit_width
+
+
 def test_the_additive_model_carries_a_trend_to_values_not_yet_run():
     """Runtime halving with each doubling of nodes, run at 2, 4 and 8 nodes: the model's
     log2 term puts 16 nodes (never run) below 8, where a weight per value alone cannot."""

@@ -195,6 +195,13 @@ class Prior:
         self._centre = {n: float(np.mean(np.log2(space.values[n]))) for n in space.names
                         if space.ordered(n) and len(space.values[n]) > 2
                         and all(v > 0 for v in space.values[n])}  # fmt: skip
+        # a table that gives the executors' number but not their width (nor task slots), with
+        # no machine given: each executor counts as one unit of cores. The width is the same in
+        # every row, so the rules that compare rows (cores idle: more executors, more cores)
+        # hold whatever it is; without it the rules see no cores at all and every row ties
+        named = set(self.roles.values())
+        self.unit_width = (machine is None and bool(named & {"executors", "executors_per_node"})
+                           and not named & {"cores_per_executor", "slots"})  # fmt: skip
         if machine is None:
             largest = max((layout_of(self._named(c)).slots or 1.0 for c in space.candidates),
                           default=1.0)  # fmt: skip
@@ -229,7 +236,10 @@ class Prior:
 
     def _named(self, candidate: tuple) -> dict[str, object]:
         params = self.space.params(candidate)
-        return {name: params[column] for column, name in self.roles.items()}
+        named: dict[str, object] = {name: params[column] for column, name in self.roles.items()}
+        if self.unit_width:
+            named["cores_per_executor"] = 1
+        return named
 
     def _features(self, candidate: tuple) -> dict[str, tuple[float, float, float]]:
         """The rules' features; a column no rule knows: a weight per value and, for a positive
@@ -276,6 +286,9 @@ class Prior:
         known = ", ".join(read(c, n) for c, n in self.roles.items())
         if self.machine_given:
             where = self.machine.describe()
+        elif self.unit_width:
+            where = (f"no machine given: {self.machine.source}, each executor counted as one "
+                     f"core (the table gives no width), {self.machine.cores:g} in all")  # fmt: skip
         elif self.roles:
             where = f"no machine given: {self.machine.source}, {self.machine.cores} threads"
         else:  # no rule to size
