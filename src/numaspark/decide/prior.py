@@ -74,9 +74,10 @@ def canonical(column: str) -> str | None:
     return _CANONICAL.get(re.sub(r"[\s\-]+", "_", column.strip().lower()))
 
 
-# words in a column's name that suggest a role, for a hint only (`guessed_roles`): a table's
-# own names can mean other things (a "nodes" column may count NUMA nodes, a node may run
-# several executors), so a guess is never applied, only offered as the --column to declare
+# words in a column's name that say which role it has (`guessed_roles`). The tuner reads such a
+# column so (tune.Prior) and says it: a table's own names can mean other things (a "nodes"
+# column may count NUMA nodes, a node may run several executors), so its line says how to
+# undo it (--column NAME=none), and the rule the role brings is a prior the runs outweigh
 _COUNT_WORDS = {"nodes", "node", "instances", "instance", "scaleout", "machines", "hosts", "vms",
                 "workers", "executors", "containers", "pods"}  # fmt: skip
 _CPU_WORDS = {"cores", "core", "vcpus", "vcpu", "cpus", "cpu"}
