@@ -513,9 +513,9 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_s
                                                                   monkeypatch):  # fmt: skip
     """One application (a warm-up before it is the run loop's logic, replayed in
     test_each_iteration_is_one_application_stored_as_it_ends: one JVM fewer here). Its tasks
-    last a second each: a worker that lives less than the watch's half-second tick can be
+    last 0.6 s each: a worker that lives less than the watch's half-second tick can be
     missed (a 1.3 s job on a loaded machine was, and this test failed)."""
-    monkeypatch.setenv("SQUARES_TASK_S", "1")
+    monkeypatch.setenv("SQUARES_TASK_S", "0.6")
     out, answer = tmp_path / "out", tmp_path / "answer.json"
     proc = run_cli("run", str(SQUARES), "--bind", "node", "--warmup", "0", "--out", str(out),
                    "--interval", "0.5s", "--", str(answer), "1000", *ODD)  # fmt: skip
@@ -563,7 +563,7 @@ def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, 
 @pytest.mark.integration
 def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_left,
                                                               monkeypatch):  # fmt: skip
-    monkeypatch.setenv("SQUARES_TASK_S", "1")  # each worker seen by the watch's ticks
+    monkeypatch.setenv("SQUARES_TASK_S", "0.6")  # each worker seen by the watch's ticks
     out = tmp_path / "out"
     proc = run_cli("run", "--mode", "standalone", "--bind", "node", "--repeat", "2",
                    "--out", str(out), "--", "spark-submit", "--executor-cores", "1",
