@@ -109,6 +109,14 @@ class Source:
         return sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*")
                       if p.is_file() and ".git" not in p.relative_to(self.path).parts)  # fmt: skip
 
+    def matching(self, pattern: str, shown: str, repository: str) -> list[str]:
+        """The files whose path matches ``pattern``; none is one line that names them as a
+        user reads them (``shown``) and the repository the source should be."""
+        found = [n for n in self.names() if re.fullmatch(pattern, n)]
+        if not found:
+            raise UsageError(f"{self.path}: no {shown}: is it {repository}?")
+        return found
+
     def read(self, name: str) -> str:
         if self.git:
             return self._git("show", f"HEAD:{name}")
@@ -159,9 +167,7 @@ def autoscaling(source: Source) -> list[Table]:
 
 
 def c3o(source: Source) -> list[Table]:
-    jobs = [n for n in source.names() if re.fullmatch(r"[^/]+\.tsv", n)]
-    if not jobs:
-        raise UsageError(f"{source.path}: no JOB.tsv at its top: is it dos-group/c3o-experiments?")
+    jobs = source.matching(r"[^/]+\.tsv", "JOB.tsv at its top", "dos-group/c3o-experiments")
     tables = []
     config = ["instance_count", "machine_type", "slots", "memory", "gross_runtime"]
     for name in jobs:
@@ -215,9 +221,8 @@ def scout(source: Source) -> list[Table]:
 
 
 def loftune(source: Source) -> list[Table]:
-    files = [n for n in source.names() if re.fullmatch(r"data/[^/]+/all_history_data\.csv", n)]
-    if not files:
-        raise UsageError(f"{source.path}: no data/*/all_history_data.csv: is it LJHzju/LOFTune?")
+    files = source.matching(r"data/[^/]+/all_history_data\.csv", "data/*/all_history_data.csv",
+                            "LJHzju/LOFTune")  # fmt: skip
     tables = []
     for name in files:
         frame = read_frame(source, name, needs=("task_id", "duration", "status"))
@@ -231,11 +236,8 @@ def loftune(source: Source) -> list[Table]:
 
 
 def gatk(source: Source) -> list[Table]:
-    files = [n for n in source.names()
-             if re.fullmatch(r"scripts/spark_eval/test_case_\d+_results\.csv", n)]  # fmt: skip
-    if not files:
-        raise UsageError(f"{source.path}: no scripts/spark_eval/test_case_*_results.csv: is it "
-                         "broadinstitute/gatk?")  # fmt: skip
+    files = source.matching(r"scripts/spark_eval/test_case_\d+_results\.csv",
+                            "scripts/spark_eval/test_case_*_results.csv", "broadinstitute/gatk")  # fmt: skip
     params = ["Number of executors", "Executor cores", "Executor memory"]
     tables = []
     for name in files:
@@ -254,11 +256,8 @@ def gatk(source: Source) -> list[Table]:
 
 
 def bell(source: Source) -> list[Table]:
-    files = [n for n in source.names()
-             if re.fullmatch(r"src/test/resources/[^/]+\.spark\.csv", n)]  # fmt: skip
-    if not files:
-        raise UsageError(f"{source.path}: no src/test/resources/*.spark.csv: is it "
-                         "dos-group/allocation-assistant?")  # fmt: skip
+    files = source.matching(r"src/test/resources/[^/]+\.spark\.csv",
+                            "src/test/resources/*.spark.csv", "dos-group/allocation-assistant")  # fmt: skip
     tables = []
     for name in files:
         frame = read_frame(source, name, needs=("Nodes", "Runtime"))
