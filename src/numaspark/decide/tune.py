@@ -188,7 +188,8 @@ class Prior:
         # can contradict (RuleModel.fit); `--column NAME=none` searches it without
         known = {canonical(n) for n in space.names} | set(self.declared.values())
         self.guessed = {c: name for c, role in guessed_roles(
-            [n for n in space.names if n not in self.declared and _positive(space.values[n])]
+            [n for n in space.names if n not in self.declared and space.ordered(n)
+             and all(v > 0 for v in space.values[n])]  # counts and sizes: positive numbers
         ).items() if (name := canonical(role)) not in known}  # fmt: skip
         self.roles = roles(space.names, {**self.guessed, **self.declared})
         # the mean log2 of each positive numeric column of three or more values (its trend)
@@ -299,11 +300,6 @@ class Prior:
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
-
-
-def _positive(values: list) -> bool:
-    """A column of positive numbers (what a count or a size of resources is)."""
-    return all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in values)
 
 
 def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
