@@ -1,7 +1,8 @@
 """Public datasets of Spark runs as replay tables for the tuner (issue 42, item 3).
 
-Each dataset is read from its fetched mirror (a bare git directory, as the fetch tool leaves
-in /work/.mirror/OWNER+NAME/repo) or from a clone's working tree, and written as CSV tables
+Each dataset is read from where it is given: a clone's working tree or a bare git directory
+(--source DATASET=PATH), or a folder of fetched mirrors, OWNER+NAME/repo each (--mirrors DIR).
+Nothing is looked for anywhere else. They are written as CSV tables
 that `numaspark tune --replay TABLE --minimize COLUMN` and `numaspark.decide.tune.read_table`
 read: one row per run, the configuration's parameters and one value column. Repetitions stay
 rows (read_table takes their median). What describes the job rather than the configuration
@@ -39,7 +40,7 @@ tables, one machine type's scale-outs) are left out and counted. The tables and 
 index.json (dataset, workload, fixed parameters, parameters, value column, rows,
 configurations) go to --out, never into git.
 
-    .venv/bin/python bench/public_tables.py [--mirrors /work/.mirror] [--out DIR]
+    .venv/bin/python bench/public_tables.py [--mirrors DIR] [--out DIR]
         [--source DATASET=PATH ...] [--dataset DATASET ...] [--min-configurations 10]
 """
 
@@ -312,8 +313,8 @@ def find_mirror(mirrors: Path, repository: str) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
-                        help="where the fetch tool left OWNER+NAME/repo")  # fmt: skip
+    parser.add_argument("--mirrors", type=Path, default=None,
+                        help="a folder of fetched mirrors, OWNER+NAME/repo each")  # fmt: skip
     parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",
                         help=f"a dataset's mirror or clone ({', '.join(CONVERTERS)})")  # fmt: skip
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -336,7 +337,10 @@ def main(argv: list[str] | None = None) -> int:
         for dataset, (repository, convert) in CONVERTERS.items():
             if args.dataset and dataset not in args.dataset:
                 continue
-            path = given.get(dataset) or find_mirror(args.mirrors, repository)
+            path = given.get(dataset)
+            if path is None and args.mirrors is None:
+                continue  # neither given nor asked to be looked for
+            path = path or find_mirror(args.mirrors, repository)
             if path is None:
                 print(f"{dataset}: no mirror of {repository} in {args.mirrors} (fetch it, or give "
                       f"--source {dataset}=PATH): left out", file=sys.stderr)  # fmt: skip
@@ -357,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                       "complete left out" if table.left_out else ""))  # fmt: skip
             tables += kept
         if not tables:
-            raise UsageError("no dataset converted: fetch the mirrors or give --source")
+            raise UsageError("no dataset converted: give --source DATASET=PATH or --mirrors DIR")
         write(tables, args.out, sources)
         print(f"{len(tables)} table(s) and index.json in {args.out}")
     except UsageError as e:

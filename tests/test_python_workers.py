@@ -94,7 +94,7 @@ def test_an_executor_tree_has_no_driver_and_other_children_are_left_out():
                       status=tree[1].status, numa_maps="", stat=tree[1].stat)  # fmt: skip
     assert python_processes(root, [simple])[0].role == WORKER  # no daemon (use.daemon=false)
     daemon = tree[1]
-    helper = ProcText(pid=3, ppid=daemon.pid, cmdline="bash /root/.pyenv/libexec/pyenv-exec",
+    helper = ProcText(pid=3, ppid=daemon.pid, cmdline="bash /opt/pyenv/libexec/pyenv-exec",
                       status=daemon.status, numa_maps="", stat=daemon.stat)  # fmt: skip
     assert 3 not in {p.pid for p in python_processes(root, [*tree, helper])}  # a shim's helper
 

@@ -10,7 +10,7 @@ network namespace), and from here, where ``localhost`` is this machine, the clie
 yarn-site.xml names the RM by the host's address, as a user's client copy names an RM it
 reaches. The host's hostname is its address,
 so that what it reports is a name this machine resolves. Spark's staging directory
-(``file:/root/.sparkStaging``, the mini YARN's filesystem being the local one) and the
+(``file:$HOME/.sparkStaging``, the mini YARN's filesystem being the local one) and the
 built-in's input are paths the host sees too, as HDFS or a shared filesystem would be;
 ``--out`` is under this machine's /tmp, which the host does not see. Namespaces on one
 machine prove addresses, routes and paths, never speed. Run under the JVM lock.
