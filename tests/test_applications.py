@@ -428,9 +428,10 @@ def test_a_failing_jar_is_stored_failed_from_its_drivers_exception(tmp_path):
 
 
 def test_the_recorded_target_refuses_what_it_has_no_recording_of():
-    for job, options in (("etl.py", []), ("app.jar", ["--class", "com.acme.Other"]),
-                         ("app.jar", [])):  # fmt: skip
-        with pytest.raises(AssertionError):
+    for job, options, why in (("etl.py", [], "nothing recorded plays etl.py"),
+                              ("app.jar", ["--class", "com.acme.Other"], "not \\['--class'"),
+                              ("app.jar", [], "not \\[\\]")):  # fmt: skip
+        with pytest.raises(AssertionError, match=why):
             recording_for(job, ["o.json", "1000"], options)
 
 
@@ -481,7 +482,7 @@ def test_bad_application_input_is_one_line_and_exit_2(tmp_path):
         (["run", str(SQUARES), "--time", "cpu"], "--time"),
     ):  # fmt: skip
         proc = run_cli(*args, "--out", str(tmp_path / "out"))
-        assert proc.returncode != 0, args
+        assert proc.returncode == 2, (args, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and words in lines[0] and "Traceback" not in proc.stderr, lines
 

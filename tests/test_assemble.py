@@ -94,6 +94,7 @@ def test_a_wrong_answer_is_a_failed_run_with_why(tmp_path):
     facts = {**stored[0].spec.dataset["facts"], "total_words": -1}
     plan = replace(_plan(stored), facts=facts)
     made = assemble(read_outputs(_copy(tmp_path)), plan)
+    assert len(made) == 3  # every recorded iteration, each failed for the answer
     assert all(not r.ok and r.failure_reason.startswith("wrong answer") for r in made)
 
 

@@ -118,3 +118,90 @@ def test_the_site_builds_with_strict(tmp_path: Path) -> None:
         page.write("\nSee [the tuner](no-such-page.md).\n")
     broken = _mkdocs(copy, tmp_path / "broken")
     assert broken.returncode != 0 and "no-such-page.md" in broken.stdout + broken.stderr, broken
+
+
+# --- the defaults the pages state are the commands' own ------------------------------------
+
+#: "`--option ...` (default VALUE" or "(the default: VALUE", up to the parenthesis' end or a
+#: clause's
+DEFAULT_STATED = re.compile(
+    r"`(--[a-z][a-z-]*)[^`]*`\**\s*\((?:the )?default(?::| is)?\s+`?([^`);,:]+)"
+)
+
+
+def cli_options() -> dict[str, dict[str, tuple[object, str]]]:
+    """Every numaspark command's options: {--option: {command: (default, help)}}."""
+    import typer
+
+    from numaspark.cli.commands import app
+
+    found: dict[str, dict[str, tuple[object, str]]] = {}
+
+    def walk(command, path: list[str]) -> None:
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+        for param in getattr(command, "params", []):
+            for opt in (o for o in getattr(param, "opts", []) if o.startswith("--")):
+                found.setdefault(opt, {})[" ".join(path)] = (param.default, param.help or "")
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def _norm(value: object) -> str:
+    text = str(getattr(value, "value", value))
+    if isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    return re.sub(r"\s+", "", text).lower()
+
+
+#: a paragraph about one of the benches or scripts: its options are theirs, not numaspark's
+NOT_NUMASPARK = re.compile(r"\b(bench|scripts)/[\w-]+\.(py|sh)\b")
+
+
+def stated_defaults() -> list[tuple[str, str, str]]:
+    """(page:line, option, value) for each default a page states of a numaspark option."""
+    found = []
+    for page in PAGES:
+        lines = page.read_text().splitlines()
+        start = 0  # the paragraph's first line
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                start = number
+                continue
+            if re.match(r"\s*([-*]|\d+\.) ", line):  # a list item is a paragraph of its own
+                start = number - 1
+            paragraph = "\n".join(lines[start:number])
+            for match in DEFAULT_STATED.finditer(line):
+                if NOT_NUMASPARK.search(paragraph):
+                    continue
+                where = f"{page.relative_to(ROOT)}:{number}"
+                found.append((where, match.group(1), match.group(2).strip()))
+    return found
+
+
+def test_each_default_a_page_states_is_the_commands_own() -> None:
+    """A page's "(default X)" for a numaspark option is the default of a command that has it,
+    or, where that default is computed (None), the first word of the one its --help states.
+    Options of the scripts and benches (not numaspark commands) are not checked here."""
+    options = cli_options()
+    checked, wrong = 0, []
+    for where, option, value in stated_defaults():
+        if option not in options:
+            continue
+        checked += 1
+        defaults = options[option]
+        said = {_norm(d) for d, _ in defaults.values() if d is not None}
+        helps = [re.search(r"\(default:\s*([^);,]+)", h) for d, h in defaults.values() if d is None]
+        said |= {_norm(h.group(1).split()[0]) for h in helps if h}
+        if _norm(value) not in said and _norm(value.split()[0]) not in said:
+            wrong.append(f"{where}: {option} default {value!r}; the commands say {sorted(said)}")
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 5  # the statements this test exists for are found
+
+
+def test_a_stated_default_that_differs_is_found() -> None:
+    """The check's own break: the default docs/yarn.md stated before it was mended."""
+    [match] = DEFAULT_STATED.finditer("- **`--executor-wait`** (default 60 s) applies: an app")
+    assert match.groups() == ("--executor-wait", "60 s")
+    assert {_norm(d) for d, _ in cli_options()["--executor-wait"].values()} == {"300s"}

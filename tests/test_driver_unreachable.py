@@ -30,6 +30,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.jvm,
 # docs/clusters.md's "--master" section states these (the driver ends within 10 s of numaspark's end)
 DRIVER_ENDS_S = 10.0
 EXECUTORS_END_S = 20.0
+# and numaspark ends within this of the first executor's death over there
+UNREACHABLE_ENDS_S = 20.0
 
 
 @pytest.fixture
@@ -73,7 +75,7 @@ def test_executors_that_cannot_reach_the_driver_end_the_run_in_one_line(
     print(f"numaspark ended {after:.1f} s after the first executor's death over there")
     print(stderr[-1500:])
     assert cli.returncode != 0, stderr[-2000:]
-    assert after < 40, f"numaspark ended {after:.1f} s after the first death (the aim: 20 s)"
+    assert after < UNREACHABLE_ENDS_S, f"numaspark ended {after:.1f} s after the first death"
     failed = [line for line in stderr.splitlines() if "could not reach the driver" in line]
     assert len(failed) >= 1, stderr[-2000:]
     assert (f"executors on {cluster.address} could not reach the driver at 127.0.0.1:" in failed[0]
@@ -120,8 +122,9 @@ def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
         f"{how.name}: numaspark ended {ended_s:.2f} s, the driver and every process it started "
         f"{driver_s} s, the executors over there {executors_s} s after the signal"
     )
-    assert driver_s is not None, drivers_here()
-    assert executors_s is not None, cluster.executors()
+    # waited for 10 s longer than stated, to print how late they were; a late one fails
+    assert driver_s is not None and driver_s <= DRIVER_ENDS_S, (driver_s, drivers_here())
+    assert executors_s is not None and executors_s <= EXECUTORS_END_S, cluster.executors()
     assert not drivers_here()
     time.sleep(5)  # the application is gone from the cluster: no executor comes back
     assert not cluster.executors()

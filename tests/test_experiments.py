@@ -87,15 +87,26 @@ def test_binding_study_on_a_four_node_server():
     assert all(c.mem_nodes != c.only_nodes for c in remote)
 
 
-def test_binding_study_here_says_what_it_cannot_run():
-    study = studies.binding(load_machine(), "wordcount")
-    nodes = len(load_machine().nodes)
+def _binding_study_checked(topology) -> None:
+    study = studies.binding(topology, "wordcount")
+    nodes = len(topology.nodes)
     notes = [c.note for c in study.experiment.configs]
     if nodes == 1:
         assert "need several NUMA nodes; this machine has 1" in study.cannot[0]
         assert notes == ["1U", "1B"]
     else:  # a machine of several nodes can run every part of it
         assert not study.cannot and f"{nodes}B" in notes and "1B" in notes
+
+
+def test_binding_study_says_what_it_cannot_run_on_one_node_and_runs_all_on_two():
+    """Both branches on synthetic machines, whatever this one is; then this machine's own."""
+    one = load_synthetic("package:1 numa:1 core:2 pu:1")
+    assert studies.binding(one, "wordcount").cannot  # the one-node branch is taken
+    _binding_study_checked(one)
+    two = load_synthetic("package:2 numa:1 core:2 pu:1")
+    assert not studies.binding(two, "wordcount").cannot  # the several-node branch is taken
+    _binding_study_checked(two)
+    _binding_study_checked(load_machine())
 
 
 def test_smt_study_plans_on_an_smt_server_and_declines_here():

@@ -52,11 +52,13 @@ def test_no_tracked_file_names_a_path_of_one_machine():
 def test_the_path_check_finds_each_kind_and_passes_the_rest(tmp_path):
     """A deliberate break of each kind is found; URLs, variables and system paths are not."""
     checkout = tmp_path / "clone"
+    # built from pieces, so that this file itself names no such path
+    work, root, home, users = ("/" + name for name in ("work", "root", "home", "Users"))
     planted = [
-        "default=Path('/work/.mirror')",
-        "PYTHONPATH=/root/src",
-        "see /home/alice/data.csv",
-        "cp x /Users/bob/y",
+        f"default=Path('{work}/.mirror')",
+        f"PYTHONPATH={root}/src",
+        f"see {home}/alice/data.csv",
+        f"cp x {users}/bob/y",
         f"open('{checkout}/bench/x.csv')",
         f"open('{tmp_path}/other-checkout/src')",
     ]

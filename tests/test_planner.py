@@ -178,6 +178,11 @@ def test_local_mode_is_one_jvm(xeon24):
     assert str(jvm.nodes) == "0"
     with pytest.raises(UsageError, match="local mode runs one JVM"):
         plan(xeon24, Layout(executors=2, mode=Mode.LOCAL))
+    # one per node on a two-node server is two JVMs: refused, never one JVM on node 0
+    with pytest.raises(UsageError, match="--executors-per-node 1 on 2 node.s. asks for 2"):
+        plan(xeon24, Layout(executors_per_node=1, mode=Mode.LOCAL), Binding.NODE)
+    one_node = plan(xeon24, Layout(executors_per_node=1, mode=Mode.LOCAL), only_nodes=CpuSet([1]))
+    assert str(one_node.jvms[0].nodes) == "1"
 
 
 def test_conflicting_or_silly_numbers(xeon24):

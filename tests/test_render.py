@@ -218,3 +218,17 @@ def test_python_memory_is_for_yarn_and_k8s_only(xeon24):
                  "--executors-per-node", "1", "--python-memory", "2g", "--json")  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert '"spark.executor.pyspark.memory": "2g"' in ok.stdout
+
+
+def test_a_plan_for_yarn_or_kubernetes_is_headed_by_its_manager_not_standalone_mode():
+    for target, manager in (
+        ("yarn", "on YARN"),
+        ("k8s", "on Kubernetes"),
+        ("spark", "standalone mode"),
+    ):
+        proc = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--target", target,
+                       "--executors-per-node", "1", "--bind", "node", check=True)  # fmt: skip
+        title = proc.stdout.splitlines()[0]
+        assert title.startswith("Placement: 2 executor(s)") and f"{manager}, bind node" in title, (
+            title
+        )

@@ -119,8 +119,9 @@ def test_every_kind_of_plot_renders_in_chromium(tmp_path):
 
 def test_report_of_a_directory_without_results_is_one_line(tmp_path):
     proc = run_cli("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
-    assert proc.returncode != 0 and "no results.jsonl" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and line.startswith("Error: ") and "no results.jsonl" in line
+    assert not (tmp_path / "r.html").exists()
 
 
 @pytest.fixture(scope="module")

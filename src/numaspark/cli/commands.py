@@ -136,7 +136,8 @@ def plan_command(
     if as_json:
         term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
     else:
-        term.print(views.placement_view(placement))
+        manager = {Platform.YARN: "YARN", Platform.K8S: "Kubernetes"}.get(target)
+        term.print(views.placement_view(placement, manager))
         # standalone: lines to paste into the standing cluster's spark-defaults.conf
         if target is Platform.STANDALONE:
             term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)

@@ -248,6 +248,9 @@ def parse_event_log(path: str | Path, workers: int | None = None,
         for event in parsed.events:
             events.add(event)
     if log.start_time is None and log.app_id is None:
+        if log.warnings:  # damage before the application's start: say so, not "is it a log?"
+            raise UsageError(f"{path} holds no Spark application events before its damage "
+                             f"({log.warnings[-1]}): give an undamaged copy of the log")  # fmt: skip
         raise UsageError(f"{path} holds no Spark application events: is it a Spark event log? "
                          "(give the file or eventlog_v2_* directory Spark wrote)")  # fmt: skip
     if not log.complete:

@@ -77,6 +77,11 @@ def plan(
             f"nodes {topology.allowed_nodes or '-'})"
         )
     _check_layout_numbers(layout)
+    per_node = layout.executors_per_node
+    if layout.mode is Mode.LOCAL and per_node is not None and per_node * len(nodes) != 1:
+        raise UsageError(f"local mode runs one JVM, but --executors-per-node {per_node} on "
+                         f"{len(nodes)} node(s) asks for {per_node * len(nodes)}: give "
+                         "--mode standalone (or --master) for several executors")  # fmt: skip
     allowed = len(topology.allowed_cpus)
     if layout.driver_cores > allowed:
         raise UsageError(f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "

@@ -109,8 +109,10 @@ def distance_table(topology: Topology) -> Table:
     return table
 
 
-def placement_view(placement: Placement) -> RenderableType:
-    """The plan as a table, the numactl prefix of each JVM, the Spark conf and the notes."""
+def placement_view(placement: Placement, manager: str | None = None) -> RenderableType:
+    """The plan as a table, the numactl prefix of each JVM, the Spark conf and the notes.
+    ``manager``: the cluster manager that starts the executors (YARN, Kubernetes), named in
+    the title instead of the mode."""
     layout = placement.layout
     policy = placement.mem_policy.value if placement.mem_policy else "default"
     first = placement.executors[0]
@@ -120,7 +122,8 @@ def placement_view(placement: Placement) -> RenderableType:
     table = Table(
         title=(
             f"Placement: {len(placement.executors)} executor(s) x {width}, "
-            f"{layout.mode.value} mode, bind {placement.binding.value}, memory {policy}"
+            f"{f'on {manager}' if manager else f'{layout.mode.value} mode'}, "
+            f"bind {placement.binding.value}, memory {policy}"
         ),
         title_justify="left",
     )
