@@ -25,8 +25,12 @@ from numaspark.spark.affinity import build_jar
 
 def pin_cost() -> dict:
     jar = build_jar()
-    proc = subprocess.run(["java", "-cp", str(jar), "io.numaspark.affinity.example.PinCost"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    proc = subprocess.run(
+        ["java", "-cp", str(jar), "io.numaspark.affinity.example.PinCost"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
@@ -37,13 +41,33 @@ def main() -> int:
     parser.add_argument("--size", default="small")
     args = parser.parse_args()
     cost = pin_cost()
-    print(f"pinning cost: {cost['median_us']:.2f} us per task (median of {cost['rounds']} "
-          f"rounds of {cost['tasks_per_round']}; {cost['min_us']:.2f}-{cost['max_us']:.2f})")  # fmt: skip
-    ratios = alternating_pairs(args.pairs, "core", "none", lambda binding, out, data: measured_wall(
-        [args.workload, "--size", args.size, "--mode", "local", "--bind", binding,
-         "--data", str(data)], out))  # fmt: skip
-    print(f"core / none: median ratio {statistics.median(ratios):.3f} over {len(ratios)} pairs "
-          f"(range {min(ratios):.3f}-{max(ratios):.3f}; below 1 = core faster)")  # fmt: skip
+    print(
+        f"pinning cost: {cost['median_us']:.2f} us per task (median of {cost['rounds']} "
+        f"rounds of {cost['tasks_per_round']}; {cost['min_us']:.2f}-{cost['max_us']:.2f})"
+    )
+    ratios = alternating_pairs(
+        args.pairs,
+        "core",
+        "none",
+        lambda binding, out, data: measured_wall(
+            [
+                args.workload,
+                "--size",
+                args.size,
+                "--mode",
+                "local",
+                "--bind",
+                binding,
+                "--data",
+                str(data),
+            ],
+            out,
+        ),
+    )
+    print(
+        f"core / none: median ratio {statistics.median(ratios):.3f} over {len(ratios)} pairs "
+        f"(range {min(ratios):.3f}-{max(ratios):.3f}; below 1 = core faster)"
+    )
     return 0
 
 

@@ -40,21 +40,37 @@ APP = ROOT / "tests" / "apps" / "squares.py"
 
 def line(rows: int, answer: Path) -> list[str]:
     """The user's line: what both sides run."""
-    return [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]", str(APP),
-            str(answer), str(rows)]  # fmt: skip
+    return [
+        str(spark_home() / "bin" / "spark-submit"),
+        "--master",
+        "local[2]",
+        str(APP),
+        str(answer),
+        str(rows),
+    ]
 
 
 def baseline(rows: int, tmp: Path) -> float:
     started = time.monotonic()
-    subprocess.run(line(rows, tmp / "base.json"), check=True, capture_output=True,
-                   env=spark_env("127.0.0.1"))  # fmt: skip
+    subprocess.run(
+        line(rows, tmp / "base.json"), check=True, capture_output=True, env=spark_env("127.0.0.1")
+    )
     return time.monotonic() - started
 
 
 def numaspark(rows: int, tmp: Path, collect: bool) -> dict[str, float]:
     out = tmp / f"out-{time.monotonic_ns()}"
-    argv = [sys.executable, "-m", "numaspark", "run", "--out", str(out),
-            "--collect" if collect else "--no-collect", "--", *line(rows, tmp / "ns.json")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "numaspark",
+        "run",
+        "--out",
+        str(out),
+        "--collect" if collect else "--no-collect",
+        "--",
+        *line(rows, tmp / "ns.json"),
+    ]
     started = time.time()
     subprocess.run(argv, check=True, capture_output=True)
     ended = time.time()
@@ -62,17 +78,21 @@ def numaspark(rows: int, tmp: Path, collect: bool) -> dict[str, float]:
     (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     submit_s = record["app"]["wall_time_s"]
     app_done = (run_dir / "app.json").stat().st_mtime
-    return {"wall": ended - started, "submit": submit_s,
-            "before": (run_dir / "plan.json").stat().st_mtime - started,
-            "analysis": ended - app_done}  # fmt: skip
+    return {
+        "wall": ended - started,
+        "submit": submit_s,
+        "before": (run_dir / "plan.json").stat().st_mtime - started,
+        "analysis": ended - app_done,
+    }
 
 
 def startup_s() -> float:
     times = []
     for _ in range(5):
         started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "numaspark", "version"], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "numaspark", "version"], check=True, capture_output=True
+        )
         times.append(time.monotonic() - started)
     return statistics.median(times)
 
@@ -87,14 +107,22 @@ def measure(rows: int, collect: bool, pairs: int, tmp: Path, startup: float) -> 
         base.append(b)
         ours.append(n)
         ratios.append(n["wall"] / b)
-        print(f"  pair {pair}: baseline {b:.2f} s, numaspark {n['wall']:.2f} s "
-              f"(ratio {n['wall'] / b:.3f})", flush=True)  # fmt: skip
+        print(
+            f"  pair {pair}: baseline {b:.2f} s, numaspark {n['wall']:.2f} s "
+            f"(ratio {n['wall'] / b:.3f})",
+            flush=True,
+        )
     median_base = statistics.median(base)
     median = {k: statistics.median(o[k] for o in ours) for k in ours[0]}
-    return {"baseline_s": median_base, "numaspark_s": median["wall"],
-            "ratio": statistics.median(ratios), "startup_s": startup,
-            "planning_s": median["before"] - startup,
-            "run_s": median["submit"] - median_base, "analysis_s": median["analysis"]}  # fmt: skip
+    return {
+        "baseline_s": median_base,
+        "numaspark_s": median["wall"],
+        "ratio": statistics.median(ratios),
+        "startup_s": startup,
+        "planning_s": median["before"] - startup,
+        "run_s": median["submit"] - median_base,
+        "analysis_s": median["analysis"],
+    }
 
 
 def main() -> None:
@@ -111,23 +139,32 @@ def main() -> None:
             if args.only not in (None, name):
                 continue
             for collect in (True, False):
-                print(f"{name} application ({count:,} rows), collectors "
-                      f"{'on' if collect else 'off'}:", flush=True)  # fmt: skip
+                print(
+                    f"{name} application ({count:,} rows), collectors "
+                    f"{'on' if collect else 'off'}:",
+                    flush=True,
+                )
                 found = measure(count, collect, args.pairs, Path(tmp), startup)
                 rows.append((name, count, collect, found))
-    print("\n| application | collectors | baseline s | numaspark s | ratio (median of pairs) "
-          "| start-up s | planning s | run s | analysis s |")  # fmt: skip
+    print(
+        "\n| application | collectors | baseline s | numaspark s | ratio (median of pairs) "
+        "| start-up s | planning s | run s | analysis s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name, count, collect, f in rows:
-        print(f"| {name} ({count:,} rows) | {'on' if collect else 'off'} | {f['baseline_s']:.2f} "
-              f"| {f['numaspark_s']:.2f} | {f['ratio']:.3f} | {f['startup_s']:.2f} "
-              f"| {f['planning_s']:.2f} | {f['run_s']:.2f} | {f['analysis_s']:.2f} |")  # fmt: skip
+        print(
+            f"| {name} ({count:,} rows) | {'on' if collect else 'off'} | {f['baseline_s']:.2f} "
+            f"| {f['numaspark_s']:.2f} | {f['ratio']:.3f} | {f['startup_s']:.2f} "
+            f"| {f['planning_s']:.2f} | {f['run_s']:.2f} | {f['analysis_s']:.2f} |"
+        )
     goals = {True: 1.05, False: 1.02}
     for name, _, collect, f in rows:
         if name == "long":
             met = "met" if f["ratio"] <= goals[collect] else "NOT met"
-            print(f"goal, long, collectors {'on' if collect else 'off'}: ratio {f['ratio']:.3f} "
-                  f"<= {goals[collect]}: {met}")  # fmt: skip
+            print(
+                f"goal, long, collectors {'on' if collect else 'off'}: ratio {f['ratio']:.3f} "
+                f"<= {goals[collect]}: {met}"
+            )
 
 
 if __name__ == "__main__":

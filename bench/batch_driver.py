@@ -30,8 +30,14 @@ def _plan(work: Path) -> Path:
     for w in all_workloads():
         if not w.streaming:
             input_dir, manifest = prepare_input(w, w.size("tiny"), root=work / "data")
-            plan.append({"workload": w.name, "job": w.job, "input": str(input_dir),
-                         "params": w.job_arguments(manifest["facts"])})  # fmt: skip
+            plan.append(
+                {
+                    "workload": w.name,
+                    "job": w.job,
+                    "input": str(input_dir),
+                    "params": w.job_arguments(manifest["facts"]),
+                }
+            )
     path = work / "plan.json"
     path.write_text(json.dumps(plan))
     return path
@@ -41,10 +47,26 @@ def _run(plan: Path, out: Path, at_once: int) -> tuple[float, float]:
     """Wall and CPU seconds of one driver run (the conf is the test's)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    subprocess.run([str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
-                    "--conf", "spark.sql.shuffle.partitions=8", "--conf", "spark.ui.enabled=false",
-                    "--driver-memory", "2g", str(DRIVER), str(plan), str(out), str(at_once)],
-                   env=spark_env(), check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            str(spark_home() / "bin" / "spark-submit"),
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.sql.shuffle.partitions=8",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--driver-memory",
+            "2g",
+            str(DRIVER),
+            str(plan),
+            str(out),
+            str(at_once),
+        ],
+        env=spark_env(),
+        check=True,
+        capture_output=True,
+    )
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -61,8 +83,11 @@ def main() -> None:
             for at_once in (1, 2):
                 wall, cpu = _run(plan, work / f"answers-{at_once}.json", at_once)
                 load = Path("/proc/loadavg").read_text().split()[0]
-                print(f"pair {pair + 1}: {at_once} at once: {wall:.1f} s wall, {cpu:.1f} s CPU "
-                      f"(load {load})", flush=True)  # fmt: skip
+                print(
+                    f"pair {pair + 1}: {at_once} at once: {wall:.1f} s wall, {cpu:.1f} s CPU "
+                    f"(load {load})",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,13 @@ from numaspark.topology import load_machine
 
 
 def one(workload: str, size: str, collect: bool, out: Path) -> tuple[float, float]:
-    request = RunRequest(workload=workload, size=size, collect=collect, out=out,
-                         spark_conf={"spark.sql.shuffle.partitions": "8"})  # fmt: skip
+    request = RunRequest(
+        workload=workload,
+        size=size,
+        collect=collect,
+        out=out,
+        spark_conf={"spark.sql.shuffle.partitions": "8"},
+    )
     (result,) = run_workload(request, load_machine())
     if not result.ok:
         raise SystemExit(f"run failed: {result.failure_reason}")
@@ -48,8 +53,11 @@ def main() -> None:
             (on, app_on), (off, app_off) = times[True], times[False]
             ratios.append(on / off)
             app_ratios.append(app_on / app_off)
-            print(f"{pair + 1:>4} {on:>8.2f} {off:>8.2f} {on / off:>7.3f} {app_on:>9.2f} "
-                  f"{app_off:>10.2f}", flush=True)  # fmt: skip
+            print(
+                f"{pair + 1:>4} {on:>8.2f} {off:>8.2f} {on / off:>7.3f} {app_on:>9.2f} "
+                f"{app_off:>10.2f}",
+                flush=True,
+            )
     print(
         f"median ratio, iteration: {statistics.median(ratios):.3f} "
         f"(overhead {statistics.median(ratios) - 1:+.1%}); application: "

@@ -75,26 +75,37 @@ def _task_templates(kinds: dict) -> dict[int, tuple[str, str]]:
     """Per fixture stage (0: shuffle map, 1: result): a TaskStart and a TaskEnd template."""
     out = {}
     info = ("Task Info",)
-    ids = {"stage": (("Stage ID",), 0), "task": ((*info, "Task ID"), 0),
-           "index": ((*info, "Index"), 0), "partition": ((*info, "Partition ID"), 0),
-           "launch": ((*info, "Launch Time"), 0)}  # fmt: skip
+    ids = {
+        "stage": (("Stage ID",), 0),
+        "task": ((*info, "Task ID"), 0),
+        "index": ((*info, "Index"), 0),
+        "partition": ((*info, "Partition ID"), 0),
+        "launch": ((*info, "Launch Time"), 0),
+    }
     for stage in (0, 1):
         start = next(e for e in kinds["SparkListenerTaskStart"] if e["Stage ID"] == stage)
         end = next(e for e in kinds["SparkListenerTaskEnd"] if e["Stage ID"] == stage)
-        end_fields = {**ids, "finish": ((*info, "Finish Time"), 0),
-                      "run": (("Task Metrics", "Executor Run Time"), 0),
-                      "cpu": (("Task Metrics", "Executor CPU Time"), 0)}  # fmt: skip
-        out[stage] = (_format(json.loads(json.dumps(start)), ids),
-                      _format(json.loads(json.dumps(end)), end_fields))  # fmt: skip
+        end_fields = {
+            **ids,
+            "finish": ((*info, "Finish Time"), 0),
+            "run": (("Task Metrics", "Executor Run Time"), 0),
+            "cpu": (("Task Metrics", "Executor CPU Time"), 0),
+        }
+        out[stage] = (
+            _format(json.loads(json.dumps(start)), ids),
+            _format(json.loads(json.dumps(end)), end_fields),
+        )
     return out
 
 
-def _stage_event(template: dict, stage: int, tasks: int, parents: list[int], t: int,
-                 done: bool) -> str:  # fmt: skip
+def _stage_event(
+    template: dict, stage: int, tasks: int, parents: list[int], t: int, done: bool
+) -> str:
     event = json.loads(json.dumps(template))
     info = event["Stage Info"]
-    info.update({"Stage ID": stage, "Number of Tasks": tasks, "Parent IDs": parents,
-                 "Submission Time": t})  # fmt: skip
+    info.update(
+        {"Stage ID": stage, "Number of Tasks": tasks, "Parent IDs": parents, "Submission Time": t}
+    )
     if done:
         info["Completion Time"] = t + 1000
     return json.dumps(event, separators=(",", ":")) + "\n"
@@ -103,9 +114,14 @@ def _stage_event(template: dict, stage: int, tasks: int, parents: list[int], t: 
 def generate_lines(tasks: int, app_id: str):
     """The log's lines, in the order Spark writes them."""
     kinds = _templates()
-    head = ("SparkListenerLogStart", "SparkListenerResourceProfileAdded",
-            "SparkListenerExecutorAdded", "SparkListenerBlockManagerAdded",
-            "SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart")  # fmt: skip
+    head = (
+        "SparkListenerLogStart",
+        "SparkListenerResourceProfileAdded",
+        "SparkListenerExecutorAdded",
+        "SparkListenerBlockManagerAdded",
+        "SparkListenerEnvironmentUpdate",
+        "SparkListenerApplicationStart",
+    )
     t0 = 1_795_000_000_000
     for kind in head:
         event = kinds[kind][0]
@@ -124,8 +140,13 @@ def generate_lines(tasks: int, app_id: str):
         start = json.loads(json.dumps(job_start))
         start.update({"Job ID": job, "Submission Time": t, "Stage IDs": stages})
         for info, stage in zip(start["Stage Infos"], stages, strict=True):
-            info.update({"Stage ID": stage, "Number of Tasks": per_stage,
-                         "Parent IDs": [stage - 1] if stage % 2 else []})  # fmt: skip
+            info.update(
+                {
+                    "Stage ID": stage,
+                    "Number of Tasks": per_stage,
+                    "Parent IDs": [stage - 1] if stage % 2 else [],
+                }
+            )
         yield json.dumps(start, separators=(",", ":")) + "\n"
         for kind, stage in zip((0, 1), stages, strict=True):
             parents = [stage - 1] if kind else []
@@ -134,18 +155,36 @@ def generate_lines(tasks: int, app_id: str):
             for index in range(per_stage):
                 launch = t + index % 977
                 run = 20 + (task_id * 7919) % 113
-                values = {"stage": stage, "task": task_id, "index": index, "partition": index,
-                          "launch": launch}  # fmt: skip
+                values = {
+                    "stage": stage,
+                    "task": task_id,
+                    "index": index,
+                    "partition": index,
+                    "launch": launch,
+                }
                 yield start_line.format(**values)
-                yield end_line.format(**values, finish=launch + run + 9, run=run,
-                                      cpu=run * 600_000)  # fmt: skip
+                yield end_line.format(**values, finish=launch + run + 9, run=run, cpu=run * 600_000)
                 task_id += 1
             yield _stage_event(completed[kind], stage, per_stage, parents, t, done=True)
-        yield json.dumps({"Event": "SparkListenerJobEnd", "Job ID": job,
-                          "Completion Time": t + 2000,
-                          "Job Result": {"Result": "JobSucceeded"}}, separators=(",", ":")) + "\n"  # fmt: skip
-    yield json.dumps({"Event": "SparkListenerApplicationEnd", "Timestamp": t0 + 10_000 * 60,
-                      "ExitCode": 0}, separators=(",", ":")) + "\n"  # fmt: skip
+        yield (
+            json.dumps(
+                {
+                    "Event": "SparkListenerJobEnd",
+                    "Job ID": job,
+                    "Completion Time": t + 2000,
+                    "Job Result": {"Result": "JobSucceeded"},
+                },
+                separators=(",", ":"),
+            )
+            + "\n"
+        )
+    yield (
+        json.dumps(
+            {"Event": "SparkListenerApplicationEnd", "Timestamp": t0 + 10_000 * 60, "ExitCode": 0},
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
 
 
 def write_plain(tasks: int, directory: Path) -> Path:
@@ -227,8 +266,9 @@ def timed_numaspark(args: list[str], repeat: int) -> tuple[float, int, dict]:
         times.append(time.perf_counter() - start)
         if proc.returncode != 0:
             raise SystemExit(f"numaspark {' '.join(args)} failed: {proc.stderr.strip()}")
-    proc = subprocess.Popen([str(numaspark), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(numaspark), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     memory = PeakMemory(proc.pid)
     out, _ = proc.communicate()
     return statistics.median(times), memory.stop(), json.loads(out)
@@ -250,15 +290,24 @@ def timed_history_server(log: Path, app_id: str, stages: int) -> tuple[float, in
     directory.mkdir()
     (directory / log.name).symlink_to(log.resolve(), target_is_directory=log.is_dir())
     port = _free_port()
-    env = {**os.environ, "SPARK_DAEMON_MEMORY": "4g",
-           "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={directory.as_uri()} "
-                                 f"-Dspark.history.ui.port={port} "
-                                 "-Dspark.history.fs.update.interval=1s"}  # fmt: skip
+    env = {
+        **os.environ,
+        "SPARK_DAEMON_MEMORY": "4g",
+        "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={directory.as_uri()} "
+        f"-Dspark.history.ui.port={port} "
+        "-Dspark.history.fs.update.interval=1s",
+    }
     api = f"http://127.0.0.1:{port}/api/v1/applications/{app_id}/stages"
     start = time.perf_counter()
-    proc = subprocess.Popen([str(spark_home() / "bin" / "spark-class"),
-                             "org.apache.spark.deploy.history.HistoryServer"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            str(spark_home() / "bin" / "spark-class"),
+            "org.apache.spark.deploy.history.HistoryServer",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     memory = PeakMemory(proc.pid)
     try:
         while True:
@@ -281,8 +330,10 @@ def timed_history_server(log: Path, app_id: str, stages: int) -> tuple[float, in
             proc.kill()
         peak = memory.stop()
         shutil.rmtree(directory, ignore_errors=True)
-    sums = {"numTasks": sum(s["numCompleteTasks"] + s["numFailedTasks"] for s in found),
-            "executorRunTime": sum(s["executorRunTime"] for s in found)}  # fmt: skip
+    sums = {
+        "numTasks": sum(s["numCompleteTasks"] + s["numFailedTasks"] for s in found),
+        "executorRunTime": sum(s["executorRunTime"] for s in found),
+    }
     return elapsed, peak, sums
 
 
@@ -301,36 +352,57 @@ def main() -> None:
         for fmt in args.formats:
             start = time.perf_counter()
             log = (write_plain if fmt == "plain" else write_rolling_zstd)(tasks, args.dir)
-            size = (sum(f.stat().st_size for f in log.iterdir()) if log.is_dir()
-                    else log.stat().st_size)  # fmt: skip
-            print(f"{tasks:>9,} tasks {fmt:<12} {size / gib:5.2f} GiB on disk "
-                  f"(ready in {time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
+            size = (
+                sum(f.stat().st_size for f in log.iterdir()) if log.is_dir() else log.stat().st_size
+            )
+            print(
+                f"{tasks:>9,} tasks {fmt:<12} {size / gib:5.2f} GiB on disk "
+                f"(ready in {time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
             app_id = f"local-bench{tasks}" if fmt == "plain" else f"local-benchz{tasks}"
             a_s, a_mem, analyzed = timed_numaspark(["analyze", str(log), "--json"], args.repeat)
             w_s, w_mem, _ = timed_numaspark(
                 ["whatif", str(log), "--cores", "1,8,64", "--json"], args.repeat
             )
             ours = analyzed[0]["aggregates"]
-            row = {"tasks": tasks, "format": fmt, "analyze_s": a_s, "analyze_gib": a_mem / gib,
-                   "whatif_s": w_s, "whatif_gib": w_mem / gib}  # fmt: skip
-            print(f"  analyze {a_s:6.1f} s {a_mem / gib:5.2f} GiB   whatif {w_s:6.1f} s "
-                  f"{w_mem / gib:5.2f} GiB", flush=True)  # fmt: skip
+            row = {
+                "tasks": tasks,
+                "format": fmt,
+                "analyze_s": a_s,
+                "analyze_gib": a_mem / gib,
+                "whatif_s": w_s,
+                "whatif_gib": w_mem / gib,
+            }
+            print(
+                f"  analyze {a_s:6.1f} s {a_mem / gib:5.2f} GiB   whatif {w_s:6.1f} s "
+                f"{w_mem / gib:5.2f} GiB",
+                flush=True,
+            )
             if not args.no_history:
                 h_s, h_mem, theirs = timed_history_server(log, app_id, STAGES)
-                same = (theirs["numTasks"] == ours["numTasks"]
-                        and theirs["executorRunTime"] == ours["executorRunTime"])  # fmt: skip
+                same = (
+                    theirs["numTasks"] == ours["numTasks"]
+                    and theirs["executorRunTime"] == ours["executorRunTime"]
+                )
                 row.update(history_s=h_s, history_gib=h_mem / gib, sums_agree=same)
-                print(f"  History Server {h_s:6.1f} s {h_mem / gib:5.2f} GiB; sums agree: {same} "
-                      f"(tasks {theirs['numTasks']:,} / {ours['numTasks']:,.0f})", flush=True)  # fmt: skip
+                print(
+                    f"  History Server {h_s:6.1f} s {h_mem / gib:5.2f} GiB; sums agree: {same} "
+                    f"(tasks {theirs['numTasks']:,} / {ours['numTasks']:,.0f})",
+                    flush=True,
+                )
             rows.append(row)
     print("\n| tasks | log | analyze | whatif | History Server | sums agree |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        history = (f"{r['history_s']:.1f} s, {r['history_gib']:.2f} GiB" if "history_s" in r
-                   else "not run")  # fmt: skip
-        print(f"| {r['tasks']:,} | {r['format']} | {r['analyze_s']:.1f} s, "
-              f"{r['analyze_gib']:.2f} GiB | {r['whatif_s']:.1f} s, {r['whatif_gib']:.2f} GiB | "
-              f"{history} | {r.get('sums_agree', '-')} |")  # fmt: skip
+        history = (
+            f"{r['history_s']:.1f} s, {r['history_gib']:.2f} GiB" if "history_s" in r else "not run"
+        )
+        print(
+            f"| {r['tasks']:,} | {r['format']} | {r['analyze_s']:.1f} s, "
+            f"{r['analyze_gib']:.2f} GiB | {r['whatif_s']:.1f} s, {r['whatif_gib']:.2f} GiB | "
+            f"{history} | {r.get('sums_agree', '-')} |"
+        )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,14 @@ def measure(name: str, size: str, repeat: int, workers: int) -> dict:
             seconds.append(time.perf_counter() - started)
             written = manifest["bytes"]
     median = statistics.median(seconds)
-    return {"workload": name, "rows": chosen.rows, "bytes": written, "seconds": median,
-            "mb_per_s": written / 2**20 / median, "rows_per_s": chosen.rows / median}  # fmt: skip
+    return {
+        "workload": name,
+        "rows": chosen.rows,
+        "bytes": written,
+        "seconds": median,
+        "mb_per_s": written / 2**20 / median,
+        "rows_per_s": chosen.rows / median,
+    }
 
 
 def main() -> None:
@@ -50,14 +56,18 @@ def main() -> None:
     )
     args = parser.parse_args()
     cpus = len(os.sched_getaffinity(0))
-    print(f"{'workload':<22}{'rows':>12}{'MB':>9}{'1 core s':>9}{'MB/s/core':>11}"
-          f"{f'{cpus} cores s':>11}{'MB/s':>8}{'speed-up':>9}{'rows/s':>12}")  # fmt: skip
+    print(
+        f"{'workload':<22}{'rows':>12}{'MB':>9}{'1 core s':>9}{'MB/s/core':>11}"
+        f"{f'{cpus} cores s':>11}{'MB/s':>8}{'speed-up':>9}{'rows/s':>12}"
+    )
     for name in args.workloads.split(","):
         one = measure(name, args.size, args.repeat, 1)
         r = measure(name, args.size, args.repeat, cpus)
-        print(f"{r['workload']:<22}{r['rows']:>12,}{r['bytes'] / 2**20:>9.1f}{one['seconds']:>9.2f}"
-              f"{one['mb_per_s']:>11.1f}{r['seconds']:>11.2f}{r['mb_per_s']:>8.1f}"
-              f"{one['seconds'] / r['seconds']:>8.2f}x{r['rows_per_s']:>12,.0f}")  # fmt: skip
+        print(
+            f"{r['workload']:<22}{r['rows']:>12,}{r['bytes'] / 2**20:>9.1f}{one['seconds']:>9.2f}"
+            f"{one['mb_per_s']:>11.1f}{r['seconds']:>11.2f}{r['mb_per_s']:>8.1f}"
+            f"{one['seconds'] / r['seconds']:>8.2f}x{r['rows_per_s']:>12,.0f}"
+        )
 
 
 if __name__ == "__main__":

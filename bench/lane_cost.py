@@ -129,16 +129,20 @@ def main() -> int:
         started = time.monotonic()
         code = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "lane_cost", *lane, *args.pytest_args],
-            cwd=ROOT, env=env, check=False,
-        ).returncode  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            check=False,
+        ).returncode
         wall = time.monotonic() - started
         stop.set()
         counter.join()
         rows = [row for path in Path(out).glob("*.json") for row in json.loads(path.read_text())]
     jvms = Counter(main for main in seen.values() if main)
-    print(f"\nlane {'jvm' if args.jvm else 'fast'}: pytest exit {code}, {len(rows)} tests, "
-          f"{wall:.0f} s wall, the tests' CPU {sum(r[2] for r in rows):.0f} s, "
-          f"wall summed over the tests {sum(r[1] for r in rows):.0f} s")  # fmt: skip
+    print(
+        f"\nlane {'jvm' if args.jvm else 'fast'}: pytest exit {code}, {len(rows)} tests, "
+        f"{wall:.0f} s wall, the tests' CPU {sum(r[2] for r in rows):.0f} s, "
+        f"wall summed over the tests {sum(r[1] for r in rows):.0f} s"
+    )
     print(
         f"JVMs started: {sum(jvms.values())} ({', '.join(f'{n} {m}' for m, n in jvms.most_common())})"
     )
@@ -147,8 +151,9 @@ def main() -> int:
         for nodeid, seconds, cpu in sorted(rows, key=lambda r: -r[column])[: args.top]:
             print(f"  {seconds:8.2f} {cpu:8.2f}  {nodeid}")
     if args.json:
-        args.json.write_text(json.dumps({"wall_s": wall, "exit": code, "jvms": dict(jvms),
-                                         "tests": rows}, indent=1))  # fmt: skip
+        args.json.write_text(
+            json.dumps({"wall_s": wall, "exit": code, "jvms": dict(jvms), "tests": rows}, indent=1)
+        )
     return code
 
 

@@ -29,17 +29,29 @@ from numaspark.spark.affinity import build_jar
 
 
 def report_cost() -> dict:
-    proc = subprocess.run(["java", "-cp", str(build_jar()),
-                           "io.numaspark.affinity.example.ReportCost"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    proc = subprocess.run(
+        ["java", "-cp", str(build_jar()), "io.numaspark.affinity.example.ReportCost"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
 def wall(plugin: str, workload: str, size: str, out: Path, data: Path) -> float:
-    conf = ["--conf", f"spark.plugins={PLUGIN_CLASS}",
-            "--conf", f"spark.driver.extraClassPath={build_jar()}"] if plugin == "on" else []  # fmt: skip
-    return measured_wall([workload, "--size", size, "--mode", "local", "--data", str(data),
-                          *conf], out)  # fmt: skip
+    conf = (
+        [
+            "--conf",
+            f"spark.plugins={PLUGIN_CLASS}",
+            "--conf",
+            f"spark.driver.extraClassPath={build_jar()}",
+        ]
+        if plugin == "on"
+        else []
+    )
+    return measured_wall(
+        [workload, "--size", size, "--mode", "local", "--data", str(data), *conf], out
+    )
 
 
 def main() -> int:
@@ -49,15 +61,23 @@ def main() -> int:
     parser.add_argument("--size", default="small")
     args = parser.parse_args()
     cost = report_cost()
-    print(f"one report: {cost['median_us']:.0f} us (median of {cost['rounds']} rounds of "
-          f"{cost['reports_per_round']}; {cost['min_us']:.0f}-{cost['max_us']:.0f}) with "
-          f"{cost['resident_mb']} MB resident; every 5 s that is "
-          f"{cost['median_us'] / 5e6:.4%} of one CPU")  # fmt: skip
+    print(
+        f"one report: {cost['median_us']:.0f} us (median of {cost['rounds']} rounds of "
+        f"{cost['reports_per_round']}; {cost['min_us']:.0f}-{cost['max_us']:.0f}) with "
+        f"{cost['resident_mb']} MB resident; every 5 s that is "
+        f"{cost['median_us'] / 5e6:.4%} of one CPU"
+    )
     print(f"per task (level none): {cost['task_us']:.2f} us")
-    ratios = alternating_pairs(args.pairs, "on", "off", lambda plugin, out, data: wall(
-        plugin, args.workload, args.size, out, data))  # fmt: skip
-    print(f"plugin on / off: median ratio {statistics.median(ratios):.3f} over {len(ratios)} "
-          f"pairs (range {min(ratios):.3f}-{max(ratios):.3f})")  # fmt: skip
+    ratios = alternating_pairs(
+        args.pairs,
+        "on",
+        "off",
+        lambda plugin, out, data: wall(plugin, args.workload, args.size, out, data),
+    )
+    print(
+        f"plugin on / off: median ratio {statistics.median(ratios):.3f} over {len(ratios)} "
+        f"pairs (range {min(ratios):.3f}-{max(ratios):.3f})"
+    )
     return 0
 
 

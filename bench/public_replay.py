@@ -46,40 +46,64 @@ def spread(hits: list[int | None], budget: int) -> dict[str, float]:
     """Median and quartiles of evaluations-to-target over seeds (never: budget + 1)."""
     counted = np.array([h if h is not None else budget + 1 for h in hits], dtype=float)
     q1, median, q3 = np.percentile(counted, [25, 50, 75])
-    return {"median": float(median), "q1": float(q1), "q3": float(q3),
-            "never": sum(h is None for h in hits)}  # fmt: skip
+    return {
+        "median": float(median),
+        "q1": float(q1),
+        "q3": float(q3),
+        "never": sum(h is None for h in hits),
+    }
 
 
-def measure(entry: dict, directory: Path, seeds: int, budget: int, cli: bool,
-            names: list[str] | None = None, early_stop: bool = True) -> dict:  # fmt: skip
+def measure(
+    entry: dict,
+    directory: Path,
+    seeds: int,
+    budget: int,
+    cli: bool,
+    names: list[str] | None = None,
+    early_stop: bool = True,
+) -> dict:
     """One table's row of the report (``names``: what columns mean, COLUMN=ROLE texts read
     as `tune --column` reads them; those of the table's columns)."""
     csv = directory / entry["csv"]
     space, lookup = read_table(csv, entry["minimize"])
-    columns = parse_columns([t for t in names or [] if t.partition("=")[0].strip() in space.names],
-                            "--as")  # fmt: skip
+    columns = parse_columns(
+        [t for t in names or [] if t.partition("=")[0].strip() in space.names], "--as"
+    )
     best, rows = min(lookup.values()), len(lookup)
     started, cpu = time.monotonic(), time.process_time()
-    runs = [tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli, columns)
-            for s in range(seeds)]  # fmt: skip
+    runs = [
+        tuner_values(csv, entry["minimize"], {}, s, budget, early_stop, cli, columns)
+        for s in range(seeds)
+    ]
     per_search = (time.monotonic() - started) / seeds  # the tuner's own cost, wall clock
     # and in CPU time, which others' load on a shared machine does not inflate (not counted
     # with --cli: the searches run in child processes)
     cpu_per_search = (time.process_time() - cpu) / seeds
-    row = {key: entry[key] for key in ("table", "dataset", "workload", "fixed", "parameters",
-                                       "minimize", "rows")}  # fmt: skip
-    row |= {"renamed": columns, "early stop": early_stop,
-            "seconds per search": per_search, "cpu seconds per search": cpu_per_search,
-            "seeds": seeds,
-            "budget": budget, "configurations": rows, "best": best,
-            "prior": Prior(space, columns=columns).describe(), "trials run": float(np.median([len(r) for r in runs])),
-            "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs)}  # fmt: skip
+    row = {
+        key: entry[key]
+        for key in ("table", "dataset", "workload", "fixed", "parameters", "minimize", "rows")
+    }
+    row |= {
+        "renamed": columns,
+        "early stop": early_stop,
+        "seconds per search": per_search,
+        "cpu seconds per search": cpu_per_search,
+        "seeds": seeds,
+        "budget": budget,
+        "configurations": rows,
+        "best": best,
+        "prior": Prior(space, columns=columns).describe(),
+        "trials run": float(np.median([len(r) for r in runs])),
+        "first run within 5%": sum(r[0] is not None and r[0] <= 1.05 * best for r in runs),
+    }
     for share in SHARES:
         near = sum(v <= best * (1 + share) for v in lookup.values())
         label = f"{share:.0%}"
         row[f"within {label}"] = near
-        row[f"tuner to {label}"] = spread([evaluations_to(r, best * (1 + share)) for r in runs],
-                                          budget)  # fmt: skip
+        row[f"tuner to {label}"] = spread(
+            [evaluations_to(r, best * (1 + share)) for r in runs], budget
+        )
         row[f"random expected to {label}"] = random_search_expected(rows, near)
         row[f"random median to {label}"] = random_search_median(rows, near)
     tuner, expected = row["tuner to 5%"]["median"], row["random expected to 5%"]
@@ -97,22 +121,28 @@ def cell(found: dict, budget: int) -> str:
 def markdown(report: list[dict], budget: int) -> str:
     """The report as a markdown table and a line per dataset."""
     counts = sorted({r["seeds"] for r in report})
-    lines = [f"Evaluations to within 5% / 10% of each table's best: the tuner's median over "
-             f"{' or '.join(map(str, counts))} seeds (quartiles; >{budget}: not reached in the "
-             f"budget of {budget}; `first within 5%` shows each table's seeds) beside random "
-             "search's exact expected figure (N+1)/(k+1) and exact median; s/search: one search's wall "
-             "seconds (its CPU seconds).", "",
-             "| table | N | k 5% | tuner to 5% | random to 5%: expected, median | k 10% | "
-             "tuner to 10% | random to 10%: expected, median | runs | first within 5% | s/search | "
-             "goal |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    lines = [
+        f"Evaluations to within 5% / 10% of each table's best: the tuner's median over "
+        f"{' or '.join(map(str, counts))} seeds (quartiles; >{budget}: not reached in the "
+        f"budget of {budget}; `first within 5%` shows each table's seeds) beside random "
+        "search's exact expected figure (N+1)/(k+1) and exact median; s/search: one search's wall "
+        "seconds (its CPU seconds).",
+        "",
+        "| table | N | k 5% | tuner to 5% | random to 5%: expected, median | k 10% | "
+        "tuner to 10% | random to 10%: expected, median | runs | first within 5% | s/search | "
+        "goal |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for r in report:
         cost = f"{r['seconds per search']:.1f}" if "seconds per search" in r else "-"
         if "cpu seconds per search" in r:
             cost += f" ({r['cpu seconds per search']:.1f} CPU)"
         shown = {k: v for k, v in r.get("renamed", {}).items() if k in r["parameters"]}
-        name = r["table"] + (f" (as {', '.join(f'{k}={v}' for k, v in shown.items())})"
-                             if shown else "") + ("" if r.get("early stop", True)
-                                                  else " (no early stop)")  # fmt: skip
+        name = (
+            r["table"]
+            + (f" (as {', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")
+            + ("" if r.get("early stop", True) else " (no early stop)")
+        )
         lines.append(
             f"| {name} | {r['configurations']} | {r['within 5%']} | "
             f"{cell(r['tuner to 5%'], budget)} | {r['random expected to 5%']:.1f}, "
@@ -124,33 +154,50 @@ def markdown(report: list[dict], budget: int) -> str:
     lines.append("")
     for dataset in dict.fromkeys(r["dataset"] for r in report):
         rows = [r for r in report if r["dataset"] == dataset]
-        worse = [r for r in rows
-                 if r["tuner to 5%"]["median"] > r["random expected to 5%"]]  # fmt: skip
-        lines.append(f"- {dataset}: goal met on {sum(r['goal'] for r in rows)} of {len(rows)} "
-                     f"tables; the tuner's median to 5% above random's expected on {len(worse)}")  # fmt: skip
+        worse = [r for r in rows if r["tuner to 5%"]["median"] > r["random expected to 5%"]]
+        lines.append(
+            f"- {dataset}: goal met on {sum(r['goal'] for r in rows)} of {len(rows)} "
+            f"tables; the tuner's median to 5% above random's expected on {len(worse)}"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("tables", type=Path, nargs="?", default=DEFAULT_OUT,
-                        help="the directory bench/public_tables.py wrote (its index.json)")  # fmt: skip
+    parser.add_argument(
+        "tables",
+        type=Path,
+        nargs="?",
+        default=DEFAULT_OUT,
+        help="the directory bench/public_tables.py wrote (its index.json)",
+    )
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--budget", type=int, default=20)
     parser.add_argument("--only", default="", help="tables whose name contains this")
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
-    parser.add_argument("--as", dest="names", action="append", default=[], metavar="COLUMN=NAME",
-                        help="replay with COLUMN read as NAME, as `numaspark tune --column` "
-                             "declares it (e.g. scaleout=workers; tables without COLUMN: as "
-                             "they are)")  # fmt: skip
-    parser.add_argument("--no-early-stop", action="store_true",
-                        help="the tuner without its early stop (as tune --no-early-stop)")  # fmt: skip
-    parser.add_argument("--save", type=Path,
-                        help="append each table's row to this JSON-lines file as it is done")  # fmt: skip
-    parser.add_argument("--load", type=Path,
-                        help="print the report of rows --save wrote, without replaying")  # fmt: skip
+    parser.add_argument(
+        "--as",
+        dest="names",
+        action="append",
+        default=[],
+        metavar="COLUMN=NAME",
+        help="replay with COLUMN read as NAME, as `numaspark tune --column` "
+        "declares it (e.g. scaleout=workers; tables without COLUMN: as "
+        "they are)",
+    )
+    parser.add_argument(
+        "--no-early-stop",
+        action="store_true",
+        help="the tuner without its early stop (as tune --no-early-stop)",
+    )
+    parser.add_argument(
+        "--save", type=Path, help="append each table's row to this JSON-lines file as it is done"
+    )
+    parser.add_argument(
+        "--load", type=Path, help="print the report of rows --save wrote, without replaying"
+    )
     args = parser.parse_args(argv)
     try:
         if args.load:
@@ -160,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             parse_columns([text], "--as")
         index_file = args.tables / "index.json"
         if not index_file.is_file():
-            raise UsageError(f"{index_file} missing: run bench/public_tables.py --out "
-                             f"{args.tables} first")  # fmt: skip
+            raise UsageError(
+                f"{index_file} missing: run bench/public_tables.py --out {args.tables} first"
+            )
         index = [e for e in json.loads(index_file.read_text()) if args.only in e["table"]]
         if not index:
             raise UsageError(f"no table in {index_file} contains {args.only!r}")
@@ -170,8 +218,17 @@ def main(argv: list[str] | None = None) -> int:
             task = bar.add_task("tables", total=len(index))
             for entry in index:
                 bar.update(task, description=entry["table"][:60])
-                report.append(measure(entry, args.tables, args.seeds, args.budget, args.cli,
-                                      args.names, not args.no_early_stop))  # fmt: skip
+                report.append(
+                    measure(
+                        entry,
+                        args.tables,
+                        args.seeds,
+                        args.budget,
+                        args.cli,
+                        args.names,
+                        not args.no_early_stop,
+                    )
+                )
                 if args.save:  # written as each table ends: a long run loses nothing
                     with args.save.open("a") as saved:
                         saved.write(json.dumps(report[-1]) + "\n")

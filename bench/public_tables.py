@@ -98,8 +98,9 @@ class Source:
         self.git = (path / "HEAD").is_file() and (path / "objects").is_dir()
 
     def _git(self, *argv: str) -> str:
-        done = subprocess.run(["git", "--git-dir", str(self.path), *argv],
-                              capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            ["git", "--git-dir", str(self.path), *argv], capture_output=True, text=True
+        )
         if done.returncode:
             raise UsageError(f"{self.path}: git {' '.join(argv)}: {done.stderr.strip()}")
         return done.stdout
@@ -107,8 +108,11 @@ class Source:
     def names(self) -> list[str]:
         if self.git:
             return self._git("ls-tree", "-r", "--name-only", "HEAD").splitlines()
-        return sorted(p.relative_to(self.path).as_posix() for p in self.path.rglob("*")
-                      if p.is_file() and ".git" not in p.relative_to(self.path).parts)  # fmt: skip
+        return sorted(
+            p.relative_to(self.path).as_posix()
+            for p in self.path.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(self.path).parts
+        )
 
     def matching(self, pattern: str, shown: str, repository: str) -> list[str]:
         """The files whose path matches ``pattern``; none is one line that names them as a
@@ -142,28 +146,49 @@ def read_frame(
         ) from None
     missing = [c for c in needs if c not in frame.columns]
     if missing:
-        raise UsageError(f"{source.path}:{name} lacks column(s) {', '.join(missing)}; "
-                         f"its columns: {', '.join(map(str, frame.columns))}")  # fmt: skip
+        raise UsageError(
+            f"{source.path}:{name} lacks column(s) {', '.join(missing)}; "
+            f"its columns: {', '.join(map(str, frame.columns))}"
+        )
     return frame
 
 
-def grouped(dataset: str, frame: pd.DataFrame, workload: str, fixed: list[str],
-            params: list[str], minimize: str) -> list[Table]:  # fmt: skip
+def grouped(
+    dataset: str,
+    frame: pd.DataFrame,
+    workload: str,
+    fixed: list[str],
+    params: list[str],
+    minimize: str,
+) -> list[Table]:
     """One Table per distinct (``workload`` column, ``fixed`` columns), rows as they are."""
     tables = []
     for values, rows in frame.groupby([workload, *fixed], sort=True):
-        named = {k: v.item() if hasattr(v, "item") else v
-                 for k, v in zip([workload, *fixed], values, strict=True)}  # fmt: skip
+        named = {
+            k: v.item() if hasattr(v, "item") else v
+            for k, v in zip([workload, *fixed], values, strict=True)
+        }
         name = named.pop(workload)
-        tables.append(Table(dataset, str(name), named, params, minimize,
-                            rows[params + [minimize]].reset_index(drop=True)))  # fmt: skip
+        tables.append(
+            Table(
+                dataset,
+                str(name),
+                named,
+                params,
+                minimize,
+                rows[params + [minimize]].reset_index(drop=True),
+            )
+        )
     return tables
 
 
 def autoscaling(source: Source) -> list[Table]:
     params = ["cpu_cores_per_node", "memory_gb_per_node", "scaleout"]
-    frame = read_frame(source, "data/regular_dataproc/regular_dataproc.csv",
-                       needs=("algorithm", "dataset_size_bytes", *params, "runtime"))  # fmt: skip
+    frame = read_frame(
+        source,
+        "data/regular_dataproc/regular_dataproc.csv",
+        needs=("algorithm", "dataset_size_bytes", *params, "runtime"),
+    )
     return grouped("autoscaling", frame, "algorithm", ["dataset_size_bytes"], params, "runtime")
 
 
@@ -178,8 +203,9 @@ def c3o(source: Source) -> list[Table]:
         frame = frame.assign(family=family, vcpus_per_node=vcpus)
         fixed = [c for c in frame.columns if c not in config + ["family", "vcpus_per_node"]]
         params = ["instance_count", "family", "vcpus_per_node"]
-        tables += grouped("c3o", frame.assign(job=PurePosixPath(name).stem), "job", fixed,
-                          params, "gross_runtime")  # fmt: skip
+        tables += grouped(
+            "c3o", frame.assign(job=PurePosixPath(name).stem), "job", fixed, params, "gross_runtime"
+        )
     return tables
 
 
@@ -200,30 +226,49 @@ def scout(source: Source) -> list[Table]:
         except ValueError:
             raise UsageError(f"{source.path}:{name} is not JSON") from None
         if size not in AWS_SIZE_VCPUS:
-            raise UsageError(f"{source.path}:{name}: instance size {size!r} unknown (known: "
-                             f"{', '.join(AWS_SIZE_VCPUS)})")  # fmt: skip
+            raise UsageError(
+                f"{source.path}:{name}: instance size {size!r} unknown (known: "
+                f"{', '.join(AWS_SIZE_VCPUS)})"
+            )
         done = report.get("completed") in (True, "true", "True")
         if not done:
             timed_out.append(f"{nodes} x {family}.{size} {workload}")
             continue
-        rows.append({"workload": workload, "datasize": report.get("datasize", ""),
-                     "nodes": int(nodes), "family": family, "vcpus_per_node": AWS_SIZE_VCPUS[size],
-                     "run": int(run), "elapsed_s": float(report["elapsed_time"])})  # fmt: skip
+        rows.append(
+            {
+                "workload": workload,
+                "datasize": report.get("datasize", ""),
+                "nodes": int(nodes),
+                "family": family,
+                "vcpus_per_node": AWS_SIZE_VCPUS[size],
+                "run": int(run),
+                "elapsed_s": float(report["elapsed_time"]),
+            }
+        )
     if not rows:
-        raise UsageError(f"{source.path}: no dataset/osr_multiple_nodes/*/report.json of a "
-                         "completed run: is it oxhead/scout?")  # fmt: skip
+        raise UsageError(
+            f"{source.path}: no dataset/osr_multiple_nodes/*/report.json of a "
+            "completed run: is it oxhead/scout?"
+        )
     # the input is generated per run (its input_size differs by <0.01% between runs), so the
     # fixed job parameter is the workload's input label (bigdata, huge), in its name already
-    tables = grouped("scout", pd.DataFrame(rows), "workload", ["datasize"],
-                     ["nodes", "family", "vcpus_per_node"], "elapsed_s")  # fmt: skip
+    tables = grouped(
+        "scout",
+        pd.DataFrame(rows),
+        "workload",
+        ["datasize"],
+        ["nodes", "family", "vcpus_per_node"],
+        "elapsed_s",
+    )
     for table in tables:
         table.left_out = [t for t in timed_out if t.endswith(" " + table.workload)]
     return tables
 
 
 def loftune(source: Source) -> list[Table]:
-    files = source.matching(r"data/[^/]+/all_history_data\.csv", "data/*/all_history_data.csv",
-                            "LJHzju/LOFTune")  # fmt: skip
+    files = source.matching(
+        r"data/[^/]+/all_history_data\.csv", "data/*/all_history_data.csv", "LJHzju/LOFTune"
+    )
     tables = []
     for name in files:
         frame = read_frame(source, name, needs=("task_id", "duration", "status"))
@@ -237,28 +282,42 @@ def loftune(source: Source) -> list[Table]:
 
 
 def gatk(source: Source) -> list[Table]:
-    files = source.matching(r"scripts/spark_eval/test_case_\d+_results\.csv",
-                            "scripts/spark_eval/test_case_*_results.csv", "broadinstitute/gatk")  # fmt: skip
+    files = source.matching(
+        r"scripts/spark_eval/test_case_\d+_results\.csv",
+        "scripts/spark_eval/test_case_*_results.csv",
+        "broadinstitute/gatk",
+    )
     params = ["Number of executors", "Executor cores", "Executor memory"]
     tables = []
     for name in files:
         frame = read_frame(source, name, needs=("Command", *params, "Exit code", "Time (mins)"))
         failed = frame[frame["Exit code"] != 0]  # a run that failed has no time to compare
         case = PurePosixPath(name).stem.removesuffix("_results")
-        found = grouped("gatk", frame[frame["Exit code"] == 0].assign(test_case=case),
-                        "test_case", ["Command"], params, "Time (mins)")  # fmt: skip
+        found = grouped(
+            "gatk",
+            frame[frame["Exit code"] == 0].assign(test_case=case),
+            "test_case",
+            ["Command"],
+            params,
+            "Time (mins)",
+        )
         for table in found:
-            table.left_out = [f"{r['Number of executors']} x {r['Executor cores']} cores x "
-                              f"{r['Executor memory']}: exit code {r['Exit code']}"
-                              for r in failed.to_dict("records")
-                              if r["Command"] == table.fixed["Command"]]  # fmt: skip
+            table.left_out = [
+                f"{r['Number of executors']} x {r['Executor cores']} cores x "
+                f"{r['Executor memory']}: exit code {r['Exit code']}"
+                for r in failed.to_dict("records")
+                if r["Command"] == table.fixed["Command"]
+            ]
         tables += found
     return tables
 
 
 def bell(source: Source) -> list[Table]:
-    files = source.matching(r"src/test/resources/[^/]+\.spark\.csv",
-                            "src/test/resources/*.spark.csv", "dos-group/allocation-assistant")  # fmt: skip
+    files = source.matching(
+        r"src/test/resources/[^/]+\.spark\.csv",
+        "src/test/resources/*.spark.csv",
+        "dos-group/allocation-assistant",
+    )
     tables = []
     for name in files:
         frame = read_frame(source, name, needs=("Nodes", "Runtime"))
@@ -282,11 +341,12 @@ def describe(table: Table) -> str:
     fixed = ", ".join(f"{k}={v}" for k, v in table.fixed.items())
     params = table.params
     knobs = [p for p in params if p.startswith("spark.")]
-    shown = (f"the {len(knobs)} spark.* knobs" if len(knobs) > 3
-             else ", ".join(params))  # fmt: skip
-    return (f"{table.name}: fixed {table.workload}{', ' + fixed if fixed else ''}; parameters "
-            f"{shown}; {table.minimize} of {len(table.frame)} run(s) over "
-            f"{table.configurations} configuration(s)")  # fmt: skip
+    shown = f"the {len(knobs)} spark.* knobs" if len(knobs) > 3 else ", ".join(params)
+    return (
+        f"{table.name}: fixed {table.workload}{', ' + fixed if fixed else ''}; parameters "
+        f"{shown}; {table.minimize} of {len(table.frame)} run(s) over "
+        f"{table.configurations} configuration(s)"
+    )
 
 
 def write(tables: list[Table], out: Path, sources: dict[str, tuple[str, str]]) -> list[dict]:
@@ -297,11 +357,22 @@ def write(tables: list[Table], out: Path, sources: dict[str, tuple[str, str]]) -
         csv = out / f"{table.name}.csv"
         table.frame.to_csv(csv, index=False)
         repo, commit = sources[table.dataset]
-        index.append({"table": table.name, "csv": csv.name, "dataset": table.dataset,
-                      "repository": repo, "commit": commit, "workload": table.workload,
-                      "fixed": table.fixed, "parameters": table.params,
-                      "minimize": table.minimize, "rows": len(table.frame),
-                      "configurations": table.configurations, "left_out": table.left_out})  # fmt: skip
+        index.append(
+            {
+                "table": table.name,
+                "csv": csv.name,
+                "dataset": table.dataset,
+                "repository": repo,
+                "commit": commit,
+                "workload": table.workload,
+                "fixed": table.fixed,
+                "parameters": table.params,
+                "minimize": table.minimize,
+                "rows": len(table.frame),
+                "configurations": table.configurations,
+                "left_out": table.left_out,
+            }
+        )
     (out / "index.json").write_text(json.dumps(index, indent=2) + "\n")
     return index
 
@@ -313,14 +384,28 @@ def find_mirror(mirrors: Path, repository: str) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirrors", type=Path, default=None,
-                        help="a folder of fetched mirrors, OWNER+NAME/repo each")  # fmt: skip
-    parser.add_argument("--source", action="append", default=[], metavar="DATASET=PATH",
-                        help=f"a dataset's mirror or clone ({', '.join(CONVERTERS)})")  # fmt: skip
+    parser.add_argument(
+        "--mirrors",
+        type=Path,
+        default=None,
+        help="a folder of fetched mirrors, OWNER+NAME/repo each",
+    )
+    parser.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="DATASET=PATH",
+        help=f"a dataset's mirror or clone ({', '.join(CONVERTERS)})",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--min-configurations", type=int, default=10)
-    parser.add_argument("--dataset", action="append", default=[], metavar="DATASET",
-                        help="convert only this dataset (repeatable; default: every one)")  # fmt: skip
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="DATASET",
+        help="convert only this dataset (repeatable; default: every one)",
+    )
     args = parser.parse_args(argv)
     try:
         unknown = [d for d in args.dataset if d not in CONVERTERS]
@@ -330,8 +415,9 @@ def main(argv: list[str] | None = None) -> int:
         for text in args.source:
             dataset, _, path = text.partition("=")
             if dataset not in CONVERTERS or not path:
-                raise UsageError(f"--source {text}: give DATASET=PATH, DATASET one of "
-                                 f"{', '.join(CONVERTERS)}")  # fmt: skip
+                raise UsageError(
+                    f"--source {text}: give DATASET=PATH, DATASET one of {', '.join(CONVERTERS)}"
+                )
             given[dataset] = Path(path)
         tables, sources = [], {}
         for dataset, (repository, convert) in CONVERTERS.items():
@@ -342,23 +428,37 @@ def main(argv: list[str] | None = None) -> int:
                 continue  # neither given nor asked to be looked for
             path = path or find_mirror(args.mirrors, repository)
             if path is None:
-                print(f"{dataset}: no mirror of {repository} in {args.mirrors} (fetch it, or give "
-                      f"--source {dataset}=PATH): left out", file=sys.stderr)  # fmt: skip
+                print(
+                    f"{dataset}: no mirror of {repository} in {args.mirrors} (fetch it, or give "
+                    f"--source {dataset}=PATH): left out",
+                    file=sys.stderr,
+                )
                 continue
             source = Source(path)
             sources[dataset] = (repository, source.commit())
             try:
                 found = convert(source)
             except (KeyError, ValueError, TypeError, AttributeError) as e:  # the data's shape
-                raise UsageError(f"{path} does not hold {repository}'s layout ({type(e).__name__}: "
-                                 f"{e}): give its mirror or a clone") from None  # fmt: skip
+                raise UsageError(
+                    f"{path} does not hold {repository}'s layout ({type(e).__name__}: "
+                    f"{e}): give its mirror or a clone"
+                ) from None
             kept = [t for t in found if t.configurations >= args.min_configurations]
-            print(f"{dataset} ({repository} at {sources[dataset][1]}): {len(kept)} table(s); "
-                  f"{len(found) - len(kept)} with fewer than {args.min_configurations} "
-                  "configurations left out")  # fmt: skip
+            print(
+                f"{dataset} ({repository} at {sources[dataset][1]}): {len(kept)} table(s); "
+                f"{len(found) - len(kept)} with fewer than {args.min_configurations} "
+                "configurations left out"
+            )
             for table in kept:
-                print("  " + describe(table) + (f"; {len(table.left_out)} run(s) that did not "
-                      "complete left out" if table.left_out else ""))  # fmt: skip
+                print(
+                    "  "
+                    + describe(table)
+                    + (
+                        f"; {len(table.left_out)} run(s) that did not complete left out"
+                        if table.left_out
+                        else ""
+                    )
+                )
             tables += kept
         if not tables:
             raise UsageError("no dataset converted: give --source DATASET=PATH or --mirrors DIR")

@@ -33,9 +33,21 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = options.keep or Path(tmp) / "out"
-        argv = [str(Path(sys.executable).parent / "numaspark"), "run", str(ALS), "--mode", options.mode,
-                "--bind", options.bind, "--interval", "0.5s", "--out", str(out), "--",
-                *options.args]  # fmt: skip
+        argv = [
+            str(Path(sys.executable).parent / "numaspark"),
+            "run",
+            str(ALS),
+            "--mode",
+            options.mode,
+            "--bind",
+            options.bind,
+            "--interval",
+            "0.5s",
+            "--out",
+            str(out),
+            "--",
+            *options.args,
+        ]
         done = subprocess.run(argv, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"numaspark run failed: {done.stderr.strip().splitlines()[-1:]}")

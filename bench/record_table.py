@@ -33,8 +33,9 @@ def main() -> int:
     experiment = load_spec(args.spec, topology)
     out = args.out or Path("numaspark-out") / experiment.name
     numaspark = Path(sys.executable).with_name("numaspark")
-    subprocess.run([str(numaspark), "sweep", str(args.spec), "--out", str(out), "--resume"],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        [str(numaspark), "sweep", str(args.spec), "--out", str(out), "--resume"], check=True
+    )
     keys = {c.key for c in experiment.configs}
     runs = [r for r in ResultStore(out).load() if r.spec.config in keys]
     frame = config_frame(runs)
@@ -43,9 +44,12 @@ def main() -> int:
     frame.to_csv(target, index=False)
     machine = Machine.of(topology)
     per_node, per_core = machine.cores // machine.nodes, machine.threads // machine.cores
-    side = {"spec": str(args.spec), "minimize": "wall_s",
-            "synthetic": f"numa:{machine.nodes} core:{per_node} pu:{per_core}",
-            "machine": f"{topology.cpu_model or 'this machine'}: {machine.describe()}"}  # fmt: skip
+    side = {
+        "spec": str(args.spec),
+        "minimize": "wall_s",
+        "synthetic": f"numa:{machine.nodes} core:{per_node} pu:{per_core}",
+        "machine": f"{topology.cpu_model or 'this machine'}: {machine.describe()}",
+    }
     target.with_suffix(".json").write_text(json.dumps(side, indent=2) + "\n")
     print(f"{len(frame)} configurations -> {target}")
     return 0

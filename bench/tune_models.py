@@ -52,16 +52,23 @@ class Profile:
 
 PROFILES = (
     Profile("compute-bound", memory=0.15, bandwidth=0.9, smt_gain=1.25, gc=0.02, per_executor=0.3),
-    Profile("memory-bound", memory=0.7, bandwidth=0.4, smt_gain=0.92, gc=0.03, per_executor=0.3,
-            remote=0.25),
+    Profile(
+        "memory-bound",
+        memory=0.7,
+        bandwidth=0.4,
+        smt_gain=0.92,
+        gc=0.03,
+        per_executor=0.3,
+        remote=0.25,
+    ),
     Profile("gc-heavy", memory=0.35, bandwidth=0.6, smt_gain=1.1, gc=0.10, per_executor=0.3),
-    Profile("shuffle-heavy", memory=0.4, bandwidth=0.6, smt_gain=1.05, gc=0.04,
-            per_executor=0.6),
-)  # fmt: skip
+    Profile("shuffle-heavy", memory=0.4, bandwidth=0.6, smt_gain=1.05, gc=0.04, per_executor=0.6),
+)
 
 
-def model_time(profile: Profile, machine: Machine, executors: int, cores: int,
-               binding: str = "none") -> float:  # fmt: skip
+def model_time(
+    profile: Profile, machine: Machine, executors: int, cores: int, binding: str = "none"
+) -> float:
     """Seconds for ``executors`` x ``cores`` task threads on ``machine`` (no noise)."""
     threads = executors * cores
     node_threads = machine.cores_per_node * machine.threads_per_core
@@ -79,8 +86,10 @@ def model_time(profile: Profile, machine: Machine, executors: int, cores: int,
         compute *= 1 + profile.affinity
     cap = nodes_used * machine.cores_per_node * profile.bandwidth
     memory_rate = min(compute, cap)
-    seconds = profile.work * ((1 - profile.memory) / compute
-                              + profile.memory * (1 + profile.remote * remote_share) / memory_rate)  # fmt: skip
+    seconds = profile.work * (
+        (1 - profile.memory) / compute
+        + profile.memory * (1 + profile.remote * remote_share) / memory_rate
+    )
     seconds *= math.exp(profile.gc * max(0.0, math.log2(cores / 4)))
     return seconds + profile.per_executor * executors
 
@@ -91,13 +100,22 @@ def layout_grid(machine: Machine) -> list[tuple[int, int]]:
     threads = machine.threads
     counts = {1, 2, 3} | {2**k for k in range(12)} | {machine.nodes * k for k in (1, 2, 3, 4, 6, 8)}
     widths = {2**k for k in range(12)} | {3 * 2**k for k in range(11)}
-    return sorted((e, c) for e in counts for c in widths
-                  if threads / 8 <= e * c <= threads and e <= threads)  # fmt: skip
+    return sorted(
+        (e, c) for e in counts for c in widths if threads / 8 <= e * c <= threads and e <= threads
+    )
 
 
-def model_table(profile: Profile, machine: Machine, name: str, bindings: tuple[str, ...] = (),
-                noise: float = 0.02, columns: tuple[str, str] = ("executors", "cores_per_executor"),
-                value: str = "time_s", repeat: int = 3, draw: int = 0):  # fmt: skip
+def model_table(
+    profile: Profile,
+    machine: Machine,
+    name: str,
+    bindings: tuple[str, ...] = (),
+    noise: float = 0.02,
+    columns: tuple[str, str] = ("executors", "cores_per_executor"),
+    value: str = "time_s",
+    repeat: int = 3,
+    draw: int = 0,
+):
     """A pandas frame: one row per layout (and binding), the median of ``repeat`` noisy runs
     of its modelled time. ``draw`` picks another sample of the noise (0: the table's own)."""
     import pandas as pd
@@ -129,8 +147,9 @@ MACHINES = (
 )
 
 
-def machine_tables(name: str, machine: Machine, noise: float = 0.02,
-                   draw: int = 0) -> list[tuple[str, object, str]]:  # fmt: skip
+def machine_tables(
+    name: str, machine: Machine, noise: float = 0.02, draw: int = 0
+) -> list[tuple[str, object, str]]:
     """The four profiles' tables on one machine, as (table name, frame, value column). Two are
     laid out as published grids are (``workers,cores_per_worker,time_s``, unbound), two as
     numaspark writes them (``executors,cores_per_executor,binding,time_s``). ``noise=0``: the
@@ -139,11 +158,18 @@ def machine_tables(name: str, machine: Machine, noise: float = 0.02,
     for index, profile in enumerate(PROFILES):
         table = f"{name}-{profile.name}"
         if index % 2 == 0:
-            frame = model_table(profile, machine, table, noise=noise, draw=draw,
-                                columns=("workers", "cores_per_worker"))  # fmt: skip
+            frame = model_table(
+                profile,
+                machine,
+                table,
+                noise=noise,
+                draw=draw,
+                columns=("workers", "cores_per_worker"),
+            )
         else:
-            frame = model_table(profile, machine, table, noise=noise, draw=draw,
-                                bindings=("none", "node", "core"))  # fmt: skip
+            frame = model_table(
+                profile, machine, table, noise=noise, draw=draw, bindings=("none", "node", "core")
+            )
         tables.append((table, frame, "time_s"))
     return tables
 

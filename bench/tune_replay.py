@@ -67,8 +67,9 @@ def recorded_tables() -> list[tuple[str, Path, str, dict]]:
     return found
 
 
-def model_tables(directory: Path, draw: int = 0,
-                 noise_free: bool = False) -> list[tuple[str, Path, str, dict]]:  # fmt: skip
+def model_tables(
+    directory: Path, draw: int = 0, noise_free: bool = False
+) -> list[tuple[str, Path, str, dict]]:
     """Each model table as a CSV in ``directory`` (noise ``draw``; with ``noise_free``, the
     model's own times instead), and its noise-free twin (``NAME.truth.csv``: the model's own
     times, which the noisy table samples)."""
@@ -106,23 +107,49 @@ def machine_of(option: dict) -> Machine | None:
     return Machine.of(load_synthetic(option["synthetic"]))
 
 
-def tuner_values(csv: Path, value: str, option: dict, seed: int, budget: int, early_stop: bool,
-                 cli: bool, columns: dict[str, str] | None = None) -> list[float | None]:  # fmt: skip
+def tuner_values(
+    csv: Path,
+    value: str,
+    option: dict,
+    seed: int,
+    budget: int,
+    early_stop: bool,
+    cli: bool,
+    columns: dict[str, str] | None = None,
+) -> list[float | None]:
     """The values of one search's trials, in order (``columns``: what the table's columns
     mean, as `numaspark tune --column NAME=ROLE` declares them)."""
     if cli:
         numaspark = Path(sys.executable).with_name("numaspark")
-        argv = [str(numaspark), "tune", "--replay", str(csv), "--minimize", value,
-                *(a for flag, text in option.items() for a in (f"--{flag}", text)),
-                *(a for c, n in (columns or {}).items() for a in ("--column", f"{c}={n}")),
-                "--budget", str(budget), "--seed", str(seed), "--json"]  # fmt: skip
+        argv = [
+            str(numaspark),
+            "tune",
+            "--replay",
+            str(csv),
+            "--minimize",
+            value,
+            *(a for flag, text in option.items() for a in (f"--{flag}", text)),
+            *(a for c, n in (columns or {}).items() for a in ("--column", f"{c}={n}")),
+            "--budget",
+            str(budget),
+            "--seed",
+            str(seed),
+            "--json",
+        ]
         if not early_stop:
             argv.append("--no-early-stop")
         found = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
         return [t["value"] for t in found["trials"]]
     space, lookup = read_table(csv, value)
-    found = tune(space, replay_objective(lookup, space), budget, seed=seed,
-                 early_stop=early_stop, machine=machine_of(option), columns=columns)  # fmt: skip
+    found = tune(
+        space,
+        replay_objective(lookup, space),
+        budget,
+        seed=seed,
+        early_stop=early_stop,
+        machine=machine_of(option),
+        columns=columns,
+    )
     return [t.value for t in found.trials]
 
 
@@ -135,23 +162,32 @@ def shown(median: float, limit: int) -> str:
     return f">{limit}" if median > limit else f"{median:g}"
 
 
-def measure(name: str, csv: Path, value: str, option: dict, args: argparse.Namespace,
-            full: bool = True) -> dict:  # fmt: skip
+def measure(
+    name: str, csv: Path, value: str, option: dict, args: argparse.Namespace, full: bool = True
+) -> dict:
     """One table's row: evaluations to within 5% / 10% of its best (median over the seeds) for
     the tuner and random search; with ``full``, also the tuner without its early stop, random
     search's 20-seed sample and, for a model, the true gap after GOAL runs."""
     space, lookup = read_table(csv, value)
     best = min(lookup.values())
-    row: dict = {"table": name, "configurations": len(lookup),
-                 "machine": m.describe() if (m := machine_of(option)) else "none given",
-                 "within_5pct": sum(v <= 1.05 * best for v in lookup.values())}  # fmt: skip
-    runs = {"tuner": [tuner_values(csv, value, option, s, args.budget, True, args.cli)
-                      for s in range(args.seeds)]}  # fmt: skip
+    row: dict = {
+        "table": name,
+        "configurations": len(lookup),
+        "machine": m.describe() if (m := machine_of(option)) else "none given",
+        "within_5pct": sum(v <= 1.05 * best for v in lookup.values()),
+    }
+    runs = {
+        "tuner": [
+            tuner_values(csv, value, option, s, args.budget, True, args.cli)
+            for s in range(args.seeds)
+        ]
+    }
     if full:
         if not args.fast:
             runs["tuner, no early stop"] = [
                 tuner_values(csv, value, option, s, args.budget, False, args.cli)
-                for s in range(args.seeds)]  # fmt: skip
+                for s in range(args.seeds)
+            ]
         runs["random"] = [random_search(lookup, s) for s in range(args.seeds)]
     for who, sequences in runs.items():
         limit = len(lookup) if who == "random" else args.budget
@@ -189,18 +225,30 @@ def main() -> int:
         help="noise draws of each model table (the goal counted on each)",
     )
     parser.add_argument("--only", default="", help="tables whose name contains this")
-    parser.add_argument("--fast", action="store_true",
-                        help="leave out the tuner without its early stop (its budget's TPE "
-                             "steps are most of the time)")  # fmt: skip
+    parser.add_argument(
+        "--fast",
+        action="store_true",
+        help="leave out the tuner without its early stop (its budget's TPE "
+        "steps are most of the time)",
+    )
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = []
     with tempfile.TemporaryDirectory() as scratch:
-        tables = [t for t in recorded_tables() + model_tables(Path(scratch), noise_free=True)
-                  + model_tables(Path(scratch)) if args.only in t[0]]  # fmt: skip
-        extra = [t for d in range(1, args.draws) for t in model_tables(Path(scratch), draw=d)
-                 if args.only in t[0]]  # fmt: skip
+        tables = [
+            t
+            for t in recorded_tables()
+            + model_tables(Path(scratch), noise_free=True)
+            + model_tables(Path(scratch))
+            if args.only in t[0]
+        ]
+        extra = [
+            t
+            for d in range(1, args.draws)
+            for t in model_tables(Path(scratch), draw=d)
+            if args.only in t[0]
+        ]
         with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("tables", total=len(tables) + len(extra))
             for name, csv, value, option in tables:
@@ -216,32 +264,57 @@ def main() -> int:
                 first.setdefault("tuner to 5%, draws", [first["tuner to 5%"]]).append(
                     row["tuner to 5%"]
                 )
-                first.setdefault("random exact to 5%, draws", [first["random exact to 5%"]]
-                                 ).append(row["random exact to 5%"])  # fmt: skip
+                first.setdefault("random exact to 5%, draws", [first["random exact to 5%"]]).append(
+                    row["random exact to 5%"]
+                )
                 bar.advance(task)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    table = Table(title=f"evaluations to within 5% / 10% of the best, median of {args.seeds} "
-                        f"seeds (budget {args.budget})", title_justify="left")  # fmt: skip
-    for column in ("table", "rows", "within 5%", "tuner", "no early stop", f"random, {args.seeds} seeds",
-                   "random, exact", "runs", f"true gap at {GOAL}", "goal",
-                   f"goal, {args.draws} draws"):  # fmt: skip
+    table = Table(
+        title=f"evaluations to within 5% / 10% of the best, median of {args.seeds} "
+        f"seeds (budget {args.budget})",
+        title_justify="left",
+    )
+    for column in (
+        "table",
+        "rows",
+        "within 5%",
+        "tuner",
+        "no early stop",
+        f"random, {args.seeds} seeds",
+        "random, exact",
+        "runs",
+        f"true gap at {GOAL}",
+        "goal",
+        f"goal, {args.draws} draws",
+    ):
         table.add_column(column, justify="left" if column == "table" else "right", no_wrap=True)
     for row in report:
-        pair = {who: f"{shown(row[f'{who} to 5%'], args.budget if who != 'random' else row['configurations'])}"
-                     f" / {shown(row[f'{who} to 10%'], args.budget if who != 'random' else row['configurations'])}"
-                for who in ("tuner", "tuner, no early stop", "random")
-                if f"{who} to 5%" in row}  # fmt: skip
-        table.add_row(row["table"], str(row["configurations"]), str(row["within_5pct"]),
-                      pair["tuner"], pair.get("tuner, no early stop", "-"), pair["random"],
-                      f"{row['random exact to 5%']} / {row['random exact to 10%']}",
-                      f"{row['tuner: trials run']:g}",
-                      (f"{row[f'tuner: true gap after {GOAL}']:.1%} / "
-                       f"{row[f'random: true gap after {GOAL}']:.1%}")
-                      if f"tuner: true gap after {GOAL}" in row else "-",
-                      "yes" if row["goal met"] else "NO",
-                      f"{sum(row['draws'])} of {len(row['draws'])}" if "draws" in row else "-")  # fmt: skip
+        pair = {
+            who: f"{shown(row[f'{who} to 5%'], args.budget if who != 'random' else row['configurations'])}"
+            f" / {shown(row[f'{who} to 10%'], args.budget if who != 'random' else row['configurations'])}"
+            for who in ("tuner", "tuner, no early stop", "random")
+            if f"{who} to 5%" in row
+        }
+        table.add_row(
+            row["table"],
+            str(row["configurations"]),
+            str(row["within_5pct"]),
+            pair["tuner"],
+            pair.get("tuner, no early stop", "-"),
+            pair["random"],
+            f"{row['random exact to 5%']} / {row['random exact to 10%']}",
+            f"{row['tuner: trials run']:g}",
+            (
+                f"{row[f'tuner: true gap after {GOAL}']:.1%} / "
+                f"{row[f'random: true gap after {GOAL}']:.1%}"
+            )
+            if f"tuner: true gap after {GOAL}" in row
+            else "-",
+            "yes" if row["goal met"] else "NO",
+            f"{sum(row['draws'])} of {len(row['draws'])}" if "draws" in row else "-",
+        )
     Console(width=200).print(table)
     print(
         f"each cell: to 5% / to 10%; runs: the tuner's median trials with its early stop; "
@@ -262,10 +335,18 @@ def main() -> int:
     drawn = [met for r in report for met in r.get("draws", [])]
     if drawn:
         missed = [r for r in report if not all(r.get("draws", [True]))]
-        print(f"over {args.draws} draws of the noise: met on {sum(drawn)} of {len(drawn)} "
-              f"(table, draw) pairs; missed: " + (", ".join(
-                  f"{r['table'].split(': ', 1)[1]} (tuner {r['tuner to 5%, draws']}, random "
-                  f"{r['random exact to 5%, draws']})" for r in missed) or "none"))  # fmt: skip
+        print(
+            f"over {args.draws} draws of the noise: met on {sum(drawn)} of {len(drawn)} "
+            f"(table, draw) pairs; missed: "
+            + (
+                ", ".join(
+                    f"{r['table'].split(': ', 1)[1]} (tuner {r['tuner to 5%, draws']}, random "
+                    f"{r['random exact to 5%, draws']})"
+                    for r in missed
+                )
+                or "none"
+            )
+        )
     return 0
 
 

@@ -54,8 +54,10 @@ def _found(directory: Path, pattern: str, at_least: int = 1) -> list[Path]:
     never a corpus that shrank unnoticed (a generator over an empty glob yields no cases)."""
     found = sorted(directory.glob(pattern))
     if len(found) < at_least:
-        raise CorpusShrank(f"{directory}/{pattern}: {len(found)} files, the corpus needs "
-                           f"{at_least} (set NUMASPARK_TOPOLOGIES for the servers' XML)")  # fmt: skip
+        raise CorpusShrank(
+            f"{directory}/{pattern}: {len(found)} files, the corpus needs "
+            f"{at_least} (set NUMASPARK_TOPOLOGIES for the servers' XML)"
+        )
     return found
 
 
@@ -110,31 +112,40 @@ def _mutated_runs(root: Path) -> list[Case]:
     skipped; alone in its file, it is an error."""
     base = _recorded_run()
     mutations = {
-        "status-int": ("status", 3), "wall-str": ("wall_time_s", "fast"),
-        "wall-list": ("wall_time_s", [1]), "spec-str": ("spec", "wordcount"),
-        "metrics-list": ("metrics", [1, 2]), "warnings-str": ("warnings", "oops"),
-        "environment-int": ("environment", 7), "measurements-str": ("measurements", "x"),
-        "effective-dict": ("effective_placement", {"a": 1}), "check-list": ("check", [True]),
-    }  # fmt: skip
+        "status-int": ("status", 3),
+        "wall-str": ("wall_time_s", "fast"),
+        "wall-list": ("wall_time_s", [1]),
+        "spec-str": ("spec", "wordcount"),
+        "metrics-list": ("metrics", [1, 2]),
+        "warnings-str": ("warnings", "oops"),
+        "environment-int": ("environment", 7),
+        "measurements-str": ("measurements", "x"),
+        "effective-dict": ("effective_placement", {"a": 1}),
+        "check-list": ("check", [True]),
+    }
     cases = []
     for label, (key, value) in mutations.items():
         bad = dict(base, **{key: value})
         alone = _results_dir(root, f"runs-{label}", [json.dumps(bad)])
         mixed = _results_dir(root, f"mixed-{label}", [json.dumps(base), json.dumps(bad)])
         cases.append(Case(f"results: {label} alone", ["results", alone], says="no line is a run"))
-        cases.append(Case(f"classify: {label} beside a good run", ["classify", mixed],
-                          expect="warn"))  # fmt: skip
+        cases.append(
+            Case(f"classify: {label} beside a good run", ["classify", mixed], expect="warn")
+        )
     nul = json.loads(json.dumps(base))
     nul["spec"]["workload"] = "word\x00count"
     for command in ("results", "report", "classify", "advise"):
         directory = _results_dir(root, f"nul-{command}", [json.dumps(nul)])
-        cases.append(Case(f"{command}: a NUL byte in a run", [command, directory],
-                          says="NUL byte"))  # fmt: skip
+        cases.append(Case(f"{command}: a NUL byte in a run", [command, directory], says="NUL byte"))
     metric = json.loads(json.dumps(base))
     metric["metrics"]["executorRunTime"] = "12"
-    cases.append(Case("results: a metric as a string",
-                      ["results", _results_dir(root, "metric-str", [json.dumps(metric)])],
-                      says="executorRunTime"))  # fmt: skip
+    cases.append(
+        Case(
+            "results: a metric as a string",
+            ["results", _results_dir(root, "metric-str", [json.dumps(metric)])],
+            says="executorRunTime",
+        )
+    )
     return cases
 
 
@@ -146,8 +157,9 @@ def _event_log_mutations(root: Path) -> list[Case]:
     plain = (logs / "plain").read_bytes()
     for fraction in (0.02, 0.3, 0.7, 0.97):
         path = _write(root / "ev" / f"plain-cut-{fraction}", plain[: int(len(plain) * fraction)])
-        cases.append(Case(f"analyze: plain log cut at {fraction:.0%}", ["analyze", path],
-                          expect="warn"))  # fmt: skip
+        cases.append(
+            Case(f"analyze: plain log cut at {fraction:.0%}", ["analyze", path], expect="warn")
+        )
     for name in ("lz4.lz4", "snappy.snappy"):
         raw = (logs / name).read_bytes()
         for fraction in (0.1, 0.5, 0.9):
@@ -156,11 +168,17 @@ def _event_log_mutations(root: Path) -> list[Case]:
                 at = int(len(raw) * fraction) + rng.randrange(64)
                 flipped[at % len(raw)] ^= 0xFF
             path = _write(root / "ev" / f"flip-{fraction}-{name}", bytes(flipped))
-            cases.append(Case(f"analyze: {name} with bytes flipped at {fraction:.0%}",
-                              ["analyze", path], expect="warn"))  # fmt: skip
+            cases.append(
+                Case(
+                    f"analyze: {name} with bytes flipped at {fraction:.0%}",
+                    ["analyze", path],
+                    expect="warn",
+                )
+            )
             cut = _write(root / "ev" / f"cut-{fraction}-{name}", raw[: int(len(raw) * fraction)])
-            cases.append(Case(f"whatif: {name} cut at {fraction:.0%}", ["whatif", cut],
-                              expect="warn"))  # fmt: skip
+            cases.append(
+                Case(f"whatif: {name} cut at {fraction:.0%}", ["whatif", cut], expect="warn")
+            )
     (source,) = _found(logs / "rolling-zstd", "events_1_*")
     raw = source.read_bytes()
     for fraction in (0.05, 0.5, 0.95):
@@ -168,15 +186,28 @@ def _event_log_mutations(root: Path) -> list[Case]:
         flipped = bytearray(raw)
         flipped[int(len(raw) * fraction)] ^= 0xFF
         _write(directory / source.name, bytes(flipped))
-        cases.append(Case(f"analyze: zstd log with a byte flipped at {fraction:.0%}",
-                          ["analyze", str(directory)], expect="warn"))  # fmt: skip
+        cases.append(
+            Case(
+                f"analyze: zstd log with a byte flipped at {fraction:.0%}",
+                ["analyze", str(directory)],
+                expect="warn",
+            )
+        )
     lines = plain.decode().splitlines()
-    junk = [_write(root / "ev" / "only-tasks", "\n".join(x for x in lines if "TaskEnd" in x)),
-            _write(root / "ev" / "one-line", lines[0])]  # fmt: skip
-    cases += [Case("analyze: task ends without the application's start", ["analyze", junk[0]],
-                   says="no Spark application events"),
-              Case("analyze: only the first line", ["analyze", junk[1]],
-                   says="no Spark application events")]  # fmt: skip
+    junk = [
+        _write(root / "ev" / "only-tasks", "\n".join(x for x in lines if "TaskEnd" in x)),
+        _write(root / "ev" / "one-line", lines[0]),
+    ]
+    cases += [
+        Case(
+            "analyze: task ends without the application's start",
+            ["analyze", junk[0]],
+            says="no Spark application events",
+        ),
+        Case(
+            "analyze: only the first line", ["analyze", junk[1]], says="no Spark application events"
+        ),
+    ]
     wrong = [json.loads(x) for x in lines]
     for event in wrong:
         if event["Event"] == "SparkListenerTaskEnd":
@@ -196,25 +227,33 @@ def _topology_mutations(root: Path) -> list[Case]:
             path = _write(
                 root / "xml" / f"{xml.stem}-{fraction}.xml", text[: int(len(text) * fraction)]
             )
-            cases.append(Case(f"topology: {xml.name} cut at {fraction:.0%}",
-                              ["topology", "--xml", path]))  # fmt: skip
+            cases.append(
+                Case(f"topology: {xml.name} cut at {fraction:.0%}", ["topology", "--xml", path])
+            )
     text = files[0].read_text()
     v3 = text.replace('<topology version="2.0">', '<topology version="3.0">')
     assert v3 != text, f"{files[0]} is no hwloc 2 export: the v3 case would test nothing"
     path = _write(root / "xml" / "v3.xml", v3)
-    cases.append(Case("topology: an hwloc 3 export", ["topology", "--xml", path],
-                      says="--export-xml-flags v2"))  # fmt: skip
-    cases.append(Case("plan: an hwloc 3 export", ["plan", "--xml", path],
-                      says="--export-xml-flags v2"))  # fmt: skip
+    cases.append(
+        Case(
+            "topology: an hwloc 3 export", ["topology", "--xml", path], says="--export-xml-flags v2"
+        )
+    )
+    cases.append(
+        Case("plan: an hwloc 3 export", ["plan", "--xml", path], says="--export-xml-flags v2")
+    )
     return cases
 
 
 def _unusable(directory: Path, suffix: str) -> dict[str, str]:
     """What any input file can be instead of itself: missing, a directory, empty, binary."""
     (directory / "dir").mkdir(parents=True, exist_ok=True)
-    return {"missing": str(directory / f"nope{suffix}"), "directory": str(directory / "dir"),
-            "empty": _write(directory / f"empty{suffix}", ""),
-            "binary": _write(directory / f"binary{suffix}", _bytes(2048))}  # fmt: skip
+    return {
+        "missing": str(directory / f"nope{suffix}"),
+        "directory": str(directory / "dir"),
+        "empty": _write(directory / f"empty{suffix}", ""),
+        "binary": _write(directory / f"binary{suffix}", _bytes(2048)),
+    }
 
 
 def _tables(root: Path) -> dict[str, str]:
@@ -223,7 +262,9 @@ def _tables(root: Path) -> dict[str, str]:
         **_unusable(t, ".csv"),
         "header-only": _write(t / "header.csv", "concurrency,time_s\n"),
         "one-column": _write(t / "one.csv", "concurrency\n1\n2\n"),
-        "three-columns": _write(t / "three.csv", "concurrency,time_s,extra\n1,10,0\n2,6,0\n4,4,0\n"),
+        "three-columns": _write(
+            t / "three.csv", "concurrency,time_s,extra\n1,10,0\n2,6,0\n4,4,0\n"
+        ),
         "text-values": _write(t / "text.csv", "concurrency,time_s\none,ten\ntwo,six\n"),
         "nan": _write(t / "nan.csv", "concurrency,time_s\n1,10\n2,nan\n4,4\n"),
         "inf": _write(t / "inf.csv", "concurrency,time_s\n1,10\n2,inf\n4,4\n"),
@@ -232,12 +273,18 @@ def _tables(root: Path) -> dict[str, str]:
         "one-row": _write(t / "row.csv", "concurrency,time_s\n1,10\n"),
         "duplicates": _write(t / "dup.csv", "concurrency,time_s\n1,10\n1,10\n1,10\n"),
         "utf16": _write(t / "utf16.csv", "concurrency,time_s\n1,10\n2,6\n".encode("utf-16")),
-        "grid-nan": _write(t / "grid-nan.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,nan\n2,1,inf\n"),
-        "grid-text": _write(t / "grid-text.csv", "executors,cores_per_executor,wall_s\n1,1,fast\n1,2,slow\n"),
-        "grid-no-wall": _write(t / "grid-nowall.csv", "executors,cores_per_executor,time\n1,1,10\n1,2,8\n"),
+        "grid-nan": _write(
+            t / "grid-nan.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,nan\n2,1,inf\n"
+        ),
+        "grid-text": _write(
+            t / "grid-text.csv", "executors,cores_per_executor,wall_s\n1,1,fast\n1,2,slow\n"
+        ),
+        "grid-no-wall": _write(
+            t / "grid-nowall.csv", "executors,cores_per_executor,time\n1,1,10\n1,2,8\n"
+        ),
         "grid-one": _write(t / "grid-one.csv", "executors,cores_per_executor,wall_s\n1,1,10\n"),
         "grid-only-wall": _write(t / "grid-wall.csv", "wall_s\n10\n8\n"),
-    }  # fmt: skip
+    }
 
 
 def _specs(root: Path) -> dict[str, str]:
@@ -245,12 +292,20 @@ def _specs(root: Path) -> dict[str, str]:
     return {
         **_unusable(s, ".toml"),
         "not-toml": _write(s / "bad.toml", "[experiment\nname = \n"),
-        "unknown-workload": _write(s / "wl.toml", '[experiment]\nname = "x"\nworkloads = ["nope"]\n'),
-        "wrong-type": _write(s / "type.toml", '[experiment]\nname = "x"\nworkloads = "wordcount"\nrepeat = "two"\n'),
-        "unknown-key": _write(s / "key.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nbogus = 1\n'),
-        "zero-repeat": _write(s / "zero.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nrepeat = 0\n'),
+        "unknown-workload": _write(
+            s / "wl.toml", '[experiment]\nname = "x"\nworkloads = ["nope"]\n'
+        ),
+        "wrong-type": _write(
+            s / "type.toml", '[experiment]\nname = "x"\nworkloads = "wordcount"\nrepeat = "two"\n'
+        ),
+        "unknown-key": _write(
+            s / "key.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nbogus = 1\n'
+        ),
+        "zero-repeat": _write(
+            s / "zero.toml", '[experiment]\nname = "x"\nworkloads = ["wordcount"]\nrepeat = 0\n'
+        ),
         "json": _write(s / "spec.json", '{"experiment": {"name": "x"}}'),
-    }  # fmt: skip
+    }
 
 
 # --- the corpus ------------------------------------------------------------------------------
@@ -270,39 +325,79 @@ def corpus(root: Path) -> list[Case]:
     good_results = str(FIXTURES / "runs" / "wordcount-core")
     xml = str(_found(TOPOLOGIES, "24em64t*.xml")[0])
     array = _results_dir(root, "array", [json.dumps([_recorded_run(), _recorded_run()])])
-    zstd_garbage = _write(root / "eventlog_v2_garbage" / "events_1_x.zstd",
-                          zstandard.ZstdCompressor().compress(_bytes(2000)))  # fmt: skip
+    zstd_garbage = _write(
+        root / "eventlog_v2_garbage" / "events_1_x.zstd",
+        zstandard.ZstdCompressor().compress(_bytes(2000)),
+    )
     zlib_file = _write(root / "log.gz", zlib.compress(b"hello"))
     cases: list[Case] = []
     add = cases.append
 
     # typer's usage errors: keep typer's form, the last line says what was wrong
-    for args in (["bogus-command"], ["plan", "--bind", "bogus"], ["plan", "--executors", "x"],
-                 ["plan", "--mode", "remote"], ["plan", "--target", "mesos"],
-                 ["plan", "--mem-policy", "everywhere"], ["plan", "--pu-order", "zigzag"],
-                 ["run", "--bind", "bogus", "wordcount"], ["run", "wordcount", "--repeat", "two"],
-                 ["run", "wordcount", "--mode", "cloud"], ["run", "wordcount", "--timeout", "soon"],
-                 ["run"], ["sweep"], ["fit"], ["analyze"], ["whatif"], ["report"], ["advise"],
-                 ["topology", "--nope"], ["tune", "--budget", "many"], ["probe", "--loads", "x"],
-                 ["launch", "--executors", "x", "--", "true"], ["study", "nope"],
-                 ["study", "layouts"], ["cluster", "nope"], ["datagen"],
-                 ["results", "--csv"], ["fit", "--predict"], ["plan", "--executors"],
-                 ["plan", "--driver-cores", "1.5"]):  # fmt: skip
+    for args in (
+        ["bogus-command"],
+        ["plan", "--bind", "bogus"],
+        ["plan", "--executors", "x"],
+        ["plan", "--mode", "remote"],
+        ["plan", "--target", "mesos"],
+        ["plan", "--mem-policy", "everywhere"],
+        ["plan", "--pu-order", "zigzag"],
+        ["run", "--bind", "bogus", "wordcount"],
+        ["run", "wordcount", "--repeat", "two"],
+        ["run", "wordcount", "--mode", "cloud"],
+        ["run", "wordcount", "--timeout", "soon"],
+        ["run"],
+        ["sweep"],
+        ["fit"],
+        ["analyze"],
+        ["whatif"],
+        ["report"],
+        ["advise"],
+        ["topology", "--nope"],
+        ["tune", "--budget", "many"],
+        ["probe", "--loads", "x"],
+        ["launch", "--executors", "x", "--", "true"],
+        ["study", "nope"],
+        ["study", "layouts"],
+        ["cluster", "nope"],
+        ["datagen"],
+        ["results", "--csv"],
+        ["fit", "--predict"],
+        ["plan", "--executors"],
+        ["plan", "--driver-cores", "1.5"],
+    ):
         add(Case("usage: " + " ".join(args), args))
 
     # topology
-    for label, value in (("empty", ""), ("spaces", "   "), ("unknown type", "pack:2 bogus:2"),
-                         ("no count", "pack core pu"), ("zero", "pack:0 core:2 pu:1"),
-                         ("negative", "pack:-1 core:2"), ("huge", "pack:1000 core:1000 pu:1000"),
-                         ("huge numa", "numa:100000 core:1 pu:1"), ("letters", "pack:x"),
-                         ("float", "pack:1.5 core:2"), ("only pu", "pu:0")):  # fmt: skip
+    for label, value in (
+        ("empty", ""),
+        ("spaces", "   "),
+        ("unknown type", "pack:2 bogus:2"),
+        ("no count", "pack core pu"),
+        ("zero", "pack:0 core:2 pu:1"),
+        ("negative", "pack:-1 core:2"),
+        ("huge", "pack:1000 core:1000 pu:1000"),
+        ("huge numa", "numa:100000 core:1 pu:1"),
+        ("letters", "pack:x"),
+        ("float", "pack:1.5 core:2"),
+        ("only pu", "pu:0"),
+    ):
         add(Case(f"topology --synthetic {label}", ["topology", "--synthetic", value]))
         add(Case(f"plan --synthetic {label}", ["plan", "--synthetic", value]))
-    for label, path in (("missing", "/nonexistent/server.xml"), ("directory", emptydir),
-                        ("empty", empty), ("binary", binary), ("text", file_not_dir),
-                        ("json", _write(root / "t.json", "{}")), ("/dev/null", "/dev/null"),
-                        ("other xml", _write(root / "other.xml", "<html><body/></html>")),
-                        ("no topology", _write(root / "root.xml", '<?xml version="1.0"?><topology version="2.0"/>'))):  # fmt: skip
+    for label, path in (
+        ("missing", "/nonexistent/server.xml"),
+        ("directory", emptydir),
+        ("empty", empty),
+        ("binary", binary),
+        ("text", file_not_dir),
+        ("json", _write(root / "t.json", "{}")),
+        ("/dev/null", "/dev/null"),
+        ("other xml", _write(root / "other.xml", "<html><body/></html>")),
+        (
+            "no topology",
+            _write(root / "root.xml", '<?xml version="1.0"?><topology version="2.0"/>'),
+        ),
+    ):
         add(Case(f"topology --xml {label}", ["topology", "--xml", path]))
         add(Case(f"plan --xml {label}", ["plan", "--xml", path]))
         add(Case(f"probe --xml {label}", ["probe", "--xml", path]))
@@ -311,102 +406,190 @@ def corpus(root: Path) -> list[Case]:
     )
 
     # plan
-    for args, says in ((["--executors", "0"], ""), (["--executors", "-2"], ""),
-                       (["--executors", "99"], "allows"), (["--cores-per-executor", "0"], ""),
-                       (["--cores-per-executor", "99"], ""), (["--executors-per-node", "0"], ""),
-                       (["--executors-per-node", "99"], ""), (["--memory-per-executor", "lots"], ""),
-                       (["--memory-per-executor", "0"], ""), (["--memory-per-executor", "-4g"], ""),
-                       (["--memory-per-executor", "99999t"], ""), (["--driver-memory", "big"], ""),
-                       (["--driver-cores", "99"], "driver"), (["--driver-cores", "0"], ""),
-                       (["--driver-cores", "-1"], ""), (["--nodes", "7"], ""), (["--nodes", "x"], ""),
-                       (["--nodes", "0-"], ""), (["--nodes", ""], ""),
-                       (["--executors", "1", "--executors-per-node", "1"], "not both"),
-                       (["--bind", "core", "--cores-per-executor", "3", "--executors", "1"], ""),
-                       (["--hosts", ""], ""), (["--hosts", ",,"], ""),
-                       (["--hosts-file", empty], ""), (["--hosts-file", binary], ""),
-                       (["--hosts-file", "/nonexistent.toml"], ""),
-                       (["--hosts-file", _write(root / "h.toml", "[hosts]\nx = 1\n")], "")):  # fmt: skip
+    for args, says in (
+        (["--executors", "0"], ""),
+        (["--executors", "-2"], ""),
+        (["--executors", "99"], "allows"),
+        (["--cores-per-executor", "0"], ""),
+        (["--cores-per-executor", "99"], ""),
+        (["--executors-per-node", "0"], ""),
+        (["--executors-per-node", "99"], ""),
+        (["--memory-per-executor", "lots"], ""),
+        (["--memory-per-executor", "0"], ""),
+        (["--memory-per-executor", "-4g"], ""),
+        (["--memory-per-executor", "99999t"], ""),
+        (["--driver-memory", "big"], ""),
+        (["--driver-cores", "99"], "driver"),
+        (["--driver-cores", "0"], ""),
+        (["--driver-cores", "-1"], ""),
+        (["--nodes", "7"], ""),
+        (["--nodes", "x"], ""),
+        (["--nodes", "0-"], ""),
+        (["--nodes", ""], ""),
+        (["--executors", "1", "--executors-per-node", "1"], "not both"),
+        (["--bind", "core", "--cores-per-executor", "3", "--executors", "1"], ""),
+        (["--hosts", ""], ""),
+        (["--hosts", ",,"], ""),
+        (["--hosts-file", empty], ""),
+        (["--hosts-file", binary], ""),
+        (["--hosts-file", "/nonexistent.toml"], ""),
+        (["--hosts-file", _write(root / "h.toml", "[hosts]\nx = 1\n")], ""),
+    ):
         add(Case("plan " + " ".join(args), ["plan", *args], says=says))
-    add(Case("plan --xml NODES --nodes 3", ["plan", "--xml", xml, "--nodes", "3", "--bind", "node"],
-             says="NUMA node 3"))  # fmt: skip
+    add(
+        Case(
+            "plan --xml NODES --nodes 3",
+            ["plan", "--xml", xml, "--nodes", "3", "--bind", "node"],
+            says="NUMA node 3",
+        )
+    )
     # plan --out: the files to apply, refused in one line where they cannot be written
-    for args, says in ((["--target", "k8s", "--out", file_not_dir], "cannot write"),
-                       (["--target", "yarn", "--out", unwritable], "cannot write"),
-                       (["--target", "k8s", "--out", f"{file_not_dir}/sub"], "cannot write"),
-                       (["--out", emptydir], "--target"),
-                       (["--target", "yarn", "--plugin-jar", "https://x/a.jar"], "--target k8s"),
-                       (["--image", "spark:4"], "--target k8s")):  # fmt: skip
-        add(Case("plan " + " ".join(args), ["plan", "--xml", xml, "--bind", "node", *args],
-                 says=says))  # fmt: skip
+    for args, says in (
+        (["--target", "k8s", "--out", file_not_dir], "cannot write"),
+        (["--target", "yarn", "--out", unwritable], "cannot write"),
+        (["--target", "k8s", "--out", f"{file_not_dir}/sub"], "cannot write"),
+        (["--out", emptydir], "--target"),
+        (["--target", "yarn", "--plugin-jar", "https://x/a.jar"], "--target k8s"),
+        (["--image", "spark:4"], "--target k8s"),
+    ):
+        add(
+            Case(
+                "plan " + " ".join(args), ["plan", "--xml", xml, "--bind", "node", *args], says=says
+            )
+        )
 
     # run, launch, datagen, cluster: refused before any JVM starts
-    for args, says in ((["nope"], "unknown workload"), (["wordcount", "--size", "galactic"], ""),
-                       (["wordcount", "--repeat", "0"], ""), (["wordcount", "--repeat", "-1"], ""),
-                       (["wordcount", "--warmup", "-1"], ""), (["wordcount", "--out", file_not_dir], ""),
-                       (["wordcount", "--out", unwritable], ""), (["wordcount", "--data", file_not_dir], ""),
-                       (["wordcount", "--data", unwritable], ""), (["wordcount", "--executors", "99"], ""),
-                       (["wordcount", "--conf", "novalue"], ""), (["wordcount", "--param", "x"], ""),
-                       (["wordcount", "--param", "nosuch=1"], ""), (["wordcount", "--timeout", "-5"], ""),
-                       (["wordcount", "--interval", "fast"], ""), (["wordcount", "--duration", "long"], ""),
-                       (["wordcount", "--master", "bogus://x"], ""), (["wordcount", "--rate", "-1"], ""),
-                       (["wordcount", "--cluster", file_not_dir], ""),
-                       (["wordcount", "--cluster", "/nonexistent/cluster"], ""),
-                       (["wordcount", "--executor-wait", "0s"], "--executor-wait"),
-                       (["wordcount", "--master", "spark://127.0.0.1:1", "--master-ui",
-                         "http://127.0.0.1:1"], "--master-ui"),
-                       (["wordcount", "--numa-balancing", "maybe"], "give on or off"),
-                       (["wordcount", "--numa-balancing", "on", "--master", "spark://127.0.0.1:1"],
-                        "--numa-balancing"),
-                       (["wordcount", "--xml", xml], "")):  # fmt: skip
+    for args, says in (
+        (["nope"], "unknown workload"),
+        (["wordcount", "--size", "galactic"], ""),
+        (["wordcount", "--repeat", "0"], ""),
+        (["wordcount", "--repeat", "-1"], ""),
+        (["wordcount", "--warmup", "-1"], ""),
+        (["wordcount", "--out", file_not_dir], ""),
+        (["wordcount", "--out", unwritable], ""),
+        (["wordcount", "--data", file_not_dir], ""),
+        (["wordcount", "--data", unwritable], ""),
+        (["wordcount", "--executors", "99"], ""),
+        (["wordcount", "--conf", "novalue"], ""),
+        (["wordcount", "--param", "x"], ""),
+        (["wordcount", "--param", "nosuch=1"], ""),
+        (["wordcount", "--timeout", "-5"], ""),
+        (["wordcount", "--interval", "fast"], ""),
+        (["wordcount", "--duration", "long"], ""),
+        (["wordcount", "--master", "bogus://x"], ""),
+        (["wordcount", "--rate", "-1"], ""),
+        (["wordcount", "--cluster", file_not_dir], ""),
+        (["wordcount", "--cluster", "/nonexistent/cluster"], ""),
+        (["wordcount", "--executor-wait", "0s"], "--executor-wait"),
+        (
+            ["wordcount", "--master", "spark://127.0.0.1:1", "--master-ui", "http://127.0.0.1:1"],
+            "--master-ui",
+        ),
+        (["wordcount", "--numa-balancing", "maybe"], "give on or off"),
+        (
+            ["wordcount", "--numa-balancing", "on", "--master", "spark://127.0.0.1:1"],
+            "--numa-balancing",
+        ),
+        (["wordcount", "--xml", xml], ""),
+    ):
         add(Case("run " + " ".join(args), ["run", *args], says=says))
-    for args in (["--", "/nonexistent/program"], ["--executors", "99", "--", "true"], [],
-                 ["--out", file_not_dir, "--", "true"], ["--duration", "forever", "--", "true"],
-                 ["--mem-nodes", "9", "--", "true"]):  # fmt: skip
+    for args in (
+        ["--", "/nonexistent/program"],
+        ["--executors", "99", "--", "true"],
+        [],
+        ["--out", file_not_dir, "--", "true"],
+        ["--duration", "forever", "--", "true"],
+        ["--mem-nodes", "9", "--", "true"],
+    ):
         add(Case("launch " + " ".join(args), ["launch", *args]))
-    for args in (["nope"], ["wordcount", "--size", "galactic"], ["wordcount", "--data", file_not_dir],
-                 ["wordcount", "--data", unwritable], ["wordcount", "--seed", "x"]):  # fmt: skip
+    for args in (
+        ["nope"],
+        ["wordcount", "--size", "galactic"],
+        ["wordcount", "--data", file_not_dir],
+        ["wordcount", "--data", unwritable],
+        ["wordcount", "--seed", "x"],
+    ):
         add(Case("datagen " + " ".join(args), ["datagen", *args]))
-    for args in (["up", file_not_dir], ["up", unwritable], ["status", "/nonexistent/c"],
-                 ["status", file_not_dir], ["down", "/nonexistent/c"], ["status", emptydir],
-                 ["up", str(root / "c"), "--executors", "99"]):  # fmt: skip
+    for args in (
+        ["up", file_not_dir],
+        ["up", unwritable],
+        ["status", "/nonexistent/c"],
+        ["status", file_not_dir],
+        ["down", "/nonexistent/c"],
+        ["status", emptydir],
+        ["up", str(root / "c"), "--executors", "99"],
+    ):
         add(Case("cluster " + " ".join(args), ["cluster", *args]))
-    for args in (["layouts", "nope"], ["binding", "wordcount", "--repeat", "0"],
-                 ["cosched", "nope"], ["scaling", "wordcount", "--out", file_not_dir],
-                 ["executors", "wordcount", "--size", "galactic"]):  # fmt: skip
+    for args in (
+        ["layouts", "nope"],
+        ["binding", "wordcount", "--repeat", "0"],
+        ["cosched", "nope"],
+        ["scaling", "wordcount", "--out", file_not_dir],
+        ["executors", "wordcount", "--size", "galactic"],
+    ):
         add(Case("study " + " ".join(args), ["study", *args]))
-    for args in (["--size", "lots", "--dry-run"], ["--latency-size", "x", "--dry-run"],
-                 ["--loads", "0", "--dry-run"], ["--repeat", "0", "--dry-run"],
-                 ["--size", "-1", "--dry-run"]):  # fmt: skip
+    for args in (
+        ["--size", "lots", "--dry-run"],
+        ["--latency-size", "x", "--dry-run"],
+        ["--loads", "0", "--dry-run"],
+        ["--repeat", "0", "--dry-run"],
+        ["--size", "-1", "--dry-run"],
+    ):
         add(Case("probe " + " ".join(args), ["probe", *args]))
 
     # event logs
-    for label, path in (("missing", "/nonexistent/log"), ("/dev/null", "/dev/null"),
-                        ("empty", empty), ("binary", binary), ("empty directory", emptydir),
-                        ("a text file", file_not_dir), ("results.jsonl", good_results + "/results.jsonl"),
-                        ("zstd of garbage", str(Path(zstd_garbage).parent)), ("gzip", zlib_file),
-                        ("lzf", _write(root / "log.lzf", "x")), ("a JSON array", _write(root / "arr.json", "[1,2]")),
-                        ("a fifo-like /dev/zero", "/dev/zero")):  # fmt: skip
+    for label, path in (
+        ("missing", "/nonexistent/log"),
+        ("/dev/null", "/dev/null"),
+        ("empty", empty),
+        ("binary", binary),
+        ("empty directory", emptydir),
+        ("a text file", file_not_dir),
+        ("results.jsonl", good_results + "/results.jsonl"),
+        ("zstd of garbage", str(Path(zstd_garbage).parent)),
+        ("gzip", zlib_file),
+        ("lzf", _write(root / "log.lzf", "x")),
+        ("a JSON array", _write(root / "arr.json", "[1,2]")),
+        ("a fifo-like /dev/zero", "/dev/zero"),
+    ):
         add(Case(f"analyze {label}", ["analyze", path]))
         add(Case(f"whatif {label}", ["whatif", path]))
         add(Case(f"advise {label}", ["advise", path]))
-    for args in (["--tasks", unwritable + "/t.parquet"], ["--stages", unwritable + "/s.csv"],
-                 ["--tasks", emptydir], ["--tasks", str(root / "t.txt")], ["--stages", str(root / "s.xlsx")]):  # fmt: skip
+    for args in (
+        ["--tasks", unwritable + "/t.parquet"],
+        ["--stages", unwritable + "/s.csv"],
+        ["--tasks", emptydir],
+        ["--tasks", str(root / "t.txt")],
+        ["--stages", str(root / "s.xlsx")],
+    ):
         add(Case("analyze " + " ".join(args), ["analyze", plain, *args]))
     for cores in ("0", "x", "-1", "", "1,,2", "1.5"):
         add(Case(f"whatif --cores {cores!r}", ["whatif", plain, "--cores", cores]))
 
     # results directories
-    results_inputs = {"missing": "/nonexistent/out", "a file": file_not_dir, "empty dir": emptydir,
-                      "JSON array": array, "binary": _results_dir(root, "bin", []),
-                      "empty lines": _results_dir(root, "blank", ["", ""]),
-                      "a directory as results.jsonl": str((root / "dirres" / "results.jsonl").mkdir(parents=True) or root / "dirres"),
-                      "not JSON": _results_dir(root, "text", ["hello", "world"])}  # fmt: skip
+    results_inputs = {
+        "missing": "/nonexistent/out",
+        "a file": file_not_dir,
+        "empty dir": emptydir,
+        "JSON array": array,
+        "binary": _results_dir(root, "bin", []),
+        "empty lines": _results_dir(root, "blank", ["", ""]),
+        "a directory as results.jsonl": str(
+            (root / "dirres" / "results.jsonl").mkdir(parents=True) or root / "dirres"
+        ),
+        "not JSON": _results_dir(root, "text", ["hello", "world"]),
+    }
     Path(results_inputs["binary"], "results.jsonl").write_bytes(_bytes(3000))
     for label, directory in results_inputs.items():
         for command in ("results", "report", "classify", "advise"):
             add(Case(f"{command} {label}", [command, directory]))
-    for args in (["--csv", unwritable + "/r.csv"], ["--parquet", unwritable + "/r.parquet"],
-                 ["--table", unwritable + "/t.csv"], ["--csv", emptydir], ["--parquet", file_not_dir + "/x"]):  # fmt: skip
+    for args in (
+        ["--csv", unwritable + "/r.csv"],
+        ["--parquet", unwritable + "/r.parquet"],
+        ["--table", unwritable + "/t.csv"],
+        ["--csv", emptydir],
+        ["--parquet", file_not_dir + "/x"],
+    ):
         add(Case("results " + " ".join(args), ["results", good_results, *args]))
     for args in (
         ["-o", unwritable + "/r.html"],
@@ -427,19 +610,44 @@ def corpus(root: Path) -> list[Case]:
                 ["fit", _write(root / "ok.csv", "concurrency,time_s\n1,10\n2,6\n4,4\n"), *args],
             )
         )
-    for label in ("missing", "directory", "empty", "binary", "header-only", "text-values", "utf16",
-                  "grid-nan", "grid-text", "grid-no-wall", "grid-one", "grid-only-wall"):  # fmt: skip
+    for label in (
+        "missing",
+        "directory",
+        "empty",
+        "binary",
+        "header-only",
+        "text-values",
+        "utf16",
+        "grid-nan",
+        "grid-text",
+        "grid-no-wall",
+        "grid-one",
+        "grid-only-wall",
+    ):
         add(Case(f"tune --replay {label}", ["tune", "--replay", tables[label]]))
     grid = _write(
         root / "grid.csv", "executors,cores_per_executor,wall_s\n1,1,10\n1,2,8\n2,1,7\n2,2,9\n"
     )
-    for args in (["--budget", "0"], ["--budget", "-3"], ["--noise", "-1"], ["--minimize", "nope"],
-                 ["--budget-time", "soon"], ["--noise", "nan"], ["--column", "nope=workers"],
-                 ["--column", "executors=nodez"], ["--column", "executors"],
-                 ["--column", "executors=workers", "--column", "cores_per_executor=executors"]):  # fmt: skip
+    for args in (
+        ["--budget", "0"],
+        ["--budget", "-3"],
+        ["--noise", "-1"],
+        ["--minimize", "nope"],
+        ["--budget-time", "soon"],
+        ["--noise", "nan"],
+        ["--column", "nope=workers"],
+        ["--column", "executors=nodez"],
+        ["--column", "executors"],
+        ["--column", "executors=workers", "--column", "cores_per_executor=executors"],
+    ):
         add(Case("tune " + " ".join(args), ["tune", "--replay", grid, *args]))
-    add(Case("tune --column without --replay", ["tune", "wordcount", "--column", "a=workers"],
-             says="give --replay TABLE"))  # fmt: skip
+    add(
+        Case(
+            "tune --column without --replay",
+            ["tune", "wordcount", "--column", "a=workers"],
+            says="give --replay TABLE",
+        )
+    )
     add(
         Case(
             "tune: a workload and --replay",
@@ -448,16 +656,28 @@ def corpus(root: Path) -> list[Case]:
         )
     )
     add(Case("tune: neither", ["tune"]))
-    add(Case("tune: real runs on another machine", ["tune", "wordcount", "--synthetic",
-                                                    "numa:4 core:8"], says="--replay table"))  # fmt: skip
-    for args in (["--xml", str(root / "none.xml")], ["--synthetic", "numa:0 core:x"],
-                 ["--xml", tables["binary"]]):  # fmt: skip
+    add(
+        Case(
+            "tune: real runs on another machine",
+            ["tune", "wordcount", "--synthetic", "numa:4 core:8"],
+            says="--replay table",
+        )
+    )
+    for args in (
+        ["--xml", str(root / "none.xml")],
+        ["--synthetic", "numa:0 core:x"],
+        ["--xml", tables["binary"]],
+    ):
         add(Case("tune --replay " + " ".join(args[:1]), ["tune", "--replay", grid, *args]))
     beside = root / "beside"  # a recorded table whose machine, written beside it, is damaged
     _write(beside / "t.json", json.dumps({"minimize": "wall_s", "synthetic": "numa:0 core:x"}))
-    add(Case("tune --replay: its TABLE.json machine damaged",
-             ["tune", "--replay", _write(beside / "t.csv", Path(grid).read_text())],
-             says="the machine in"))  # fmt: skip
+    add(
+        Case(
+            "tune --replay: its TABLE.json machine damaged",
+            ["tune", "--replay", _write(beside / "t.csv", Path(grid).read_text())],
+            says="the machine in",
+        )
+    )
 
     # experiment specs
     for label, path in _specs(root).items():
@@ -496,9 +716,17 @@ def run_case(case: Case, cwd: Path) -> Outcome:
     env = {**os.environ, **ENV}
     start = time.monotonic()
     # its own session: a case that hangs is killed with everything it started (lstopo, a JVM)
-    proc = subprocess.Popen([numaspark(), *case.args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                            env=env, errors="replace", start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [numaspark(), *case.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=env,
+        errors="replace",
+        start_new_session=True,
+    )
     try:
         _, stderr = proc.communicate(case.stdin or "", timeout=TIME_BOUND_S)
     except subprocess.TimeoutExpired:
@@ -547,15 +775,19 @@ def _server():
     return _forkserver
 
 
-def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: str,
-                  env: dict[str, str]) -> None:  # fmt: skip
+def _as_numaspark(
+    args: list[str], cwd: str, stdin: str, stdout: str, stderr: str, env: dict[str, str]
+) -> None:
     """In the forked process: become `numaspark ARGS` run in ``cwd`` (exits with its code)."""
     os.setsid()
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
-    for fd, path, flags in ((0, stdin, os.O_RDONLY), (1, stdout, os.O_WRONLY),
-                            (2, stderr, os.O_WRONLY)):  # fmt: skip
+    for fd, path, flags in (
+        (0, stdin, os.O_RDONLY),
+        (1, stdout, os.O_WRONLY),
+        (2, stderr, os.O_WRONLY),
+    ):
         opened = os.open(path, flags)
         os.dup2(opened, fd)
         os.close(opened)
@@ -567,8 +799,13 @@ def _as_numaspark(args: list[str], cwd: str, stdin: str, stdout: str, stderr: st
     cli.main()
 
 
-def run_forked(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "",
-               timeout_s: float | None = TIME_BOUND_S) -> tuple[int | None, str, str]:  # fmt: skip
+def run_forked(
+    args: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    stdin: str = "",
+    timeout_s: float | None = TIME_BOUND_S,
+) -> tuple[int | None, str, str]:
     """`numaspark ARGS` in a process forked from the preloaded server (see above): its exit
     code (None: it hung past ``timeout_s`` and was killed), stdout and stderr."""
     streams = Path(tempfile.gettempdir()) / f"numaspark-forked-{os.getpid()}"
@@ -579,8 +816,9 @@ def run_forked(args: list[str], cwd: Path, env: dict[str, str], stdin: str = "",
     paths[1].touch()
     paths[2].touch()
     with _PROCESSES:
-        proc = _server().Process(target=_as_numaspark,
-                                 args=(list(args), str(cwd), *(str(p) for p in paths), env))  # fmt: skip
+        proc = _server().Process(
+            target=_as_numaspark, args=(list(args), str(cwd), *(str(p) for p in paths), env)
+        )
         proc.start()
     try:
         hung = not multiprocessing.connection.wait([proc.sentinel], timeout_s)
@@ -601,8 +839,9 @@ def run_case_forked(case: Case, cwd: Path) -> Outcome:
     start = time.monotonic()
     returncode, _, stderr = run_forked(case.args, cwd, {**os.environ, **ENV}, case.stdin or "")
     if returncode is None:
-        return Outcome(case, None, stderr, TIME_BOUND_S,
-                       [f"hung: no exit within {TIME_BOUND_S:.0f} s"])  # fmt: skip
+        return Outcome(
+            case, None, stderr, TIME_BOUND_S, [f"hung: no exit within {TIME_BOUND_S:.0f} s"]
+        )
     outcome = Outcome(case, returncode, stderr, time.monotonic() - start)
     outcome.problems = judge(case, returncode, stderr)
     return outcome
@@ -642,8 +881,13 @@ def judge(case: Case, code: int, stderr: str) -> list[str]:
     return []
 
 
-def run_corpus(root: Path, workers: int = 4, progress: bool = False,
-               part: tuple[int, int] = (0, 1), fresh_firsts: bool = True) -> list[Outcome]:  # fmt: skip
+def run_corpus(
+    root: Path,
+    workers: int = 4,
+    progress: bool = False,
+    part: tuple[int, int] = (0, 1),
+    fresh_firsts: bool = True,
+) -> list[Outcome]:
     """Run every case (or every ``part[1]``-th from ``part[0]``: a part of the corpus); with
     ``fresh_firsts`` the first case of each command from a fresh interpreter."""
     every = corpus(root / "inputs")
@@ -663,8 +907,11 @@ def run_corpus(root: Path, workers: int = 4, progress: bool = False,
         for done, outcome in enumerate(pool.map(one, cases), 1):
             outcomes.append(outcome)
             if progress and outcome.problems:
-                print(f"[{done}/{len(cases)}] {outcome.case.name}: {'; '.join(outcome.problems)}\n    "
-                      + "\n    ".join(outcome.stderr.strip().splitlines()[-6:]), flush=True)  # fmt: skip
+                print(
+                    f"[{done}/{len(cases)}] {outcome.case.name}: {'; '.join(outcome.problems)}\n    "
+                    + "\n    ".join(outcome.stderr.strip().splitlines()[-6:]),
+                    flush=True,
+                )
     return outcomes
 
 
@@ -682,9 +929,11 @@ def main() -> int:
         clean = sum(1 for o in outcomes if not o.problems)
         errors = sum(1 for o in outcomes if not o.problems and o.returncode == 2)
         warned = sum(1 for o in outcomes if not o.problems and o.returncode == 0)
-        print(f"\n{len(outcomes)} bad inputs in {time.monotonic() - started:.0f} s: {clean} handled "
-              f"({errors} one clear line and exit 2, {warned} used with a warning), "
-              f"{len(outcomes) - clean} not: {kinds or 'none'}")  # fmt: skip
+        print(
+            f"\n{len(outcomes)} bad inputs in {time.monotonic() - started:.0f} s: {clean} handled "
+            f"({errors} one clear line and exit 2, {warned} used with a warning), "
+            f"{len(outcomes) - clean} not: {kinds or 'none'}"
+        )
         print(f"slowest: {max(o.seconds for o in outcomes):.1f} s")
         return 0 if clean == len(outcomes) else 1
 

@@ -25,8 +25,11 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 def pytest_addoption(parser):
-    parser.addoption("--long", action="store_true",
-                     help="also run the tests marked long (scenarios of minutes each)")  # fmt: skip
+    parser.addoption(
+        "--long",
+        action="store_true",
+        help="also run the tests marked long (scenarios of minutes each)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -116,8 +119,10 @@ def topology_file(name: str) -> Path:
     tested no multi-node logic at all)."""
     path = TOPOLOGIES / name
     if not path.exists():
-        pytest.fail(f"{path} missing: clone shared/ beside this repository, or set "
-                    "NUMASPARK_TOPOLOGIES to a copy of shared/topologies")  # fmt: skip
+        pytest.fail(
+            f"{path} missing: clone shared/ beside this repository, or set "
+            "NUMASPARK_TOPOLOGIES to a copy of shared/topologies"
+        )
     return path
 
 
@@ -132,8 +137,13 @@ def run_cli(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]
         code, stdout, stderr = run_forked(list(args), Path.cwd(), env, timeout_s=None)
         proc = subprocess.CompletedProcess(["numaspark", *args], code, stdout, stderr)
     else:
-        proc = subprocess.run([sys.executable, "-m", "numaspark", *args], capture_output=True,
-                              text=True, env=env, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "numaspark", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(f"numaspark {' '.join(args)} failed:\n{proc.stderr}")
     return proc
@@ -151,8 +161,9 @@ def invoke_cli(*args: str) -> subprocess.CompletedProcess[str]:
     result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    return subprocess.CompletedProcess(["numaspark", *args], result.exit_code, result.stdout,
-                                       result.stderr)  # fmt: skip
+    return subprocess.CompletedProcess(
+        ["numaspark", *args], result.exit_code, result.stdout, result.stderr
+    )
 
 
 class _Stopped(Exception):
@@ -228,9 +239,24 @@ def local_core_run(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], 
     work = tmp_path_factory.mktemp("local-core-run")
     with pytest.MonkeyPatch.context() as env:
         env.setenv("NUMASPARK_BINDER", "numaspark")
-        proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "core", "--mem-policy",
-                       "preferred", "--repeat", "1", "--conf", "spark.default.parallelism=8",
-                       "--out", str(work / "out"), "--data", str(work / "data"))  # fmt: skip
+        proc = run_cli(
+            "run",
+            "wordcount",
+            "--mode",
+            "local",
+            "--bind",
+            "core",
+            "--mem-policy",
+            "preferred",
+            "--repeat",
+            "1",
+            "--conf",
+            "spark.default.parallelism=8",
+            "--out",
+            str(work / "out"),
+            "--data",
+            str(work / "data"),
+        )
     assert proc.returncode == 0, proc.stderr
     (run,) = [json.loads(line) for line in (work / "out" / "results.jsonl").open()]
     return proc, run

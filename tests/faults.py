@@ -27,8 +27,18 @@ from pathlib import Path
 import psutil
 
 SPARK = ("org.apache.spark.deploy", "org.apache.spark.executor")
-STANDALONE = ["--mode", "standalone", "--executors", "2", "--cores-per-executor", "1",
-              "--bind", "core", "--warmup", "0"]  # fmt: skip
+STANDALONE = [
+    "--mode",
+    "standalone",
+    "--executors",
+    "2",
+    "--cores-per-executor",
+    "1",
+    "--bind",
+    "core",
+    "--warmup",
+    "0",
+]
 SWEEP_SPEC = """
 name = "faults"
 repeat = 2
@@ -79,14 +89,22 @@ def _settle(timeout_s: float = 20) -> list[str]:
 
 
 def numaspark(*args: str, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "numaspark", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "numaspark", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def finished(out: Path) -> int:
     """Iterations whose answers an application wrote (finished, whether stored or not)."""
-    return sum(len((d / "answers.jsonl").read_text().splitlines())
-               for d in (out / "runs").glob("*") if (d / "answers.jsonl").exists())  # fmt: skip
+    return sum(
+        len((d / "answers.jsonl").read_text().splitlines())
+        for d in (out / "runs").glob("*")
+        if (d / "answers.jsonl").exists()
+    )
 
 
 def stored(out: Path) -> list[dict]:
@@ -100,8 +118,9 @@ def wait_until(
     deadline = time.monotonic() + timeout_s
     while not predicate():
         if proc.poll() is not None:
-            raise AssertionError(f"numaspark ended first (exit {proc.returncode}): "
-                                 f"{proc.stderr.read()[-1500:]}")  # fmt: skip
+            raise AssertionError(
+                f"numaspark ended first (exit {proc.returncode}): {proc.stderr.read()[-1500:]}"
+            )
         if time.monotonic() > deadline:
             proc.kill()
             raise AssertionError("the trial's moment never came")
@@ -109,8 +128,17 @@ def wait_until(
 
 
 def _run_args(out: Path, data: Path, repeat: int) -> list[str]:
-    return ["run", "wordcount", *STANDALONE, "--repeat", str(repeat), "--out", str(out),
-            "--data", str(data)]  # fmt: skip
+    return [
+        "run",
+        "wordcount",
+        *STANDALONE,
+        "--repeat",
+        str(repeat),
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    ]
 
 
 def _lost(out: Path, trial: Trial) -> None:
@@ -196,8 +224,11 @@ def kill_an_executor(work: Path, data: Path, env: dict) -> Trial:
     proc = numaspark(*_run_args(out, data, 4), env=env)
 
     def executors() -> list[psutil.Process]:
-        return [p for p in psutil.process_iter(["cmdline"])
-                if "CoarseGrainedExecutorBackend" in " ".join(p.info.get("cmdline") or [])]  # fmt: skip
+        return [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if "CoarseGrainedExecutorBackend" in " ".join(p.info.get("cmdline") or [])
+        ]
 
     wait_until(lambda: finished(out) >= 1 and bool(executors()), proc)
     victim = executors()[0]
@@ -247,9 +278,26 @@ def sigkill_sweep_then_resume(work: Path, data: Path, env: dict) -> Trial:
 def two_runs_at_once(work: Path, data: Path, env: dict) -> Trial:
     """Two standalone runs at once on one machine: free ports each, neither stops the other."""
     trial = Trial("two standalone runs at once")
-    procs = [numaspark("run", "wordcount", "--mode", "standalone", "--executors", "1",
-                       "--cores-per-executor", "1", "--repeat", "2", "--out", str(work / f"out{i}"),
-                       "--data", str(data), env=env) for i in (1, 2)]  # fmt: skip
+    procs = [
+        numaspark(
+            "run",
+            "wordcount",
+            "--mode",
+            "standalone",
+            "--executors",
+            "1",
+            "--cores-per-executor",
+            "1",
+            "--repeat",
+            "2",
+            "--out",
+            str(work / f"out{i}"),
+            "--data",
+            str(data),
+            env=env,
+        )
+        for i in (1, 2)
+    ]
     for i, proc in enumerate(procs, 1):
         _, err = proc.communicate(timeout=400)
         if proc.returncode != 0:
@@ -264,8 +312,19 @@ def two_runs_at_once(work: Path, data: Path, env: dict) -> Trial:
 def sigint_study(work: Path, data: Path, env: dict) -> Trial:
     """SIGINT to a study's numaspark alone (as `kill -INT`): exit 130, nothing left, resumable."""
     trial, out = Trial("SIGINT of a study, then --resume"), work / "out"
-    args = ["study", "binding", "wordcount", "--repeat", "1", "--warmup", "0", "--out", str(out),
-            "--data", str(data)]  # fmt: skip
+    args = [
+        "study",
+        "binding",
+        "wordcount",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    ]
     proc = numaspark(*args, env=env)
     wait_until(lambda: finished(out) >= 1, proc)
     proc.send_signal(signal.SIGINT)
@@ -324,11 +383,16 @@ def main(names: list[str]) -> int:
             trial = run_trial(name, Path(tmp) / name, data)
             trials.append(trial)
             verdict = "ok" if not trial.problems else "FAILED: " + "; ".join(trial.problems)
-            print(f"{trial.name}: {verdict} ({trial.seconds:.0f} s)"
-                  + "".join(f"\n    {n}" for n in trial.notes), flush=True)  # fmt: skip
+            print(
+                f"{trial.name}: {verdict} ({trial.seconds:.0f} s)"
+                + "".join(f"\n    {n}" for n in trial.notes),
+                flush=True,
+            )
     failed = [t for t in trials if t.problems]
-    print(f"\n{len(trials)} trials: {sum(t.orphans for t in trials)} orphans, "
-          f"{sum(t.lost for t in trials)} finished results lost, {len(failed)} failed")  # fmt: skip
+    print(
+        f"\n{len(trials)} trials: {sum(t.orphans for t in trials)} orphans, "
+        f"{sum(t.lost for t in trials)} finished results lost, {len(failed)} failed"
+    )
     return 1 if failed else 0
 
 

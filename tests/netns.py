@@ -41,10 +41,12 @@ OWN_VIEW_NEEDS = ("unshare", "nsenter")  # a hostname and a /tmp of its own
 # pid (in its /tmp, once mounted) and sleeps; the values are sh's positional parameters, never spliced into the script
 # After the first three, pairs of (a directory installed here under /tmp, its path inside the
 # host's /tmp): bound there before the host's /tmp is bound (recursively) over /tmp.
-_HOLDER = ('hostname "$1" && mount --bind "$3" /etc/hosts && root="$2" && shift 3 '
-           '&& while [ $# -gt 1 ]; do mkdir -p "$root/$2" && mount --bind "$1" "$root/$2" '
-           '|| exit 1; shift 2; done '
-           '&& mount --rbind "$root" /tmp && echo $$ > /tmp/.holder && exec sleep infinity')  # fmt: skip
+_HOLDER = (
+    'hostname "$1" && mount --bind "$3" /etc/hosts && root="$2" && shift 3 '
+    '&& while [ $# -gt 1 ]; do mkdir -p "$root/$2" && mount --bind "$1" "$root/$2" '
+    "|| exit 1; shift 2; done "
+    '&& mount --rbind "$root" /tmp && echo $$ > /tmp/.holder && exec sleep infinity'
+)
 
 
 def under_tmp(paths: list[Path]) -> list[tuple[Path, str]]:
@@ -100,8 +102,14 @@ class NamespaceHost:
         ip("-n", self.netns, "link", "set", "eth0", "up")
         ip("-n", self.netns, "link", "set", "lo", "up")
 
-    def own_view(self, hostname: str, root: Path, hosts_file: Path,
-                 installed: list[Path] | None = None, timeout_s: float = 10.0) -> None:  # fmt: skip
+    def own_view(
+        self,
+        hostname: str,
+        root: Path,
+        hosts_file: Path,
+        installed: list[Path] | None = None,
+        timeout_s: float = 10.0,
+    ) -> None:
         """Name the host ``hostname``, with ``root`` as its /tmp and ``hosts_file`` as its
         /etc/hosts, held by a process that everything the host runs then enters. The
         ``installed`` directories are at their own paths there too, even under /tmp."""
@@ -112,16 +120,37 @@ class NamespaceHost:
         pid_file.unlink(missing_ok=True)
         self.hostname, self.root = hostname, root
         self.holder = subprocess.Popen(
-            ["ip", "netns", "exec", self.netns, "unshare", "--uts", "--mount",
-             "--propagation", "private", "--", "/bin/sh", "-c", _HOLDER, "sh", hostname,
-             str(root), str(hosts_file),
-             *(str(x) for pair in under_tmp(installed or []) for x in pair)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+            [
+                "ip",
+                "netns",
+                "exec",
+                self.netns,
+                "unshare",
+                "--uts",
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+                "/bin/sh",
+                "-c",
+                _HOLDER,
+                "sh",
+                hostname,
+                str(root),
+                str(hosts_file),
+                *(str(x) for pair in under_tmp(installed or []) for x in pair),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + timeout_s
         while not (pid_file.exists() and pid_file.read_text().strip()):
             if self.holder.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{hostname}'s namespaces did not start: "
-                                   f"{self.holder.stderr.read().decode()[-500:]}")  # fmt: skip
+                raise RuntimeError(
+                    f"{hostname}'s namespaces did not start: "
+                    f"{self.holder.stderr.read().decode()[-500:]}"
+                )
             time.sleep(0.05)
         self.holder_pid = int(pid_file.read_text())
 
@@ -129,13 +158,23 @@ class NamespaceHost:
         """``argv`` run on the host: in its namespaces, from its /tmp where it has its own."""
         if self.holder_pid is None:
             return ["ip", "netns", "exec", self.netns, *argv]
-        return ["nsenter", "--target", str(self.holder_pid), "--net", "--uts", "--mount",
-                "--wd=/tmp", "--", *argv]  # fmt: skip
+        return [
+            "nsenter",
+            "--target",
+            str(self.holder_pid),
+            "--net",
+            "--uts",
+            "--mount",
+            "--wd=/tmp",
+            "--",
+            *argv,
+        ]
 
     def pids(self) -> list[int]:
         """Every process on the host (in its network namespace)."""
-        out = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True,
-                             text=True, check=False).stdout  # fmt: skip
+        out = subprocess.run(
+            ["ip", "netns", "pids", self.netns], capture_output=True, text=True, check=False
+        ).stdout
         return [int(p) for p in out.split()]
 
     def kill_all(self, rounds: int = 3) -> None:
@@ -195,8 +234,15 @@ class HostNetwork:
     and an /etc/hosts that names every host and this machine (``driver``); ``installed``:
     software each host has at the same path as here (Spark's home), kept even under /tmp."""
 
-    def __init__(self, count: int, prefix: str, second: int, names: list[str] | None = None,
-                 own_view: Path | None = None, installed: list[Path] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        count: int,
+        prefix: str,
+        second: int,
+        names: list[str] | None = None,
+        own_view: Path | None = None,
+        installed: list[Path] | None = None,
+    ) -> None:
         require(*NEEDS)
         net = subnet(second)
         tag = _tag(4)
@@ -206,10 +252,13 @@ class HostNetwork:
         self.own_view = own_view
         self.installed = installed or []
         self.hosts = [
-            NamespaceHost(netns=f"{prefix}{tag}{chr(97 + i)}", address=f"{net}.{11 + i}",
-                          veth=f"v{prefix[-1]}{tag}{chr(97 + i)}")
+            NamespaceHost(
+                netns=f"{prefix}{tag}{chr(97 + i)}",
+                address=f"{net}.{11 + i}",
+                veth=f"v{prefix[-1]}{tag}{chr(97 + i)}",
+            )
             for i in range(count)
-        ]  # fmt: skip
+        ]
 
     def __enter__(self) -> HostNetwork:
         try:
@@ -256,8 +305,10 @@ def drivers_here() -> list[int]:
     found = []
     for proc in psutil.process_iter(["pid", "cmdline"]):
         with contextlib.suppress(psutil.Error, OSError):
-            if ("org.apache.spark.deploy.SparkSubmit" in " ".join(proc.info["cmdline"] or [])
-                    and os.readlink(f"/proc/{proc.pid}/ns/net") == here):  # fmt: skip
+            if (
+                "org.apache.spark.deploy.SparkSubmit" in " ".join(proc.info["cmdline"] or [])
+                and os.readlink(f"/proc/{proc.pid}/ns/net") == here
+            ):
                 found.append(proc.pid)
     return found
 

@@ -49,19 +49,42 @@ def start_daemon(host: NamespaceHost, name: str, argv: list[str], logs: Path) ->
     with (logs / f"{name}.log").open("w") as log:
         return subprocess.Popen(
             host.argv([str(spark_home() / "bin" / "spark-class"), *argv]),
-            env=host_env(host.address), stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL)  # fmt: skip
+            env=host_env(host.address),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def master_argv(address: str) -> list[str]:
-    return ["org.apache.spark.deploy.master.Master", "--host", address,
-            "--port", str(MASTER_PORT), "--webui-port", str(MASTER_UI)]  # fmt: skip
+    return [
+        "org.apache.spark.deploy.master.Master",
+        "--host",
+        address,
+        "--port",
+        str(MASTER_PORT),
+        "--webui-port",
+        str(MASTER_UI),
+    ]
 
 
 def worker_argv(master: str, address: str, cores: int, memory: str, work: str) -> list[str]:
-    return ["org.apache.spark.deploy.worker.Worker", master, "--host", address,
-            "--port", str(WORKER_PORT), "--webui-port", str(WORKER_UI), "--cores", str(cores),
-            "--memory", memory, "--work-dir", work]  # fmt: skip
+    return [
+        "org.apache.spark.deploy.worker.Worker",
+        master,
+        "--host",
+        address,
+        "--port",
+        str(WORKER_PORT),
+        "--webui-port",
+        str(WORKER_UI),
+        "--cores",
+        str(cores),
+        "--memory",
+        memory,
+        "--work-dir",
+        work,
+    ]
 
 
 def wait_for_workers(address: str, count: int, logs: Path, timeout_s: float = 120) -> None:
@@ -115,10 +138,17 @@ class NamespaceCluster:
             self.host.__enter__()
             work = self.dir / "work"
             work.mkdir(parents=True, exist_ok=True)
-            self.daemons.append(start_daemon(self.host, "master", master_argv(self.address),
-                                             self.dir))  # fmt: skip
-            self.daemons.append(start_daemon(self.host, "worker", worker_argv(
-                self.master, self.address, self.cores, self.memory, str(work)), self.dir))  # fmt: skip
+            self.daemons.append(
+                start_daemon(self.host, "master", master_argv(self.address), self.dir)
+            )
+            self.daemons.append(
+                start_daemon(
+                    self.host,
+                    "worker",
+                    worker_argv(self.master, self.address, self.cores, self.memory, str(work)),
+                    self.dir,
+                )
+            )
             wait_for_workers(self.address, 1, self.dir)
         except BaseException:
             self.close()
@@ -152,8 +182,14 @@ class SparkHosts:
         self.dir = directory
         self.cores, self.memory = cores, memory
         # Spark is installed on each host at the same path as here (even a venv under /tmp)
-        self.network = HostNetwork(2, "nsh6", 216, names=list(self.NAMES),
-                                   own_view=directory / "view", installed=[spark_home()])  # fmt: skip
+        self.network = HostNetwork(
+            2,
+            "nsh6",
+            216,
+            names=list(self.NAMES),
+            own_view=directory / "view",
+            installed=[spark_home()],
+        )
         self.hosts = self.network.hosts
         self.here = self.network.here
         self.address = self.hosts[0].address
@@ -165,12 +201,20 @@ class SparkHosts:
         try:
             self.network.__enter__()
             first = self.hosts[0]
-            self.daemons.append(start_daemon(first, "master", master_argv(first.address),
-                                             self.dir / "logs"))  # fmt: skip
+            self.daemons.append(
+                start_daemon(first, "master", master_argv(first.address), self.dir / "logs")
+            )
             for host in self.hosts:
-                self.daemons.append(start_daemon(host, f"worker-{host.hostname}", worker_argv(
-                    self.master, host.address, self.cores, self.memory, "/tmp/work"),
-                    self.dir / "logs"))  # fmt: skip
+                self.daemons.append(
+                    start_daemon(
+                        host,
+                        f"worker-{host.hostname}",
+                        worker_argv(
+                            self.master, host.address, self.cores, self.memory, "/tmp/work"
+                        ),
+                        self.dir / "logs",
+                    )
+                )
             wait_for_workers(self.address, len(self.hosts), self.dir / "logs")
         except BaseException:
             self.close()

@@ -26,8 +26,10 @@ def _tool(name: str) -> Callable[[], bool]:
 
 # name -> (is it here?, how to get it)
 PREREQUISITES: dict[str, tuple[Callable[[], bool], str]] = {
-    "root": (lambda: os.geteuid() == 0,
-             "run the tests as root: network namespaces and kernel settings need it"),
+    "root": (
+        lambda: os.geteuid() == 0,
+        "run the tests as root: network namespaces and kernel settings need it",
+    ),
     "numactl": (_tool("numactl"), SETUP),
     "hwloc-calc": (_tool("hwloc-calc"), SETUP),
     "perf": (_tool("perf"), SETUP),
@@ -38,16 +40,23 @@ PREREQUISITES: dict[str, tuple[Callable[[], bool], str]] = {
     "ssh-keygen": (_tool("ssh-keygen"), SETUP),
     "sshd": (lambda: Path("/usr/sbin/sshd").exists(), SETUP),
     "qemu-system-x86_64": (_tool("qemu-system-x86_64"), SETUP),
-    "apt-get": (_tool("apt-get"), "the guest's kernel is fetched with apt-get download: "
-                "run the long lane on Debian or Ubuntu"),
+    "apt-get": (
+        _tool("apt-get"),
+        "the guest's kernel is fetched with apt-get download: "
+        "run the long lane on Debian or Ubuntu",
+    ),
     "setpriv": (_tool("setpriv"), "apt-get install util-linux"),
     "useradd": (_tool("useradd"), "apt-get install passwd"),
-    "system-python": (lambda: _system_python_ok(),
-                      "the install test needs the system's own /usr/bin/python3, 3.11 or newer, "
-                      "with venv and ensurepip (apt-get install python3-venv)"),
-    "go": (_tool("go"), "install Go (https://go.dev/doc/install): the long lane builds "
-           "tools/kubelet-check with it"),
-}  # fmt: skip
+    "system-python": (
+        lambda: _system_python_ok(),
+        "the install test needs the system's own /usr/bin/python3, 3.11 or newer, "
+        "with venv and ensurepip (apt-get install python3-venv)",
+    ),
+    "go": (
+        _tool("go"),
+        "install Go (https://go.dev/doc/install): the long lane builds tools/kubelet-check with it",
+    ),
+}
 
 
 def _system_python_ok() -> bool:

@@ -36,8 +36,9 @@ class RecordedTarget:
     """Replays recordings; ``interrupt_after`` raises KeyboardInterrupt (a Ctrl-C) once that
     many applications were submitted, after the next one wrote its first answer."""
 
-    def __init__(self, standalone: bool = False, interrupt_after: int | None = None,
-                 pace_s: float = 0.0) -> None:  # fmt: skip
+    def __init__(
+        self, standalone: bool = False, interrupt_after: int | None = None, pace_s: float = 0.0
+    ) -> None:
         self.standalone = standalone
         self.pace_s = pace_s  # each application "takes" this long (a loop of them is paced)
         self.interrupt_after = interrupt_after
@@ -71,10 +72,16 @@ class RecordedTarget:
             raise KeyboardInterrupt
         app = json.loads((source / APP_FILE).read_text())
         event_log, app_id = find_event_log(run_dir / "eventlog")
-        return AppRun(run_dir=run_dir, returncode=app["returncode"], wall_s=app["wall_s"],
-                      app_id=app_id, event_log=event_log, log=run_dir / "spark-submit.log",
-                      failure=app["failure"],
-                      effective=[EffectiveJvm.from_dict(e) for e in app["effective"]])  # fmt: skip
+        return AppRun(
+            run_dir=run_dir,
+            returncode=app["returncode"],
+            wall_s=app["wall_s"],
+            app_id=app_id,
+            event_log=event_log,
+            log=run_dir / "spark-submit.log",
+            failure=app["failure"],
+            effective=[EffectiveJvm.from_dict(e) for e in app["effective"]],
+        )
 
     def _answers(self, source: Path, run_dir: Path, iterations: int) -> None:
         lines = (source / ANSWERS_FILE).read_text().splitlines()[:iterations]

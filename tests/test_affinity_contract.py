@@ -44,8 +44,9 @@ def test_the_conf_keys_python_sets_are_the_plugins():
     assert keys[CONF_PREFIX + "slotsEnv"]["default"] == SLOTS_ENV
 
 
-@pytest.mark.parametrize(("reader", "part"),
-                         [(TaskRecord, "task_record"), (PlacementReport, "placement_report")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("reader", "part"), [(TaskRecord, "task_record"), (PlacementReport, "placement_report")]
+)
 def test_the_fields_python_reads_are_the_plugins(reader, part):
     contract = _fields(part)
     hints = typing.get_type_hints(reader)
@@ -58,8 +59,12 @@ def test_the_fields_python_reads_are_the_plugins(reader, part):
 def test_recorded_task_lines_have_only_contract_fields():
     run_dir = FIXTURES / "runs" / "wordcount-core"
     task_fields = _fields("task_record")
-    lines = [json.loads(line) for path in sorted((run_dir / "affinity").glob("*.jsonl"))
-             for line in path.read_text().splitlines() if line.strip()]  # fmt: skip
+    lines = [
+        json.loads(line)
+        for path in sorted((run_dir / "affinity").glob("*.jsonl"))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
     assert lines
     for line in lines:
         assert set(line) <= set(task_fields), sorted(set(line) - set(task_fields))
@@ -84,18 +89,30 @@ def test_the_node_level_keys_and_report_fields_are_in_the_contract():
 def test_an_executors_node_choice_is_in_the_run_record():
     from numaspark.readback.proc import EffectiveJvm
 
-    line = {"executor": "1", "host": "h", "pid": 7, "cpus": "12-23", "mems": "0-1",
-            "policy": "default", "bytes_per_node": {"1": 4096}, "local_share": 1.0,
-            "pinned_tasks": 0, "task_migrations": 0, "chosen_nodes": "1",
-            "choice": "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
-            "binding": "every thread (40 now) bound to CPUs 12-23; 1 MB migrated to node(s) 1"}  # fmt: skip
+    line = {
+        "executor": "1",
+        "host": "h",
+        "pid": 7,
+        "cpus": "12-23",
+        "mems": "0-1",
+        "policy": "default",
+        "bytes_per_node": {"1": 4096},
+        "local_share": 1.0,
+        "pinned_tasks": 0,
+        "task_migrations": 0,
+        "chosen_nodes": "1",
+        "choice": "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
+        "binding": "every thread (40 now) bound to CPUs 12-23; 1 MB migrated to node(s) 1",
+    }
     jvm = EffectiveJvm.reported(PlacementReport.from_json(line), 0)
     stored = jvm.to_dict()
     assert stored["chosen_nodes"] == "1" and stored["choice"].startswith("slot 0 of node 1")
     assert stored["binding"].startswith("every thread") and stored["bytes_per_node"] == {"1": 4096}
     assert EffectiveJvm.from_dict(stored) == jvm
-    below = EffectiveJvm.reported(PlacementReport.from_json({**line, "chosen_nodes": None,
-                                                             "choice": None, "binding": None}), 0)  # fmt: skip
+    below = EffectiveJvm.reported(
+        PlacementReport.from_json({**line, "chosen_nodes": None, "choice": None, "binding": None}),
+        0,
+    )
     assert not {"chosen_nodes", "choice", "binding"} & set(below.to_dict())  # as before
 
 
@@ -103,8 +120,10 @@ def test_recorded_placement_reports_have_only_contract_fields():
     """Reports the real plugin sent (tests/fixtures/plugin: an executor's first, with its
     host, and the next, without), against the contract's names and types."""
     report_fields = _fields("placement_report")
-    lines = [json.loads(line) for line in
-             (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()]  # fmt: skip
+    lines = [
+        json.loads(line)
+        for line in (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()
+    ]
     assert len(lines) == 2 and "host_topology" in lines[0] and "host_topology" not in lines[1]
     for line in lines:
         assert set(line) <= set(report_fields), sorted(set(line) - set(report_fields))
@@ -114,5 +133,10 @@ def test_recorded_placement_reports_have_only_contract_fields():
             kind = {"integer": int, "number": (int, float), "string": str, "object": dict}
             assert isinstance(value, kind[report_fields[name]["type"]]), name
     assert report_fields["host_topology"]["optional"]
-    assert set(lines[0]["host_topology"]) == {"nodes", "node_memory_bytes", "cores", "packages",
-                                              "distances"}  # fmt: skip
+    assert set(lines[0]["host_topology"]) == {
+        "nodes",
+        "node_memory_bytes",
+        "cores",
+        "packages",
+        "distances",
+    }

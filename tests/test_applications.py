@@ -68,7 +68,9 @@ def test_a_jar_takes_its_main_class_from_its_manifest_or_from_class(tmp_path):
     with pytest.raises(UsageError, match="--class"):
         apps.from_file(str(bare), [])
     assert apps.from_file(str(bare), [], main_class="com.acme.Other").passthrough() == [
-        "--class", "com.acme.Other"]  # fmt: skip
+        "--class",
+        "com.acme.Other",
+    ]
 
 
 def test_bad_applications_are_one_clear_line(tmp_path):
@@ -76,11 +78,13 @@ def test_bad_applications_are_one_clear_line(tmp_path):
     for call, words in (
         (lambda: apps.from_file(str(tmp_path / "nope.py"), []), "no such file"),
         (lambda: apps.from_file(str(tmp_path / "job.R"), []), ".py"),
-        (lambda: apps.from_line(["spark-submit", "--deploy-mode", "cluster", str(SQUARES)]),
-         "cluster"),
+        (
+            lambda: apps.from_line(["spark-submit", "--deploy-mode", "cluster", str(SQUARES)]),
+            "cluster",
+        ),
         (lambda: apps.from_file(str(SQUARES), [], name="a b"), "--name"),
         (lambda: apps.from_file(str(SQUARES), [], check="'unclosed"), "--check"),
-    ):  # fmt: skip
+    ):
         with pytest.raises(UsageError, match=words) as error:
             call()
         assert "\n" not in str(error.value)
@@ -90,8 +94,12 @@ def test_an_application_may_not_take_a_built_in_name(tmp_path):
     (tmp_path / "wordcount.py").write_text("print(1)")
     with pytest.raises(UsageError, match="--name"):
         register_application(apps.from_file(str(tmp_path / "wordcount.py"), []))
-    assert register_application(apps.from_file(str(tmp_path / "wordcount.py"), [],
-                                               name="my-wordcount")).name == "my-wordcount"  # fmt: skip
+    assert (
+        register_application(
+            apps.from_file(str(tmp_path / "wordcount.py"), [], name="my-wordcount")
+        ).name
+        == "my-wordcount"
+    )
 
 
 def test_a_built_in_with_application_options_is_refused():
@@ -112,12 +120,32 @@ def test_uris_pass_through_untouched():
 
 def test_a_line_keeps_the_users_settings_as_conf_and_options(tmp_path):
     props = tmp_path / "my.conf"
-    props.write_text("# mine\nspark.serializer org.apache.spark.serializer.KryoSerializer\n"
-                     "spark.executor.memory=2g\n")  # fmt: skip
-    app = apps.from_line(["spark-submit", "--properties-file", str(props), "--conf",
-                          "spark.executor.memory=3g", "--executor-memory", "4g", "--name", "etl",
-                          "--jars", "a.jar,b.jar", "--py-files", "lib.zip", "--verbose",
-                          "--queue", "q1", str(SQUARES), "x"])  # fmt: skip
+    props.write_text(
+        "# mine\nspark.serializer org.apache.spark.serializer.KryoSerializer\n"
+        "spark.executor.memory=2g\n"
+    )
+    app = apps.from_line(
+        [
+            "spark-submit",
+            "--properties-file",
+            str(props),
+            "--conf",
+            "spark.executor.memory=3g",
+            "--executor-memory",
+            "4g",
+            "--name",
+            "etl",
+            "--jars",
+            "a.jar,b.jar",
+            "--py-files",
+            "lib.zip",
+            "--verbose",
+            "--queue",
+            "q1",
+            str(SQUARES),
+            "x",
+        ]
+    )
     conf = app.conf()
     # the option wins over --conf, which wins over the properties file (spark-submit's order)
     assert conf["spark.executor.memory"] == "4g"
@@ -129,12 +157,21 @@ def test_a_line_keeps_the_users_settings_as_conf_and_options(tmp_path):
 
 
 def test_the_plan_replaces_decided_keys_in_one_line_each_and_merges_lists():
-    user = {"spark.executor.memory": "4g", "spark.jars": "mine.jar",
-            "spark.executor.extraJavaOptions": "-XX:+UseG1GC", "spark.plugins": "com.x.P",
-            "spark.eventLog.dir": "hdfs://nn/logs", "spark.app.name": "etl"}  # fmt: skip
-    ours = {"spark.executor.memory": "2g", "spark.jars": "/lib/numaspark-affinity.jar",
-            "spark.executor.extraJavaOptions": "-XX:+UseNUMA",
-            "spark.plugins": "numaspark.Plugin", "spark.eventLog.dir": "file:/out/eventlog"}  # fmt: skip
+    user = {
+        "spark.executor.memory": "4g",
+        "spark.jars": "mine.jar",
+        "spark.executor.extraJavaOptions": "-XX:+UseG1GC",
+        "spark.plugins": "com.x.P",
+        "spark.eventLog.dir": "hdfs://nn/logs",
+        "spark.app.name": "etl",
+    }
+    ours = {
+        "spark.executor.memory": "2g",
+        "spark.jars": "/lib/numaspark-affinity.jar",
+        "spark.executor.extraJavaOptions": "-XX:+UseNUMA",
+        "spark.plugins": "numaspark.Plugin",
+        "spark.eventLog.dir": "file:/out/eventlog",
+    }
     conf, notes = merged(user, ours)
     assert conf["spark.jars"] == "mine.jar,/lib/numaspark-affinity.jar"
     assert conf["spark.plugins"] == "com.x.P,numaspark.Plugin"
@@ -151,16 +188,35 @@ def test_a_users_class_path_is_kept_and_the_plugins_jar_added(tmp_path, given):
     affinity_conf); a user's own extraClassPath, from a spark-submit line's --conf, its
     properties file or --driver-class-path, is kept first and the jar added, not replaced."""
     props = tmp_path / "my.conf"
-    props.write_text("spark.executor.extraClassPath /opt/mine/exec.jar\n"
-                     + ("spark.driver.extraClassPath /opt/mine/a.jar:/opt/mine/b.jar\n"
-                        if given == "properties" else ""))  # fmt: skip
-    driver = {"conf": ["--conf", "spark.driver.extraClassPath=/opt/mine/a.jar:/opt/mine/b.jar"],
-              "properties": [],
-              "option": ["--driver-class-path", "/opt/mine/a.jar:/opt/mine/b.jar"]}[given]  # fmt: skip
-    line = apps.from_line(["spark-submit", "--properties-file", str(props), *driver,
-                           "--class", "C", str(_jar(tmp_path, None))])  # fmt: skip
-    placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"),
-                     Layout(executors=2, cores_per_executor=1), Binding.CORE)  # fmt: skip
+    props.write_text(
+        "spark.executor.extraClassPath /opt/mine/exec.jar\n"
+        + (
+            "spark.driver.extraClassPath /opt/mine/a.jar:/opt/mine/b.jar\n"
+            if given == "properties"
+            else ""
+        )
+    )
+    driver = {
+        "conf": ["--conf", "spark.driver.extraClassPath=/opt/mine/a.jar:/opt/mine/b.jar"],
+        "properties": [],
+        "option": ["--driver-class-path", "/opt/mine/a.jar:/opt/mine/b.jar"],
+    }[given]
+    line = apps.from_line(
+        [
+            "spark-submit",
+            "--properties-file",
+            str(props),
+            *driver,
+            "--class",
+            "C",
+            str(_jar(tmp_path, None)),
+        ]
+    )
+    placement = plan(
+        load_synthetic("pack:1 numa:1 core:2 pu:1"),
+        Layout(executors=2, cores_per_executor=1),
+        Binding.CORE,
+    )
     ours = spark_conf(placement)
     jar = str(jar_path())
     assert ours["spark.driver.extraClassPath"] == ours["spark.executor.extraClassPath"] == jar
@@ -205,23 +261,48 @@ def test_a_users_class_path_is_kept_beside_the_plugins_from_every_source(tmp_pat
 
     plugin = str(jar_path())
     props = tmp_path / "my.conf"
-    props.write_text("spark.driver.extraClassPath /props/driver.jar\n"
-                     "spark.executor.extraClassPath=/props/executor.jar\n")  # fmt: skip
+    props.write_text(
+        "spark.driver.extraClassPath /props/driver.jar\n"
+        "spark.executor.extraClassPath=/props/executor.jar\n"
+    )
     given = {  # where the user's class path comes from -> (app_conf, extra_conf)
-        "numaspark --conf": ({}, conf_of(["spark.driver.extraClassPath=/mine/d.jar",
-                                          "spark.executor.extraClassPath=/mine/e.jar"])),
-        "a line's --conf": (apps.from_line(["spark-submit", "--conf",
-                                            "spark.driver.extraClassPath=/mine/d.jar", "--conf",
-                                            "spark.executor.extraClassPath=/mine/e.jar",
-                                            str(SQUARES)]).conf(), {}),
-        "--driver-class-path": (apps.from_line(["spark-submit", "--driver-class-path",
-                                                "/mine/d.jar:/mine/d2.jar", str(SQUARES)]).conf(), {}),
-        "--properties-file": (apps.from_line(["spark-submit", "--properties-file", str(props),
-                                              str(SQUARES)]).conf(), {}),
-    }  # fmt: skip
+        "numaspark --conf": (
+            {},
+            conf_of(
+                [
+                    "spark.driver.extraClassPath=/mine/d.jar",
+                    "spark.executor.extraClassPath=/mine/e.jar",
+                ]
+            ),
+        ),
+        "a line's --conf": (
+            apps.from_line(
+                [
+                    "spark-submit",
+                    "--conf",
+                    "spark.driver.extraClassPath=/mine/d.jar",
+                    "--conf",
+                    "spark.executor.extraClassPath=/mine/e.jar",
+                    str(SQUARES),
+                ]
+            ).conf(),
+            {},
+        ),
+        "--driver-class-path": (
+            apps.from_line(
+                ["spark-submit", "--driver-class-path", "/mine/d.jar:/mine/d2.jar", str(SQUARES)]
+            ).conf(),
+            {},
+        ),
+        "--properties-file": (
+            apps.from_line(["spark-submit", "--properties-file", str(props), str(SQUARES)]).conf(),
+            {},
+        ),
+    }
     for source, (app_conf, extra_conf) in given.items():
-        conf = _submitted_conf(Binding.CORE, mode, tmp_path / source, app_conf=app_conf,
-                               extra_conf=extra_conf)  # fmt: skip
+        conf = _submitted_conf(
+            Binding.CORE, mode, tmp_path / source, app_conf=app_conf, extra_conf=extra_conf
+        )
         users = {**app_conf, **extra_conf}
         for key in ("spark.driver.extraClassPath", "spark.executor.extraClassPath"):
             # the plugin's jar is on the driver's class path, and on the executors' when they
@@ -232,8 +313,9 @@ def test_a_users_class_path_is_kept_beside_the_plugins_from_every_source(tmp_pat
                 assert plugin in entries, (source, key, conf)
             assert [e for e in entries if e in theirs] == theirs, (source, key, conf)
             assert len(entries) == len(set(entries)), (source, key, conf)
-        assert any(users.get(k) for k in ("spark.driver.extraClassPath",
-                                          "spark.executor.extraClassPath")), source  # fmt: skip
+        assert any(
+            users.get(k) for k in ("spark.driver.extraClassPath", "spark.executor.extraClassPath")
+        ), source
 
 
 def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_kept(
@@ -253,8 +335,9 @@ def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_
     placement = plan(load(), Layout(mode=Mode.STANDALONE), Binding.NODE)
     mine = {"spark.jars": "/mine/a.jar", "spark.driver.extraClassPath": "/mine/d.jar"}
     with pytest.raises(_Submitted) as sent:
-        ExternalTarget(None, "spark://127.0.0.1:7077").submit(placement, "app.py", [], tmp_path,
-                                                      extra_conf=mine)  # fmt: skip
+        ExternalTarget(None, "spark://127.0.0.1:7077").submit(
+            placement, "app.py", [], tmp_path, extra_conf=mine
+        )
     conf, plugin = sent.value.args[0], str(jar_path())
     assert conf["spark.jars"].split(",") == ["/mine/a.jar", plugin]
     assert conf["spark.driver.extraClassPath"].split(":") == ["/mine/d.jar", plugin]
@@ -262,15 +345,23 @@ def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_
 
 def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
     def target(line, where=None, master=None):
-        return line_target(where or Where(), Mode.STANDALONE, master,
-                           register_application(apps.from_line(["spark-submit", *line, str(SQUARES)],
-                                                               name=f"line{abs(hash(tuple(line)))}")))  # fmt: skip
+        return line_target(
+            where or Where(),
+            Mode.STANDALONE,
+            master,
+            register_application(
+                apps.from_line(
+                    ["spark-submit", *line, str(SQUARES)], name=f"line{abs(hash(tuple(line)))}"
+                )
+            ),
+        )
 
     where, mode, master = target(["--master", "local[3]", "--executor-memory", "2g"])
     assert mode is Mode.LOCAL and master is None and where.cores_per_executor == 3
     assert where.memory_per_executor == "2g"
-    where, mode, master = target(["--master", "spark://h:7077", "--num-executors", "2",
-                                  "--executor-cores", "4"])  # fmt: skip
+    where, mode, master = target(
+        ["--master", "spark://h:7077", "--num-executors", "2", "--executor-cores", "4"]
+    )
     assert master == "spark://h:7077" and (where.executors, where.cores_per_executor) == (2, 4)
     # numaspark's own options win over the line's
     where, _, _ = target(["--num-executors", "2"], Where(executors_per_node=1))
@@ -282,11 +373,28 @@ def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
 def test_the_advice_command_names_the_application_back():
     app = apps.from_file(str(SQUARES), ["out", "a b"], check="test -s out", name="sq")
     assert app.command(["--bind", "node"]) == [
-        str(SQUARES), "--check", "test -s out", "--name", "sq", "--bind", "node", "--", "out",
-        "a b"]  # fmt: skip
+        str(SQUARES),
+        "--check",
+        "test -s out",
+        "--name",
+        "sq",
+        "--bind",
+        "node",
+        "--",
+        "out",
+        "a b",
+    ]
     line = apps.from_line(["spark-submit", "--master", "local[2]", str(SQUARES), "x"])
     assert line.command(["--bind", "core"]) == [
-        "--bind", "core", "--", "spark-submit", "--master", "local[2]", str(SQUARES), "x"]  # fmt: skip
+        "--bind",
+        "core",
+        "--",
+        "spark-submit",
+        "--master",
+        "local[2]",
+        str(SQUARES),
+        "x",
+    ]
 
 
 def test_advice_on_an_application_run_prints_a_command_that_runs_it_again():
@@ -310,8 +418,15 @@ def _plan(recording: Path, first: int = 0, timed: str = "app") -> RunPlan:
     stored = RunResult.from_dict(json.loads((recording / "results.jsonl").read_text()))
     register_application(stored.spec.application)
     spec = RunSpec.from_dict({**stored.spec.to_dict(), "timed": timed})
-    return RunPlan(workload=get_workload(stored.spec.workload), spec=spec,
-                   environment=Environment(), iterations=2, warmup=1, facts=None, first=first)  # fmt: skip
+    return RunPlan(
+        workload=get_workload(stored.spec.workload),
+        spec=spec,
+        environment=Environment(),
+        iterations=2,
+        warmup=1,
+        facts=None,
+        first=first,
+    )
 
 
 def test_a_recorded_application_assembles_its_three_times_and_placement(tmp_path):
@@ -336,8 +451,9 @@ def test_job_time_is_the_union_of_the_jobs_spans_not_their_sum_nor_the_longest()
     both, job 3 stands apart; the union counts each instant in a job once, and the gap
     between jobs not at all."""
     log = parse_event_log(FIXTURES / "eventlogs" / "jobs-overlapping")
-    spans = [(s, e) for s, e in zip(log.jobs["submissionTime"], log.jobs["completionTime"],
-                                     strict=True)]  # fmt: skip
+    spans = [
+        (s, e) for s, e in zip(log.jobs["submissionTime"], log.jobs["completionTime"], strict=True)
+    ]
     assert len(spans) == 4
     total = sum(e - s for s, e in spans)
     longest = max(e - s for s, e in spans)
@@ -357,9 +473,16 @@ def test_a_failed_application_is_one_line_from_its_drivers_last_exception():
 
 def test_a_check_decides_a_run_that_exited_well(tmp_path):
     with ProcessTracker() as tracker:
-        failed = run_check(tracker, (sys.executable, "-c",
-                                     "import os,sys; print(os.environ['NUMASPARK_RUN_DIR']); "
-                                     "sys.exit(3)"), tmp_path, 60)  # fmt: skip
+        failed = run_check(
+            tracker,
+            (
+                sys.executable,
+                "-c",
+                "import os,sys; print(os.environ['NUMASPARK_RUN_DIR']); sys.exit(3)",
+            ),
+            tmp_path,
+            60,
+        )
     assert not failed.passed and failed.details == f"exited with 3: {tmp_path}"
     run_dir = tmp_path / "run"
     __import__("shutil").copytree(APP_OK, run_dir)
@@ -380,9 +503,11 @@ def _request(tmp_path, args, **changes) -> RunRequest:
 
 def test_each_iteration_is_one_application_stored_as_it_ends(tmp_path):
     local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
-    results = run_workload(_request(tmp_path, ["o.json", "1000", *ODD], warmup=1, repeat=2,
-                                    binding=Binding.NODE),
-                           load(), targets=targets(local, standalone))  # fmt: skip
+    results = run_workload(
+        _request(tmp_path, ["o.json", "1000", *ODD], warmup=1, repeat=2, binding=Binding.NODE),
+        load(),
+        targets=targets(local, standalone),
+    )
     assert [r.spec.warmup for r in results] == [True, False, False]
     assert [r.spec.iteration for r in results] == [0, 1, 2]
     assert all(r.ok and r.wall_time_s for r in results)
@@ -397,9 +522,16 @@ def _run_jar(tmp_path: Path, main_class: str, args: list[str]) -> tuple[RunResul
     jar = _jar(tmp_path, main_class)
     workload = register_application(apps.from_file(str(jar), args))
     local = RecordedTarget()
-    (run,) = run_workload(RunRequest(workload=workload.name, out=tmp_path / "out", collect=False,
-                                     layout=Layout(mode=Mode.LOCAL)), load(),
-                          targets=targets(local, RecordedTarget()))  # fmt: skip
+    (run,) = run_workload(
+        RunRequest(
+            workload=workload.name,
+            out=tmp_path / "out",
+            collect=False,
+            layout=Layout(mode=Mode.LOCAL),
+        ),
+        load(),
+        targets=targets(local, RecordedTarget()),
+    )
     assert local.submitted == [(str(jar), args)]
     return run, local
 
@@ -428,26 +560,35 @@ def test_a_failing_jar_is_stored_failed_from_its_drivers_exception(tmp_path):
 
 
 def test_the_recorded_target_refuses_what_it_has_no_recording_of():
-    for job, options, why in (("etl.py", [], "nothing recorded plays etl.py"),
-                              ("app.jar", ["--class", "com.acme.Other"], "not \\['--class'"),
-                              ("app.jar", [], "not \\[\\]")):  # fmt: skip
+    for job, options, why in (
+        ("etl.py", [], "nothing recorded plays etl.py"),
+        ("app.jar", ["--class", "com.acme.Other"], "not \\['--class'"),
+        ("app.jar", [], "not \\[\\]"),
+    ):
         with pytest.raises(AssertionError, match=why):
             recording_for(job, ["o.json", "1000"], options)
 
 
 def test_a_failing_application_is_stored_failed_and_the_loop_goes_on(tmp_path):
     local = RecordedTarget()
-    results = run_workload(_request(tmp_path, ["o.json", "-5"], repeat=2), load(),
-                           targets=targets(local, RecordedTarget()))  # fmt: skip
+    results = run_workload(
+        _request(tmp_path, ["o.json", "-5"], repeat=2),
+        load(),
+        targets=targets(local, RecordedTarget()),
+    )
     assert [r.status for r in results] == [Status.FAILED, Status.FAILED]
     assert all("ValueError" in r.failure_reason for r in results)
 
 
 def test_standalone_iterations_reuse_one_cluster(tmp_path):
     standalone = RecordedTarget(standalone=True)
-    run_workload(_request(tmp_path, ["o.json", "1000"], repeat=3,
-                          layout=Layout(mode=Mode.STANDALONE, executors=1)), load(),
-                 targets=targets(RecordedTarget(), standalone))  # fmt: skip
+    run_workload(
+        _request(
+            tmp_path, ["o.json", "1000"], repeat=3, layout=Layout(mode=Mode.STANDALONE, executors=1)
+        ),
+        load(),
+        targets=targets(RecordedTarget(), standalone),
+    )
     assert standalone.clusters_started == 1 and len(standalone.submitted) == 3
 
 
@@ -480,7 +621,7 @@ def test_bad_application_input_is_one_line_and_exit_2(tmp_path):
         (["run", "--", "spark-submit", "--bogus", str(SQUARES)], "--bogus"),
         (["run", "wordcount", "--size", "0rows"], "at least one row"),
         (["run", str(SQUARES), "--time", "cpu"], "--time"),
-    ):  # fmt: skip
+    ):
         proc = run_cli(*args, "--out", str(tmp_path / "out"))
         assert proc.returncode == 2, (args, proc.stderr)
         lines = proc.stderr.strip().splitlines()
@@ -496,8 +637,11 @@ def _java_app(tmp_path: Path) -> Path:
 
     classes = tmp_path / "classes"
     classpath = str(spark_home() / "jars" / "*")
-    subprocess.run(["javac", "-d", str(classes), "-cp", classpath, str(APPS / "Squares.java")],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["javac", "-d", str(classes), "-cp", classpath, str(APPS / "Squares.java")],
+        check=True,
+        capture_output=True,
+    )
     # the archive written here, not by the `jar` tool: one JVM start fewer (a JAR is a zip
     # whose manifest names the class)
     jar = tmp_path / "squares.jar"
@@ -510,19 +654,38 @@ def _java_app(tmp_path: Path) -> Path:
 
 @pytest.mark.jvm
 @pytest.mark.integration
-def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_spark_left,
-                                                                  monkeypatch):  # fmt: skip
+def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(
+    tmp_path, no_spark_left, monkeypatch
+):
     """One application (a warm-up before it is the run loop's logic, replayed in
     test_each_iteration_is_one_application_stored_as_it_ends: one JVM fewer here). Its tasks
     last 0.6 s each: a worker that lives less than the watch's half-second tick can be
     missed (a 1.3 s job on a loaded machine was, and this test failed)."""
     monkeypatch.setenv("SQUARES_TASK_S", "0.6")
     out, answer = tmp_path / "out", tmp_path / "answer.json"
-    proc = run_cli("run", str(SQUARES), "--bind", "node", "--warmup", "0", "--out", str(out),
-                   "--interval", "0.5s", "--", str(answer), "1000", *ODD)  # fmt: skip
+    proc = run_cli(
+        "run",
+        str(SQUARES),
+        "--bind",
+        "node",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        "--interval",
+        "0.5s",
+        "--",
+        str(answer),
+        "1000",
+        *ODD,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(answer.read_text()) | {"conf": None} == {
-        "args": ODD, "sum": 332833500, "app_name": "squares", "conf": None}  # fmt: skip
+        "args": ODD,
+        "sum": 332833500,
+        "app_name": "squares",
+        "conf": None,
+    }
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["spec"]["warmup"] is False
     assert run["status"] == "ok" and run["spec"]["application"]["name"] == "squares"
@@ -533,8 +696,13 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_s
     jvm = run["effective_placement"][0]
     python = [p for p in jvm["python"] if p["policy"] != "unknown"]  # not a zombie
     assert {p["role"] for p in python} == {"driver", "daemon", "worker"}, jvm["python"]
-    assert all(p["cpus"] == jvm["cpus"] == jvm["planned_cpus"] and p["policy"] == "bind:0"
-               and p["rss_bytes"] > 0 and "0" in p["bytes_per_node"] for p in python)  # fmt: skip
+    assert all(
+        p["cpus"] == jvm["cpus"] == jvm["planned_cpus"]
+        and p["policy"] == "bind:0"
+        and p["rss_bytes"] > 0
+        and "0" in p["bytes_per_node"]
+        for p in python
+    )
     assert sum(p["cpu_s"] for p in python if p["role"] == "worker") > 0
     assert jvm["python_at_once"] >= 1 and not jvm["differences"]
 
@@ -544,10 +712,28 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(tmp_path, no_s
 def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, no_spark_left):
     jar, out, answer = _java_app(tmp_path), tmp_path / "out", tmp_path / "answer.json"
     other = _jar(tmp_path, None)  # a --jars of the user's own, beside the plugin's
-    proc = run_cli("run", "--bind", "core", "--out", str(out), "--", "spark-submit",
-                   "--master", "local[2]", "--jars", str(other), "--class", "Squares",
-                   "--conf", "spark.eventLog.dir=hdfs://nn:8020/logs", str(jar), str(answer),
-                   "300", "two words", "$1")  # fmt: skip
+    proc = run_cli(
+        "run",
+        "--bind",
+        "core",
+        "--out",
+        str(out),
+        "--",
+        "spark-submit",
+        "--master",
+        "local[2]",
+        "--jars",
+        str(other),
+        "--class",
+        "Squares",
+        "--conf",
+        "spark.eventLog.dir=hdfs://nn:8020/logs",
+        str(jar),
+        str(answer),
+        "300",
+        "two words",
+        "$1",
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(answer.read_text()) == {"args": ["two words", "$1"], "sum": 8955050}
     assert "hdfs://nn:8020/logs" in proc.stderr + proc.stdout  # said in one line, replaced
@@ -562,28 +748,47 @@ def test_a_java_line_runs_core_bound_keeping_its_jars_and_the_plugins(tmp_path, 
 
 @pytest.mark.jvm
 @pytest.mark.integration
-def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_left,
-                                                              monkeypatch):  # fmt: skip
+def test_a_pyspark_line_runs_twice_on_one_standalone_cluster(tmp_path, no_spark_left, monkeypatch):
     monkeypatch.setenv("SQUARES_TASK_S", "0.6")  # each worker seen by the watch's ticks
     out = tmp_path / "out"
-    proc = run_cli("run", "--mode", "standalone", "--bind", "node", "--repeat", "2",
-                   "--out", str(out), "--", "spark-submit", "--executor-cores", "1",
-                   "--name", "mine", str(SQUARES), str(tmp_path / "a.json"), "100")  # fmt: skip
+    proc = run_cli(
+        "run",
+        "--mode",
+        "standalone",
+        "--bind",
+        "node",
+        "--repeat",
+        "2",
+        "--out",
+        str(out),
+        "--",
+        "spark-submit",
+        "--executor-cores",
+        "1",
+        "--name",
+        "mine",
+        str(SQUARES),
+        str(tmp_path / "a.json"),
+        "100",
+    )
     assert proc.returncode == 0, proc.stderr
     runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(runs) == 2 and all(r["status"] == "ok" for r in runs)
     assert runs[0]["spec"]["cluster"] == runs[1]["spec"]["cluster"] is not None
     assert {r["spec"]["cores_per_executor"] for r in runs} == {1}
-    assert all(r["effective_placement"] and r["effective_placement"][0]["jvm"] == "executor 0"
-               for r in runs)  # fmt: skip
+    assert all(
+        r["effective_placement"] and r["effective_placement"][0]["jvm"] == "executor 0"
+        for r in runs
+    )
     for run in runs:  # the executor's daemon and workers, under the worker's numactl binding
         executor = run["effective_placement"][0]
         roles = {p["role"] for p in executor["python"]}
         assert roles == {"daemon", "worker"}, executor["python"]  # the driver's runs elsewhere
         placed = [p for p in executor["python"] if p["policy"] != "unknown"]  # not a zombie
         assert {p["role"] for p in placed} == {"daemon", "worker"}, executor["python"]
-        assert all(p["cpus"] == executor["cpus"] and p["policy"] == executor["policy"]
-                   for p in placed)  # fmt: skip
+        assert all(
+            p["cpus"] == executor["cpus"] and p["policy"] == executor["policy"] for p in placed
+        )
     assert proc.stderr.count("starting a standalone cluster") == 1
 
 
@@ -608,8 +813,9 @@ def test_tune_on_an_application_stays_in_its_budget_and_stores_every_trial(tmp_p
     workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))
     local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
     space, configs = live_space(topo, workload.name, "tiny")
-    objective = live_objective(configs, topo, tmp_path, repeat=1, warmup=0, time="job",
-                               targets=targets(local, standalone))  # fmt: skip
+    objective = live_objective(
+        configs, topo, tmp_path, repeat=1, warmup=0, time="job", targets=targets(local, standalone)
+    )
     found = tune(space, objective, budget=3, machine=Machine.of(topo), early_stop=False)
     assert len(found.trials) == 3 and all(t.value for t in found.trials)
     runs = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
@@ -645,8 +851,16 @@ def test_cosched_of_two_applications_counts_their_completions_and_reports(tmp_pa
     good = cosched_workload(f"{SQUARES} o.json 1000")
     bad = AppOptions(app_args=["o.json", "-5"], name="fails").workload(str(SQUARES)).name
     local = RecordedTarget(pace_s=0.2)
-    rows = cosched(load(), [good, bad], "tiny", window_s=1.0, warmup_s=0.3, cooldown_s=0.3,
-                   out=tmp_path, targets=targets(local, RecordedTarget()))  # fmt: skip
+    rows = cosched(
+        load(),
+        [good, bad],
+        "tiny",
+        window_s=1.0,
+        warmup_s=0.3,
+        cooldown_s=0.3,
+        out=tmp_path,
+        targets=targets(local, RecordedTarget()),
+    )
     assert {r["workload"] for r in rows} == {"squares", "fails"}
     assert {r["bound"] for r in rows} == {True, False}
     for row in rows:
@@ -660,8 +874,12 @@ def test_cosched_of_two_applications_counts_their_completions_and_reports(tmp_pa
 
 def test_a_dstream_like_application_without_progress_says_what_cannot_be_measured():
     plan = _plan(APP_OK)
-    plan = RunPlan(**{**plan.__dict__, "spec": RunSpec.from_dict(
-        {**plan.spec.to_dict(), "stream": {"duration_s": 30.0}})})  # fmt: skip
+    plan = RunPlan(
+        **{
+            **plan.__dict__,
+            "spec": RunSpec.from_dict({**plan.spec.to_dict(), "stream": {"duration_s": 30.0}}),
+        }
+    )
     (made,) = assemble(read_outputs(APP_OK), plan)
     assert made.streaming is None
     assert any("DStream" in w and "cannot be measured" in w for w in made.warnings)
@@ -674,8 +892,9 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
     start: a JVM slow to start on a loaded machine does not eat it (spark-submit's wall time
     is that start and the duration)."""
     out = tmp_path / "out"
-    proc = run_cli("run", str(APPS / "rates.py"), "--duration", "18s", "--out", str(out),
-                   "--", "200")  # fmt: skip
+    proc = run_cli(
+        "run", str(APPS / "rates.py"), "--duration", "18s", "--out", str(out), "--", "200"
+    )
     assert proc.returncode == 0, proc.stderr
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["status"] == "ok" and run["spec"]["stream"] == {"duration_s": 18.0}
@@ -692,13 +911,22 @@ def test_a_streaming_application_is_stopped_after_its_duration(tmp_path, no_spar
 @pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.long
-def test_an_application_without_an_event_log_is_stopped_after_its_duration(tmp_path,
-                                                                           no_spark_left):  # fmt: skip
+def test_an_application_without_an_event_log_is_stopped_after_its_duration(tmp_path, no_spark_left):
     """An application that turns its event log off in its own code still stops after
     --duration, counted from its start (its Spark UI up), not at the 30-minute timeout."""
     out = tmp_path / "out"
-    proc = run_cli("run", str(APPS / "rates_no_eventlog.py"), "--duration", "8s", "--out",
-                   str(out), "--timeout", "300", "--", "50")  # fmt: skip
+    proc = run_cli(
+        "run",
+        str(APPS / "rates_no_eventlog.py"),
+        "--duration",
+        "8s",
+        "--out",
+        str(out),
+        "--timeout",
+        "300",
+        "--",
+        "50",
+    )
     assert proc.returncode == 0, proc.stderr
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["status"] == "ok", run.get("error")

@@ -18,17 +18,22 @@ RECORDED = FIXTURES / "runs" / "wordcount-core"
 
 
 def _stored() -> list[RunResult]:
-    return [RunResult.from_dict(json.loads(line))
-            for line in (RECORDED / "results.jsonl").read_text().splitlines()]  # fmt: skip
+    return [
+        RunResult.from_dict(json.loads(line))
+        for line in (RECORDED / "results.jsonl").read_text().splitlines()
+    ]
 
 
 def _plan(stored: list[RunResult], iterations: int = 3) -> RunPlan:
     first = stored[0]
     return RunPlan(
-        workload=get_workload(first.spec.workload), spec=first.spec,
-        environment=first.environment, iterations=iterations, warmup=1,
+        workload=get_workload(first.spec.workload),
+        spec=first.spec,
+        environment=first.environment,
+        iterations=iterations,
+        warmup=1,
         facts=first.spec.dataset["facts"],
-    )  # fmt: skip
+    )
 
 
 def _copy(tmp_path):
@@ -112,9 +117,15 @@ def test_records_round_trip_through_their_json_unchanged():
 
 
 def test_old_and_hand_written_records_still_load():
-    old = RunResult.from_dict({"spec": {"workload": "wordcount", "warmup": 0, "unknown": 1},
-                               "environment": {"host": "h"}, "status": "ok",
-                               "readings": ["GC takes 1%"], "measurements": None})  # fmt: skip
+    old = RunResult.from_dict(
+        {
+            "spec": {"workload": "wordcount", "warmup": 0, "unknown": 1},
+            "environment": {"host": "h"},
+            "status": "ok",
+            "readings": ["GC takes 1%"],
+            "measurements": None,
+        }
+    )
     assert old.spec.workload == "wordcount" and old.environment == Environment(host="h")
     assert old.measurements is None and old.figures == Measurements()
     assert not old.measured  # no wall time: not counted
@@ -132,8 +143,17 @@ def test_an_iteration_that_lost_an_executor_is_not_a_measurement(tmp_path):
     log = next((run_dir / "eventlog").glob("*/events_1_*"))
     text = zstandard.ZstdDecompressor().stream_reader(log.open("rb")).read().decode()
     lines = text.splitlines()
-    lines.insert(-1, json.dumps({"Event": "SparkListenerExecutorRemoved", "Timestamp": removed_ms,
-                                 "Executor ID": "7", "Removed Reason": "Command exited with code 137"}))  # fmt: skip
+    lines.insert(
+        -1,
+        json.dumps(
+            {
+                "Event": "SparkListenerExecutorRemoved",
+                "Timestamp": removed_ms,
+                "Executor ID": "7",
+                "Removed Reason": "Command exited with code 137",
+            }
+        ),
+    )
     log.write_bytes(zstandard.ZstdCompressor().compress(("\n".join(lines) + "\n").encode()))
     made = assemble(read_outputs(run_dir), _plan(_stored()))
     assert [r.status for r in made] == ["ok", "disturbed", "ok"]

@@ -21,24 +21,45 @@ def test_the_corpus_covers_every_command(tmp_path):
     cases = corpus(tmp_path)
     assert len(cases) >= CORPUS_CASES
     commands = {c.args[0] for c in cases}
-    assert {"topology", "plan", "run", "launch", "sweep", "analyze", "whatif", "probe",
-            "results", "classify", "advise", "tune", "fit", "report", "datagen", "cluster",
-            "study"} <= commands  # fmt: skip
+    assert {
+        "topology",
+        "plan",
+        "run",
+        "launch",
+        "sweep",
+        "analyze",
+        "whatif",
+        "probe",
+        "results",
+        "classify",
+        "advise",
+        "tune",
+        "fit",
+        "report",
+        "datagen",
+        "cluster",
+        "study",
+    } <= commands
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path, chunk):
     if os.environ.get("NUMASPARK_FAST_LANE") == "1" and chunk >= FAST_CHUNKS:
-        pytest.skip(f"the fast lane runs {FAST_CHUNKS} of the corpus's {CHUNKS} parts "
-                    "(every command among them); bash scripts/test.sh runs them all")  # fmt: skip
+        pytest.skip(
+            f"the fast lane runs {FAST_CHUNKS} of the corpus's {CHUNKS} parts "
+            "(every command among them); bash scripts/test.sh runs them all"
+        )
     # the fast lane forks every case; the full lane starts each command's first case from a
     # fresh interpreter too (what a user's first command is: imports and all)
     fast = bool(os.environ.get("NUMASPARK_NO_JVM"))
     outcomes = run_corpus(tmp_path, part=(chunk, CHUNKS), fresh_firsts=not fast)
     assert len(outcomes) >= CORPUS_CASES // CHUNKS
-    failures = [f"{o.case.name}: {'; '.join(o.problems)}\n    "
-                + "\n    ".join(o.stderr.strip().splitlines()[-4:])
-                for o in outcomes if o.problems]  # fmt: skip
+    failures = [
+        f"{o.case.name}: {'; '.join(o.problems)}\n    "
+        + "\n    ".join(o.stderr.strip().splitlines()[-4:])
+        for o in outcomes
+        if o.problems
+    ]
     assert not failures, f"{len(failures)} of {len(outcomes)} cases:\n" + "\n".join(failures)
 
 

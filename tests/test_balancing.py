@@ -86,8 +86,9 @@ with balancing(True):
 
 
 def _holder() -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True,
-                            env=dict(os.environ))  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
     assert proc.stdout.readline().strip() == "holding"
     return proc
 
@@ -122,8 +123,10 @@ def test_after_a_sigkill_the_next_command_puts_it_back(setting):
     finally:
         ledger.notify = old
     assert setting.read_text() == "0"
-    assert said == [f"kernel.numa_balancing put back to 0: numaspark {holder.pid} changed it "
-                    "and was killed before it could"]  # fmt: skip
+    assert said == [
+        f"kernel.numa_balancing put back to 0: numaspark {holder.pid} changed it "
+        "and was killed before it could"
+    ]
     assert switch.restore_left() is None  # once
 
 
@@ -139,8 +142,10 @@ def test_where_it_cannot_be_switched_it_says_why(tmp_path, monkeypatch):
     assert switch.why_not(str(present)) == "kernel.numa_balancing can be switched only as root"
 
 
-@pytest.mark.skipif(read_setting(NUMA_BALANCING) is None,
-                    reason="a kernel without NUMA balancing has no setting to switch")  # fmt: skip
+@pytest.mark.skipif(
+    read_setting(NUMA_BALANCING) is None,
+    reason="a kernel without NUMA balancing has no setting to switch",
+)
 def test_this_machines_real_setting_is_switched_and_put_back(tmp_path, monkeypatch):
     require("root")  # the lanes run as root (docs/tests.md): switching it is what this test proves
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
@@ -186,8 +191,9 @@ def test_each_configuration_runs_with_its_setting_and_it_is_put_back(setting, tm
     study = studies.binding(topo, "wordcount", "tiny", 1, 0, autonuma=True)
     study.experiment.configs = [c for c in study.experiment.configs if c.note in ("1U", "1A", "1B")]
     standalone = Observing(standalone=True)
-    report = run_sweep(study.experiment, topo, tmp_path / "out",
-                       targets=targets(RecordedTarget(), standalone))  # fmt: skip
+    report = run_sweep(
+        study.experiment, topo, tmp_path / "out", targets=targets(RecordedTarget(), standalone)
+    )
     assert standalone.seen == ["0", "1", "0"]
     assert setting.read_text() == "0"
     by_note = {r.spec.label.split()[0]: r for r in report.results}

@@ -28,8 +28,12 @@ pytestmark = pytest.mark.integration
 HELPER = [sys.executable, "-m", "numaspark.bindexec"]
 #: numa_maps for each policy numaspark offers, as the kernel writes it (bind, preferred,
 #: interleave, local): the helper must give the same as numactl
-EXPECTED = {"bind": "bind:0", "preferred": "prefer:0", "interleave": "interleave:0",
-            "local": "local"}  # fmt: skip
+EXPECTED = {
+    "bind": "bind:0",
+    "preferred": "prefer:0",
+    "interleave": "interleave:0",
+    "local": "local",
+}
 
 
 def _last_cpu() -> int:
@@ -141,8 +145,16 @@ def test_unbound_runs_under_no_prefix_and_memory_alone_under_a_policy():
     assert bind_argv(unbound, helper) == []
     interleaved = plan(topo, Layout(executors=1), Binding.NONE, MemPolicy.INTERLEAVE)
     argv = bind_argv(interleaved.executors[0], helper)
-    assert argv == ["python3", "-m", "numaspark.bindexec", "--policy", "interleave",
-                    "--nodes", "0-1", "--"]  # fmt: skip
+    assert argv == [
+        "python3",
+        "-m",
+        "numaspark.bindexec",
+        "--policy",
+        "interleave",
+        "--nodes",
+        "0-1",
+        "--",
+    ]
 
 
 def test_binder_chosen_by_what_is_installed_and_by_the_environment(monkeypatch, tmp_path):
@@ -167,9 +179,24 @@ def test_binder_chosen_by_what_is_installed_and_by_the_environment(monkeypatch, 
 def test_launch_binds_with_the_helper_and_reads_it_back(policy, tmp_path, monkeypatch):
     """`numaspark launch` where numactl is not used: every policy, read back from /proc."""
     monkeypatch.setenv("NUMASPARK_BINDER", "numaspark")
-    proc = run_cli("launch", "--executors", "1", "--bind", "node", "--mem-policy", policy,
-                   "--memory-per-executor", "450m", "--out", str(tmp_path), "--json", "--",
-                   sys.executable, "-c", "import time; b = bytearray(8 << 20); time.sleep(1.2)")  # fmt: skip
+    proc = run_cli(
+        "launch",
+        "--executors",
+        "1",
+        "--bind",
+        "node",
+        "--mem-policy",
+        policy,
+        "--memory-per-executor",
+        "450m",
+        "--out",
+        str(tmp_path),
+        "--json",
+        "--",
+        sys.executable,
+        "-c",
+        "import time; b = bytearray(8 << 20); time.sleep(1.2)",
+    )
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(proc.stdout)["processes"]
     assert entry["argv"][1:3] == ["-m", "numaspark.bindexec"]
@@ -199,7 +226,7 @@ def test_readback_parses_every_form_numa_maps_shows():
             ("static", "balancing"),
             "0-1",
             MemPolicy.INTERLEAVE,
-        ),  # fmt: skip
+        ),
         "weighted interleave:0-1": ("weighted interleave", (), "0-1", MemPolicy.INTERLEAVE),
         "local": ("local", (), "", MemPolicy.LOCAL),
         "default": ("default", (), "", None),
@@ -207,8 +234,12 @@ def test_readback_parses_every_form_numa_maps_shows():
     for text, (mode, flags, nodes, kind) in forms.items():
         policy = parse_policy(text)
         assert policy is not None, text
-        assert (policy.mode, policy.flags, str(policy.nodes), policy.kind) == (mode, flags,
-                                                                                nodes, kind)  # fmt: skip
+        assert (policy.mode, policy.flags, str(policy.nodes), policy.kind) == (
+            mode,
+            flags,
+            nodes,
+            kind,
+        )
     assert parse_policy("unknown") is None
 
 
@@ -238,7 +269,16 @@ def test_probe_binds_with_the_helper_where_numactl_is_absent():
     for ours, theirs in zip(helper, numactl, strict=True):
         cpus = topo.node(ours.cpu_node).cpus if ours.kind == "bandwidth" else None
         first = theirs.argv[1].split("=")[1]
-        assert ours.argv[:10] == ["py", "-m", "numaspark.bindexec",
-                                  "--cpus", str(cpus) if cpus else first,
-                                  "--policy", "bind", "--nodes", str(ours.mem_node), "--"]  # fmt: skip
+        assert ours.argv[:10] == [
+            "py",
+            "-m",
+            "numaspark.bindexec",
+            "--cpus",
+            str(cpus) if cpus else first,
+            "--policy",
+            "bind",
+            "--nodes",
+            str(ours.mem_node),
+            "--",
+        ]
         assert ours.argv[10:] == theirs.argv[3:]

@@ -35,9 +35,16 @@ def test_topology_terminal_view_names_quirks():
 
 def test_plan_synthetic_per_node_json():
     proc = run_cli(
-        "plan", "--synthetic", "pack:2 numa:2 core:6 pu:2",
-        "--executors-per-node", "2", "--bind", "node", "--json", check=True,
-    )  # fmt: skip
+        "plan",
+        "--synthetic",
+        "pack:2 numa:2 core:6 pu:2",
+        "--executors-per-node",
+        "2",
+        "--bind",
+        "node",
+        "--json",
+        check=True,
+    )
     data = json.loads(proc.stdout)
     executors = [j for j in data["jvms"] if j["runs_tasks"]]
     assert len(executors) == 8
@@ -116,8 +123,20 @@ def test_plan_out_writes_the_files_a_person_applies(tmp_path):
     rights and never both."""
     xml = str(topology_file("24em64t-2n6c2t-pci.xml"))
     yarn_dir, k8s_dir = tmp_path / "yarn", tmp_path / "k8s"
-    run_cli("plan", "--xml", xml, "--executors-per-node", "1", "--bind", "node", "--target",
-            "yarn", "--out", str(yarn_dir), check=True)  # fmt: skip
+    run_cli(
+        "plan",
+        "--xml",
+        xml,
+        "--executors-per-node",
+        "1",
+        "--bind",
+        "node",
+        "--target",
+        "yarn",
+        "--out",
+        str(yarn_dir),
+        check=True,
+    )
     assert sorted(p.name for p in yarn_dir.iterdir()) == [
         "README.txt",
         "spark-defaults.conf",
@@ -131,14 +150,31 @@ def test_plan_out_writes_the_files_a_person_applies(tmp_path):
     assert "yarn.nodemanager.container-executor.class" not in names
     readme = (yarn_dir / "README.txt").read_text()
     assert "admin rights" in readme and "never both" in readme and "YARN-11196" in readme
-    shown = run_cli("plan", "--xml", xml, "--executors-per-node", "1", "--bind", "node",
-                    "--target", "k8s", "--out", str(k8s_dir), check=True)  # fmt: skip
+    shown = run_cli(
+        "plan",
+        "--xml",
+        xml,
+        "--executors-per-node",
+        "1",
+        "--bind",
+        "node",
+        "--target",
+        "k8s",
+        "--out",
+        str(k8s_dir),
+        check=True,
+    )
     assert "asks for 10 CPUs instead of 12" in " ".join(shown.stdout.split())  # the cost, shown
     kubelet = yaml.safe_load((k8s_dir / "kubelet-config.yaml").read_text())
-    assert (kubelet["apiVersion"], kubelet["kind"]) == ("kubelet.config.k8s.io/v1beta1",
-                                                        "KubeletConfiguration")  # fmt: skip
-    conf = dict(line.split(None, 1) for line in (k8s_dir / "spark-defaults.conf").read_text()
-                .splitlines() if line and not line.startswith("#"))  # fmt: skip
+    assert (kubelet["apiVersion"], kubelet["kind"]) == (
+        "kubelet.config.k8s.io/v1beta1",
+        "KubeletConfiguration",
+    )
+    conf = dict(
+        line.split(None, 1)
+        for line in (k8s_dir / "spark-defaults.conf").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     template = Path(conf["spark.kubernetes.executor.podTemplateFile"])
     assert template.is_absolute() and template.parent == k8s_dir.resolve() and template.exists()
     assert yaml.safe_load(template.read_text())["kind"] == "Pod"
@@ -171,11 +207,12 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     commands that need them."""
     import sys
 
-    code = ("import sys, numaspark.cli; "
-            "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'plotly') "
-            "if m in sys.modules))")  # fmt: skip
-    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True)  # fmt: skip
+    code = (
+        "import sys, numaspark.cli; "
+        "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'plotly') "
+        "if m in sys.modules))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
 
 

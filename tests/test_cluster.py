@@ -19,10 +19,13 @@ from numaspark.supervise.processes import ProcessTracker, wait_for
 # a stand-in daemon: sleeps, and carries Spark's package name so that stop() treats it as Spark
 DAEMON = [sys.executable, "-c", "import time; time.sleep(120)", "org.apache.spark.deploy.Fake"]
 # a stand-in worker that forks a stand-in executor
-WORKER = [sys.executable, "-c",
-          "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
-          "'import time; time.sleep(120)', sys.argv[1]]); time.sleep(120)",
-          EXECUTOR_CLASS]  # fmt: skip
+WORKER = [
+    sys.executable,
+    "-c",
+    "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+    "'import time; time.sleep(120)', sys.argv[1]]); time.sleep(120)",
+    EXECUTOR_CLASS,
+]
 HERE = Host(LOCAL, "127.0.0.1")
 
 
@@ -46,7 +49,8 @@ def test_a_watched_daemon_is_recorded_found_lost_and_stopped(tmp_path):
         daemon = psutil.Process(entry["pid"])
         # the pid is known as the shell forks it: its command line is empty until it has exec'd
         assert wait_for(lambda: "org.apache.spark.deploy.Fake" in daemon.cmdline(), 10), (
-            daemon.cmdline())  # fmt: skip
+            daemon.cmdline()
+        )
         assert daemon.ppid() == entry["client"]  # held by the sh watch the tracker owns
         state = json.loads((tmp_path / STATE_FILE).read_text())
         assert (
@@ -116,12 +120,28 @@ def test_executors_are_found_under_their_worker(tmp_path):
 def test_earlier_state_files_are_read_and_stopped(tmp_path):
     """A local numaspark.cluster/1 and a numaspark.hosts-cluster/1, as earlier versions wrote
     them; their daemons are gone, so stopping them only removes the state."""
-    local = {"schema": "numaspark.cluster/1", "host": "127.0.0.1",
-             "master_url": "spark://127.0.0.1:7077", "master_webui": 8080, "master_pid": 2**22 + 1,
-             "workers": [{"index": 0, "pid": 2**22 + 2, "port": 1, "webui": 2, "cores": 1,
-                          "memory_mb": 512, "work_dir": str(tmp_path / "w0"), "argv": [],
-                          "log": "w.log"}],
-             "placement": {}, "saved_at": 0}  # fmt: skip
+    local = {
+        "schema": "numaspark.cluster/1",
+        "host": "127.0.0.1",
+        "master_url": "spark://127.0.0.1:7077",
+        "master_webui": 8080,
+        "master_pid": 2**22 + 1,
+        "workers": [
+            {
+                "index": 0,
+                "pid": 2**22 + 2,
+                "port": 1,
+                "webui": 2,
+                "cores": 1,
+                "memory_mb": 512,
+                "work_dir": str(tmp_path / "w0"),
+                "argv": [],
+                "log": "w.log",
+            }
+        ],
+        "placement": {},
+        "saved_at": 0,
+    }
     (tmp_path / STATE_FILE).write_text(json.dumps(local))
     cluster = Cluster.from_state(tmp_path)
     assert cluster.local and cluster.kept and cluster.master_host == LOCAL
@@ -129,11 +149,29 @@ def test_earlier_state_files_are_read_and_stopped(tmp_path):
     assert cluster.workers[0]["index"] == 0 and cluster.lost().startswith("master exited")
     assert cluster.stop().problems == [] and not (tmp_path / STATE_FILE).exists()
 
-    hosts = {"schema": "numaspark.hosts-cluster/1", "master_url": "spark://10.0.0.1:7077",
-             "master_host": "a", "master_webui": 8080, "driver_address": "10.0.0.9",
-             "hosts": [{"name": "a", "address": "10.0.0.1", "user": None, "port": 22,
-                        "key": "/k", "known_hosts": None, "spark_home": None, "python": None}],
-             "processes": [], "placement": {}, "encrypt": True, "kept": True}  # fmt: skip
+    hosts = {
+        "schema": "numaspark.hosts-cluster/1",
+        "master_url": "spark://10.0.0.1:7077",
+        "master_host": "a",
+        "master_webui": 8080,
+        "driver_address": "10.0.0.9",
+        "hosts": [
+            {
+                "name": "a",
+                "address": "10.0.0.1",
+                "user": None,
+                "port": 22,
+                "key": "/k",
+                "known_hosts": None,
+                "spark_home": None,
+                "python": None,
+            }
+        ],
+        "processes": [],
+        "placement": {},
+        "encrypt": True,
+        "kept": True,
+    }
     (tmp_path / STATE_FILE).write_text(json.dumps(hosts))
     cluster = Cluster.from_state(tmp_path)
     assert not cluster.local and cluster.encrypt and str(cluster.hosts[0].key) == "/k"

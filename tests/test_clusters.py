@@ -29,9 +29,12 @@ FOUR_NODES = "16amd64-4distances.xml"  # an AMD server whose nodes have 2 CPUs e
 
 
 def _standalone(*workers: tuple[str, int, int]) -> ClusterHas:
-    return ClusterHas("standalone", "spark://10.0.0.5:7077",
-                      tuple(HostHas(name, cores, memory) for name, cores, memory in workers),
-                      FITTING)  # fmt: skip
+    return ClusterHas(
+        "standalone",
+        "spark://10.0.0.5:7077",
+        tuple(HostHas(name, cores, memory) for name, cores, memory in workers),
+        FITTING,
+    )
 
 
 def _plan(has: ClusterHas, layout: Layout):
@@ -58,9 +61,11 @@ def test_a_standalone_cluster_is_planned_on_its_largest_worker_and_sized_by_its_
     with pytest.raises(UsageError) as refused:
         _plan(has, Layout(executors=2, cores_per_executor=4, memory_per_executor=4 * GIB))
     message = str(refused.value)
-    assert message.startswith("the cluster at spark://10.0.0.5:7077 cannot hold 2 executor(s) "
-                              "of 4 core(s) and 4096 MB heap (room for 1; its alive workers: "
-                              "10.0.0.11: 8 cores, 6144 MB free, 10.0.0.12: 4 cores")  # fmt: skip
+    assert message.startswith(
+        "the cluster at spark://10.0.0.5:7077 cannot hold 2 executor(s) "
+        "of 4 core(s) and 4096 MB heap (room for 1; its alive workers: "
+        "10.0.0.11: 8 cores, 6144 MB free, 10.0.0.12: 4 cores"
+    )
     with pytest.raises(UsageError, match="planned on the workers of the cluster at"):
         _plan(has, Layout(executors=3, cores_per_executor=4))  # 12 cores on 8
     assert "\n" not in message
@@ -85,8 +90,7 @@ def test_yarn_counts_containers_rounded_up_beside_the_application_master(tmp_pat
         _plan(has, Layout(executors=1, cores_per_executor=1, memory_per_executor=4 * GIB))
 
 
-def test_hosts_the_plugin_named_are_kept_beside_the_workers_the_master_lists(tmp_path,
-                                                                            monkeypatch):  # fmt: skip
+def test_hosts_the_plugin_named_are_kept_beside_the_workers_the_master_lists(tmp_path, monkeypatch):
     """A master lists its workers by the address they were started on; the plugin names each
     host by its hostname. Both are kept: the workers give the room, the learned hosts their
     NUMA nodes, from which each executor's node slice is sized (two real servers' XML)."""
@@ -159,12 +163,16 @@ def test_learned_hosts_of_a_standalone_cluster_reach_its_plan(tmp_path, monkeypa
 def test_hosts_over_ssh_are_planned_each_on_its_own_topology():
     """The inventory's hosts (their topologies read with hwloc, here given): one type too."""
     inventory = Inventory((Host("a", "10.0.0.11"), Host("b", "10.0.0.12")))
-    read = {"a": load_xml(topology_file(TWO_NODES)),
-            "b": load_synthetic("pack:1 numa:1 core:4 pu:1")}  # fmt: skip
+    read = {
+        "a": load_xml(topology_file(TWO_NODES)),
+        "b": load_synthetic("pack:1 numa:1 core:4 pu:1"),
+    }
     has = cluster_has(inventory, read)
     assert has.kind == "hosts" and has.fitting is None
-    assert [(h.name, h.cores, h.source) for h in has.hosts] == [("a", 24, Source.READ),
-                                                                ("b", 4, Source.READ)]  # fmt: skip
+    assert [(h.name, h.cores, h.source) for h in has.hosts] == [
+        ("a", 24, Source.READ),
+        ("b", 4, Source.READ),
+    ]
     plans = plan_hosts(inventory, lambda t: plan(t, Layout(executors_per_node=1)), read)
     assert [len(p.placement.executors) for p in plans] == [2, 1]
 

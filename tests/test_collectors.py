@@ -170,8 +170,9 @@ def test_perf_collector_system_wide_here(tmp_path):
 def test_readings_say_what_is_unavailable():
     class Result:
         metrics = {"gcShare": 0.31}
-        measurements = {"perf": {"events": {"cycles": {}}, "unsupported": ["cycles"],
-                                 "derived": {"ipc": None}}}  # fmt: skip
+        measurements = {
+            "perf": {"events": {"cycles": {}}, "unsupported": ["cycles"], "derived": {"ipc": None}}
+        }
 
     lines = readings(Result())
     assert lines[0].startswith("GC takes 31% of executor time: give executors more heap")

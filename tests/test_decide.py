@@ -36,36 +36,75 @@ from numaspark.topology import load
 PLAIN_LOG = FIXTURES / "eventlogs" / "plain"
 
 
-def _run(config: str, wall: float, *, cpu_s: float | None = None, seconds: float = 10.0,
-         cores: int = 2, cpi: float | None = None, switches: float = 1000.0,
-         gc_share: float = 0.01, placement: dict | None = None, environment: dict | None = None,
-         binding: str = "none", measurements: dict | None = None) -> RunResult:  # fmt: skip
+def _run(
+    config: str,
+    wall: float,
+    *,
+    cpu_s: float | None = None,
+    seconds: float = 10.0,
+    cores: int = 2,
+    cpi: float | None = None,
+    switches: float = 1000.0,
+    gc_share: float = 0.01,
+    placement: dict | None = None,
+    environment: dict | None = None,
+    binding: str = "none",
+    measurements: dict | None = None,
+) -> RunResult:
     found = measurements or {}
     if cpu_s is not None:
-        found["os"] = {"seconds": seconds, "context_switches_per_s": switches,
-                       "jvms": [{"name": "driver", "cpu_user_s": cpu_s, "cpu_system_s": 0.0}]}  # fmt: skip
+        found["os"] = {
+            "seconds": seconds,
+            "context_switches_per_s": switches,
+            "jvms": [{"name": "driver", "cpu_user_s": cpu_s, "cpu_system_s": 0.0}],
+        }
     if cpi is not None:
         found["perf"] = {"derived": {"cpi": cpi}, "events": {}}
-    placement = placement or {"jvms": [{"role": "driver", "index": 0, "runs_tasks": True,
-                                        "cores": cores, "heap_bytes": 2 * 2**30,
-                                        "nodes": "0", "cpus": "0-1"}],
-                              "layout": {"mode": "local"}}  # fmt: skip
+    placement = placement or {
+        "jvms": [
+            {
+                "role": "driver",
+                "index": 0,
+                "runs_tasks": True,
+                "cores": cores,
+                "heap_bytes": 2 * 2**30,
+                "nodes": "0",
+                "cpus": "0-1",
+            }
+        ],
+        "layout": {"mode": "local"},
+    }
     return RunResult(
-        spec={"workload": "wordcount", "size": "tiny", "mode": "local", "config": config,
-              "label": f"config {config}", "warmup": False, "binding": binding,
-              "cores_per_executor": cores, "placement": placement, "spark_conf": {}},
-        environment=environment or {"numa_balancing": "0"}, status="ok", wall_time_s=wall,
+        spec={
+            "workload": "wordcount",
+            "size": "tiny",
+            "mode": "local",
+            "config": config,
+            "label": f"config {config}",
+            "warmup": False,
+            "binding": binding,
+            "cores_per_executor": cores,
+            "placement": placement,
+            "spark_conf": {},
+        },
+        environment=environment or {"numa_balancing": "0"},
+        status="ok",
+        wall_time_s=wall,
         metrics={"gcShare": gc_share, "jvmGCTime": gc_share * 1000, "executorRunTime": 1000.0},
         measurements=found,
-    )  # fmt: skip
+    )
 
 
 # -- classification ---------------------------------------------------------------------
 
 
 def test_within_ten_percent_of_the_best_and_low_cpu():
-    runs = [_run("a", 10.0, cpu_s=18.0), _run("a", 10.4, cpu_s=18.0),
-            _run("b", 10.8, cpu_s=18.0), _run("c", 20.0, cpu_s=6.0)]  # fmt: skip
+    runs = [
+        _run("a", 10.0, cpu_s=18.0),
+        _run("a", 10.4, cpu_s=18.0),
+        _run("b", 10.8, cpu_s=18.0),
+        _run("c", 20.0, cpu_s=6.0),
+    ]
     found = classify(runs)
     labels = {c.config: [x.name for x in c.labels] for c in found.configs}
     assert labels == {"a": ["best"], "b": ["best"], "c": ["low-cpu"]}
@@ -80,8 +119,12 @@ def test_counter_labels_only_where_the_counters_exist():
     assert [x.name for x in slow.labels] == ["investigate"]
     assert "high CPI and context switches" in slow.labels[0].evidence["not_checked"]
     assert set(without.not_assessed) == {"high-cpi-cs", "high-llc", "low-bandwidth"}
-    with_counters = classify([_run("a", 10.0, cpu_s=18.0, cpi=1.0, switches=1000),
-                              _run("b", 15.0, cpu_s=18.0, cpi=1.5, switches=3000)])  # fmt: skip
+    with_counters = classify(
+        [
+            _run("a", 10.0, cpu_s=18.0, cpi=1.0, switches=1000),
+            _run("b", 15.0, cpu_s=18.0, cpi=1.5, switches=3000),
+        ]
+    )
     slow = with_counters.configs[1]
     assert [x.name for x in slow.labels] == ["high-cpi-cs"]
     assert slow.labels[0].evidence["cpi"] == {"value": 1.5, "best": 1.0}
@@ -174,13 +217,28 @@ def test_the_machine_knows_its_memory_and_cgroup_limit():
 def test_numa_rules_on_a_two_node_server():
     """Placements planned on a real 2-node server's XML (this machine has one node)."""
     topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
-    spanning = placement_to_dict(plan(topo, Layout(executors=1, cores_per_executor=12),
-                                      Binding.CORE))  # fmt: skip
-    run = _run("a", 10.0, placement=spanning, binding="core",
-               environment={"numa_balancing": "1"},
-               measurements={"numa": {"jvms": [{"name": "executor 0", "bound_nodes": [0],
-                                                "share_on_bound_nodes": 0.8,
-                                                "bytes_per_node": {"0": 80, "1": 20}}]}})  # fmt: skip
+    spanning = placement_to_dict(
+        plan(topo, Layout(executors=1, cores_per_executor=12), Binding.CORE)
+    )
+    run = _run(
+        "a",
+        10.0,
+        placement=spanning,
+        binding="core",
+        environment={"numa_balancing": "1"},
+        measurements={
+            "numa": {
+                "jvms": [
+                    {
+                        "name": "executor 0",
+                        "bound_nodes": [0],
+                        "share_on_bound_nodes": 0.8,
+                        "bytes_per_node": {"0": 80, "1": 20},
+                    }
+                ]
+            }
+        },
+    )
     run = replace(run, spec=replace(run.spec, mode="standalone"))
     advice = advise(Subject(None, run), "a")
     straddle = _finding(advice, "numa-straddle")
@@ -220,12 +278,20 @@ def test_every_layout_advice_is_a_placement_the_planner_accepts():
         placement = placement_to_dict(plan(topo, layout, binding))
         for jvm in placement["jvms"]:
             jvm["heap_bytes"] = heap
-        run = _run("a", 10.0, gc_share=0.3, placement=placement, binding=binding.value,
-                   measurements={"memory_bandwidth": {"estimate_bps": 9e10, "share": 0.95,
-                                                      "region": "exponential"}})  # fmt: skip
+        run = _run(
+            "a",
+            10.0,
+            gc_share=0.3,
+            placement=placement,
+            binding=binding.value,
+            measurements={
+                "memory_bandwidth": {"estimate_bps": 9e10, "share": 0.95, "region": "exponential"}
+            },
+        )
         count = len([j for j in placement["jvms"] if j.get("runs_tasks")])
-        run = replace(run, metrics={**run.metrics, "diskBytesSpilled": 1e9,
-                                    "memoryBytesSpilled": 2e9})  # fmt: skip
+        run = replace(
+            run, metrics={**run.metrics, "diskBytesSpilled": 1e9, "memoryBytesSpilled": 2e9}
+        )
         return replace(run, spec=replace(run.spec, mode=mode, executors=count))
 
     local, spread = Layout(mode=Mode.LOCAL), Layout(executors_per_node=1, mode=Mode.STANDALONE)
@@ -238,8 +304,18 @@ def test_every_layout_advice_is_a_placement_the_planner_accepts():
     checked = set()
     for run in runs:
         for finding in advise(Subject(None, run, topology=topo), "a").findings:
-            if finding.rule in ("gc", "heap-size", "spill", "memory-bandwidth", "executor-count",
-                                "numa-straddle") and finding.command:  # fmt: skip
+            if (
+                finding.rule
+                in (
+                    "gc",
+                    "heap-size",
+                    "spill",
+                    "memory-bandwidth",
+                    "executor-count",
+                    "numa-straddle",
+                )
+                and finding.command
+            ):
                 # in this process: what is checked is the planner's answer, not the process
                 proc = invoke_cli(*_as_plan(finding.command), "--xml", str(xml))
                 assert proc.returncode == 0, (finding.rule, finding.command, proc.stderr)
@@ -285,15 +361,19 @@ def test_advice_is_planned_on_the_machine_the_run_was_recorded_on(tmp_path, monk
     big = load(xml=topology_file("96em64t-4n4d3ca2co-pci.xml"))
     (advice,) = advise_source(_gc_run_on(tmp_path, "96em64t-4n4d3ca2co-pci.xml"))
     gc = _finding(advice, "gc")
-    assert gc.command == ("numaspark run wordcount --mode local --cores-per-executor 2 "
-                          "--memory-per-executor 24g --bind core")  # fmt: skip
+    assert gc.command == (
+        "numaspark run wordcount --mode local --cores-per-executor 2 "
+        "--memory-per-executor 24g --bind core"
+    )
     assert not gc.check and planned and set(planned) == {big.fingerprint}
     planned.clear()
     small = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
     (advice,) = advise_source(_gc_run_on(tmp_path, "24em64t-2n6c2t-pci.xml"))
     gc = _finding(advice, "gc")
-    assert "twice the heap (24.0 GiB) does not fit the run's machine: 1 executor(s) on node 0 " \
-           "need" in gc.recommendation  # fmt: skip
+    assert (
+        "twice the heap (24.0 GiB) does not fit the run's machine: 1 executor(s) on node 0 "
+        "need" in gc.recommendation
+    )
     argv = gc.command.split()
     assert argv[argv.index("--mode") + 1] == "standalone" and "--memory-per-executor" not in argv
     assert planned and set(planned) == {small.fingerprint} and load().fingerprint not in planned
@@ -309,13 +389,16 @@ def test_every_printed_command_is_its_changed_request_to_the_real_command_line(
 
     (advice,) = advise_source(_gc_run_on(tmp_path, "96em64t-4n4d3ca2co-pci.xml"))
     findings = [f for f in advice.findings if f.command]
-    app_run = RunResult.from_dict(json.loads(
-        (FIXTURES / "runs" / "app-squares" / "results.jsonl").read_text()))  # fmt: skip
+    app_run = RunResult.from_dict(
+        json.loads((FIXTURES / "runs" / "app-squares" / "results.jsonl").read_text())
+    )
     squares = Path(__file__).resolve().parent / "apps" / "squares.py"  # here, not where it ran
     application = apps.from_file(str(squares), list(app_run.spec.application.args))
-    app_run = replace(app_run, spec=replace(app_run.spec, application=application),
-                      metrics={**app_run.metrics, "gcShare": 0.3, "jvmGCTime": 300.0,
-                               "executorRunTime": 1000.0})  # fmt: skip
+    app_run = replace(
+        app_run,
+        spec=replace(app_run.spec, application=application),
+        metrics={**app_run.metrics, "gcShare": 0.3, "jvmGCTime": 300.0, "executorRunTime": 1000.0},
+    )
     findings += [f for f in advise(Subject(None, app_run), "app").findings if f.command]
     assert {f.rule for f in findings} >= {"gc", "executor-count"} and len(findings) >= 4
     for finding in findings:
@@ -326,14 +409,18 @@ def _smt_runs() -> tuple[RunResult, RunResult]:
     """SMT helped: 2 executors of 12 hardware threads each (pu binding, the 24 threads of a real
     2-node server's 12 cores) ran in 10 s, one thread per core in 12 s."""
     topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
-    placement = placement_to_dict(plan(topo, Layout(executors=2, cores_per_executor=12),
-                                       Binding.PU))  # fmt: skip
+    placement = placement_to_dict(
+        plan(topo, Layout(executors=2, cores_per_executor=12), Binding.PU)
+    )
     runs = []
-    for label, wall in (("ST 12 cores standalone 2x6 bind=pu", 12.0),
-                        ("SMT 12 cores standalone 2x12 bind=pu", 10.0)):  # fmt: skip
+    for label, wall in (
+        ("ST 12 cores standalone 2x6 bind=pu", 12.0),
+        ("SMT 12 cores standalone 2x12 bind=pu", 10.0),
+    ):
         run = _run("smt", wall, placement=placement, binding="pu")
-        runs.append(replace(run, spec=replace(run.spec, mode="standalone", executors=2,
-                                              label=label)))  # fmt: skip
+        runs.append(
+            replace(run, spec=replace(run.spec, mode="standalone", executors=2, label=label))
+        )
     return runs[0], runs[1]
 
 
@@ -375,9 +462,11 @@ def test_a_changed_executor_count_replaces_the_runs_count_per_node():
     placement = placement_to_dict(plan(topo, layout, Binding.NODE))
     placement["layout"]["executors_per_node"] = 2
     run = _run("a", 10.0, gc_share=0.01, placement=placement, binding="node")
-    run = replace(run, spec=replace(run.spec, mode="standalone", executors=4),
-                  metrics={**run.metrics, "shuffleTotalBytesRead": 100.0,
-                           "shuffleRemoteBytesRead": 80.0})  # fmt: skip
+    run = replace(
+        run,
+        spec=replace(run.spec, mode="standalone", executors=4),
+        metrics={**run.metrics, "shuffleTotalBytesRead": 100.0, "shuffleRemoteBytesRead": 80.0},
+    )
     finding = _finding(advise(Subject(None, run), "a"), "executor-count")
     argv = finding.command.split()
     assert "--executors-per-node" not in argv and argv[argv.index("--executors") + 1] == "2"
@@ -441,8 +530,13 @@ def test_advice_on_a_recorded_event_log():
     proc = run_cli("advise", str(PLAIN_LOG), "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["advice"][0]["findings"][0]["severity"] in ("none", "low", "moderate", "severe",
-                                                             "critical")  # fmt: skip
+    assert data["advice"][0]["findings"][0]["severity"] in (
+        "none",
+        "low",
+        "moderate",
+        "severe",
+        "critical",
+    )
 
 
 def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
@@ -508,8 +602,18 @@ def _table(tmp_path: Path, holes: set[tuple] = frozenset()) -> Path:  # type: ig
 
 def test_replay_returns_the_trial_sequence_as_json(tmp_path):
     table = _table(tmp_path)
-    proc = run_cli("tune", "--replay", str(table), "--minimize", "wall_s", "--budget", "8",
-                   "--seed", "3", "--json")  # fmt: skip
+    proc = run_cli(
+        "tune",
+        "--replay",
+        str(table),
+        "--minimize",
+        "wall_s",
+        "--budget",
+        "8",
+        "--seed",
+        "3",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     trials = data["trials"]
@@ -517,8 +621,9 @@ def test_replay_returns_the_trial_sequence_as_json(tmp_path):
     assert set(trials[0]["params"]) == {"executors", "cores_per_executor", "binding", "partitions"}
     assert all(isinstance(t["value"], float) for t in trials)
     assert data["best"]["value"] == min(t["value"] for t in trials)
-    again = json.loads(run_cli("tune", "--replay", str(table), "--budget", "8", "--seed", "3",
-                               "--json").stdout)  # fmt: skip
+    again = json.loads(
+        run_cli("tune", "--replay", str(table), "--budget", "8", "--seed", "3", "--json").stdout
+    )
     assert again["trials"] == trials  # the seed fixes the sequence
 
 
@@ -539,8 +644,9 @@ def test_replay_never_repeats_and_never_tries_an_absent_row(tmp_path):
 
 def test_early_stop_when_nothing_left_can_beat_the_best(tmp_path):
     space, lookup = read_table(_table(tmp_path), "wall_s")
-    found = tune(space, replay_objective(lookup, space), budget=len(lookup), seed=0,
-                 proposals_per_trial=4)  # fmt: skip
+    found = tune(
+        space, replay_objective(lookup, space), budget=len(lookup), seed=0, proposals_per_trial=4
+    )
     assert found.stopped.startswith("early")
     assert len(found.trials) < 0.75 * len(lookup)  # stopped well before trying everything
     assert found.best.value <= min(lookup.values()) * 1.05
@@ -551,8 +657,14 @@ def test_the_tuner_beats_random_search_on_an_additive_table(tmp_path):
     best = min(lookup.values())
     tuner, rand = [], []
     for seed in range(5):
-        trials = tune(space, replay_objective(lookup, space), budget=20, seed=seed,
-                      early_stop=False, proposals_per_trial=8).trials  # fmt: skip
+        trials = tune(
+            space,
+            replay_objective(lookup, space),
+            budget=20,
+            seed=seed,
+            early_stop=False,
+            proposals_per_trial=8,
+        ).trials
         tuner.append(evaluations_to([t.value for t in trials], best * 1.05) or 21)
         rand.append(evaluations_to(random_search(lookup, seed), best * 1.05))
     assert sorted(tuner)[2] < sorted(rand)[2]  # medians (bench/tune_replay.py: 20 seeds)

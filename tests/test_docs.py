@@ -61,8 +61,15 @@ def examples(path: Path, root: Path = ROOT) -> list[Example]:
         argv = shlex.split(body[0][2:])
         if argv[:1] != ["numaspark"]:
             raise AssertionError(f"{where}: a runnable example runs numaspark, not {argv[:1]}")
-        found.append(Example(str(path.relative_to(root)), i + 1, tuple(argv[1:]),
-                             "\n".join(body[1:]) + "\n", int(marker.group(1) or 0)))  # fmt: skip
+        found.append(
+            Example(
+                str(path.relative_to(root)),
+                i + 1,
+                tuple(argv[1:]),
+                "\n".join(body[1:]) + "\n",
+                int(marker.group(1) or 0),
+            )
+        )
     return found
 
 
@@ -80,7 +87,8 @@ def test_a_runnable_example_prints_what_its_page_shows(example: Example) -> None
     proc = run_cli(*example.argv)
     output = proc.stdout + proc.stderr
     assert proc.returncode == example.exit_code, (
-        f"{example}: exit {proc.returncode}, the page says {example.exit_code}\n{output}")  # fmt: skip
+        f"{example}: exit {proc.returncode}, the page says {example.exit_code}\n{output}"
+    )
     checker = doctest.OutputChecker()
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     if not checker.check_output(example.expected, output, flags):
@@ -99,9 +107,14 @@ def test_a_marker_without_its_block_is_an_error(tmp_path: Path) -> None:
 
 
 def _mkdocs(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                           str(site)], cwd=root, capture_output=True, text=True, check=False,
-                          env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1"},
+    )
 
 
 def test_the_site_builds_with_strict(tmp_path: Path) -> None:

@@ -88,10 +88,16 @@ def test_missing_tools_are_errors_or_say_what_replaces_them(tmp_path):
         in (_levels(results, "java")[0][1])
     )
     # what the wheel brings instead: its own binder, sysfs; what is lost, and for which feature
-    assert _levels(results, "numactl") == [(STATE, (
-        "numactl is not installed: numaspark binds the JVMs it starts with its own helper from "
-        "the wheel (python -m numaspark.bindexec, the same kernel calls), and plan shows that "
-        "helper's commands"))]  # fmt: skip
+    assert _levels(results, "numactl") == [
+        (
+            STATE,
+            (
+                "numactl is not installed: numaspark binds the JVMs it starts with its own helper from "
+                "the wheel (python -m numaspark.bindexec, the same kernel calls), and plan shows that "
+                "helper's commands"
+            ),
+        )
+    ]
     (state, advice) = _levels(results, "hwloc")
     assert state[0] == STATE and "read from the kernel's sysfs" in state[1]
     assert advice[0] == ADVICE and advice[1].startswith("--synthetic machines and hwloc 1.x XML")
@@ -105,16 +111,27 @@ def test_tools_found_say_where_they_came_from(tmp_path):
     java = CommandResult(0, "", 'openjdk version "11.0.2" 2019-01-15\n')
     numactl = CommandResult(0, "policy: default\npreferred node: current\n", "")
     lstopo = CommandResult(0, "lstopo-no-graphics 2.9.0\n", "")
-    results = run_checks(ReplayedSystem(_tree(tmp_path, {}), {
-        "java": java, "numactl": numactl, "lstopo-no-graphics": lstopo, "cc": lstopo}))  # fmt: skip
+    results = run_checks(
+        ReplayedSystem(
+            _tree(tmp_path, {}),
+            {"java": java, "numactl": numactl, "lstopo-no-graphics": lstopo, "cc": lstopo},
+        )
+    )
     assert _levels(results, "java") == [
         (STATE, "Java 11.0.2 from the PATH (JAVA_HOME is not set) (/usr/bin/java, the system)"),
-        (ERROR, "Spark 4 needs Java 17 or newer, and the PATH (JAVA_HOME is not set) is Java "
-                "11.0.2: point JAVA_HOME to a JDK 17+")]  # fmt: skip
+        (
+            ERROR,
+            "Spark 4 needs Java 17 or newer, and the PATH (JAVA_HOME is not set) is Java "
+            "11.0.2: point JAVA_HOME to a JDK 17+",
+        ),
+    ]
     assert _levels(results, "numactl")[0][1].startswith("numactl (/usr/bin/numactl, the system)")
     assert _levels(results, "hwloc") == [
-        (STATE, "lstopo-no-graphics 2.9.0 (/usr/bin/lstopo-no-graphics, the system) reads the "
-                "topology")]  # fmt: skip
+        (
+            STATE,
+            "lstopo-no-graphics 2.9.0 (/usr/bin/lstopo-no-graphics, the system) reads the topology",
+        )
+    ]
     assert origin(sys.executable) == "pip, in this venv"
 
 
@@ -137,9 +154,15 @@ def test_java_is_not_started_where_no_jvm_may_start(tmp_path):
     system = ReplayedSystem(_tree(tmp_path, {}), {"java": java})
     system.run = lambda argv: ran.append(argv) or system.commands.get(argv[0])
     system.env = {"NUMASPARK_NO_JVM": "1"}.get
-    assert _levels(run_checks(system), "java") == [(STATE, (
-        "skipped: NUMASPARK_NO_JVM is set, so `java -version` is not run (unset it to check "
-        "Java)"))]  # fmt: skip
+    assert _levels(run_checks(system), "java") == [
+        (
+            STATE,
+            (
+                "skipped: NUMASPARK_NO_JVM is set, so `java -version` is not run (unset it to check "
+                "Java)"
+            ),
+        )
+    ]
     assert not [argv for argv in ran if "java" in argv[0]]
 
 

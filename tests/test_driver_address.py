@@ -47,8 +47,12 @@ K8S = "k8s://https://127.0.0.1:6443"
 
 def this_machines_addresses() -> list[str]:
     """The global IPv4 addresses this machine has (``ip -4 addr``)."""
-    out = subprocess.run(["ip", "-o", "-4", "addr", "show", "scope", "global"],
-                         capture_output=True, text=True, check=False).stdout  # fmt: skip
+    out = subprocess.run(
+        ["ip", "-o", "-4", "addr", "show", "scope", "global"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     return [line.split()[3].split("/")[0] for line in out.splitlines()]
 
 
@@ -72,15 +76,19 @@ def test_no_route_or_no_name_is_one_line_that_names_driver_host():
         address_for("spark://no-such-host.invalid:7077")
 
 
-def test_a_cluster_at_another_address_gets_the_address_the_route_to_it_leaves_from(tmp_path,
-                                                                                   monkeypatch):  # fmt: skip
+def test_a_cluster_at_another_address_gets_the_address_the_route_to_it_leaves_from(
+    tmp_path, monkeypatch
+):
     """A namespace with its own address: the route to it leaves from this machine's end of
     the link, for a standalone master (each of an HA URL), YARN's ResourceManager (named in
     HADOOP_CONF_DIR) and a Kubernetes API server; the hosts' driver_address is the same."""
     with OtherHost() as host:
         assert route_source(host.address) == host.here
-        for master in (f"spark://{host.address}:7077",
-                       f"spark://{host.address}:7077,{host.address}:7078", f"k8s://https://{host.address}:6443"):  # fmt: skip
+        for master in (
+            f"spark://{host.address}:7077",
+            f"spark://{host.address}:7077,{host.address}:7078",
+            f"k8s://https://{host.address}:6443",
+        ):
             chosen = address_for(master)
             assert chosen == DriverAddress(host.here, f"the route to {host.address} leaves from it")
         (tmp_path / "yarn-site.xml").write_text(
@@ -111,8 +119,16 @@ def test_the_users_driver_address_and_ports_are_kept_from_any_source(tmp_path):
     keys reaches spark-submit as they gave it, with no line saying it was replaced."""
     props = tmp_path / "app.properties"
     props.write_text("spark.driver.port 40100\nspark.blockManager.port 40200\n")
-    app = apps.from_line(["spark-submit", "--properties-file", str(props), "--conf",
-                          "spark.driver.bindAddress=0.0.0.0", str(SQUARES)])  # fmt: skip
+    app = apps.from_line(
+        [
+            "spark-submit",
+            "--properties-file",
+            str(props),
+            "--conf",
+            "spark.driver.bindAddress=0.0.0.0",
+            str(SQUARES),
+        ]
+    )
     placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
     address = DriverAddress("10.1.2.3", "the route to m leaves from it")
     ours = {"spark.driver.host": "edge.example"}  # numaspark's --conf
@@ -159,8 +175,9 @@ def test_the_ui_url_is_read_from_the_drivers_log_as_it_grows(tmp_path):
     follower = LogFollower(log)
     assert follower.new_text() == ""  # no log yet
     line = "26/11/26 16:25:45 INFO Utils: Successfully started service 'SparkUI' on port 4041."
-    log.write_text("26/11/26 16:25:45 INFO JettyUtils: Start Jetty 0.0.0.0:4041 for SparkUI\n"
-                   + line[:40])  # fmt: skip
+    log.write_text(
+        "26/11/26 16:25:45 INFO JettyUtils: Start Jetty 0.0.0.0:4041 for SparkUI\n" + line[:40]
+    )
     assert ui_url(follower.new_text(), "10.214.7.1") is None
     with log.open("a") as more:
         more.write(line[40:] + "\n")
@@ -201,8 +218,13 @@ def test_executors_run_plain_python3_or_the_users_never_this_venv(tmp_path, monk
     placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
     target.prepare(placement, said.append)
     target.submit(placement, "job.py", [], tmp_path / "a", extra_conf={})
-    target.submit(placement, "job.py", [], tmp_path / "b",
-                  extra_conf={"spark.pyspark.python": "/opt/py/bin/python3"})  # fmt: skip
+    target.submit(
+        placement,
+        "job.py",
+        [],
+        tmp_path / "b",
+        extra_conf={"spark.pyspark.python": "/opt/py/bin/python3"},
+    )
     (plain, _), (theirs, options) = captured.calls
     assert dict(plain.env) == {"PYSPARK_PYTHON": "python3"}
     assert plain.address == DriverAddress("10.9.9.9", "--driver-host")
@@ -229,21 +251,31 @@ def test_a_built_in_ships_numaspark_to_executors_that_do_not_have_it(tmp_path, m
     shipped = Path(suite["extra_conf"][PYFILES_KEY])
     assert shipped == package_zip() and PYFILES_KEY not in users["extra_conf"]
     # -S: no site-packages, so this venv's numaspark is not importable; only the zip's is
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import numaspark.workloads.jobs.sort"
-             " as job; print(job.__file__)")  # fmt: skip
-    ran = subprocess.run([sys.executable, "-S", "-c", probe, str(shipped)], capture_output=True,
-                         text=True, check=False)  # fmt: skip
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import numaspark.workloads.jobs.sort"
+        " as job; print(job.__file__)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-S", "-c", probe, str(shipped)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == str(shipped / "numaspark" / "workloads" / "jobs" / "sort.py")
-    without = subprocess.run([sys.executable, "-S", "-c", "import numaspark"],
-                             capture_output=True, check=False)  # fmt: skip
+    without = subprocess.run(
+        [sys.executable, "-S", "-c", "import numaspark"], capture_output=True, check=False
+    )
     assert without.returncode != 0  # the zip, not this venv, gave it
     assert package_zip() == shipped  # made once for the same sources
 
 
 def test_python_and_driver_host_options_reach_the_request(monkeypatch):
-    request = run_request("numaspark run wordcount --master spark://10.0.0.1:7077 --python "
-                          "/opt/py/bin/python3 --driver-host 10.0.0.2", monkeypatch)  # fmt: skip
+    request = run_request(
+        "numaspark run wordcount --master spark://10.0.0.1:7077 --python "
+        "/opt/py/bin/python3 --driver-host 10.0.0.2",
+        monkeypatch,
+    )
     assert request.spark_conf == {"spark.pyspark.python": "/opt/py/bin/python3"}
     assert request.driver_host == "10.0.0.2"
 
@@ -267,8 +299,12 @@ def test_the_record_keeps_the_configuration_spark_ran_with_key_by_key(tmp_path):
         workload = register_application(
             apps.from_line([*line, *args], name=f"squares-{partitions}")
         )
-        request = RunRequest(workload=workload.name, out=tmp_path / "out", collect=False,
-                             layout=Layout(mode=Mode.LOCAL))  # fmt: skip
+        request = RunRequest(
+            workload=workload.name,
+            out=tmp_path / "out",
+            collect=False,
+            layout=Layout(mode=Mode.LOCAL),
+        )
         (result,) = run_workload(
             request, load(), targets=targets(RecordedTarget(), RecordedTarget())
         )
@@ -285,8 +321,10 @@ def test_the_record_keeps_the_configuration_spark_ran_with_key_by_key(tmp_path):
         == "14"
     )
     # two configurations of one application (as a sweep names them) told apart by the key
-    same = [replace(r, spec=replace(r.spec, workload="squares", config=r.spec.workload))
-            for r in results]  # fmt: skip
+    same = [
+        replace(r, spec=replace(r.spec, workload="squares", config=r.spec.workload))
+        for r in results
+    ]
     assert sorted(config_frame(same)["partitions"]) == [7, 9]
 
 
@@ -311,8 +349,12 @@ def test_kubernetes_with_nothing_known_is_refused_in_one_line(tmp_path, monkeypa
     assert "does not know the topology of the cluster's nodes" in said
     assert "--xml" in said and "--bind none --executors N --cores-per-executor C" in said
     # a first run at --bind none with its layout is planned from the layout alone
-    request = RunRequest(workload="wordcount", master=K8S, out=tmp_path / "o",
-                         layout=Layout(executors=2, cores_per_executor=3))  # fmt: skip
+    request = RunRequest(
+        workload="wordcount",
+        master=K8S,
+        out=tmp_path / "o",
+        layout=Layout(executors=2, cores_per_executor=3),
+    )
     lines: list[str] = []
     with Runner(load(), tmp_path / "o", progress=lines.append) as runner:
         _, placement = runner._place(request)

@@ -24,8 +24,11 @@ import pytest
 from netns import drivers_here, gone_within
 from nscluster import NamespaceCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.jvm,
-              pytest.mark.long(script="bash scripts/test-hosts.sh")]  # fmt: skip
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.jvm,
+    pytest.mark.long(script="bash scripts/test-hosts.sh"),
+]
 
 # docs/clusters.md's "--master" section states these (the driver ends within 10 s of numaspark's end)
 DRIVER_ENDS_S = 10.0
@@ -43,11 +46,30 @@ def cluster(tmp_path, monkeypatch):
 
 def _numaspark(cluster: NamespaceCluster, out: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
-         "--master", cluster.master, "--master-ui", cluster.ui, "--bind", "none",
-         "--driver-host", "127.0.0.1", "--out", str(out), *extra],
-        stdout=(out.parent / "stdout").open("w"), stderr=(out.parent / "stderr").open("w"),
-        env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "run",
+            "wordcount",
+            "--size",
+            "tiny",
+            "--master",
+            cluster.master,
+            "--master-ui",
+            cluster.ui,
+            "--bind",
+            "none",
+            "--driver-host",
+            "127.0.0.1",
+            "--out",
+            str(out),
+            *extra,
+        ],
+        stdout=(out.parent / "stdout").open("w"),
+        stderr=(out.parent / "stderr").open("w"),
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def _first_death(cluster: NamespaceCluster, cli: subprocess.Popen, timeout_s: float) -> float:
@@ -78,8 +100,10 @@ def test_executors_that_cannot_reach_the_driver_end_the_run_in_one_line(
     assert after < UNREACHABLE_ENDS_S, f"numaspark ended {after:.1f} s after the first death"
     failed = [line for line in stderr.splitlines() if "could not reach the driver" in line]
     assert len(failed) >= 1, stderr[-2000:]
-    assert (f"executors on {cluster.address} could not reach the driver at 127.0.0.1:" in failed[0]
-            and '("Connection refused"): give --driver-host' in failed[0]), failed[0]  # fmt: skip
+    assert (
+        f"executors on {cluster.address} could not reach the driver at 127.0.0.1:" in failed[0]
+        and '("Connection refused"): give --driver-host' in failed[0]
+    ), failed[0]
     assert "cannot hold" not in stderr
     assert gone_within(drivers_here, 15) is not None, drivers_here()
     assert gone_within(cluster.executors, EXECUTORS_END_S) is not None, cluster.executors()
@@ -90,8 +114,9 @@ def test_executors_that_cannot_reach_the_driver_end_the_run_in_one_line(
     assert not cluster.executors()
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL],
-                         ids=["SIGTERM", "Ctrl-C", "SIGKILL"])  # fmt: skip
+@pytest.mark.parametrize(
+    "how", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["SIGTERM", "Ctrl-C", "SIGKILL"]
+)
 def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
     tmp_path, no_spark_left, cluster, how
 ):
@@ -112,12 +137,18 @@ def test_numaspark_ended_by_a_signal_mid_run_leaves_nothing_here_or_there(
     signalled = time.monotonic()
     cli.wait(timeout=60)
     ended_s = time.monotonic() - signalled
-    driver_s = gone_within(lambda: [p for p in tree if psutil.pid_exists(p)
-                                     and psutil.Process(p).status() != psutil.STATUS_ZOMBIE],
-                            DRIVER_ENDS_S + 10)  # fmt: skip
+    driver_s = gone_within(
+        lambda: [
+            p
+            for p in tree
+            if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+        ],
+        DRIVER_ENDS_S + 10,
+    )
     executors_s = gone_within(cluster.executors, EXECUTORS_END_S + 10)
-    driver_s, executors_s = (None if t is None else round(t - signalled, 2)
-                             for t in (driver_s, executors_s))  # fmt: skip
+    driver_s, executors_s = (
+        None if t is None else round(t - signalled, 2) for t in (driver_s, executors_s)
+    )
     print(
         f"{how.name}: numaspark ended {ended_s:.2f} s, the driver and every process it started "
         f"{driver_s} s, the executors over there {executors_s} s after the signal"

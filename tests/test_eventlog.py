@@ -117,8 +117,16 @@ def test_not_an_event_log(tmp_path):
 
 
 def test_analyze_command_json_and_exports(tmp_path):
-    proc = run_cli("analyze", str(LOGS / "rolling-zstd"), str(LOGS / "plain"), "--json",
-                   "--tasks", str(tmp_path / "tasks.parquet"), "--stages", str(tmp_path / "stages.csv"))  # fmt: skip
+    proc = run_cli(
+        "analyze",
+        str(LOGS / "rolling-zstd"),
+        str(LOGS / "plain"),
+        "--json",
+        "--tasks",
+        str(tmp_path / "tasks.parquet"),
+        "--stages",
+        str(tmp_path / "stages.csv"),
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert [d["aggregates"]["numTasks"] for d in data] == [8, 8]
@@ -256,8 +264,10 @@ def test_bad_utf8_inside_json_strings_is_a_bad_line_not_a_traceback(tmp_path):
     """msgspec raises UnicodeDecodeError, not DecodeError, for invalid UTF-8 in a string (the
     bad-input corpus found it with random bytes): a task end and another event, damaged so."""
     text = (LOGS / "plain").read_bytes()
-    damaged = (b'{"Event":"SparkListenerTaskEnd","Stage ID":"\xe9"}\n'
-               b'{"Event":"SparkListenerJobStart","Job ID":"\xe9\xff"}\n')  # fmt: skip
+    damaged = (
+        b'{"Event":"SparkListenerTaskEnd","Stage ID":"\xe9"}\n'
+        b'{"Event":"SparkListenerJobStart","Job ID":"\xe9\xff"}\n'
+    )
     (tmp_path / "log").write_bytes(damaged + text)
     log = parse_event_log(tmp_path / "log")
     assert len(log.tasks) == 8

@@ -193,14 +193,16 @@ def test_binding_study_interrupted_and_resumed(tmp_path):
     assert sum(r["spec"]["config"] == keys[0] for r in stored) == 2  # the first: finished
     assert sum(r["spec"]["config"] == keys[1] for r in stored) == 1  # the second: cut short
     again = RecordedTarget(standalone=True)
-    report = run_sweep(study.experiment, topo, tmp_path, resume=True,
-                       targets=targets(RecordedTarget(), again))  # fmt: skip
+    report = run_sweep(
+        study.experiment, topo, tmp_path, resume=True, targets=targets(RecordedTarget(), again)
+    )
     assert [c.key for c in report.resumed] == keys[:1]  # ran once, not twice
     assert [c.key for c in report.ran] == keys[1:]
     runs = _stored(tmp_path)
     assert sum(r["spec"]["config"] == keys[0] for r in runs) == 2
-    assert all(sum(r["spec"]["config"] == k and r["status"] == "ok" for r in runs) >= 2
-               for k in keys)  # fmt: skip
+    assert all(
+        sum(r["spec"]["config"] == k and r["status"] == "ok" for r in runs) >= 2 for k in keys
+    )
     assert {"1U", "1B"} <= {r["spec"]["label"].split()[0] for r in runs}
 
 
@@ -226,9 +228,24 @@ def test_cosched_runs_both_workloads_bound_and_unbound(tmp_path):
     # completion: the test failed). Here the window is the whole round of 28 s, each way,
     # and the inputs are small (an iteration of seconds): one completion is all the test
     # needs, so any iteration that ends counts, and a cool-down would only add time.
-    proc = run_cli("study", "cosched", "wordcount", "grep", "--size", "2000rows", "--window",
-                   "28s", "--warmup-time", "0s", "--cooldown", "0s", "--out", str(out),
-                   "--data", str(tmp_path / "data"))  # fmt: skip
+    proc = run_cli(
+        "study",
+        "cosched",
+        "wordcount",
+        "grep",
+        "--size",
+        "2000rows",
+        "--window",
+        "28s",
+        "--warmup-time",
+        "0s",
+        "--cooldown",
+        "0s",
+        "--out",
+        str(out),
+        "--data",
+        str(tmp_path / "data"),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [json.loads(line) for line in (out / "cosched.jsonl").read_text().splitlines()]
     assert {(r["workload"], r["bound"]) for r in rows} >= {
@@ -338,7 +355,6 @@ def test_a_sweep_over_a_spec_with_app_entries_runs_each_application(tmp_path):
     # each replayed its own recording: squares.py's 4 tasks, Squares.java's 2
     assert {r.metrics["numTasks"] for r in by_name["etl"]} == {4}
     assert {r.metrics["numTasks"] for r in by_name["squares"]} == {2}
-    assert all(r.check.passed and r.check.command == ["sh", "-c", CHECK]
-               for r in by_name["etl"])  # fmt: skip
+    assert all(r.check.passed and r.check.command == ["sh", "-c", CHECK] for r in by_name["etl"])
     stored = _stored(tmp_path / "out")
     assert len(stored) == len(done.results)

@@ -26,9 +26,11 @@ from numaspark.topology import load_machine
 
 def test_an_inventory_file_with_defaults(tmp_path):
     path = tmp_path / "hosts.toml"
-    path.write_text('driver_address = "10.0.0.1"\n[defaults]\nuser = "spark"\nkey = "~/k"\n'
-                    '[[host]]\nname = "a"\naddress = "10.0.0.11"\n'
-                    '[[host]]\naddress = "b.example"\nport = 2222\nuser = "other"\n')  # fmt: skip
+    path.write_text(
+        'driver_address = "10.0.0.1"\n[defaults]\nuser = "spark"\nkey = "~/k"\n'
+        '[[host]]\nname = "a"\naddress = "10.0.0.11"\n'
+        '[[host]]\naddress = "b.example"\nport = 2222\nuser = "other"\n'
+    )
     inventory = load_inventory(path)
     a, b = inventory.hosts
     assert (a.name, a.target, a.port, a.key.name) == ("a", "spark@10.0.0.11", 22, "k")
@@ -58,7 +60,9 @@ def test_a_bad_inventory_is_one_clear_line(tmp_path, text, message):
 def test_hosts_on_the_command_line():
     inventory = parse_hosts("node1, spark@node2:2222")
     assert [(h.name, h.target, h.port) for h in inventory.hosts] == [
-        ("node1", "node1", 22), ("node2", "spark@node2", 2222)]  # fmt: skip
+        ("node1", "node1", 22),
+        ("node2", "spark@node2", 2222),
+    ]
     with pytest.raises(UsageError, match="write hosts like"):
         parse_hosts("a b")
 
@@ -81,8 +85,9 @@ def test_hosts_that_differ_get_plans_of_their_own_merged_into_one_record():
 
     servers = {"big": "24em64t-2n6c2t-pci.xml", "wide": "96em64t-4n4d3ca2co-pci.xml"}
     plans = []
-    for (name, xml), host in zip(servers.items(), parse_hosts("10.0.0.1,10.0.0.2").hosts,
-                                 strict=True):  # fmt: skip
+    for (name, xml), host in zip(
+        servers.items(), parse_hosts("10.0.0.1,10.0.0.2").hosts, strict=True
+    ):
         topology = load_xml(topology_file(xml))
         placement = plan(topology, Layout(executors_per_node=1), Binding.NODE)
         plans.append(HostPlan(Host(name, host.address), topology, placement))
@@ -125,16 +130,27 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
             assert topology.allowed_cpus == here.allowed_cpus
 
         inventory = tmp_path / "hosts.toml"
-        inventory.write_text("".join(
-            f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
-            f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
-            for h in hosts.inventory.hosts))  # fmt: skip
+        inventory.write_text(
+            "".join(
+                f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
+                f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
+                for h in hosts.inventory.hosts
+            )
+        )
         # the commands in this process (what they read and print); the unreachable host's one
         # line and exit code, below, from a process of its own
         shown = invoke_cli("topology", "--host", "host2", "--hosts-file", str(inventory), "--json")
         assert shown.returncode == 0 and json.loads(shown.stdout)["source"] == "host:host2"
-        planned = invoke_cli("plan", "--hosts-file", str(inventory), "--executors-per-node", "1",
-                             "--bind", "node", "--json")  # fmt: skip
+        planned = invoke_cli(
+            "plan",
+            "--hosts-file",
+            str(inventory),
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            "--json",
+        )
         assert planned.returncode == 0, planned.stderr
         plans = json.loads(planned.stdout)
         assert [p["host"] for p in plans["hosts"]] == ["host1", "host2"]
@@ -156,11 +172,15 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
 
 
 def _inventory_file(hosts: NamespaceHosts, path, encrypt: bool = False) -> str:
-    path.write_text(f'driver_address = "{hosts.driver_address}"\n'
-                    f"encrypt = {str(encrypt).lower()}\n" + "".join(
-        f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
-        f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
-        for h in hosts.inventory.hosts))  # fmt: skip
+    path.write_text(
+        f'driver_address = "{hosts.driver_address}"\n'
+        f"encrypt = {str(encrypt).lower()}\n"
+        + "".join(
+            f'[[host]]\nname = "{h.name}"\naddress = "{h.address}"\nuser = "root"\n'
+            f'key = "{h.key}"\nknown_hosts = "{h.known_hosts}"\n'
+            for h in hosts.inventory.hosts
+        )
+    )
     return str(path)
 
 
@@ -205,9 +225,24 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
         inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
         here = load_machine()
         out = tmp_path / "out"
-        done = run_cli("run", "wordcount", "--size", "tiny", "--hosts-file", inventory,
-                       "--executors-per-node", "1", "--bind", "node", "--memory-per-executor",
-                       "512m", "--repeat", "1", "--out", str(out))  # fmt: skip
+        done = run_cli(
+            "run",
+            "wordcount",
+            "--size",
+            "tiny",
+            "--hosts-file",
+            inventory,
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            "--memory-per-executor",
+            "512m",
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
         assert record["status"] == "ok"
@@ -221,8 +256,10 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
         )  # shown by scripts/test-hosts.sh
         for entry in seen:
             memory = f"bind:{planned[entry['host']]['mem_nodes']}"
-            print(f"{entry['host']:<6} {entry['jvm']:<11} {entry['planned_cpus']:<13} "
-                  f"{entry['cpus']:<15} {memory:<15} {entry['policy']}")  # fmt: skip
+            print(
+                f"{entry['host']:<6} {entry['jvm']:<11} {entry['planned_cpus']:<13} "
+                f"{entry['cpus']:<15} {memory:<15} {entry['policy']}"
+            )
         assert sorted(e["host"] for e in seen) == ["host1", "host2", "host3"]
         for entry in seen:
             assert entry["cpus"] == planned[entry["host"]]["cpus"] == str(here.allowed_cpus)
@@ -255,10 +292,31 @@ def test_a_run_on_three_hosts_puts_each_executor_where_its_host_planned(tmp_path
         # faults: one host's sshd and a worker killed mid-run; the run fails with a clear
         # message and leaves nothing behind on any host
         cli = subprocess.Popen(
-            [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
-             "--hosts-file", inventory, "--executors-per-node", "1", "--bind", "node",
-             "--memory-per-executor", "512m", "--repeat", "30", "--out", str(tmp_path / "o2")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "numaspark",
+                "run",
+                "wordcount",
+                "--size",
+                "tiny",
+                "--hosts-file",
+                inventory,
+                "--executors-per-node",
+                "1",
+                "--bind",
+                "node",
+                "--memory-per-executor",
+                "512m",
+                "--repeat",
+                "30",
+                "--out",
+                str(tmp_path / "o2"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             victim = hosts.inventory.hosts[1]
             deadline = time.monotonic() + 120
@@ -299,14 +357,25 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
     with NamespaceHosts(2, tmp_path) as hosts:
         inventory = _inventory_file(hosts, tmp_path / "hosts.toml", encrypt=True)
         cluster = tmp_path / "c2"
-        options = ["--hosts-file", inventory, "--executors-per-node", "1", "--bind", "node",
-                   "--memory-per-executor", "512m"]  # fmt: skip
+        options = [
+            "--hosts-file",
+            inventory,
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            "--memory-per-executor",
+            "512m",
+        ]
         run_cli("cluster", "up", str(cluster), *options, check=True)
         try:
-            status = json.loads(run_cli("cluster", "status", str(cluster), "--json",
-                                        check=True).stdout)  # fmt: skip
+            status = json.loads(
+                run_cli("cluster", "status", str(cluster), "--json", check=True).stdout
+            )
             assert [(w["host"], w["state"]) for w in status["workers"]] == [
-                ("host1", "ALIVE"), ("host2", "ALIVE")]  # fmt: skip
+                ("host1", "ALIVE"),
+                ("host2", "ALIVE"),
+            ]
             for worker in status["workers"]:  # read over SSH from each host's /proc
                 assert worker["effective"]["cpus"] == str(load_machine().allowed_cpus)
                 assert worker["effective"]["policy"].startswith("bind:")
@@ -314,8 +383,16 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
             table = run_cli("cluster", "status", str(cluster), check=True).stdout
             assert "host1" in table and "host2" in table
             out = tmp_path / "out"
-            run_cli("run", "wordcount", "--cluster", str(cluster), *options, "--out", str(out),
-                    check=True)  # fmt: skip
+            run_cli(
+                "run",
+                "wordcount",
+                "--cluster",
+                str(cluster),
+                *options,
+                "--out",
+                str(out),
+                check=True,
+            )
             record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
             assert sorted(e["host"] for e in record["effective_placement"]) == ["host1", "host2"]
             log = parse_event_log(Path(record["artifacts"]["event_log"]))
@@ -327,9 +404,11 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
 
         # numaspark killed while the cluster starts: the state names what started, and
         # cluster down stops it on every host
-        up = subprocess.Popen([sys.executable, "-m", "numaspark", "cluster", "up",
-                               str(tmp_path / "c3"), *options],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        up = subprocess.Popen(
+            [sys.executable, "-m", "numaspark", "cluster", "up", str(tmp_path / "c3"), *options],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         state = tmp_path / "c3" / "cluster.json"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -354,14 +433,33 @@ def test_sigterm_during_a_run_on_hosts_stops_every_remote_process(tmp_path, no_s
     with NamespaceHosts(2, tmp_path) as hosts:
         inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
         cli = subprocess.Popen(
-            [sys.executable, "-m", "numaspark", "run", "wordcount", "--hosts-file", inventory,
-             "--executors-per-node", "1", "--memory-per-executor", "512m", "--repeat", "30",
-             "--out", str(tmp_path / "out")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "numaspark",
+                "run",
+                "wordcount",
+                "--hosts-file",
+                inventory,
+                "--executors-per-node",
+                "1",
+                "--memory-per-executor",
+                "512m",
+                "--repeat",
+                "30",
+                "--out",
+                str(tmp_path / "out"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and cli.poll() is None:
-            if all(any("CoarseGrainedExecutorBackend" in _cmdline(p) for p in hosts.pids(h))
-                   for h in hosts.inventory.hosts):  # fmt: skip
+            if all(
+                any("CoarseGrainedExecutorBackend" in _cmdline(p) for p in hosts.pids(h))
+                for h in hosts.inventory.hosts
+            ):
                 break
             time.sleep(0.5)
         cli.send_signal(signal.SIGTERM)

@@ -42,8 +42,10 @@ def _user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(USER)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home",
-                        "--shell", "/bin/sh", USER], check=True)  # fmt: skip
+        subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/bin/sh", USER],
+            check=True,
+        )
         return pwd.getpwnam(USER)
 
 
@@ -79,8 +81,13 @@ def user_dir():
 def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir, no_spark_left):
     require("root", "unshare", "setpriv", "useradd", "system-python")
     began = time.monotonic()
-    built = subprocess.run(["bash", str(ROOT / "scripts" / "build-wheel.sh")], cwd=ROOT,
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    built = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "build-wheel.sh")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert built.returncode == 0, built.stderr
     wheel = Path(built.stdout.strip().splitlines()[-1])
     user = _user()
@@ -89,11 +96,18 @@ def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir, no_sp
     shutil.copy(wheel, work)
     shutil.copy(INSTALL / "user.sh", work)
     PIP_CACHE.mkdir(exist_ok=True)
-    subprocess.run(["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(work), str(PIP_CACHE)],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["chown", "-R", f"{user.pw_uid}:{user.pw_gid}", str(work), str(PIP_CACHE)], check=True
+    )
     env = {**os.environ, "PIP_CACHE_DIR": str(PIP_CACHE)}
-    proc = subprocess.run(["unshare", "--mount", "sh", str(INSTALL / "hide.sh"), USER, str(work)],
-                          capture_output=True, text=True, env=env, check=False, timeout=3600)  # fmt: skip
+    proc = subprocess.run(
+        ["unshare", "--mount", "sh", str(INSTALL / "hide.sh"), USER, str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=3600,
+    )
     steps = (work / "steps.txt").read_text() if (work / "steps.txt").exists() else ""
     assert proc.returncode == 0, f"{proc.stderr[-3000:]}\nsteps:\n{steps}"
     seconds = time.monotonic() - began
@@ -107,16 +121,27 @@ def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir, no_sp
     assert topology["fingerprint"] == load_machine().fingerprint
     assert "read from the kernel's sysfs" in (work / "topology.txt").read_text()
     # doctor says what replaced hwloc and numactl, and that the plugin came with the wheel
-    doctor = {name: " ".join(m["text"] for m in messages)
-              for name, messages in json.loads((work / "doctor.json").read_text()).items()}  # fmt: skip
+    doctor = {
+        name: " ".join(m["text"] for m in messages)
+        for name, messages in json.loads((work / "doctor.json").read_text()).items()
+    }
     assert doctor["numactl"].startswith("numactl is not installed: numaspark binds"), doctor
     assert doctor["hwloc"].startswith("hwloc is not installed: this machine's topology"), doctor
     assert doctor["affinity plugin"].endswith("(the wheel)"), doctor
     assert "pip, in this venv" in doctor["spark"], doctor
     plan = json.loads((work / "plan.json").read_text())
     (executor,) = [j for j in plan["jvms"] if j["runs_tasks"]]
-    assert executor["prefix"][1:] == ["-m", "numaspark.bindexec", "--cpus", executor["cpus"],
-                                      "--policy", "bind", "--nodes", "0", "--"]  # fmt: skip
+    assert executor["prefix"][1:] == [
+        "-m",
+        "numaspark.bindexec",
+        "--cpus",
+        executor["cpus"],
+        "--policy",
+        "bind",
+        "--nodes",
+        "0",
+        "--",
+    ]
     assert executor["prefix"][0].startswith(str(work / "venv"))
     # the runs: bound, and read back from /proc as planned
     (local,) = _records(work / "out-local")

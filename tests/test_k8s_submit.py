@@ -36,21 +36,45 @@ def test_spark_submit_takes_the_k8s_files_up_to_the_api_server(conf, tmp_path, n
     is also given as the driver's, only so that Spark's own loader (fabric8) parses it here:
     in cluster mode the executor's is parsed in the driver pod. ~10 s."""
     out = tmp_path / "k8s"
-    run_cli("plan", "--xml", str(topology_file("24em64t-2n6c2t-pci.xml")), "--bind", "node",
-            "--executors-per-node", "1", "--target", "k8s", "--image", "apache/spark:4.0.0",
-            "--out", str(out), check=True)  # fmt: skip
+    run_cli(
+        "plan",
+        "--xml",
+        str(topology_file("24em64t-2n6c2t-pci.xml")),
+        "--bind",
+        "node",
+        "--executors-per-node",
+        "1",
+        "--target",
+        "k8s",
+        "--image",
+        "apache/spark:4.0.0",
+        "--out",
+        str(out),
+        check=True,
+    )
     port = _free_port()
-    argv = [str(spark_home() / "bin" / "spark-submit"),
-            "--master", f"k8s://https://{LOOPBACK}:{port}", "--deploy-mode", "cluster",
-            "--properties-file", str(out / conf),
-            "--conf", f"spark.kubernetes.driver.podTemplateFile={out / 'executor-pod-template.yaml'}",
-            "--conf", "spark.kubernetes.driver.podTemplateContainerName=spark-executor",
-            "local:///opt/spark/examples/src/main/python/pi.py"]  # fmt: skip
+    argv = [
+        str(spark_home() / "bin" / "spark-submit"),
+        "--master",
+        f"k8s://https://{LOOPBACK}:{port}",
+        "--deploy-mode",
+        "cluster",
+        "--properties-file",
+        str(out / conf),
+        "--conf",
+        f"spark.kubernetes.driver.podTemplateFile={out / 'executor-pod-template.yaml'}",
+        "--conf",
+        "spark.kubernetes.driver.podTemplateContainerName=spark-executor",
+        "local:///opt/spark/examples/src/main/python/pi.py",
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=spark_env())
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output
-    refused = [line for line in output.splitlines()
-               if f"{LOOPBACK}:{port}" in line and "Connection refused" in line]  # fmt: skip
+    refused = [
+        line
+        for line in output.splitlines()
+        if f"{LOOPBACK}:{port}" in line and "Connection refused" in line
+    ]
     assert refused, output[-3000:]
     assert "KubernetesClientException" in output
     assert not CONFIGURATION_ERRORS.search(output), CONFIGURATION_ERRORS.search(output)

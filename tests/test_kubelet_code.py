@@ -28,8 +28,11 @@ pytestmark = pytest.mark.long(script="bash scripts/test-kubelet.sh")
 
 TOOL = ROOT / "tools" / "kubelet-check"
 # where it is built: outside git (the binary is about 80 MB)
-BINARY = Path(os.environ.get("NUMASPARK_KUBELET_CHECK",
-                             Path.home() / ".cache" / "numaspark" / "kubelet-check"))  # fmt: skip
+BINARY = Path(
+    os.environ.get(
+        "NUMASPARK_KUBELET_CHECK", Path.home() / ".cache" / "numaspark" / "kubelet-check"
+    )
+)
 STEPS = ("validation", "memorymanager", "cpumanager")
 SYNTHETIC_NODE_MEMORY = 16 * 2**30  # a synthetic machine's nodes have no size: cAdvisor needs one
 
@@ -44,8 +47,13 @@ def kubelet_check() -> Path:
     go = shutil.which("go")
     BINARY.parent.mkdir(parents=True, exist_ok=True)
     built = BINARY.with_name(f"{BINARY.name}.{os.getpid()}")  # two workers may build at once
-    build = subprocess.run(["nice", "-n", "19", go, "build", "-o", str(built), "."], cwd=TOOL,
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    build = subprocess.run(
+        ["nice", "-n", "19", go, "build", "-o", str(built), "."],
+        cwd=TOOL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert build.returncode == 0, f"go build in {TOOL} failed:\n{build.stderr}"
     built.replace(BINARY)
     return BINARY
@@ -65,8 +73,13 @@ def machine_args(topology: Topology) -> list[str]:
 
 
 def check(tool: Path, config: Path, topology: Topology) -> tuple[int, dict[str, str]]:
-    proc = subprocess.run([str(tool), "--config", str(config), *machine_args(topology)],
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [str(tool), "--config", str(config), *machine_args(topology)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode in (0, 1), f"kubelet-check failed to run:\n{proc.stderr}"
     lines = dict(line.split(": ", 1) for line in proc.stdout.splitlines())
     assert tuple(lines) == STEPS, proc.stdout
@@ -89,8 +102,9 @@ LAYOUTS = [  # as tests/test_kubelet_rules.py's: spare CPUs, every CPU used, two
 
 @pytest.mark.parametrize(("layout", "binding"), LAYOUTS)
 @pytest.mark.parametrize("machine", list(MACHINES))
-def test_the_kubelets_own_code_takes_the_written_files(kubelet_check, tmp_path, machine, layout,
-                                                       binding):  # fmt: skip
+def test_the_kubelets_own_code_takes_the_written_files(
+    kubelet_check, tmp_path, machine, layout, binding
+):
     topology = MACHINES[machine]()
     placement = plan(topology, layout, binding)
     settings = Platform.K8S.settings(placement, topology, None)
@@ -108,8 +122,20 @@ def _written(tmp_path: Path) -> tuple[Path, Topology]:
     Manager with 1Gi per node, the static CPU Manager with one core per socket reserved."""
     xml = topology_file("24em64t-2n6c2t-pci.xml")
     out = tmp_path / "k8s"
-    run_cli("plan", "--xml", str(xml), "--bind", "node", "--executors-per-node", "1",
-            "--target", "k8s", "--out", str(out), check=True)  # fmt: skip
+    run_cli(
+        "plan",
+        "--xml",
+        str(xml),
+        "--bind",
+        "node",
+        "--executors-per-node",
+        "1",
+        "--target",
+        "k8s",
+        "--out",
+        str(out),
+        check=True,
+    )
     return out / "kubelet-config.yaml", load_xml(xml)
 
 
@@ -125,8 +151,10 @@ def test_the_written_files_pass_and_a_broken_reserved_memory_stops_the_memory_ma
     config.write_text(yaml.safe_dump(kubelet))
     code, steps = check(kubelet_check, config, topology)
     assert code == 1
-    assert steps["memorymanager"] == ('the total amount "3Gi" of type "memory" is not equal to '
-                                      'the value "2Gi" determined by Node Allocatable feature')  # fmt: skip
+    assert steps["memorymanager"] == (
+        'the total amount "3Gi" of type "memory" is not equal to '
+        'the value "2Gi" determined by Node Allocatable feature'
+    )
     assert steps["cpumanager"] == "ok"
 
 

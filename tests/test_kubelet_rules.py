@@ -28,8 +28,18 @@ from numaspark.topology import CpuSet, load_synthetic, load_xml
 
 # a Kubernetes quantity (k8s.io/apimachinery resource.Quantity) as the files write them
 _QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T|m)?$")
-_UNITS = {None: 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 10**3, "M": 10**6,
-          "G": 10**9, "T": 10**12, "m": Fraction(1, 1000)}  # fmt: skip
+_UNITS = {
+    None: 1,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "m": Fraction(1, 1000),
+}
 # evictionHard memory.available when the map leaves it out (pkg/kubelet/apis/config/v1beta1/
 # defaults_linux.go DefaultEvictionHard)
 DEFAULT_EVICTION_MEMORY = "100Mi"
@@ -61,14 +71,24 @@ def files_for(topology, layout, binding, tmp_path, **options) -> dict:
     placement = plan(topology, layout, binding)
     settings = Platform.K8S.settings(placement, topology, None, **options)
     files = target_files(Platform.K8S, settings, tmp_path)
-    confs = {name: dict(line.split(None, 1) for line in text.splitlines()
-                        if line.strip() and not line.startswith("#"))
-             for name, text in files.items() if name.endswith(".conf")}  # fmt: skip
+    confs = {
+        name: dict(
+            line.split(None, 1)
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("#")
+        )
+        for name, text in files.items()
+        if name.endswith(".conf")
+    }
     plugin_pod = files.get(PLUGIN_POD_TEMPLATE)
-    return {"kubelet": yaml.safe_load(files["kubelet-config.yaml"]),
-            "pod": yaml.safe_load(files[POD_TEMPLATE]), "placement": placement,
-            "plugin_pod": yaml.safe_load(plugin_pod) if plugin_pod else None,
-            "settings": settings, **confs}  # fmt: skip
+    return {
+        "kubelet": yaml.safe_load(files["kubelet-config.yaml"]),
+        "pod": yaml.safe_load(files[POD_TEMPLATE]),
+        "placement": placement,
+        "plugin_pod": yaml.safe_load(plugin_pod) if plugin_pod else None,
+        "settings": settings,
+        **confs,
+    }
 
 
 LAYOUTS = [  # spare CPUs left; every CPU used (a reservation taken from executors); one node
@@ -96,9 +116,11 @@ def test_reserved_memory_sums_to_kube_system_reserved_and_hard_eviction(
     assert kubelet["memoryManagerPolicy"] == "Static"  # node/core/pu bind memory by default
     reserved = sum(quantity(r["limits"]["memory"]) for r in kubelet["reservedMemory"])
     eviction = kubelet.get("evictionHard", {}).get("memory.available", DEFAULT_EVICTION_MEMORY)
-    allocatable = (quantity(kubelet.get("kubeReserved", {}).get("memory", 0))
-                   + quantity(kubelet.get("systemReserved", {}).get("memory", 0))
-                   + quantity(eviction))  # fmt: skip
+    allocatable = (
+        quantity(kubelet.get("kubeReserved", {}).get("memory", 0))
+        + quantity(kubelet.get("systemReserved", {}).get("memory", 0))
+        + quantity(eviction)
+    )
     assert reserved == allocatable > 0
     assert {r["numaNode"] for r in kubelet["reservedMemory"]} <= {
         n.os_index for n in topology.nodes
@@ -136,8 +158,9 @@ def test_static_cpu_manager_has_a_cpu_reservation_and_the_plan_says_its_cost(
     )
     assert kubelet["cpuManagerPolicy"] == "static"
     reserved = CpuSet.parse(kubelet.get("reservedSystemCPUs", ""))
-    cpu_reserved = (quantity(kubelet.get("kubeReserved", {}).get("cpu", 0))
-                    + quantity(kubelet.get("systemReserved", {}).get("cpu", 0)))  # fmt: skip
+    cpu_reserved = quantity(kubelet.get("kubeReserved", {}).get("cpu", 0)) + quantity(
+        kubelet.get("systemReserved", {}).get("cpu", 0)
+    )
     assert len(reserved) > 0 or cpu_reserved > 0
     assert reserved.issubset(topology.online_cpus)
     asked = int(spark["spark.kubernetes.executor.request.cores"])
@@ -146,8 +169,11 @@ def test_static_cpu_manager_has_a_cpu_reservation_and_the_plan_says_its_cost(
         assert on_node * asked <= len(topology.allowed_cpus_of(node) - reserved)
     cost = written["settings"]["cost"]["CPU reservation"]
     used = CpuSet.union(j.cpus for j in placement.executors)
-    planned = (len(placement.executors[0].cpus) if binding is not Binding.NODE
-               else placement.executors[0].cores)  # fmt: skip
+    planned = (
+        len(placement.executors[0].cpus)
+        if binding is not Binding.NODE
+        else placement.executors[0].cores
+    )
     if reserved & used:
         assert "one core per socket" in cost
     if asked < planned:
@@ -213,13 +239,17 @@ def test_every_container_of_the_executor_pod_is_guaranteed_with_whole_cpus(
             assert resources["requests"][kind] == resources["limits"][kind], (container, kind)
         cpus = quantity(resources["requests"]["cpu"])
         assert cpus.denominator == 1 and cpus > 0, container
-    executor = next(c for c in pod["spec"]["containers"]
-                    if c["name"] == spark["spark.kubernetes.executor.podTemplateContainerName"])  # fmt: skip
+    executor = next(
+        c
+        for c in pod["spec"]["containers"]
+        if c["name"] == spark["spark.kubernetes.executor.podTemplateContainerName"]
+    )
     assert quantity(executor["resources"]["requests"]["cpu"]) == int(
         spark["spark.kubernetes.executor.request.cores"]
     )
-    memory_mib = (quantity(spark["spark.executor.memory"].replace("g", "Gi").replace("m", "Mi"))
-                  + quantity(spark["spark.executor.memoryOverhead"].replace("g", "Gi").replace("m", "Mi")))  # fmt: skip
+    memory_mib = quantity(
+        spark["spark.executor.memory"].replace("g", "Gi").replace("m", "Mi")
+    ) + quantity(spark["spark.executor.memoryOverhead"].replace("g", "Gi").replace("m", "Mi"))
     assert quantity(executor["resources"]["requests"]["memory"]) == memory_mib
     template = spark["spark.kubernetes.executor.podTemplateFile"]
     assert template == str(tmp_path.resolve() / POD_TEMPLATE)
@@ -275,6 +305,8 @@ def test_each_executor_pod_is_told_its_nodes_name(tmp_path, xeon24, binding):
     pods = [written["pod"]] + ([written["plugin_pod"]] if binding is Binding.NODE else [])
     for pod in pods:
         (container,) = pod["spec"]["containers"]
-        assert {"name": "NUMASPARK_NODE_NAME",
-                "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in container["env"]  # fmt: skip
+        assert {
+            "name": "NUMASPARK_NODE_NAME",
+            "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+        } in container["env"]
     assert (written["plugin_pod"] is None) == (binding is not Binding.NODE)

@@ -38,8 +38,12 @@ def test_memory_locality_rules():
 
 def test_placeholders_filled_per_jvm():
     synthetic = load_synthetic("pack:2 numa:1 core:2 pu:1")
-    placement = plan(synthetic, Layout(executors_per_node=1, memory_per_executor=1 << 30),
-                     Binding.NODE, MemPolicy.BIND)  # fmt: skip
+    placement = plan(
+        synthetic,
+        Layout(executors_per_node=1, memory_per_executor=1 << 30),
+        Binding.NODE,
+        MemPolicy.BIND,
+    )
     second = placement.executors[1]
     argv = command_for(["java", "-Xmx{heap}", "--cpus={cpus}", "{index}:{nodes}"], second)
     assert argv == ["java", "-Xmx1024m", "--cpus=2-3", "1:1"]
@@ -48,8 +52,13 @@ def test_placeholders_filled_per_jvm():
 def test_memory_on_moves_only_the_executors_memory():
     # Two nodes: the recorded topologies are real servers; this machine has one node
     synthetic = load_synthetic("pack:2 numa:1 core:2 pu:1")
-    placement = plan(synthetic, Layout(executors=1, memory_per_executor=1 << 30), Binding.NODE,
-                     MemPolicy.BIND, only_nodes=CpuSet([0]))  # fmt: skip
+    placement = plan(
+        synthetic,
+        Layout(executors=1, memory_per_executor=1 << 30),
+        Binding.NODE,
+        MemPolicy.BIND,
+        only_nodes=CpuSet([0]),
+    )
     moved = memory_on(placement, CpuSet([1]))
     (executor,) = moved.executors
     assert (str(executor.cpus), str(executor.mem_nodes)) == ("0-1", "1")
@@ -57,8 +66,20 @@ def test_memory_on_moves_only_the_executors_memory():
 
 
 def test_launch_bound_records_effective_placement_and_pages(tmp_path):
-    proc = run_cli("launch", "--executors", "1", "--bind", "node", "--memory-per-executor", "450m",
-                   "--out", str(tmp_path), "--json", "--", *TOUCH)  # fmt: skip
+    proc = run_cli(
+        "launch",
+        "--executors",
+        "1",
+        "--bind",
+        "node",
+        "--memory-per-executor",
+        "450m",
+        "--out",
+        str(tmp_path),
+        "--json",
+        "--",
+        *TOUCH,
+    )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
     assert record == json.loads((tmp_path / "launch.json").read_text())
@@ -74,12 +95,30 @@ def test_launch_bound_records_effective_placement_and_pages(tmp_path):
 
 def test_launch_failure_and_bad_input(tmp_path):
     failing = [sys.executable, "-c", "import sys; print('boom: no input'); sys.exit(3)"]
-    proc = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m",
-                   "--out", str(tmp_path), "--", *failing)  # fmt: skip
+    proc = run_cli(
+        "launch",
+        "--executors",
+        "1",
+        "--memory-per-executor",
+        "450m",
+        "--out",
+        str(tmp_path),
+        "--",
+        *failing,
+    )
     assert proc.returncode == 1
     assert "exited 3" in proc.stderr and "boom: no input" in proc.stderr
-    missing = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m",
-                      "--out", str(tmp_path), "--", "no-such-program-here")  # fmt: skip
+    missing = run_cli(
+        "launch",
+        "--executors",
+        "1",
+        "--memory-per-executor",
+        "450m",
+        "--out",
+        str(tmp_path),
+        "--",
+        "no-such-program-here",
+    )
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert "cannot start 'no-such-program-here'" in missing.stderr
     nodes = run_cli("launch", "--mem-nodes", "7", "--out", str(tmp_path), "--", *TOUCH)
@@ -89,18 +128,44 @@ def test_launch_failure_and_bad_input(tmp_path):
 
 def test_launch_duration_and_sigterm_leave_nothing_behind(tmp_path):
     sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
-    proc = run_cli("launch", "--executors", "1", "--memory-per-executor", "450m", "--duration",
-                   "1s", "--out", str(tmp_path / "d"), "--json", "--", *sleeper)  # fmt: skip
+    proc = run_cli(
+        "launch",
+        "--executors",
+        "1",
+        "--memory-per-executor",
+        "450m",
+        "--duration",
+        "1s",
+        "--out",
+        str(tmp_path / "d"),
+        "--json",
+        "--",
+        *sleeper,
+    )
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(proc.stdout)["processes"]
     assert entry["status"] == "stopped after --duration"
     assert not psutil.pid_exists(entry["pid"])
 
     launcher = subprocess.Popen(
-        [sys.executable, "-m", "numaspark", "launch", "--executors", "1", "--memory-per-executor",
-         "450m", "--out", str(tmp_path / "t"), "--", *sleeper],
-        stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "launch",
+            "--executors",
+            "1",
+            "--memory-per-executor",
+            "450m",
+            "--out",
+            str(tmp_path / "t"),
+            "--",
+            *sleeper,
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     line = launcher.stderr.readline()  # "HH:MM:SS started executor 0 (pid N): ..."
     pid = int(line.split("(pid ")[1].split(")")[0])
     time.sleep(1)
@@ -113,8 +178,10 @@ def test_a_jvm_crash_is_named_not_shown_as_a_hash(tmp_path):
     from numaspark.spark.logs import error_line
 
     log = tmp_path / "master.log"
-    log.write_text("#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n"
-                   "#  SIGILL (0x4) at pc=0x00007f, pid=41, tid=42\n#\n# JRE version: 17\n#\n")  # fmt: skip
+    log.write_text(
+        "#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n"
+        "#  SIGILL (0x4) at pc=0x00007f, pid=41, tid=42\n#\n# JRE version: 17\n#\n"
+    )
     assert error_line(log) == "the JVM crashed: SIGILL (0x4) at pc=0x00007f, pid=41, tid=42"
     log.write_text("starting\nlast words\n#\n")
     assert error_line(log) == "last words"

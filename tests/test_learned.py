@@ -52,9 +52,11 @@ def host_report(topology: Topology) -> dict:
         "node_memory_bytes": {str(n.os_index): n.memory for n in topology.nodes},
         "cores": [str(c.cpus) for c in sorted(topology.cores, key=lambda c: c.cpus.first())],
         "packages": {str(p.os_index): str(p.cpus) for p in topology.packages},
-        "distances": {str(a): {str(b): topology.distance(a, b) for b in topology.distance_nodes}
-                      for a in topology.distance_nodes},
-    }  # fmt: skip
+        "distances": {
+            str(a): {str(b): topology.distance(a, b) for b in topology.distance_nodes}
+            for a in topology.distance_nodes
+        },
+    }
 
 
 def _reports(path: Path, *hosts: tuple[str, Topology]) -> Path:
@@ -62,15 +64,21 @@ def _reports(path: Path, *hosts: tuple[str, Topology]) -> Path:
     without (as the plugin sends them)."""
     lines = []
     for index, (host, topology) in enumerate(hosts):
-        first = {"executor": str(index), "host": host, "pid": 100 + index, "cpus": "0-1",
-                 "host_topology": host_report(topology)}  # fmt: skip
+        first = {
+            "executor": str(index),
+            "host": host,
+            "pid": 100 + index,
+            "cpus": "0-1",
+            "host_topology": host_report(topology),
+        }
         lines += [first, {k: v for k, v in first.items() if k != "host_topology"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
 
-@pytest.mark.parametrize("name", ["24em64t-2n6c2t-pci.xml", "16amd64-4distances.xml",
-                                  "32em64t-2n8c2t-pci-noio.xml"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["24em64t-2n6c2t-pci.xml", "16amd64-4distances.xml", "32em64t-2n8c2t-pci-noio.xml"]
+)
 def test_a_reported_host_is_the_same_machine_as_its_hwloc_xml(name):
     """Nodes (whose OS order is not hwloc's logical one on the AMD server), cores, SMT,
     packages, memory and distances come back as hwloc gave them."""
@@ -107,8 +115,10 @@ def test_the_two_node_smt_server_hand_checked():
 def test_a_report_the_real_plugin_made_here():
     """Recorded from a run of the plugin on this machine (one node, 2 CPUs): the first report
     of the executor carries the host, the next does not."""
-    first, later = (PlacementReport.from_json(json.loads(line))
-                    for line in RECORDED.read_text().splitlines()[:2])  # fmt: skip
+    first, later = (
+        PlacementReport.from_json(json.loads(line))
+        for line in RECORDED.read_text().splitlines()[:2]
+    )
     assert first.host_topology is not None and later.host_topology is None
     learned = from_report(first.host, first.host_topology)
     assert [str(n.cpus) for n in learned.nodes] == ["0-1"]
@@ -142,8 +152,10 @@ def test_learned_hosts_are_kept_per_cluster(tmp_path, state):
     assert kept.host("host-b").topology == from_report("host-b", host_report(two_node))
     assert kept.host("host-b").learned == WHEN
     assert kept.largest().host == "host-b"  # 24 CPUs to 16
-    assert kept.say() == ("planned with the topologies of host-a, host-b, learned from the "
-                          "plugin's report on 2026-11-26 09:30 UTC; --xml/--synthetic override")  # fmt: skip
+    assert kept.say() == (
+        "planned with the topologies of host-a, host-b, learned from the "
+        "plugin's report on 2026-11-26 09:30 UTC; --xml/--synthetic override"
+    )
     assert load_learned("spark://127.0.0.1:7078", warnings.append) is None  # another cluster
     # one host again, now a different machine: it replaces that host only
     learn(MASTER, _reports(tmp_path / "again.jsonl", ("host-a", two_node)), warnings.append)
@@ -157,14 +169,23 @@ def test_learned_hosts_are_kept_per_cluster(tmp_path, state):
 def test_an_unreadable_cluster_file_is_one_warning_and_ignored(tmp_path):
     path = cluster_file(MASTER)
     path.parent.mkdir(parents=True)
-    for text in ("{ cut sho", json.dumps({"schema": "numaspark.learned/1", "cluster": "other"}),
-                 json.dumps({"schema": "numaspark.learned/1", "cluster": MASTER,
-                             "hosts": {"h": {"learned": "yesterday", "topology": {}}}})):  # fmt: skip
+    for text in (
+        "{ cut sho",
+        json.dumps({"schema": "numaspark.learned/1", "cluster": "other"}),
+        json.dumps(
+            {
+                "schema": "numaspark.learned/1",
+                "cluster": MASTER,
+                "hosts": {"h": {"learned": "yesterday", "topology": {}}},
+            }
+        ),
+    ):
         path.write_text(text)
         warnings: list[str] = []
         assert load_learned(MASTER, warnings.append) is None
-        assert len(warnings) == 1 and warnings[0].startswith(f"what was learned of {MASTER} is "
-                                                            f"unreadable ({path}")  # fmt: skip
+        assert len(warnings) == 1 and warnings[0].startswith(
+            f"what was learned of {MASTER} is unreadable ({path}"
+        )
         assert "\n" not in warnings[0]
     # the next run writes it afresh
     learn(MASTER, _reports(tmp_path / "r.jsonl", ("h", load())), warnings.append)
@@ -177,7 +198,8 @@ def test_a_yarn_cluster_is_named_by_its_resource_manager(tmp_path, monkeypatch):
     assert cluster_name("yarn") == "yarn"
     (tmp_path / "yarn-site.xml").write_text(
         "<configuration><property><name>yarn.resourcemanager.address</name>"
-        "<value>rm.example:8032</value></property></configuration>")  # fmt: skip
+        "<value>rm.example:8032</value></property></configuration>"
+    )
     monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
     assert cluster_name("yarn") == "yarn://rm.example:8032"
     assert cluster_name("k8s://https://127.0.0.1:6443") == "k8s://https://127.0.0.1:6443"
@@ -199,8 +221,10 @@ def _standing(tmp_path, request: RunRequest, status: dict | None = None, xml: st
     """Plan ``request`` on the recorded standalone master (2 free cores, 2048 MB); what was
     said, and the placement."""
     said: list[str] = []
-    with serving(status or recorded_status()) as ui, \
-            Runner(load(), tmp_path / "out", progress=said.append) as runner:  # fmt: skip
+    with (
+        serving(status or recorded_status()) as ui,
+        Runner(load(), tmp_path / "out", progress=said.append) as runner,
+    ):
         request = replace(
             request, master_ui=ui, node_topology=load_xml(topology_file(xml)) if xml else None
         )
@@ -212,16 +236,23 @@ def test_the_next_plan_of_a_learned_cluster_uses_it(tmp_path):
     """A standalone master whose only host reported a 2-node server: at --bind node each
     executor's -XX:ActiveProcessorCount is the node it will be bound to (12 CPUs, not the
     worker's 2 cores), and the run says and records which topology planned it."""
-    request = RunRequest(workload="wordcount", master=MASTER, binding=Binding.NODE,
-                         layout=Layout(executors=2, cores_per_executor=1), out=tmp_path)  # fmt: skip
+    request = RunRequest(
+        workload="wordcount",
+        master=MASTER,
+        binding=Binding.NODE,
+        layout=Layout(executors=2, cores_per_executor=1),
+        out=tmp_path,
+    )
     said, before = _standing(tmp_path, request)
     assert before.executors[0].java_options == ()  # not learned: the slice is unknown
     two = load_xml(topology_file("24em64t-2n6c2t-pci.xml"))
     learn(MASTER, _reports(tmp_path / PLACEMENT_FILE, ("host-a", two)), said.append, now=WHEN)
     said, placement = _standing(tmp_path, request)
     assert [e.java_options for e in placement.executors] == [("-XX:ActiveProcessorCount=12",)] * 2
-    line = ("planned with host-a's topology, learned from the plugin's report on 2026-11-26 "
-            "09:30 UTC; --xml/--synthetic override")  # fmt: skip
+    line = (
+        "planned with host-a's topology, learned from the plugin's report on 2026-11-26 "
+        "09:30 UTC; --xml/--synthetic override"
+    )
     assert said == [line] and line in placement.notes
     assert [(e.cores, e.heap) for e in placement.executors] == [
         (e.cores, e.heap) for e in before.executors
@@ -242,12 +273,19 @@ def test_an_executor_wider_than_every_learned_node_is_said(tmp_path):
     learn(MASTER, _reports(tmp_path / PLACEMENT_FILE, ("amd", amd)), print, now=WHEN)
     status = recorded_status()
     status["workers"][0]["cores"] = 4
-    request = RunRequest(workload="wordcount", master=MASTER, binding=Binding.NODE,
-                         layout=Layout(executors=1, cores_per_executor=4), out=tmp_path)  # fmt: skip
+    request = RunRequest(
+        workload="wordcount",
+        master=MASTER,
+        binding=Binding.NODE,
+        layout=Layout(executors=1, cores_per_executor=4),
+        out=tmp_path,
+    )
     said, placement = _standing(tmp_path, request, status)
-    wide = ("4 cores per executor are more than the largest NUMA node of the cluster's hosts "
-            "has (2 CPUs): the plugin binds each to the fewest nodes that hold them, nearest "
-            "first")  # fmt: skip
+    wide = (
+        "4 cores per executor are more than the largest NUMA node of the cluster's hosts "
+        "has (2 CPUs): the plugin binds each to the fewest nodes that hold them, nearest "
+        "first"
+    )
     assert said[1:] == [f"note: {wide}"] and wide in placement.notes
     assert placement.executors[0].java_options == ("-XX:ActiveProcessorCount=4",)
 
@@ -256,16 +294,27 @@ def test_kubernetes_without_xml_plans_on_the_learned_node(tmp_path):
     master = "k8s://https://127.0.0.1:6443"
     two = load_xml(topology_file("24em64t-2n6c2t-pci.xml"))
     small = load_xml(topology_file("16amd64-4distances.xml"))
-    learn(master, _reports(tmp_path / PLACEMENT_FILE, ("pod-b", two), ("pod-a", small)), print,
-          now=WHEN)  # fmt: skip
-    request = RunRequest(workload="wordcount", master=master, binding=Binding.NODE,
-                         layout=Layout(executors=2, cores_per_executor=6), out=tmp_path)  # fmt: skip
+    learn(
+        master,
+        _reports(tmp_path / PLACEMENT_FILE, ("pod-b", two), ("pod-a", small)),
+        print,
+        now=WHEN,
+    )
+    request = RunRequest(
+        workload="wordcount",
+        master=master,
+        binding=Binding.NODE,
+        layout=Layout(executors=2, cores_per_executor=6),
+        out=tmp_path,
+    )
     said = []
     with Runner(load(), tmp_path / "out", progress=said.append) as runner:
         _, placement = runner._place(request)
     learned = from_report("pod-b", host_report(two))
     assert placement.topology_fingerprint == learned.fingerprint  # the record says which
     assert placement.topology_source == "plugin:pod-b"
-    assert said == ["planned with pod-b's topology, learned from the plugin's report on "
-                    "2026-11-26 09:30 UTC; --xml/--synthetic override"]  # fmt: skip
+    assert said == [
+        "planned with pod-b's topology, learned from the plugin's report on "
+        "2026-11-26 09:30 UTC; --xml/--synthetic override"
+    ]
     assert [e.java_options for e in placement.executors] == [("-XX:ActiveProcessorCount=12",)] * 2

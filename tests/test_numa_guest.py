@@ -47,11 +47,18 @@ from conftest import ROOT
 from guest import build
 from prereq import require
 
-CHECKS = ("topology-two-nodes", "plan-one-executor-per-node", "launch-bound-per-node",
-          "launch-interleave-split", "launch-remote-memory", "plugin-node-binding",
-          # the plugin's bind (per task thread; a JVM alone in a cgroup) and interleave
-          "plugin-bind-thread-policy", "plugin-bind-cgroup",
-          "plugin-interleave-thread-policy")  # fmt: skip
+CHECKS = (
+    "topology-two-nodes",
+    "plan-one-executor-per-node",
+    "launch-bound-per-node",
+    "launch-interleave-split",
+    "launch-remote-memory",
+    "plugin-node-binding",
+    # the plugin's bind (per task thread; a JVM alone in a cgroup) and interleave
+    "plugin-bind-thread-policy",
+    "plugin-bind-cgroup",
+    "plugin-interleave-thread-policy",
+)
 # The four-node guest (4 CPUs, 4 nodes of 2 GiB) proves the plugin's node binding with four
 # executors: its topology and plan, then the same plugin check.
 CHECKS_FOUR = ("topology-four-nodes", "plan-one-executor-per-node", "plugin-node-binding")
@@ -61,8 +68,11 @@ SPARK = os.environ.get("NUMASPARK_GUEST_SPARK") == "1"
 
 # jvm: the guest starts JVMs (Spark, the toucher), so these run in the lane that may, one test
 # (one guest) at a time; long: minutes each. A missing QEMU fails, never skips (prereq.py).
-pytestmark = [pytest.mark.integration, pytest.mark.jvm,
-              pytest.mark.long(script="bash scripts/test-guest.sh")]  # fmt: skip
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.jvm,
+    pytest.mark.long(script="bash scripts/test-guest.sh"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -86,8 +96,14 @@ def _passed() -> list[str]:
     return [f"{n}={os.environ[n]}" for n in names if n in os.environ]
 
 
-def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str, ...] = (),
-          log_name: str | None = None, cpus_per_node: int = 1) -> dict:  # fmt: skip
+def _boot(
+    tmp_path_factory,
+    nodes: int,
+    memory: str = "2048M",
+    checks: tuple[str, ...] = (),
+    log_name: str | None = None,
+    cpus_per_node: int = 1,
+) -> dict:
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
     theirs."""
@@ -98,27 +114,49 @@ def _boot(tmp_path_factory, nodes: int, memory: str = "2048M", checks: tuple[str
     kernel_s = time.monotonic() - began
     classes = build.toucher(tmp_path_factory.mktemp("guest"))
     log = artifacts / (log_name or ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log"))
-    argv = ["bash", str(ROOT / "scripts/numa-guest.sh"), "--nodes", str(nodes),
-            "--cpus-per-node", str(cpus_per_node), "--memory-per-node", memory,
-            "--timeout", str(build.timeout_s()), "--log", str(log),
-            "--", "env", f"NUMASPARK_TOUCHER={classes}", *_passed(), sys.executable,
-            "tests/guest/checks.py", *checks]  # fmt: skip
+    argv = [
+        "bash",
+        str(ROOT / "scripts/numa-guest.sh"),
+        "--nodes",
+        str(nodes),
+        "--cpus-per-node",
+        str(cpus_per_node),
+        "--memory-per-node",
+        memory,
+        "--timeout",
+        str(build.timeout_s()),
+        "--log",
+        str(log),
+        "--",
+        "env",
+        f"NUMASPARK_TOUCHER={classes}",
+        *_passed(),
+        sys.executable,
+        "tests/guest/checks.py",
+        *checks,
+    ]
     lines = []
     with subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
         for line in proc.stdout:
             print(line, end="", flush=True)
             lines.append(line.rstrip("\n"))
     console = "\n".join(lines)
-    timing = {"kernel_s": round(kernel_s, 1), "kernel": (kernel / "ready").read_text().strip(),
-              "boot_and_checks_s": round(time.monotonic() - began - kernel_s, 1),
-              "plugin_node_binding_s": _timings(console)}  # fmt: skip
+    timing = {
+        "kernel_s": round(kernel_s, 1),
+        "kernel": (kernel / "ready").read_text().strip(),
+        "boot_and_checks_s": round(time.monotonic() - began - kernel_s, 1),
+        "plugin_node_binding_s": _timings(console),
+    }
     saved = artifacts / "timing.json"
     every = json.loads(saved.read_text()) if saved.exists() else {}
     if checks:  # a boot of its own for these checks: its timing beside the others
         every["_".join(c.replace("-", "_") for c in checks)] = timing
     elif nodes == 2:  # the two-node guest's keys as before, the four-node guest's beside them
-        every = {**timing, "four_nodes": every.get("four_nodes"),
-                 "yarn_node_binding": every.get("yarn_node_binding")}  # fmt: skip
+        every = {
+            **timing,
+            "four_nodes": every.get("four_nodes"),
+            "yarn_node_binding": every.get("yarn_node_binding"),
+        }
     else:
         every["four_nodes"] = timing
     saved.write_text(json.dumps(every, indent=2) + "\n")
@@ -140,16 +178,22 @@ def guest_four(tmp_path_factory) -> dict:
 def guest_yarn(tmp_path_factory) -> dict:
     """Two nodes of 3 GiB: the mini YARN (ResourceManager and NodeManager in one JVM), the
     application master, two executors and the driver all fit."""
-    return _boot(tmp_path_factory, 2, memory="3G", checks=("yarn-node-binding",),
-                 log_name="console-yarn.log")  # fmt: skip
+    return _boot(
+        tmp_path_factory, 2, memory="3G", checks=("yarn-node-binding",), log_name="console-yarn.log"
+    )
 
 
 @pytest.fixture(scope="module")
 def guest_python(tmp_path_factory) -> dict:
     """Two nodes of two CPUs each (four vCPUs on this machine's two cores): PySpark's Python
     workers at --bind node, then at --bind core with executors of two cores (issue 40)."""
-    return _boot(tmp_path_factory, 2, checks=("python-workers",), log_name="console-python.log",
-                 cpus_per_node=2)  # fmt: skip
+    return _boot(
+        tmp_path_factory,
+        2,
+        checks=("python-workers",),
+        log_name="console-python.log",
+        cpus_per_node=2,
+    )
 
 
 def test_guest_ran_the_checks_and_powered_off(guest):
@@ -163,11 +207,16 @@ def test_guest_ran_the_checks_and_powered_off(guest):
 def test_check_passed_in_the_guest(guest, name):
     if name.startswith("plugin-") and os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1":
         pytest.skip("NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proof out")
-    if name == "plugin-interleave-thread-policy" and os.environ.get(
-            "NUMASPARK_GUEST_INTERLEAVE", "1") != "1":  # fmt: skip
+    if (
+        name == "plugin-interleave-thread-policy"
+        and os.environ.get("NUMASPARK_GUEST_INTERLEAVE", "1") != "1"
+    ):
         pytest.skip("NUMASPARK_GUEST_INTERLEAVE=0 leaves the plugin's interleave proof out")
-    reported = [line for line in guest["lines"]
-                if line.startswith("NUMASPARK-CHECK ") and f" {name}:" in line]  # fmt: skip
+    reported = [
+        line
+        for line in guest["lines"]
+        if line.startswith("NUMASPARK-CHECK ") and f" {name}:" in line
+    ]
     assert reported, f"{name} was never reported: see test-artifacts/numa-guest/console.log"
     assert reported[-1].startswith(f"NUMASPARK-CHECK PASS {name}:"), reported[-1]
 
@@ -191,27 +240,46 @@ def test_any_command_on_three_nodes_of_two_cpus(tmp_path):
     vCPUs on this two-core machine), the command's output on stdout, its exit status passed
     through. About 20 s."""
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts/numa-guest.sh"), "--nodes", "3", "--cpus-per-node", "2",
-         "--memory-per-node", "1G", "--log", str(tmp_path / "console.log"), "--",
-         "sh", "-c", "numactl --hardware; exit 7"],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            "bash",
+            str(ROOT / "scripts/numa-guest.sh"),
+            "--nodes",
+            "3",
+            "--cpus-per-node",
+            "2",
+            "--memory-per-node",
+            "1G",
+            "--log",
+            str(tmp_path / "console.log"),
+            "--",
+            "sh",
+            "-c",
+            "numactl --hardware; exit 7",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 7, done.stderr
     assert "available: 3 nodes (0-2)" in done.stdout
     assert "node 2 cpus: 4 5" in done.stdout
     assert "NUMASPARK-GUEST" not in done.stdout  # the markers stay in the console log
 
 
-@pytest.mark.skipif(os.environ.get("NUMASPARK_GUEST_YARN", "1") != "1",
-                    reason="NUMASPARK_GUEST_YARN=0 leaves YARN's own binding out")  # fmt: skip
+@pytest.mark.skipif(
+    os.environ.get("NUMASPARK_GUEST_YARN", "1") != "1",
+    reason="NUMASPARK_GUEST_YARN=0 leaves YARN's own binding out",
+)
 def test_yarns_own_node_binding_in_the_guest(guest_yarn):
     """Issue 33: a NodeManager with the settings `plan --target yarn` renders binds each
     container it launches to a node (tests/guest/checks.py yarn_node_binding)."""
     test_check_passed_in_the_guest(guest_yarn, "yarn-node-binding")
 
 
-@pytest.mark.skipif(os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1",
-                    reason="NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proofs out")  # fmt: skip
+@pytest.mark.skipif(
+    os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1",
+    reason="NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proofs out",
+)
 @pytest.mark.parametrize("name", ("python-workers-node", "python-workers-core"))
 def test_python_workers_stay_with_their_executor_in_the_guest(guest_python, name):
     """Issue 40: every Python worker of an executor (pyspark.daemon and the workers it forks)

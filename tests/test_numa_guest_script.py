@@ -16,8 +16,11 @@ from guest import build
 def test_shape_gives_each_node_its_cpus_and_memory():
     argv = build.Shape(nodes=3, cpus_per_node=2, node_mib=1024).qemu_numa()
     numa = [argv[i + 1] for i, a in enumerate(argv) if a == "-numa"]
-    assert numa == ["node,nodeid=0,cpus=0-1,memdev=m0", "node,nodeid=1,cpus=2-3,memdev=m1",
-                    "node,nodeid=2,cpus=4-5,memdev=m2"]  # fmt: skip
+    assert numa == [
+        "node,nodeid=0,cpus=0-1,memdev=m0",
+        "node,nodeid=1,cpus=2-3,memdev=m1",
+        "node,nodeid=2,cpus=4-5,memdev=m2",
+    ]
     assert "memory-backend-ram,id=m2,size=1024M" in argv
 
 
@@ -32,9 +35,13 @@ def test_qemu_gets_every_vcpu_and_all_memory(tmp_path):
 
 @pytest.mark.parametrize(
     ("shape", "words"),
-    [({"nodes": 0}, "1 to 4 nodes"), ({"nodes": 5}, "1 to 4 nodes"),
-     ({"cpus_per_node": 0}, "--cpus-per-node"), ({"node_mib": 100}, "at least 512")],
-)  # fmt: skip
+    [
+        ({"nodes": 0}, "1 to 4 nodes"),
+        ({"nodes": 5}, "1 to 4 nodes"),
+        ({"cpus_per_node": 0}, "--cpus-per-node"),
+        ({"node_mib": 100}, "at least 512"),
+    ],
+)
 def test_a_shape_the_guest_cannot_take_is_refused(shape, words):
     with pytest.raises(build.GuestError, match=words):
         build.Shape(**shape)
@@ -51,8 +58,9 @@ def test_the_command_travels_quoted_in_a_file(tmp_path, monkeypatch):
     assert "export NUMASPARK_GUEST_NODES=2" in text  # the guest's own shape does
     assert f"export PYTHONPATH={ROOT / 'src'}" in text
     # run here, the script runs the command with its arguments intact, in the given directory
-    done = subprocess.run(["sh", str(script)], capture_output=True, text=True,
-                          env={**os.environ, "HOME": "/home-x"})  # fmt: skip
+    done = subprocess.run(
+        ["sh", str(script)], capture_output=True, text=True, env={**os.environ, "HOME": "/home-x"}
+    )
     assert done.returncode == 3
     assert done.stdout == "its /home-x\n"
 
@@ -63,21 +71,25 @@ def test_a_path_with_a_space_is_refused(tmp_path):
         build.command_script(["true"], spaced, build.Shape(), tmp_path / "cmds")
 
 
-@pytest.mark.parametrize(("text", "mib"), [("2048", 2048), ("2G", 2048), ("512M", 512),
-                                           ("1GiB", 1024)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "mib"), [("2048", 2048), ("2G", 2048), ("512M", 512), ("1GiB", 1024)]
+)
 def test_memory_sizes(text, mib):
     assert build.size_mib(text) == mib
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--nodes", "5", "--", "true"], "--nodes 5: the guest has 1 to 4 nodes"),
-     (["--memory-per-node", "lots", "--", "true"], "give MiB (2048) or a size like 2G"),
-     (["--"], "no command: give one after --")],
-)  # fmt: skip
+    [
+        (["--nodes", "5", "--", "true"], "--nodes 5: the guest has 1 to 4 nodes"),
+        (["--memory-per-node", "lots", "--", "true"], "give MiB (2048) or a size like 2G"),
+        (["--"], "no command: give one after --"),
+    ],
+)
 def test_bad_input_is_one_line_and_boots_nothing(args, message):
-    done = subprocess.run(["bash", str(ROOT / "scripts/numa-guest.sh"), *args],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts/numa-guest.sh"), *args], capture_output=True, text=True
+    )
     assert done.returncode == 2
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("numa-guest:")]
     assert message in line

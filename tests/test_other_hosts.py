@@ -35,17 +35,31 @@ def _own_state(tmp_path, monkeypatch):
 
 def _numaspark(*args: str) -> subprocess.Popen:
     # wide: rich wraps what it says at the terminal's width, and a pipe has none
-    return subprocess.Popen([sys.executable, "-m", "numaspark", *args], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "COLUMNS": "400"})  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "numaspark", *args],
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "400"},
+    )
 
 
 def test_a_users_application_keeps_its_conf_and_its_ui(tmp_path, no_spark_left):
     """A spark-submit line's --conf reaches the record as a key; its UI is on, its URL said
     when it starts, and the URL answers while the application runs."""
     release, out = tmp_path / "release", tmp_path / "out"
-    cli = _numaspark("run", "--out", str(out), "--no-collect", "--", "spark-submit", "--conf",
-                     "spark.sql.shuffle.partitions=7", str(APPS / "holds.py"), str(release))  # fmt: skip
+    cli = _numaspark(
+        "run",
+        "--out",
+        str(out),
+        "--no-collect",
+        "--",
+        "spark-submit",
+        "--conf",
+        "spark.sql.shuffle.partitions=7",
+        str(APPS / "holds.py"),
+        str(release),
+    )
     said, url = [], None
     try:
         for line in cli.stderr:  # what numaspark says, as it says it
@@ -87,9 +101,22 @@ def test_a_standalone_cluster_at_another_address_gets_executors(tmp_path, no_spa
     the plugin's placement reported from the executors over there."""
     out = tmp_path / "out"
     with NamespaceCluster(tmp_path / "cluster", cores=2, memory="2g") as host:
-        cli = _numaspark("run", "wordcount", "--size", "tiny", "--master", host.master,
-                         "--master-ui", host.ui, "--bind", "none", "--out", str(out),
-                         "--data", str(tmp_path / "data"))  # fmt: skip
+        cli = _numaspark(
+            "run",
+            "wordcount",
+            "--size",
+            "tiny",
+            "--master",
+            host.master,
+            "--master-ui",
+            host.ui,
+            "--bind",
+            "none",
+            "--out",
+            str(out),
+            "--data",
+            str(tmp_path / "data"),
+        )
         _, said = cli.communicate(timeout=600)
         assert cli.returncode == 0, said[-3000:]
     assert f"the driver listens on {host.here}: the route to {host.address} leaves from it" in said

@@ -213,8 +213,9 @@ def test_use_numa_only_where_the_jvm_keeps_it_on(xeon24):
     four = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
     two_of_four = options(four, Layout(executors=1, cores_per_executor=30), Binding.NODE)
     assert two_of_four == [("-XX:+UseNUMA",)]  # CPUs and membind on the same two nodes
-    spread = options(four, Layout(executors=1, cores_per_executor=30), Binding.NODE,
-                     MemPolicy.LOCAL)  # fmt: skip
+    spread = options(
+        four, Layout(executors=1, cores_per_executor=30), Binding.NODE, MemPolicy.LOCAL
+    )
     assert spread == [()]  # CPUs on two nodes, memory mask all four
     remote = memory_on(plan(xeon24, wide, Binding.NODE), CpuSet([1]))
     assert remote.executors[0].java_options == ()  # memory moved to one node: off
@@ -309,8 +310,10 @@ def test_auto_heap_is_the_largest_that_fits_each_executors_share(xeon24):
     # node-bound: four executors split the two nodes (one node's memory is a little smaller)
     node0 = xeon24.node(0).memory
     bound = plan(xeon24, Layout(executors_per_node=2), Binding.NODE).executors
-    assert all(_fits_tightly(e.heap, (0.9 * node0 - driver * node0 / xeon24.total_memory) / 2)
-               for e in bound)  # fmt: skip
+    assert all(
+        _fits_tightly(e.heap, (0.9 * node0 - driver * node0 / xeon24.total_memory) / 2)
+        for e in bound
+    )
     # a node shared unevenly (the third executor straddles): shares follow the CPUs taken
     uneven = plan(xeon24, Layout(executors=3, cores_per_executor=8), Binding.PU).executors
     assert [str(e.nodes) for e in uneven] == ["0", "1", "0-1"]
@@ -387,12 +390,15 @@ def test_default_shapes(xeon24):
     assert plan(xeon24, Layout(executors=1, driver_cores=24)).driver.cores == 24
 
 
-@pytest.mark.parametrize(("layout", "option"), [
-    (Layout(executors=0), "--executors"),
-    (Layout(executors_per_node=0), "--executors-per-node"),
-    (Layout(cores_per_executor=0), "--cores-per-executor"),
-    (Layout(driver_cores=0), "--driver-cores"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("layout", "option"),
+    [
+        (Layout(executors=0), "--executors"),
+        (Layout(executors_per_node=0), "--executors-per-node"),
+        (Layout(cores_per_executor=0), "--cores-per-executor"),
+        (Layout(driver_cores=0), "--driver-cores"),
+    ],
+)
 def test_a_number_below_one_names_its_option(xeon24, layout, option):
     with pytest.raises(UsageError, match=f"^{option} must be at least 1, got 0$"):
         plan(xeon24, layout)
@@ -407,8 +413,9 @@ SMT8 = "pack:2 numa:2 core:6 pu:8"
 @pytest.mark.parametrize("binding", [Binding.CORE, Binding.PU])
 def test_threads_per_core_gives_whole_cores_and_their_first_threads(binding):
     topology = load_synthetic(SMT8)
-    placement = plan(topology, Layout(executors=8, cores_per_executor=3, threads_per_core=4),
-                     binding)  # fmt: skip
+    placement = plan(
+        topology, Layout(executors=8, cores_per_executor=3, threads_per_core=4), binding
+    )
     owned: set[int] = set()
     for jvm in placement.executors:
         assert jvm.cores == 12  # task slots: 3 cores x 4 threads (spark.executor.cores)
@@ -421,8 +428,11 @@ def test_threads_per_core_gives_whole_cores_and_their_first_threads(binding):
             assert mine == CpuSet(core.cpus.to_list()[:4])  # its 4 lowest-numbered threads
     first = placement.executors[0]
     if binding is Binding.CORE:  # 4 tasks share each core's 4 threads
-        assert first.slots == tuple(s for s in (CpuSet.parse("0-3"), CpuSet.parse("8-11"),
-                                                CpuSet.parse("16-19")) for _ in range(4))  # fmt: skip
+        assert first.slots == tuple(
+            s
+            for s in (CpuSet.parse("0-3"), CpuSet.parse("8-11"), CpuSet.parse("16-19"))
+            for _ in range(4)
+        )
     else:  # the plugin splits each core's group into one thread a task
         assert first.slots == (CpuSet.parse("0-3"), CpuSet.parse("8-11"), CpuSet.parse("16-19"))
     assert numactl_argv(first)[1] == "--physcpubind=0-3,8-11,16-19"
@@ -432,8 +442,7 @@ def test_threads_per_core_gives_whole_cores_and_their_first_threads(binding):
 def test_threads_per_core_is_checked_against_the_machine_and_the_binding():
     topology = load_synthetic(SMT8)
     with pytest.raises(UsageError, match="cores have 8 hardware thread.*give 1 to 8"):
-        plan(topology, Layout(executors=2, cores_per_executor=2, threads_per_core=16),
-             Binding.CORE)  # fmt: skip
+        plan(topology, Layout(executors=2, cores_per_executor=2, threads_per_core=16), Binding.CORE)
     with pytest.raises(UsageError, match="give --bind core or --bind pu"):
         plan(topology, Layout(executors=2, cores_per_executor=2, threads_per_core=4))
     with pytest.raises(PlacementError, match="allows 24 cores"):
@@ -459,8 +468,9 @@ def test_threads_per_core_is_recorded_and_older_records_load_without_it():
     assert loaded.layout.threads_per_core == 2 and loaded.layout.cores_per_executor == 6
     del data["layout"]["threads_per_core"]  # a record written before threads per core
     assert Placement.from_dict(data).layout.threads_per_core is None
-    request = request_of(RunSpec(workload="wordcount", mode="standalone", binding="core",
-                                 placement=loaded))  # fmt: skip
+    request = request_of(
+        RunSpec(workload="wordcount", mode="standalone", binding="core", placement=loaded)
+    )
     assert request.layout.threads_per_core == 2 and request.layout.cores_per_executor == 6
     argv = run_argv(RunRequest(workload="wordcount", layout=layout, binding=Binding.CORE))
     assert argv[argv.index("--threads-per-core") + 1] == "2"
@@ -469,8 +479,19 @@ def test_threads_per_core_is_recorded_and_older_records_load_without_it():
 def test_plan_prints_the_threads_of_each_core_an_executor_runs_on():
     from conftest import run_cli
 
-    args = ("plan", "--synthetic", SMT8, "--mode", "standalone", "--executors", "2",
-            "--cores-per-executor", "2", "--threads-per-core", "2")  # fmt: skip
+    args = (
+        "plan",
+        "--synthetic",
+        SMT8,
+        "--mode",
+        "standalone",
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "2",
+        "--threads-per-core",
+        "2",
+    )
     shown = run_cli(*args, "--bind", "pu", check=True).stdout
     assert "2 executor(s) x 2 cores x 2 threads per core (4 task slots)" in " ".join(shown.split())
     assert "executor 0 owns 2 cores, runs on hardware threads 0-1 | 8-9" in shown

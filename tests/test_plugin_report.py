@@ -86,25 +86,59 @@ def plain_cluster(tmp_path_factory):
     env = spark_env()
     logs = tmp_path_factory.mktemp("plain-cluster")
     master = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-         "--port", str(port), "--webui-port", str(webui)],
-        env=env, stdout=(logs / "master.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+        [
+            spark_class,
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            str(webui),
+        ],
+        env=env,
+        stdout=(logs / "master.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
     worker = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-         "--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui),
-         "--cores", "2", "--memory", "2g", "--work-dir", str(logs / "work")],
-        env=env, stdout=(logs / "worker.log").open("w"), stderr=subprocess.STDOUT)  # fmt: skip
+        [
+            spark_class,
+            "org.apache.spark.deploy.worker.Worker",
+            f"spark://127.0.0.1:{port}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(wport),
+            "--webui-port",
+            str(wwebui),
+            "--cores",
+            "2",
+            "--memory",
+            "2g",
+            "--work-dir",
+            str(logs / "work"),
+        ],
+        env=env,
+        stdout=(logs / "worker.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 90
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
             assert time.monotonic() < deadline, "the plain cluster did not start"
             time.sleep(0.5)
         # spark-class execs its JVM, or runs it as a child: both are the cluster's
-        pids = {p.pid for launcher in (master, worker)
-                for p in [psutil.Process(launcher.pid), *psutil.Process(launcher.pid).children(
-                    recursive=True)]}  # fmt: skip
-        yield Plain(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}", logs / "work",
-                    frozenset(pids))  # fmt: skip
+        pids = {
+            p.pid
+            for launcher in (master, worker)
+            for p in [
+                psutil.Process(launcher.pid),
+                *psutil.Process(launcher.pid).children(recursive=True),
+            ]
+        }
+        yield Plain(
+            f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui}", logs / "work", frozenset(pids)
+        )
     finally:
         stop_processes([worker.pid, master.pid])
     _settle_spark()
@@ -123,8 +157,9 @@ def nothing_but_the_cluster(plain_cluster):
     drivers and executors ended): ``no_spark_left``, the standing cluster excepted."""
 
     def others() -> list[str]:
-        return [line for line in spark_jvms()
-                if int(line.split(":", 1)[0]) not in plain_cluster.pids]  # fmt: skip
+        return [
+            line for line in spark_jvms() if int(line.split(":", 1)[0]) not in plain_cluster.pids
+        ]
 
     assert not others(), f"Spark JVMs already running beside the cluster: {others()}"
     yield
@@ -135,22 +170,43 @@ def nothing_but_the_cluster(plain_cluster):
 
 
 @pytest.mark.jvm
-def test_placement_reported_by_the_plugin_agrees_with_proc(tmp_path, nothing_but_the_cluster,
-                                                           plain_cluster):  # fmt: skip
+def test_placement_reported_by_the_plugin_agrees_with_proc(
+    tmp_path, nothing_but_the_cluster, plain_cluster
+):
     out = tmp_path / "out"
     ui = free_port()
     # the driver's UI with Spark's own Prometheus servlet: the plugin's metrics are scraped
-    prometheus = ["spark.ui.enabled=true", f"spark.ui.port={ui}",
-                  "spark.ui.prometheus.enabled=true",
-                  "spark.metrics.conf.*.sink.prometheusServlet.class="
-                  "org.apache.spark.metrics.sink.PrometheusServlet",
-                  "spark.metrics.conf.*.sink.prometheusServlet.path=/metrics/prometheus"]  # fmt: skip
+    prometheus = [
+        "spark.ui.enabled=true",
+        f"spark.ui.port={ui}",
+        "spark.ui.prometheus.enabled=true",
+        "spark.metrics.conf.*.sink.prometheusServlet.class="
+        "org.apache.spark.metrics.sink.PrometheusServlet",
+        "spark.metrics.conf.*.sink.prometheusServlet.path=/metrics/prometheus",
+    ]
     cli = subprocess.Popen(
-        [sys.executable, "-m", "numaspark", "run", "wordcount", "--size", "tiny",
-         "--master", plain_cluster.master, "--master-ui", plain_cluster.ui,
-         "--repeat", "6", "--out", str(out),
-         *[a for c in prometheus for a in ("--conf", c)]],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "run",
+            "wordcount",
+            "--size",
+            "tiny",
+            "--master",
+            plain_cluster.master,
+            "--master-ui",
+            plain_cluster.ui,
+            "--repeat",
+            "6",
+            "--out",
+            str(out),
+            *[a for c in prometheus for a in ("--conf", c)],
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen, scraped = {}, {}
     deadline = time.monotonic() + 120
     while cli.poll() is None and time.monotonic() < deadline:
@@ -199,8 +255,18 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
     than it has: a stand-in that serves the real status with the worker's memory raised) stops
     after --executor-wait, in one line."""
     started = time.monotonic()
-    big = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
-                  plain_cluster.ui, "--memory-per-executor", "4g", "--out", str(tmp_path / "a"))  # fmt: skip
+    big = run_cli(
+        "run",
+        "wordcount",
+        "--master",
+        plain_cluster.master,
+        "--master-ui",
+        plain_cluster.ui,
+        "--memory-per-executor",
+        "4g",
+        "--out",
+        str(tmp_path / "a"),
+    )
     assert big.returncode == 2 and "cannot hold 1 executor(s)" in big.stderr
     assert "2048 MB free" in big.stderr and len(big.stderr.strip().splitlines()) == 1
     assert time.monotonic() - started < 20  # refused before submission
@@ -209,8 +275,18 @@ def test_a_standing_cluster_refuses_what_it_cannot_hold_and_a_starved_app_stops(
     status["workers"][0]["memory"] = status["workers"][0]["memoryfree"] = 16384
     with serving(status) as fake_ui:
         started = time.monotonic()
-        starved = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
-                          fake_ui, "--executor-wait", "5s", "--out", str(tmp_path / "b"))  # fmt: skip
+        starved = run_cli(
+            "run",
+            "wordcount",
+            "--master",
+            plain_cluster.master,
+            "--master-ui",
+            fake_ui,
+            "--executor-wait",
+            "5s",
+            "--out",
+            str(tmp_path / "b"),
+        )
     assert starved.returncode == 1, starved.stderr[-2000:]
     assert time.monotonic() - started < 60
     (run,) = [
@@ -229,10 +305,24 @@ def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
     reports which node, why, and what it bound; the run record keeps it. One node here: node
     0's slots 0 and 1, binding a no-op (the guest of tests/guest proves two and four nodes)."""
     locks, out = tmp_path / "locks", tmp_path / "out"
-    ran = run_cli("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
-                  plain_cluster.ui, "--bind", "node", "--executors", "2",
-                  "--cores-per-executor", "1", "--conf", f"{LOCK_DIR_KEY}={locks}",
-                  "--out", str(out))  # fmt: skip
+    ran = run_cli(
+        "run",
+        "wordcount",
+        "--master",
+        plain_cluster.master,
+        "--master-ui",
+        plain_cluster.ui,
+        "--bind",
+        "node",
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "1",
+        "--conf",
+        f"{LOCK_DIR_KEY}={locks}",
+        "--out",
+        str(out),
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     placement = record["spec"]["placement"]
@@ -260,9 +350,20 @@ def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
     topology as the plugin reported it; the second plans with it: the executor's
     -XX:ActiveProcessorCount is its node's CPUs (unknown the first time: only the worker's
     cores were), and the run says, and records, which topology planned it."""
-    args = ("run", "wordcount", "--master", plain_cluster.master, "--master-ui",
-            plain_cluster.ui, "--bind", "node", "--conf", f"{LOCK_DIR_KEY}={tmp_path / 'locks'}",
-            "--conf", f"{REPORT_INTERVAL_KEY}=300")  # several reports: the first has the host  # fmt: skip
+    args = (
+        "run",
+        "wordcount",
+        "--master",
+        plain_cluster.master,
+        "--master-ui",
+        plain_cluster.ui,
+        "--bind",
+        "node",
+        "--conf",
+        f"{LOCK_DIR_KEY}={tmp_path / 'locks'}",
+        "--conf",
+        f"{REPORT_INTERVAL_KEY}=300",
+    )  # several reports: the first has the host
     first = run_cli(*args, "--out", str(tmp_path / "first"))
     assert first.returncode == 0, first.stderr[-3000:]
     (record,) = [json.loads(line) for line in (tmp_path / "first" / "results.jsonl").open()]
@@ -289,9 +390,12 @@ def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
     # the executor JVM got it: the worker logs each executor's command line (this test's two
     # applications: the cluster served the other tests' too)
     apps = {first_app, record["app_id"]}
-    logs = {p.parent.parent.name: p.read_text(errors="replace").split("\n", 3)[:3]
-            for p in plain_cluster.work.glob("app-*/*/stderr")
-            if p.parent.parent.name in apps}  # fmt: skip
-    flagged = [app for app, head in logs.items()
-               if f"-XX:ActiveProcessorCount={count}" in " ".join(head)]  # fmt: skip
+    logs = {
+        p.parent.parent.name: p.read_text(errors="replace").split("\n", 3)[:3]
+        for p in plain_cluster.work.glob("app-*/*/stderr")
+        if p.parent.parent.name in apps
+    }
+    flagged = [
+        app for app, head in logs.items() if f"-XX:ActiveProcessorCount={count}" in " ".join(head)
+    ]
     assert len(logs) == 2 and len(flagged) == 1, logs

@@ -17,9 +17,25 @@ def test_a_missing_tool_fails_in_one_line_never_skips(tmp_path):
     )
     # no tool can be found on an empty PATH
     env = {**os.environ, "PATH": str(tmp_path / "empty"), "COLUMNS": "400"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider",
-                           "-p", "no:xdist", str(tmp_path / "test_needs.py")], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, check=False)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-ra",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            str(tmp_path / "test_needs.py"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 1, done.stdout  # failed, not skipped (0) nor an error
     failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1, done.stdout

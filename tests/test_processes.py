@@ -127,9 +127,12 @@ def test_what_a_killed_numaspark_left_is_found_and_stopped(tmp_path, monkeypatch
     from numaspark.supervise import ledger
 
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path / "log")],
-                              stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path / "log")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NUMASPARK_STATE_DIR": str(tmp_path / "state")},
+    )
     assert holder.stdout.readline().strip() == "ready"
 
     def children() -> dict[str, psutil.Process]:
@@ -177,8 +180,9 @@ def test_a_process_started_die_with_parent_ends_when_numaspark_is_killed(tmp_pat
     """SIGKILL of numaspark: the kernel's parent-death signal ends the driver at once; a
     process started without it (a kept cluster's daemon) runs on."""
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT, str(tmp_path / "log")],
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, str(tmp_path / "log")], stdout=subprocess.PIPE, text=True
+    )
     bound, free = (psutil.Process(int(p)) for p in parent.stdout.readline().split())
     try:
         assert bound.is_running() and free.is_running()

@@ -33,13 +33,19 @@ def written(table, tmp_path: Path) -> tuple:
 
 def test_autoscaling_one_table_per_job_and_input_size(tmp_path):
     tables = tables_of(public_tables.autoscaling, "autoscaling")
-    assert sorted(tables) == ["autoscaling.grep-dataset_size_bytes=3232000000000",
-                              "autoscaling.grep-dataset_size_bytes=6464000000000",
-                              "autoscaling.sort-dataset_size_bytes=101000000000"]  # fmt: skip
+    assert sorted(tables) == [
+        "autoscaling.grep-dataset_size_bytes=3232000000000",
+        "autoscaling.grep-dataset_size_bytes=6464000000000",
+        "autoscaling.sort-dataset_size_bytes=101000000000",
+    ]
     grep = tables["autoscaling.grep-dataset_size_bytes=3232000000000"]
     assert grep.fixed == {"dataset_size_bytes": 3232000000000}
-    assert list(grep.frame.columns) == ["cpu_cores_per_node", "memory_gb_per_node", "scaleout",
-                                        "runtime"]  # fmt: skip
+    assert list(grep.frame.columns) == [
+        "cpu_cores_per_node",
+        "memory_gb_per_node",
+        "scaleout",
+        "runtime",
+    ]
     space, lookup = written(grep, tmp_path)
     assert len(lookup) == 10 and space.values["scaleout"] == [2, 4, 8, 16]
     assert lookup[(8, 8, 16)] == 516.92  # the fixture's row: 8 cores, 8 GB x 16 nodes
@@ -50,11 +56,19 @@ def test_c3o_fixes_the_job_and_keeps_repetitions_for_their_median(tmp_path):
     names = sorted(tables)
     assert [n.rsplit("-", 1)[1] for n in names] == ["p_occurrence=0.0", "p_occurrence=0.5"]
     table = tables[names[1]]
-    assert table.fixed == {"data_size_MB": 15150, "line_length": 100, "lines": 150000000,
-                           "p_occurrence": 0.5}  # fmt: skip
+    assert table.fixed == {
+        "data_size_MB": 15150,
+        "line_length": 100,
+        "lines": 150000000,
+        "p_occurrence": 0.5,
+    }
     # the machine type split into its family and vCPUs; slots and memory follow from it
-    assert list(table.frame.columns) == ["instance_count", "family", "vcpus_per_node",
-                                         "gross_runtime"]  # fmt: skip
+    assert list(table.frame.columns) == [
+        "instance_count",
+        "family",
+        "vcpus_per_node",
+        "gross_runtime",
+    ]
     assert len(table.frame) == 20 and table.configurations == 4
     space, lookup = written(table, tmp_path)
     assert space.values["family"] == ["c4", "m4"] and not space.ordered("family")
@@ -88,18 +102,27 @@ def test_loftune_keeps_the_knobs_and_drops_the_query_embeddings():
 
 def test_gatk_keeps_its_own_column_names_and_leaves_out_failed_runs(tmp_path):
     tables = tables_of(public_tables.gatk, "gatk")
-    two = tables["gatk.test_case_2-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
-                 "WGS-G94982-NA12878.bam"]  # fmt: skip
+    two = tables[
+        "gatk.test_case_2-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
+        "WGS-G94982-NA12878.bam"
+    ]
     assert two.workload == "test_case_2" and two.left_out == []
-    assert two.fixed == {"Command": "CountReadsSpark -I hdfs:///user/tom/q4_spark_eval/"
-                                    "WGS-G94982-NA12878.bam"}  # fmt: skip
-    assert list(two.frame.columns) == ["Number of executors", "Executor cores", "Executor memory",
-                                       "Time (mins)"]  # fmt: skip
+    assert two.fixed == {
+        "Command": "CountReadsSpark -I hdfs:///user/tom/q4_spark_eval/WGS-G94982-NA12878.bam"
+    }
+    assert list(two.frame.columns) == [
+        "Number of executors",
+        "Executor cores",
+        "Executor memory",
+        "Time (mins)",
+    ]
     space, lookup = written(two, tmp_path)
     assert space.values["Number of executors"] == [2, 4, 8, 16] and len(lookup) == 6
     assert lookup[(8, 2, "1g")] == 8.35 and lookup[(16, 1, "1g")] == 8.35
-    five = tables["gatk.test_case_5-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
-                  "WGS-G94982-NA12878.bam"]  # fmt: skip
+    five = tables[
+        "gatk.test_case_5-Command=CountReadsSpark_-I_hdfs_user_tom_q4_spark_eval_"
+        "WGS-G94982-NA12878.bam"
+    ]
     # the 128 MB executors failed (exit code 3, after 0.76 minutes): not a time to compare
     assert five.left_out == ["4 x 4 cores x 128m: exit code 3"]
     assert five.configurations == 4 and 0.76 not in five.frame["Time (mins)"].tolist()
@@ -127,11 +150,17 @@ def all_sources() -> list[str]:
 
 
 def test_the_index_and_min_configurations(tmp_path, capsys):
-    assert public_tables.main([*all_sources(), "--out", str(tmp_path),
-                               "--min-configurations", "4"]) == 0  # fmt: skip
+    assert (
+        public_tables.main([*all_sources(), "--out", str(tmp_path), "--min-configurations", "4"])
+        == 0
+    )
     index = json.loads((tmp_path / "index.json").read_text())
     assert [e["table"].split(".", 1)[0] for e in index] == ["autoscaling"] * 3 + [
-        "c3o", "loftune", "gatk", "gatk"]  # fmt: skip
+        "c3o",
+        "loftune",
+        "gatk",
+        "gatk",
+    ]
     assert all((tmp_path / e["csv"]).is_file() for e in index)
     out = capsys.readouterr().out
     assert "c3o (dos-group/c3o-experiments at (working tree)): 1 table(s); 1 with fewer" in out
@@ -139,8 +168,22 @@ def test_the_index_and_min_configurations(tmp_path, capsys):
 
 
 def test_only_the_datasets_asked_for(tmp_path, capsys):
-    assert public_tables.main([*all_sources(), "--out", str(tmp_path), "--dataset", "gatk",
-                               "--dataset", "bell", "--min-configurations", "3"]) == 0  # fmt: skip
+    assert (
+        public_tables.main(
+            [
+                *all_sources(),
+                "--out",
+                str(tmp_path),
+                "--dataset",
+                "gatk",
+                "--dataset",
+                "bell",
+                "--min-configurations",
+                "3",
+            ]
+        )
+        == 0
+    )
     index = json.loads((tmp_path / "index.json").read_text())
     assert [e["dataset"] for e in index] == ["gatk", "gatk", "bell"]
     assert [e["repository"] for e in index][-1] == "dos-group/allocation-assistant"
@@ -170,8 +213,10 @@ def test_random_search_expected_is_exact():
     """(N + 1) / (k + 1): the mean, over every order of N rows, of the first of k hits."""
     for rows, hits in ((6, 1), (6, 2), (7, 3)):
         lookup = {(i,): (1.0 if i < hits else 2.0) for i in range(rows)}
-        firsts = [next(n for n, i in enumerate(order, 1) if i < hits)
-                  for order in itertools.permutations(range(rows))]  # fmt: skip
+        firsts = [
+            next(n for n, i in enumerate(order, 1) if i < hits)
+            for order in itertools.permutations(range(rows))
+        ]
         assert random_search_expected(rows, hits) == pytest.approx(statistics.mean(firsts))
         drawn = [evaluations_to(random_search(lookup, s), 1.0) for s in range(2000)]
         assert statistics.mean(drawn) == pytest.approx(random_search_expected(rows, hits), rel=0.1)
@@ -181,8 +226,20 @@ def test_the_bench_puts_random_search_exact_figures_beside_the_tuner(tmp_path, c
     public_tables.main([*all_sources(), "--out", str(tmp_path)])
     capsys.readouterr()
     saved = tmp_path / "rows.jsonl"
-    assert public_replay.main([str(tmp_path), "--seeds", "2", "--only", "grep-dataset_size_bytes=3232",
-                               "--save", str(saved)]) == 0  # fmt: skip
+    assert (
+        public_replay.main(
+            [
+                str(tmp_path),
+                "--seeds",
+                "2",
+                "--only",
+                "grep-dataset_size_bytes=3232",
+                "--save",
+                str(saved),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert public_replay.main(["--load", str(saved)]) == 0  # the report again, not replayed
     assert capsys.readouterr().out == out

@@ -54,11 +54,21 @@ def _texts(entries: list[dict]) -> list[ProcText]:
     return [ProcText(**entry) for entry in entries]
 
 
-def _planned(cpus: str = "0-1", binding: Binding = Binding.NODE,
-             policy: MemPolicy | None = MemPolicy.BIND) -> JvmPlacement:  # fmt: skip
-    return JvmPlacement(role="driver", index=0, cores=2, heap=1 << 30, overhead=0,
-                        binding=binding, cpus=CpuSet.parse(cpus), nodes=CpuSet.parse("0"),
-                        mem_policy=policy, mem_nodes=CpuSet.parse("0"))  # fmt: skip
+def _planned(
+    cpus: str = "0-1", binding: Binding = Binding.NODE, policy: MemPolicy | None = MemPolicy.BIND
+) -> JvmPlacement:
+    return JvmPlacement(
+        role="driver",
+        index=0,
+        cores=2,
+        heap=1 << 30,
+        overhead=0,
+        binding=binding,
+        cpus=CpuSet.parse(cpus),
+        nodes=CpuSet.parse("0"),
+        mem_policy=policy,
+        mem_nodes=CpuSet.parse("0"),
+    )
 
 
 def test_a_local_mode_driver_tree_names_its_script_its_daemon_and_workers():
@@ -85,17 +95,35 @@ def test_an_executor_tree_has_no_driver_and_other_children_are_left_out():
     found = python_processes(recorded["root"], tree, driver=False)
     assert [p.role for p in found] == [DAEMON, WORKER, WORKER]
     root = recorded["root"]
-    other = ProcText(pid=1, ppid=root, cmdline="/bin/sh -c true", status="", numa_maps="",
-                     stat="1 (sh) S 0 0 0 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 0 0 0")  # fmt: skip
+    other = ProcText(
+        pid=1,
+        ppid=root,
+        cmdline="/bin/sh -c true",
+        status="",
+        numa_maps="",
+        stat="1 (sh) S 0 0 0 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 0 0 0",
+    )
     assert [p.pid for p in python_processes(root, [*tree, other], driver=True)] == [
         p.pid for p in python_processes(root, tree, driver=True)
     ]
-    simple = ProcText(pid=2, ppid=root, cmdline="python3 -m pyspark.worker",
-                      status=tree[1].status, numa_maps="", stat=tree[1].stat)  # fmt: skip
+    simple = ProcText(
+        pid=2,
+        ppid=root,
+        cmdline="python3 -m pyspark.worker",
+        status=tree[1].status,
+        numa_maps="",
+        stat=tree[1].stat,
+    )
     assert python_processes(root, [simple])[0].role == WORKER  # no daemon (use.daemon=false)
     daemon = tree[1]
-    helper = ProcText(pid=3, ppid=daemon.pid, cmdline="bash /opt/pyenv/libexec/pyenv-exec",
-                      status=daemon.status, numa_maps="", stat=daemon.stat)  # fmt: skip
+    helper = ProcText(
+        pid=3,
+        ppid=daemon.pid,
+        cmdline="bash /opt/pyenv/libexec/pyenv-exec",
+        status=daemon.status,
+        numa_maps="",
+        stat=daemon.stat,
+    )
     assert 3 not in {p.pid for p in python_processes(root, [*tree, helper])}  # a shim's helper
 
 
@@ -114,8 +142,9 @@ def test_the_ssh_script_reads_the_tree_psutil_reads(tmp_path):
         while len(here) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
             here = read_tree_here(top.pid)
-        text = subprocess.run(["sh", "-c", READ_TREE, "sh", str(top.pid)], capture_output=True,
-                              text=True, check=True).stdout  # fmt: skip
+        text = subprocess.run(
+            ["sh", "-c", READ_TREE, "sh", str(top.pid)], capture_output=True, text=True, check=True
+        ).stdout
         over_ssh, ticks = parse_tree_text(text)
     finally:
         for proc in read_tree_here(top.pid):
@@ -185,13 +214,21 @@ def test_an_exiting_worker_keeps_its_placement_and_its_last_cpu_time():
     worker = alive[-1]
     fields = worker["stat"].split()
     fields[13] = str(int(fields[13]) + 250)  # utime: 2.5 s more at 100 Hz
-    exiting = {**worker, "numa_maps": "", "stat": " ".join(fields),
-               "status": "".join(line + "\n" for line in worker["status"].splitlines()
-                                 if not line.startswith(("VmRSS", "VmHWM")))}  # fmt: skip
+    exiting = {
+        **worker,
+        "numa_maps": "",
+        "stat": " ".join(fields),
+        "status": "".join(
+            line + "\n"
+            for line in worker["status"].splitlines()
+            if not line.startswith(("VmRSS", "VmHWM"))
+        ),
+    }
     entry = _watch([alive, [*alive[:-1], exiting]], recorded["root"], _planned()).effective()[0]
     (last,) = [p for p in entry.python if p.pid == worker["pid"]]
-    (first,) = [p for p in python_processes(recorded["root"], _texts(alive), True)
-                if p.pid == worker["pid"]]  # fmt: skip
+    (first,) = [
+        p for p in python_processes(recorded["root"], _texts(alive), True) if p.pid == worker["pid"]
+    ]
     assert last.policy == "bind:0" and last.rss_bytes == first.rss_bytes
     assert last.cpu_s == round(first.cpu_s + 2.5, 2)
 
@@ -206,14 +243,39 @@ def test_a_python_worker_off_its_jvms_cpus_is_a_difference():
 
 
 def test_the_record_keeps_them_under_their_jvm_and_old_records_load():
-    procs = (PythonProcess(pid=5, role=DAEMON, cpus="0-1", mems="0", policy="default",
-                           bytes_per_node={"0": 4096}, cpu_s=0.5, rss_bytes=1 << 20, threads=1),
-             PythonProcess(pid=6, role=WORKER, cpus="0-1", cpu_s=2.0, ended=True))  # fmt: skip
-    entry = EffectiveJvm(jvm="executor 0", index=0, pid=4, cpus="0-1", mems="0",
-                         policy="default", python=procs, python_at_once=1)  # fmt: skip
+    procs = (
+        PythonProcess(
+            pid=5,
+            role=DAEMON,
+            cpus="0-1",
+            mems="0",
+            policy="default",
+            bytes_per_node={"0": 4096},
+            cpu_s=0.5,
+            rss_bytes=1 << 20,
+            threads=1,
+        ),
+        PythonProcess(pid=6, role=WORKER, cpus="0-1", cpu_s=2.0, ended=True),
+    )
+    entry = EffectiveJvm(
+        jvm="executor 0",
+        index=0,
+        pid=4,
+        cpus="0-1",
+        mems="0",
+        policy="default",
+        python=procs,
+        python_at_once=1,
+    )
     data = entry.to_dict()
-    assert data["python"][1] == {"pid": 6, "role": "worker", "cpus": "0-1",
-                                 "bytes_per_node": {}, "cpu_s": 2.0, "ended": True}  # fmt: skip
+    assert data["python"][1] == {
+        "pid": 6,
+        "role": "worker",
+        "cpus": "0-1",
+        "bytes_per_node": {},
+        "cpu_s": 2.0,
+        "ended": True,
+    }
     assert EffectiveJvm.from_dict(json.loads(json.dumps(data))) == entry
     old = json.loads(SQUARES_RUNS.read_text().splitlines()[0])
     run = RunResult.from_dict(old)
@@ -225,12 +287,21 @@ def test_numaspark_run_says_where_each_python_process_ran():
     """The lines under ``numaspark run``: each Python process under its JVM."""
     old = json.loads(SQUARES_RUNS.read_text().splitlines()[-1])
     run = RunResult.from_dict(old)
-    worker = PythonProcess(pid=77, role=WORKER, cpus="0-1", policy="bind:0",
-                           bytes_per_node={"0": 3 << 20}, cpu_s=1.25, ended=True)  # fmt: skip
+    worker = PythonProcess(
+        pid=77,
+        role=WORKER,
+        cpus="0-1",
+        policy="bind:0",
+        bytes_per_node={"0": 3 << 20},
+        cpu_s=1.25,
+        ended=True,
+    )
     jvm = dataclasses.replace(run.effective_placement[0], python=(worker,))
     lines = run_lines([dataclasses.replace(run, effective_placement=[jvm])])
-    assert ("  its Python worker (pid 77, ended): CPUs 0-1, policy bind:0, pages node 0 3.0 MiB, "
-            "1.2 s CPU") in lines  # fmt: skip
+    assert (
+        "  its Python worker (pid 77, ended): CPUs 0-1, policy bind:0, pages node 0 3.0 MiB, "
+        "1.2 s CPU"
+    ) in lines
 
 
 # --- measurement: settings, readings, advice ---------------------------------------------
@@ -269,13 +340,15 @@ def test_the_readings_say_python_dominates_and_never_blame_the_jvms_for_it():
     assert "burn" not in line
     jvm_heavy = cpu_reading({**ALS_GAP, "python_cpu_s": 2.0})
     assert "the JVMs dominate, mostly outside their task threads" in jvm_heavy
-    tasks = cpu_reading({**ALS_GAP, "python_cpu_s": 2.0, "spark_executor_cpu_s": 15.0,
-                         "ratio": 1.24})  # fmt: skip
+    tasks = cpu_reading(
+        {**ALS_GAP, "python_cpu_s": 2.0, "spark_executor_cpu_s": 15.0, "ratio": 1.24}
+    )
     assert tasks.endswith("the JVMs dominate, mostly in their task threads")
     # a JVM-only application keeps the line it always had
     jvm_only = {k: v for k, v in ALS_GAP.items() if k != "python_cpu_s"}
-    assert cpu_reading(jvm_only).endswith("the JVMs burn CPU outside the tasks (JIT, GC threads, "
-                                          "Spark's own work)")  # fmt: skip
+    assert cpu_reading(jvm_only).endswith(
+        "the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
+    )
 
 
 def _pyspark_run(process_tree: dict | None = None, conf: dict | None = None) -> RunResult:
@@ -284,38 +357,61 @@ def _pyspark_run(process_tree: dict | None = None, conf: dict | None = None) -> 
     found = {"executor_cpu_gap": ALS_GAP}
     if process_tree is not None:
         found["process_tree"] = process_tree
-    return dataclasses.replace(run, measurements=Measurements(found),
-                               spec=dataclasses.replace(run.spec, spark_conf=conf or {}))  # fmt: skip
+    return dataclasses.replace(
+        run,
+        measurements=Measurements(found),
+        spec=dataclasses.replace(run.spec, spark_conf=conf or {}),
+    )
 
 
 def test_the_advisor_compares_the_three_cpu_figures():
-    finding = next(f for f in advise(Subject(None, _pyspark_run()), "x").findings
-                   if f.rule == "python-cpu")  # fmt: skip
+    finding = next(
+        f for f in advise(Subject(None, _pyspark_run()), "x").findings if f.rule == "python-cpu"
+    )
     assert finding.severity is Severity.LOW and "the Python workers dominate" in finding.finding
-    assert finding.evidence == {"jvm_cpu_s": 18.6, "python_cpu_s": 41.2,
-                                "spark_executor_cpu_s": 0.3}  # fmt: skip
-    jvm_only = dataclasses.replace(_pyspark_run(), measurements=Measurements(
-        {"executor_cpu_gap": {k: v for k, v in ALS_GAP.items() if k != "python_cpu_s"}}))  # fmt: skip
+    assert finding.evidence == {
+        "jvm_cpu_s": 18.6,
+        "python_cpu_s": 41.2,
+        "spark_executor_cpu_s": 0.3,
+    }
+    jvm_only = dataclasses.replace(
+        _pyspark_run(),
+        measurements=Measurements(
+            {"executor_cpu_gap": {k: v for k, v in ALS_GAP.items() if k != "python_cpu_s"}}
+        ),
+    )
     assert any(n.rule == "python-cpu" for n in advise(Subject(None, jvm_only), "x").not_assessed)
 
 
 def test_python_memory_past_the_overhead_asks_for_its_own_share_with_the_command():
     """The recorded run's driver (local mode: a 6776 MiB heap, 677.6 MiB overhead) with Python
     workers of 800 MiB: past the overhead they live in; the command sets pyspark.memory."""
-    tree = {"executors": [{"executor": "driver", "jvm_rss_bytes": 700 << 20,
-                           "python_rss_bytes": 800 << 20, "other_rss_bytes": 0}]}  # fmt: skip
+    tree = {
+        "executors": [
+            {
+                "executor": "driver",
+                "jvm_rss_bytes": 700 << 20,
+                "python_rss_bytes": 800 << 20,
+                "other_rss_bytes": 0,
+            }
+        ]
+    }
     advice = advise(Subject(None, _pyspark_run(tree)), "x")
     finding = next(f for f in advice.findings if f.rule == "python-memory")
     assert finding.severity is Severity.MODERATE and "800.0 MiB" in finding.finding
     assert "--conf spark.executor.pyspark.memory=1200m" in finding.command
     assert finding.command.startswith("numaspark run")
     small = {"executors": [{**tree["executors"][0], "python_rss_bytes": 100 << 20}]}
-    quiet = next(f for f in advise(Subject(None, _pyspark_run(small)), "x").findings
-                 if f.rule == "python-memory")  # fmt: skip
+    quiet = next(
+        f
+        for f in advise(Subject(None, _pyspark_run(small)), "x").findings
+        if f.rule == "python-memory"
+    )
     assert quiet.severity is Severity.NONE and "within the 677.6 MiB overhead" in quiet.finding
     capped = _pyspark_run(tree, {"spark.executor.pyspark.memory": "800m"})
-    at_limit = next(f for f in advise(Subject(None, capped), "x").findings
-                    if f.rule == "python-memory")  # fmt: skip
+    at_limit = next(
+        f for f in advise(Subject(None, capped), "x").findings if f.rule == "python-memory"
+    )
     assert at_limit.severity is Severity.SEVERE and "MemoryError" in at_limit.finding
     none = advise(Subject(None, _pyspark_run()), "x")
     assert any(n.rule == "python-memory" for n in none.not_assessed)
@@ -334,8 +430,12 @@ def test_the_report_plots_jvm_and_python_memory_per_node_and_names_the_configura
     """The recorded run's collector samples with a Python reading added to one JVM: the
     memory plot has a JVM and a Python series per node; the runs table and the advice name
     the configuration by its shape, never None."""
-    records = [json.loads(line) for line in
-               (FIXTURES / "runs" / "app-squares" / "collectors.jsonl").read_text().splitlines()]  # fmt: skip
+    records = [
+        json.loads(line)
+        for line in (FIXTURES / "runs" / "app-squares" / "collectors.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     numa = next(r for r in records if r["collector"] == "numa")
     for sample in numa["samples"]:
         for jvm in sample["jvms"].values():
@@ -346,8 +446,12 @@ def test_the_report_plots_jvm_and_python_memory_per_node_and_names_the_configura
     assert set(nodes) == {"0 JVM", "0 Python"}
     assert max(nodes["0 Python"][1]) == 50 << 20  # samples before the JVM was seen: 0
     run = RunResult.from_dict(json.loads(SQUARES_RUNS.read_text().splitlines()[-1]))
-    run = dataclasses.replace(run, artifacts=dataclasses.replace(
-        run.artifacts, collector_samples=str(samples), event_log=None))  # fmt: skip
+    run = dataclasses.replace(
+        run,
+        artifacts=dataclasses.replace(
+            run.artifacts, collector_samples=str(samples), event_log=None
+        ),
+    )
     (tmp_path / "results.jsonl").write_text(json.dumps(run.to_dict()) + "\n")
     html = build_report(tmp_path)
     assert "<td>local 1x2 bind=node mem=bind</td>" in html and "<td>None</td>" not in html
@@ -360,9 +464,15 @@ def test_the_collectors_count_a_jvms_python_workers_cpu_and_pages(tmp_path):
     names pyspark.worker (a simple worker) that burns CPU, then waits: the OS collector's
     window gives its CPU time apart from the parent's, the NUMA collector its pages."""
     burn = "import time\nx = 0\nfor i in range(3 * 10**6): x += i\ntime.sleep(30)"
-    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
-                               f"subprocess.Popen([sys.executable, '-c', {burn!r}, "
-                               "'pyspark.worker']); time.sleep(30)"])  # fmt: skip
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; "
+            f"subprocess.Popen([sys.executable, '-c', {burn!r}, "
+            "'pyspark.worker']); time.sleep(30)",
+        ]
+    )
     os_collector, numa = OsCollector(), NumaCollector()
     jvms = {parent.pid: ("executor 0", None)}
     try:
@@ -396,10 +506,21 @@ def test_the_plugins_reports_give_every_python_process_an_executor_listed(tmp_pa
     """The recorded first reports of a real executor, with Python processes as the plugin
     lists them (jvm/contract.json ``python``): every one listed is kept at its last reading,
     the ones its latest report leaves out ended."""
-    lines = [json.loads(line) for line in
-             (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()]  # fmt: skip
-    daemon = {"pid": 10, "role": "daemon", "cpus": "0-1", "mems": "0", "policy": "default",
-              "bytes_per_node": {"0": 4096}, "cpu_s": 0.5, "rss_bytes": 4096, "threads": 1}  # fmt: skip
+    lines = [
+        json.loads(line)
+        for line in (FIXTURES / "plugin" / "first-reports.jsonl").read_text().splitlines()
+    ]
+    daemon = {
+        "pid": 10,
+        "role": "daemon",
+        "cpus": "0-1",
+        "mems": "0",
+        "policy": "default",
+        "bytes_per_node": {"0": 4096},
+        "cpu_s": 0.5,
+        "rss_bytes": 4096,
+        "threads": 1,
+    }
     first, second = (dict(lines[0]), dict(lines[1]))
     first["python"] = [daemon, {**daemon, "pid": 11, "role": "worker", "cpu_s": 1.0}]
     second["python"] = [{**daemon, "cpu_s": 0.6}, {**daemon, "pid": 12, "role": "worker"}]
@@ -407,7 +528,10 @@ def test_the_plugins_reports_give_every_python_process_an_executor_listed(tmp_pa
     path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
     (entry,) = plugin_effective(path)
     assert [(p.pid, p.role, p.ended, p.cpu_s) for p in entry.python] == [
-        (10, "daemon", False, 0.6), (11, "worker", True, 1.0), (12, "worker", False, 0.5)]  # fmt: skip
+        (10, "daemon", False, 0.6),
+        (11, "worker", True, 1.0),
+        (12, "worker", False, 0.5),
+    ]
     assert entry.python_at_once == 1 and entry.source == "plugin"
     assert plugin_effective(FIXTURES / "plugin" / "first-reports.jsonl")[0].python == ()
 
@@ -428,7 +552,8 @@ def test_process_tree_memory_is_read_per_executor_and_stage_from_a_real_log():
     assert python_tasks(log) == 8 and python_tasks(log, {1}) == 4
     assert process_tree_memory(log, {1}) == {
         "note": "process-tree memory not logged: no stage logged a non-zero reading (stages "
-        "shorter than the executors' polls)"}  # fmt: skip
+        "shorter than the executors' polls)"
+    }
     plain = parse_event_log(FIXTURES / "eventlogs" / "plain")  # an RDD word count, before
     assert python_tasks(plain) == 8
     assert process_tree_memory(plain)["note"].endswith("processTreeMetrics.enabled was off")
@@ -460,15 +585,29 @@ def test_where_numaspark_does_not_sample_the_plugins_python_cpu_is_read():
     run = _pyspark_run()
     worker = PythonProcess(pid=9, role=WORKER, cpu_s=12.5)
     driver = PythonProcess(pid=8, role=DRIVER, cpu_s=3.0)  # not a worker: left out
-    reported = EffectiveJvm(jvm="executor 0", index=0, pid=7, cpus="0-1", mems="0",
-                            policy="default", source="plugin", python=(worker, driver))  # fmt: skip
-    run = dataclasses.replace(run, measurements=None, effective_placement=[reported],
-                              metrics=Metrics.of({**run.metrics.to_dict(), "executorCpuTime": 500.0}))  # fmt: skip
+    reported = EffectiveJvm(
+        jvm="executor 0",
+        index=0,
+        pid=7,
+        cpus="0-1",
+        mems="0",
+        policy="default",
+        source="plugin",
+        python=(worker, driver),
+    )
+    run = dataclasses.replace(
+        run,
+        measurements=None,
+        effective_placement=[reported],
+        metrics=Metrics.of({**run.metrics.to_dict(), "executorCpuTime": 500.0}),
+    )
     (line,) = [r for r in readings(run) if r.startswith("CPU time")]
-    assert line == ("CPU time: Python workers 12.5 s (as the plugin saw them, workers ended "
-                    "between its reports not counted), Spark's task CPU 0.5 s: the Python "
-                    "workers dominate: PySpark's tasks do their work there, which "
-                    "executorCpuTime does not count")  # fmt: skip
+    assert line == (
+        "CPU time: Python workers 12.5 s (as the plugin saw them, workers ended "
+        "between its reports not counted), Spark's task CPU 0.5 s: the Python "
+        "workers dominate: PySpark's tasks do their work there, which "
+        "executorCpuTime does not count"
+    )
 
 
 # --- real Spark: what only Spark proves -------------------------------------------------------
@@ -487,8 +626,22 @@ def test_core_bound_pyspark_workers_run_on_the_executors_cpus_and_are_measured(
     spark.task.cpus); the readings compare the three CPU figures and Spark's process-tree
     metrics put the Python RSS beside the JVM's."""
     out = tmp_path / "out"
-    proc = run_cli("run", str(ALS), "--bind", "core", "--interval", "0.5s", "--out", str(out),
-                   "--", "150", "400", "10", "3", "2")  # fmt: skip
+    proc = run_cli(
+        "run",
+        str(ALS),
+        "--bind",
+        "core",
+        "--interval",
+        "0.5s",
+        "--out",
+        str(out),
+        "--",
+        "150",
+        "400",
+        "10",
+        "3",
+        "2",
+    )
     assert proc.returncode == 0, proc.stderr
     (line,) = (out / "results.jsonl").read_text().splitlines()
     run = RunResult.from_dict(json.loads(line))

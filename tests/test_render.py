@@ -55,14 +55,20 @@ def test_spark_conf_local_and_use_numa(xeon24):
 def test_numactl_argv_per_level(xeon24):
     layout = Layout(executors=2, cores_per_executor=2, memory_per_executor=4 * GIB)
     assert numactl_argv(plan(xeon24, layout, Binding.NODE).executors[1]) == [
-        "numactl", "--cpunodebind=1", "--membind=1",
-    ]  # fmt: skip
+        "numactl",
+        "--cpunodebind=1",
+        "--membind=1",
+    ]
     assert numactl_argv(plan(xeon24, layout, Binding.CORE).executors[0]) == [
-        "numactl", "--physcpubind=0,2,12,14", "--membind=0",
-    ]  # fmt: skip
+        "numactl",
+        "--physcpubind=0,2,12,14",
+        "--membind=0",
+    ]
     assert numactl_argv(plan(xeon24, layout, Binding.PU).executors[0]) == [
-        "numactl", "--physcpubind=0,2", "--membind=0",
-    ]  # fmt: skip
+        "numactl",
+        "--physcpubind=0,2",
+        "--membind=0",
+    ]
     assert numactl_argv(plan(xeon24, layout, Binding.NONE).executors[0]) == []
 
 
@@ -102,8 +108,9 @@ def test_yarn_node_figures_parse_as_numa_resource_allocator_reads_them(xeon24):
     four = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
     for topo in (xeon24, four):
         for binding in (Binding.NODE, Binding.CORE, Binding.PU):
-            yarn = yarn_settings(plan(topo, Layout(executors=4, cores_per_executor=2), binding),
-                                 topo)["yarn-site"]  # fmt: skip
+            yarn = yarn_settings(
+                plan(topo, Layout(executors=4, cores_per_executor=2), binding), topo
+            )["yarn-site"]
             ids = yarn["yarn.nodemanager.numa-awareness.node-ids"].split(",")
             for node in ids:
                 assert int(yarn[f"yarn.nodemanager.numa-awareness.{node}.memory"]) > 0
@@ -133,8 +140,10 @@ def test_k8s_settings(xeon24):
     )
     assert k8s_settings(straddling, xeon24)["kubelet"]["topologyManagerPolicy"] == "restricted"
     assert k8s_settings(plan(xeon24, layout), xeon24)["kubelet"] == {
-        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
-        "cpuManagerPolicy": "none"}  # fmt: skip
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "cpuManagerPolicy": "none",
+    }
 
 
 def test_placement_json(xeon24):
@@ -175,13 +184,25 @@ def test_a_standalone_fragment_to_paste(tmp_path, xeon24):
     conf = Platform.STANDALONE.settings(placement, xeon24)["spark-defaults.conf"]
     assert conf[LEVEL_KEY] == "node" and "spark.jars" not in conf
     assert conf["spark.executor.extraClassPath"] == conf["spark.driver.extraClassPath"]
-    shown = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--executors", "2",
-                    "--cores-per-executor", "6", "--bind", "node", "--target", "standalone")  # fmt: skip
+    shown = run_cli(
+        "plan",
+        "--xml",
+        topology_file("24em64t-2n6c2t-pci.xml"),
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "6",
+        "--bind",
+        "node",
+        "--target",
+        "standalone",
+    )
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert any(line.split() == [LEVEL_KEY, "node"] for line in lines)
-    assert any(line.split()[:1] == ["spark.executor.extraClassPath"] and line.split()[1:]
-               for line in lines)  # the path on the same line: pasted whole  # fmt: skip
+    assert any(
+        line.split()[:1] == ["spark.executor.extraClassPath"] and line.split()[1:] for line in lines
+    )  # the path on the same line: pasted whole
 
 
 def test_yarn_and_k8s_count_the_python_workers_memory_in_the_container(xeon24):
@@ -210,12 +231,23 @@ def test_yarn_and_k8s_count_the_python_workers_memory_in_the_container(xeon24):
 
 
 def test_python_memory_is_for_yarn_and_k8s_only(xeon24):
-    proc = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"),
-                   "--python-memory", "2g")  # fmt: skip
+    proc = run_cli(
+        "plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--python-memory", "2g"
+    )
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "--target yarn or k8s" in proc.stderr
-    ok = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--target", "yarn",
-                 "--executors-per-node", "1", "--python-memory", "2g", "--json")  # fmt: skip
+    ok = run_cli(
+        "plan",
+        "--xml",
+        topology_file("24em64t-2n6c2t-pci.xml"),
+        "--target",
+        "yarn",
+        "--executors-per-node",
+        "1",
+        "--python-memory",
+        "2g",
+        "--json",
+    )
     assert ok.returncode == 0, ok.stderr
     assert '"spark.executor.pyspark.memory": "2g"' in ok.stdout
 
@@ -226,8 +258,18 @@ def test_a_plan_for_yarn_or_kubernetes_is_headed_by_its_manager_not_standalone_m
         ("k8s", "on Kubernetes"),
         ("spark", "standalone mode"),
     ):
-        proc = run_cli("plan", "--xml", topology_file("24em64t-2n6c2t-pci.xml"), "--target", target,
-                       "--executors-per-node", "1", "--bind", "node", check=True)  # fmt: skip
+        proc = run_cli(
+            "plan",
+            "--xml",
+            topology_file("24em64t-2n6c2t-pci.xml"),
+            "--target",
+            target,
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            check=True,
+        )
         title = proc.stdout.splitlines()[0]
         assert title.startswith("Placement: 2 executor(s)") and f"{manager}, bind node" in title, (
             title

@@ -17,13 +17,20 @@ ARTIFACTS = Path(os.environ.get("NUMASPARK_TEST_ARTIFACTS", ROOT / "test-artifac
 
 def chromium() -> str:
     """The browser the test drives; scripts/test.sh installs chromium-headless-shell."""
-    for name in (os.environ.get("NUMASPARK_CHROMIUM"), "chromium-headless-shell", "chromium",
-                 "chromium-browser", "google-chrome"):  # fmt: skip
+    for name in (
+        os.environ.get("NUMASPARK_CHROMIUM"),
+        "chromium-headless-shell",
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+    ):
         found = name and shutil.which(name)
         if found:
             return found
-    pytest.fail("no Chromium: run scripts/test.sh (it installs chromium-headless-shell), or "
-                "set NUMASPARK_CHROMIUM to a Chromium binary")  # fmt: skip
+    pytest.fail(
+        "no Chromium: run scripts/test.sh (it installs chromium-headless-shell), or "
+        "set NUMASPARK_CHROMIUM to a Chromium binary"
+    )
 
 
 def open_in_chromium(report: Path, screenshot: str) -> tuple[int, list[str], list[str]]:
@@ -37,16 +44,25 @@ def open_in_chromium(report: Path, screenshot: str) -> tuple[int, list[str], lis
             page = browser.new_page(viewport={"width": 1300, "height": 900})
             page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.route("**/*", lambda route: route.abort() if not route.request.url.startswith(
-                "file:") else route.continue_())  # fmt: skip
+            page.route(
+                "**/*",
+                lambda route: (
+                    route.abort()
+                    if not route.request.url.startswith("file:")
+                    else route.continue_()
+                ),
+            )
             page.goto(report.as_uri())
             plots = page.evaluate("document.querySelectorAll('.plotly-graph-div').length")
             page.wait_for_function(
                 "Array.from(document.querySelectorAll('.plotly-graph-div'))"
-                ".every(d => d.querySelector('.main-svg'))", timeout=30000)  # fmt: skip
+                ".every(d => d.querySelector('.main-svg'))",
+                timeout=30000,
+            )
             assert page.locator("svg.topology").count() >= 1
-            sections = page.evaluate("Array.from(document.querySelectorAll('section'))"
-                                     ".map(s => s.id)")  # fmt: skip
+            sections = page.evaluate(
+                "Array.from(document.querySelectorAll('section')).map(s => s.id)"
+            )
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
         finally:
@@ -68,12 +84,19 @@ def _synthetic_results(directory: Path) -> None:
     topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
     (directory / TOPOLOGY_FILE).write_text(json.dumps(topo.to_dict()))
     store, rng = ResultStore(directory), random.Random(1)
-    shapes = [("standalone", e, c, b) for e in (1, 2, 4) for c in (1, 2, 3)
-              for b in (Binding.NONE, Binding.CORE)]  # fmt: skip
+    shapes = [
+        ("standalone", e, c, b)
+        for e in (1, 2, 4)
+        for c in (1, 2, 3)
+        for b in (Binding.NONE, Binding.CORE)
+    ]
     shapes += [("local", 1, p, Binding.CORE) for p in (1, 2, 4, 8)]
     for mode, executors, cores, binding in shapes:
-        layout = (Layout(cores_per_executor=cores, mode=Mode.LOCAL) if mode == "local"
-                  else Layout(executors=executors, cores_per_executor=cores))  # fmt: skip
+        layout = (
+            Layout(cores_per_executor=cores, mode=Mode.LOCAL)
+            if mode == "local"
+            else Layout(executors=executors, cores_per_executor=cores)
+        )
         placement = placement_to_dict(plan(topo, layout, binding))
         slots = executors * cores
         label = f"{mode} {executors}x{cores} bind={binding.value}"
@@ -81,23 +104,52 @@ def _synthetic_results(directory: Path) -> None:
             wall = (
                 40 / slots**0.8 * (1.1 if binding is Binding.NONE else 1) * rng.uniform(0.97, 1.03)
             )
-            store.append(RunResult(
-                spec={"workload": "wordcount", "size": "small", "mode": mode, "label": label,
-                      "config": label, "binding": binding.value, "executors": executors,
-                      "cores_per_executor": cores, "warmup": False, "iteration": repetition,
-                      "placement": placement, "spark_conf": {}},
-                environment={"host": "server", "numa_balancing": "0", "topology_fingerprint":
-                             topo.fingerprint},
-                status="ok", wall_time_s=wall, metrics={"gcShare": 0.04},
-            ))  # fmt: skip
+            store.append(
+                RunResult(
+                    spec={
+                        "workload": "wordcount",
+                        "size": "small",
+                        "mode": mode,
+                        "label": label,
+                        "config": label,
+                        "binding": binding.value,
+                        "executors": executors,
+                        "cores_per_executor": cores,
+                        "warmup": False,
+                        "iteration": repetition,
+                        "placement": placement,
+                        "spark_conf": {},
+                    },
+                    environment={
+                        "host": "server",
+                        "numa_balancing": "0",
+                        "topology_fingerprint": topo.fingerprint,
+                    },
+                    status="ok",
+                    wall_time_s=wall,
+                    metrics={"gcShare": 0.04},
+                )
+            )
     with open(directory / "cosched.jsonl", "w") as rows:
         for split, bound in (("by nodes", True), ("by nodes", False)):
-            for workload, cpus, done in (("wordcount", "0-5", 58 if bound else 51),
-                                         ("sql-aggregation", "6-11", 5)):  # fmt: skip
-                rows.write(json.dumps({"split": split, "bound": bound, "workload": workload,
-                                       "cpus": cpus, "completions": done,
-                                       "median_completion_s": 2.0, "remote_page_share": 0.01})
-                           + "\n")  # fmt: skip
+            for workload, cpus, done in (
+                ("wordcount", "0-5", 58 if bound else 51),
+                ("sql-aggregation", "6-11", 5),
+            ):
+                rows.write(
+                    json.dumps(
+                        {
+                            "split": split,
+                            "bound": bound,
+                            "workload": workload,
+                            "cpus": cpus,
+                            "completions": done,
+                            "median_completion_s": 2.0,
+                            "remote_page_share": 0.01,
+                        }
+                    )
+                    + "\n"
+                )
 
 
 def test_every_kind_of_plot_renders_in_chromium(tmp_path):
@@ -110,8 +162,15 @@ def test_every_kind_of_plot_renders_in_chromium(tmp_path):
     plots, sections, errors = open_in_chromium(target, "report-synthetic.png")
     assert errors == []
     assert plots == 4  # layout grid, bindings, speedup, co-scheduling (no time series: no samples)
-    assert {"topology", "configurations", "layout-grid", "bindings", "speedup", "cosched",
-            "advice"} <= set(sections)  # fmt: skip
+    assert {
+        "topology",
+        "configurations",
+        "layout-grid",
+        "bindings",
+        "speedup",
+        "cosched",
+        "advice",
+    } <= set(sections)
     text = target.read_text()
     assert text.count('<div class="placement') == 22  # one picture per configuration
     assert "within 10% of the best" in text
@@ -131,9 +190,25 @@ def tuned(tmp_path_factory):
     trials, replay and early stop are tested on tables in test_decide.py.)"""
     out = tmp_path_factory.mktemp("tuned")
     data = tmp_path_factory.mktemp("data")
-    proc = run_cli("tune", "wordcount", "--budget", "5", "--budget-time", "1s", "--repeat", "2",
-                   "--warmup", "0", "--seed", "1", "--out", str(out), "--data", str(data),
-                   "--json")  # fmt: skip
+    proc = run_cli(
+        "tune",
+        "wordcount",
+        "--budget",
+        "5",
+        "--budget-time",
+        "1s",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     return out, json.loads(proc.stdout)
 
@@ -204,11 +279,28 @@ def test_advise_reports_gc_on_a_deliberately_small_heap(tmp_path):
     not allowed, so it must complete unpinned and say why (one Spark start for both checks)."""
     out = tmp_path / "out"
     outside = max(os.sched_getaffinity(0)) + 64
-    proc = run_cli("run", "kmeans", "--size", "300000rows", "--mode", "local",
-                   "--memory-per-executor", "480m", "--repeat", "1", "--out", str(out),
-                   "--conf", "spark.driver.extraJavaOptions=-XX:+UseSerialGC -Xmn8m",
-                   "--bind", "core", "--conf", f"spark.numaspark.affinity.slots=0;{outside}",
-                   "--data", str(tmp_path / "data"))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "kmeans",
+        "--size",
+        "300000rows",
+        "--mode",
+        "local",
+        "--memory-per-executor",
+        "480m",
+        "--repeat",
+        "1",
+        "--out",
+        str(out),
+        "--conf",
+        "spark.driver.extraJavaOptions=-XX:+UseSerialGC -Xmn8m",
+        "--bind",
+        "core",
+        "--conf",
+        f"spark.numaspark.affinity.slots=0;{outside}",
+        "--data",
+        str(tmp_path / "data"),
+    )
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("advise", str(out), "--json")
     assert proc.returncode == 0, proc.stderr

@@ -28,24 +28,68 @@ def _requests(tmp_path: Path) -> list[tuple[RunRequest, apps.Application | None]
     """Requests with every option ``run`` has away from its default, in each kind of run."""
     application = apps.from_file(str(SQUARES), ["out.json", "a b", "$HOME", "--", "it's"])
     return [
-        (RunRequest(workload="kmeans", size="small",
-                    layout=Layout(executors_per_node=2, cores_per_executor=3,
-                                  memory_per_executor=4 * GIB, mode=Mode.STANDALONE),
-                    binding=Binding.PU, mem_policy=MemPolicy.INTERLEAVE,
-                    pu_order=PuOrder.SIBLINGS_FIRST, only_nodes=CpuSet.parse("0-1"), repeat=3,
-                    warmup=1, out=tmp_path / "o", data_root=tmp_path / "d", timeout_s=90.0,
-                    spark_conf={"spark.executor.extraJavaOptions": "-XX:+UseNUMA -Xmn8m",
-                                "spark.sql.shuffle.partitions": "64"},
-                    params={"k": "4", "iterations": "2"}, collect=False, interval_s=0.5,
-                    gc_log=True, profile=True), None),
-        (RunRequest(workload="wordcount", layout=Layout(executors=3, mode=Mode.STANDALONE),
-                    master="spark://h:7077"), None),
-        (RunRequest(workload="windowed-wordcount", layout=Layout(mode=Mode.LOCAL), rate=500.0,
-                    duration_s=30.0, stream_warmup_s=2.5, params={"window_s": "20"}), None),
-        (RunRequest(workload=application.name, layout=Layout(cores_per_executor=2, mode=Mode.LOCAL),
-                    binding=Binding.NODE, time="job", duration_s=45.0, stop_after_s=45.0),
-         application),
-    ]  # fmt: skip
+        (
+            RunRequest(
+                workload="kmeans",
+                size="small",
+                layout=Layout(
+                    executors_per_node=2,
+                    cores_per_executor=3,
+                    memory_per_executor=4 * GIB,
+                    mode=Mode.STANDALONE,
+                ),
+                binding=Binding.PU,
+                mem_policy=MemPolicy.INTERLEAVE,
+                pu_order=PuOrder.SIBLINGS_FIRST,
+                only_nodes=CpuSet.parse("0-1"),
+                repeat=3,
+                warmup=1,
+                out=tmp_path / "o",
+                data_root=tmp_path / "d",
+                timeout_s=90.0,
+                spark_conf={
+                    "spark.executor.extraJavaOptions": "-XX:+UseNUMA -Xmn8m",
+                    "spark.sql.shuffle.partitions": "64",
+                },
+                params={"k": "4", "iterations": "2"},
+                collect=False,
+                interval_s=0.5,
+                gc_log=True,
+                profile=True,
+            ),
+            None,
+        ),
+        (
+            RunRequest(
+                workload="wordcount",
+                layout=Layout(executors=3, mode=Mode.STANDALONE),
+                master="spark://h:7077",
+            ),
+            None,
+        ),
+        (
+            RunRequest(
+                workload="windowed-wordcount",
+                layout=Layout(mode=Mode.LOCAL),
+                rate=500.0,
+                duration_s=30.0,
+                stream_warmup_s=2.5,
+                params={"window_s": "20"},
+            ),
+            None,
+        ),
+        (
+            RunRequest(
+                workload=application.name,
+                layout=Layout(cores_per_executor=2, mode=Mode.LOCAL),
+                binding=Binding.NODE,
+                time="job",
+                duration_s=45.0,
+                stop_after_s=45.0,
+            ),
+            application,
+        ),
+    ]
 
 
 def test_the_printed_command_is_the_same_request_to_the_real_command_line(tmp_path, monkeypatch):
@@ -77,16 +121,34 @@ def test_a_stored_run_gives_back_the_request_it_came_from():
     topology = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
     application = register_application(apps.from_file(str(SQUARES), ["out.json"])).name
     requests = [
-        RunRequest(workload="kmeans", size="small",
-                   layout=Layout(executors=4, cores_per_executor=3, mode=Mode.STANDALONE),
-                   binding=Binding.CORE, spark_conf={"spark.sql.shuffle.partitions": "64"},
-                   params={"k": "4"}),
-        RunRequest(workload="wordcount", layout=Layout(cores_per_executor=4, mode=Mode.LOCAL),
-                   binding=Binding.NODE, mem_policy=MemPolicy.INTERLEAVE),
-        RunRequest(workload="windowed-wordcount", layout=Layout(cores_per_executor=2,
-                   mode=Mode.LOCAL), rate=500.0, duration_s=30.0, stream_warmup_s=2.0),
-        RunRequest(workload=application, layout=Layout(cores_per_executor=2, mode=Mode.LOCAL),
-                   time="job", duration_s=45.0, stop_after_s=45.0),
-    ]  # fmt: skip
+        RunRequest(
+            workload="kmeans",
+            size="small",
+            layout=Layout(executors=4, cores_per_executor=3, mode=Mode.STANDALONE),
+            binding=Binding.CORE,
+            spark_conf={"spark.sql.shuffle.partitions": "64"},
+            params={"k": "4"},
+        ),
+        RunRequest(
+            workload="wordcount",
+            layout=Layout(cores_per_executor=4, mode=Mode.LOCAL),
+            binding=Binding.NODE,
+            mem_policy=MemPolicy.INTERLEAVE,
+        ),
+        RunRequest(
+            workload="windowed-wordcount",
+            layout=Layout(cores_per_executor=2, mode=Mode.LOCAL),
+            rate=500.0,
+            duration_s=30.0,
+            stream_warmup_s=2.0,
+        ),
+        RunRequest(
+            workload=application,
+            layout=Layout(cores_per_executor=2, mode=Mode.LOCAL),
+            time="job",
+            duration_s=45.0,
+            stop_after_s=45.0,
+        ),
+    ]
     for request in requests:
         assert request_of(_stored(request, topology)) == request, request.workload

@@ -13,9 +13,18 @@ from numaspark.experiment.store import ResultStore
 
 
 def _run(workload="wordcount", binding="none", wall=1.0, status="ok", warmup=False, iteration=1):
-    spec = {"workload": workload, "size": "tiny", "mode": "local", "binding": binding,
-            "mem_policy": None, "executors": 1, "cores_per_executor": 2, "warmup": warmup,
-            "iteration": iteration, "label": None}  # fmt: skip
+    spec = {
+        "workload": workload,
+        "size": "tiny",
+        "mode": "local",
+        "binding": binding,
+        "mem_policy": None,
+        "executors": 1,
+        "cores_per_executor": 2,
+        "warmup": warmup,
+        "iteration": iteration,
+        "label": None,
+    }
     return RunResult(
         spec=spec,
         environment={"topology_fingerprint": "abc"},
@@ -144,8 +153,9 @@ def test_metrics_are_typed_from_the_registry_and_read_as_a_mapping():
 
     from numaspark.metrics.registry import DERIVED_METRICS, METRIC_NAMES, REPORT_ORDER, Metrics
 
-    assert tuple(f.name for f in fields(Metrics)) == METRIC_NAMES == (*REPORT_ORDER,
-                                                                       *DERIVED_METRICS)  # fmt: skip
+    assert (
+        tuple(f.name for f in fields(Metrics)) == METRIC_NAMES == (*REPORT_ORDER, *DERIVED_METRICS)
+    )
     measured = Metrics.of({"gcShare": 0.25, "numTasks": 4.0, "notAMetric": 1.0})
     assert measured.gcShare == 0.25 and measured["numTasks"] == 4.0 and measured.cpuShare is None
     assert len(measured) == len(METRIC_NAMES) and "notAMetric" not in measured.to_dict()
@@ -160,8 +170,13 @@ def test_metrics_are_typed_from_the_registry_and_read_as_a_mapping():
 def test_artifacts_are_typed_and_stored_as_before():
     """The stored artifacts dict of earlier runs reads into `Artifacts` and writes back the
     same; a key a newer numaspark wrote is kept."""
-    stored = {"run_dir": "/r", "event_log": None, "spark_submit_log": "/r/spark-submit.log",
-              "flame_graphs": ["/r/profiles/profile-1.svg"], "later": {"x": 1}}  # fmt: skip
+    stored = {
+        "run_dir": "/r",
+        "event_log": None,
+        "spark_submit_log": "/r/spark-submit.log",
+        "flame_graphs": ["/r/profiles/profile-1.svg"],
+        "later": {"x": 1},
+    }
     artifacts = Artifacts.from_dict(stored)
     assert artifacts.flame_graphs == ("/r/profiles/profile-1.svg",) and artifacts.gc_logs == ()
     assert artifacts.collector_samples is None and artifacts.extra == {"later": {"x": 1}}

@@ -25,10 +25,17 @@ BREAKS = sorted((SABOTAGE / "breaks").glob("*.diff"))
 @pytest.mark.parametrize("path", BREAKS, ids=[p.stem for p in BREAKS])
 def test_each_break_still_applies_and_names_its_test(path):
     item = Break.read(path)
-    check = subprocess.run(["git", "apply", "--check", str(path)], cwd=ROOT,
-                           capture_output=True, text=True, check=False)  # fmt: skip
-    assert check.returncode == 0, (f"{path.name} no longer applies: make it again against the "
-                                   f"code as it is now ({check.stderr.strip()[:200]})")  # fmt: skip
+    check = subprocess.run(
+        ["git", "apply", "--check", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, (
+        f"{path.name} no longer applies: make it again against the "
+        f"code as it is now ({check.stderr.strip()[:200]})"
+    )
     if item.caught_by.startswith("junit "):
         test_class = item.caught_by.split()[1].split("#")[0]
         assert list((ROOT / "jvm" / "src" / "test").rglob(f"{test_class}.java")), item.caught_by

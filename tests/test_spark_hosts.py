@@ -31,8 +31,11 @@ from nscluster import SparkHosts, host_env
 
 from numaspark.spark.learned import load_learned
 
-pytestmark = [pytest.mark.integration, pytest.mark.jvm,
-              pytest.mark.long(script="bash scripts/test-hosts.sh")]  # fmt: skip
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.jvm,
+    pytest.mark.long(script="bash scripts/test-hosts.sh"),
+]
 APPS = Path(__file__).resolve().parent / "apps"
 # README, "Ending": the driver ends within 10 s of numaspark's end; the executors over there
 # once their master sees the application end (the test allows 20 s)
@@ -53,8 +56,12 @@ def cluster(tmp_path_factory):
     assert not spark_jvms(), f"Spark JVMs already running: {spark_jvms()}"
     with SparkHosts(tmp_path_factory.mktemp("hosts"), cores=1, memory="1g") as made:
         for host in made.hosts:  # the hosts' python3 has no numaspark: it must be shipped
-            ran = subprocess.run(host.argv(["python3", "-c", "import numaspark"]),
-                                 env=_host_env(made), capture_output=True, check=False)  # fmt: skip
+            ran = subprocess.run(
+                host.argv(["python3", "-c", "import numaspark"]),
+                env=_host_env(made),
+                capture_output=True,
+                check=False,
+            )
             assert ran.returncode != 0, f"{host.hostname}'s python3 imports numaspark"
         yield made
     deadline = time.monotonic() + 15
@@ -77,19 +84,37 @@ def _host_env(cluster: SparkHosts) -> dict[str, str]:
 
 
 def _on_host(cluster: SparkHosts, host, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(host.argv(list(argv)), env=_host_env(cluster), capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    return subprocess.run(
+        host.argv(list(argv)), env=_host_env(cluster), capture_output=True, text=True, check=False
+    )
 
 
-def _numaspark(cluster: SparkHosts, state: Path, out: Path, *args: str,
-               app_args: tuple[str, ...] = ()) -> subprocess.Popen:  # fmt: skip
+def _numaspark(
+    cluster: SparkHosts, state: Path, out: Path, *args: str, app_args: tuple[str, ...] = ()
+) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "numaspark", "run", *args, "--master", cluster.master,
-         "--master-ui", cluster.ui, "--executors", "2", "--cores-per-executor", "1",
-         "--out", str(out), *(("--", *app_args) if app_args else ())],
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "run",
+            *args,
+            "--master",
+            cluster.master,
+            "--master-ui",
+            cluster.ui,
+            "--executors",
+            "2",
+            "--cores-per-executor",
+            "1",
+            "--out",
+            str(out),
+            *(("--", *app_args) if app_args else ()),
+        ],
         stdout=(out.parent / f"{out.name}.stdout").open("w"),
         stderr=(out.parent / f"{out.name}.stderr").open("w"),
-        env={**os.environ, "COLUMNS": "400", "NUMASPARK_STATE_DIR": str(state)})  # fmt: skip
+        env={**os.environ, "COLUMNS": "400", "NUMASPARK_STATE_DIR": str(state)},
+    )
 
 
 def _finish(cli: subprocess.Popen, out: Path, timeout_s: float = 600) -> tuple[str, list[dict]]:
@@ -122,8 +147,9 @@ def _placed(record: dict) -> dict[str, dict]:
     return {e["host"]: e for e in effective}
 
 
-def test_a_built_in_workload_on_two_hosts_unbound_then_node_bound(tmp_path, cluster, state,
-                                                                    shared, monkeypatch):  # fmt: skip
+def test_a_built_in_workload_on_two_hosts_unbound_then_node_bound(
+    tmp_path, cluster, state, shared, monkeypatch
+):
     """terasort, whose tasks import numaspark's own sort module (shipped: the hosts' python3
     has none). At --bind none its executors run on both hosts, named by their hostnames, and
     the plugin's reports teach numaspark each host's topology; at --bind node the plan says
@@ -131,8 +157,21 @@ def test_a_built_in_workload_on_two_hosts_unbound_then_node_bound(tmp_path, clus
     are counted per host (a /tmp shared by both would have given one of them slot 1)."""
     data = shared / "data"
     first = tmp_path / "none"
-    said, records = _finish(_numaspark(cluster, state, first, "terasort", "--size", "tiny",
-                                       "--bind", "none", "--data", str(data)), first)  # fmt: skip
+    said, records = _finish(
+        _numaspark(
+            cluster,
+            state,
+            first,
+            "terasort",
+            "--size",
+            "tiny",
+            "--bind",
+            "none",
+            "--data",
+            str(data),
+        ),
+        first,
+    )
     assert f"the driver listens on {cluster.here}: the route to {cluster.address}" in said
     assert set(_placed(records[-1])) == {"spark-a", "spark-b"}
     for host in ("spark-a", "spark-b"):
@@ -150,14 +189,29 @@ def test_a_built_in_workload_on_two_hosts_unbound_then_node_bound(tmp_path, clus
     _nothing_left(cluster)
 
     second = tmp_path / "node"
-    said, records = _finish(_numaspark(cluster, state, second, "terasort", "--size", "tiny",
-                                       "--bind", "node", "--data", str(data)), second)  # fmt: skip
+    said, records = _finish(
+        _numaspark(
+            cluster,
+            state,
+            second,
+            "terasort",
+            "--size",
+            "tiny",
+            "--bind",
+            "node",
+            "--data",
+            str(data),
+        ),
+        second,
+    )
     assert "planned with the topologies of spark-a, spark-b, learned from the plugin's" in said
     placed = _placed(records[-1])
     assert set(placed) == {"spark-a", "spark-b"}
     for host, report in placed.items():
         assert report["choice"].startswith("slot 0 of node 0 in /tmp/numaspark-affinity"), (
-            host, report)  # fmt: skip
+            host,
+            report,
+        )
         assert report["chosen_nodes"] == "0", (host, report)
     for host in cluster.hosts:  # each host's lock files in its own /tmp
         assert sorted(p.name for p in (host.root / "numaspark-affinity").iterdir()) == [
@@ -175,8 +229,10 @@ def test_a_pyspark_application_on_two_hosts(tmp_path, cluster, state, bind):
     shutil.copy(APPS / "squares.py", app)
     result = tmp_path / "squares.json"
     out = tmp_path / "out"
-    said, records = _finish(_numaspark(cluster, state, out, str(app), "--bind", bind,
-                                       app_args=(str(result), "100000")), out)  # fmt: skip
+    said, records = _finish(
+        _numaspark(cluster, state, out, str(app), "--bind", bind, app_args=(str(result), "100000")),
+        out,
+    )
     assert json.loads(result.read_text())["sum"] == sum(x * x for x in range(100000))
     placed = _placed(records[-1])
     assert set(placed) == {"spark-a", "spark-b"}, placed
@@ -189,13 +245,13 @@ def test_a_pyspark_application_on_two_hosts(tmp_path, cluster, state, bind):
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_numaspark_ended_by_a_signal_leaves_no_executor_on_the_hosts(tmp_path, cluster, state,
-                                                                     how):  # fmt: skip
+def test_numaspark_ended_by_a_signal_leaves_no_executor_on_the_hosts(tmp_path, cluster, state, how):
     """While an application holds executors on both hosts, numaspark gets ``how``: its driver
     ends within the time README states, and the executors over there with it."""
     out = tmp_path / "out"
-    cli = _numaspark(cluster, state, out, str(APPS / "holds.py"),
-                     app_args=(str(tmp_path / "never"),))  # fmt: skip
+    cli = _numaspark(
+        cluster, state, out, str(APPS / "holds.py"), app_args=(str(tmp_path / "never"),)
+    )
     deadline = time.monotonic() + 300
     while not all(cluster.executors().values()) and cli.poll() is None:
         assert time.monotonic() < deadline, f"no executors on both hosts: {cluster.executors()}"
@@ -208,10 +264,13 @@ def test_numaspark_ended_by_a_signal_leaves_no_executor_on_the_hosts(tmp_path, c
     cli.wait(timeout=60)
     driver_s = gone_within(drivers_here, DRIVER_ENDS_S)
     executors_s = gone_within(lambda: _running_over_there(cluster), EXECUTORS_END_S)
-    driver_s, executors_s = (None if t is None else round(t - signalled, 2)
-                             for t in (driver_s, executors_s))  # fmt: skip
-    print(f"{how.name}: the driver was gone {driver_s} s and the executors on both hosts "
-          f"{executors_s} s after the signal")  # fmt: skip
+    driver_s, executors_s = (
+        None if t is None else round(t - signalled, 2) for t in (driver_s, executors_s)
+    )
+    print(
+        f"{how.name}: the driver was gone {driver_s} s and the executors on both hosts "
+        f"{executors_s} s after the signal"
+    )
     assert driver_s is not None, drivers_here()
     assert executors_s is not None, cluster.executors()
     time.sleep(5)  # the application is gone from the cluster: no executor comes back

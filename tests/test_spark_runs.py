@@ -44,8 +44,22 @@ def _results(out: Path) -> list[dict]:
 @pytest.mark.jvm
 def test_local_run_bound_to_the_node(tmp_path, data):
     out = tmp_path / "out"
-    proc = run_cli("run", "wordcount", "--mode", "local", "--bind", "node", "--warmup", "1",
-                   "--repeat", "2", "--out", str(out), "--data", str(data))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "wordcount",
+        "--mode",
+        "local",
+        "--bind",
+        "node",
+        "--warmup",
+        "1",
+        "--repeat",
+        "2",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    )
     assert proc.returncode == 0, proc.stderr
     assert "executorRunTime =>" in proc.stdout
     runs = _results(out)
@@ -69,8 +83,18 @@ def test_local_run_bound_by_numasparks_own_binder(local_core_run):
     assert proc.returncode == 0, proc.stderr
     assert run["status"] == "ok" and run["check"]["passed"]
     (planned,) = [j for j in run["spec"]["placement"]["jvms"] if j["runs_tasks"]]
-    assert planned["prefix"] == [sys.executable, "-m", "numaspark.bindexec", "--cpus",
-                                 planned["cpus"], "--policy", "preferred", "--nodes", "0", "--"]  # fmt: skip
+    assert planned["prefix"] == [
+        sys.executable,
+        "-m",
+        "numaspark.bindexec",
+        "--cpus",
+        planned["cpus"],
+        "--policy",
+        "preferred",
+        "--nodes",
+        "0",
+        "--",
+    ]
     (driver,) = run["effective_placement"]
     assert driver["cpus"] == planned["cpus"] and driver["policy"] == "prefer:0"
     assert driver["differences"] == []
@@ -126,8 +150,12 @@ def test_interrupted_run_stops_every_jvm_and_keeps_finished_iterations(tmp_path,
     ]
     if mode == "standalone":
         args += ["--executors", "1", "--cores-per-executor", "1", "--bind", "core"]
-    proc = subprocess.Popen([sys.executable, "-m", "numaspark", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "numaspark", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for_answers(out, 2, proc)
         proc.send_signal(sig)
@@ -145,8 +173,22 @@ def test_interrupted_run_stops_every_jvm_and_keeps_finished_iterations(tmp_path,
 def test_executors_that_keep_dying_fail_the_run(tmp_path, data):
     out = tmp_path / "out"
     started = time.monotonic()
-    proc = run_cli("run", "wordcount", "--mode", "standalone", "--executors", "1", "--cores-per-executor", "1",
-                   "--conf", "spark.executor.extraJavaOptions=-Xss1k", "--out", str(out), "--data", str(data))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "wordcount",
+        "--mode",
+        "standalone",
+        "--executors",
+        "1",
+        "--cores-per-executor",
+        "1",
+        "--conf",
+        "spark.executor.extraJavaOptions=-Xss1k",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    )
     assert proc.returncode == 1
     assert time.monotonic() - started < 120  # detected, not a hang
     (run,) = _results(out)
@@ -183,8 +225,18 @@ def test_kept_cluster_serves_runs_with_its_layout(tmp_path, data):
         # a run on it: each executor on its own CPU, measured apart from the driver
         out = tmp_path / "out"
         profile = ["--profile"] if shutil.which("mvn") else []  # async-profiler through Maven
-        ran = run_cli("run", "wordcount", "--cluster", str(cluster), *layout, *profile,
-                      "--out", str(out), "--data", str(data))  # fmt: skip
+        ran = run_cli(
+            "run",
+            "wordcount",
+            "--cluster",
+            str(cluster),
+            *layout,
+            *profile,
+            "--out",
+            str(out),
+            "--data",
+            str(data),
+        )
         assert ran.returncode == 0, ran.stderr
         (run,) = _results(out)
         assert run["status"] == "ok" and run["spec"]["cluster"] == str(cluster.resolve())
@@ -229,11 +281,22 @@ def test_event_log_sums_match_sparks_rest_api(tmp_path):
         else:
             shutil.copy(source, logs / name)
     port = free_port()
-    env = spark_env(extra={"SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
-                           f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s"})  # fmt: skip
+    env = spark_env(
+        extra={
+            "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
+            f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s"
+        }
+    )
     with ProcessTracker() as tracker:
-        tracker.start([str(spark_home() / "bin" / "spark-class"), "org.apache.spark.deploy.history.HistoryServer"],
-                      name="history", log=tmp_path / "history.log", env=env)  # fmt: skip
+        tracker.start(
+            [
+                str(spark_home() / "bin" / "spark-class"),
+                "org.apache.spark.deploy.history.HistoryServer",
+            ],
+            name="history",
+            log=tmp_path / "history.log",
+            env=env,
+        )
         api = f"http://127.0.0.1:{port}/api/v1/applications"
         apps = []
         deadline = time.monotonic() + 90

@@ -96,8 +96,14 @@ def test_an_application_with_no_executor_stops_after_the_wait(tmp_path):
     blame the cluster's size (its recorded status page holds the plan)."""
     now = [0.0]
     with serving(recorded_status()) as ui:
-        target = ExternalTarget(ProcessTracker(), MASTER, executor_wait_s=0.2, has="1 worker",
-                                ui=ui, clock=lambda: now[0])  # fmt: skip
+        target = ExternalTarget(
+            ProcessTracker(),
+            MASTER,
+            executor_wait_s=0.2,
+            has="1 worker",
+            ui=ui,
+            clock=lambda: now[0],
+        )
         placement = _place(StandingCluster.read(MASTER, ui), Layout())
         reports = tmp_path / "placement.jsonl"
         check = target.first_executor(placement, reports, tmp_path)
@@ -117,9 +123,13 @@ def test_kubernetes_is_planned_on_the_nodes_topology_given(tmp_path):
     """--master k8s:// with --xml: executors sized for the cluster's node (a saved 4-node,
     96-thread server's topology: this machine has 2 CPUs and could not hold them)."""
     node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
-    request = RunRequest(workload="wordcount", master="k8s://https://127.0.0.1:6443",
-                         layout=Layout(executors=4, cores_per_executor=24), node_topology=node,
-                         out=tmp_path)  # fmt: skip
+    request = RunRequest(
+        workload="wordcount",
+        master="k8s://https://127.0.0.1:6443",
+        layout=Layout(executors=4, cores_per_executor=24),
+        node_topology=node,
+        out=tmp_path,
+    )
     with Runner(load(), tmp_path) as runner:
         target, placement = runner._place(request)
     assert [e.cores for e in placement.executors] == [24] * 4
@@ -132,15 +142,24 @@ def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_
     is planned a node, starts unbound (no -XX:+UseNUMA) with -XX:ActiveProcessorCount of the
     node's CPUs, and the plugin is set to level node; preferred, its default, is not named."""
     node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
-    request = RunRequest(workload="wordcount", master="k8s://https://127.0.0.1:6443",
-                         layout=Layout(executors=4, cores_per_executor=20), binding=Binding.NODE,
-                         node_topology=node, out=tmp_path)  # fmt: skip
+    request = RunRequest(
+        workload="wordcount",
+        master="k8s://https://127.0.0.1:6443",
+        layout=Layout(executors=4, cores_per_executor=20),
+        binding=Binding.NODE,
+        node_topology=node,
+        out=tmp_path,
+    )
     with Runner(load(), tmp_path) as runner:
         _, placement = runner._place(request)
         _, interleaved = runner._place(replace(request, mem_policy=MemPolicy.INTERLEAVE))
-        for wrong, says in ((replace(request, binding=Binding.CORE, mem_policy=MemPolicy.BIND),
-                             "goes with --bind node"),
-                            (replace(request, mem_policy=MemPolicy.LOCAL), "--mem-policy local")):  # fmt: skip
+        for wrong, says in (
+            (
+                replace(request, binding=Binding.CORE, mem_policy=MemPolicy.BIND),
+                "goes with --bind node",
+            ),
+            (replace(request, mem_policy=MemPolicy.LOCAL), "--mem-policy local"),
+        ):
             with pytest.raises(UsageError, match=says):
                 runner._place(wrong)
     assert placement.mem_policy is MemPolicy.PREFERRED
@@ -148,6 +167,7 @@ def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_
     conf = shipped_plugin_conf(placement)
     assert conf[LEVEL_KEY] == "node" and MEM_POLICY_KEY not in conf
     assert shipped_plugin_conf(interleaved)[MEM_POLICY_KEY] == "interleave"
-    wide = bound_from_inside(plan(node, Layout(executors=1, cores_per_executor=30), Binding.NODE),
-                             slice_known=False)  # fmt: skip
+    wide = bound_from_inside(
+        plan(node, Layout(executors=1, cores_per_executor=30), Binding.NODE), slice_known=False
+    )
     assert wide.executors[0].java_options == ()  # spans two nodes, yet no -XX:+UseNUMA

@@ -66,9 +66,16 @@ def test_each_reading_names_its_axis(recorded):
     assert gc.gc_share == pytest.approx(0.25, rel=0.05)
     assert hint(gc).moves[0] == ("layout", 2, 0.5) and "more, smaller executors" in hint(gc).reason
     # ... with the CPUs mostly idle, once with spill and once without
-    idle = [replace(r, measurements={**r.measurements.to_dict(), "os": {**r.measurements.to_dict()["os"],
-                                                              "cpu_utilisation": 0.3}})
-            for r in recorded]  # fmt: skip
+    idle = [
+        replace(
+            r,
+            measurements={
+                **r.measurements.to_dict(),
+                "os": {**r.measurements.to_dict()["os"], "cpu_utilisation": 0.3},
+            },
+        )
+        for r in recorded
+    ]
     spilled = hint(observe(_with(idle, memoryBytesSpilled=2**30, diskBytesSpilled=2**29)))
     assert spilled.moves[:2] == (("axis", "memory", 1), ("layout", 0.5, 2))
     assert "more memory for each task" in spilled.reason and "fewer, larger" in spilled.reason
@@ -81,8 +88,16 @@ def test_each_reading_names_its_axis(recorded):
     assert pressure(observe(recorded)) == "" and pressure(None) == ""
     assert hint(observe(idle)).moves[0] == ("axis", "partitions_per_slot", 1)
     # ... with a saturated memory bandwidth (a machine with counters)
-    saturated = [replace(r, measurements={**r.measurements.to_dict(), "memory_bandwidth": {
-        "estimate_bps": 9e10, "share": 0.95, "region": "exponential"}}) for r in recorded]  # fmt: skip
+    saturated = [
+        replace(
+            r,
+            measurements={
+                **r.measurements.to_dict(),
+                "memory_bandwidth": {"estimate_bps": 9e10, "share": 0.95, "region": "exponential"},
+            },
+        )
+        for r in recorded
+    ]
     found = observe(saturated)
     assert found.bandwidth_unavailable is None
     assert hint(found).moves[0] == ("axis", "threads_per_core", -1)
@@ -99,8 +114,9 @@ def test_on_smt8_the_first_run_uses_whole_cores_and_its_readings_pick_the_next_a
     space, configs = live_space(topology, "wordcount", "tiny")
     assert space.values["threads_per_core"] == [1, 2, 4, 8]
     gc = observe(_with(recorded, gc_share=0.25))
-    saturated = replace(observe(recorded), bandwidth_region="exponential",
-                        bandwidth_unavailable=None)  # fmt: skip
+    saturated = replace(
+        observe(recorded), bandwidth_region="exponential", bandwidth_unavailable=None
+    )
     for first_run, axis in ((gc, "executors"), (saturated, "threads_per_core")):
         seen: list[dict] = []
 
@@ -128,8 +144,13 @@ def test_on_smt8_the_first_run_uses_whole_cores_and_its_readings_pick_the_next_a
 
 
 def _layouts(times: dict[tuple[int, int], float]) -> tuple[Space, dict]:
-    return Space({"executors": sorted({k[0] for k in times}),
-                  "cores_per_executor": sorted({k[1] for k in times})}, sorted(times)), times  # fmt: skip
+    return Space(
+        {
+            "executors": sorted({k[0] for k in times}),
+            "cores_per_executor": sorted({k[1] for k in times}),
+        },
+        sorted(times),
+    ), times
 
 
 def test_a_move_that_paid_is_made_again_and_one_that_cost_is_undone():
@@ -138,11 +159,20 @@ def test_a_move_that_paid_is_made_again_and_one_that_cost_is_undone():
     next trial goes the other way. (One node of 16 cores: a model, not a measurement.)"""
     machine = Machine(1, 16, 16)
     widths = (1, 2, 4, 8, 16)
-    times = {(e, c): 100.0 * (1 + 0.3 * math.log2(c)) + 5 * e
-             for e in (1, 2, 4, 8, 16) for c in widths if e * c <= 16}  # fmt: skip
+    times = {
+        (e, c): 100.0 * (1 + 0.3 * math.log2(c)) + 5 * e
+        for e in (1, 2, 4, 8, 16)
+        for c in widths
+        if e * c <= 16
+    }
     space, lookup = _layouts(times)
-    found = tune(space, lambda p: lookup[(p["executors"], p["cores_per_executor"])], budget=4,
-                 machine=machine, early_stop=False)  # fmt: skip
+    found = tune(
+        space,
+        lambda p: lookup[(p["executors"], p["cores_per_executor"])],
+        budget=4,
+        machine=machine,
+        early_stop=False,
+    )
     again = [t for t in found.trials if "paid" in t.source]
     assert again and "again" in again[0].source, [t.source for t in found.trials]
     moved = [t for t in found.trials if t.source.startswith("move")]
@@ -151,8 +181,13 @@ def test_a_move_that_paid_is_made_again_and_one_that_cost_is_undone():
     # the other way: wider executors cost here
     worse = {k: 100.0 * (1 + 0.3 * (4 - math.log2(k[1]))) for k in times}
     space, lookup = _layouts(worse)
-    found = tune(space, lambda p: lookup[(p["executors"], p["cores_per_executor"])], budget=4,
-                 machine=machine, early_stop=False)  # fmt: skip
+    found = tune(
+        space,
+        lambda p: lookup[(p["executors"], p["cores_per_executor"])],
+        budget=4,
+        machine=machine,
+        early_stop=False,
+    )
     sources = [t.source for t in found.trials]
     assert "cost (+" in sources[2] and "the other way" in sources[2], sources
     assert found.trials[2].value < found.trials[0].value  # and there the best was
@@ -163,8 +198,10 @@ def test_a_rule_the_runs_contradict_loses_its_weight_after_two_runs():
     both threads of every core were 30% faster contradict 'threads per core over': its
     prior mean goes to 0 and the model then expects the SMT threads to pay."""
     machine = Machine(1, 16, 32)
-    space = Space({"executors": [2, 4], "cores_per_executor": [2, 4, 8]},
-                  [(e, c) for e in (2, 4) for c in (2, 4, 8)])  # fmt: skip
+    space = Space(
+        {"executors": [2, 4], "cores_per_executor": [2, 4, 8]},
+        [(e, c) for e in (2, 4) for c in (2, 4, 8)],
+    )
     prior = Prior(space, machine)
     model = RuleModel(prior, 0.05)
     model.fit({(2, 8): 100.0, (4, 8): 70.0})  # 16 threads, then 32: SMT paid

@@ -30,10 +30,15 @@ STREAMING = [w for w in all_workloads() if w.streaming]
 
 def test_the_suite_has_the_eight_streaming_workloads():
     assert {w.name for w in STREAMING} == {
-        "network-wordcount", "windowed-wordcount", "stateful-wordcount", "sql-wordcount",
-        "clicks-error-rate", "clicks-page-counts", "clicks-active-users",
+        "network-wordcount",
+        "windowed-wordcount",
+        "stateful-wordcount",
+        "sql-wordcount",
+        "clicks-error-rate",
+        "clicks-page-counts",
+        "clicks-active-users",
         "clicks-sliding-page-counts",
-    }  # fmt: skip
+    }
     assert len([w for w in all_workloads() if not w.streaming]) >= 17
 
 
@@ -73,17 +78,24 @@ def _drain(sock: socket.socket, into: bytearray) -> None:
 
 def _progress(run_id, start_ms, duration_ms, rows, avg_ts=None, min_ts=None):
     raw = {
-        "runId": run_id, "name": "q", "batchId": 0,
+        "runId": run_id,
+        "name": "q",
+        "batchId": 0,
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(start_ms / 1000))
         + f".{start_ms % 1000:03d}Z",
         "durationMs": {"triggerExecution": duration_ms},
-        "sources": [{"numInputRows": rows, "inputRowsPerSecond": 0.0,
-                     "processedRowsPerSecond": 0.0}],
-        "observedMetrics": {"numaspark_events": {
-            "values": [rows, avg_ts, min_ts],
-            "schema": {"fields": [{"name": "events"}, {"name": "avg_ts"}, {"name": "min_ts"}]},
-        }} if rows else {},
-    }  # fmt: skip
+        "sources": [
+            {"numInputRows": rows, "inputRowsPerSecond": 0.0, "processedRowsPerSecond": 0.0}
+        ],
+        "observedMetrics": {
+            "numaspark_events": {
+                "values": [rows, avg_ts, min_ts],
+                "schema": {"fields": [{"name": "events"}, {"name": "avg_ts"}, {"name": "min_ts"}]},
+            }
+        }
+        if rows
+        else {},
+    }
     return compact_progress(raw)
 
 
@@ -112,8 +124,16 @@ def test_stream_summary_measures_only_the_window_and_its_drain():
 
 
 def test_window_must_be_a_multiple_of_the_slide(tmp_path):
-    proc = run_cli("run", "windowed-wordcount", "--param", "slide_s=3", "--duration", "5s",
-                   "--out", str(tmp_path))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "windowed-wordcount",
+        "--param",
+        "slide_s=3",
+        "--duration",
+        "5s",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 2
     assert "window_s=10 must be a whole multiple of slide_s=3" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -176,17 +196,30 @@ def test_every_streaming_query_matches_what_the_source_sent(tmp_path):
         for kind, connections in counts.items():
             dirs[kind] = tmp_path / kind
             # every window parameter of the suite is 10 s: one ledger serves them all
-            argv = source_argv(dirs[kind], kind, RATE, WARMUP, SECONDS, 42,
-                               {"window_s": 10}, connections)  # fmt: skip
+            argv = source_argv(
+                dirs[kind], kind, RATE, WARMUP, SECONDS, 42, {"window_s": 10}, connections
+            )
             tracker.start(argv, name=f"{kind}-source", log=tmp_path / f"{kind}.log")
             assert wait_for(lambda d=dirs[kind]: (d / PORT_FILE).exists(), timeout_s=30)
         driver = tracker.start(
-            [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
-             "--conf", "spark.sql.shuffle.partitions=2", "--conf", "spark.ui.enabled=false",
-             str(Path(__file__).parent / "drivers" / "all_streams.py"),
-             str(dirs["words"]), str(dirs["clicks"]), str(out), json.dumps(params)],
-            name="spark-submit", log=tmp_path / "driver.log", env=spark_env(),
-        )  # fmt: skip
+            [
+                str(spark_home() / "bin" / "spark-submit"),
+                "--master",
+                "local[2]",
+                "--conf",
+                "spark.sql.shuffle.partitions=2",
+                "--conf",
+                "spark.ui.enabled=false",
+                str(Path(__file__).parent / "drivers" / "all_streams.py"),
+                str(dirs["words"]),
+                str(dirs["clicks"]),
+                str(out),
+                json.dumps(params),
+            ],
+            name="spark-submit",
+            log=tmp_path / "driver.log",
+            env=spark_env(),
+        )
         assert driver.popen.wait(timeout=600) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     answers = json.loads(out.read_text())
     ledgers = {kind: read_ledger(d / LEDGER_FILE) for kind, d in dirs.items()}
@@ -201,8 +234,18 @@ def test_every_streaming_query_matches_what_the_source_sent(tmp_path):
 
 
 def _stream_run(out: Path, rate: int) -> dict:
-    proc = run_cli("run", "windowed-wordcount", "--rate", str(rate), "--duration", "6s",
-                   "--stream-warmup", "2s", "--out", str(out))  # fmt: skip
+    proc = run_cli(
+        "run",
+        "windowed-wordcount",
+        "--rate",
+        str(rate),
+        "--duration",
+        "6s",
+        "--stream-warmup",
+        "2s",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "input rate" in proc.stdout and "latency p95" in proc.stdout
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

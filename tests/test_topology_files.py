@@ -22,10 +22,16 @@ EXPECTED = {
     "64intel64-fakeKNL-SNC4-hybrid.xml": (1, 8, 4, 16, 64, "0-63", "0-7", ""),
     "96em64t-4n4d3ca2co-pci.xml": (16, 4, 4, 96, 96, "0-95", "0-3", ""),
     "power8gpudistances.xml": (
-        2, 2, 2, 8, 16,
-        "0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105", "0-1", "",
+        2,
+        2,
+        2,
+        8,
+        16,
+        "0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105",
+        "0-1",
+        "",
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -54,8 +60,10 @@ def test_pu_order_matches_hwloc(name):
     def calc(kind: str) -> list[int]:
         out = subprocess.run(
             ["hwloc-calc", "-i", str(path), "--physical-output", "--intersect", kind, "all"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return [int(x) for x in out.split(",") if x]
 
     assert [p.os_index for p in topo.pus] == calc("pu")

@@ -23,8 +23,13 @@ pytestmark = pytest.mark.integration
 
 #: real servers whose sysfs the kernel would show as hwloc saw them: two and eight nodes
 #: (NUMA logical order differing from the OS order), offline CPUs, SMT siblings far apart
-SERVERS = ["24em64t-2n6c2t-pci.xml", "32em64t-2n8c2t-pci-noio.xml", "16amd64-4distances.xml",
-           "16em64t-4s2c2t-offlines.xml", "96em64t-4n4d3ca2co-pci.xml"]  # fmt: skip
+SERVERS = [
+    "24em64t-2n6c2t-pci.xml",
+    "32em64t-2n8c2t-pci-noio.xml",
+    "16amd64-4distances.xml",
+    "16em64t-4s2c2t-offlines.xml",
+    "96em64t-4n4d3ca2co-pci.xml",
+]
 
 
 def test_sysfs_gives_what_lstopo_gives_on_this_machine():
@@ -59,9 +64,12 @@ def fake_sysfs(topo: Topology, root: Path) -> Path:
             if core.l3 is not None:
                 cache = topo.l3[core.l3]
                 index = cpu / f"cpu{pu}/cache/index3"
-                for name, value in (("level", "3"), ("type", "Unified"),
-                                    ("shared_cpu_list", str(cache.cpus)),
-                                    ("size", f"{cache.size // 1024}K")):  # fmt: skip
+                for name, value in (
+                    ("level", "3"),
+                    ("type", "Unified"),
+                    ("shared_cpu_list", str(cache.cpus)),
+                    ("size", f"{cache.size // 1024}K"),
+                ):
                     _write(index / name, value)
             model = f"model name\t: {package.cpu_model}\n" if package.cpu_model else ""
             cpuinfo.append(f"processor\t: {pu}\n{model}")
@@ -70,11 +78,15 @@ def fake_sysfs(topo: Topology, root: Path) -> Path:
     _write(node / "online", ",".join(map(str, online)))
     for n in topo.nodes:
         _write(node / f"node{n.os_index}/cpulist", str(n.cpus))
-        _write(node / f"node{n.os_index}/meminfo",
-               f"Node {n.os_index} MemTotal:       {(n.memory or 0) // 1024} kB")  # fmt: skip
+        _write(
+            node / f"node{n.os_index}/meminfo",
+            f"Node {n.os_index} MemTotal:       {(n.memory or 0) // 1024} kB",
+        )
         if topo.distances is not None:
-            _write(node / f"node{n.os_index}/distance",
-                   " ".join(str(topo.distance(n.os_index, m)) for m in online))  # fmt: skip
+            _write(
+                node / f"node{n.os_index}/distance",
+                " ".join(str(topo.distance(n.os_index, m)) for m in online),
+            )
     _write(root / "proc/self/cgroup", "0::/")
     _write(root / "sys/fs/cgroup/cpuset.cpus.effective", str(topo.allowed_cpus))
     _write(root / "sys/fs/cgroup/cpuset.mems.effective", str(topo.allowed_nodes))
@@ -89,22 +101,22 @@ def _by_os_index(topo: Topology) -> dict:
         "nodes": sorted((n.os_index, n.memory, str(n.cpus), n.allowed) for n in topo.nodes),
         "cores": sorted(
             (str(c.cpus), c.os_index, package[c.package], c.node, l3.get(c.l3)) for c in topo.cores
-        ),  # fmt: skip
+        ),
         "pus": sorted(
             (p.os_index, str(topo.cores[p.core].cpus), p.node, p.allowed) for p in topo.pus
-        ),  # fmt: skip
+        ),
         "packages": sorted(
             (p.os_index, str(p.cpus), str(p.nodes), p.cpu_model) for p in topo.packages
-        ),  # fmt: skip
+        ),
         "sets": [
             str(topo.complete_cpus),
             str(topo.online_cpus),
             str(topo.allowed_cpus),
             str(topo.allowed_nodes),
-        ],  # fmt: skip
+        ],
         "distances": {
             (a, b): topo.distance(a, b) for a in topo.distance_nodes for b in topo.distance_nodes
-        },  # fmt: skip
+        },
     }
 
 

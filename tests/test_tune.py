@@ -75,10 +75,21 @@ SMT8 = "pack:2 numa:2 core:6 pu:8"  # POWER-like: 4 nodes, 24 cores, 8 threads p
 ONE_NODE = Machine(1, 2, 2, "this machine's shape")
 
 
-def _grid(path: Path, columns: tuple[str, str], machine: Machine, value: str = "time_s",
-          extra: str | None = None) -> Path:  # fmt: skip
-    frame = model_table(PROFILES[1], machine, path.stem, bindings=("none", "node", "core"),
-                        columns=columns, value=value)  # fmt: skip
+def _grid(
+    path: Path,
+    columns: tuple[str, str],
+    machine: Machine,
+    value: str = "time_s",
+    extra: str | None = None,
+) -> Path:
+    frame = model_table(
+        PROFILES[1],
+        machine,
+        path.stem,
+        bindings=("none", "node", "core"),
+        columns=columns,
+        value=value,
+    )
     if extra:
         frame.insert(0, extra, [i % 3 for i in range(len(frame))])
     frame.to_csv(path, index=False)
@@ -88,23 +99,45 @@ def _grid(path: Path, columns: tuple[str, str], machine: Machine, value: str = "
 # -- columns ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("column", "name"), [
-    ("workers", "executors"), ("num_executors", "executors"),
-    ("spark.executor.instances", "executors"), ("cores_per_worker", "cores_per_executor"),
-    ("executor_cores", "cores_per_executor"), ("spark.executor.cores", "cores_per_executor"),
-    ("Executor-Cores", "cores_per_executor"), ("spark.sql.shuffle.partitions", "partitions"),
-    ("mem_policy", "mem_policy"), ("colour", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("column", "name"),
+    [
+        ("workers", "executors"),
+        ("num_executors", "executors"),
+        ("spark.executor.instances", "executors"),
+        ("cores_per_worker", "cores_per_executor"),
+        ("executor_cores", "cores_per_executor"),
+        ("spark.executor.cores", "cores_per_executor"),
+        ("Executor-Cores", "cores_per_executor"),
+        ("spark.sql.shuffle.partitions", "partitions"),
+        ("mem_policy", "mem_policy"),
+        ("colour", None),
+    ],
+)
 def test_column_synonyms(column, name):
     assert canonical(column) == name
 
 
 def test_the_output_says_which_columns_had_a_prior(tmp_path):
     machine = Machine.of(load_synthetic(SERVER))
-    table = _grid(tmp_path / "grid.csv", ("spark.executor.instances", "spark.executor.cores"),
-                  machine, extra="colour")  # fmt: skip
-    proc = run_cli("tune", "--replay", str(table), "--minimize", "time_s", "--synthetic", SERVER,
-                   "--budget", "3", "--json")  # fmt: skip
+    table = _grid(
+        tmp_path / "grid.csv",
+        ("spark.executor.instances", "spark.executor.cores"),
+        machine,
+        extra="colour",
+    )
+    proc = run_cli(
+        "tune",
+        "--replay",
+        str(table),
+        "--minimize",
+        "time_s",
+        "--synthetic",
+        SERVER,
+        "--budget",
+        "3",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     prior = json.loads(proc.stdout)["prior"]
     assert "spark.executor.instances (= executors)" in prior
@@ -147,10 +180,18 @@ def test_live_tuning_refuses_another_machine():
 
 def test_the_start_is_relative_to_the_machine():
     """The same grid of layouts starts elsewhere on a 4-node server and on one node."""
-    values = {"executors": [1, 2, 4, 8, 12, 16, 24, 48], "cores_per_executor": [1, 2, 4, 8, 12, 24],
-              "binding": ["none", "node", "core"]}  # fmt: skip
-    candidates = [(e, c, b) for e in values["executors"] for c in values["cores_per_executor"]
-                  for b in values["binding"] if e * c <= 192]  # fmt: skip
+    values = {
+        "executors": [1, 2, 4, 8, 12, 16, 24, 48],
+        "cores_per_executor": [1, 2, 4, 8, 12, 24],
+        "binding": ["none", "node", "core"],
+    }
+    candidates = [
+        (e, c, b)
+        for e in values["executors"]
+        for c in values["cores_per_executor"]
+        for b in values["binding"]
+        if e * c <= 192
+    ]
     space = Space(values, candidates)
     server = Prior(space, Machine.of(load_synthetic(SERVER)))
     e, c, b = min(candidates, key=server.penalty.__getitem__)
@@ -176,8 +217,13 @@ def test_on_smt8_the_start_uses_whole_cores_at_a_middle_smt_width():
     machine = Machine.of(load_synthetic(SMT8))
     frame = model_table(PROFILES[0], machine, "smt8", columns=("workers", "cores_per_worker"))
     lookup = {(int(r.workers), int(r.cores_per_worker)): r.time_s for r in frame.itertuples()}
-    space = Space({"workers": sorted({k[0] for k in lookup}),
-                   "cores_per_worker": sorted({k[1] for k in lookup})}, sorted(lookup))  # fmt: skip
+    space = Space(
+        {
+            "workers": sorted({k[0] for k in lookup}),
+            "cores_per_worker": sorted({k[1] for k in lookup}),
+        },
+        sorted(lookup),
+    )
     prior = Prior(space, machine)
     start = min(space.candidates, key=prior.penalty.__getitem__)
     found = shape({"executors": start[0], "cores_per_executor": start[1]}, machine)
@@ -186,8 +232,10 @@ def test_on_smt8_the_start_uses_whole_cores_at_a_middle_smt_width():
     # 8 workers of 4 threads spread 32 threads over 24 cores: cores shared, SMT barely used
     half = shape({"executors": 8, "cores_per_executor": 4}, machine)
     assert half.shares_a_core and half.threads_per_core == pytest.approx(32 / 24)
-    assert prior.units() == ("cores_per_worker counts hardware threads (task slots), spread "
-                             "one per core first: give a threads_per_core column to count cores")  # fmt: skip
+    assert prior.units() == (
+        "cores_per_worker counts hardware threads (task slots), spread "
+        "one per core first: give a threads_per_core column to count cores"
+    )
 
 
 def test_a_threads_per_core_column_makes_the_width_count_cores():
@@ -204,8 +252,9 @@ def test_a_threads_per_core_column_makes_the_width_count_cores():
     assert layout_of({"executors": 2, "cores_per_executor": 3, "threads_per_core": 4}) == Layout(
         2, 3, 24, False, 4
     )
-    space = Space({"executors": [8], "cores_per_executor": [3], "smt": [1, 4]},
-                  [(8, 3, 1), (8, 3, 4)])  # fmt: skip
+    space = Space(
+        {"executors": [8], "cores_per_executor": [3], "smt": [1, 4]}, [(8, 3, 1), (8, 3, 4)]
+    )
     assert Prior(space, machine).units() == (
         "cores_per_executor counts physical cores, each running smt threads"
     )
@@ -253,96 +302,146 @@ def _rule(name: str, value: float) -> tuple[float, float, float]:
 FOUR = Machine(4, 96, 192)  # 24 cores and 48 threads per node
 
 
-@pytest.mark.parametrize(("params", "machine", "expected"), [
-    pytest.param(  # two moderate executors per node, core-bound, memory bound: as the rules say
-        {"executors_per_node": 2, "cores_per_executor": 12, "binding": "core",
-         "mem_policy": "bind", "mode": "standalone", "partitions_per_slot": 2},
-        FOUR,
-        {"threads per core over": _rule("threads per core over", 0.0),
-         "cores idle": _rule("cores idle", 0.0),
-         "executors per node under": _rule("executors per node under", 0.0),
-         "cores per executor over": _rule("cores per executor over", math.log2(12 / 8)),
-         "cores per executor under": _rule("cores per executor under", 0.0),
-         "executor wider than a node": _rule("executor wider than a node", 0.0),
-         "executor shares a core": _rule("executor shares a core", 0.0),  # whole cores
-         "gc of large executors": _rule("gc of large executors", math.log2(12 / 8)),
-         "binding core": (1.0, BINDING_SEVERAL["core"], CATEGORY_SD["binding"]),
-         "memory policy bind": (1.0, POLICY["bind"], CATEGORY_SD["mem_policy"]),
-         "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),
-         "tasks per slot over": _rule("tasks per slot over", 1.0),
-         "tasks per slot under": _rule("tasks per slot under", 0.0)},
-        id="moderate-core-bound"),
-    pytest.param(  # one unbound executor over all four nodes: wide, so interleave is right
-        {"executors": 1, "cores_per_executor": 96, "binding": "none",
-         "mem_policy": "interleave", "partitions": 48, "mode": "standalone"},
-        FOUR,
-        {"threads per core over": _rule("threads per core over", 0.0),
-         "cores idle": _rule("cores idle", 0.0),
-         "executors per node under": _rule("executors per node under", 2.0),
-         "cores per executor over": _rule("cores per executor over", math.log2(96 / 8)),
-         "cores per executor under": _rule("cores per executor under", 0.0),
-         "executor wider than a node": _rule("executor wider than a node", 1.0),
-         "gc of large executors": _rule("gc of large executors", math.log2(96 / 8)),
-         "binding none": (1.0, BINDING_SEVERAL["none"], CATEGORY_SD["binding"]),
-         "memory policy interleave": (1.0, POLICY_WIDE["interleave"], CATEGORY_SD["mem_policy"]),
-         "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),  # several nodes: a cluster pays
-         "tasks per slot over": _rule("tasks per slot over", 0.0),
-         "tasks per slot under": _rule("tasks per slot under", 1.0)},
-        id="wide-unbound"),
-    pytest.param(  # one node-bound executor of 40 threads: only its node's 24 cores are used (its width
-        # counts those cores, its GC the 40 task threads)
-        {"executors": 1, "cores_per_executor": 40, "binding": "node"},
-        FOUR,
-        {"threads per core over": _rule("threads per core over", math.log2(40 / 24)),
-         "cores idle": _rule("cores idle", math.log2(96 / 24)),
-         "executors per node under": _rule("executors per node under", 2.0),
-         "cores per executor over": _rule("cores per executor over", math.log2(24 / 8)),
-         "cores per executor under": _rule("cores per executor under", 0.0),
-         "executor wider than a node": _rule("executor wider than a node", 0.0),  # 48 threads
-         "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
-         "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"])},
-        id="one-node-bound"),
-    pytest.param(  # local mode: one JVM of 40 threads, whatever the binding column says
-        {"executors": 1, "cores_per_executor": 40, "binding": "node", "mem_policy": "odd",
-         "mode": "local"},
-        FOUR,
-        {"threads per core over": _rule("threads per core over", 0.0),  # local: one JVM over all
-         "cores idle": _rule("cores idle", math.log2(96 / 40)),
-         "cores per executor over": _rule("cores per executor over", math.log2(40 / 8)),
-         "cores per executor under": _rule("cores per executor under", 0.0),
-         "executor wider than a node": _rule("executor wider than a node", 1.0),  # local spans
-         "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
-         "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"]),
-         "memory policy odd": (1.0, 0.08, CATEGORY_SD["mem_policy"]),  # unknown: as unbound
-         "mode local": (1.0, 0.1, CATEGORY_SD["mode"])},
-        id="local-on-four-nodes"),
-    pytest.param(  # local mode on one node with SMT: the best single JVM, nothing remote
-        {"mode": "local", "cores_per_executor": 16, "binding": "pu", "mem_policy": "odd"},
-        Machine(1, 8, 16),
-        {"threads per core over": _rule("threads per core over", 1.0),
-         "cores idle": _rule("cores idle", 0.0),
-         "cores per executor over": _rule("cores per executor over", math.log2(8 / 4)),  # cores
-         "cores per executor under": _rule("cores per executor under", 0.0),
-         "executor wider than a node": _rule("executor wider than a node", 0.0),
-         "gc of large executors": _rule("gc of large executors", 1.0),
-         "binding pu": (1.0, BINDING_ONE["pu"], ONE_NODE_SD["binding"]),
-         "memory policy odd": (1.0, 0.0, ONE_NODE_SD["mem_policy"]),
-         "mode local": (1.0, 0.0, CATEGORY_SD["mode"])},
-        id="local-on-one-node"),
-    pytest.param(  # one standalone executor on one node: a cluster for nothing
-        {"mode": "standalone", "executors": 1, "cores_per_executor": 2, "binding": "magic"},
-        Machine(1, 8, 8),
-        {"threads per core over": _rule("threads per core over", 0.0),
-         "cores idle": _rule("cores idle", 2.0),
-         "executors per node under": _rule("executors per node under", 0.0),
-         "cores per executor over": _rule("cores per executor over", 0.0),
-         "cores per executor under": _rule("cores per executor under", 1.0),
-         "executor wider than a node": _rule("executor wider than a node", 0.0),
-         "gc of large executors": _rule("gc of large executors", 0.0),
-         "binding magic": (1.0, 0.08, ONE_NODE_SD["binding"]),
-         "mode standalone": (1.0, 0.1, CATEGORY_SD["mode"])},
-        id="standalone-on-one-node"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("params", "machine", "expected"),
+    [
+        pytest.param(  # two moderate executors per node, core-bound, memory bound: as the rules say
+            {
+                "executors_per_node": 2,
+                "cores_per_executor": 12,
+                "binding": "core",
+                "mem_policy": "bind",
+                "mode": "standalone",
+                "partitions_per_slot": 2,
+            },
+            FOUR,
+            {
+                "threads per core over": _rule("threads per core over", 0.0),
+                "cores idle": _rule("cores idle", 0.0),
+                "executors per node under": _rule("executors per node under", 0.0),
+                "cores per executor over": _rule("cores per executor over", math.log2(12 / 8)),
+                "cores per executor under": _rule("cores per executor under", 0.0),
+                "executor wider than a node": _rule("executor wider than a node", 0.0),
+                "executor shares a core": _rule("executor shares a core", 0.0),  # whole cores
+                "gc of large executors": _rule("gc of large executors", math.log2(12 / 8)),
+                "binding core": (1.0, BINDING_SEVERAL["core"], CATEGORY_SD["binding"]),
+                "memory policy bind": (1.0, POLICY["bind"], CATEGORY_SD["mem_policy"]),
+                "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),
+                "tasks per slot over": _rule("tasks per slot over", 1.0),
+                "tasks per slot under": _rule("tasks per slot under", 0.0),
+            },
+            id="moderate-core-bound",
+        ),
+        pytest.param(  # one unbound executor over all four nodes: wide, so interleave is right
+            {
+                "executors": 1,
+                "cores_per_executor": 96,
+                "binding": "none",
+                "mem_policy": "interleave",
+                "partitions": 48,
+                "mode": "standalone",
+            },
+            FOUR,
+            {
+                "threads per core over": _rule("threads per core over", 0.0),
+                "cores idle": _rule("cores idle", 0.0),
+                "executors per node under": _rule("executors per node under", 2.0),
+                "cores per executor over": _rule("cores per executor over", math.log2(96 / 8)),
+                "cores per executor under": _rule("cores per executor under", 0.0),
+                "executor wider than a node": _rule("executor wider than a node", 1.0),
+                "gc of large executors": _rule("gc of large executors", math.log2(96 / 8)),
+                "binding none": (1.0, BINDING_SEVERAL["none"], CATEGORY_SD["binding"]),
+                "memory policy interleave": (
+                    1.0,
+                    POLICY_WIDE["interleave"],
+                    CATEGORY_SD["mem_policy"],
+                ),
+                "mode standalone": (1.0, 0.0, CATEGORY_SD["mode"]),  # several nodes: a cluster pays
+                "tasks per slot over": _rule("tasks per slot over", 0.0),
+                "tasks per slot under": _rule("tasks per slot under", 1.0),
+            },
+            id="wide-unbound",
+        ),
+        pytest.param(  # one node-bound executor of 40 threads: only its node's 24 cores are used (its width
+            # counts those cores, its GC the 40 task threads)
+            {"executors": 1, "cores_per_executor": 40, "binding": "node"},
+            FOUR,
+            {
+                "threads per core over": _rule("threads per core over", math.log2(40 / 24)),
+                "cores idle": _rule("cores idle", math.log2(96 / 24)),
+                "executors per node under": _rule("executors per node under", 2.0),
+                "cores per executor over": _rule("cores per executor over", math.log2(24 / 8)),
+                "cores per executor under": _rule("cores per executor under", 0.0),
+                "executor wider than a node": _rule(
+                    "executor wider than a node", 0.0
+                ),  # 48 threads
+                "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
+                "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"]),
+            },
+            id="one-node-bound",
+        ),
+        pytest.param(  # local mode: one JVM of 40 threads, whatever the binding column says
+            {
+                "executors": 1,
+                "cores_per_executor": 40,
+                "binding": "node",
+                "mem_policy": "odd",
+                "mode": "local",
+            },
+            FOUR,
+            {
+                "threads per core over": _rule(
+                    "threads per core over", 0.0
+                ),  # local: one JVM over all
+                "cores idle": _rule("cores idle", math.log2(96 / 40)),
+                "cores per executor over": _rule("cores per executor over", math.log2(40 / 8)),
+                "cores per executor under": _rule("cores per executor under", 0.0),
+                "executor wider than a node": _rule(
+                    "executor wider than a node", 1.0
+                ),  # local spans
+                "gc of large executors": _rule("gc of large executors", math.log2(40 / 8)),
+                "binding node": (1.0, BINDING_SEVERAL["node"], CATEGORY_SD["binding"]),
+                "memory policy odd": (1.0, 0.08, CATEGORY_SD["mem_policy"]),  # unknown: as unbound
+                "mode local": (1.0, 0.1, CATEGORY_SD["mode"]),
+            },
+            id="local-on-four-nodes",
+        ),
+        pytest.param(  # local mode on one node with SMT: the best single JVM, nothing remote
+            {"mode": "local", "cores_per_executor": 16, "binding": "pu", "mem_policy": "odd"},
+            Machine(1, 8, 16),
+            {
+                "threads per core over": _rule("threads per core over", 1.0),
+                "cores idle": _rule("cores idle", 0.0),
+                "cores per executor over": _rule(
+                    "cores per executor over", math.log2(8 / 4)
+                ),  # cores
+                "cores per executor under": _rule("cores per executor under", 0.0),
+                "executor wider than a node": _rule("executor wider than a node", 0.0),
+                "gc of large executors": _rule("gc of large executors", 1.0),
+                "binding pu": (1.0, BINDING_ONE["pu"], ONE_NODE_SD["binding"]),
+                "memory policy odd": (1.0, 0.0, ONE_NODE_SD["mem_policy"]),
+                "mode local": (1.0, 0.0, CATEGORY_SD["mode"]),
+            },
+            id="local-on-one-node",
+        ),
+        pytest.param(  # one standalone executor on one node: a cluster for nothing
+            {"mode": "standalone", "executors": 1, "cores_per_executor": 2, "binding": "magic"},
+            Machine(1, 8, 8),
+            {
+                "threads per core over": _rule("threads per core over", 0.0),
+                "cores idle": _rule("cores idle", 2.0),
+                "executors per node under": _rule("executors per node under", 0.0),
+                "cores per executor over": _rule("cores per executor over", 0.0),
+                "cores per executor under": _rule("cores per executor under", 1.0),
+                "executor wider than a node": _rule("executor wider than a node", 0.0),
+                "gc of large executors": _rule("gc of large executors", 0.0),
+                "binding magic": (1.0, 0.08, ONE_NODE_SD["binding"]),
+                "mode standalone": (1.0, 0.1, CATEGORY_SD["mode"]),
+            },
+            id="standalone-on-one-node",
+        ),
+    ],
+)
 def test_each_rule_prices_a_candidate_as_the_studies_say(params, machine, expected):
     got = features(params, machine)
     assert sorted(got) == sorted(expected)
@@ -409,8 +508,12 @@ def test_the_start_on_the_recorded_tables_of_this_machine():
     for csv in tables:
         side = json.loads(csv.with_suffix(".json").read_text())
         space, lookup = read_table(csv, side["minimize"])
-        found = tune(space, replay_objective(lookup, space), budget=3,
-                     machine=Machine.of(load_synthetic(side["synthetic"])))  # fmt: skip
+        found = tune(
+            space,
+            replay_objective(lookup, space),
+            budget=3,
+            machine=Machine.of(load_synthetic(side["synthetic"])),
+        )
         first = found.trials[0]
         assert first.params["mode"] == "local" and first.params["binding"] == "none", csv.name
         assert first.source.startswith("prior")
@@ -421,8 +524,10 @@ def test_the_start_on_the_recorded_tables_of_this_machine():
 
 def test_coarse_moves_double_halve_and_reshape():
     values = {"executors": [1, 2, 4, 8, 16], "cores_per_executor": [1, 2, 3, 4, 6, 8, 12]}
-    space = Space(values, [(e, c) for e in values["executors"]
-                           for c in values["cores_per_executor"] if e * c <= 48])  # fmt: skip
+    space = Space(
+        values,
+        [(e, c) for e in values["executors"] for c in values["cores_per_executor"] if e * c <= 48],
+    )
     prior = Prior(space, Machine(2, 24, 48))
     moves = {c: m for c, m in neighbours(space, (4, 6), prior, fine=False)}
     assert set(moves) == {(8, 6), (2, 6), (4, 12), (4, 3), (8, 3), (2, 12)}
@@ -434,13 +539,20 @@ def test_moves_follow_what_improved():
     """The rules start at every core, one thread per core; on a compute-bound model that SMT
     helps, the second run says so and the tuner keeps every hardware thread from then on."""
     machine = Machine.of(load_synthetic(SERVER))
-    frame = model_table(PROFILES[0], machine, "smt", columns=("executors", "cores_per_executor"),
-                        noise=0.0)  # fmt: skip
+    frame = model_table(
+        PROFILES[0], machine, "smt", columns=("executors", "cores_per_executor"), noise=0.0
+    )
     lookup = {(int(r.executors), int(r.cores_per_executor)): r.time_s for r in frame.itertuples()}
-    space = Space({"executors": sorted({k[0] for k in lookup}),
-                   "cores_per_executor": sorted({k[1] for k in lookup})}, sorted(lookup))  # fmt: skip
-    found = tune(space, replay_objective(lookup, space), budget=6, machine=machine,
-                 early_stop=False)  # fmt: skip
+    space = Space(
+        {
+            "executors": sorted({k[0] for k in lookup}),
+            "cores_per_executor": sorted({k[1] for k in lookup}),
+        },
+        sorted(lookup),
+    )
+    found = tune(
+        space, replay_objective(lookup, space), budget=6, machine=machine, early_stop=False
+    )
     threads = [t.params["executors"] * t.params["cores_per_executor"] for t in found.trials]
     assert threads[0] == 96 and 192 in threads[1:3]
     assert found.best.params["executors"] * found.best.params["cores_per_executor"] == 192
@@ -469,10 +581,20 @@ def test_local_moves_skip_what_the_rules_are_sure_is_worse():
     from numaspark.decide.tune import RuleModel
 
     machine = Machine.of(load_synthetic(SERVER))
-    values = {"executors": [1, 2, 4, 8, 16], "cores_per_executor": [3, 6, 12, 24],
-              "binding": ["node"]}  # fmt: skip
-    space = Space(values, [(e, c, "node") for e in values["executors"]
-                           for c in values["cores_per_executor"] if e * c <= 192])  # fmt: skip
+    values = {
+        "executors": [1, 2, 4, 8, 16],
+        "cores_per_executor": [3, 6, 12, 24],
+        "binding": ["node"],
+    }
+    space = Space(
+        values,
+        [
+            (e, c, "node")
+            for e in values["executors"]
+            for c in values["cores_per_executor"]
+            if e * c <= 192
+        ],
+    )
     prior = Prior(space, machine)
     model = RuleModel(prior, 0.05)
     model.fit({(8, 12, "node"): 100.0, (16, 6, "node"): 101.0, (4, 24, "node"): 104.0})
@@ -509,10 +631,13 @@ def test_the_models_hold_the_studies_findings():
     )
 
 
-@pytest.mark.parametrize("label,kind,source", [
-    ("96em64t-4n", "xml", "96em64t-4n4d3ca2co-pci.xml"),
-    ("4x24x2", "synthetic", SERVER),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "label,kind,source",
+    [
+        ("96em64t-4n", "xml", "96em64t-4n4d3ca2co-pci.xml"),
+        ("4x24x2", "synthetic", SERVER),
+    ],
+)
 def test_on_large_topologies_the_tuner_gets_close_in_few_runs(tmp_path, label, kind, source):
     """Every profile's table on a real 4-node server's XML and on a synthetic 192-thread one:
     the tuner gets within 10% of the best in at most 3 runs and within 5% no later than
@@ -528,9 +653,17 @@ def test_on_large_topologies_the_tuner_gets_close_in_few_runs(tmp_path, label, k
         for seed in range(3):
             # 8 TPE proposals a step, not 32: only the runs after the local phase differ, and
             # TPE's asking was nine tenths of this test's time
-            values = [t.value for t in tune(space, replay_objective(lookup, space), budget=10,
-                                            seed=seed, machine=machine,
-                                            proposals_per_trial=8).trials]  # fmt: skip
+            values = [
+                t.value
+                for t in tune(
+                    space,
+                    replay_objective(lookup, space),
+                    budget=10,
+                    seed=seed,
+                    machine=machine,
+                    proposals_per_trial=8,
+                ).trials
+            ]
             assert (evaluations_to(values, best * 1.10) or 99) <= 3, name
             tuner.append(evaluations_to(values, best * 1.05) or 11)
         # random search's exact median over every order of the rows, not three draws of it
@@ -628,9 +761,15 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
     their width, start at the table's most cores in total (every core used), where undeclared
     they start in the middle; the result says how each column was read."""
     table = tmp_path / "t.csv"
-    table.write_text("boxes,vcpus,mem,runtime\n" + "".join(
-        f"{n},{c},{m},{1000 / (n * c) + m}\n" for n in (2, 4, 8, 16) for c in (2, 4, 8)
-        for m in (8, 16, 32)))  # fmt: skip
+    table.write_text(
+        "boxes,vcpus,mem,runtime\n"
+        + "".join(
+            f"{n},{c},{m},{1000 / (n * c) + m}\n"
+            for n in (2, 4, 8, 16)
+            for c in (2, 4, 8)
+            for m in (8, 16, 32)
+        )
+    )
     space, lookup = read_table(table, "runtime")
     columns = parse_columns(["boxes=workers", "vcpus=cores_per_worker"])
     assert columns == {"boxes": "executors", "vcpus": "cores_per_executor"}
@@ -645,12 +784,25 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
     # a name the rules know, declared as none, is searched without a prior
     assert roles(["workers", "slots"], {"workers": "none"}) == {"slots": "slots"}
     assert roles(["workers", "instances"], {"instances": "executors"}) == {"instances": "executors"}
-    proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column",
-                   "boxes=workers", "--budget", "1", "--json")  # fmt: skip
+    proc = run_cli(
+        "tune",
+        "--replay",
+        str(table),
+        "--minimize",
+        "runtime",
+        "--column",
+        "boxes=workers",
+        "--budget",
+        "1",
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "(= executors, declared)" in json.loads(proc.stdout)["prior"]
-    for bad, says in ((["nodez=workers"], "no such column"), (["boxes=racks"], "unknown role"),
-                      (["boxes"], "give COLUMN=ROLE")):  # fmt: skip
+    for bad, says in (
+        (["nodez=workers"], "no such column"),
+        (["boxes=racks"], "unknown role"),
+        (["boxes"], "give COLUMN=ROLE"),
+    ):
         proc = run_cli("tune", "--replay", str(table), "--minimize", "runtime", "--column", *bad)
         assert proc.returncode == 2 and says in proc.stderr
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -662,15 +814,22 @@ def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(
     the prior's line says so and how to undo it; `--column NAME=none`, a role another column
     has by its name, or values that are not positive numbers keep it without a prior."""
     assert guessed_roles(["num_nodes", "vcpus_per_instance", "ram_gb_per_vm", "family"]) == {
-        "num_nodes": "workers", "vcpus_per_instance": "cores_per_worker",
-        "ram_gb_per_vm": "memory"}  # fmt: skip
+        "num_nodes": "workers",
+        "vcpus_per_instance": "cores_per_worker",
+        "ram_gb_per_vm": "memory",
+    }
     # all the CPUs together, a fraction of memory, a Spark property, a known name: no guess
-    assert guessed_roles(["total_cpus", "memory_fraction", "spark.memory.fraction", "executors",
-                          "cores_per_node_x"]) == {"cores_per_node_x": "cores_per_worker"}  # fmt: skip
+    assert guessed_roles(
+        ["total_cpus", "memory_fraction", "spark.memory.fraction", "executors", "cores_per_node_x"]
+    ) == {"cores_per_node_x": "cores_per_worker"}
     assert guessed_roles(["hosts", "machines"]) == {"hosts": "workers"}  # one column a role
     table = tmp_path / "t.csv"
-    table.write_text("scale_out,cores_per_vm,family,runtime\n" + "".join(
-        f"{n},{c},{f},{1000 / (n * c)}\n" for n in (2, 4, 8) for c in (2, 4) for f in "ab"))  # fmt: skip
+    table.write_text(
+        "scale_out,cores_per_vm,family,runtime\n"
+        + "".join(
+            f"{n},{c},{f},{1000 / (n * c)}\n" for n in (2, 4, 8) for c in (2, 4) for f in "ab"
+        )
+    )
     space, lookup = read_table(table, "runtime")
     found = tune(space, replay_objective(lookup, space), budget=1)
     assert found.prior.startswith(
@@ -680,16 +839,22 @@ def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(
     assert found.prior.endswith("searched without a prior: family")
     # read as the executors and their width: the start uses the table's most cores
     assert found.trials[0].params["scale_out"] * found.trials[0].params["cores_per_vm"] == 32
-    plain = tune(space, replay_objective(lookup, space), budget=1,
-                 columns=parse_columns(["scale_out=none", "cores_per_vm=none"]))  # fmt: skip
+    plain = tune(
+        space,
+        replay_objective(lookup, space),
+        budget=1,
+        columns=parse_columns(["scale_out=none", "cores_per_vm=none"]),
+    )
     assert plain.trials[0].params["scale_out"] == 4 and "prior on no column" in plain.prior
     assert Prior(space, columns={"scale_out": "none"}).roles == {
         "cores_per_vm": "cores_per_executor"
     }
     # the role is another column's by its name; a column of names is not a count
     other = tmp_path / "o.csv"
-    other.write_text("executors,nodes,vm_count,runtime\n" + "".join(
-        f"{e},{n},{v},{e + n}\n" for e in (1, 2) for n in (2, 4) for v in ("a", "b")))  # fmt: skip
+    other.write_text(
+        "executors,nodes,vm_count,runtime\n"
+        + "".join(f"{e},{n},{v},{e + n}\n" for e in (1, 2) for n in (2, 4) for v in ("a", "b"))
+    )
     assert Prior(read_table(other, "runtime")[0]).roles == {"executors": "executors"}
 
 
@@ -699,8 +864,10 @@ def test_a_role_wrongly_read_from_a_name_is_undone_by_the_runs(tmp_path):
     that sent it there, so the best (one node, the widest) is reached within 5% by the third
     run, as without the reading (its median over 20 seeds is 3 too)."""
     table = tmp_path / "t.csv"
-    table.write_text("nodes,vcpus_per_node,runtime\n" + "".join(
-        f"{n},{c},{100 * n**0.5 / c**0.3}\n" for n in (1, 2, 4, 8, 16) for c in (2, 4, 8)))  # fmt: skip
+    table.write_text(
+        "nodes,vcpus_per_node,runtime\n"
+        + "".join(f"{n},{c},{100 * n**0.5 / c**0.3}\n" for n in (1, 2, 4, 8, 16) for c in (2, 4, 8))
+    )
     space, lookup = read_table(table, "runtime")
     best = min(lookup.values())
     for seed in range(3):
@@ -719,8 +886,10 @@ def test_a_table_of_executor_counts_alone_counts_each_executor_as_a_core(tmp_pat
     table = tmp_path / "t.csv"
     table.write_text("Nodes,runtime\n" + "".join(f"{n},{1000 / n + n}\n" for n in range(4, 64, 4)))
     space, lookup = read_table(table, "runtime")
-    starts = {tune(space, replay_objective(lookup, space), 1, seed=s).trials[0].params["Nodes"]
-              for s in range(5)}  # fmt: skip
+    starts = {
+        tune(space, replay_objective(lookup, space), 1, seed=s).trials[0].params["Nodes"]
+        for s in range(5)
+    }
     assert starts == {60}
     prior = Prior(space)
     assert prior.unit_width and "each executor counted as one core" in prior.describe()
@@ -734,8 +903,9 @@ def test_the_additive_model_carries_a_trend_to_values_not_yet_run():
     """Runtime halving with each doubling of nodes, run at 2, 4 and 8 nodes: the model's
     log2 term puts 16 nodes (never run) below 8, where a weight per value alone cannot."""
     nodes = [2, 4, 8, 16]
-    space = Space({"nodes": nodes, "family": ["a", "b"]},
-                  [(n, f) for n in nodes for f in ("a", "b")])  # fmt: skip
+    space = Space(
+        {"nodes": nodes, "family": ["a", "b"]}, [(n, f) for n in nodes for f in ("a", "b")]
+    )
     measured = {(n, f): 800 / n * (1.2 if f == "b" else 1.0) for n in (2, 4, 8) for f in ("a", "b")}
     model = AdditiveModel(space)
     model.fit(measured)
@@ -746,8 +916,10 @@ def test_doubling_and_halving_apply_to_any_ordered_numeric_column():
     """From 6 instances, twice (12) and half (3, nearest within a doubling) are one move
     each, beside the single steps (4 and 8); a category has no doubling."""
     counts = [2, 3, 4, 6, 8, 10, 12]
-    space = Space({"instance_count": counts, "family": ["c4", "m4"]},
-                  [(n, f) for n in counts for f in ("c4", "m4")])  # fmt: skip
+    space = Space(
+        {"instance_count": counts, "family": ["c4", "m4"]},
+        [(n, f) for n in counts for f in ("c4", "m4")],
+    )
     prior = Prior(space)
     moves = dict(neighbours(space, (6, "c4"), prior, fine=False))
     assert moves[(12, "c4")] == ("scale", 0, 2.0) and moves[(3, "c4")] == ("scale", 0, 0.5)
@@ -770,17 +942,25 @@ def test_on_a_sparse_table_a_step_lands_on_the_nearest_shape_that_can_run():
 def test_the_early_stop_waits_while_a_value_left_was_run_once():
     """The model cannot tell a value run once from that run's other values: with 64 GB run
     only beside 2 nodes, the 64 GB shape of 8 nodes left is not given up on."""
-    shapes = [(8, 8, 16), (4, 16, 16), (4, 32, 4), (32, 32, 4), (4, 16, 8), (8, 8, 8),
-              (8, 64, 2), (8, 64, 8)]  # fmt: skip
-    space = Space({"cores": [4, 8, 32], "memory": [8, 16, 32, 64], "nodes": [2, 4, 8, 16]},
-                  shapes)  # fmt: skip
+    shapes = [
+        (8, 8, 16),
+        (4, 16, 16),
+        (4, 32, 4),
+        (32, 32, 4),
+        (4, 16, 8),
+        (8, 8, 8),
+        (8, 64, 2),
+        (8, 64, 8),
+    ]
+    space = Space({"cores": [4, 8, 32], "memory": [8, 16, 32, 64], "nodes": [2, 4, 8, 16]}, shapes)
     times = [532.07, 466.37, 1821.2, 1684.95, 892.87, 1491.35, 3308.66]
     measured = dict(zip(shapes[:-1], times, strict=True))
     assert not _cannot_improve(space, measured, [(8, 64, 8)], 0.05)
     # every value left run twice or more, on an additive table: what is left (4x the best)
     # is given up on; with 2 nodes run once, it is not
-    grid = Space({"nodes": [2, 4, 8], "family": ["a", "b", "c"]},
-                 [(n, f) for n in (2, 4, 8) for f in "abc"])  # fmt: skip
+    grid = Space(
+        {"nodes": [2, 4, 8], "family": ["a", "b", "c"]}, [(n, f) for n in (2, 4, 8) for f in "abc"]
+    )
     factor = {"a": 1.0, "b": 1.2, "c": 1.5}
     runs = {(n, f): 100 * 8 / n * factor[f] for n, f in grid.candidates if (n, f) != (2, "c")}
     assert _cannot_improve(grid, runs, [(2, "c")], 0.05)
@@ -792,15 +972,24 @@ def test_the_early_stop_waits_while_a_value_left_was_run_once():
 # evaluation): node shapes (cores, GB, nodes) -> runtime (s); the best, 8 x 64 GB x 8 nodes,
 # is two columns away from the start (16 nodes of 8 cores and 8 GB: the most cores)
 AUTOSCALING_LOGREG = {
-    (8, 8, 16): 532.07, (4, 16, 16): 466.37, (4, 32, 4): 1821.2, (32, 32, 4): 1684.95,
-    (4, 16, 8): 892.87, (8, 8, 8): 1491.35, (8, 64, 2): 3308.66, (8, 64, 8): 352.94,
-    (8, 32, 8): 640.59, (8, 32, 4): 1427.85,
-}  # fmt: skip
+    (8, 8, 16): 532.07,
+    (4, 16, 16): 466.37,
+    (4, 32, 4): 1821.2,
+    (32, 32, 4): 1684.95,
+    (4, 16, 8): 892.87,
+    (8, 8, 8): 1491.35,
+    (8, 64, 2): 3308.66,
+    (8, 64, 8): 352.94,
+    (8, 32, 8): 640.59,
+    (8, 32, 4): 1427.85,
+}
 
 
 def _shapes(names: tuple[str, str, str] = ("cores", "memory_gb", "nodes")) -> Space:
-    return Space({names[0]: [4, 8, 32], names[1]: [8, 16, 32, 64], names[2]: [2, 4, 8, 16]},
-                 sorted(AUTOSCALING_LOGREG))  # fmt: skip
+    return Space(
+        {names[0]: [4, 8, 32], names[1]: [8, 16, 32, 64], names[2]: [2, 4, 8, 16]},
+        sorted(AUTOSCALING_LOGREG),
+    )
 
 
 def test_where_the_budget_covers_the_table_every_configuration_competes():
@@ -811,8 +1000,9 @@ def test_where_the_budget_covers_the_table_every_configuration_competes():
     space = _shapes()
     columns = parse_columns(["nodes=workers", "cores=cores_per_worker"])
     for seed in range(3):
-        found = tune(space, replay_objective(AUTOSCALING_LOGREG, space), 20, seed=seed,
-                     columns=columns)  # fmt: skip
+        found = tune(
+            space, replay_objective(AUTOSCALING_LOGREG, space), 20, seed=seed, columns=columns
+        )
         assert found.trials[1].params == {"cores": 8, "memory_gb": 64, "nodes": 8}
         assert found.trials[1].source.startswith("every configuration left scored")
     local = tune(space, replay_objective(AUTOSCALING_LOGREG, space), 9, columns=columns)
@@ -877,5 +1067,4 @@ def test_the_updated_rules_are_the_direct_posterior_in_the_runs_space():
     mean = cov @ (x.T @ y / model.noise**2)  # every prior mean 0: no rule knows these columns
     for c in candidates:
         row = np.concatenate(([1.0], prior.matrix[c]))
-        assert model.predict(c) == pytest.approx((row @ mean, math.sqrt(row @ cov @ row)),
-                                                 abs=1e-6)  # fmt: skip
+        assert model.predict(c) == pytest.approx((row @ mean, math.sqrt(row @ cov @ row)), abs=1e-6)

@@ -13,16 +13,27 @@ from numaspark.decide.whatif import driver_time_ms, simulate
 from numaspark.metrics.eventlog import EventLog
 
 
-def _log(stages: dict[int, tuple[list[int], list[float]]], jobs: list[tuple[list[int], int, int]],
-         start: int = 0, end: int = 10_000) -> EventLog:  # fmt: skip
+def _log(
+    stages: dict[int, tuple[list[int], list[float]]],
+    jobs: list[tuple[list[int], int, int]],
+    start: int = 0,
+    end: int = 10_000,
+) -> EventLog:
     """stages: id -> (parent ids, task durations ms); jobs: (stage ids, submitted, completed)."""
-    tasks = [{"stageId": s, "launchTime": i, "duration": d, "successful": True}
-             for s, (_, durations) in stages.items() for i, d in enumerate(durations)]  # fmt: skip
+    tasks = [
+        {"stageId": s, "launchTime": i, "duration": d, "successful": True}
+        for s, (_, durations) in stages.items()
+        for i, d in enumerate(durations)
+    ]
     log = EventLog(path=Path("synthetic"), start_time=start, end_time=end)
     log.tasks = pd.DataFrame(tasks)
     log.stages = pd.DataFrame([{"stageId": s, "parentIds": p} for s, (p, _) in stages.items()])
-    log.jobs = pd.DataFrame([{"jobId": i, "stageIds": ids, "submissionTime": a, "completionTime": b}
-                             for i, (ids, a, b) in enumerate(jobs)])  # fmt: skip
+    log.jobs = pd.DataFrame(
+        [
+            {"jobId": i, "stageIds": ids, "submissionTime": a, "completionTime": b}
+            for i, (ids, a, b) in enumerate(jobs)
+        ]
+    )
     return log
 
 
@@ -55,8 +66,9 @@ def test_skipped_stages_are_not_replayed():
 
 
 def test_whatif_command_on_a_recorded_log():
-    proc = run_cli("whatif", str(FIXTURES / "eventlogs" / "rolling-zstd"), "--cores", "1,2,4",
-                   "--json")  # fmt: skip
+    proc = run_cli(
+        "whatif", str(FIXTURES / "eventlogs" / "rolling-zstd"), "--cores", "1,2,4", "--json"
+    )
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     times = [p["time_s"] for p in found["predictions"]]

@@ -42,19 +42,38 @@ def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
     plan = []
     for workload in BATCH:
         input_dir, manifest = prepare_input(workload, workload.size("tiny"), root=data)
-        plan.append({"workload": workload.name, "job": workload.job, "input": str(input_dir),
-                     "params": workload.job_arguments(manifest["facts"]), "facts": manifest["facts"]})  # fmt: skip
+        plan.append(
+            {
+                "workload": workload.name,
+                "job": workload.job,
+                "input": str(input_dir),
+                "params": workload.job_arguments(manifest["facts"]),
+                "facts": manifest["facts"],
+            }
+        )
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     out = tmp_path / "answers.json"
     with ProcessTracker() as tracker:
         # 8 shuffle partitions instead of 200: the same plans, minutes less CI on 2 cores
         driver = tracker.start(
-            [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
-             "--conf", "spark.sql.shuffle.partitions=8", "--conf", "spark.ui.enabled=false",
-             "--driver-memory", "2g", str(Path(__file__).parent / "drivers" / "all_batch.py"),
-             str(tmp_path / "plan.json"), str(out)],
-            name="spark-submit", log=tmp_path / "driver.log", env=spark_env(),
-        )  # fmt: skip
+            [
+                str(spark_home() / "bin" / "spark-submit"),
+                "--master",
+                "local[2]",
+                "--conf",
+                "spark.sql.shuffle.partitions=8",
+                "--conf",
+                "spark.ui.enabled=false",
+                "--driver-memory",
+                "2g",
+                str(Path(__file__).parent / "drivers" / "all_batch.py"),
+                str(tmp_path / "plan.json"),
+                str(out),
+            ],
+            name="spark-submit",
+            log=tmp_path / "driver.log",
+            env=spark_env(),
+        )
         assert driver.popen.wait(timeout=900) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     answers = json.loads(out.read_text())
     for entry, workload in zip(plan, BATCH, strict=True):
@@ -66,8 +85,18 @@ def test_every_batch_workload_passes_its_check_at_tiny_size(tmp_path, data):
 @pytest.mark.parametrize("name", ["kmeans"])  # every workload runs in the test above
 def test_numaspark_run_passes_the_check_and_records_parameters(tmp_path, data, name):
     out = tmp_path / "out"
-    proc = run_cli("run", name, "--size", "tiny", "--out", str(out), "--data", str(data),
-                   "--conf", "spark.sql.shuffle.partitions=8")  # fmt: skip
+    proc = run_cli(
+        "run",
+        name,
+        "--size",
+        "tiny",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+        "--conf",
+        "spark.sql.shuffle.partitions=8",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run,) = _results(out)
     assert run["status"] == "ok" and run["check"]["passed"], run["check"]
@@ -79,8 +108,10 @@ def test_a_wrong_answer_is_a_failure_not_a_timing(tmp_path, monkeypatch):
     """The real command line on recorded runs (tests/recorded.py: the check of an answer
     against the input's facts is numaspark's, not Spark's): the recorded wordcount's answers
     checked against a manifest that says one word more than its input has."""
-    monkeypatch.setattr("numaspark.experiment.runner.default_targets",
-                        targets(RecordedTarget(), RecordedTarget(standalone=True)))  # fmt: skip
+    monkeypatch.setattr(
+        "numaspark.experiment.runner.default_targets",
+        targets(RecordedTarget(), RecordedTarget(standalone=True)),
+    )
     out, data = tmp_path / "out", tmp_path / "data"
     assert invoke_cli("datagen", "wordcount", "--size", "tiny", "--data", str(data)).returncode == 0
     (manifest_path,) = data.glob("wordcount/*/manifest.json")
@@ -89,8 +120,18 @@ def test_a_wrong_answer_is_a_failure_not_a_timing(tmp_path, monkeypatch):
     assert manifest["facts"]["total_words"] == recorded["total_words"]  # the same input
     manifest["facts"]["total_words"] += 1  # the generator "said" one word more than it wrote
     manifest_path.write_text(json.dumps(manifest))
-    proc = invoke_cli("run", "wordcount", "--size", "tiny", "--repeat", "2", "--out", str(out),
-                      "--data", str(data))  # fmt: skip
+    proc = invoke_cli(
+        "run",
+        "wordcount",
+        "--size",
+        "tiny",
+        "--repeat",
+        "2",
+        "--out",
+        str(out),
+        "--data",
+        str(data),
+    )
     assert proc.returncode == 1
     runs = _results(out)
     assert len(runs) == 2 and all(r["status"] == "failed" for r in runs)

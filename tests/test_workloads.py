@@ -14,10 +14,25 @@ BATCH = [w.name for w in all_workloads() if not w.streaming]
 
 
 def test_registry_lists_the_batch_suite():
-    assert {"wordcount", "grep", "sort", "terasort", "sql-aggregation", "sql-join", "sql-scan",
-            "kmeans", "gmm", "logistic-regression", "linear-svm", "naive-bayes",
-            "pagerank", "connected-components", "triangle-count", "tpch", "random-forest",
-            } <= set(BATCH)  # fmt: skip
+    assert {
+        "wordcount",
+        "grep",
+        "sort",
+        "terasort",
+        "sql-aggregation",
+        "sql-join",
+        "sql-scan",
+        "kmeans",
+        "gmm",
+        "logistic-regression",
+        "linear-svm",
+        "naive-bayes",
+        "pagerank",
+        "connected-components",
+        "triangle-count",
+        "tpch",
+        "random-forest",
+    } <= set(BATCH)
     assert get_workload("kmeans").params == {"k": 8, "iterations": 4, "dims": 8}
     assert get_workload("pagerank").params["iterations"] == 20
     with pytest.raises(UsageError, match="unknown workload 'nope'"):

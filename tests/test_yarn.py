@@ -28,15 +28,20 @@ def recorded_nodes() -> dict:
 
 def site(directory: Path, webapp: str, **extra: str) -> Path:
     """A client's yarn-site.xml naming ``webapp`` (as the mini YARN writes it) and ``extra``."""
-    values = {"yarn.resourcemanager.webapp.address": webapp.removeprefix("http://"),
-              "yarn.scheduler.minimum-allocation-mb": "128",
-              "yarn.scheduler.maximum-allocation-mb": "4096",
-              "yarn.scheduler.maximum-allocation-vcores": "2", **extra}  # fmt: skip
-    props = "".join(f"<property><name>{k}</name><value>{v}</value></property>"
-                    for k, v in values.items())  # fmt: skip
+    values = {
+        "yarn.resourcemanager.webapp.address": webapp.removeprefix("http://"),
+        "yarn.scheduler.minimum-allocation-mb": "128",
+        "yarn.scheduler.maximum-allocation-mb": "4096",
+        "yarn.scheduler.maximum-allocation-vcores": "2",
+        **extra,
+    }
+    props = "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in values.items()
+    )
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "yarn-site.xml").write_text(f"<?xml version='1.0'?><configuration>{props}"
-                                             "</configuration>")  # fmt: skip
+    (directory / "yarn-site.xml").write_text(
+        f"<?xml version='1.0'?><configuration>{props}</configuration>"
+    )
     return directory
 
 
@@ -60,8 +65,11 @@ def test_the_plan_fits_the_nodemanager_not_this_machine(tmp_path, monkeypatch):
 
 
 def test_what_yarn_cannot_hold_is_refused_in_one_line(tmp_path):
-    cluster = YarnCluster.of("http://127.0.0.1:1", recorded_nodes(),
-                             read_site(site(tmp_path, "127.0.0.1:1") / "yarn-site.xml"))  # fmt: skip
+    cluster = YarnCluster.of(
+        "http://127.0.0.1:1",
+        recorded_nodes(),
+        read_site(site(tmp_path, "127.0.0.1:1") / "yarn-site.xml"),
+    )
     with pytest.raises(UsageError) as memory:
         _place(cluster, Layout(memory_per_executor=3 * GIB))
     message = str(memory.value)
@@ -95,8 +103,14 @@ def test_without_a_resourcemanager_it_says_what_to_set(tmp_path, monkeypatch):
 
 
 def test_yarn_site_references_and_defaults(tmp_path):
-    conf = read_site(site(tmp_path, "${yarn.resourcemanager.hostname}:8188",
-                          **{"yarn.resourcemanager.hostname": "rm.example"}) / "yarn-site.xml")  # fmt: skip
+    conf = read_site(
+        site(
+            tmp_path,
+            "${yarn.resourcemanager.hostname}:8188",
+            **{"yarn.resourcemanager.hostname": "rm.example"},
+        )
+        / "yarn-site.xml"
+    )
     assert conf["yarn.resourcemanager.webapp.address"] == "rm.example:8188"
     (tmp_path / "bare").mkdir()
     (tmp_path / "bare" / "yarn-site.xml").write_text("<configuration/>")
@@ -108,13 +122,16 @@ def test_yarn_site_references_and_defaults(tmp_path):
         read_site(tmp_path / "bad.xml")
 
 
-@pytest.mark.parametrize("heap, minimum, container", [(2816, 128, 3200), (1216, 128, 1664),
-                                                      (512, 1024, 1024), (8192, 128, 9088)])  # fmt: skip
+@pytest.mark.parametrize(
+    "heap, minimum, container",
+    [(2816, 128, 3200), (1216, 128, 1664), (512, 1024, 1024), (8192, 128, 9088)],
+)
 def test_a_container_is_heap_and_overhead_rounded_to_the_minimum(heap, minimum, container):
     assert container_mb(heap, minimum) == container
     assert container_mb(largest_heap_mb(container, minimum), minimum) <= container
     assert container_mb(largest_heap_mb(container, minimum) + 1, minimum) > container or (
-        minimum > 1 and largest_heap_mb(container, minimum) >= heap)  # fmt: skip
+        minimum > 1 and largest_heap_mb(container, minimum) >= heap
+    )
 
 
 def test_the_record_names_the_yarn_application_and_its_containers():

@@ -35,8 +35,11 @@ from nscluster import host_env
 
 from numaspark.spark.yarnmini import CONTAINER_MARK, launcher_argv, ready_line
 
-pytestmark = [pytest.mark.integration, pytest.mark.jvm,
-              pytest.mark.long(script="bash scripts/test-yarn.sh")]  # fmt: skip
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.jvm,
+    pytest.mark.long(script="bash scripts/test-yarn.sh"),
+]
 INSIDE = Path("/tmp/yarn")  # the mini YARN's directory, on the host
 APPS = Path(__file__).resolve().parent / "apps"
 
@@ -51,28 +54,34 @@ def yarn(tmp_path_factory):
     # the mini YARN, installed on its host: the launcher's jar and class path at their paths
     jars = [Path(p) for p in argv[argv.index("-cp") + 1].split(":") if p]
     installed = list(dict.fromkeys(p if p.is_dir() else p.parent for p in jars))
-    with HostNetwork(1, "nsh7", 217, names=[address], own_view=directory / "view",
-                     installed=installed) as net:  # fmt: skip
+    with HostNetwork(
+        1, "nsh7", 217, names=[address], own_view=directory / "view", installed=installed
+    ) as net:
         host = net.hosts[0]
         (host.root / INSIDE.name).mkdir()
         log = directory / "yarn-mini.log"
         with log.open("w") as out:
             launcher = subprocess.Popen(
                 host.argv(argv),
-                env=host_env(address), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL)  # fmt: skip
+                env=host_env(address),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         started = time.monotonic()
         try:
             while ready_line(log) is None:
                 assert launcher.poll() is None and time.monotonic() - started < 240, (
-                    log.read_text()[-3000:])  # fmt: skip
+                    log.read_text()[-3000:]
+                )
                 time.sleep(0.5)
             print(f"mini YARN up at {address} in {time.monotonic() - started:.1f} s")
             client = directory / "client-conf"
             shutil.copytree(host.root / INSIDE.name / "conf", client)
             site = client / "yarn-site.xml"
-            site.write_text(re.sub(r">(localhost|0\.0\.0\.0):(\d+)<", rf">{address}:\2<",
-                                   site.read_text()))  # fmt: skip
+            site.write_text(
+                re.sub(r">(localhost|0\.0\.0\.0):(\d+)<", rf">{address}:\2<", site.read_text())
+            )
             yield host, client
         finally:
             launcher.terminate()  # its shutdown hook stops the ResourceManager and NodeManager
@@ -107,12 +116,36 @@ def test_a_built_in_workload_runs_on_yarn_at_another_address(yarn, tmp_path):
     try:
         started = time.monotonic()
         ran = subprocess.run(
-            [sys.executable, "-m", "numaspark", "run", "terasort", "--size", "tiny",
-             "--master", "yarn", "--executors", "1", "--cores-per-executor", "1",
-             "--out", str(out), "--data", str(shared / "data")],
-            capture_output=True, text=True, timeout=900, check=False,
-            env={**os.environ, "HADOOP_CONF_DIR": str(conf), "COLUMNS": "400",
-                 "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "numaspark",
+                "run",
+                "terasort",
+                "--size",
+                "tiny",
+                "--master",
+                "yarn",
+                "--executors",
+                "1",
+                "--cores-per-executor",
+                "1",
+                "--out",
+                str(out),
+                "--data",
+                str(shared / "data"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+            env={
+                **os.environ,
+                "HADOOP_CONF_DIR": str(conf),
+                "COLUMNS": "400",
+                "NUMASPARK_STATE_DIR": str(tmp_path / "state"),
+            },
+        )
         print(f"numaspark run --master yarn took {time.monotonic() - started:.1f} s")
     finally:
         shutil.rmtree(shared, ignore_errors=True)
@@ -144,13 +177,37 @@ def test_containers_that_die_as_they_start_end_the_run_with_yarns_diagnostics(ya
     out = tmp_path / "out"
     started = time.monotonic()
     ran = subprocess.run(
-        [sys.executable, "-m", "numaspark", "run", str(APPS / "squares.py"), "--master", "yarn",
-         "--executors", "1", "--cores-per-executor", "1", "--out", str(out),
-         "--conf", "spark.executorEnv.JAVA_HOME=/nonexistent-java",
-         "--", str(tmp_path / "squares.json"), "1000"],
-        capture_output=True, text=True, timeout=600, check=False,
-        env={**os.environ, "HADOOP_CONF_DIR": str(conf), "COLUMNS": "400",
-             "NUMASPARK_STATE_DIR": str(tmp_path / "state")})  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "run",
+            str(APPS / "squares.py"),
+            "--master",
+            "yarn",
+            "--executors",
+            "1",
+            "--cores-per-executor",
+            "1",
+            "--out",
+            str(out),
+            "--conf",
+            "spark.executorEnv.JAVA_HOME=/nonexistent-java",
+            "--",
+            str(tmp_path / "squares.json"),
+            "1000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={
+            **os.environ,
+            "HADOOP_CONF_DIR": str(conf),
+            "COLUMNS": "400",
+            "NUMASPARK_STATE_DIR": str(tmp_path / "state"),
+        },
+    )
     took = time.monotonic() - started
     print(f"numaspark stopped {took:.1f} s after it started: {ran.stderr[-600:]}")
     assert ran.returncode != 0, ran.stderr[-3000:]

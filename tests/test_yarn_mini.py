@@ -30,9 +30,14 @@ pytestmark = [pytest.mark.jvm, pytest.mark.long(script="bash scripts/test-yarn.s
 
 def yarn_mini(*args: str, timeout_s: float = 300) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NUMASPARK_PYTHON": sys.executable, "COLUMNS": "200"}
-    return subprocess.run(["bash", str(REPO / "scripts" / "yarn-mini.sh"), *args],
-                          capture_output=True, text=True, env=env, timeout=timeout_s,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        ["bash", str(REPO / "scripts" / "yarn-mini.sh"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout_s,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +110,20 @@ def _check_yarn_run(record: dict, executors: int) -> None:
 def test_a_workload_and_an_application_run_on_yarn(yarn, tmp_path, no_spark_left):
     out = tmp_path / "out"
     started = time.monotonic()
-    ran = run_cli("run", "wordcount", "--size", "tiny", "--master", "yarn",
-                  "--executors", "2", "--cores-per-executor", "1", "--out", str(out))  # fmt: skip
+    ran = run_cli(
+        "run",
+        "wordcount",
+        "--size",
+        "tiny",
+        "--master",
+        "yarn",
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "1",
+        "--out",
+        str(out),
+    )
     print(f"wordcount on YARN: {time.monotonic() - started:.1f} s")
     assert ran.returncode == 0, ran.stderr[-3000:]
     (record,) = _records(out)
@@ -117,8 +134,18 @@ def test_a_workload_and_an_application_run_on_yarn(yarn, tmp_path, no_spark_left
 
     answer = tmp_path / "squares.json"
     started = time.monotonic()
-    app = run_cli("run", str(APPS / "squares.py"), "--master", "yarn", "--out", str(out), "--",
-                  str(answer), "1000", "an argument")  # fmt: skip
+    app = run_cli(
+        "run",
+        str(APPS / "squares.py"),
+        "--master",
+        "yarn",
+        "--out",
+        str(out),
+        "--",
+        str(answer),
+        "1000",
+        "an argument",
+    )
     print(f"squares.py on YARN: {time.monotonic() - started:.1f} s")
     assert app.returncode == 0, app.stderr[-3000:]
     _, second = _records(out)
@@ -140,9 +167,20 @@ def test_a_starved_application_stops_after_the_wait_and_leaves_yarns_queue(
     ResourceManager instead of waiting in its queue."""
     out = tmp_path / "out"
     started = time.monotonic()
-    starved = run_cli("run", "wordcount", "--size", "tiny", "--master", "yarn",
-                      "--executor-wait", "20s", "--conf", "spark.yarn.am.memory=2560m",
-                      "--out", str(out))  # fmt: skip
+    starved = run_cli(
+        "run",
+        "wordcount",
+        "--size",
+        "tiny",
+        "--master",
+        "yarn",
+        "--executor-wait",
+        "20s",
+        "--conf",
+        "spark.yarn.am.memory=2560m",
+        "--out",
+        str(out),
+    )
     took = time.monotonic() - started
     assert starved.returncode == 1, starved.stderr[-3000:]
     assert took < 90, took
@@ -160,8 +198,13 @@ def test_sigterm_while_yarn_starts_leaves_nothing(tmp_path):
     processes are stopped, and the state file says nothing runs."""
     directory = tmp_path / "y"
     env = {**os.environ, "COLUMNS": "200"}
-    proc = subprocess.Popen([sys.executable, "-m", "numaspark", "yarn", "up", str(directory)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "numaspark", "yarn", "up", str(directory)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.monotonic() + 60
     while not leftovers(directory) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -195,18 +238,50 @@ def test_yarns_own_numa_binding_from_the_rendered_settings(tmp_path, no_spark_le
     application master's memory policy is YARN's `interleave:0` and their CPUs node 0's. (On
     two nodes, in the guest: tests/guest/checks.py yarn_node_binding.)"""
     files, directory, out = tmp_path / "files", tmp_path / "y", tmp_path / "out"
-    planned = run_cli("plan", "--bind", "node", "--executors-per-node", "1",
-                      "--cores-per-executor", "1", "--memory-per-executor", "512m",
-                      "--target", "yarn", "--out", str(files))  # fmt: skip
+    planned = run_cli(
+        "plan",
+        "--bind",
+        "node",
+        "--executors-per-node",
+        "1",
+        "--cores-per-executor",
+        "1",
+        "--memory-per-executor",
+        "512m",
+        "--target",
+        "yarn",
+        "--out",
+        str(files),
+    )
     assert planned.returncode == 0, planned.stderr
     up = yarn_mini("up", str(directory), "--site", str(files / "yarn-site.xml"))
     try:
         assert up.returncode == 0, up.stderr[-3000:]
         env = {**os.environ, "HADOOP_CONF_DIR": str(directory / "conf"), "COLUMNS": "200"}
-        run = subprocess.Popen([sys.executable, "-m", "numaspark", "run", "wordcount", "--master",
-                                "yarn", "--executors", "1", "--cores-per-executor", "1",
-                                "--memory-per-executor", "512m", "--no-collect", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "numaspark",
+                "run",
+                "wordcount",
+                "--master",
+                "yarn",
+                "--executors",
+                "1",
+                "--cores-per-executor",
+                "1",
+                "--memory-per-executor",
+                "512m",
+                "--no-collect",
+                "--out",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         seen: dict[int, tuple[str, str]] = {}
         node0 = Path("/sys/devices/system/node/node0/cpulist").read_text().strip()
         while run.poll() is None:

@@ -43,11 +43,18 @@ class NamespaceHosts:
         self.driver_address = self.network.here
         self.key = directory / "id_test"
         self.inventory = Inventory(
-            tuple(Host(name=f"host{i + 1}", address=h.address, user="root", key=self.key,
-                       known_hosts=directory / "known_hosts")
-                  for i, h in enumerate(self.network.hosts)),
+            tuple(
+                Host(
+                    name=f"host{i + 1}",
+                    address=h.address,
+                    user="root",
+                    key=self.key,
+                    known_hosts=directory / "known_hosts",
+                )
+                for i, h in enumerate(self.network.hosts)
+            ),
             driver_address=self.driver_address,
-        )  # fmt: skip
+        )
 
     def __enter__(self) -> NamespaceHosts:
         try:
@@ -64,8 +71,9 @@ class NamespaceHosts:
         return self.names[self.inventory.hosts.index(host)]
 
     def _create(self) -> None:
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)],
-                       check=True)  # fmt: skip
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.key)], check=True
+        )
         (self.dir / "authorized_keys").write_text((self.dir / "id_test.pub").read_text())
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
         self.network.__enter__()
@@ -78,8 +86,9 @@ class NamespaceHosts:
         ns = self.netns(host)
         key = self.dir / f"hostkey-{host.name}"
         if not key.exists():
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
-                           check=True)  # fmt: skip
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True
+            )
         config = self.dir / f"sshd-{host.name}.conf"
         config.write_text(
             f"ListenAddress {host.address}\nPort 22\nHostKey {key}\n"
@@ -89,11 +98,26 @@ class NamespaceHosts:
         )
         # its own UTS namespace: `hostname` on the host names it (the values are
         # positional parameters of sh, never spliced into the script)
-        argv = ["ip", "netns", "exec", ns, "unshare", "--uts", "--", "/bin/sh", "-c",
-                'hostname "$1" && exec "$2" -D -e -f "$3"', "sh", host.name, SSHD, str(config)]  # fmt: skip
+        argv = [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "unshare",
+            "--uts",
+            "--",
+            "/bin/sh",
+            "-c",
+            'hostname "$1" && exec "$2" -D -e -f "$3"',
+            "sh",
+            host.name,
+            SSHD,
+            str(config),
+        ]
         log = (self.dir / f"sshd-{host.name}.log").open("a")
-        self.sshd[host.name] = subprocess.Popen(argv, stdout=log, stderr=log,
-                                                stdin=subprocess.DEVNULL)  # fmt: skip
+        self.sshd[host.name] = subprocess.Popen(
+            argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL
+        )
 
     def _wait_for_ssh(self, host: Host, timeout_s: float = 20.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -102,8 +126,9 @@ class NamespaceHosts:
             if host.name not in self.clients:
                 self.clients[host.name] = Ssh(host)
             client = self.clients[host.name]
-            done = subprocess.run(client.argv(["true"]), capture_output=True,
-                                  text=True, check=False)  # fmt: skip
+            done = subprocess.run(
+                client.argv(["true"]), capture_output=True, text=True, check=False
+            )
             if done.returncode == 0:
                 return
             if time.monotonic() > deadline:

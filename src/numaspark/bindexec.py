@@ -38,14 +38,27 @@ from numaspark.topology.cpuset import CpuSet
 
 #: The modes of ``set_mempolicy(2)`` (linux/mempolicy.h), by numaspark's policy names.
 MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND, MPOL_INTERLEAVE, MPOL_LOCAL = 0, 1, 2, 3, 4
-MODES = {"bind": MPOL_BIND, "preferred": MPOL_PREFERRED, "interleave": MPOL_INTERLEAVE,
-         "local": MPOL_LOCAL}  # fmt: skip
+MODES = {
+    "bind": MPOL_BIND,
+    "preferred": MPOL_PREFERRED,
+    "interleave": MPOL_INTERLEAVE,
+    "local": MPOL_LOCAL,
+}
 
 #: ``set_mempolicy``'s system call number on each architecture (the kernel's syscall
 #: tables). glibc has no wrapper for it (libnuma has, and libnuma is what we do without).
-SYS_SET_MEMPOLICY = {"x86_64": 238, "aarch64": 237, "arm64": 237, "riscv64": 237,
-                     "ppc64le": 261, "ppc64": 261, "s390x": 270, "i686": 276, "i386": 276,
-                     "loongarch64": 237}  # fmt: skip
+SYS_SET_MEMPOLICY = {
+    "x86_64": 238,
+    "aarch64": 237,
+    "arm64": 237,
+    "riscv64": 237,
+    "ppc64le": 261,
+    "ppc64": 261,
+    "s390x": 270,
+    "i686": 276,
+    "i386": 276,
+    "loongarch64": 237,
+}
 
 _ULONG_BITS = 8 * ctypes.sizeof(ctypes.c_ulong)
 
@@ -74,12 +87,13 @@ def set_mempolicy(mode: int, nodes: CpuSet) -> None:
     machine = platform.machine()
     number = SYS_SET_MEMPOLICY.get(machine)
     if number is None:
-        raise UsageError(f"numaspark.bindexec knows no set_mempolicy system call number for "
-                         f"{machine}: install numactl there")  # fmt: skip
+        raise UsageError(
+            f"numaspark.bindexec knows no set_mempolicy system call number for "
+            f"{machine}: install numactl there"
+        )
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     mask, maxnode = nodemask(CpuSet() if mode == MPOL_LOCAL else nodes)
-    result = libc.syscall(ctypes.c_long(number), ctypes.c_int(mode), mask,
-                          ctypes.c_ulong(maxnode))  # fmt: skip
+    result = libc.syscall(ctypes.c_long(number), ctypes.c_int(mode), mask, ctypes.c_ulong(maxnode))
     if result != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, os.strerror(errno))
@@ -114,8 +128,10 @@ def _checked(args: argparse.Namespace) -> tuple[CpuSet | None, int | None, CpuSe
         return cpus, None, nodes, command
     if args.policy == "local":
         if nodes:
-            raise UsageError("--policy local names no nodes (memory comes from the node the "
-                             "thread runs on): leave out --nodes")  # fmt: skip
+            raise UsageError(
+                "--policy local names no nodes (memory comes from the node the "
+                "thread runs on): leave out --nodes"
+            )
     elif not nodes:
         raise UsageError(f"--policy {args.policy} needs --nodes, e.g. --nodes 0")
     return cpus, MODES[args.policy], nodes, command
@@ -130,15 +146,19 @@ def main(arguments: list[str] | None = None) -> int:
                 os.sched_setaffinity(0, cpus)
             except OSError as exc:
                 allowed = CpuSet(os.sched_getaffinity(0))
-                raise UsageError(f"cannot run on CPUs {cpus}: {exc.strerror} (this process "
-                                 f"may use CPUs {allowed})") from None  # fmt: skip
+                raise UsageError(
+                    f"cannot run on CPUs {cpus}: {exc.strerror} (this process "
+                    f"may use CPUs {allowed})"
+                ) from None
         if mode is not None:
             try:
                 set_mempolicy(mode, nodes)
             except OSError as exc:
-                raise UsageError(f"cannot set memory policy {args.policy} on nodes {nodes}: "
-                                 f"{exc.strerror} (this machine's nodes: see numaspark "
-                                 "topology)") from None  # fmt: skip
+                raise UsageError(
+                    f"cannot set memory policy {args.policy} on nodes {nodes}: "
+                    f"{exc.strerror} (this machine's nodes: see numaspark "
+                    "topology)"
+                ) from None
     except UsageError as exc:
         print(f"numaspark.bindexec: {exc}", file=sys.stderr)
         return 2

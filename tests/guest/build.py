@@ -151,8 +151,12 @@ def kernel() -> Path:
         staged = work / "ready-dir"
         staged.mkdir()
         with open(staged / "initrd.img", "wb") as archive:  # an uncompressed newc cpio
-            run([tree / "bin/busybox", "cpio", "-o", "-H", "newc", "-R", "0:0"], cwd=tree,
-                input="\n".join(files).encode(), stdout=archive)  # fmt: skip
+            run(
+                [tree / "bin/busybox", "cpio", "-o", "-H", "newc", "-R", "0:0"],
+                cwd=tree,
+                input="\n".join(files).encode(),
+                stdout=archive,
+            )
         (vmlinuz,) = (work / "kernel/boot").glob("vmlinuz-*")
         shutil.copy(vmlinuz, staged / "vmlinuz")
         (staged / "ready").write_text(f"{package}, made in {time.monotonic() - began:.0f} s\n")
@@ -189,8 +193,10 @@ class Shape:
         if not 1 <= self.cpus_per_node <= 8:
             raise GuestError(f"--cpus-per-node {self.cpus_per_node}: give 1 to 8")
         if self.node_mib < 512:
-            raise GuestError(f"--memory-per-node {self.node_mib} MiB: give at least 512 MiB "
-                             "(the guest's JVMs and its overlay live in it)")  # fmt: skip
+            raise GuestError(
+                f"--memory-per-node {self.node_mib} MiB: give at least 512 MiB "
+                "(the guest's JVMs and its overlay live in it)"
+            )
 
     def qemu_numa(self) -> list[str]:
         argv = []
@@ -201,8 +207,12 @@ class Shape:
                 if self.cpus_per_node > 1
                 else str(first)
             )
-            argv += ["-object", f"memory-backend-ram,id=m{node},size={self.node_mib}M",
-                     "-numa", f"node,nodeid={node},cpus={cpus},memdev=m{node}"]  # fmt: skip
+            argv += [
+                "-object",
+                f"memory-backend-ram,id=m{node},size={self.node_mib}M",
+                "-numa",
+                f"node,nodeid={node},cpus={cpus},memdev=m{node}",
+            ]
         return argv
 
 
@@ -221,12 +231,17 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
     venv_bin = Path(sys.executable).parent
     for path in (ROOT, venv_bin, cwd, directory):
         if any(c.isspace() for c in str(path)):
-            raise GuestError(f"{path}: the guest's kernel command line cannot carry a space; "
-                             "use a path without one")  # fmt: skip
-    env = {"NUMASPARK_BIN": str(venv_bin / "numaspark"), "PYTHONPATH": str(ROOT / "src"),
-           "NUMASPARK_GUEST_NODES": str(shape.nodes),
-           "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
-           "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib)}  # fmt: skip
+            raise GuestError(
+                f"{path}: the guest's kernel command line cannot carry a space; "
+                "use a path without one"
+            )
+    env = {
+        "NUMASPARK_BIN": str(venv_bin / "numaspark"),
+        "PYTHONPATH": str(ROOT / "src"),
+        "NUMASPARK_GUEST_NODES": str(shape.nodes),
+        "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
+        "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib),
+    }
     lines = ["#!/bin/sh", f"export PATH={shlex.quote(str(venv_bin))}:$PATH"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
     lines += [f"cd {shlex.quote(str(cwd))} || exit 126", " ".join(shlex.quote(a) for a in argv)]
@@ -237,19 +252,37 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
 
 
 def qemu_argv(kernel_dir: Path, shape: Shape, script: Path) -> list[str]:
-    append = (f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} "
-              f"NUMASPARK_COMMAND={script}")  # fmt: skip
+    append = f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} NUMASPARK_COMMAND={script}"
     return [
         # -cpu max: the default qemu64 model lacks SSE4.2/AVX, and `numaspark run` died of
         # SIGILL in the guest (its libraries are built for a newer x86-64)
-        "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
-        "-smp", str(shape.nodes * shape.cpus_per_node),
-        "-m", str(shape.nodes * shape.node_mib), *shape.qemu_numa(),
-        "-kernel", str(kernel_dir / "vmlinuz"), "-initrd", str(kernel_dir / "initrd.img"),
-        "-append", append,
-        "-virtfs", "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
-        "-nic", "none", "-nographic", "-serial", "stdio", "-monitor", "none", "-no-reboot",
-    ]  # fmt: skip
+        "qemu-system-x86_64",
+        "-accel",
+        "tcg",
+        "-cpu",
+        "max",
+        "-smp",
+        str(shape.nodes * shape.cpus_per_node),
+        "-m",
+        str(shape.nodes * shape.node_mib),
+        *shape.qemu_numa(),
+        "-kernel",
+        str(kernel_dir / "vmlinuz"),
+        "-initrd",
+        str(kernel_dir / "initrd.img"),
+        "-append",
+        append,
+        "-virtfs",
+        "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
+        "-nic",
+        "none",
+        "-nographic",
+        "-serial",
+        "stdio",
+        "-monitor",
+        "none",
+        "-no-reboot",
+    ]
 
 
 BEGIN = "NUMASPARK-GUEST-BEGIN"
@@ -257,8 +290,14 @@ EXIT = re.compile(r"NUMASPARK-GUEST-EXIT (\d+)$")
 NO_EXIT = 125  # the guest ended (timeout, panic) before the command reported its status
 
 
-def run_in_guest(argv: list[str], shape: Shape, log: Path, timeout_s: float = 3600,
-                 cwd: Path | None = None, echo=None) -> tuple[int, str]:  # fmt: skip
+def run_in_guest(
+    argv: list[str],
+    shape: Shape,
+    log: Path,
+    timeout_s: float = 3600,
+    cwd: Path | None = None,
+    echo=None,
+) -> tuple[int, str]:
     """Boot the guest of ``shape``, run ``argv`` in it (in ``cwd``, default this directory),
     save the stamped console to ``log``, and return the command's exit status (``NO_EXIT`` when
     the guest ended before reporting one, killed after ``timeout_s`` or not) and the console.
@@ -271,9 +310,14 @@ def run_in_guest(argv: list[str], shape: Shape, log: Path, timeout_s: float = 36
         kernel_dir = kernel()
         began = time.monotonic()
         with open(log, "w") as saved:
-            proc = subprocess.Popen(qemu_argv(kernel_dir, shape, script), stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                    errors="replace")  # fmt: skip
+            proc = subprocess.Popen(
+                qemu_argv(kernel_dir, shape, script),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+            )
             watchdog = threading.Timer(timeout_s, proc.kill)
             watchdog.start()
             try:
@@ -328,18 +372,25 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--cpus-per-node", type=int, default=1, help="vCPUs per node (1)")
     parser.add_argument("--memory-per-node", default=f"{NODE_MIB}M", help="e.g. 2G (2048M)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds (3600)")
-    parser.add_argument("--log", type=Path, default=CACHE / "last-boot" / "console.log",
-                        help="where the whole console goes")  # fmt: skip
+    parser.add_argument(
+        "--log",
+        type=Path,
+        default=CACHE / "last-boot" / "console.log",
+        help="where the whole console goes",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
     opts = parser.parse_args(args)
     command = opts.command[1:] if opts.command[:1] == ["--"] else opts.command
     try:
         shape = Shape(opts.nodes, opts.cpus_per_node, size_mib(opts.memory_per_node))
         if shutil.which("qemu-system-x86_64") is None:
-            raise GuestError("qemu-system-x86_64 not found: NUMASPARK_SETUP_TESTS=1 bash "
-                             "scripts/setup.sh installs it")  # fmt: skip
-        status, _ = run_in_guest(command, shape, opts.log, opts.timeout,
-                                 echo=lambda line: print(line, flush=True))  # fmt: skip
+            raise GuestError(
+                "qemu-system-x86_64 not found: NUMASPARK_SETUP_TESTS=1 bash "
+                "scripts/setup.sh installs it"
+            )
+        status, _ = run_in_guest(
+            command, shape, opts.log, opts.timeout, echo=lambda line: print(line, flush=True)
+        )
     except GuestError as exc:
         print(f"numa-guest: {exc}", file=sys.stderr)
         return 2
@@ -347,8 +398,11 @@ def main(args: list[str] | None = None) -> int:
         print("numa-guest: interrupted; the guest was stopped", file=sys.stderr)
         return 130
     if status == NO_EXIT:
-        print(f"numa-guest: the guest ended before the command did (timeout {opts.timeout:.0f} s "
-              f"or a crash): see {opts.log}", file=sys.stderr)  # fmt: skip
+        print(
+            f"numa-guest: the guest ended before the command did (timeout {opts.timeout:.0f} s "
+            f"or a crash): see {opts.log}",
+            file=sys.stderr,
+        )
     return status
 
 

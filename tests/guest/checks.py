@@ -19,8 +19,18 @@ from pathlib import Path
 
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
-TOUCHER = ["java", "-Xms200m", "-Xmx200m", "-XX:+AlwaysPreTouch", "-XX:+UseSerialGC",
-           "-cp", os.environ.get("NUMASPARK_TOUCHER", ""), "Toucher", "64", "4"]  # fmt: skip
+TOUCHER = [
+    "java",
+    "-Xms200m",
+    "-Xmx200m",
+    "-XX:+AlwaysPreTouch",
+    "-XX:+UseSerialGC",
+    "-cp",
+    os.environ.get("NUMASPARK_TOUCHER", ""),
+    "Toucher",
+    "64",
+    "4",
+]
 results: list[bool] = []
 # the guest's shape, from numa-guest.sh (build.py) through the command script: node i has CPU i
 NODES = int(os.environ.get("NUMASPARK_GUEST_NODES", "2"))
@@ -30,11 +40,13 @@ HERE = Path(__file__).resolve().parent
 
 
 def numaspark(*args: str) -> str:
-    proc = subprocess.run([NUMASPARK, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "160"})  # fmt: skip
+    proc = subprocess.run(
+        [NUMASPARK, *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "160"}
+    )
     if proc.returncode != 0:
-        raise AssertionError(f"numaspark {' '.join(args)} exited {proc.returncode}: "
-                             f"{proc.stderr.strip()[-400:]}")  # fmt: skip
+        raise AssertionError(
+            f"numaspark {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()[-400:]}"
+        )
     return proc.stdout
 
 
@@ -66,13 +78,16 @@ def topology() -> str:
         assert 0.75 * NODE_MIB * (1 << 20) < memory <= NODE_MIB << 20, (
             f"node {index} has {memory} bytes, want ~{NODE_MIB} MiB"
         )
-    return "; ".join(f"node {i}: CPUs {nodes[i]['cpus']}, {nodes[i]['memory_bytes'] >> 20} MiB"
-                     for i in range(NODES))  # fmt: skip
+    return "; ".join(
+        f"node {i}: CPUs {nodes[i]['cpus']}, {nodes[i]['memory_bytes'] >> 20} MiB"
+        for i in range(NODES)
+    )
 
 
 def plan() -> str:
-    placement = json.loads(numaspark("plan", "--executors-per-node", "1", "--bind", "node",
-                                     "--json"))  # fmt: skip
+    placement = json.loads(
+        numaspark("plan", "--executors-per-node", "1", "--bind", "node", "--json")
+    )
     executors = [j for j in placement["jvms"] if j["runs_tasks"]]
     assert len(executors) == NODES, f"{len(executors)} executors, want one per node"
     found = []
@@ -97,14 +112,17 @@ def launch(out: str, *options: str) -> list[dict]:
 def describe(p: dict) -> str:
     eff, pages = p["effective"], p["pages"]
     shares = ", ".join(f"N{n} {s:.1%}" for n, s in pages["share_per_node"].items())
-    return (f"{p['name']} pid {p['pid']}: Cpus_allowed_list {eff['cpus']}, Mems_allowed_list "
-            f"{eff['mems']}, numa_maps {eff['policy']}, {pages['resident_bytes'] >> 20} MiB "
-            f"resident ({shares}), memory {p['memory']}")  # fmt: skip
+    return (
+        f"{p['name']} pid {p['pid']}: Cpus_allowed_list {eff['cpus']}, Mems_allowed_list "
+        f"{eff['mems']}, numa_maps {eff['policy']}, {pages['resident_bytes'] >> 20} MiB "
+        f"resident ({shares}), memory {p['memory']}"
+    )
 
 
 def bound_per_node() -> str:
-    processes = launch("/tmp/launch-bind", "--executors-per-node", "1", "--bind", "node",
-                       "--mem-policy", "bind")  # fmt: skip
+    processes = launch(
+        "/tmp/launch-bind", "--executors-per-node", "1", "--bind", "node", "--mem-policy", "bind"
+    )
     assert len(processes) == 2, f"{len(processes)} processes, want 2"
     for node, p in enumerate(sorted(processes, key=lambda p: p["planned"]["nodes"])):
         eff, pages = p["effective"], p["pages"]
@@ -126,8 +144,19 @@ def interleaved() -> str:
 
 def remote() -> str:
     # one node's memory less the driver's leaves no auto heap: the plan gets an explicit one
-    (p,) = launch("/tmp/launch-remote", "--executors", "1", "--nodes", "0", "--bind", "node",
-                  "--mem-nodes", "1", "--memory-per-executor", "450m")  # fmt: skip
+    (p,) = launch(
+        "/tmp/launch-remote",
+        "--executors",
+        "1",
+        "--nodes",
+        "0",
+        "--bind",
+        "node",
+        "--mem-nodes",
+        "1",
+        "--memory-per-executor",
+        "450m",
+    )
     eff, pages = p["effective"], p["pages"]
     assert eff["cpus"] == "0" and eff["policy"] == "bind:1", describe(p)
     assert p["memory"] == "remote", f"recorded as {p['memory']}: {describe(p)}"
@@ -140,12 +169,22 @@ def spark_workers() -> str:
     cluster = "/tmp/cluster"
     os.environ["NUMASPARK_START_TIMEOUT"] = "400"  # every JVM here starts ~20x slower
     try:
-        numaspark("cluster", "up", cluster, "--executors-per-node", "1", "--bind", "node",
-                  "--memory-per-executor", "450m")  # fmt: skip
+        numaspark(
+            "cluster",
+            "up",
+            cluster,
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            "--memory-per-executor",
+            "450m",
+        )
     except AssertionError as exc:
         logs = sorted(Path(cluster).glob("logs/*.log")) + sorted(Path(cluster).glob("worker-*/*"))
-        tails = " | ".join(f"{log}: {log.read_text(errors='replace')[-400:]}" for log in logs
-                            if log.is_file())  # fmt: skip
+        tails = " | ".join(
+            f"{log}: {log.read_text(errors='replace')[-400:]}" for log in logs if log.is_file()
+        )
         raise AssertionError(f"{exc} | {tails}") from None
     try:
         seen = json.loads(numaspark("cluster", "status", cluster, "--json"))
@@ -158,8 +197,10 @@ def spark_workers() -> str:
         assert eff["cpus"] == str(node) and eff["policy"] == f"bind:{node}", f"worker {worker}"
         on_node = pages.get(str(node), 0) / max(1, sum(pages.values()))
         assert on_node >= 0.9, f"worker {node}: {on_node:.0%} of its pages on node {node}"
-        found.append(f"worker {node} pid {worker['pid']}: CPUs {eff['cpus']}, {eff['policy']}, "
-                     f"{on_node:.0%} of {sum(pages.values()) >> 20} MiB on N{node}")  # fmt: skip
+        found.append(
+            f"worker {node} pid {worker['pid']}: CPUs {eff['cpus']}, {eff['policy']}, "
+            f"{on_node:.0%} of {sum(pages.values()) >> 20} MiB on N{node}"
+        )
     return "; ".join(found)
 
 
@@ -174,8 +215,7 @@ def cpu_list(text: str) -> set[int]:
 
 def node_cpus() -> dict[int, set[int]]:
     base = Path("/sys/devices/system/node")
-    return {int(d.name[4:]): cpu_list((d / "cpulist").read_text())
-            for d in base.glob("node[0-9]*")}  # fmt: skip
+    return {int(d.name[4:]): cpu_list((d / "cpulist").read_text()) for d in base.glob("node[0-9]*")}
 
 
 def executor_pids() -> list[int]:
@@ -192,8 +232,9 @@ def threads_cpus(pid: int) -> dict[int, set[int]]:
             status = (task / "status").read_text()
         except OSError:  # a thread that ended meanwhile
             continue
-        found[int(task.name)] = cpu_list(re.search(r"^Cpus_allowed_list:\s*(\S+)", status,
-                                                   re.M).group(1))  # fmt: skip
+        found[int(task.name)] = cpu_list(
+            re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M).group(1)
+        )
     return found
 
 
@@ -204,8 +245,10 @@ def pages_per_node(pid: int) -> tuple[dict[int, int], dict[int, int]]:
     files: dict[int, int] = {}
     for line in Path(f"/proc/{pid}/numa_maps").read_text().splitlines():
         fields = line.split()
-        size = next((int(f.split("=")[1]) for f in fields if f.startswith("kernelpagesize_kB=")),
-                    4) << 10  # fmt: skip
+        size = (
+            next((int(f.split("=")[1]) for f in fields if f.startswith("kernelpagesize_kB=")), 4)
+            << 10
+        )
         into = files if any(f.startswith("file=") for f in fields) else anon
         for f in fields:
             if re.fullmatch(r"N\d+=\d+", f):
@@ -224,53 +267,94 @@ def placed(pid: int, cpus_of: dict[int, set[int]]) -> dict:
     threads = threads_cpus(pid)
     allowed = set().union(*threads.values())
     anon, files = pages_per_node(pid)
-    return {"threads": len(threads), "allowed": allowed, "anon": anon, "files": files,
-            "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus]}  # fmt: skip
+    return {
+        "threads": len(threads),
+        "allowed": allowed,
+        "anon": anon,
+        "files": files,
+        "homes": [n for n, cpus in cpus_of.items() if allowed <= cpus],
+    }
 
 
-def hold_job(work: Path, out: Path, where: list[str], conf: list[str], env: dict,
-             executors: int = NODES, cores: int = 1,
-             app: str = "holdjob.py") -> tuple[subprocess.Popen, float]:  # fmt: skip
+def hold_job(
+    work: Path,
+    out: Path,
+    where: list[str],
+    conf: list[str],
+    env: dict,
+    executors: int = NODES,
+    cores: int = 1,
+    app: str = "holdjob.py",
+) -> tuple[subprocess.Popen, float]:
     """``numaspark run holdjob.py`` (or ``app``: pythonhold.py) on ``where`` (``--master ...``) with ``executors`` executors
     of ``cores`` cores (NODES of one by default), returned once its first job is done (the
     executors then hold until ``work/go`` exists), with when it was submitted. A run that exits
     first, or has no first job in 2000 s, fails the check with its output and spark-submit's
     log."""
-    argv = [NUMASPARK, "run", str(HERE / app), *where,
-            "--executors", str(executors), "--cores-per-executor", str(cores),
-            "--memory-per-executor", "512m", "--executor-wait", "900s", "--timeout", "2400",
-            "--no-collect", "--out", str(out),
-            # the cluster is on this guest, whose venv its executors have: numaspark's own
-            # Python, as a user names theirs (by default executors run plain python3)
-            "--python", str(Path(NUMASPARK).parent / "python"),
-            # C1 only: under emulation C2's compiles cost minutes of the run
-            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-            "--conf", "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
-            # the first job waits for every executor, so each one works in it
-            "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
-            "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
-            *conf, "--", str(work), str(executors * cores), "900"]  # fmt: skip
+    argv = [
+        NUMASPARK,
+        "run",
+        str(HERE / app),
+        *where,
+        "--executors",
+        str(executors),
+        "--cores-per-executor",
+        str(cores),
+        "--memory-per-executor",
+        "512m",
+        "--executor-wait",
+        "900s",
+        "--timeout",
+        "2400",
+        "--no-collect",
+        "--out",
+        str(out),
+        # the cluster is on this guest, whose venv its executors have: numaspark's own
+        # Python, as a user names theirs (by default executors run plain python3)
+        "--python",
+        str(Path(NUMASPARK).parent / "python"),
+        # C1 only: under emulation C2's compiles cost minutes of the run
+        "--conf",
+        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+        "--conf",
+        "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+        # the first job waits for every executor, so each one works in it
+        "--conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "--conf",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
+        *conf,
+        "--",
+        str(work),
+        str(executors * cores),
+        "900",
+    ]
     print("$ " + " ".join(argv), flush=True)
-    app = subprocess.Popen(argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT,
-                           env=env)  # fmt: skip
+    app = subprocess.Popen(
+        argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT, env=env
+    )
     started = time.monotonic()
     shown = started
     while not (work / "first-job-done").exists():
         if time.monotonic() > shown + 120:  # progress, for a boot cut short by its timeout
             shown = time.monotonic()
             alone = ALONE / "cgroup.procs"
-            print(f"waiting {shown - started:.0f} s: executors {executor_pids()}, in "
-                  f"{ALONE}: {alone.read_text().split() if alone.exists() else 'none'}",
-                  flush=True)  # fmt: skip
+            print(
+                f"waiting {shown - started:.0f} s: executors {executor_pids()}, in "
+                f"{ALONE}: {alone.read_text().split() if alone.exists() else 'none'}",
+                flush=True,
+            )
         if app.poll() is not None or time.monotonic() > started + 2000:
             submit = sorted(out.glob("runs/*/spark-submit.log"))
             said = submit[-1].read_text(errors="replace")[-2500:] if submit else "no log"
             if app.poll() is None:  # timed out: the caller never gets it to stop
                 app.kill()
                 app.wait()
-            raise AssertionError(f"no first job (run exited {app.poll()}): "
-                                 f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
-                                 f"| spark-submit.log: {said}".replace("\n", " | "))  # fmt: skip
+            raise AssertionError(
+                f"no first job (run exited {app.poll()}): "
+                f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
+                f"| spark-submit.log: {said}".replace("\n", " | ")
+            )
         time.sleep(2)
     return app, started
 
@@ -301,32 +385,68 @@ class PlainCluster:
         work = self.work
         spark_class = str(spark_home() / "bin" / "spark-class")
         port, webui, wport, wwebui = (free_port() for _ in range(4))
-        env = spark_env(extra={"SPARK_DAEMON_MEMORY": "256m",
-                               "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 "
-                               "-XX:+UseSerialGC"})  # fmt: skip
+        env = spark_env(
+            extra={
+                "SPARK_DAEMON_MEMORY": "256m",
+                "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            }
+        )
         began = time.monotonic()
         self.daemons = [
             subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(port), "--webui-port", str(webui)],
-                env=env, stdout=(work / "master.log").open("w"), stderr=subprocess.STDOUT),
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    str(webui),
+                ],
+                env=env,
+                stdout=(work / "master.log").open("w"),
+                stderr=subprocess.STDOUT,
+            ),
             subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker",
-                 f"spark://127.0.0.1:{port}", "--host", "127.0.0.1", "--port", str(wport),
-                 "--webui-port", str(wwebui), "--cores", str(NODES * CPUS_PER_NODE), "--memory",
-                 f"{NODES * 640}m", "--work-dir", str(work / "work")],
-                env=env, stdout=(work / "worker.log").open("w"), stderr=subprocess.STDOUT),
-        ]  # fmt: skip
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.worker.Worker",
+                    f"spark://127.0.0.1:{port}",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(wport),
+                    "--webui-port",
+                    str(wwebui),
+                    "--cores",
+                    str(NODES * CPUS_PER_NODE),
+                    "--memory",
+                    f"{NODES * 640}m",
+                    "--work-dir",
+                    str(work / "work"),
+                ],
+                env=env,
+                stdout=(work / "worker.log").open("w"),
+                stderr=subprocess.STDOUT,
+            ),
+        ]
         deadline = time.monotonic() + 900
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
             if time.monotonic() > deadline or any(d.poll() is not None for d in self.daemons):
-                self.failed = " | ".join((work / f).read_text(errors="replace")[-600:]
-                                         for f in ("master.log", "worker.log"))  # fmt: skip
+                self.failed = " | ".join(
+                    (work / f).read_text(errors="replace")[-600:]
+                    for f in ("master.log", "worker.log")
+                )
                 raise AssertionError(f"the plain cluster did not start: {self.failed}")
             time.sleep(2)
         self.up_s = time.monotonic() - began
-        self.master = ["--master", f"spark://127.0.0.1:{port}",
-                       "--master-ui", f"http://127.0.0.1:{webui}"]  # fmt: skip
+        self.master = [
+            "--master",
+            f"spark://127.0.0.1:{port}",
+            "--master-ui",
+            f"http://127.0.0.1:{webui}",
+        ]
         return self.master
 
     def down(self) -> None:
@@ -357,12 +477,17 @@ def memory_view(pid: int) -> dict:
     )
     cpuset = None  # (cpuset.mems, cpuset.mems.effective) where the cpuset controller is on
     if (files / "cpuset.mems").exists():
-        cpuset = tuple((files / f).read_text().strip() for f in ("cpuset.mems",
-                                                                  "cpuset.mems.effective"))  # fmt: skip
-    return {"mems": re.search(r"^Mems_allowed_list:\s*(\S+)", status, re.M).group(1),
-            "cgroup": path, "cpuset": cpuset, "cgroup_procs": procs,
-            "process_policy": thread_policy(Path(f"/proc/{pid}/numa_maps")),
-            "task_policies": tasks}  # fmt: skip
+        cpuset = tuple(
+            (files / f).read_text().strip() for f in ("cpuset.mems", "cpuset.mems.effective")
+        )
+    return {
+        "mems": re.search(r"^Mems_allowed_list:\s*(\S+)", status, re.M).group(1),
+        "cgroup": path,
+        "cpuset": cpuset,
+        "cgroup_procs": procs,
+        "process_policy": thread_policy(Path(f"/proc/{pid}/numa_maps")),
+        "task_policies": tasks,
+    }
 
 
 def executor_java_home(home: Path, cgroup: Path) -> Path:
@@ -378,16 +503,19 @@ def executor_java_home(home: Path, cgroup: Path) -> Path:
     java = os.path.realpath(shutil.which("java") or "java")
     script = home / "bin" / "java"
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text("#!/bin/sh\n# the first executor alone in a cgroup the check made\n"
-                      f"if mkdir {cgroup} 2>/dev/null; then\n"
-                      f"  echo $$ > {cgroup}/cgroup.procs || exit 97\nfi\n"
-                      f'exec {java} "$@"\n')  # fmt: skip
+    script.write_text(
+        "#!/bin/sh\n# the first executor alone in a cgroup the check made\n"
+        f"if mkdir {cgroup} 2>/dev/null; then\n"
+        f"  echo $$ > {cgroup}/cgroup.procs || exit 97\nfi\n"
+        f'exec {java} "$@"\n'
+    )
     script.chmod(0o755)
     return home
 
 
-def run_plugin_app(cluster: PlainCluster, work: Path, conf: list[str], executors: int = NODES,
-                   cores: int = 1) -> dict:  # fmt: skip
+def run_plugin_app(
+    cluster: PlainCluster, work: Path, conf: list[str], executors: int = NODES, cores: int = 1
+) -> dict:
     """``holdjob.py`` on ``cluster`` with the plugin at level node (``--bind node`` and
     ``conf``); after its first job, while the executors hold, each executor's placement
     (``placed()``) and memory (``memory_view()``) read from /proc; then the run record's
@@ -401,8 +529,15 @@ def run_plugin_app(cluster: PlainCluster, work: Path, conf: list[str], executors
     app = None
     timings = {"cluster_up_s": cluster.up_s}
     try:
-        app, started = hold_job(work, out, [*master, "--bind", "node"], conf,
-                                {**os.environ, "COLUMNS": "160"}, executors, cores)  # fmt: skip
+        app, started = hold_job(
+            work,
+            out,
+            [*master, "--bind", "node"],
+            conf,
+            {**os.environ, "COLUMNS": "160"},
+            executors,
+            cores,
+        )
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
         # the task threads' policies first: an idle task thread ends after 60 s (Spark's
@@ -458,20 +593,24 @@ def plugin_node_binding(cluster: PlainCluster, runs: dict) -> str:
         anon_total = sum(s["anon"].values())
         local = s["anon"].get(node, 0) / anon_total if node is not None and anon_total else 0.0
         r = reported.get(pid, {})
-        found.append(f"executor pid {pid}: {s['threads']} threads, all on CPUs "
-                     f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); anon "
-                     f"{local:.1%} on N{node} of {anon_total / (1 << 20):.0f} MiB "
-                     f"({mib(s['anon'])}); file-backed {mib(s['files'])}; plugin: chosen_nodes "
-                     f"{r.get('chosen_nodes')}, cpus {r.get('cpus')}, choice {r.get('choice')!r}, "
-                     f"binding {r.get('binding')!r}, local_share {r.get('local_share')}")  # fmt: skip
+        found.append(
+            f"executor pid {pid}: {s['threads']} threads, all on CPUs "
+            f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); anon "
+            f"{local:.1%} on N{node} of {anon_total / (1 << 20):.0f} MiB "
+            f"({mib(s['anon'])}); file-backed {mib(s['files'])}; plugin: chosen_nodes "
+            f"{r.get('chosen_nodes')}, cpus {r.get('cpus')}, choice {r.get('choice')!r}, "
+            f"binding {r.get('binding')!r}, local_share {r.get('local_share')}"
+        )
         if node is None:
             problems.append(f"pid {pid}: threads on CPUs {sorted(s['allowed'])}, not one node")
             continue
         if local < 0.9:
             problems.append(f"pid {pid}: only {local:.1%} of its anonymous pages on node {node}")
         if r.get("chosen_nodes") != str(node) or cpu_list(r.get("cpus") or "") != s["allowed"]:
-            problems.append(f"pid {pid}: the plugin reported nodes {r.get('chosen_nodes')} CPUs "
-                            f"{r.get('cpus')}, /proc says node {node}")  # fmt: skip
+            problems.append(
+                f"pid {pid}: the plugin reported nodes {r.get('chosen_nodes')} CPUs "
+                f"{r.get('cpus')}, /proc says node {node}"
+            )
     nodes_used = sorted(n for s in seen.values() for n in s["homes"][:1] if len(s["homes"]) == 1)
     if len(seen) != NODES or nodes_used != list(range(NODES)):
         problems.append(f"{len(seen)} executors on nodes {nodes_used}, want {NODES}, one a node")
@@ -484,10 +623,12 @@ def plugin_node_binding(cluster: PlainCluster, runs: dict) -> str:
 
 def policy_evidence(pid: int, s: dict, r: dict) -> str:
     m = s["memory"]
-    return (f"executor pid {pid}: Cpus_allowed_list {','.join(map(str, sorted(s['allowed'])))}, "
-            f"Mems_allowed_list {m['mems']}, cgroup {m['cgroup']}; numa_maps: task threads "
-            f"{m['task_policies']}, main thread {m['process_policy']}; anon {mib(s['anon'])}; "
-            f"plugin binding {r.get('binding')!r}")  # fmt: skip
+    return (
+        f"executor pid {pid}: Cpus_allowed_list {','.join(map(str, sorted(s['allowed'])))}, "
+        f"Mems_allowed_list {m['mems']}, cgroup {m['cgroup']}; numa_maps: task threads "
+        f"{m['task_policies']}, main thread {m['process_policy']}; anon {mib(s['anon'])}; "
+        f"plugin binding {r.get('binding')!r}"
+    )
 
 
 def one_node(s: dict) -> int:
@@ -535,8 +676,10 @@ def plugin_bind_cgroup(runs: dict) -> str:
     assert len(alone) == 1, f"{len(alone)} executor(s) in {ALONE}, want 1: {run['seen']}"
     ((pid, s),) = alone
     node, m, r = one_node(s), s["memory"], run["reported"].get(pid, {})
-    evidence = (policy_evidence(pid, s, r) + f"; the cgroup's processes {m['cgroup_procs']}, "
-                f"(cpuset.mems, cpuset.mems.effective) {m['cpuset']}")  # fmt: skip
+    evidence = (
+        policy_evidence(pid, s, r) + f"; the cgroup's processes {m['cgroup_procs']}, "
+        f"(cpuset.mems, cpuset.mems.effective) {m['cpuset']}"
+    )
     assert m["cgroup_procs"] == [str(pid)], evidence
     assert m["mems"] == str(node), evidence
     assert m["cpuset"] == (str(node), str(node)), evidence
@@ -551,10 +694,17 @@ def plugin_interleave(cluster: PlainCluster, runs: dict) -> str:
     to no fewer CPUs). Its task threads' numa_maps say ``interleave:0-(NODES-1)``, its main
     thread's ``default``; its anonymous pages are on every node; the report says so."""
     run = runs["interleave"] = run_plugin_app(
-        cluster, Path("/tmp/plugin-interleave"),
-        ["--mem-policy", "interleave",
-         "--conf", "spark.numaspark.affinity.lockDir=/tmp/plugin-interleave-locks"],
-        executors=1, cores=NODES)  # fmt: skip
+        cluster,
+        Path("/tmp/plugin-interleave"),
+        [
+            "--mem-policy",
+            "interleave",
+            "--conf",
+            "spark.numaspark.affinity.lockDir=/tmp/plugin-interleave-locks",
+        ],
+        executors=1,
+        cores=NODES,
+    )
     assert len(run["seen"]) == 1, f"{len(run['seen'])} executors, want 1"
     ((pid, s),) = run["seen"].items()
     m, r = s["memory"], run["reported"].get(pid, {})
@@ -582,8 +732,7 @@ def plugin_checks() -> None:
             check("plugin-bind-thread-policy", lambda: plugin_bind_thread(runs))
             check("plugin-bind-cgroup", lambda: plugin_bind_cgroup(runs))
             if os.environ.get("NUMASPARK_GUEST_INTERLEAVE", "1") == "1":  # minutes more
-                check("plugin-interleave-thread-policy",
-                      lambda: plugin_interleave(cluster, runs))  # fmt: skip
+                check("plugin-interleave-thread-policy", lambda: plugin_interleave(cluster, runs))
     finally:
         cluster.down()
 
@@ -625,17 +774,20 @@ def node_java_home(home: Path, taken: Path) -> Path:
     java = os.path.realpath(shutil.which("java") or "java")
     script = home / "bin" / "java"
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text("#!/bin/sh\n# each executor on a node of its own (CPUs only)\n"
-                      f"for n in {' '.join(map(str, range(NODES)))}; do\n"
-                      f"  if mkdir {taken}/node-$n 2>/dev/null; then\n"
-                      f'    exec numactl --cpunodebind=$n {java} "$@"\n  fi\ndone\n'
-                      f'exec {java} "$@"\n')  # fmt: skip
+    script.write_text(
+        "#!/bin/sh\n# each executor on a node of its own (CPUs only)\n"
+        f"for n in {' '.join(map(str, range(NODES)))}; do\n"
+        f"  if mkdir {taken}/node-$n 2>/dev/null; then\n"
+        f'    exec numactl --cpunodebind=$n {java} "$@"\n  fi\ndone\n'
+        f'exec {java} "$@"\n'
+    )
     script.chmod(0o755)
     return home
 
 
-def run_python_app(cluster: PlainCluster, work: Path, level: str, cores: int,
-                   conf: list[str]) -> dict:  # fmt: skip
+def run_python_app(
+    cluster: PlainCluster, work: Path, level: str, cores: int, conf: list[str]
+) -> dict:
     """``pythonhold.py`` on ``cluster`` with the plugin at ``level`` (``--bind node|core``),
     NODES executors of ``cores`` cores. Once every task holds its numpy arrays, from /proc:
     each executor's placement (``placed()``), and that of each of its Python processes (every
@@ -651,9 +803,16 @@ def run_python_app(cluster: PlainCluster, work: Path, level: str, cores: int,
     conf = [*conf, "--conf", f"spark.numaspark.affinity.lockDir={work}-locks"]
     shutil.rmtree(f"{work}-locks", ignore_errors=True)
     try:
-        app, started = hold_job(work, out, [*master, "--bind", level], conf,
-                                {**os.environ, "COLUMNS": "160"}, NODES, cores,
-                                app="pythonhold.py")  # fmt: skip
+        app, started = hold_job(
+            work,
+            out,
+            [*master, "--bind", level],
+            conf,
+            {**os.environ, "COLUMNS": "160"},
+            NODES,
+            cores,
+            app="pythonhold.py",
+        )
         timings["tasks_hold_s"] = time.monotonic() - started
         # the plugin re-binds Python processes every 250 ms (PythonWorkers.WATCH_MS): a
         # worker forked a moment ago has had four of its rounds
@@ -661,8 +820,7 @@ def run_python_app(cluster: PlainCluster, work: Path, level: str, cores: int,
         cpus_of = node_cpus()
         seen = {}
         for pid in executor_pids():
-            python = {p: {**placed(p, cpus_of), "role": role}
-                      for p, role in python_of(pid).items()}  # fmt: skip
+            python = {p: {**placed(p, cpus_of), "role": role} for p, role in python_of(pid).items()}
             seen[pid] = {**placed(pid, cpus_of), "python": python}
         tasks = {int(f.name[5:]): int(f.read_text()) for f in work.glob("task-*")}
         (work / "go").write_text("")
@@ -695,29 +853,36 @@ def python_workers(cluster: PlainCluster, level: str, cores: int, conf: list[str
             problems.append(f"executor {pid}: threads on CPUs {sorted(s['allowed'])}, not one node")
             continue
         nodes_used.append(node)
-        found.append(f"executor pid {pid}: node {node}, CPUs "
-                     f"{','.join(map(str, sorted(s['allowed'])))}")  # fmt: skip
+        found.append(
+            f"executor pid {pid}: node {node}, CPUs {','.join(map(str, sorted(s['allowed'])))}"
+        )
         workers = {p: w for p, w in s["python"].items() if w["role"] == "worker"}
         if not workers:
             problems.append(f"executor {pid}: no Python worker under it")
         for p, w in sorted(s["python"].items()):
             total = sum(w["anon"].values())
             local = w["anon"].get(node, 0) / total if total else 0.0
-            found.append(f"  {w['role']} pid {p} (executor {pid}): {w['threads']} threads, CPUs "
-                         f"{','.join(map(str, sorted(w['allowed'])))}; anon {local:.1%} on "
-                         f"N{node} of {total / (1 << 20):.0f} MiB ({mib(w['anon'])})")  # fmt: skip
+            found.append(
+                f"  {w['role']} pid {p} (executor {pid}): {w['threads']} threads, CPUs "
+                f"{','.join(map(str, sorted(w['allowed'])))}; anon {local:.1%} on "
+                f"N{node} of {total / (1 << 20):.0f} MiB ({mib(w['anon'])})"
+            )
             if not w["allowed"] <= cpus_of_node(node):
-                problems.append(f"{w['role']} {p}: threads on CPUs {sorted(w['allowed'])}, "
-                                f"outside node {node}")  # fmt: skip
+                problems.append(
+                    f"{w['role']} {p}: threads on CPUs {sorted(w['allowed'])}, outside node {node}"
+                )
             if local < 0.9:
-                problems.append(f"{w['role']} {p}: only {local:.1%} of its anonymous pages on "
-                                f"node {node}")  # fmt: skip
+                problems.append(
+                    f"{w['role']} {p}: only {local:.1%} of its anonymous pages on node {node}"
+                )
         if level == "core" and s["allowed"] != cpus_of_node(node):
             problems.append(f"executor {pid}: CPUs {sorted(s['allowed'])}, not node {node}'s")
         spread = set().union(*(w["allowed"] for w in workers.values())) if workers else set()
         if level == "core" and cores > 1 and len(spread) < 2:
-            problems.append(f"executor {pid}: its workers {sorted(workers)} all on CPUs "
-                            f"{sorted(spread)}, one core of {sorted(s['allowed'])}")  # fmt: skip
+            problems.append(
+                f"executor {pid}: its workers {sorted(workers)} all on CPUs "
+                f"{sorted(spread)}, one core of {sorted(s['allowed'])}"
+            )
     if len(seen) != NODES or sorted(nodes_used) != list(range(NODES)):
         problems.append(f"{len(seen)} executors on nodes {sorted(nodes_used)}, want one a node")
     ours = {p for s in seen.values() for p, w in s["python"].items() if w["role"] == "worker"}
@@ -747,9 +912,12 @@ def python_checks() -> None:
         check("python-workers-node", lambda: python_workers(cluster, "node", 1, []))
         # at level core the plugin pins within the executor's CPUs: each on a node of its own
         home = node_java_home(Path("/tmp/python-java-home"), Path("/tmp/python-core-nodes"))
-        check("python-workers-core",
-              lambda: python_workers(cluster, "core", CPUS_PER_NODE,
-                                     ["--conf", f"spark.executorEnv.JAVA_HOME={home}"]))  # fmt: skip
+        check(
+            "python-workers-core",
+            lambda: python_workers(
+                cluster, "core", CPUS_PER_NODE, ["--conf", f"spark.executorEnv.JAVA_HOME={home}"]
+            ),
+        )
     finally:
         cluster.down()
 
@@ -807,33 +975,70 @@ def yarn_node_binding() -> str:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     files, yarn, out = work / "files", work / "yarn", work / "out"
-    numaspark("plan", "--bind", "node", "--executors-per-node", "1", "--cores-per-executor",
-              "1", "--memory-per-executor", "512m", "--target", "yarn", "--out", str(files))  # fmt: skip
+    numaspark(
+        "plan",
+        "--bind",
+        "node",
+        "--executors-per-node",
+        "1",
+        "--cores-per-executor",
+        "1",
+        "--memory-per-executor",
+        "512m",
+        "--target",
+        "yarn",
+        "--out",
+        str(files),
+    )
     site = (files / "yarn-site.xml").read_text()
     assert "numa-awareness.enabled</name>\n    <value>true" in site, site
     assert "LinuxContainerExecutor" not in site.split("-->", 1)[-1], "the setuid executor was set"
     timings: dict[str, float] = {}
     began = time.monotonic()
     env = {**os.environ, "COLUMNS": "160", "NUMASPARK_START_TIMEOUT": "1200"}
-    up = subprocess.run([NUMASPARK, "yarn", "up", str(yarn), "--site", str(files / "yarn-site.xml"),
-                         "--min-allocation", "128m"], capture_output=True, text=True, env=env)  # fmt: skip
+    up = subprocess.run(
+        [
+            NUMASPARK,
+            "yarn",
+            "up",
+            str(yarn),
+            "--site",
+            str(files / "yarn-site.xml"),
+            "--min-allocation",
+            "128m",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert up.returncode == 0, f"yarn up exited {up.returncode}: {(up.stdout + up.stderr)[-1500:]}"
     timings["yarn_up_s"] = time.monotonic() - began
     env["HADOOP_CONF_DIR"] = str(yarn / "conf")
     app = None
     try:
         app, started = hold_job(
-            work, out, ["--master", "yarn"],
-            ["--conf", "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
-             "--conf", "spark.yarn.am.memory=384m",
-             # Spark's jars from where they lie (the shared root), not uploaded to the
-             # staging directory: the guest's overlay (a 512 MiB tmpfs) cannot hold them
-             "--conf", f"spark.yarn.jars=local:{spark_home() / 'jars'}/*"], env)  # fmt: skip
+            work,
+            out,
+            ["--master", "yarn"],
+            [
+                "--conf",
+                "spark.yarn.am.extraJavaOptions=-XX:TieredStopAtLevel=1",
+                "--conf",
+                "spark.yarn.am.memory=384m",
+                # Spark's jars from where they lie (the shared root), not uploaded to the
+                # staging directory: the guest's overlay (a 512 MiB tmpfs) cannot hold them
+                "--conf",
+                f"spark.yarn.jars=local:{spark_home() / 'jars'}/*",
+            ],
+            env,
+        )
         timings["first_job_s"] = time.monotonic() - started
         cpus_of = node_cpus()
         seen = {}
-        for role, marker in (("application master", b"ExecutorLauncher"),
-                             ("executor", b"CoarseGrainedExecutorBackend")):  # fmt: skip
+        for role, marker in (
+            ("application master", b"ExecutorLauncher"),
+            ("executor", b"CoarseGrainedExecutorBackend"),
+        ):
             for pid in jvm_pids(marker):
                 seen[pid] = {**placed(pid, cpus_of), "role": role, "policy": policy_of(pid)}
         (work / "go").write_text("")
@@ -851,29 +1056,37 @@ def yarn_node_binding() -> str:
         node = s["homes"][0] if len(s["homes"]) == 1 else None
         total = sum(s["anon"].values())
         local = s["anon"].get(node, 0) / total if node is not None and total else 0.0
-        found.append(f"{s['role']} pid {pid}: {s['threads']} threads, all on CPUs "
-                     f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); policy "
-                     f"{s['policy']}; anon {local:.1%} on N{node} of {total / (1 << 20):.0f} MiB "
-                     f"({mib(s['anon'])}); file-backed {mib(s['files'])}")  # fmt: skip
+        found.append(
+            f"{s['role']} pid {pid}: {s['threads']} threads, all on CPUs "
+            f"{','.join(map(str, sorted(s['allowed'])))} (node {node}); policy "
+            f"{s['policy']}; anon {local:.1%} on N{node} of {total / (1 << 20):.0f} MiB "
+            f"({mib(s['anon'])}); file-backed {mib(s['files'])}"
+        )
         if node is None:
-            problems.append(f"{s['role']} {pid}: threads on CPUs {sorted(s['allowed'])}, not "
-                            "one node")  # fmt: skip
+            problems.append(
+                f"{s['role']} {pid}: threads on CPUs {sorted(s['allowed'])}, not one node"
+            )
             continue
         if not s["policy"].startswith(("interleave:", "bind:")) or str(node) not in s["policy"]:
-            problems.append(f"{s['role']} {pid}: memory policy {s['policy']}, not YARN's on "
-                            f"node {node}")  # fmt: skip
+            problems.append(
+                f"{s['role']} {pid}: memory policy {s['policy']}, not YARN's on node {node}"
+            )
         if local < 0.9:
-            problems.append(f"{s['role']} {pid}: only {local:.1%} of its anonymous pages on "
-                            f"node {node}")  # fmt: skip
+            problems.append(
+                f"{s['role']} {pid}: only {local:.1%} of its anonymous pages on node {node}"
+            )
     executors = [s for s in seen.values() if s["role"] == "executor"]
     if len(executors) != NODES:
         problems.append(f"{len(executors)} executor container(s) seen, want {NODES}")
     record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
     containers = (record.get("yarn") or {}).get("containers") or []
-    found.append(f"record: application {(record.get('yarn') or {}).get('application_id')}, "
-                 f"containers {[c.get('container_id') for c in containers]}")  # fmt: skip
-    summary = (" | ".join(found) + " | timings: "
-               + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))  # fmt: skip
+    found.append(
+        f"record: application {(record.get('yarn') or {}).get('application_id')}, "
+        f"containers {[c.get('container_id') for c in containers]}"
+    )
+    summary = (
+        " | ".join(found) + " | timings: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items())
+    )
     assert not problems, "; ".join(problems) + " | " + summary
     return summary
 
@@ -883,25 +1096,34 @@ def main() -> int:
     print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
     if sys.argv[1:] == ["yarn-node-binding"]:  # a boot of its own (test_numa_guest.py)
         check("yarn-node-binding", yarn_node_binding)
-        print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
-              "failed", flush=True)  # fmt: skip
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
         return 0 if all(results) else 1
     if sys.argv[1:] == ["python-workers"]:  # a boot of its own: two CPUs per node
         python_checks()
-        print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
-              "failed", flush=True)  # fmt: skip
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
         return 0 if all(results) else 1
     if sys.argv[1:] == ["plugin"]:  # the plugin's checks alone, to iterate on them (minutes)
         plugin_checks()
-        print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} "
-              "failed", flush=True)  # fmt: skip
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
         return 0 if all(results) else 1
     topology_name = f"topology-{ {2: 'two', 4: 'four'}.get(NODES, str(NODES)) }-nodes"
     if NODES == 2:
-        checks = [(topology_name, topology), ("plan-one-executor-per-node", plan),
-                  ("launch-bound-per-node", bound_per_node),
-                  ("launch-interleave-split", interleaved),
-                  ("launch-remote-memory", remote)]  # fmt: skip
+        checks = [
+            (topology_name, topology),
+            ("plan-one-executor-per-node", plan),
+            ("launch-bound-per-node", bound_per_node),
+            ("launch-interleave-split", interleaved),
+            ("launch-remote-memory", remote),
+        ]
     else:  # the launch checks are the two-node guest's; this one proves the plugin on more
         checks = [(topology_name, topology), ("plan-one-executor-per-node", plan)]
     for name, test in checks:
@@ -910,8 +1132,10 @@ def main() -> int:
         plugin_checks()
     if os.environ.get("NUMASPARK_GUEST_SPARK") == "1":  # minutes more under emulation
         check("spark-worker-per-node", spark_workers)
-    print(f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-          flush=True)  # fmt: skip
+    print(
+        f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+        flush=True,
+    )
     return 0 if all(results) else 1
 
 

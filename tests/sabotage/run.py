@@ -59,8 +59,16 @@ class Break:
 
 def copy_tree(into: Path) -> None:
     """The working tree as it is now (uncommitted changes too), without venvs and outputs."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")  # fmt: skip
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     jars = [str(p.relative_to(ROOT)) for p in (ROOT / "src/numaspark/jvm").glob("*.jar")]
     for name in [*filter(None, listed), *jars]:
         source, target = ROOT / name, into / name
@@ -72,18 +80,48 @@ def copy_tree(into: Path) -> None:
 def command(caught_by: str) -> list[str]:
     if caught_by.startswith("junit "):
         test = caught_by.removeprefix("junit ").strip()
-        return ["mvn", "-q", "-o", "-f", "jvm/pom.xml", "test", f"-Dtest={test}",
-                "-Dsurefire.failIfNoSpecifiedTests=true", *maven_properties()]  # fmt: skip
-    return [str(PYTHON), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--no-header", "-o", "addopts=", caught_by]  # fmt: skip
+        return [
+            "mvn",
+            "-q",
+            "-o",
+            "-f",
+            "jvm/pom.xml",
+            "test",
+            f"-Dtest={test}",
+            "-Dsurefire.failIfNoSpecifiedTests=true",
+            *maven_properties(),
+        ]
+    return [
+        str(PYTHON),
+        "-m",
+        "pytest",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--no-header",
+        "-o",
+        "addopts=",
+        caught_by,
+    ]
 
 
 def maven_properties() -> list[str]:
     """What the jar's own build passes (pyspark's jars and their versions): the pom's default
     spark.jars is the tree's .venv, which the scratch copy has not."""
-    done = subprocess.run([str(PYTHON), "-c", "from numaspark.spark.affinity import "
-                           "maven_properties; print('\\n'.join(maven_properties()))"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(PYTHON),
+            "-c",
+            "from numaspark.spark.affinity import "
+            "maven_properties; print('\\n'.join(maven_properties()))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.split()
 
 
@@ -106,8 +144,9 @@ def verdict(item: Break) -> tuple[str, str]:
         code, output = run(argv, tree)
         if code != 0:
             return "ERROR", f"the test fails unbroken (exit {code}): {output.strip()[-300:]}"
-        applied = subprocess.run(["git", "apply", str(item.diff)], cwd=tree,
-                                 capture_output=True, text=True, check=False)  # fmt: skip
+        applied = subprocess.run(
+            ["git", "apply", str(item.diff)], cwd=tree, capture_output=True, text=True, check=False
+        )
         if applied.returncode != 0:
             return "ERROR", f"the diff no longer applies: {applied.stderr.strip()[:300]}"
         code, output = run(argv, tree)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,12 +26,39 @@ from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_counts, parse_duration, parse_size
 
 # isort: off
-# fmt: off
-from numaspark.cli.options import (AppOptions, ConfOpt, DataOpt, HostOpt, HostsFileOpt, HostsOpt, JsonOpt, Opt,
-                               OutOpt, ParamOpt, RepeatOpt, ResumeOpt, SizeOpt, SyntheticOpt, TimeOpt,
-                               StudyWorkloadArg, WarmupOpt, Where, WorkloadArg, XmlOpt, check_repeat, conf_of,
-                               cosched_workload, inventory_of, line_target, params, python_conf, topology_of,
-                               with_application, with_driver_host, with_placement)
+from numaspark.cli.options import (
+    AppOptions,
+    ConfOpt,
+    DataOpt,
+    HostOpt,
+    HostsFileOpt,
+    HostsOpt,
+    JsonOpt,
+    Opt,
+    OutOpt,
+    ParamOpt,
+    RepeatOpt,
+    ResumeOpt,
+    SizeOpt,
+    SyntheticOpt,
+    TimeOpt,
+    StudyWorkloadArg,
+    WarmupOpt,
+    Where,
+    WorkloadArg,
+    XmlOpt,
+    check_repeat,
+    conf_of,
+    cosched_workload,
+    inventory_of,
+    line_target,
+    params,
+    python_conf,
+    topology_of,
+    with_application,
+    with_driver_host,
+    with_placement,
+)
 from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
@@ -52,7 +79,6 @@ from numaspark.workloads.datagen import generate
 from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
 from numaspark.experiment.studies import STUDIES
 from numaspark.supervise.balancing import why_not
-# fmt: on
 # isort: on
 
 app = typer.Typer(
@@ -74,10 +100,12 @@ term = Terminal()
 
 @app.command()
 def topology(
-    xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
+    xml: XmlOpt = None,
+    synthetic: SyntheticOpt = None,
+    as_json: JsonOpt = False,
     host: HostOpt = None,
     hosts_file: HostsFileOpt = None,
-) -> None:  # fmt: skip
+) -> None:
     """Show the machine as hwloc sees it.
 
     Its packages, NUMA nodes, cores, PUs and allowed sets: this machine's, a saved
@@ -97,15 +125,45 @@ def plan_command(
     where: Where,
     driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1,
     driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g",
-    mode: Annotated[Mode, Opt(help="Where tasks run: local, in one JVM; standalone, in executors.")] = Mode.STANDALONE,
-    target: Annotated[Platform, Opt(help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment).")] = Platform.SPARK,
-    xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
-    hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
-    out: Annotated[Optional[Path], Opt(help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, spark-defaults.conf, kubelet-config.yaml, the executor pod template, README.txt) into this directory.")] = None,  # noqa: UP045
-    plugin_jar: Annotated[Optional[str], Opt(help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image).")] = None,  # noqa: UP045
-    image: Annotated[Optional[str], Opt(help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image).")] = None,  # noqa: UP045
-    python_memory: Annotated[Optional[str], Opt(help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod.")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    mode: Annotated[
+        Mode, Opt(help="Where tasks run: local, in one JVM; standalone, in executors.")
+    ] = Mode.STANDALONE,
+    target: Annotated[
+        Platform,
+        Opt(
+            help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment)."
+        ),
+    ] = Platform.SPARK,
+    xml: XmlOpt = None,
+    synthetic: SyntheticOpt = None,
+    as_json: JsonOpt = False,
+    hosts: HostsOpt = None,
+    hosts_file: HostsFileOpt = None,
+    out: Annotated[
+        Path | None,
+        Opt(
+            help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, spark-defaults.conf, kubelet-config.yaml, the executor pod template, README.txt) into this directory."
+        ),
+    ] = None,
+    plugin_jar: Annotated[
+        str | None,
+        Opt(
+            help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image)."
+        ),
+    ] = None,
+    image: Annotated[
+        str | None,
+        Opt(
+            help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image)."
+        ),
+    ] = None,
+    python_memory: Annotated[
+        str | None,
+        Opt(
+            help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod."
+        ),
+    ] = None,
+) -> None:
     """Place executors on this machine, or on each of --hosts.
 
     Each JVM gets its CPUs, nodes, heap and numactl prefix; with --hosts, from each
@@ -118,16 +176,26 @@ def plan_command(
     if (plugin_jar or image) and target is not Platform.K8S:
         raise UsageError("--plugin-jar and --image are for --target k8s")
     if python_memory and target not in (Platform.YARN, Platform.K8S):
-        raise UsageError("--python-memory sizes YARN containers and Kubernetes pods: give "
-                         "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)")  # fmt: skip
+        raise UsageError(
+            "--python-memory sizes YARN containers and Kubernetes pods: give "
+            "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)"
+        )
     python_bytes = parse_size(python_memory, "--python-memory") if python_memory else 0
 
     inventory = inventory_of(hosts, hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
-        found = plan_hosts(inventory, lambda topo: where.place(topo, Mode.STANDALONE,
-                           driver_cores=driver_cores, driver_memory=driver_memory))  # fmt: skip
+        found = plan_hosts(
+            inventory,
+            lambda topo: where.place(
+                topo, Mode.STANDALONE, driver_cores=driver_cores, driver_memory=driver_memory
+            ),
+        )
         driver = driver_address(inventory)
-        return term.json(plans_to_dict(found, driver)) if as_json else term.print(views.hosts_view(found, driver))  # fmt: skip
+        return (
+            term.json(plans_to_dict(found, driver))
+            if as_json
+            else term.print(views.hosts_view(found, driver))
+        )
     topo = topology_of(xml, synthetic)
     placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
     extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image, python_bytes)
@@ -154,32 +222,92 @@ def plan_command(
 @with_placement
 @with_application
 def run(
-    where: Where, application: AppOptions,
-    workload: Annotated[Optional[str], typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.", show_default=False)] = None,  # noqa: UP045
+    where: Where,
+    application: AppOptions,
+    workload: Annotated[
+        str | None,
+        typer.Argument(
+            help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.",
+            show_default=False,
+        ),
+    ] = None,
     size: SizeOpt = "tiny",
-    mode: Annotated[Mode, Opt(help="Where tasks run: local, in one bound JVM; standalone, in bound workers.")] = Mode.LOCAL,
-    repeat: RepeatOpt = 1, warmup: WarmupOpt = 0,
+    mode: Annotated[
+        Mode, Opt(help="Where tasks run: local, in one bound JVM; standalone, in bound workers.")
+    ] = Mode.LOCAL,
+    repeat: RepeatOpt = 1,
+    warmup: WarmupOpt = 0,
     out: OutOpt = Path("numaspark-out"),
-    cluster: Annotated[Optional[Path], Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")] = None,  # noqa: UP045
+    cluster: Annotated[
+        Path | None, Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")
+    ] = None,
     data: DataOpt = None,
-    timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.", min=1)] = 1800.0,
-    conf: ConfOpt = None, param: ParamOpt = None,
-    rate: Annotated[Optional[float], Opt(help="Streaming: events a second the source sends (default 1000).")] = None,  # noqa: UP045
-    duration: Annotated[Optional[str], Opt(help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it has run that long on Spark.")] = None,  # noqa: UP045
-    stream_warmup: Annotated[str, Opt(help="Streaming: time sent before the measured window.")] = "10s",
+    timeout: Annotated[
+        float, Opt(help="Seconds before a run is stopped as failed.", min=1)
+    ] = 1800.0,
+    conf: ConfOpt = None,
+    param: ParamOpt = None,
+    rate: Annotated[
+        float | None, Opt(help="Streaming: events a second the source sends (default 1000).")
+    ] = None,
+    duration: Annotated[
+        str | None,
+        Opt(
+            help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it has run that long on Spark."
+        ),
+    ] = None,
+    stream_warmup: Annotated[
+        str, Opt(help="Streaming: time sent before the measured window.")
+    ] = "10s",
     collect: Annotated[bool, Opt(help="Sample OS, NUMA and perf counters during the run.")] = True,
     interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s",
-    gc_log: Annotated[bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")] = False,
-    profile: Annotated[bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")] = False,
-    xml: XmlOpt = None, synthetic: SyntheticOpt = None, hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
-    master: Annotated[Optional[str], Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.")] = None,  # noqa: UP045
-    master_ui: Annotated[Optional[str], Opt(help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).")] = None,  # noqa: UP045
-    executor_wait: Annotated[str, Opt(help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).", envvar="NUMASPARK_EXECUTOR_WAIT")] = "300s",
-    driver_host: Annotated[Optional[str], Opt(help="With --master or --hosts: the address the executors reach the driver at (default: the local address the route to the cluster leaves from).")] = None,  # noqa: UP045
-    python: Annotated[Optional[str], Opt(help="With --master: the Python the executors run on their hosts (spark.pyspark.python; default: python3).")] = None,  # noqa: UP045
+    gc_log: Annotated[
+        bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")
+    ] = False,
+    profile: Annotated[
+        bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")
+    ] = False,
+    xml: XmlOpt = None,
+    synthetic: SyntheticOpt = None,
+    hosts: HostsOpt = None,
+    hosts_file: HostsFileOpt = None,
+    master: Annotated[
+        str | None,
+        Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL."),
+    ] = None,
+    master_ui: Annotated[
+        str | None,
+        Opt(
+            help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host)."
+        ),
+    ] = None,
+    executor_wait: Annotated[
+        str,
+        Opt(
+            help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).",
+            envvar="NUMASPARK_EXECUTOR_WAIT",
+        ),
+    ] = "300s",
+    driver_host: Annotated[
+        str | None,
+        Opt(
+            help="With --master or --hosts: the address the executors reach the driver at (default: the local address the route to the cluster leaves from)."
+        ),
+    ] = None,
+    python: Annotated[
+        str | None,
+        Opt(
+            help="With --master: the Python the executors run on their hosts (spark.pyspark.python; default: python3)."
+        ),
+    ] = None,
     time: TimeOpt = DEFAULT_TIME,
-    numa_balancing: Annotated[Optional[str], Opt(help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found).")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    numa_balancing: Annotated[
+        str | None,
+        Opt(
+            help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found)."
+        ),
+    ] = None,
+) -> None:
     """Run a workload or your own application, placed as planned.
 
     It runs with repetitions, and every run is stored as it ends.
@@ -196,45 +324,72 @@ def run(
     if not streaming and rate is not None:
         raise UsageError(f"--rate is for streaming workloads; {chosen.name} is batch")
     if not streaming and not own and duration is not None:
-        raise UsageError(f"--duration is for streaming workloads and your own application; "
-                         f"{chosen.name} is batch")  # fmt: skip
+        raise UsageError(
+            f"--duration is for streaming workloads and your own application; "
+            f"{chosen.name} is batch"
+        )
     where, mode, master = line_target(where, mode, master, chosen)
     if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
-        raise UsageError("run starts real JVMs on this machine: --xml and --synthetic are for "
-                         "'plan', and for --master k8s:// (its nodes' topology)")  # fmt: skip
+        raise UsageError(
+            "run starts real JVMs on this machine: --xml and --synthetic are for "
+            "'plan', and for --master k8s:// (its nodes' topology)"
+        )
     if (driver_host and not (master or hosts or hosts_file)) or (python and not master):
         given = "--driver-host" if driver_host else "--python"
-        raise UsageError(f"{given} is for a cluster on other hosts (--master, and --driver-host "
-                         "for --hosts too): here the driver and executors share this machine")  # fmt: skip
+        raise UsageError(
+            f"{given} is for a cluster on other hosts (--master, and --driver-host "
+            "for --hosts too): here the driver and executors share this machine"
+        )
     if numa_balancing not in (None, "on", "off"):
         raise UsageError(f"--numa-balancing {numa_balancing}: give on or off")
     if numa_balancing is not None and (hosts or hosts_file or master):
-        raise UsageError("--numa-balancing switches this machine's kernel setting: it is for "
-                         "runs here, not with --hosts or --master")  # fmt: skip
+        raise UsageError(
+            "--numa-balancing switches this machine's kernel setting: it is for "
+            "runs here, not with --hosts or --master"
+        )
     request = RunRequest(
-        workload=chosen.name, size=size,
+        workload=chosen.name,
+        size=size,
         layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
         numa_balancing=None if numa_balancing is None else numa_balancing == "on",
-        hosts=with_driver_host(inventory_of(hosts, hosts_file), driver_host), master=master,
-        master_ui=master_ui, driver_host=driver_host,
+        hosts=with_driver_host(inventory_of(hosts, hosts_file), driver_host),
+        master=master,
+        master_ui=master_ui,
+        driver_host=driver_host,
         node_topology=topology_of(xml, synthetic) if xml or synthetic else None,
         executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
-        binding=where.bind, mem_policy=where.mem_policy, pu_order=where.pu_order,
+        binding=where.bind,
+        mem_policy=where.mem_policy,
+        pu_order=where.pu_order,
         only_nodes=where.only_nodes,
-        repeat=repeat, warmup=warmup, out=out, cluster_dir=cluster, data_root=data,
-        timeout_s=timeout, spark_conf=conf_of([*(conf or []), *python_conf(python)]),
-        params=params(param), rate=1000.0 if rate is None else rate,
+        repeat=repeat,
+        warmup=warmup,
+        out=out,
+        cluster_dir=cluster,
+        data_root=data,
+        timeout_s=timeout,
+        spark_conf=conf_of([*(conf or []), *python_conf(python)]),
+        params=params(param),
+        rate=1000.0 if rate is None else rate,
         duration_s=parse_duration(duration or "60s", "--duration"),
-        stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"), collect=collect,
-        interval_s=parse_duration(interval, "--interval"), gc_log=gc_log, profile=profile,
-        time=time, stop_after_s=parse_duration(duration, "--duration") if own and duration else None,
-    )  # fmt: skip
+        stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"),
+        collect=collect,
+        interval_s=parse_duration(interval, "--interval"),
+        gc_log=gc_log,
+        profile=profile,
+        time=time,
+        stop_after_s=parse_duration(duration, "--duration") if own and duration else None,
+    )
     with term.interruptible(out):
         results = run_workload(request, topology_of(), progress=term.say)
     term.lines(views.run_lines(results))
-    title = f"{chosen.name}: " + ("the measured window of each run" if streaming
-                                  else f"{TIMES[time]} of the measured runs" if own
-                                  else "wall time of the measured runs")  # fmt: skip
+    title = f"{chosen.name}: " + (
+        "the measured window of each run"
+        if streaming
+        else f"{TIMES[time]} of the measured runs"
+        if own
+        else "wall time of the measured runs"
+    )
     failed = long_work.show_runs(term, results, title, streaming)
     term.print(f"results: {(out / RESULTS_FILE).resolve()}")
     if failed:
@@ -245,15 +400,27 @@ def run(
 @with_placement
 def launch(
     where: Where,
-    command: Annotated[list[str], typer.Argument(help="The program and its arguments, after '--'.")],
-    mode: Annotated[Mode, Opt(help="How many processes: local, one; standalone, one per executor.")] = Mode.STANDALONE,
-    mem_nodes: Annotated[Optional[str], Opt(help="Bind memory to these nodes instead of the CPUs' own (remote memory).")] = None,  # noqa: UP045
-    duration: Annotated[Optional[str], Opt(help="Stop the processes after this long, e.g. 10s (default: until they exit).")] = None,  # noqa: UP045
+    command: Annotated[
+        list[str], typer.Argument(help="The program and its arguments, after '--'.")
+    ],
+    mode: Annotated[
+        Mode, Opt(help="How many processes: local, one; standalone, one per executor.")
+    ] = Mode.STANDALONE,
+    mem_nodes: Annotated[
+        str | None,
+        Opt(help="Bind memory to these nodes instead of the CPUs' own (remote memory)."),
+    ] = None,
+    duration: Annotated[
+        str | None,
+        Opt(help="Stop the processes after this long, e.g. 10s (default: until they exit)."),
+    ] = None,
     timeout: Annotated[str, Opt(help="Stop them as failed after this long.")] = "10m",
     interval: Annotated[str, Opt(help="How often placement and pages are read.")] = "0.5s",
-    out: Annotated[Path, Opt(help="Directory for launch.json and the logs.")] = Path("numaspark-out/launch"),
+    out: Annotated[Path, Opt(help="Directory for launch.json and the logs.")] = Path(
+        "numaspark-out/launch"
+    ),
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Start any program once per planned JVM, bound as planned.
 
     It records where each process really ran. The placeholders {index} {heap} {cores}
@@ -271,17 +438,23 @@ def launch(
         placement = memory_on(placement, CpuSet.parse(mem_nodes), topo)
     with term.interruptible(None):
         record = launch_processes(
-            placement, topo, command, out,
+            placement,
+            topo,
+            command,
+            out,
             duration_s=parse_duration(duration, "--duration") if duration else None,
             timeout_s=parse_duration(timeout, "--timeout"),
             interval_s=parse_duration(interval, "--interval"),
             on_progress=(lambda message: None) if as_json else term.say,
-        )  # fmt: skip
+        )
     if long_work.show_launch(term, record, out, as_json):
         raise typer.Exit(1)
 
 
-cluster_app = typer.Typer(help="A standalone cluster kept up across runs.\n\nIts executors take about 15 s to start; runs that reuse it skip that wait.\n\n\b\nExample:\n  numaspark cluster up ./cluster --executors 2 --bind core", rich_markup_mode=None)  # fmt: skip
+cluster_app = typer.Typer(
+    help="A standalone cluster kept up across runs.\n\nIts executors take about 15 s to start; runs that reuse it skip that wait.\n\n\b\nExample:\n  numaspark cluster up ./cluster --executors 2 --bind core",
+    rich_markup_mode=None,
+)
 app.add_typer(cluster_app, name="cluster")
 
 
@@ -289,10 +462,13 @@ app.add_typer(cluster_app, name="cluster")
 @with_placement
 def cluster_up(
     where: Where,
-    directory: Annotated[Path, typer.Argument(help="The cluster's directory (state, logs, work dirs).")],
+    directory: Annotated[
+        Path, typer.Argument(help="The cluster's directory (state, logs, work dirs).")
+    ],
     host: Annotated[str, Opt(help="Address the master and workers listen on.")] = "127.0.0.1",
-    hosts: HostsOpt = None, hosts_file: HostsFileOpt = None,
-) -> None:  # fmt: skip
+    hosts: HostsOpt = None,
+    hosts_file: HostsFileOpt = None,
+) -> None:
     """Start a master and bound workers, and leave them running.
 
     One worker per planned executor, here or on each of --hosts over SSH.
@@ -302,16 +478,28 @@ def cluster_up(
       numaspark cluster up ./cluster --executors 2 --bind core
     """
 
-    cluster = start_kept_cluster(lambda topo: where.place(topo, Mode.STANDALONE), directory,
-                                 host, term.say, inventory_of(hosts, hosts_file))  # fmt: skip
-    term.print(f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
-               f"{directory / 'cluster.json'}")  # fmt: skip
-    term.print(f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark "
-               f"cluster down {directory}")  # fmt: skip
+    cluster = start_kept_cluster(
+        lambda topo: where.place(topo, Mode.STANDALONE),
+        directory,
+        host,
+        term.say,
+        inventory_of(hosts, hosts_file),
+    )
+    term.print(
+        f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
+        f"{directory / 'cluster.json'}"
+    )
+    term.print(
+        f"use it: numaspark run WORKLOAD --cluster {directory} ...; stop it: numaspark "
+        f"cluster down {directory}"
+    )
 
 
 @cluster_app.command("status")
-def cluster_status(directory: Annotated[Path, typer.Argument(help="The cluster's directory.")], as_json: JsonOpt = False) -> None:  # fmt: skip
+def cluster_status(
+    directory: Annotated[Path, typer.Argument(help="The cluster's directory.")],
+    as_json: JsonOpt = False,
+) -> None:
     """Show a running cluster and where each worker really runs.
 
     It is the master's view, and each worker's placement read back.
@@ -327,7 +515,9 @@ def cluster_status(directory: Annotated[Path, typer.Argument(help="The cluster's
 
 
 @cluster_app.command("down")
-def cluster_down(directory: Annotated[Path, typer.Argument(help="The cluster's directory.")]) -> None:  # fmt: skip
+def cluster_down(
+    directory: Annotated[Path, typer.Argument(help="The cluster's directory.")],
+) -> None:
     """Stop every process of the cluster, its executors too.
 
     \b
@@ -339,20 +529,37 @@ def cluster_down(directory: Annotated[Path, typer.Argument(help="The cluster's d
     term.print(f"stopped {len(stopped)} process(es) of the cluster in {directory}")
 
 
-yarn_app = typer.Typer(help="A mini YARN on this machine to run --master yarn on.\n\nIt is a ResourceManager and NodeManagers (hadoop-client-minicluster).\n\n\b\nExample:\n  numaspark yarn up ./yarn --nodemanagers 2", rich_markup_mode=None)  # fmt: skip
+yarn_app = typer.Typer(
+    help="A mini YARN on this machine to run --master yarn on.\n\nIt is a ResourceManager and NodeManagers (hadoop-client-minicluster).\n\n\b\nExample:\n  numaspark yarn up ./yarn --nodemanagers 2",
+    rich_markup_mode=None,
+)
 app.add_typer(yarn_app, name="yarn")
 
 
 @yarn_app.command("up")
 def yarn_up(
-    directory: Annotated[Path, typer.Argument(help="Its directory (state, logs, conf/yarn-site.xml, the NodeManagers' work).")],
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="Its directory (state, logs, conf/yarn-site.xml, the NodeManagers' work)."
+        ),
+    ],
     nodemanagers: Annotated[int, Opt(help="NodeManagers to start.")] = 1,
     nm_memory: Annotated[str, Opt(help="Memory each NodeManager offers containers.")] = "4g",
     nm_vcores: Annotated[int, Opt(help="Vcores each NodeManager offers.")] = 2,
-    min_allocation: Annotated[str, Opt(help="The scheduler's minimum (and rounding) allocation.")] = "128m",
-    host: Annotated[str, Opt(help="Address the ResourceManager and NodeManagers listen on.")] = "127.0.0.1",
-    site: Annotated[Optional[Path], Opt(help="A yarn-site.xml fragment applied over the mini YARN's settings: what 'plan --target yarn --out DIR' writes (NUMA awareness; its NodeManager size wins).")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    min_allocation: Annotated[
+        str, Opt(help="The scheduler's minimum (and rounding) allocation.")
+    ] = "128m",
+    host: Annotated[
+        str, Opt(help="Address the ResourceManager and NodeManagers listen on.")
+    ] = "127.0.0.1",
+    site: Annotated[
+        Path | None,
+        Opt(
+            help="A yarn-site.xml fragment applied over the mini YARN's settings: what 'plan --target yarn --out DIR' writes (NUMA awareness; its NodeManager size wins)."
+        ),
+    ] = None,
+) -> None:
     """Start a mini YARN and leave it running.
 
     It is hadoop-client-minicluster: a ResourceManager and NodeManagers. The last line
@@ -364,17 +571,33 @@ def yarn_up(
     """
 
     mib = 1 << 20
-    cluster = start_kept_yarn(directory, nodemanagers, parse_size(nm_memory) // mib, nm_vcores,
-                              parse_size(min_allocation) // mib, host, term.say, site=site)  # fmt: skip
+    cluster = start_kept_yarn(
+        directory,
+        nodemanagers,
+        parse_size(nm_memory) // mib,
+        nm_vcores,
+        parse_size(min_allocation) // mib,
+        host,
+        term.say,
+        site=site,
+    )
     # unwrapped lines: the last one is for a shell (scripts/yarn-mini.sh, eval)
-    term.lines([f"mini YARN up: ResourceManager web app http://{host}:{cluster.master_webui}, "
-                f"{nodemanagers} NodeManager(s); state in {cluster.directory / 'cluster.json'}",
-                f"use it: numaspark run WORKLOAD --master yarn ...; stop it: numaspark yarn down "
-                f"{directory}", f"export HADOOP_CONF_DIR={cluster.hadoop_conf_dir}"])  # fmt: skip
+    term.lines(
+        [
+            f"mini YARN up: ResourceManager web app http://{host}:{cluster.master_webui}, "
+            f"{nodemanagers} NodeManager(s); state in {cluster.directory / 'cluster.json'}",
+            f"use it: numaspark run WORKLOAD --master yarn ...; stop it: numaspark yarn down "
+            f"{directory}",
+            f"export HADOOP_CONF_DIR={cluster.hadoop_conf_dir}",
+        ]
+    )
 
 
 @yarn_app.command("status")
-def yarn_status(directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")], as_json: JsonOpt = False) -> None:  # fmt: skip
+def yarn_status(
+    directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")],
+    as_json: JsonOpt = False,
+) -> None:
     """Show a running mini YARN's NodeManagers.
 
     It is the ResourceManager's view.
@@ -388,7 +611,9 @@ def yarn_status(directory: Annotated[Path, typer.Argument(help="The mini YARN's 
 
 
 @yarn_app.command("down")
-def yarn_down(directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")]) -> None:  # fmt: skip
+def yarn_down(
+    directory: Annotated[Path, typer.Argument(help="The mini YARN's directory.")],
+) -> None:
     """Stop the mini YARN and any container it left.
 
     \b
@@ -405,8 +630,10 @@ def yarn_down(directory: Annotated[Path, typer.Argument(help="The mini YARN's di
 @app.command()
 def sweep(
     spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; docs/experiments.md).")],
-    out: OutOpt = Path("numaspark-out"), resume: ResumeOpt = False, data: DataOpt = None,
-) -> None:  # fmt: skip
+    out: OutOpt = Path("numaspark-out"),
+    resume: ResumeOpt = False,
+    data: DataOpt = None,
+) -> None:
     """Run every configuration of an experiment spec.
 
     Each run is stored as it ends; --resume skips the runs stored already. The spec's
@@ -425,59 +652,98 @@ def sweep(
     )
 
 
-study_app = typer.Typer(help="Built-in studies, each a sweep that answers one question.\n\nThe studies are layouts, binding, scaling, executors, smt, affinity and cosched.\n\n\b\nExample:\n  numaspark study binding wordcount --size tiny", rich_markup_mode=None)  # fmt: skip
+study_app = typer.Typer(
+    help="Built-in studies, each a sweep that answers one question.\n\nThe studies are layouts, binding, scaling, executors, smt, affinity and cosched.\n\n\b\nExample:\n  numaspark study binding wordcount --size tiny",
+    rich_markup_mode=None,
+)
 app.add_typer(study_app, name="study")
 
 
 def _study_command(kind: str, doc: str):
     @with_application
-    def command(application: AppOptions, workload: StudyWorkloadArg = None, size: SizeOpt = "tiny",
-                repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, out: OutOpt = Path("numaspark-out"),
-                resume: ResumeOpt = False, data: DataOpt = None, conf: ConfOpt = None,
-                param: ParamOpt = None) -> None:  # fmt: skip
+    def command(
+        application: AppOptions,
+        workload: StudyWorkloadArg = None,
+        size: SizeOpt = "tiny",
+        repeat: RepeatOpt = 3,
+        warmup: WarmupOpt = 1,
+        out: OutOpt = Path("numaspark-out"),
+        resume: ResumeOpt = False,
+        data: DataOpt = None,
+        conf: ConfOpt = None,
+        param: ParamOpt = None,
+    ) -> None:
 
         check_repeat(repeat, warmup)
         chosen = application.workload(workload).name
         topo = topology_of()
         # the binding study compares the kernel's NUMA balancing where it can switch it
         extra = {"autonuma": why_not() or True} if kind == "binding" else {}
-        study = STUDIES[kind](topo, chosen, size, repeat, warmup, params=params(param),
-                              conf=conf_of(conf), **extra)  # fmt: skip
+        study = STUDIES[kind](
+            topo, chosen, size, repeat, warmup, params=params(param), conf=conf_of(conf), **extra
+        )
         for line in study.cannot:
             term.note("cannot run here:", line)
         experiment = study.experiment
         done = long_work.run_experiment(term, experiment, topo, out, resume, data)
-        medians = long_work.show_study(term, experiment, out, done,
-                                       f"study {kind}: {chosen} {size}", study.baseline)  # fmt: skip
+        medians = long_work.show_study(
+            term, experiment, out, done, f"study {kind}: {chosen} {size}", study.baseline
+        )
         term.lines(views.study_lines(kind, experiment.configs, medians))
 
     command.__doc__ = f"{doc}\n\n\b\nExample:\n  numaspark study {kind} wordcount --size tiny"
     study_app.command(kind)(command)
 
 
-# fmt: off
 for _kind, _doc in (
-    ("layouts", "Executors x cores per executor over the allowed CPUs.\n\nAfter Baig et al.; the best is marked."),
-    ("binding", "Unbound against node-bound, on 1..N nodes.\n\nIt also compares local and remote memory, and the kernel's NUMA balancing where it can switch it."),
-    ("scaling", "Speedup and efficiency of 1..N concurrent tasks.\n\nAmdahl's law and the USL are fitted to them."),
-    ("executors", "1, 2, 4 and more executors with the same total cores.\n\nIt shows the GC of each configuration."),
-    ("smt", "Hardware threads: ST on n cores, SMT on them, ST on 2n.\n\nIt gives the effectiveness of the second hardware thread (HT)."),
-    ("affinity", "Tasks unbound, node-bound, pinned per core and per thread.\n\nPinned per thread is per hardware thread (PU)."),
+    (
+        "layouts",
+        "Executors x cores per executor over the allowed CPUs.\n\nAfter Baig et al.; the best is marked.",
+    ),
+    (
+        "binding",
+        "Unbound against node-bound, on 1..N nodes.\n\nIt also compares local and remote memory, and the kernel's NUMA balancing where it can switch it.",
+    ),
+    (
+        "scaling",
+        "Speedup and efficiency of 1..N concurrent tasks.\n\nAmdahl's law and the USL are fitted to them.",
+    ),
+    (
+        "executors",
+        "1, 2, 4 and more executors with the same total cores.\n\nIt shows the GC of each configuration.",
+    ),
+    (
+        "smt",
+        "Hardware threads: ST on n cores, SMT on them, ST on 2n.\n\nIt gives the effectiveness of the second hardware thread (HT).",
+    ),
+    (
+        "affinity",
+        "Tasks unbound, node-bound, pinned per core and per thread.\n\nPinned per thread is per hardware thread (PU).",
+    ),
 ):
     _study_command(_kind, _doc)
-# fmt: on
 
 
 @study_app.command("cosched")
 def study_cosched(
-    workloads: Annotated[list[str], typer.Argument(help="Two or more batch workloads: names, or your applications, each one word with its arguments, e.g. './etl.py in out'.")],
+    workloads: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more batch workloads: names, or your applications, each one word with its arguments, e.g. './etl.py in out'."
+        ),
+    ],
     size: Annotated[str, Opt(help="Input size of every workload.")] = "tiny",
     window: Annotated[str, Opt(help="Measured window (the studies: 1h).")] = "2m",
-    warmup_time: Annotated[Optional[str], Opt(help="Before the window (default: a quarter of it).")] = None,  # noqa: UP045
-    cooldown: Annotated[Optional[str], Opt(help="After the window (default: a quarter of it).")] = None,  # noqa: UP045
+    warmup_time: Annotated[
+        str | None, Opt(help="Before the window (default: a quarter of it).")
+    ] = None,
+    cooldown: Annotated[
+        str | None, Opt(help="After the window (default: a quarter of it).")
+    ] = None,
     by: Annotated[Split, Opt(help="Split the machine by nodes or by cores.")] = Split.AUTO,
-    out: OutOpt = Path("numaspark-out"), data: DataOpt = None,
-) -> None:  # fmt: skip
+    out: OutOpt = Path("numaspark-out"),
+    data: DataOpt = None,
+) -> None:
     """Run workloads together, bound to shares and unbound.
 
     Each workload runs in a loop; the study counts its completions in the window.
@@ -490,8 +756,9 @@ def study_cosched(
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
     cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
-    rows = long_work.run_cosched(term, topology_of(), workloads, size, window_s, warmup_s,
-                                 cooldown_s, out, data, by.value)  # fmt: skip
+    rows = long_work.run_cosched(
+        term, topology_of(), workloads, size, window_s, warmup_s, cooldown_s, out, data, by.value
+    )
     term.print(views.cosched_table(rows, window_s, warmup_s))
     term.print(f"results: {(out / 'cosched.jsonl').resolve()}")
 
@@ -500,12 +767,21 @@ def study_cosched(
 @with_application
 def characterize(
     application: AppOptions,
-    workload: Annotated[Optional[str], typer.Argument(help="Your application to characterize instead (./job.py, ./job.jar, or -- spark-submit ...); default: wordcount and sql-aggregation.", show_default=False)] = None,  # noqa: UP045
+    workload: Annotated[
+        str | None,
+        typer.Argument(
+            help="Your application to characterize instead (./job.py, ./job.jar, or -- spark-submit ...); default: wordcount and sql-aggregation.",
+            show_default=False,
+        ),
+    ] = None,
     out: OutOpt = Path("numaspark-out/characterize"),
     size: Annotated[str, Opt(help="Input size of both workloads.")] = "tiny",
-    repeat: RepeatOpt = 3, warmup: WarmupOpt = 1, data: DataOpt = None, resume: ResumeOpt = False,
+    repeat: RepeatOpt = 3,
+    warmup: WarmupOpt = 1,
+    data: DataOpt = None,
+    resume: ResumeOpt = False,
     report: Annotated[bool, Opt(help="Write OUT/report.html at the end.")] = True,
-) -> None:  # fmt: skip
+) -> None:
     """Characterize this machine in one command.
 
     It shows the topology, then runs two workloads (or your application) placed three
@@ -525,10 +801,20 @@ def characterize(
         chosen = (application.workload(workload).name,)
     topo = topology_of()
     term.print(views.topology_view(topo))
-    done = long_work.run_experiment(term, experiment(topo, chosen, size=size, repeat=repeat,
-                                                     warmup=warmup), topo, out, resume, data)  # fmt: skip
-    failed = long_work.show_runs(term, done, "Characterization: wall time per iteration (s)",
-                                 name=lambda r: f"{r.spec.label} {r.spec.workload}")  # fmt: skip
+    done = long_work.run_experiment(
+        term,
+        experiment(topo, chosen, size=size, repeat=repeat, warmup=warmup),
+        topo,
+        out,
+        resume,
+        data,
+    )
+    failed = long_work.show_runs(
+        term,
+        done,
+        "Characterization: wall time per iteration (s)",
+        name=lambda r: f"{r.spec.label} {r.spec.workload}",
+    )
     term.print(f"results: {(out / RESULTS_FILE).resolve()}  (numaspark results {out})")
     if report:
         term.print(f"report: {write_report(out, out / 'report.html').resolve()}", highlight=False)
@@ -541,11 +827,13 @@ def characterize(
 
 @app.command()
 def analyze(
-    event_logs: Annotated[list[Path], typer.Argument(help="Event log files or eventlog_v2_* directories.")],
+    event_logs: Annotated[
+        list[Path], typer.Argument(help="Event log files or eventlog_v2_* directories.")
+    ],
     as_json: JsonOpt = False,
-    tasks: Annotated[Optional[Path], Opt(help="Write the task table (.parquet or .csv).")] = None,  # noqa: UP045
-    stages: Annotated[Optional[Path], Opt(help="Write the stage table (.parquet or .csv).")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    tasks: Annotated[Path | None, Opt(help="Write the task table (.parquet or .csv).")] = None,
+    stages: Annotated[Path | None, Opt(help="Write the stage table (.parquet or .csv).")] = None,
+) -> None:
     """Summarise any Spark event log in sparkMeasure's terms.
 
     The log may be plain or rolling, and compressed with zstd, lz4 or snappy.
@@ -572,10 +860,17 @@ def analyze(
 
 @app.command()
 def whatif(
-    event_log: Annotated[Path, typer.Argument(help="An event log file or eventlog_v2_* directory.")],
-    cores: Annotated[Optional[str], Opt(help="Core counts to simulate, e.g. 1,2,4,8 (default: up to the cores of the machine the run was recorded on).")] = None,  # noqa: UP045
+    event_log: Annotated[
+        Path, typer.Argument(help="An event log file or eventlog_v2_* directory.")
+    ],
+    cores: Annotated[
+        str | None,
+        Opt(
+            help="Core counts to simulate, e.g. 1,2,4,8 (default: up to the cores of the machine the run was recorded on)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Predict the application's time on other core counts.
 
     The prediction replays its real task durations.
@@ -595,23 +890,39 @@ def whatif(
     counts, origin = (given, "--cores") if given else default_counts(log, event_log)
     predictions = [simulate(log, c) for c in counts]
     if as_json:
-        term.json({"event_log": str(event_log), "measured_s": measured_s(log), "counts_from": origin,
-                   "predictions": [p.__dict__ for p in predictions]})  # fmt: skip
+        term.json(
+            {
+                "event_log": str(event_log),
+                "measured_s": measured_s(log),
+                "counts_from": origin,
+                "predictions": [p.__dict__ for p in predictions],
+            }
+        )
         return
     term.print(views.whatif_table(log.app_id, measured_s(log), predictions))
-    term.print(f"core counts: {origin}; task durations are kept as measured: what changes with "
-               "the core count (memory bandwidth, GC) is not simulated", highlight=False)  # fmt: skip
+    term.print(
+        f"core counts: {origin}; task durations are kept as measured: what changes with "
+        "the core count (memory bandwidth, GC) is not simulated",
+        highlight=False,
+    )
 
 
 @app.command()
 def probe(
-    size: Annotated[Optional[str], Opt(help="Bytes per STREAM array (default: 4x the last-level cache, >= 128MB).")] = None,  # noqa: UP045
+    size: Annotated[
+        str | None,
+        Opt(help="Bytes per STREAM array (default: 4x the last-level cache, >= 128MB)."),
+    ] = None,
     latency_size: Annotated[str, Opt(help="Pointer-chase buffer.")] = "256MB",
     loads: Annotated[int, Opt(help="Dependent loads timed per latency probe.")] = 10_000_000,
     repeat: Annotated[int, Opt(help="STREAM repetitions (the best counts).")] = 5,
-    dry_run: Annotated[bool, Opt(help="Print the commands, run nothing (always so with --xml/--synthetic).")] = False,
-    xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+    dry_run: Annotated[
+        bool, Opt(help="Print the commands, run nothing (always so with --xml/--synthetic).")
+    ] = False,
+    xml: XmlOpt = None,
+    synthetic: SyntheticOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Measure memory bandwidth and latency between NUMA nodes.
 
     It measures every pair of a CPU node and a memory node.
@@ -625,13 +936,22 @@ def probe(
     topo = topology_of(xml, synthetic)
     elsewhere = dry_run or xml is not None or synthetic is not None
     # commands for another machine read as numactl lines; here, this machine's binder
-    commands = probe_commands(topo, parse_size(size, "--size") if size else None,
-                              parse_size(latency_size, "--latency-size"), loads, repeat,
-                              exe="membench" if elsewhere else str(build_membench()),
-                              binder=None if elsewhere else Binder.here())  # fmt: skip
+    commands = probe_commands(
+        topo,
+        parse_size(size, "--size") if size else None,
+        parse_size(latency_size, "--latency-size"),
+        loads,
+        repeat,
+        exe="membench" if elsewhere else str(build_membench()),
+        binder=None if elsewhere else Binder.here(),
+    )
     if elsewhere:
-        term.lines([" ".join(f"{k}={v}" for k, v in c.env.items()) + f" {shlex.join(c.argv)}"
-                    for c in commands])  # fmt: skip
+        term.lines(
+            [
+                " ".join(f"{k}={v}" for k, v in c.env.items()) + f" {shlex.join(c.argv)}"
+                for c in commands
+            ]
+        )
         return
     found = long_work.run_probes(term, commands)
     path = save_probe(found, topo)
@@ -655,8 +975,12 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     results = run_checks()
     if as_json:
-        term.json({name: [{"level": m.level, "text": m.text} for m in messages]
-                   for name, messages in results})  # fmt: skip
+        term.json(
+            {
+                name: [{"level": m.level, "text": m.text} for m in messages]
+                for name, messages in results
+            }
+        )
     else:
         term.print(views.doctor_table(results, __version__))
 
@@ -667,11 +991,23 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 def results(
     directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
-    csv: Annotated[Optional[Path], Opt(help="Export one row per run to CSV.")] = None,  # noqa: UP045
-    parquet: Annotated[Optional[Path], Opt(help="Export one row per run to Parquet.")] = None,  # noqa: UP045
-    config_table: Annotated[Optional[Path], Opt("--table", help="Export one row per configuration (what varies, median wall_s): the table 'tune --replay' reads.")] = None,  # noqa: UP045
-    time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    csv: Annotated[Path | None, Opt(help="Export one row per run to CSV.")] = None,
+    parquet: Annotated[Path | None, Opt(help="Export one row per run to Parquet.")] = None,
+    config_table: Annotated[
+        Path | None,
+        Opt(
+            "--table",
+            help="Export one row per configuration (what varies, median wall_s): the table 'tune --replay' reads.",
+        ),
+    ] = None,
+    time: Annotated[
+        str | None,
+        Opt(
+            "--time",
+            help="Compare your applications by app, job or submit time (default: what each run stored).",
+        ),
+    ] = None,
+) -> None:
     """List stored runs, compare configurations, export them.
 
     \b
@@ -690,7 +1026,7 @@ def results(
 def classify(
     directory: Annotated[Path, typer.Argument(help="Results of a sweep or study (--out).")],
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Group a sweep's configurations by what explains their time.
 
     The groups follow Baig et al.
@@ -716,7 +1052,7 @@ def advise(
     source: Annotated[Path, typer.Argument(help="A results directory (--out) or an event log.")],
     show_all: Annotated[bool, Opt("--all", help="Also list the rules that found nothing.")] = False,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Say what to change, with the numbers behind it.
 
     Each rule has a severity, and each advice names the command that tries it.
@@ -739,21 +1075,52 @@ def advise(
 @with_application
 def tune(
     application: AppOptions,
-    workload: Annotated[Optional[str], typer.Argument(help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay).")] = None,  # noqa: UP045
-    replay: Annotated[Optional[Path], Opt(help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it.")] = None,  # noqa: UP045
+    workload: Annotated[
+        str | None,
+        typer.Argument(
+            help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay)."
+        ),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        Opt(
+            help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it."
+        ),
+    ] = None,
     minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
-    column: Annotated[Optional[list[str]], Opt("--column", help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none (searched without a prior: also undoes a role read from the column's name).")] = None,  # noqa: UP045
+    column: Annotated[
+        list[str] | None,
+        Opt(
+            "--column",
+            help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none (searched without a prior: also undoes a role read from the column's name).",
+        ),
+    ] = None,
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
-    budget_time: Annotated[Optional[str], Opt(help="Start no trial after this long, e.g. 30m.")] = None,  # noqa: UP045
+    budget_time: Annotated[
+        str | None, Opt(help="Start no trial after this long, e.g. 30m.")
+    ] = None,
     seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
-    noise: Annotated[float, Opt(help="Relative difference treated as noise (the model's error; runs within it of the best are moved from too; early stop; a tie re-measured).")] = 0.05,
-    early_stop: Annotated[bool, Opt(help="Stop when no configuration left can beat the best.")] = True,
-    size: SizeOpt = "tiny", repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
+    noise: Annotated[
+        float,
+        Opt(
+            help="Relative difference treated as noise (the model's error; runs within it of the best are moved from too; early stop; a tie re-measured)."
+        ),
+    ] = 0.05,
+    early_stop: Annotated[
+        bool, Opt(help="Stop when no configuration left can beat the best.")
+    ] = True,
+    size: SizeOpt = "tiny",
+    repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
-    out: OutOpt = Path("numaspark-out"), data: DataOpt = None, conf: ConfOpt = None,
-    param: ParamOpt = None, xml: XmlOpt = None, synthetic: SyntheticOpt = None, as_json: JsonOpt = False,
+    out: OutOpt = Path("numaspark-out"),
+    data: DataOpt = None,
+    conf: ConfOpt = None,
+    param: ParamOpt = None,
+    xml: XmlOpt = None,
+    synthetic: SyntheticOpt = None,
+    as_json: JsonOpt = False,
     time: TimeOpt = DEFAULT_TIME,
-) -> None:  # fmt: skip
+) -> None:
     """Find a good layout and binding in few runs.
 
     It starts from the studies' rules on this machine (or on --xml's or --synthetic's),
@@ -773,9 +1140,14 @@ def tune(
         workload = application.workload(workload).name
 
     machine = tune_machine(workload, replay, xml, synthetic, topology_of)
-    search = dict(seed=seed, noise=noise, early_stop=early_stop, machine=machine,
-                  columns=parse_columns(column or []),
-                  time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None)  # fmt: skip
+    search = dict(
+        seed=seed,
+        noise=noise,
+        early_stop=early_stop,
+        machine=machine,
+        columns=parse_columns(column or []),
+        time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None,
+    )
     if replay is not None:
         space, lookup = read_table(replay, minimize, skipped := [])
         term.warn(skipped)
@@ -786,11 +1158,13 @@ def tune(
         cannot = why_not()  # autonuma is one more binding where kernel.numa_balancing switches
         if cannot is not None:
             term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
-        space, configs = live_space(topo, workload, size, params(param), conf_of(conf),
-                                    autonuma=cannot is None)  # fmt: skip
+        space, configs = live_space(
+            topo, workload, size, params(param), conf_of(conf), autonuma=cannot is None
+        )
         objective = live_objective(configs, topo, out, repeat, warmup, data, time=time)
-    found = long_work.run_tuner(term, space, objective, budget, workload or replay.name,
-                                out if workload else None, **search)  # fmt: skip
+    found = long_work.run_tuner(
+        term, space, objective, budget, workload or replay.name, out if workload else None, **search
+    )
     if as_json:
         term.json(found.to_dict())
         return
@@ -803,9 +1177,11 @@ def tune(
 @app.command()
 def fit(
     table: Annotated[Path, typer.Argument(help="CSV of concurrency,elapsed seconds (header ok).")],
-    predict: Annotated[Optional[list[float]], Opt(help="Predict the time at this concurrency (repeatable).")] = None,  # noqa: UP045
+    predict: Annotated[
+        list[float] | None, Opt(help="Predict the time at this concurrency (repeatable).")
+    ] = None,
     as_json: JsonOpt = False,
-) -> None:  # fmt: skip
+) -> None:
     """Fit Amdahl's law and the USL to a (concurrency, time) table.
 
     USL is the Universal Scalability Law.
@@ -829,9 +1205,17 @@ def fit(
 @app.command()
 def report(
     directory: Annotated[Path, typer.Argument(help="A results directory (--out of any command).")],
-    output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path("numaspark-report.html"),
-    time: Annotated[Optional[str], Opt("--time", help="Compare your applications by app, job or submit time (default: what each run stored).")] = None,  # noqa: UP045
-) -> None:  # fmt: skip
+    output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path(
+        "numaspark-report.html"
+    ),
+    time: Annotated[
+        str | None,
+        Opt(
+            "--time",
+            help="Compare your applications by app, job or submit time (default: what each run stored).",
+        ),
+    ] = None,
+) -> None:
     """Write one self-contained HTML report of a results directory.
 
     It has plots, the topology and the advice.
@@ -866,9 +1250,12 @@ def workloads() -> None:
 @app.command()
 def datagen(
     workload: WorkloadArg,
-    size: Annotated[str, Opt(help="The input size: tiny, small, large, huge, bytes (64MB) or rows.")] = "tiny",
-    data: DataOpt = None, seed: Annotated[int, Opt(help="Random seed of the generator.")] = 42,
-) -> None:  # fmt: skip
+    size: Annotated[
+        str, Opt(help="The input size: tiny, small, large, huge, bytes (64MB) or rows.")
+    ] = "tiny",
+    data: DataOpt = None,
+    seed: Annotated[int, Opt(help="Random seed of the generator.")] = 42,
+) -> None:
     """Generate a workload's input ahead of time.
 
     Later runs that ask for the same input reuse it.
@@ -879,9 +1266,11 @@ def datagen(
     """
 
     path, manifest = generate(workload, size, seed, data)
-    term.print(f"{workload} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} "
-               f"bytes in {path} (generated in {manifest['generation_s']} s, sha256 "
-               f"{manifest['sha256'][:12]})")  # fmt: skip
+    term.print(
+        f"{workload} {manifest['size']}: {manifest['rows']:,} rows, {manifest['bytes']:,} "
+        f"bytes in {path} (generated in {manifest['generation_s']} s, sha256 "
+        f"{manifest['sha256'][:12]})"
+    )
 
 
 @app.command()

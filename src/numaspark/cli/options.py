@@ -42,50 +42,144 @@ def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
     if not existing.is_dir():
         raise UsageError(f"{option} {value}: {existing} is a file: give a directory path")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {value}: {existing} is not writable by this user: give a "
-                         "directory you can write")  # fmt: skip
+        raise UsageError(
+            f"{option} {value}: {existing} is not writable by this user: give a "
+            "directory you can write"
+        )
     if value != param.default:  # named by the user: made now (root passes access() anywhere)
         try:
             value.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"{option} {value}: cannot make it ({exc.strerror}): give a "
-                             "directory this user can write") from None  # fmt: skip
+            raise UsageError(
+                f"{option} {value}: cannot make it ({exc.strerror}): give a "
+                "directory this user can write"
+            ) from None
     return value
 
 
-# fmt: off
 Opt = typer.Option
-XmlOpt = Annotated[Path | None, Opt("--xml", help="Another server's topology as hwloc XML, saved there by lstopo-no-graphics --of xml > f.xml.")]
-SyntheticOpt = Annotated[str | None, Opt("--synthetic", help='A hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".')]
+XmlOpt = Annotated[
+    Path | None,
+    Opt(
+        "--xml",
+        help="Another server's topology as hwloc XML, saved there by lstopo-no-graphics --of xml > f.xml.",
+    ),
+]
+SyntheticOpt = Annotated[
+    str | None,
+    Opt("--synthetic", help='A hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".'),
+]
 JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
 ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
-PerNodeOpt = Annotated[int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")]
-CoresOpt = Annotated[int | None, Opt("--cores-per-executor", help="Task slots per executor (default: share the CPUs); with --threads-per-core, whole cores.")]
-ThreadsPerCoreOpt = Annotated[int | None, Opt("--threads-per-core", help="SMT: hardware threads used of each core an executor owns (1 to the machine's; with --bind core or pu).", min=1)]
-MemoryOpt = Annotated[str, Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory.")]
+PerNodeOpt = Annotated[
+    int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")
+]
+CoresOpt = Annotated[
+    int | None,
+    Opt(
+        "--cores-per-executor",
+        help="Task slots per executor (default: share the CPUs); with --threads-per-core, whole cores.",
+    ),
+]
+ThreadsPerCoreOpt = Annotated[
+    int | None,
+    Opt(
+        "--threads-per-core",
+        help="SMT: hardware threads used of each core an executor owns (1 to the machine's; with --bind core or pu).",
+        min=1,
+    ),
+]
+MemoryOpt = Annotated[
+    str,
+    Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory."),
+]
 BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that runs tasks.")]
-PolicyOpt = Annotated[MemPolicy | None, Opt("--mem-policy", help="Memory policy (default: bind when numactl binds, preferred when the plugin binds from inside on a cluster numaspark did not start, the kernel's when unbound).")]
-NodesOpt = Annotated[str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")]
-PuOrderOpt = Annotated[PuOrder, Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together.")]
-OutOpt = Annotated[Path, Opt("--out", help="Directory for results.jsonl and run artefacts.", callback=writable_dir)]
-DataOpt = Annotated[Path | None, Opt("--data", help="Where generated inputs are (default: ./numaspark-data).", callback=writable_dir)]
-SizeOpt = Annotated[str, Opt("--size", help="The input size: tiny, small, large, huge, bytes (64MB) or rows (1000rows).")]
-RepeatOpt = Annotated[int, Opt("--repeat", help="Measured iterations per configuration: a built-in workload runs them in one application, your application once per iteration.")]
-WarmupOpt = Annotated[int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")]
-ConfOpt = Annotated[list[str] | None, Opt("--conf", help="Extra Spark setting KEY=VALUE (repeatable).")]
-ParamOpt = Annotated[list[str] | None, Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads).")]
+PolicyOpt = Annotated[
+    MemPolicy | None,
+    Opt(
+        "--mem-policy",
+        help="Memory policy (default: bind when numactl binds, preferred when the plugin binds from inside on a cluster numaspark did not start, the kernel's when unbound).",
+    ),
+]
+NodesOpt = Annotated[
+    str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")
+]
+PuOrderOpt = Annotated[
+    PuOrder,
+    Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together."),
+]
+OutOpt = Annotated[
+    Path, Opt("--out", help="Directory for results.jsonl and run artefacts.", callback=writable_dir)
+]
+DataOpt = Annotated[
+    Path | None,
+    Opt(
+        "--data",
+        help="Where generated inputs are (default: ./numaspark-data).",
+        callback=writable_dir,
+    ),
+]
+SizeOpt = Annotated[
+    str,
+    Opt(
+        "--size", help="The input size: tiny, small, large, huge, bytes (64MB) or rows (1000rows)."
+    ),
+]
+RepeatOpt = Annotated[
+    int,
+    Opt(
+        "--repeat",
+        help="Measured iterations per configuration: a built-in workload runs them in one application, your application once per iteration.",
+    ),
+]
+WarmupOpt = Annotated[
+    int, Opt("--warmup", help="Warm-up iterations before the measured ones (stored, not counted).")
+]
+ConfOpt = Annotated[
+    list[str] | None, Opt("--conf", help="Extra Spark setting KEY=VALUE (repeatable).")
+]
+ParamOpt = Annotated[
+    list[str] | None,
+    Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads)."),
+]
 ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
 WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
-StudyWorkloadArg = Annotated[str | None, typer.Argument(help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.", show_default=False)]
-TimeOpt = Annotated[str, Opt("--time", help="Your application's time that is compared: app (start to end, event log), job (its jobs' spans, no start-up) or submit (spark-submit's wall time).")]
-HostOpt = Annotated[str | None, Opt("--host", help="A host over SSH: a name in --hosts-file or [user@]address[:port].")]
-HostsOpt = Annotated[str | None, Opt("--hosts", help="Hosts over SSH: a,b,c ([user@]address[:port]) or names in --hosts-file.")]
-HostsFileOpt = Annotated[Path | None, Opt("--hosts-file", help="A TOML inventory of hosts: address, user, port, key (docs/hosts.md).")]
-# fmt: on
+StudyWorkloadArg = Annotated[
+    str | None,
+    typer.Argument(
+        help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.",
+        show_default=False,
+    ),
+]
+TimeOpt = Annotated[
+    str,
+    Opt(
+        "--time",
+        help="Your application's time that is compared: app (start to end, event log), job (its jobs' spans, no start-up) or submit (spark-submit's wall time).",
+    ),
+]
+HostOpt = Annotated[
+    str | None,
+    Opt("--host", help="A host over SSH: a name in --hosts-file or [user@]address[:port]."),
+]
+HostsOpt = Annotated[
+    str | None,
+    Opt("--hosts", help="Hosts over SSH: a,b,c ([user@]address[:port]) or names in --hosts-file."),
+]
+HostsFileOpt = Annotated[
+    Path | None,
+    Opt(
+        "--hosts-file", help="A TOML inventory of hosts: address, user, port, key (docs/hosts.md)."
+    ),
+]
 
 
-def topology_of(xml: Path | None = None, synthetic: str | None = None, host: str | None = None,
-                hosts_file: Path | None = None):  # fmt: skip
+def topology_of(
+    xml: Path | None = None,
+    synthetic: str | None = None,
+    host: str | None = None,
+    hosts_file: Path | None = None,
+):
     """The topology the options name: a hwloc XML file, a synthetic description, a host read
     over SSH (a name in ``hosts_file`` or ``[user@]address[:port]``), or this machine."""
 
@@ -106,8 +200,11 @@ def inventory_of(hosts: str | None, hosts_file: Path | None):
     inventory = load_inventory(hosts_file)
     if hosts is None:
         return inventory
-    return Inventory(tuple(inventory.get(n.strip()) for n in hosts.split(",")),
-                     inventory.driver_address, inventory.encrypt)  # fmt: skip
+    return Inventory(
+        tuple(inventory.get(n.strip()) for n in hosts.split(",")),
+        inventory.driver_address,
+        inventory.encrypt,
+    )
 
 
 @dataclass(frozen=True)
@@ -130,28 +227,44 @@ class Where:
 
     def layout(self, mode: Mode, driver_cores: int = 1, driver_memory: str = "1g") -> Layout:
         memory = self.memory_per_executor
-        return Layout(executors=self.executors, executors_per_node=self.executors_per_node,
-                      cores_per_executor=self.cores_per_executor,
-                      memory_per_executor=None if memory == "auto"
-                      else parse_size(memory, "--memory-per-executor"),
-                      driver_cores=driver_cores,
-                      driver_memory=parse_size(driver_memory, "--driver-memory"), mode=mode,
-                      threads_per_core=self.threads_per_core)  # fmt: skip
+        return Layout(
+            executors=self.executors,
+            executors_per_node=self.executors_per_node,
+            cores_per_executor=self.cores_per_executor,
+            memory_per_executor=None
+            if memory == "auto"
+            else parse_size(memory, "--memory-per-executor"),
+            driver_cores=driver_cores,
+            driver_memory=parse_size(driver_memory, "--driver-memory"),
+            mode=mode,
+            threads_per_core=self.threads_per_core,
+        )
 
     def place(self, topo, mode: Mode, **driver):
-        return plan(topo, self.layout(mode, **driver), self.bind, self.mem_policy, self.pu_order,
-                    only_nodes=self.only_nodes)  # fmt: skip
+        return plan(
+            topo,
+            self.layout(mode, **driver),
+            self.bind,
+            self.mem_policy,
+            self.pu_order,
+            only_nodes=self.only_nodes,
+        )
 
 
-# fmt: off
-WHERE = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
-          for name, option, default in (
-              ("executors", ExecutorsOpt, None), ("executors_per_node", PerNodeOpt, None),
-              ("cores_per_executor", CoresOpt, None), ("memory_per_executor", MemoryOpt, "auto"),
-              ("bind", BindOpt, Binding.NONE), ("mem_policy", PolicyOpt, None),
-              ("nodes", NodesOpt, None), ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST),
-              ("threads_per_core", ThreadsPerCoreOpt, None))]
-# fmt: on
+WHERE = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+    for name, option, default in (
+        ("executors", ExecutorsOpt, None),
+        ("executors_per_node", PerNodeOpt, None),
+        ("cores_per_executor", CoresOpt, None),
+        ("memory_per_executor", MemoryOpt, "auto"),
+        ("bind", BindOpt, Binding.NONE),
+        ("mem_policy", PolicyOpt, None),
+        ("nodes", NodesOpt, None),
+        ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST),
+        ("threads_per_core", ThreadsPerCoreOpt, None),
+    )
+]
 
 
 def option_group(argument: str, parameters: list[inspect.Parameter], make):
@@ -160,8 +273,11 @@ def option_group(argument: str, parameters: list[inspect.Parameter], make):
     groups of its own, so the wrapper shows the command's own parameters and then these."""
 
     def decorate(command):
-        own = [p for p in inspect.signature(command, eval_str=True).parameters.values()
-               if p.name != argument]  # fmt: skip
+        own = [
+            p
+            for p in inspect.signature(command, eval_str=True).parameters.values()
+            if p.name != argument
+        ]
 
         @functools.wraps(command)
         def wrapper(**options):
@@ -205,19 +321,71 @@ def check_repeat(repeat: int, warmup: int) -> None:
 
 # --- a user's application as the workload (workloads/application.py) -----------------------
 
-# fmt: off
-APPLICATION = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
-               for name, option in (
-    ("app_args", Annotated[list[str] | None, typer.Argument(help="Your application's arguments, after '--' (or: -- spark-submit [its options] APP [ARGS]).", show_default=False)]),
-    ("main_class", Annotated[str | None, Opt("--class", help="Your JAR's main class (default: the Main-Class of its manifest).")]),
-    ("name", Annotated[str | None, Opt("--name", help="The name your application's runs are shown by (default: the file's stem).")]),
-    ("py_files", Annotated[str | None, Opt("--py-files", help="Your application's spark-submit --py-files.")]),
-    ("files", Annotated[str | None, Opt("--files", help="Your application's spark-submit --files.")]),
-    ("jars", Annotated[str | None, Opt("--jars", help="Your application's spark-submit --jars.")]),
-    ("packages", Annotated[str | None, Opt("--packages", help="Your application's spark-submit --packages.")]),
-    ("check", Annotated[str | None, Opt("--check", help="A command run after each of your application's runs (NUMASPARK_RUN_DIR set; not a shell); its exit status is the run's check.")]),
-)]
-# fmt: on
+APPLICATION = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
+    for name, option in (
+        (
+            "app_args",
+            Annotated[
+                list[str] | None,
+                typer.Argument(
+                    help="Your application's arguments, after '--' (or: -- spark-submit [its options] APP [ARGS]).",
+                    show_default=False,
+                ),
+            ],
+        ),
+        (
+            "main_class",
+            Annotated[
+                str | None,
+                Opt(
+                    "--class",
+                    help="Your JAR's main class (default: the Main-Class of its manifest).",
+                ),
+            ],
+        ),
+        (
+            "name",
+            Annotated[
+                str | None,
+                Opt(
+                    "--name",
+                    help="The name your application's runs are shown by (default: the file's stem).",
+                ),
+            ],
+        ),
+        (
+            "py_files",
+            Annotated[
+                str | None, Opt("--py-files", help="Your application's spark-submit --py-files.")
+            ],
+        ),
+        (
+            "files",
+            Annotated[str | None, Opt("--files", help="Your application's spark-submit --files.")],
+        ),
+        (
+            "jars",
+            Annotated[str | None, Opt("--jars", help="Your application's spark-submit --jars.")],
+        ),
+        (
+            "packages",
+            Annotated[
+                str | None, Opt("--packages", help="Your application's spark-submit --packages.")
+            ],
+        ),
+        (
+            "check",
+            Annotated[
+                str | None,
+                Opt(
+                    "--check",
+                    help="A command run after each of your application's runs (NUMASPARK_RUN_DIR set; not a shell); its exit status is the run's check.",
+                ),
+            ],
+        ),
+    )
+]
 
 
 @dataclass(frozen=True)
@@ -237,26 +405,46 @@ class AppOptions:
         """The workload ``text`` names: a built-in, or the user's application (a file, or a
         spark-submit line given after ``--``), registered under its name for this process."""
         if text is None:
-            raise UsageError("give a workload (numaspark workloads), your application (a .py or "
-                             "a .jar), or your line after '--': -- spark-submit ... APP")  # fmt: skip
+            raise UsageError(
+                "give a workload (numaspark workloads), your application (a .py or "
+                "a .jar), or your line after '--': -- spark-submit ... APP"
+            )
         args = list(self.app_args or [])
         if text == "spark-submit" or text.endswith("/spark-submit"):
             if self.main_class or self.py_files or self.files or self.jars or self.packages:
-                raise UsageError("--class, --py-files, --files, --jars and --packages belong in "
-                                 "your spark-submit line when you give one")  # fmt: skip
+                raise UsageError(
+                    "--class, --py-files, --files, --jars and --packages belong in "
+                    "your spark-submit line when you give one"
+                )
             return register_application(apps.from_line([text, *args], self.name, self.check))
         if apps.is_application(text):
-            options = {"--py-files": self.py_files, "--files": self.files, "--jars": self.jars,
-                       "--packages": self.packages}  # fmt: skip
-            return register_application(apps.from_file(text, args, self.main_class, options,
-                                                        self.name, self.check))  # fmt: skip
-        given = [o for o, v in (("arguments after --", args), ("--class", self.main_class),
-                                ("--check", self.check), ("--py-files", self.py_files),
-                                ("--jars", self.jars), ("--files", self.files),
-                                ("--packages", self.packages)) if v]  # fmt: skip
+            options = {
+                "--py-files": self.py_files,
+                "--files": self.files,
+                "--jars": self.jars,
+                "--packages": self.packages,
+            }
+            return register_application(
+                apps.from_file(text, args, self.main_class, options, self.name, self.check)
+            )
+        given = [
+            o
+            for o, v in (
+                ("arguments after --", args),
+                ("--class", self.main_class),
+                ("--check", self.check),
+                ("--py-files", self.py_files),
+                ("--jars", self.jars),
+                ("--files", self.files),
+                ("--packages", self.packages),
+            )
+            if v
+        ]
         if given:
-            raise UsageError(f"{text} is a built-in workload: {', '.join(given)} are for your own "
-                             "application (a .py or a .jar)")  # fmt: skip
+            raise UsageError(
+                f"{text} is a built-in workload: {', '.join(given)} are for your own "
+                "application (a .py or a .jar)"
+            )
         return get_workload(text)
 
 
@@ -287,8 +475,10 @@ def line_target(
             changes["cores_per_executor"] = 1
     elif line.master:
         if master is not None and master != line.master:
-            raise UsageError(f"your line's --master {line.master} and numaspark's --master "
-                             f"{master} differ: give one")  # fmt: skip
+            raise UsageError(
+                f"your line's --master {line.master} and numaspark's --master "
+                f"{master} differ: give one"
+            )
         master = line.master
     if where.executors is None and where.executors_per_node is None and line.num_executors:
         changes["executors"] = _count(line.num_executors, "--num-executors")

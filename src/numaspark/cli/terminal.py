@@ -86,8 +86,12 @@ class Terminal:
 
     def progress(self, remaining: bool = False) -> bars.Progress:
         """What runs now, how many of how many, the time so far (and the time left)."""
-        columns = [bars.TextColumn("{task.description}"), bars.BarColumn(),
-                   bars.MofNCompleteColumn(), bars.TimeElapsedColumn()]  # fmt: skip
+        columns = [
+            bars.TextColumn("{task.description}"),
+            bars.BarColumn(),
+            bars.MofNCompleteColumn(),
+            bars.TimeElapsedColumn(),
+        ]
         if remaining:
             columns.append(bars.TimeRemainingColumn())
         return _Bars(*columns, console=self.err, transient=False)
@@ -100,8 +104,11 @@ class Terminal:
         import typer
 
         # click's base of usage errors; typer exports its subclasses, not the base itself
-        ClickException = next(c for c in typer.BadParameter.__mro__  # noqa: N806
-                              if c.__name__ == "ClickException")  # fmt: skip
+        ClickException = next(
+            c
+            for c in typer.BadParameter.__mro__  # noqa: N806
+            if c.__name__ == "ClickException"
+        )
 
         ResultStore.notify = lambda note: self.note("warning:", note)
         ledger.notify = lambda note: self.note("cleaned up:", note)
@@ -115,8 +122,7 @@ class Terminal:
             return exc.exit_code
         except OSError as exc:  # an output path not writable, a directory where a file goes
             where = f"{exc.filename}: " if exc.filename else ""
-            self.error(f"{where}{exc.strerror or exc}: give a path this user can read or "
-                       "write")  # fmt: skip
+            self.error(f"{where}{exc.strerror or exc}: give a path this user can read or write")
             return 2
         except Interrupted:  # what was stopped and kept is said already
             return 130
@@ -140,16 +146,19 @@ class Terminal:
                 self.err.print("Interrupted: every launched process stopped")
             else:
                 store = ResultStore(out)
-                self.err.print(f"Interrupted: every Spark JVM stopped; {store.count()} finished "
-                               f"run(s) kept in {store.path}")  # fmt: skip
+                self.err.print(
+                    f"Interrupted: every Spark JVM stopped; {store.count()} finished "
+                    f"run(s) kept in {store.path}"
+                )
             raise Interrupted from None
 
 
 # --- long work ------------------------------------------------------------------------------
 
 
-def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool,
-                   data: Path | None) -> list:  # fmt: skip
+def run_experiment(
+    term: Terminal, experiment, topology, out: Path, resume: bool, data: Path | None
+) -> list:
     """Every configuration of ``experiment`` under a progress bar that says which one runs and
     what it does now; configurations that cannot run here are said first. The runs of this
     invocation, and the stored runs of the configurations ``resume`` skipped."""
@@ -169,10 +178,15 @@ def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool
             bar.update(task, description=now["label"])
 
         report = run_sweep(
-            experiment, topology, out, resume=resume, data_root=data, on_start=on_start,
+            experiment,
+            topology,
+            out,
+            resume=resume,
+            data_root=data,
+            on_start=on_start,
             on_end=lambda config, results: bar.advance(task),
             say=lambda message: bar.update(task, description=f"{now['label']}: {message}"),
-        )  # fmt: skip
+        )
         bar.update(task, completed=len(experiment.configs), description="done")
     if report.resumed:
         term.print(f"{len(report.resumed)} configuration(s) already stored in {out}: not run again")
@@ -183,8 +197,9 @@ def run_experiment(term: Terminal, experiment, topology, out: Path, resume: bool
     return earlier + report.results
 
 
-def show_study(term: Terminal, experiment, out: Path, results: list, title: str,
-               baseline: str | None = None) -> dict[str, float]:  # fmt: skip
+def show_study(
+    term: Terminal, experiment, out: Path, results: list, title: str, baseline: str | None = None
+) -> dict[str, float]:
     """The table of every stored run of ``experiment`` in ``out``; the median per label."""
 
     store = ResultStore(out)
@@ -196,8 +211,13 @@ def show_study(term: Terminal, experiment, out: Path, results: list, title: str,
     return medians
 
 
-def show_runs(term: Terminal, results: list, title: str, streaming: bool = False,
-              name: Callable = lambda r: f"run {r.run_id}") -> list:  # fmt: skip
+def show_runs(
+    term: Terminal,
+    results: list,
+    title: str,
+    streaming: bool = False,
+    name: Callable = lambda r: f"run {r.run_id}",
+) -> list:
     """The comparison (or streaming) table of ``results``, their warnings, flame graphs and
     failures; the failed runs."""
     # lazy: it brings numpy, which a command that does not need it never loads
@@ -206,8 +226,12 @@ def show_runs(term: Terminal, results: list, title: str, streaming: bool = False
     table, warnings = comparison_table(results, title=title)
     term.print(stream_table(results, title=title) if streaming else table)
     term.warn(warnings + sorted({w for r in results for w in r.warnings}))
-    term.lines([f"flame graph: {g}" for g in
-                sorted({g for r in results for g in r.artifacts.flame_graphs})])  # fmt: skip
+    term.lines(
+        [
+            f"flame graph: {g}"
+            for g in sorted({g for r in results for g in r.artifacts.flame_graphs})
+        ]
+    )
     return term.failed(results, name)
 
 
@@ -220,8 +244,11 @@ def show_launch(term: Terminal, record: dict, out: Path, as_json: bool) -> list[
         term.print(f"record: {(out / 'launch.json').resolve()}", highlight=False)
     failed = [p for p in record["processes"] if not p["ok"]]
     for entry in failed:
-        term.note(f"{entry['name']} {entry['status']}:",
-                  f"{entry.get('error', '')} (log {entry['log']})", "red")  # fmt: skip
+        term.note(
+            f"{entry['name']} {entry['status']}:",
+            f"{entry.get('error', '')} (log {entry['log']})",
+            "red",
+        )
     return failed
 
 
@@ -240,9 +267,18 @@ def show_stored(term: Terminal, stored: list) -> None:
     term.warn(warnings)
 
 
-def run_cosched(term: Terminal, topology, workloads: list[str], size: str, window_s: float,
-                warmup_s: float, cooldown_s: float, out: Path, data: Path | None,
-                by: str) -> list[dict]:  # fmt: skip
+def run_cosched(
+    term: Terminal,
+    topology,
+    workloads: list[str],
+    size: str,
+    window_s: float,
+    warmup_s: float,
+    cooldown_s: float,
+    out: Path,
+    data: Path | None,
+    by: str,
+) -> list[dict]:
     """Co-scheduling rounds under a progress bar (each round lasts warm-up + window +
     cool-down); the rows stored in ``out``/cosched.jsonl."""
     # lazy: it brings pandas, which a command that does not need it never loads
@@ -252,17 +288,32 @@ def run_cosched(term: Terminal, topology, workloads: list[str], size: str, windo
         task = bar.add_task("starting", total=None)
 
         def on_round(number: int, total: int, label: str) -> None:
-            bar.update(task, total=total, completed=number,
-                       description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s")  # fmt: skip
+            bar.update(
+                task,
+                total=total,
+                completed=number,
+                description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s",
+            )
 
-        rows = cosched(topology, workloads, size, window_s, warmup_s, cooldown_s, out, data, by,
-                       on_round=on_round)  # fmt: skip
+        rows = cosched(
+            topology,
+            workloads,
+            size,
+            window_s,
+            warmup_s,
+            cooldown_s,
+            out,
+            data,
+            by,
+            on_round=on_round,
+        )
         bar.update(task, completed=bar.tasks[0].total, description="done")
     return rows
 
 
-def run_tuner(term: Terminal, space, objective, budget: int, label: str, out: Path | None,
-              **search) -> object:  # fmt: skip
+def run_tuner(
+    term: Terminal, space, objective, budget: int, label: str, out: Path | None, **search
+) -> object:
     """The tuner's trials under a progress bar (``out``: where live trials store their runs;
     None when replaying a table)."""
     # lazy: it brings numpy, which a command that does not need it never loads
@@ -284,8 +335,13 @@ def run_probes(term: Terminal, commands: list) -> dict:
 
     with term.progress() as bar:
         task = bar.add_task("probing", total=len(commands))
-        found = run_probe(commands, on_progress=lambda i, total, c: bar.update(
-            task, completed=i - 1,
-            description=f"{c.kind} CPUs node {c.cpu_node} -> memory node {c.mem_node}"))  # fmt: skip
+        found = run_probe(
+            commands,
+            on_progress=lambda i, total, c: bar.update(
+                task,
+                completed=i - 1,
+                description=f"{c.kind} CPUs node {c.cpu_node} -> memory node {c.mem_node}",
+            ),
+        )
         bar.update(task, completed=len(commands))
     return found

@@ -55,5 +55,13 @@ class Recording:
         return summarize_window(self.collectors, start, end, self.interval_s, self.sampling_s)
 
 
-__all__ = ["KINDS", "SAMPLES_FILE", "Collector", "CollectorSet", "JvmMap", "Recording",
-           "default_collectors", "summarize_window"]  # fmt: skip
+__all__ = [
+    "KINDS",
+    "SAMPLES_FILE",
+    "Collector",
+    "CollectorSet",
+    "JvmMap",
+    "Recording",
+    "default_collectors",
+    "summarize_window",
+]

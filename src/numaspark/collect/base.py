@@ -107,10 +107,18 @@ class CollectorSet(threading.Thread):
         path = self.run_dir / SAMPLES_FILE
         with open(path, "w") as out:
             for c in self.collectors:
-                out.write(json.dumps({"collector": c.name, "problem": c.problem,
-                                      "interval_s": self.interval_s,
-                                      "sampling_s": round(self.overhead_s, 3),
-                                      "samples": c.samples}) + "\n")  # fmt: skip
+                out.write(
+                    json.dumps(
+                        {
+                            "collector": c.name,
+                            "problem": c.problem,
+                            "interval_s": self.interval_s,
+                            "sampling_s": round(self.overhead_s, 3),
+                            "samples": c.samples,
+                        }
+                    )
+                    + "\n"
+                )
         return path
 
     def summarize(self, start: float, end: float) -> dict:
@@ -118,8 +126,9 @@ class CollectorSet(threading.Thread):
         return summarize_window(self.collectors, start, end, self.interval_s, self.overhead_s)
 
 
-def summarize_window(collectors: list[Collector], start: float, end: float,
-                     interval_s: float, sampling_s: float) -> dict:  # fmt: skip
+def summarize_window(
+    collectors: list[Collector], start: float, end: float, interval_s: float, sampling_s: float
+) -> dict:
     """Every collector's figures for one window, and what could not be measured."""
     result: dict = {"interval_s": interval_s, "sampling_s": round(sampling_s, 3)}
     for collector in collectors:

@@ -18,8 +18,12 @@ from numaspark.readback.python import DRIVER
 from numaspark.readback.tree import python_processes, read_tree_here
 
 NUMASTAT_NOTE = "numastat counts page allocations, not memory accesses"
-VMSTAT_KEYS = ("numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated",
-               "numa_pte_updates")  # fmt: skip
+VMSTAT_KEYS = (
+    "numa_hint_faults",
+    "numa_hint_faults_local",
+    "numa_pages_migrated",
+    "numa_pte_updates",
+)
 
 
 def read_numastat(root: Path = Path("/sys/devices/system/node")) -> dict[str, dict[str, int]]:
@@ -29,8 +33,9 @@ def read_numastat(root: Path = Path("/sys/devices/system/node")) -> dict[str, di
             text = (node_dir / "numastat").read_text()
         except OSError:
             continue
-        stats[node_dir.name[4:]] = {k: int(v) for k, v in (line.split() for line in
-                                                            text.splitlines() if line.strip())}  # fmt: skip
+        stats[node_dir.name[4:]] = {
+            k: int(v) for k, v in (line.split() for line in text.splitlines() if line.strip())
+        }
     return stats
 
 
@@ -97,11 +102,19 @@ class NumaCollector(Collector):
             total = sum(per_node.values())
             bound = entry["bound_nodes"]
             on_bound = sum(v for n, v in per_node.items() if bound is not None and int(n) in bound)
-            summary["jvms"].append({
-                "name": entry["name"], "pid": int(pid), "bytes_per_node": per_node,
-                "resident_bytes": total, "bound_nodes": bound,
-                "share_on_bound_nodes": round(on_bound / total, 4) if bound and total else None,
-                **({"python_bytes_per_node": entry["python_bytes_per_node"]}
-                   if "python_bytes_per_node" in entry else {}),
-            })  # fmt: skip
+            summary["jvms"].append(
+                {
+                    "name": entry["name"],
+                    "pid": int(pid),
+                    "bytes_per_node": per_node,
+                    "resident_bytes": total,
+                    "bound_nodes": bound,
+                    "share_on_bound_nodes": round(on_bound / total, 4) if bound and total else None,
+                    **(
+                        {"python_bytes_per_node": entry["python_bytes_per_node"]}
+                        if "python_bytes_per_node" in entry
+                        else {}
+                    ),
+                }
+            )
         return summary

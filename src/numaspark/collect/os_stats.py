@@ -26,8 +26,9 @@ from numaspark.readback.python import DRIVER
 from numaspark.readback.tree import python_processes, read_tree_here
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-_SCHED = re.compile(r"^(se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s*:\s*(\d+)",
-                    re.MULTILINE)  # fmt: skip
+_SCHED = re.compile(
+    r"^(se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s*:\s*(\d+)", re.MULTILINE
+)
 _STATUS = re.compile(r"^(VmRSS|VmHWM):\s*(\d+) kB", re.MULTILINE)
 
 
@@ -86,19 +87,27 @@ class OsCollector(Collector):
         per_cpu = psutil.cpu_times(percpu=True)
         reading = {
             "cpus": [
-                {"busy": _busy(t), "total": _total(t), "user": t.user, "system": t.system,
-                 "iowait": getattr(t, "iowait", 0.0)}
+                {
+                    "busy": _busy(t),
+                    "total": _total(t),
+                    "user": t.user,
+                    "system": t.system,
+                    "iowait": getattr(t, "iowait", 0.0),
+                }
                 for t in per_cpu
             ],
             "ctx_switches": psutil.cpu_stats().ctx_switches,
             "load1": os.getloadavg()[0],
             "jvms": {},
-        }  # fmt: skip
+        }
         for pid, (name, _) in jvms.items():
             jvm = read_jvm(pid)
             if jvm is not None:
-                reading["jvms"][str(pid)] = {"name": name, **self._totals(pid, jvm),
-                                             **self._python_cpu(pid, name == "driver")}  # fmt: skip
+                reading["jvms"][str(pid)] = {
+                    "name": name,
+                    **self._totals(pid, jvm),
+                    **self._python_cpu(pid, name == "driver"),
+                }
         return reading
 
     def _python_cpu(self, pid: int, driver: bool) -> dict:
@@ -122,8 +131,10 @@ class OsCollector(Collector):
             return {"note": "the window was shorter than one sampling interval"}
         first, last = samples[0], samples[-1]
         seconds = last["t"] - first["t"]
-        totals = {k: sum(c[k] for c in last["cpus"]) - sum(c[k] for c in first["cpus"])
-                  for k in ("total", "busy", "user", "system", "iowait")}  # fmt: skip
+        totals = {
+            k: sum(c[k] for c in last["cpus"]) - sum(c[k] for c in first["cpus"])
+            for k in ("total", "busy", "user", "system", "iowait")
+        }
         whole = totals["total"] or 1.0
         utilisation = [
             round((b["busy"] - a["busy"]) / ((b["total"] - a["total"]) or 1.0), 4)
@@ -136,11 +147,14 @@ class OsCollector(Collector):
             "cpu_system_share": round(totals["system"] / whole, 4),
             "cpu_iowait_share": round(totals["iowait"] / whole, 4),
             "cpu_utilisation_per_cpu": utilisation,
-            "context_switches_per_s": round((last["ctx_switches"] - first["ctx_switches"])
-                                            / seconds, 1) if seconds else None,
+            "context_switches_per_s": round(
+                (last["ctx_switches"] - first["ctx_switches"]) / seconds, 1
+            )
+            if seconds
+            else None,
             "load1_mean": round(sum(s["load1"] for s in samples) / len(samples), 2),
             "jvms": [],
-        }  # fmt: skip
+        }
         for pid in sorted({p for s in samples for p in s["jvms"]}, key=int):
             seen = [s for s in samples if pid in s["jvms"]]
             a, b = seen[0]["jvms"][pid], seen[-1]["jvms"][pid]
@@ -149,20 +163,31 @@ class OsCollector(Collector):
                 a = dict.fromkeys(
                     ("user_s", "system_s", "voluntary", "involuntary", "migrations"), 0
                 )
-            delta = {k: b[k] - a[k] for k in ("user_s", "system_s", "voluntary", "involuntary",
-                                              "migrations")}  # fmt: skip
-            summary["jvms"].append({
-                "name": b["name"], "pid": int(pid),
-                "cpu_user_s": round(delta["user_s"], 2), "cpu_system_s": round(delta["system_s"], 2),
-                "voluntary_switches": max(0, delta["voluntary"]),
-                "involuntary_switches": max(0, delta["involuntary"]),
-                "context_switches_per_s": round(max(0, delta["voluntary"] + delta["involuntary"])
-                                                / span, 1) if span > 0 else None,
-                "migrations": max(0, delta["migrations"]),
-                "threads": b["threads"], "rss_bytes": b["rss_bytes"],
-                "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen) or None,
-                **_python_use([s["jvms"][pid] for s in seen]),
-            })  # fmt: skip
+            delta = {
+                k: b[k] - a[k]
+                for k in ("user_s", "system_s", "voluntary", "involuntary", "migrations")
+            }
+            summary["jvms"].append(
+                {
+                    "name": b["name"],
+                    "pid": int(pid),
+                    "cpu_user_s": round(delta["user_s"], 2),
+                    "cpu_system_s": round(delta["system_s"], 2),
+                    "voluntary_switches": max(0, delta["voluntary"]),
+                    "involuntary_switches": max(0, delta["involuntary"]),
+                    "context_switches_per_s": round(
+                        max(0, delta["voluntary"] + delta["involuntary"]) / span, 1
+                    )
+                    if span > 0
+                    else None,
+                    "migrations": max(0, delta["migrations"]),
+                    "threads": b["threads"],
+                    "rss_bytes": b["rss_bytes"],
+                    "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen)
+                    or None,
+                    **_python_use([s["jvms"][pid] for s in seen]),
+                }
+            )
         return summary
 
 

@@ -30,8 +30,9 @@ from numaspark.supervise.ledger import LEDGER
 class PerfCollector(Collector):
     name = "perf"
 
-    def __init__(self, events: tuple[str, ...] = HARDWARE_EVENTS + SOFTWARE_EVENTS,
-                 interval_ms: int = 1000) -> None:  # fmt: skip
+    def __init__(
+        self, events: tuple[str, ...] = HARDWARE_EVENTS + SOFTWARE_EVENTS, interval_ms: int = 1000
+    ) -> None:
         super().__init__()
         self.events = events
         self.interval_ms = interval_ms
@@ -46,13 +47,26 @@ class PerfCollector(Collector):
             self.problem = "perf is not installed (apt-get install linux-perf, or linux-tools)"
             return
         self.output = run_dir / "perf-stat.csv"
-        argv = [exe, "stat", "-x,", "-a", "-I", str(self.interval_ms), "-e", ",".join(self.events),
-                "-o", str(self.output)]  # fmt: skip
+        argv = [
+            exe,
+            "stat",
+            "-x,",
+            "-a",
+            "-I",
+            str(self.interval_ms),
+            "-e",
+            ",".join(self.events),
+            "-o",
+            str(self.output),
+        ]
         self.started_at = time.time()
         self.popen = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         LEDGER.started(self.popen.pid, "perf stat")  # stopped by the next numaspark if we die
         time.sleep(0.1)
         if self.popen.poll() is not None:
@@ -77,16 +91,37 @@ class PerfCollector(Collector):
             if self.popen.stderr:
                 self.popen.stderr.close()
         if self.output is not None and self.output.exists():
-            self.counts = [(self.started_at + t, c) for t, c in
-                           parse_perf_interval_csv(self.output.read_text())]  # fmt: skip
-            self.samples = [{"t": t, "event": c.event, "value": c.value, "unit": c.unit,
-                             "status": c.status, "running_share": c.running_share}
-                            for t, c in self.counts]  # fmt: skip
+            self.counts = [
+                (self.started_at + t, c)
+                for t, c in parse_perf_interval_csv(self.output.read_text())
+            ]
+            self.samples = [
+                {
+                    "t": t,
+                    "event": c.event,
+                    "value": c.value,
+                    "unit": c.unit,
+                    "status": c.status,
+                    "running_share": c.running_share,
+                }
+                for t, c in self.counts
+            ]
 
     def load(self, samples: list[dict]) -> None:
         super().load(samples)
-        self.counts = [(s["t"], PerfCount(s["event"], s.get("value"), s.get("unit", ""), s.get("status", ""),
-                                          s.get("running_share"))) for s in samples]  # fmt: skip
+        self.counts = [
+            (
+                s["t"],
+                PerfCount(
+                    s["event"],
+                    s.get("value"),
+                    s.get("unit", ""),
+                    s.get("status", ""),
+                    s.get("running_share"),
+                ),
+            )
+            for s in samples
+        ]
 
     def summarize(self, start: float, end: float) -> dict:
         if self.problem:

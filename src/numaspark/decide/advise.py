@@ -82,9 +82,15 @@ class Finding:
     check: str = ""  # one line when the planner did not take the request: why, or unchecked
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity.word, "finding": self.finding,
-                "evidence": self.evidence, "recommendation": self.recommendation,
-                "command": self.command, "check": self.check}  # fmt: skip
+        return {
+            "rule": self.rule,
+            "severity": self.severity.word,
+            "finding": self.finding,
+            "evidence": self.evidence,
+            "recommendation": self.recommendation,
+            "command": self.command,
+            "check": self.check,
+        }
 
 
 @dataclass
@@ -104,13 +110,25 @@ class Advice:
         return max((f.severity for f in self.findings), default=Severity.NONE)
 
     def to_dict(self) -> dict:
-        return {"subject": self.subject, "worst": self.worst.word,
-                "findings": [f.to_dict() for f in self.findings],
-                "not_assessed": [{"rule": n.rule, "why": n.why} for n in self.not_assessed]}  # fmt: skip
+        return {
+            "subject": self.subject,
+            "worst": self.worst.word,
+            "findings": [f.to_dict() for f in self.findings],
+            "not_assessed": [{"rule": n.rule, "why": n.why} for n in self.not_assessed],
+        }
 
 
-__all__ = ["Advice", "Finding", "NotAssessed", "Severity", "Subject", "advise",
-           "advise_event_log", "advise_results", "grade"]  # fmt: skip
+__all__ = [
+    "Advice",
+    "Finding",
+    "NotAssessed",
+    "Severity",
+    "Subject",
+    "advise",
+    "advise_event_log",
+    "advise_results",
+    "grade",
+]
 
 
 @dataclass
@@ -136,8 +154,10 @@ class Subject:
             return {"executors": 2, "cores_per_executor": max(1, slots // 2)}
         per_node = max(1, round(machine.cores_per_node / moderate_cores(machine)))
         executors = max(2, machine.nodes * per_node)
-        return {"executors": executors,
-                "cores_per_executor": max(1, min(slots, machine.cores) // executors)}  # fmt: skip
+        return {
+            "executors": executors,
+            "cores_per_executor": max(1, min(slots, machine.cores) // executors),
+        }
 
     def smaller_executors_request(self) -> RunRequest:
         """The run with several smaller executors, each with the planner's auto heap (which
@@ -265,9 +285,12 @@ class Subject:
             layout.setdefault("executors", None)
             layout.setdefault("executors_per_node", None)
             layout.setdefault("cores_per_executor", None)
-        return dataclasses.replace(request, layout=dataclasses.replace(request.layout, **layout),
-                                   spark_conf={**request.spark_conf, **(conf or {})},
-                                   **changes)  # fmt: skip
+        return dataclasses.replace(
+            request,
+            layout=dataclasses.replace(request.layout, **layout),
+            spark_conf={**request.spark_conf, **(conf or {})},
+            **changes,
+        )
 
     def refusal(self, request: RunRequest) -> str | None:
         """Why the planner refuses ``request`` on the run's own machine, in one line; None
@@ -290,14 +313,21 @@ class Subject:
         if self.result is None:  # a template: there is no run, nor its machine, to check on
             return dataclasses.replace(finding, command=command)
         if self.topology is None:
-            return dataclasses.replace(finding, command=command, check=(
-                "not checked by the planner: the run's machine is not recorded (no "
-                "topology.json with its results)"))  # fmt: skip
+            return dataclasses.replace(
+                finding,
+                command=command,
+                check=(
+                    "not checked by the planner: the run's machine is not recorded (no "
+                    "topology.json with its results)"
+                ),
+            )
         refused = self.refusal(request)
         if refused:
-            return dataclasses.replace(finding, command="",
-                                       check=f"no command: the planner refuses it on the run's "
-                                             f"machine: {refused}")  # fmt: skip
+            return dataclasses.replace(
+                finding,
+                command="",
+                check=f"no command: the planner refuses it on the run's machine: {refused}",
+            )
         return dataclasses.replace(finding, command=command)
 
 
@@ -317,8 +347,12 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("gc", "no task metrics")
     heap = subject.heap_bytes()
     severity = GC_SHARE.grade(share)
-    evidence = {"gc_share": round(share, 4), "gc_ms": gc_ms, "executor_run_ms": run_ms,
-                "heap_bytes": heap}  # fmt: skip
+    evidence = {
+        "gc_share": round(share, 4),
+        "gc_ms": gc_ms,
+        "executor_run_ms": run_ms,
+        "heap_bytes": heap,
+    }
     text = f"GC takes {share:.0%} of executor time" + (
         f" with a {human_size(heap)} heap" if heap else ""
     )
@@ -326,18 +360,32 @@ def _gc(subject: Subject) -> Finding | NotAssessed:
         return Finding("gc", severity, text, evidence)
     bigger = subject.doubled_heap()
     if heap and bigger is not None:
-        return Finding("gc", severity, text, evidence,
-                       f"give each executor more heap ({human_size(heap)} -> "
-                       f"{jvm_size(heap * 2)}), or use more, smaller executors (numaspark "
-                       "study executors)", bigger)  # fmt: skip
+        return Finding(
+            "gc",
+            severity,
+            text,
+            evidence,
+            f"give each executor more heap ({human_size(heap)} -> "
+            f"{jvm_size(heap * 2)}), or use more, smaller executors (numaspark "
+            "study executors)",
+            bigger,
+        )
     why = "the heap is already large"
     if not heap:
         why = "the heap is not recorded"
     elif (twice := subject.twice_the_heap()) is not None:  # the planner refused it: its reason
-        why = (f"twice the heap ({human_size(heap * 2)}) does not fit the run's machine: "
-               f"{subject.refusal(twice)}")  # fmt: skip
-    return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}",
-                   subject.smaller_executors_request())  # fmt: skip
+        why = (
+            f"twice the heap ({human_size(heap * 2)}) does not fit the run's machine: "
+            f"{subject.refusal(twice)}"
+        )
+    return Finding(
+        "gc",
+        severity,
+        text,
+        evidence,
+        f"use more, smaller executors: {why}",
+        subject.smaller_executors_request(),
+    )
 
 
 def _heap(subject: Subject) -> Finding | NotAssessed:
@@ -346,17 +394,34 @@ def _heap(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("heap-size", "the executor heap is not recorded")
     evidence = {"heap_bytes": heap, "limit_bytes": COMPRESSED_OOPS_LIMIT}
     if heap <= COMPRESSED_OOPS_LIMIT:
-        return Finding("heap-size", Severity.NONE,
-                       f"heap {human_size(heap)}: compressed object pointers on", evidence)  # fmt: skip
-    text = (f"heap {human_size(heap)} is above 31 GB: the JVM turns compressed object "
-            "pointers off, every reference takes 8 bytes and the heap holds less")  # fmt: skip
+        return Finding(
+            "heap-size",
+            Severity.NONE,
+            f"heap {human_size(heap)}: compressed object pointers on",
+            evidence,
+        )
+    text = (
+        f"heap {human_size(heap)} is above 31 GB: the JVM turns compressed object "
+        "pointers off, every reference takes 8 bytes and the heap holds less"
+    )
     if subject.local:  # one JVM: a smaller heap fits where the larger one did
-        return Finding("heap-size", Severity.MODERATE, text, evidence,
-                       "keep the heap at or under 31 GB",
-                       subject.changed(memory_per_executor=COMPRESSED_OOPS_LIMIT))  # fmt: skip
-    return Finding("heap-size", Severity.MODERATE, text, evidence,
-                   "keep heaps at or under 31 GB: split the nodes among more executors (the "
-                   "auto heap stays under 31 GB)", subject.smaller_executors_request())  # fmt: skip
+        return Finding(
+            "heap-size",
+            Severity.MODERATE,
+            text,
+            evidence,
+            "keep the heap at or under 31 GB",
+            subject.changed(memory_per_executor=COMPRESSED_OOPS_LIMIT),
+        )
+    return Finding(
+        "heap-size",
+        Severity.MODERATE,
+        text,
+        evidence,
+        "keep heaps at or under 31 GB: split the nodes among more executors (the "
+        "auto heap stays under 31 GB)",
+        subject.smaller_executors_request(),
+    )
 
 
 def _straddle(subject: Subject) -> Finding | NotAssessed:
@@ -364,17 +429,30 @@ def _straddle(subject: Subject) -> Finding | NotAssessed:
     if not jvms:
         return NotAssessed("numa-straddle", "no placement recorded (an event log has none)")
     spanning = [j for j in jvms if len(j.nodes) > 1]
-    evidence = {"jvms": [{"role": j.role, "index": j.index, "nodes": str(j.nodes),
-                          "cpus": str(j.cpus)} for j in spanning]}  # fmt: skip
+    evidence = {
+        "jvms": [
+            {"role": j.role, "index": j.index, "nodes": str(j.nodes), "cpus": str(j.cpus)}
+            for j in spanning
+        ]
+    }
     if not spanning:
-        return Finding("numa-straddle", Severity.NONE,
-                       "every task-running JVM sits on one NUMA node", evidence)  # fmt: skip
-    return Finding("numa-straddle", Severity.MODERATE,
-                   f"{len(spanning)} of {len(jvms)} task-running JVM(s) span NUMA nodes: their "
-                   "threads reach remote memory (~10% slower on average)", evidence,
-                   "one executor (or more) per node, bound to it",
-                   subject.changed(executors_per_node=1, binding=Binding.NODE,
-                                   mem_policy=MemPolicy.BIND, mode=Mode.STANDALONE))  # fmt: skip
+        return Finding(
+            "numa-straddle", Severity.NONE, "every task-running JVM sits on one NUMA node", evidence
+        )
+    return Finding(
+        "numa-straddle",
+        Severity.MODERATE,
+        f"{len(spanning)} of {len(jvms)} task-running JVM(s) span NUMA nodes: their "
+        "threads reach remote memory (~10% slower on average)",
+        evidence,
+        "one executor (or more) per node, bound to it",
+        subject.changed(
+            executors_per_node=1,
+            binding=Binding.NODE,
+            mem_policy=MemPolicy.BIND,
+            mode=Mode.STANDALONE,
+        ),
+    )
 
 
 def _pages(subject: Subject) -> Finding | NotAssessed:
@@ -385,14 +463,23 @@ def _pages(subject: Subject) -> Finding | NotAssessed:
     worst = min(bound, key=lambda j: j.share_on_bound_nodes)
     off = 1 - worst.share_on_bound_nodes
     severity = REMOTE_PAGES.grade(off)
-    evidence = {"jvm": worst.name, "share_on_bound_nodes": worst.share_on_bound_nodes,
-                "bound_nodes": worst.bound_nodes, "bytes_per_node": worst.bytes_per_node}  # fmt: skip
+    evidence = {
+        "jvm": worst.name,
+        "share_on_bound_nodes": worst.share_on_bound_nodes,
+        "bound_nodes": worst.bound_nodes,
+        "bytes_per_node": worst.bytes_per_node,
+    }
     text = f"{worst.name}: {off:.0%} of its resident pages are off its bound node(s)"
     if severity is Severity.NONE:
         return Finding("remote-pages", severity, text, evidence)
-    return Finding("remote-pages", severity, text, evidence,
-                   "bind memory with the CPUs (numactl --membind)",
-                   subject.changed(mem_policy=MemPolicy.BIND))  # fmt: skip
+    return Finding(
+        "remote-pages",
+        severity,
+        text,
+        evidence,
+        "bind memory with the CPUs (numactl --membind)",
+        subject.changed(mem_policy=MemPolicy.BIND),
+    )
 
 
 def _balancing(subject: Subject) -> Finding | NotAssessed:
@@ -404,13 +491,22 @@ def _balancing(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("numa-balancing", "kernel.numa_balancing was not readable")
     evidence = {"numa_balancing": setting, "binding": binding}
     if setting == "0" or binding in (None, "none"):
-        return Finding("numa-balancing", Severity.NONE,
-                       f"numa_balancing={setting} with binding {binding}", evidence)  # fmt: skip
-    return Finding("numa-balancing", Severity.LOW,
-                   "automatic NUMA balancing is on while the JVMs are bound: it unmaps pages to "
-                   "sample accesses and migrates pages of processes that are already placed",
-                   evidence, "turn it off while bound runs are measured (as root: sysctl -w "
-                   "kernel.numa_balancing=0), then run again", subject.request())  # fmt: skip
+        return Finding(
+            "numa-balancing",
+            Severity.NONE,
+            f"numa_balancing={setting} with binding {binding}",
+            evidence,
+        )
+    return Finding(
+        "numa-balancing",
+        Severity.LOW,
+        "automatic NUMA balancing is on while the JVMs are bound: it unmaps pages to "
+        "sample accesses and migrates pages of processes that are already placed",
+        evidence,
+        "turn it off while bound runs are measured (as root: sysctl -w "
+        "kernel.numa_balancing=0), then run again",
+        subject.request(),
+    )
 
 
 def _smt(subject: Subject) -> Finding | NotAssessed:
@@ -423,40 +519,59 @@ def _smt(subject: Subject) -> Finding | NotAssessed:
     st = [statistics.median(v) for k, v in medians.items() if k.startswith("ST ")]
     smt = [statistics.median(v) for k, v in medians.items() if k.startswith("SMT ")]
     if not st or not smt:
-        return NotAssessed("smt", "no SMT measurement of this workload in these results "
-                                  "(numaspark study smt WORKLOAD measures it)")  # fmt: skip
+        return NotAssessed(
+            "smt",
+            "no SMT measurement of this workload in these results "
+            "(numaspark study smt WORKLOAD measures it)",
+        )
     gain = st[0] / smt[0]  # ST on n cores over SMT on the same n cores
     evidence = {"st_n_s": st[0], "smt_n_s": smt[0], "smt_gain": round(gain, 3)}
     if gain < SMT_SLOWER:
-        return Finding("smt", Severity.MODERATE,
-                       f"SMT made this workload {1 / gain - 1:.0%} slower on the same cores",
-                       evidence, "one task per physical core: bind at hardware-thread level, "
-                       "one thread per core",
-                       subject.changed(binding=Binding.PU, pu_order=PuOrder.CORES_FIRST))  # fmt: skip
+        return Finding(
+            "smt",
+            Severity.MODERATE,
+            f"SMT made this workload {1 / gain - 1:.0%} slower on the same cores",
+            evidence,
+            "one task per physical core: bind at hardware-thread level, one thread per core",
+            subject.changed(binding=Binding.PU, pu_order=PuOrder.CORES_FIRST),
+        )
     if gain > SMT_FASTER:
-        return Finding("smt", Severity.LOW,
-                       f"SMT gave this workload {gain - 1:.0%} more on the same cores", evidence,
-                       "use both hardware threads of each core (core-level binding)",
-                       subject.changed(binding=Binding.CORE))  # fmt: skip
+        return Finding(
+            "smt",
+            Severity.LOW,
+            f"SMT gave this workload {gain - 1:.0%} more on the same cores",
+            evidence,
+            "use both hardware threads of each core (core-level binding)",
+            subject.changed(binding=Binding.CORE),
+        )
     return Finding("smt", Severity.NONE, f"SMT changed this workload by {gain - 1:+.0%}", evidence)
 
 
 def _bandwidth(subject: Subject) -> Finding | NotAssessed:
     found = subject.result.figures.bandwidth if subject.result else {}
     if "region" not in found:
-        return NotAssessed("memory-bandwidth", found.get("unavailable")
-                           or "no bandwidth estimate (needs LLC-miss counters and a probe)")  # fmt: skip
+        return NotAssessed(
+            "memory-bandwidth",
+            found.get("unavailable")
+            or "no bandwidth estimate (needs LLC-miss counters and a probe)",
+        )
     region = found["region"]
     severity = BANDWIDTH_REGION[region]
-    text = (f"memory bandwidth ~{found['estimate_bps'] / 1e9:.1f} GB/s, {found['share']:.0%} of "
-            f"the probed maximum: {region} region")  # fmt: skip
+    text = (
+        f"memory bandwidth ~{found['estimate_bps'] / 1e9:.1f} GB/s, {found['share']:.0%} of "
+        f"the probed maximum: {region} region"
+    )
     if severity is Severity.NONE:
         return Finding("memory-bandwidth", severity, text, found)
-    return Finding("memory-bandwidth", severity, text, found,
-                   "fewer threads per node, or executors spread over more nodes: past the knee "
-                   "more threads only queue for memory",
-                   subject.changed(executors_per_node=1, binding=Binding.NODE,
-                                   mode=Mode.STANDALONE))  # fmt: skip
+    return Finding(
+        "memory-bandwidth",
+        severity,
+        text,
+        found,
+        "fewer threads per node, or executors spread over more nodes: past the knee "
+        "more threads only queue for memory",
+        subject.changed(executors_per_node=1, binding=Binding.NODE, mode=Mode.STANDALONE),
+    )
 
 
 def _stages_that_matter(log: EventLog):
@@ -484,8 +599,13 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     if worst is None:
         return NotAssessed("task-skew", "no stage of 1 s or more with 4 or more tasks")
     stage, ratio, median, longest, count = worst
-    evidence = {"stage": stage, "longest_ms": longest, "median_ms": median, "ratio": round(ratio, 2),
-                "tasks": count}  # fmt: skip
+    evidence = {
+        "stage": stage,
+        "longest_ms": longest,
+        "median_ms": median,
+        "ratio": round(ratio, 2),
+        "tasks": count,
+    }
     severity = TASK_SKEW.grade(ratio)
     text = f"stage {stage}: longest task {ratio:.1f}x the median ({longest:.0f} vs {median:.0f} ms)"
     if severity is Severity.NONE:
@@ -499,8 +619,14 @@ def _skew(subject: Subject) -> Finding | NotAssessed:
     change.update({key: "true" for key in off})
     back_on = f"turn {' and '.join(off)} back on, " if off else ""
     how = f"{back_on}more partitions, or salt the hot key (AQE's skew join splits only joins)"
-    return Finding("task-skew", severity, text, evidence,
-                   f"split the skewed partitions: {how}", subject.changed(change))  # fmt: skip
+    return Finding(
+        "task-skew",
+        severity,
+        text,
+        evidence,
+        f"split the skewed partitions: {how}",
+        subject.changed(change),
+    )
 
 
 def _spill(subject: Subject) -> Finding | NotAssessed:
@@ -525,10 +651,14 @@ def _spill(subject: Subject) -> Finding | NotAssessed:
         how = "more, smaller partitions"
     partitions = subject.more_partitions(4 * (subject.slots() or 1))
     heap_change = {"memory_per_executor": doubled.layout.memory_per_executor} if doubled else {}
-    return Finding("spill", severity,
-                   f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} "
-                   "in memory)", evidence, f"more execution memory per task: {how}",
-                   subject.changed(partitions, **heap_change))  # fmt: skip
+    return Finding(
+        "spill",
+        severity,
+        f"tasks spilled {human_size(int(disk))} to disk ({human_size(int(memory))} in memory)",
+        evidence,
+        f"more execution memory per task: {how}",
+        subject.changed(partitions, **heap_change),
+    )
 
 
 def _parallelism(subject: Subject) -> Finding | NotAssessed:
@@ -541,15 +671,23 @@ def _parallelism(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("tasks-per-core", "no stage time")
     narrow = stages[stages["numTasks"] < slots]
     share = float(narrow["stageDuration"].sum()) / total
-    evidence = {"slots": slots, "stage_time_with_fewer_tasks_than_slots": round(share, 3),
-                "stages": [int(s) for s in narrow["stageId"]]}  # fmt: skip
+    evidence = {
+        "slots": slots,
+        "stage_time_with_fewer_tasks_than_slots": round(share, 3),
+        "stages": [int(s) for s in narrow["stageId"]],
+    }
     text = f"{share:.0%} of stage time ran with fewer tasks than the {slots} task slots"
     severity = NARROW_STAGES.grade(share)
     if severity is Severity.NONE:
         return Finding("tasks-per-core", severity, text, evidence)
-    return Finding("tasks-per-core", severity, text, evidence,
-                   "give every stage 2-3 tasks per slot (partitions, input splits)",
-                   subject.changed(subject.more_partitions(3 * slots)))  # fmt: skip
+    return Finding(
+        "tasks-per-core",
+        severity,
+        text,
+        evidence,
+        "give every stage 2-3 tasks per slot (partitions, input splits)",
+        subject.changed(subject.more_partitions(3 * slots)),
+    )
 
 
 def _driver(subject: Subject) -> Finding | NotAssessed:
@@ -566,10 +704,15 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
     severity = DRIVER_ONLY.grade(share)
     if severity is Severity.NONE:
         return Finding("driver-time", severity, text, evidence)
-    return Finding("driver-time", severity, text, evidence,
-                   "that time does not shrink with executors or cores; measure what more "
-                   "cores would give before adding them",
-                   command=shlex.join(["numaspark", "whatif", str(log.path)]))  # fmt: skip
+    return Finding(
+        "driver-time",
+        severity,
+        text,
+        evidence,
+        "that time does not shrink with executors or cores; measure what more "
+        "cores would give before adding them",
+        command=shlex.join(["numaspark", "whatif", str(log.path)]),
+    )
 
 
 def _executors(subject: Subject) -> Finding | NotAssessed:
@@ -579,10 +722,11 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         tasks = subject.log.tasks
         run = float(tasks["executorRunTime"].sum())
         remote_bytes = float(tasks["shuffleRemoteBytesRead"].sum())
-        metrics = Metrics(gcShare=float(tasks["jvmGCTime"].sum()) / run if run else None,
-                          shuffleRemoteBytesRead=remote_bytes,
-                          shuffleTotalBytesRead=remote_bytes
-                          + float(tasks["shuffleLocalBytesRead"].sum()))  # fmt: skip
+        metrics = Metrics(
+            gcShare=float(tasks["jvmGCTime"].sum()) / run if run else None,
+            shuffleRemoteBytesRead=remote_bytes,
+            shuffleTotalBytesRead=remote_bytes + float(tasks["shuffleLocalBytesRead"].sum()),
+        )
     if count is None or metrics.gcShare is None:
         return NotAssessed("executor-count", "no executor count or GC share")
     gc = metrics.gcShare
@@ -594,23 +738,38 @@ def _executors(subject: Subject) -> Finding | NotAssessed:
         "remote_shuffle_share": round(remote, 3),
     }
     if count == 1 and gc >= 0.10 and not subject.local:
-        return Finding("executor-count", Severity.MODERATE,
-                       f"one executor with {gc:.0%} GC: one large heap collects longer", evidence,
-                       "several smaller executors (up to 36% faster through less GC in the "
-                       "studies)", subject.smaller_executors_request())  # fmt: skip
+        return Finding(
+            "executor-count",
+            Severity.MODERATE,
+            f"one executor with {gc:.0%} GC: one large heap collects longer",
+            evidence,
+            "several smaller executors (up to 36% faster through less GC in the studies)",
+            subject.smaller_executors_request(),
+        )
     if count == 1 and gc >= 0.10:
-        return Finding("executor-count", Severity.MODERATE,
-                       f"one JVM (local mode) with {gc:.0%} GC", evidence,
-                       "several smaller executors on a standalone cluster",
-                       subject.smaller_executors_request())  # fmt: skip
+        return Finding(
+            "executor-count",
+            Severity.MODERATE,
+            f"one JVM (local mode) with {gc:.0%} GC",
+            evidence,
+            "several smaller executors on a standalone cluster",
+            subject.smaller_executors_request(),
+        )
     if count > 1 and remote >= 0.5 and gc < 0.05:
-        return Finding("executor-count", Severity.LOW,
-                       f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
-                       evidence, "fewer, larger executors keep more of the shuffle in one JVM",
-                       subject.changed(executors=max(1, count // 2)))  # fmt: skip
-    return Finding("executor-count", Severity.NONE,
-                   f"{count} executor(s): GC {gc:.0%}, {remote:.0%} of shuffle bytes remote",
-                   evidence)  # fmt: skip
+        return Finding(
+            "executor-count",
+            Severity.LOW,
+            f"{remote:.0%} of shuffle bytes crossed executors, with little GC",
+            evidence,
+            "fewer, larger executors keep more of the shuffle in one JVM",
+            subject.changed(executors=max(1, count // 2)),
+        )
+    return Finding(
+        "executor-count",
+        Severity.NONE,
+        f"{count} executor(s): GC {gc:.0%}, {remote:.0%} of shuffle bytes remote",
+        evidence,
+    )
 
 
 PYSPARK_MEMORY = "spark.executor.pyspark.memory"
@@ -621,8 +780,11 @@ def _python_cpu(subject: Subject) -> Finding | NotAssessed:
     which dominates (executorCpuTime counts the JVMs' task threads, never Python's)."""
     gap = subject.result.figures.cpu_gap if subject.result is not None else None
     if not gap or gap.get("python_cpu_s") is None:
-        return NotAssessed("python-cpu", "no Python workers' CPU time measured (not a PySpark "
-                           "application, or measured from an event log alone)")  # fmt: skip
+        return NotAssessed(
+            "python-cpu",
+            "no Python workers' CPU time measured (not a PySpark "
+            "application, or measured from an event log alone)",
+        )
     jvm, python, task = gap["os_cpu_s"], gap["python_cpu_s"], gap["spark_executor_cpu_s"]
     evidence = {"jvm_cpu_s": jvm, "python_cpu_s": python, "spark_executor_cpu_s": task}
     text = (
@@ -630,11 +792,16 @@ def _python_cpu(subject: Subject) -> Finding | NotAssessed:
     )
     if python < jvm:
         return Finding("python-cpu", Severity.NONE, f"{text}: the JVMs dominate", evidence)
-    return Finding("python-cpu", Severity.LOW, f"{text}: the Python workers dominate", evidence,
-                   "judge this application by its Python workers' CPU time: Spark's task "
-                   "figures (executorCpuTime, the CPU gap) count only the JVMs' task threads; "
-                   "the workers run on their executor's CPUs, so give the executors the cores "
-                   "(spark.task.cpus caps each worker's BLAS threads)")  # fmt: skip
+    return Finding(
+        "python-cpu",
+        Severity.LOW,
+        f"{text}: the Python workers dominate",
+        evidence,
+        "judge this application by its Python workers' CPU time: Spark's task "
+        "figures (executorCpuTime, the CPU gap) count only the JVMs' task threads; "
+        "the workers run on their executor's CPUs, so give the executors the cores "
+        "(spark.task.cpus caps each worker's BLAS threads)",
+    )
 
 
 def _python_memory(subject: Subject) -> Finding | NotAssessed:
@@ -642,13 +809,20 @@ def _python_memory(subject: Subject) -> Finding | NotAssessed:
     spark.executor.pyspark.memory when set, else the memoryOverhead they live in."""
     peaks = subject.python_memory()
     if not peaks:
-        return NotAssessed("python-memory", "no Python workers' memory measured (not a PySpark "
-                           "application, or Spark's process-tree metrics were off)")  # fmt: skip
+        return NotAssessed(
+            "python-memory",
+            "no Python workers' memory measured (not a PySpark "
+            "application, or Spark's process-tree metrics were off)",
+        )
     worst = max(peaks, key=lambda e: e["python_rss_bytes"])
     python, executor = worst["python_rss_bytes"], worst["executor"]
     heap = subject.heap_bytes()
-    evidence = {"executor": executor, "python_rss_bytes": python,
-                "jvm_rss_bytes": worst["jvm_rss_bytes"], "heap_bytes": heap}  # fmt: skip
+    evidence = {
+        "executor": executor,
+        "python_rss_bytes": python,
+        "jvm_rss_bytes": worst["jvm_rss_bytes"],
+        "heap_bytes": heap,
+    }
     suggested = max(python * 3 // 2, 256 * 1024**2)
     raise_it = subject.changed(conf={PYSPARK_MEMORY: jvm_size(suggested)})
     text = f"executor {executor}'s Python workers peaked at {human_size(python)}"
@@ -660,32 +834,58 @@ def _python_memory(subject: Subject) -> Finding | NotAssessed:
             return NotAssessed("python-memory", f"{PYSPARK_MEMORY}={limit} is not a size we read")
         evidence["pyspark_memory_bytes"] = allowed
         if python <= allowed * 0.9:
-            return Finding("python-memory", Severity.NONE,
-                           f"{text}, within {PYSPARK_MEMORY} {human_size(allowed)}", evidence)  # fmt: skip
-        return Finding("python-memory", Severity.SEVERE,
-                       f"{text}, at {PYSPARK_MEMORY} {human_size(allowed)}: each worker is "
-                       "limited to its share of it, and fails with MemoryError past it", evidence,
-                       f"raise {PYSPARK_MEMORY} to {jvm_size(suggested)}", raise_it)  # fmt: skip
+            return Finding(
+                "python-memory",
+                Severity.NONE,
+                f"{text}, within {PYSPARK_MEMORY} {human_size(allowed)}",
+                evidence,
+            )
+        return Finding(
+            "python-memory",
+            Severity.SEVERE,
+            f"{text}, at {PYSPARK_MEMORY} {human_size(allowed)}: each worker is "
+            "limited to its share of it, and fails with MemoryError past it",
+            evidence,
+            f"raise {PYSPARK_MEMORY} to {jvm_size(suggested)}",
+            raise_it,
+        )
     overhead = subject.overhead_bytes()
     evidence["overhead_bytes"] = overhead
     if overhead is None or python <= overhead // 2:
         within = f", within the {human_size(overhead)} overhead" if overhead else ""
         return Finding("python-memory", Severity.NONE, f"{text}{within}", evidence)
     severity = Severity.MODERATE if python > overhead else Severity.LOW
-    return Finding("python-memory", severity,
-                   f"{text}, against a memoryOverhead of {human_size(overhead)} that they share "
-                   f"with the JVM's off-heap memory ({PYSPARK_MEMORY} unset): a YARN or "
-                   "Kubernetes container is killed past heap + overhead; standalone and local "
-                   "mode limit nothing, and the workers compete with the JVM for the node's "
-                   "memory", evidence,
-                   f"set {PYSPARK_MEMORY} to {jvm_size(suggested)}: their own share, added to "
-                   "the container (numaspark plan --target yarn|k8s --python-memory sizes it)",
-                   raise_it)  # fmt: skip
+    return Finding(
+        "python-memory",
+        severity,
+        f"{text}, against a memoryOverhead of {human_size(overhead)} that they share "
+        f"with the JVM's off-heap memory ({PYSPARK_MEMORY} unset): a YARN or "
+        "Kubernetes container is killed past heap + overhead; standalone and local "
+        "mode limit nothing, and the workers compete with the JVM for the node's "
+        "memory",
+        evidence,
+        f"set {PYSPARK_MEMORY} to {jvm_size(suggested)}: their own share, added to "
+        "the container (numaspark plan --target yarn|k8s --python-memory sizes it)",
+        raise_it,
+    )
 
 
-RULES: tuple[Rule, ...] = (_gc, _heap, _straddle, _pages, _balancing, _smt, _bandwidth, _skew,
-                           _spill, _parallelism, _driver, _executors, _python_cpu,
-                           _python_memory)  # fmt: skip
+RULES: tuple[Rule, ...] = (
+    _gc,
+    _heap,
+    _straddle,
+    _pages,
+    _balancing,
+    _smt,
+    _bandwidth,
+    _skew,
+    _spill,
+    _parallelism,
+    _driver,
+    _executors,
+    _python_cpu,
+    _python_memory,
+)
 
 
 def advise(subject: Subject, name: str) -> Advice:

@@ -60,10 +60,16 @@ class Classified:
     labels: list[Label] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"config": self.config, "label": self.label, "runs": self.runs,
-                "wall_s": self.wall_s, "metrics": self.metrics,
-                "labels": [{"name": x.name, "text": x.text, "evidence": x.evidence}
-                           for x in self.labels]}  # fmt: skip
+        return {
+            "config": self.config,
+            "label": self.label,
+            "runs": self.runs,
+            "wall_s": self.wall_s,
+            "metrics": self.metrics,
+            "labels": [
+                {"name": x.name, "text": x.text, "evidence": x.evidence} for x in self.labels
+            ],
+        }
 
 
 @dataclass
@@ -104,14 +110,21 @@ def classify(results: list[RunResult]) -> Classification:
     configs = []
     for key, runs in groups.items():
         per_run = [run_metrics(r) for r in runs]
-        configs.append(Classified(
-            config=key, label=runs[0].spec.title, runs=len(runs),
-            wall_s=statistics.median(r.wall_time_s for r in runs),
-            metrics={name: _median([m[name] for m in per_run]) for name in per_run[0]},
-        ))  # fmt: skip
+        configs.append(
+            Classified(
+                config=key,
+                label=runs[0].spec.title,
+                runs=len(runs),
+                wall_s=statistics.median(r.wall_time_s for r in runs),
+                metrics={name: _median([m[name] for m in per_run]) for name in per_run[0]},
+            )
+        )
     configs.sort(key=lambda c: c.wall_s)
-    not_assessed = {name: why for name, (metric, why) in NEEDS.items()
-                    if all(c.metrics.get(metric) is None for c in configs)}  # fmt: skip
+    not_assessed = {
+        name: why
+        for name, (metric, why) in NEEDS.items()
+        if all(c.metrics.get(metric) is None for c in configs)
+    }
     if not configs:
         return Classification([], not_assessed)
     best = configs[0]
@@ -131,9 +144,14 @@ def _labels(c: Classified, best: Classified) -> list[Label]:
     labels = []
     if m["cpu_usage"] is not None and m["cpu_usage"] < LOW_CPU:
         labels.append(Label("low-cpu", _evidence(c, best, "cpu_usage")))
-    if (m["cpi"] is not None and b["cpi"] and m["cpi"] >= HIGHER * b["cpi"]
-            and m["context_switches_per_s"] is not None and b["context_switches_per_s"]
-            and m["context_switches_per_s"] >= HIGHER * b["context_switches_per_s"]):  # fmt: skip
+    if (
+        m["cpi"] is not None
+        and b["cpi"]
+        and m["cpi"] >= HIGHER * b["cpi"]
+        and m["context_switches_per_s"] is not None
+        and b["context_switches_per_s"]
+        and m["context_switches_per_s"] >= HIGHER * b["context_switches_per_s"]
+    ):
         labels.append(Label("high-cpi-cs", _evidence(c, best, "cpi", "context_switches_per_s")))
     if (
         m["llc_misses_per_s"] is not None
@@ -148,10 +166,15 @@ def _labels(c: Classified, best: Classified) -> list[Label]:
     ):
         labels.append(Label("low-bandwidth", _evidence(c, best, "bandwidth_bps")))
     if not labels:
-        unchecked = [LABELS[name] for name, (metric, _) in NEEDS.items()
-                     if m.get(metric) is None or not b.get(metric)]  # fmt: skip
-        evidence = {"wall_s": {"value": c.wall_s, "best": best.wall_s},
-                    "slower_by": c.wall_s / best.wall_s - 1}  # fmt: skip
+        unchecked = [
+            LABELS[name]
+            for name, (metric, _) in NEEDS.items()
+            if m.get(metric) is None or not b.get(metric)
+        ]
+        evidence = {
+            "wall_s": {"value": c.wall_s, "best": best.wall_s},
+            "slower_by": c.wall_s / best.wall_s - 1,
+        }
         if unchecked:
             evidence["not_checked"] = unchecked
         labels.append(Label("investigate", evidence))

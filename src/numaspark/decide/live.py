@@ -22,8 +22,14 @@ from numaspark.placement import Binding, Layout, Mode
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 
-PARAMETERS = ("mode", "executors", "cores_per_executor", "threads_per_core", "binding",
-              "partitions_per_slot")  # fmt: skip
+PARAMETERS = (
+    "mode",
+    "executors",
+    "cores_per_executor",
+    "threads_per_core",
+    "binding",
+    "partitions_per_slot",
+)
 PER_SLOT = (1, 2, 4)  # tasks per task slot in every shuffle (spark.default/sql partitions)
 
 
@@ -35,8 +41,13 @@ def _powers(limit: int) -> list[int]:
     return values
 
 
-def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
-                 synthetic: str | None, topology_of: Callable) -> Machine | None:  # fmt: skip
+def tune_machine(
+    workload: str | None,
+    replay: Path | None,
+    xml: Path | None,
+    synthetic: str | None,
+    topology_of: Callable,
+) -> Machine | None:
     """The machine the tuner's rules reason about: this one for real runs; for a replayed table
     --xml/--synthetic's, or the topology.json of the results directory the table was written
     into (`numaspark results DIR --table DIR/t.csv`); None without any (the rules then take the
@@ -45,8 +56,10 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
         raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
     if workload is not None:
         if xml is not None or synthetic is not None:
-            raise UsageError("real runs are tuned on this machine: --xml/--synthetic describe "
-                             "the machine of a --replay table")  # fmt: skip
+            raise UsageError(
+                "real runs are tuned on this machine: --xml/--synthetic describe "
+                "the machine of a --replay table"
+            )
         return Machine.of(topology_of())
     if xml is None and synthetic is None:
         described, side = recorded_synthetic(replay)
@@ -54,8 +67,9 @@ def tune_machine(workload: str | None, replay: Path | None, xml: Path | None,
             try:
                 topology = topology_of(None, described)
             except NumasparkError as e:
-                raise UsageError(f"the machine in {side}: {e} (mend it, or give --xml or "
-                                 "--synthetic)") from e  # fmt: skip
+                raise UsageError(
+                    f"the machine in {side}: {e} (mend it, or give --xml or --synthetic)"
+                ) from e
             return replace(Machine.of(topology), source=str(side))
 
         topology, path = recorded_topology(replay.parent, levels=1)
@@ -76,8 +90,14 @@ def recorded_synthetic(table: Path) -> tuple[str | None, Path]:
     return (described if isinstance(described, str) and described.strip() else None), side
 
 
-def live_space(topology: Topology, workload: str, size: str, params: dict | None = None,
-               conf: dict | None = None, autonuma: bool = False) -> tuple[Space, dict[tuple, Config]]:  # fmt: skip
+def live_space(
+    topology: Topology,
+    workload: str,
+    size: str,
+    params: dict | None = None,
+    conf: dict | None = None,
+    autonuma: bool = False,
+) -> tuple[Space, dict[tuple, Config]]:
     """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
     candidates are the combinations the planner accepts on ``topology``. Where the machine
     has SMT, core- and pu-bound layouts also take threads per core (1 up to its SMT width,
@@ -94,8 +114,13 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
     cores = len(topology.allowed_cores())
     width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)
     smt = width > 1
-    bindings = ["none", *(["autonuma"] if autonuma else []), "node", "core",
-                *(["pu"] if smt else [])]  # fmt: skip
+    bindings = [
+        "none",
+        *(["autonuma"] if autonuma else []),
+        "node",
+        "core",
+        *(["pu"] if smt else []),
+    ]
     # executors and their widths: doublings, and the multiples of the nodes and divisors of a
     # node's cores that fill nodes exactly (6-core nodes: 3 and 6)
     nodes = max(1, len(topology.cpu_nodes))
@@ -110,33 +135,57 @@ def live_space(topology: Topology, workload: str, size: str, params: dict | None
         for binding in bindings:
             whole = smt and binding in ("core", "pu")
             for per_core in sorted(set(_powers(width)) | {width}) if whole else [1]:
-                balancing = None if not autonuma or binding not in ("none", "autonuma") else (
-                    binding == "autonuma")  # fmt: skip
+                balancing = (
+                    None
+                    if not autonuma or binding not in ("none", "autonuma")
+                    else (binding == "autonuma")
+                )
                 for per_slot in PER_SLOT:
                     partitions = str(executors * per * per_core * per_slot)
                     threads = per_core if whole else None
-                    layout = (Layout(cores_per_executor=per, mode=Mode.LOCAL,
-                                     threads_per_core=threads) if mode == "local"
-                              else Layout(executors=executors, cores_per_executor=per,
-                                          threads_per_core=threads))  # fmt: skip
-                    config = Config(workload, size, dict(params or {}), layout,
-                                    Binding.NONE if binding == "autonuma" else Binding(binding),
-                                    None, {**(conf or {}), "spark.default.parallelism": partitions,
-                                           "spark.sql.shuffle.partitions": partitions},
-                                    numa_balancing=balancing)  # fmt: skip
+                    layout = (
+                        Layout(cores_per_executor=per, mode=Mode.LOCAL, threads_per_core=threads)
+                        if mode == "local"
+                        else Layout(
+                            executors=executors, cores_per_executor=per, threads_per_core=threads
+                        )
+                    )
+                    config = Config(
+                        workload,
+                        size,
+                        dict(params or {}),
+                        layout,
+                        Binding.NONE if binding == "autonuma" else Binding(binding),
+                        None,
+                        {
+                            **(conf or {}),
+                            "spark.default.parallelism": partitions,
+                            "spark.sql.shuffle.partitions": partitions,
+                        },
+                        numa_balancing=balancing,
+                    )
                     configs[(mode, executors, per, per_core, binding, per_slot)] = config
     runnable, _ = check_configs(list(configs.values()), topology)
     keys = {c.key for c in runnable}
     configs = {k: c for k, c in configs.items() if c.key in keys}
-    values = {name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
-              for i, name in enumerate(PARAMETERS)}  # fmt: skip
+    values = {
+        name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
+        for i, name in enumerate(PARAMETERS)
+    }
     return Space(values, list(configs)), configs
 
 
-def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, repeat: int,
-                   warmup: int, data: Path | None = None,
-                   say: Callable[[str], None] | None = None, time: str = DEFAULT_TIME,
-                   targets: TargetFactory | None = None) -> Objective:  # fmt: skip
+def live_objective(
+    configs: dict[tuple, Config],
+    topology: Topology,
+    out: Path,
+    repeat: int,
+    warmup: int,
+    data: Path | None = None,
+    say: Callable[[str], None] | None = None,
+    time: str = DEFAULT_TIME,
+    targets: TargetFactory | None = None,
+) -> Objective:
     """Run a configuration as an experiment of one (stored in ``out``); its value is the
     median wall time of its measured runs, None when it failed. The first time a
     configuration is asked for, runs already stored in ``out`` count (an earlier tune
@@ -153,8 +202,9 @@ def live_objective(configs: dict[tuple, Config], topology: Topology, out: Path, 
         asked.add(config.key)
         before = len(runs_of(config)) if again else 0
         experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup, time=time)
-        run_sweep(experiment, topology, out, resume=not again, data_root=data, say=say,
-                  targets=targets)  # fmt: skip
+        run_sweep(
+            experiment, topology, out, resume=not again, data_root=data, say=say, targets=targets
+        )
         # its median wall time, and the readings that name the next axis (decide/steer.py)
         return observe(runs_of(config)[before:])
 

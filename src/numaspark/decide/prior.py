@@ -49,23 +49,54 @@ from dataclasses import dataclass
 # numaspark's column names and the synonyms other tools and papers use (compared after
 # lower-casing and turning spaces and dashes into underscores)
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "executors": ("executors", "workers", "num_executors", "executor_instances",
-                  "spark.executor.instances", "num_workers", "instances"),
+    "executors": (
+        "executors",
+        "workers",
+        "num_executors",
+        "executor_instances",
+        "spark.executor.instances",
+        "num_workers",
+        "instances",
+    ),
     "executors_per_node": ("executors_per_node", "workers_per_node"),
-    "cores_per_executor": ("cores_per_executor", "cores_per_worker", "executor_cores",
-                           "spark.executor.cores", "worker_cores", "cores_per_instance"),
+    "cores_per_executor": (
+        "cores_per_executor",
+        "cores_per_worker",
+        "executor_cores",
+        "spark.executor.cores",
+        "worker_cores",
+        "cores_per_instance",
+    ),
     "slots": ("slots", "task_slots", "total_cores", "threads"),
-    "threads_per_core": ("threads_per_core", "smt", "smt_level", "smt_mode", "smt_threads",
-                         "hardware_threads_per_core"),
+    "threads_per_core": (
+        "threads_per_core",
+        "smt",
+        "smt_level",
+        "smt_mode",
+        "smt_threads",
+        "hardware_threads_per_core",
+    ),
     "binding": ("binding", "bind", "affinity", "cpu_binding"),
     "mem_policy": ("mem_policy", "memory_policy", "membind", "numa_policy"),
     "mode": ("mode",),
-    "partitions": ("partitions", "spark.sql.shuffle.partitions", "spark.default.parallelism",
-                   "shuffle_partitions", "parallelism", "num_partitions"),
+    "partitions": (
+        "partitions",
+        "spark.sql.shuffle.partitions",
+        "spark.default.parallelism",
+        "shuffle_partitions",
+        "parallelism",
+        "num_partitions",
+    ),
     "partitions_per_slot": ("partitions_per_slot", "tasks_per_slot", "tasks_per_core"),
-    "memory": ("memory", "executor_memory", "spark.executor.memory", "memory_per_executor",
-               "worker_memory", "memory_per_worker"),
-}  # fmt: skip
+    "memory": (
+        "memory",
+        "executor_memory",
+        "spark.executor.memory",
+        "memory_per_executor",
+        "worker_memory",
+        "memory_per_worker",
+    ),
+}
 _CANONICAL = {alias: name for name, aliases in SYNONYMS.items() for alias in aliases}
 
 
@@ -78,8 +109,20 @@ def canonical(column: str) -> str | None:
 # column so (tune.Prior) and says it: a table's own names can mean other things (a "nodes"
 # column may count NUMA nodes, a node may run several executors), so its line says how to
 # undo it (--column NAME=none), and the rule the role brings is a prior the runs outweigh
-_COUNT_WORDS = {"nodes", "node", "instances", "instance", "scaleout", "machines", "hosts", "vms",
-                "workers", "executors", "containers", "pods"}  # fmt: skip
+_COUNT_WORDS = {
+    "nodes",
+    "node",
+    "instances",
+    "instance",
+    "scaleout",
+    "machines",
+    "hosts",
+    "vms",
+    "workers",
+    "executors",
+    "containers",
+    "pods",
+}
 _CPU_WORDS = {"cores", "core", "vcpus", "vcpu", "cpus", "cpu"}
 _MEMORY_WORDS = {"memory", "mem", "ram"}
 _MEMORY_UNITS = {"gb", "gib", "mb", "mib", "bytes"}
@@ -145,8 +188,13 @@ class Machine:
         cores = len(topology.allowed_cores()) or len(topology.cores)
         threads = len(topology.allowed_cpus) or len(topology.pus)
         limit = topology.cgroup.memory_limit if topology.cgroup else None
-        return cls(max(1, len(topology.cpu_nodes)), max(1, cores), max(1, threads),
-                   source or topology.source, _usable(topology.total_memory, limit))  # fmt: skip
+        return cls(
+            max(1, len(topology.cpu_nodes)),
+            max(1, cores),
+            max(1, threads),
+            source or topology.source,
+            _usable(topology.total_memory, limit),
+        )
 
     @property
     def cores_per_node(self) -> float:
@@ -257,7 +305,7 @@ WEIGHTS: dict[str, tuple[float, float]] = {
     # per halving of memory per task slot (signed: more memory is the negative side): no
     # way favoured until the runs or their readings show pressure (MEMORY_PRESSURE)
     MEMORY: (0.0, 0.25),
-}  # fmt: skip
+}
 # the memory rule's mean once a run shows pressure: a halving of memory per task costs ~10%
 # (a spilling sort or an iterative job whose cache no longer fits loses far more, 2x and over
 # on the public autoscaling tables' sorts; the sd lets the runs say how much)
@@ -268,8 +316,14 @@ BINDING_ONE = {"none": 0.0, "node": 0.02, "core": 0.04, "pu": 0.06, "autonuma": 
 # autonuma (unbound, the kernel's NUMA balancing on): no seed measured it against binding.
 # Between unbound and node-bound on several nodes (it migrates pages and tasks toward each
 # other, late and partly); on one node only its scanning cost, nothing to move.
-POLICY = {"bind": 0.0, "local": 0.0, "preferred": 0.02, "interleave": 0.06, "none": 0.08,
-          "default": 0.08}  # fmt: skip
+POLICY = {
+    "bind": 0.0,
+    "local": 0.0,
+    "preferred": 0.02,
+    "interleave": 0.06,
+    "none": 0.08,
+    "default": 0.08,
+}
 POLICY_WIDE = {**POLICY, "interleave": 0.0, "bind": 0.04}
 # sd of a category's level (each level is its own feature, so two levels differ by sqrt(2) x
 # this): binding's spread in the studies is about +-0.08 in log-time between two bindings
@@ -326,10 +380,13 @@ class Shape:
         """``6 x 4 cores x 4 threads per core``, as far as known (``smt`` False: the machine
         has one thread per core, so the threads are not said)."""
         per_core = self.threads_per_core
-        parts = [f"{self.executors:g} x" if self.executors else "",
-                 f"{self.cores_per_executor:.3g} cores" if self.cores_per_executor else "",
-                 f"x {per_core:.3g} thread{'s' if per_core != 1 else ''} per core"
-                 if per_core and smt else ""]  # fmt: skip
+        parts = [
+            f"{self.executors:g} x" if self.executors else "",
+            f"{self.cores_per_executor:.3g} cores" if self.cores_per_executor else "",
+            f"x {per_core:.3g} thread{'s' if per_core != 1 else ''} per core"
+            if per_core and smt
+            else "",
+        ]
         return " ".join(p for p in parts if p)
 
 
@@ -352,8 +409,10 @@ def shape(params: dict[str, object], machine: Machine) -> Shape:
         if _word(params.get("binding", "")) in BOUND and executors and threads and not layout.local:
             # fewer bound executors than nodes leave whole nodes idle, and their threads
             # share the bound nodes' cores
-            span = math.ceil(_cores_of(threads, per_core, machine.threads_per_core)
-                             / machine.cores_per_node - 1e-9)  # fmt: skip
+            span = math.ceil(
+                _cores_of(threads, per_core, machine.threads_per_core) / machine.cores_per_node
+                - 1e-9
+            )
             usable = min(usable, max(1.0, executors * span) * machine.cores_per_node)
         wanted = executors * (layout.cores_per_executor or 0) if per_core and executors else slots
         busy = max(1.0, min(wanted, usable))
@@ -368,8 +427,9 @@ def shape(params: dict[str, object], machine: Machine) -> Shape:
     return Shape(layout, executors, slots, cores, spread, busy, shared)
 
 
-def features(params: dict[str, object], machine: Machine,
-             input_bytes: float | None = None) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+def features(
+    params: dict[str, object], machine: Machine, input_bytes: float | None = None
+) -> dict[str, tuple[float, float, float]]:
     """The rules' features of a candidate: name -> (value, prior mean weight, prior sd).
     ``params`` are keyed by numaspark names (`roles`); absent columns give no feature."""
     out: dict[str, tuple[float, float, float]] = {}
@@ -440,11 +500,14 @@ def features(params: dict[str, object], machine: Machine,
     return out
 
 
-def penalties(params: dict[str, object], machine: Machine,
-              input_bytes: float | None = None) -> dict[str, float]:  # fmt: skip
+def penalties(
+    params: dict[str, object], machine: Machine, input_bytes: float | None = None
+) -> dict[str, float]:
     """Each rule's penalty (log-time, the prior means) for a candidate; 0 = as the rules say."""
-    return {name: value * mean
-            for name, (value, mean, _) in features(params, machine, input_bytes).items()}  # fmt: skip
+    return {
+        name: value * mean
+        for name, (value, mean, _) in features(params, machine, input_bytes).items()
+    }
 
 
 PARTITION_BYTES = 128 * 1024**2  # spark.sql.files.maxPartitionBytes: Spark's own task size

@@ -30,16 +30,22 @@ def readings(result) -> list[str]:
     found = Measurements.of(result.measurements)
     if found.cpu_utilisation is not None:
         share, kinds = found.cpu_utilisation, found.cpu_shares
-        advice = ("the CPUs were mostly idle: more parallelism (cores, partitions) may help"
-                  if share < IDLE_CPU else "the CPUs were busy")  # fmt: skip
+        advice = (
+            "the CPUs were mostly idle: more parallelism (cores, partitions) may help"
+            if share < IDLE_CPU
+            else "the CPUs were busy"
+        )
         lines.append(
             f"CPU utilisation {share:.0%} (user {kinds['user'] or 0:.0%}, system "
             f"{kinds['system'] or 0:.0%}, iowait {kinds['iowait'] or 0:.0%}): {advice}"
         )
     if found.context_switches_per_s is not None:
         migrations = sum(j.migrations for j in found.jvm_use)
-        advice = ("threads are migrating between CPUs: binding at core level keeps them put"
-                  if migrations > MIGRATIONS else "few migrations")  # fmt: skip
+        advice = (
+            "threads are migrating between CPUs: binding at core level keeps them put"
+            if migrations > MIGRATIONS
+            else "few migrations"
+        )
         lines.append(
             f"{found.context_switches_per_s:,.0f} context switches/s machine-wide, "
             f"{migrations:,} CPU migrations of the JVMs' threads: {advice}"
@@ -48,17 +54,22 @@ def readings(result) -> list[str]:
         share = jvm.share_on_bound_nodes
         if share is None:
             continue
-        advice = ("memory is local" if REMOTE_PAGES.grade(1 - share) is Severity.NONE
-                  else "memory strayed off its node: bind memory too (--mem-policy bind)")  # fmt: skip
+        advice = (
+            "memory is local"
+            if REMOTE_PAGES.grade(1 - share) is Severity.NONE
+            else "memory strayed off its node: bind memory too (--mem-policy bind)"
+        )
         lines.append(
             f"{jvm.name}: {share:.0%} of its resident pages on its bound node(s) "
             f"{','.join(map(str, jvm.bound_nodes or []))}: {advice}"
         )
     gc_share = metrics.gcShare
     if gc_share is not None:
-        advice = ("give executors more heap, or use more, smaller executors"
-                  if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE
-                  else "GC is not what limits this run")  # fmt: skip
+        advice = (
+            "give executors more heap, or use more, smaller executors"
+            if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE
+            else "GC is not what limits this run"
+        )
         lines.append(f"GC takes {gc_share:.0%} of executor time: {advice}")
     gap = found.cpu_gap
     if gap:
@@ -80,8 +91,11 @@ def readings(result) -> list[str]:
         lines.append(f"hardware counters: unavailable ({found.counter_problem})")
     elif found.counted:
         if found.ipc is not None:
-            advice = ("low IPC: the cores wait on memory; fewer threads per node or better "
-                      "locality" if found.ipc < LOW_IPC else "the cores are mostly computing")  # fmt: skip
+            advice = (
+                "low IPC: the cores wait on memory; fewer threads per node or better locality"
+                if found.ipc < LOW_IPC
+                else "the cores are mostly computing"
+            )
             lines.append(f"IPC {found.ipc:.2f}: {advice}")
         else:
             lines.append(
@@ -97,35 +111,52 @@ def cpu_reading(gap: dict) -> str:
     workers': which dominates. Python's work is never the JVMs' CPU outside the tasks."""
     jvm, task, python = gap["os_cpu_s"], gap["spark_executor_cpu_s"], gap.get("python_cpu_s")
     if python is None:
-        advice = ("the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
-                  if gap["ratio"] > CPU_GAP else "nearly all JVM CPU time is in the tasks")  # fmt: skip
+        advice = (
+            "the JVMs burn CPU outside the tasks (JIT, GC threads, Spark's own work)"
+            if gap["ratio"] > CPU_GAP
+            else "nearly all JVM CPU time is in the tasks"
+        )
         return f"JVM CPU {jvm:.1f} s vs Spark executorCpuTime {task:.1f} s ({gap['ratio']:.1f}x): {advice}"
-    figures = (f"CPU time: JVMs {jvm:.1f} s, their Python workers {python:.1f} s, Spark's task "
-               f"CPU (executorCpuTime, the JVMs' task threads) {task:.1f} s")  # fmt: skip
+    figures = (
+        f"CPU time: JVMs {jvm:.1f} s, their Python workers {python:.1f} s, Spark's task "
+        f"CPU (executorCpuTime, the JVMs' task threads) {task:.1f} s"
+    )
     if python >= jvm:
         share = python / (python + jvm) if python + jvm else 1.0
-        return (f"{figures}: the Python workers dominate ({share:.0%} of the processes' CPU "
-                "time): PySpark's tasks do their work there, which executorCpuTime does not "
-                "count; they are placed, and need CPUs, with their executors")  # fmt: skip
+        return (
+            f"{figures}: the Python workers dominate ({share:.0%} of the processes' CPU "
+            "time): PySpark's tasks do their work there, which executorCpuTime does not "
+            "count; they are placed, and need CPUs, with their executors"
+        )
     if gap["ratio"] > CPU_GAP:
-        return (f"{figures}: the JVMs dominate, mostly outside their task threads (JIT, GC, "
-                "rows moved to and from the Python workers, Spark's own work)")  # fmt: skip
+        return (
+            f"{figures}: the JVMs dominate, mostly outside their task threads (JIT, GC, "
+            "rows moved to and from the Python workers, Spark's own work)"
+        )
     return f"{figures}: the JVMs dominate, mostly in their task threads"
 
 
 def plugin_python_reading(result, metrics: Metrics) -> str | None:
     """Where numaspark does not sample (a cluster it did not start), the Python workers' CPU
     time as the plugin reported it from inside each executor, against Spark's task CPU."""
-    python = [p for e in getattr(result, "effective_placement", None) or ()
-              if e.source == "plugin" for p in e.python if p.role != "driver"]  # fmt: skip
+    python = [
+        p
+        for e in getattr(result, "effective_placement", None) or ()
+        if e.source == "plugin"
+        for p in e.python
+        if p.role != "driver"
+    ]
     task_ms = metrics.executorCpuTime
     if not python or not task_ms:
         return None
     used = sum(p.cpu_s or 0.0 for p in python)
     task = task_ms / 1000
-    which = ("the Python workers dominate: PySpark's tasks do their work there, which "
-             "executorCpuTime does not count" if used >= task
-             else "Spark's task threads dominate")  # fmt: skip
+    which = (
+        "the Python workers dominate: PySpark's tasks do their work there, which "
+        "executorCpuTime does not count"
+        if used >= task
+        else "Spark's task threads dominate"
+    )
     return (
         f"CPU time: Python workers {used:.1f} s (as the plugin saw them, workers ended "
         f"between its reports not counted), Spark's task CPU {task:.1f} s: {which}"
@@ -137,20 +168,30 @@ def process_tree_reading(tree: dict) -> str | None:
     executors = tree.get("executors") or []
     if not executors:
         return f"Python memory: {tree['note']}" if tree.get("note") else None
-    parts = [f"{e['executor']} JVM {human_size(e['jvm_rss_bytes'])}, Python "
-             f"{human_size(e['python_rss_bytes'])}" for e in executors]  # fmt: skip
+    parts = [
+        f"{e['executor']} JVM {human_size(e['jvm_rss_bytes'])}, Python "
+        f"{human_size(e['python_rss_bytes'])}"
+        for e in executors
+    ]
     return f"peak resident memory by process tree (Spark): {'; '.join(parts)}"
 
 
 def _pinning(pinning: dict) -> str:
     if not pinning["pinned"]:
-        return (f"task pinning ({pinning['level']}): tasks ran unpinned: "
-                f"{'; '.join(pinning['unpinned_reasons']) or 'level does not pin'}")  # fmt: skip
+        return (
+            f"task pinning ({pinning['level']}): tasks ran unpinned: "
+            f"{'; '.join(pinning['unpinned_reasons']) or 'level does not pin'}"
+        )
     shared = pinning["overlapping_pairs_sharing_a_cpu"]
-    return (f"task pinning ({pinning['level']}): {pinning['pinned']} of {pinning['tasks']} "
-            f"tasks pinned, on CPUs {','.join(map(str, pinning['cpus_used']))}; "
-            + ("no two overlapping tasks shared a CPU" if not shared
-               else f"{shared} overlapping pair(s) shared a CPU"))  # fmt: skip
+    return (
+        f"task pinning ({pinning['level']}): {pinning['pinned']} of {pinning['tasks']} "
+        f"tasks pinned, on CPUs {','.join(map(str, pinning['cpus_used']))}; "
+        + (
+            "no two overlapping tasks shared a CPU"
+            if not shared
+            else f"{shared} overlapping pair(s) shared a CPU"
+        )
+    )
 
 
 BANDWIDTH_ADVICE = {
@@ -165,8 +206,10 @@ assert set(BANDWIDTH_ADVICE) == set(BANDWIDTH_REGION)
 def bandwidth_reading(found: Measurements) -> str | None:
     use = found.bandwidth
     if "region" in use:
-        return (f"memory bandwidth ~{use['estimate_bps'] / 1e9:.1f} GB/s, {use['share']:.0%} of "
-                f"the probed maximum ({use['region']} region): {BANDWIDTH_ADVICE[use['region']]}")  # fmt: skip
+        return (
+            f"memory bandwidth ~{use['estimate_bps'] / 1e9:.1f} GB/s, {use['share']:.0%} of "
+            f"the probed maximum ({use['region']} region): {BANDWIDTH_ADVICE[use['region']]}"
+        )
     if use.get("unavailable"):
         return f"memory bandwidth: unavailable ({use['unavailable']})"
     return None
@@ -183,7 +226,14 @@ def log_summary(log) -> dict:
 
     aggregates, gc = aggregate(log), gc_by_executor(log)
     view = SimpleNamespace(metrics=aggregates, measurements={"gc": gc})
-    return {"event_log": str(log.path), "app_id": log.app_id, "app_name": log.app_name,
-            "spark_version": log.spark_version, "complete": log.complete,
-            "warnings": log.warnings, "aggregates": aggregates, "gc_by_executor": gc,
-            "readings": readings(view)}  # fmt: skip
+    return {
+        "event_log": str(log.path),
+        "app_id": log.app_id,
+        "app_name": log.app_name,
+        "spark_version": log.spark_version,
+        "complete": log.complete,
+        "warnings": log.warnings,
+        "aggregates": aggregates,
+        "gc_by_executor": gc,
+        "readings": readings(view),
+    }

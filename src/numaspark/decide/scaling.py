@@ -39,8 +39,14 @@ class Fit:
         return self.t1 / self.speedup(p)
 
     def to_dict(self) -> dict:
-        return {"model": self.model, "sigma": self.sigma, "kappa": self.kappa, "t1": self.t1,
-                "rmse_s": self.rmse, "peak_concurrency": self.peak}  # fmt: skip
+        return {
+            "model": self.model,
+            "sigma": self.sigma,
+            "kappa": self.kappa,
+            "t1": self.t1,
+            "rmse_s": self.rmse,
+            "peak_concurrency": self.peak,
+        }
 
 
 def _check(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -78,8 +84,15 @@ def efficiency_table(points: list[tuple[float, float]]) -> list[dict]:
     p, t = _check(points)
     order = np.argsort(p)
     t1 = t[p == 1].mean() if (p == 1).any() else fit(points).t1
-    return [{"p": float(p[i]), "time_s": float(t[i]), "speedup": float(t1 / t[i]),
-             "efficiency": float(t1 / t[i] / p[i])} for i in order]  # fmt: skip
+    return [
+        {
+            "p": float(p[i]),
+            "time_s": float(t[i]),
+            "speedup": float(t1 / t[i]),
+            "efficiency": float(t1 / t[i] / p[i]),
+        }
+        for i in order
+    ]
 
 
 def knee(points: list[tuple[float, float]]) -> float | None:
@@ -99,16 +112,19 @@ def read_points(path) -> list[tuple[float, float]]:
     try:
         text = Path(path).read_text()
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not a text table: give a CSV of concurrency,seconds "
-                         "rows") from None  # fmt: skip
+        raise UsageError(
+            f"{path} is not a text table: give a CSV of concurrency,seconds rows"
+        ) from None
     points = []
     for number, row in enumerate(csv.reader(text.replace("\t", ",").splitlines()), 1):
         cells = [c.strip() for c in (row if len(row) > 1 else (row[0].split() if row else []))]
         if not cells or cells[0].startswith("#"):
             continue
         if len(cells) != 2 and not (number == 1 and not points):
-            raise UsageError(f"{path}:{number}: {len(cells)} columns; give two: concurrency,"
-                             "time (one row per run)")  # fmt: skip
+            raise UsageError(
+                f"{path}:{number}: {len(cells)} columns; give two: concurrency,"
+                "time (one row per run)"
+            )
         try:
             point = (float(cells[0]), float(cells[1]))
         except (ValueError, IndexError):
@@ -118,14 +134,18 @@ def read_points(path) -> list[tuple[float, float]]:
                 ) from None
             continue  # a header line
         if not all(math.isfinite(v) and v > 0 for v in point) or point[0] < 1:
-            raise UsageError(f"{path}:{number}: concurrency must be at least 1 and time a "
-                             f"positive number, got {','.join(cells)!r}")  # fmt: skip
+            raise UsageError(
+                f"{path}:{number}: concurrency must be at least 1 and time a "
+                f"positive number, got {','.join(cells)!r}"
+            )
         points.append(point)
     if not points:
         raise UsageError(f"{path} has no (concurrency, time) rows")
     if len({p for p, _ in points}) < 2:
-        raise UsageError(f"{path}: every row has concurrency {points[0][0]:g}: a scaling fit "
-                         "needs runs at two or more concurrencies")  # fmt: skip
+        raise UsageError(
+            f"{path}: every row has concurrency {points[0][0]:g}: a scaling fit "
+            "needs runs at two or more concurrencies"
+        )
     return points
 
 
@@ -146,12 +166,12 @@ def fit_report(points: list[tuple[float, float]], predict: list[float] | None = 
             "(remove them if they are copies)"
         ]
         if repeated
-        else [],  # fmt: skip
+        else [],
         "points": efficiency_table(points),
         "models": {name: m.to_dict() for name, m in models.items()},
         "knee": knee(points),
         "predictions": [
             {"p": p, **{f"{name}_time_s": m.time(p) for name, m in models.items()}}
             for p in predict or []
-        ],  # fmt: skip
+        ],
     }

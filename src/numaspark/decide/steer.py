@@ -66,9 +66,12 @@ def observe(results: list) -> Observation:
 
     metrics = [Metrics.of(r.metrics) for r in results]
     found = [Measurements.of(r.measurements) for r in results]
-    spilled = [None if m.memoryBytesSpilled is None and m.diskBytesSpilled is None
-               else (m.memoryBytesSpilled or 0.0) + (m.diskBytesSpilled or 0.0)
-               for m in metrics]  # fmt: skip
+    spilled = [
+        None
+        if m.memoryBytesSpilled is None and m.diskBytesSpilled is None
+        else (m.memoryBytesSpilled or 0.0) + (m.diskBytesSpilled or 0.0)
+        for m in metrics
+    ]
     regions = [f.bandwidth.get("region") for f in found if f.bandwidth.get("region")]
     missing = [f.bandwidth.get("unavailable") for f in found if f.bandwidth.get("unavailable")]
     return Observation(
@@ -96,23 +99,34 @@ def hint(observation: Observation | None) -> Hint | None:
         return None
     said = observation.figures()
     if observation.bandwidth_region == "exponential":
-        return Hint((("axis", "threads_per_core", -1), ("layout", 1, 0.5), ("layout", 0.5, 1)),
-                    f"{said}: memory bandwidth is saturated, so fewer threads per core "
-                    "or fewer cores per node")  # fmt: skip
+        return Hint(
+            (("axis", "threads_per_core", -1), ("layout", 1, 0.5), ("layout", 0.5, 1)),
+            f"{said}: memory bandwidth is saturated, so fewer threads per core "
+            "or fewer cores per node",
+        )
     if observation.gc_share is not None and observation.gc_share >= GC_SHARE.moderate:
-        return Hint((("layout", 2, 0.5), ("layout", 1, 0.5)),
-                    f"{said}: GC at {GC_SHARE.moderate:.0%} or more, so more, smaller "
-                    "executors (a smaller heap each)")  # fmt: skip
+        return Hint(
+            (("layout", 2, 0.5), ("layout", 1, 0.5)),
+            f"{said}: GC at {GC_SHARE.moderate:.0%} or more, so more, smaller "
+            "executors (a smaller heap each)",
+        )
     idle = observation.cpu_utilisation is not None and observation.cpu_utilisation < IDLE_CPU
     if idle and (observation.spilled_bytes or 0) > 0:
-        return Hint((("axis", "memory", 1), ("layout", 0.5, 2), ("layout", 0.5, 1)),
-                    f"{said}: the CPUs were mostly idle while tasks spilled, so more memory "
-                    "for each task (more per executor, or fewer, larger executors)")  # fmt: skip
+        return Hint(
+            (("axis", "memory", 1), ("layout", 0.5, 2), ("layout", 0.5, 1)),
+            f"{said}: the CPUs were mostly idle while tasks spilled, so more memory "
+            "for each task (more per executor, or fewer, larger executors)",
+        )
     if idle:
-        return Hint((("axis", "partitions_per_slot", 1), ("axis", "partitions", 1),
-                     ("layout", 1, 2), ("layout", 2, 1)),
-                    f"{said}: the CPUs were mostly idle, so more parallelism (more tasks, "
-                    "wider executors)")  # fmt: skip
+        return Hint(
+            (
+                ("axis", "partitions_per_slot", 1),
+                ("axis", "partitions", 1),
+                ("layout", 1, 2),
+                ("layout", 2, 1),
+            ),
+            f"{said}: the CPUs were mostly idle, so more parallelism (more tasks, wider executors)",
+        )
     return None
 
 

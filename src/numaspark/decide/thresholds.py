@@ -47,8 +47,9 @@ class Grades:
         return Severity.NONE
 
 
-def grade(value: float, low: float, moderate: float, severe: float,
-          critical: float | None = None) -> Severity:  # fmt: skip
+def grade(
+    value: float, low: float, moderate: float, severe: float, critical: float | None = None
+) -> Severity:
     """The severity of ``value`` against rising thresholds."""
     return Grades(low, moderate, severe, critical).grade(value)
 
@@ -59,8 +60,11 @@ REMOTE_PAGES = Grades(0.05, 0.10, 0.30)  # resident pages off the bound node(s)
 TASK_SKEW = Grades(2.0, 4.0, 10.0)  # longest task over the stage's median
 NARROW_STAGES = Grades(0.2, 0.5, 0.8)  # stage time with fewer tasks than task slots
 DRIVER_ONLY = Grades(0.2, 0.4, 0.7)  # application time in which no job ran
-BANDWIDTH_REGION = {"constant": Severity.NONE, "linear": Severity.LOW,
-                    "exponential": Severity.SEVERE}  # fmt: skip
+BANDWIDTH_REGION = {
+    "constant": Severity.NONE,
+    "linear": Severity.LOW,
+    "exponential": Severity.SEVERE,
+}
 LOW_IPC = 1.0  # under one instruction per cycle the cores mostly wait on memory
 IDLE_CPU = 0.5  # machine CPU utilisation under which more parallelism may help
 MIGRATIONS = 1000  # CPU migrations of the JVMs' threads in a window worth binding against

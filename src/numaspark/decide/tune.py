@@ -118,8 +118,9 @@ class Space:
     def distance(self, a: tuple, b: tuple) -> float:
         # each value's position, once: list.index on every call was a third of a 22-knob search
         if not self._positions:
-            self._positions.update({n: {v: i for i, v in enumerate(vs)}
-                                    for n, vs in self.values.items()})  # fmt: skip
+            self._positions.update(
+                {n: {v: i for i, v in enumerate(vs)} for n, vs in self.values.items()}
+            )
         total = 0.0
         for name, x, y in zip(self.names, a, b, strict=True):
             if x == y:
@@ -141,8 +142,12 @@ class Trial:
     source: str  # "prior", "tpe", "tpe (nearest)" - how it was chosen
 
     def to_dict(self) -> dict:
-        return {"number": self.number, "params": self.params, "value": self.value,
-                "source": self.source}  # fmt: skip
+        return {
+            "number": self.number,
+            "params": self.params,
+            "value": self.value,
+            "source": self.source,
+        }
 
 
 @dataclass
@@ -168,17 +173,21 @@ class TuneResult:
 
     def to_dict(self) -> dict:
         best = self.best
-        return {"trials": [t.to_dict() for t in self.trials],
-                "best": best.to_dict() if best else None, "stopped": self.stopped,
-                "prior": self.prior}  # fmt: skip
+        return {
+            "trials": [t.to_dict() for t in self.trials],
+            "best": best.to_dict() if best else None,
+            "stopped": self.stopped,
+            "prior": self.prior,
+        }
 
 
 class Prior:
     """The studies' rules (decide/prior.py) applied to a space: which columns they know, on
     which machine, and each candidate's penalty (log-time; the lowest is the start)."""
 
-    def __init__(self, space: Space, machine: Machine | None = None,
-                 columns: dict[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, space: Space, machine: Machine | None = None, columns: dict[str, str] | None = None
+    ) -> None:
         self.space = space
         self.declared = check_columns(space, columns or {})
         # a column whose name suggests a role (`guessed_roles`: nodes, instances, scaleout; CPUs
@@ -187,25 +196,40 @@ class Prior:
         # "vcpus_per_node" so too. The rule it brings is a prior like any other, which the runs
         # can contradict (RuleModel.fit); `--column NAME=none` searches it without
         known = {canonical(n) for n in space.names} | set(self.declared.values())
-        self.guessed = {c: name for c, role in guessed_roles(
-            [n for n in space.names if n not in self.declared and space.ordered(n)
-             and all(v > 0 for v in space.values[n])]  # counts and sizes: positive numbers
-        ).items() if (name := canonical(role)) not in known}  # fmt: skip
+        self.guessed = {
+            c: name
+            for c, role in guessed_roles(
+                [
+                    n
+                    for n in space.names
+                    if n not in self.declared
+                    and space.ordered(n)
+                    and all(v > 0 for v in space.values[n])
+                ]  # counts and sizes: positive numbers
+            ).items()
+            if (name := canonical(role)) not in known
+        }
         self.roles = roles(space.names, {**self.guessed, **self.declared})
         # the mean log2 of each positive numeric column of three or more values (its trend)
-        self._centre = {n: float(np.mean(np.log2(space.values[n]))) for n in space.names
-                        if space.ordered(n) and len(space.values[n]) > 2
-                        and all(v > 0 for v in space.values[n])}  # fmt: skip
+        self._centre = {
+            n: float(np.mean(np.log2(space.values[n])))
+            for n in space.names
+            if space.ordered(n) and len(space.values[n]) > 2 and all(v > 0 for v in space.values[n])
+        }
         # a table that gives the executors' number but not their width (nor task slots), with
         # no machine given: each executor counts as one unit of cores. The width is the same in
         # every row, so the rules that compare rows (cores idle: more executors, more cores)
         # hold whatever it is; without it the rules see no cores at all and every row ties
         named = set(self.roles.values())
-        self.unit_width = (machine is None and bool(named & {"executors", "executors_per_node"})
-                           and not named & {"cores_per_executor", "slots"})  # fmt: skip
+        self.unit_width = (
+            machine is None
+            and bool(named & {"executors", "executors_per_node"})
+            and not named & {"cores_per_executor", "slots"}
+        )
         if machine is None:
-            largest = max((layout_of(self._named(c)).slots or 1.0 for c in space.candidates),
-                          default=1.0)  # fmt: skip
+            largest = max(
+                (layout_of(self._named(c)).slots or 1.0 for c in space.candidates), default=1.0
+            )
             machine = table_machine(largest)
             self.machine_given = False
         else:
@@ -221,10 +245,13 @@ class Prior:
         self.feature_names = list(names)
         self.weight_mean = np.array([names[n][0] for n in self.feature_names])
         self.weight_sd = np.array([names[n][1] for n in self.feature_names])
-        self.matrix = {c: np.array([rows[c].get(n, (0.0,))[0] for n in self.feature_names])
-                       for c in space.candidates}  # fmt: skip
-        self.penalty = {c: float(self.matrix[c] @ self.weight_mean) + self._middle(c)
-                        for c in space.candidates}  # fmt: skip
+        self.matrix = {
+            c: np.array([rows[c].get(n, (0.0,))[0] for n in self.feature_names])
+            for c in space.candidates
+        }
+        self.penalty = {
+            c: float(self.matrix[c] @ self.weight_mean) + self._middle(c) for c in space.candidates
+        }
 
     def _middle(self, candidate: tuple) -> float:
         """Columns without a prior: the middle value first (a tie-break, not a cost)."""
@@ -261,15 +288,18 @@ class Prior:
     def units(self) -> str:
         """Which unit the layout's width column counts: hardware threads (Spark's task slots,
         spread one per core first) or physical cores (with a threads-per-core column)."""
-        width = next((c for c, n in self.roles.items() if n in ("cores_per_executor", "slots")),
-                     None)  # fmt: skip
+        width = next(
+            (c for c, n in self.roles.items() if n in ("cores_per_executor", "slots")), None
+        )
         if width is None:
             return ""
         per_core = next((c for c, n in self.roles.items() if n == "threads_per_core"), None)
         if per_core is not None:
             return f"{width} counts physical cores, each running {per_core} threads"
-        return (f"{width} counts hardware threads (task slots), spread one per core first: "
-                "give a threads_per_core column to count cores")  # fmt: skip
+        return (
+            f"{width} counts hardware threads (task slots), spread one per core first: "
+            "give a threads_per_core column to count cores"
+        )
 
     def unknown(self) -> list[str]:
         return [n for n in self.space.names if n not in self.roles]
@@ -288,8 +318,10 @@ class Prior:
         if self.machine_given:
             where = self.machine.describe()
         elif self.unit_width:
-            where = (f"no machine given: {self.machine.source}, each executor counted as one "
-                     f"core (the table gives no width), {self.machine.cores:g} in all")  # fmt: skip
+            where = (
+                f"no machine given: {self.machine.source}, each executor counted as one "
+                f"core (the table gives no width), {self.machine.cores:g} in all"
+            )
         elif self.roles:
             where = f"no machine given: {self.machine.source}, {self.machine.cores} threads"
         else:  # no rule to size
@@ -314,9 +346,11 @@ def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
             raise UsageError(f"{option} {text!r}: give COLUMN=ROLE, e.g. {option} scaleout=workers")
         name = NO_ROLE if role.lower() == NO_ROLE else canonical(role)
         if name is None:
-            raise UsageError(f"{option} {text!r}: unknown role {role!r}; roles: "
-                             f"{', '.join(SYNONYMS)}, {NO_ROLE} (and their synonyms, e.g. "
-                             "workers, cores_per_worker)")  # fmt: skip
+            raise UsageError(
+                f"{option} {text!r}: unknown role {role!r}; roles: "
+                f"{', '.join(SYNONYMS)}, {NO_ROLE} (and their synonyms, e.g. "
+                "workers, cores_per_worker)"
+            )
         if name != NO_ROLE and name in (n for c, n in found.items() if c != column):
             raise UsageError(f"{option} {text!r}: {name} is already another column's role")
         found[column] = name
@@ -328,8 +362,10 @@ def check_columns(space: Space, columns: dict[str, str]) -> dict[str, str]:
     columns: an unknown one is one line (UsageError)."""
     missing = [c for c in columns if c not in space.names]
     if missing:
-        raise UsageError(f"--column {missing[0]}: the table has no such column; its columns: "
-                         f"{', '.join(space.names)}")  # fmt: skip
+        raise UsageError(
+            f"--column {missing[0]}: the table has no such column; its columns: "
+            f"{', '.join(space.names)}"
+        )
     return dict(columns)
 
 
@@ -371,8 +407,11 @@ class RuleModel:
         if len(y) >= 2:
             evidence = self._evidence(x, y, mean0, sd)
             while True:
-                tried = {k: self._evidence(x, y, at(k, 0.0), sd)
-                         for k in np.flatnonzero(mean0) if x[:, k].std() > 0}  # fmt: skip
+                tried = {
+                    k: self._evidence(x, y, at(k, 0.0), sd)
+                    for k in np.flatnonzero(mean0)
+                    if x[:, k].std() > 0
+                }
                 if memory and mean0[memory] == 0 and x[:, memory].std() > 0:
                     tried[-memory] = self._evidence(x, y, at(memory, MEMORY_PRESSURE), sd)
                 if not tried:
@@ -427,8 +466,15 @@ class RuleModel:
         z = (math.log(best) - mean) / sd
         return (math.log(best) - mean) * _cdf(z) + sd * _pdf(z)
 
-    def choose(self, pool: list[T], best: float, incumbent: tuple, runs: int,
-               rng: random.Random, key: Callable[[T], tuple] = tuple) -> tuple[T, str]:  # fmt: skip
+    def choose(
+        self,
+        pool: list[T],
+        best: float,
+        incumbent: tuple,
+        runs: int,
+        rng: random.Random,
+        key: Callable[[T], tuple] = tuple,
+    ) -> tuple[T, str]:
         """The option of ``pool`` (its configuration: ``key(option)``) with the largest
         expected gain over ``best``, the seed's draw breaking ties, and why: the rule that
         most favours it over ``incumbent``, the rules the runs contradicted, and why memory
@@ -463,8 +509,11 @@ class AdditiveModel:
     def __init__(self, space: Space, ridge: float = 0.1) -> None:
         self.space = space
         self.columns = [(n, v) for n in space.names for v in space.values[n]]
-        numeric = [n for n in space.names if space.ordered(n) and len(space.values[n]) > 1
-                   and all(v > 0 for v in space.values[n])]  # fmt: skip
+        numeric = [
+            n
+            for n in space.names
+            if space.ordered(n) and len(space.values[n]) > 1 and all(v > 0 for v in space.values[n])
+        ]
         self.centre = {n: float(np.mean(np.log2(space.values[n]))) for n in numeric}
         self.pairs = list(itertools.combinations(numeric, 2))
         self.ridge = ridge
@@ -474,8 +523,12 @@ class AdditiveModel:
     def _row(self, candidate: tuple) -> np.ndarray:
         params = self.space.params(candidate)
         logs = {n: math.log2(params[n]) - c for n, c in self.centre.items()}  # type: ignore[arg-type]
-        return np.array([1.0] + [1.0 if params[n] == v else 0.0 for n, v in self.columns]
-                        + list(logs.values()) + [logs[a] * logs[b] for a, b in self.pairs])  # fmt: skip
+        return np.array(
+            [1.0]
+            + [1.0 if params[n] == v else 0.0 for n, v in self.columns]
+            + list(logs.values())
+            + [logs[a] * logs[b] for a, b in self.pairs]
+        )
 
     def fit(self, measured: dict[tuple, float]) -> None:
         x = np.array([self._row(c) for c in measured])
@@ -519,8 +572,11 @@ def neighbours(
     feasible = set(space.candidates)
     found: dict[tuple, Move] = {}
     names = space.names
-    layout = {prior.roles.get(n): i for i, n in enumerate(names)
-              if prior.roles.get(n) in LAYOUT_NAMES and space.ordered(n)}  # fmt: skip
+    layout = {
+        prior.roles.get(n): i
+        for i, n in enumerate(names)
+        if prior.roles.get(n) in LAYOUT_NAMES and space.ordered(n)
+    }
     count = layout.get("executors", layout.get("executors_per_node"))
     width = layout.get("cores_per_executor")
     coarse_layout = not fine and count is not None and width is not None
@@ -552,8 +608,9 @@ def neighbours(
         for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
             best, error = None, 0.6  # within 0.6 of a doubling of the aim
             for other in same:
-                miss = (abs(math.log2(float(other[count]) / (e * fe)))
-                        + abs(math.log2(float(other[width]) / (c * fc))))  # fmt: skip
+                miss = abs(math.log2(float(other[count]) / (e * fe))) + abs(
+                    math.log2(float(other[width]) / (c * fc))
+                )
                 if miss < error and other != candidate:
                     best, error = other, miss
             if best is not None:
@@ -613,11 +670,19 @@ def scaled(space: Space, candidate: tuple, index: int) -> list[tuple[float, tupl
     return found
 
 
-def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: float = 0.05,
-         early_stop: bool = True, time_budget_s: float | None = None,
-         machine: Machine | None = None, proposals_per_trial: int = 32,
-         on_trial: Callable[[Trial], None] | None = None,
-         columns: dict[str, str] | None = None) -> TuneResult:  # fmt: skip
+def tune(
+    space: Space,
+    objective: Objective,
+    budget: int,
+    seed: int = 0,
+    noise: float = 0.05,
+    early_stop: bool = True,
+    time_budget_s: float | None = None,
+    machine: Machine | None = None,
+    proposals_per_trial: int = 32,
+    on_trial: Callable[[Trial], None] | None = None,
+    columns: dict[str, str] | None = None,
+) -> TuneResult:
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
     ``time_budget_s``, start no run after that many seconds); ``columns`` declares what
     columns mean (column -> numaspark name, `parse_columns`)."""
@@ -659,11 +724,18 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
         # moves from the best and from every run within the noise of it (a tie is no evidence
         # against its direction: the best of a few noisy runs is partly luck); a neighbour the
         # updated rules are sure is worse (even 2 sd optimistic) is not run
-        centres = sorted((c for c, v in search.measured.items() if v <= best * (1 + noise)),
-                         key=search.measured.__getitem__)  # fmt: skip
-        options = list({c: (c, m) for centre in reversed(centres)
-                        for c, m in neighbours(space, centre, prior, fine)
-                        if c in search.unseen and model.plausible(c, best)}.values())  # fmt: skip
+        centres = sorted(
+            (c for c, v in search.measured.items() if v <= best * (1 + noise)),
+            key=search.measured.__getitem__,
+        )
+        options = list(
+            {
+                c: (c, m)
+                for centre in reversed(centres)
+                for c, m in neighbours(space, centre, prior, fine)
+                if c in search.unseen and model.plausible(c, best)
+            }.values()
+        )
         if not options:
             if fine:
                 break  # a local optimum: no neighbour left that could beat the best
@@ -678,17 +750,24 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
             pool = options
             if len(space.candidates) <= budget:
                 moves = dict(options)
-                pool = [(c, moves.get(c)) for c in search.remaining()
-                        if c in moves or model.plausible(c, best)]  # fmt: skip
-            (candidate, move), why = model.choose(pool, best, incumbent, len(search.measured),
-                                                  rng, key=lambda o: o[0])  # fmt: skip
+                pool = [
+                    (c, moves.get(c))
+                    for c in search.remaining()
+                    if c in moves or model.plausible(c, best)
+                ]
+            (candidate, move), why = model.choose(
+                pool, best, incumbent, len(search.measured), rng, key=lambda o: o[0]
+            )
             chosen = candidate, move, why
         candidate, move, why = chosen
         if move is None:
             search.evaluate(candidate, f"every configuration left scored ({why})")
             continue
-        search.evaluate(candidate, f"move: {_move_text(space, move, prior, candidate)} ({why})",
-                        origin=(incumbent, move))  # fmt: skip
+        search.evaluate(
+            candidate,
+            f"move: {_move_text(space, move, prior, candidate)} ({why})",
+            origin=(incumbent, move),
+        )
     # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
     # says nothing left can beat the best, 2 sd optimistic; re-measure a tie at the end
     while len(result.trials) < budget and not result.stopped:
@@ -701,9 +780,11 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
             break
         if early_stop and _cannot_improve(space, search.measured, left, noise):
             best = min(search.measured.values())
-            result.stopped = (f"early: no configuration left is predicted to beat the best "
-                              f"({best:.4g}), even 2 sd optimistic (sd at least the noise, "
-                              f"{noise:.0%})")  # fmt: skip
+            result.stopped = (
+                f"early: no configuration left is predicted to beat the best "
+                f"({best:.4g}), even 2 sd optimistic (sd at least the noise, "
+                f"{noise:.0%})"
+            )
             break
         if len(left) <= ENUMERATE:
             search.scored_step(left, prior, noise, rng)
@@ -716,8 +797,15 @@ def tune(space: Space, objective: Objective, budget: int, seed: int = 0, noise: 
     return result
 
 
-def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, noise: float,
-             fine: bool, model: RuleModel) -> tuple[tuple, Move, str] | None:  # fmt: skip
+def _steered(
+    space: Space,
+    prior: Prior,
+    search: _Search,
+    incumbent: tuple,
+    noise: float,
+    fine: bool,
+    model: RuleModel,
+) -> tuple[tuple, Move, str] | None:
     """A move from the best that the runs themselves ask for: what the best run's readings
     favour (decide/steer.py); else, when the last run was a move, the same move again if it
     paid (doubling or halving along the axis that paid) or the way back from where it
@@ -727,8 +815,11 @@ def _steered(space: Space, prior: Prior, search: _Search, incumbent: tuple, nois
     threads can leave cores idle, which the rules price). None: nothing asks; the updated
     rules choose."""
     best = search.measured[incumbent]
-    moves = {m: c for c, m in neighbours(space, incumbent, prior, fine)
-             if c in search.unseen and model.plausible(c, best)}  # fmt: skip
+    moves = {
+        m: c
+        for c, m in neighbours(space, incumbent, prior, fine)
+        if c in search.unseen and model.plausible(c, best)
+    }
     found = hint(search.observed.get(incumbent))
     if found is not None:
         for wanted in found.moves:
@@ -773,11 +864,16 @@ def _rules_line(prior: Prior, candidate: tuple) -> str:
     where = _shape_text(prior, candidate)
     if not rules:
         return "no rule applies (middle values)"
-    line = "closest to the rules" + (f" (off: {', '.join(k for k, v in rules.items() if v > 0)})"
-                                     if any(v > 0 for v in rules.values()) else "")  # fmt: skip
+    line = "closest to the rules" + (
+        f" (off: {', '.join(k for k, v in rules.items() if v > 0)})"
+        if any(v > 0 for v in rules.values())
+        else ""
+    )
     if prior.machine.smt > 2:
-        line += (f"; {start_threads_per_core(prior.machine):g} of {prior.machine.smt} threads "
-                 "per core: the middle of a wide SMT axis")  # fmt: skip
+        line += (
+            f"; {start_threads_per_core(prior.machine):g} of {prior.machine.smt} threads "
+            "per core: the middle of a wide SMT axis"
+        )
     return f"{where}, {line}" if where else line
 
 
@@ -789,8 +885,9 @@ def _shape_text(prior: Prior, candidate: tuple) -> str:
     return found.describe(smt=prior.machine.smt > 1)
 
 
-def _move_text(space: Space, move: Move, prior: Prior | None = None,
-               candidate: tuple | None = None) -> str:  # fmt: skip
+def _move_text(
+    space: Space, move: Move, prior: Prior | None = None, candidate: tuple | None = None
+) -> str:
     """The move in words; with ``candidate``, where it lands in the machine's units."""
     text = _move_words(space, move)
     where = _shape_text(prior, candidate) if prior is not None and candidate is not None else ""
@@ -802,8 +899,10 @@ def _move_words(space: Space, move: Move) -> str:
     if kind == "layout":
         _, fe, fc = move
         words = {2: "twice", 0.5: "half"}
-        parts = [f"{words[fe]} the executors" if fe != 1 else "",
-                 f"{words[fc]} the cores per executor" if fc != 1 else ""]  # fmt: skip
+        parts = [
+            f"{words[fe]} the executors" if fe != 1 else "",
+            f"{words[fc]} the cores per executor" if fc != 1 else "",
+        ]
         return ", ".join(p for p in parts if p)
     if kind == "diagonal":
         _, a, step, b = move
@@ -814,8 +913,10 @@ def _move_words(space: Space, move: Move) -> str:
     if kind == "step":
         return f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]}"
     if kind == "near":
-        return (f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]} (the nearest "
-                "configuration that can run)")  # fmt: skip
+        return (
+            f"{'more' if move[2] > 0 else 'fewer'} {space.names[move[1]]} (the nearest "
+            "configuration that can run)"
+        )
     if kind == "scale":
         return f"{'twice' if move[2] > 1 else 'half'} the {space.names[move[1]]}"
     return f"{space.names[move[1]]} {move[2]}"
@@ -824,8 +925,13 @@ def _move_words(space: Space, move: Move) -> str:
 class _Search:
     """What has been measured, and the two ways to pick the next run."""
 
-    def __init__(self, space: Space, objective: Objective, result: TuneResult,
-                 on_trial: Callable[[Trial], None] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        space: Space,
+        objective: Objective,
+        result: TuneResult,
+        on_trial: Callable[[Trial], None] | None,
+    ) -> None:
         self.space, self.objective, self.result, self.on_trial = space, objective, result, on_trial
         self.measured: dict[tuple, float] = {}  # the median of each measured candidate
         self.values: dict[tuple, list[float]] = {}
@@ -850,8 +956,7 @@ class _Search:
 
     def pressure(self) -> str:
         """Why a measured run's readings show memory pressure ("": none did)."""
-        return next((found for c in self.measured if (found := pressure(self.observed.get(c)))),
-                    "")  # fmt: skip
+        return next((found for c in self.measured if (found := pressure(self.observed.get(c)))), "")
 
     def incumbent(self) -> tuple | None:
         return min(self.measured, key=self.measured.__getitem__) if self.measured else None
@@ -859,8 +964,9 @@ class _Search:
     def remaining(self) -> list[tuple]:
         return [c for c in self.space.candidates if c in self.unseen]
 
-    def evaluate(self, candidate: tuple, source: str,
-                 origin: tuple[tuple, Move] | None = None) -> None:  # fmt: skip
+    def evaluate(
+        self, candidate: tuple, source: str, origin: tuple[tuple, Move] | None = None
+    ) -> None:
         space = self.space
         found = self.objective(space.params(candidate))
         if isinstance(found, Observation):
@@ -884,8 +990,9 @@ class _Search:
         if self.on_trial:
             self.on_trial(trial)
 
-    def scored_step(self, left: list[tuple], prior: Prior, noise: float,
-                    rng: random.Random) -> None:  # fmt: skip
+    def scored_step(
+        self, left: list[tuple], prior: Prior, noise: float, rng: random.Random
+    ) -> None:
         """Every configuration left, scored: the one with the largest expected improvement
         over the best under the rules updated by every run (their uncertainty included, so a
         value never run, far along a trend or an axis nothing has moved, still scores)."""
@@ -895,8 +1002,9 @@ class _Search:
         chosen, why = model.choose(left, best, self.incumbent(), len(self.measured), rng)
         self.evaluate(chosen, f"every configuration left ({len(left)}) scored: {why}")
 
-    def global_step(self, left: list[tuple], seed: int, proposals_per_trial: int,
-                    prior: Prior) -> None:  # fmt: skip
+    def global_step(
+        self, left: list[tuple], seed: int, proposals_per_trial: int, prior: Prior
+    ) -> None:
         """TPE (optuna), told every result, proposes; the additive model picks the proposal
         with the lowest optimistic prediction. A proposal that cannot run or was measured is
         replaced by the nearest candidate left (the rules' favourite among equals)."""
@@ -910,14 +1018,21 @@ class _Search:
             else optuna.distributions.CategoricalDistribution(list(range(len(values))))
             for name, values in space.values.items()
         }
-        sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + len(self.result.trials),
-                                             n_startup_trials=0, multivariate=True)  # fmt: skip
+        sampler = optuna.samplers.TPESampler(
+            seed=seed * 100_003 + len(self.result.trials), n_startup_trials=0, multivariate=True
+        )
         study = optuna.create_study(direction="minimize", sampler=sampler)
         fail = optuna.trial.TrialState.FAIL
-        study.add_trials([optuna.trial.create_trial(params=index, distributions=distributions,
-                                                    **({"value": value} if value is not None
-                                                       else {"state": fail}))
-                          for index, value in self.history])  # fmt: skip
+        study.add_trials(
+            [
+                optuna.trial.create_trial(
+                    params=index,
+                    distributions=distributions,
+                    **({"value": value} if value is not None else {"state": fail}),
+                )
+                for index, value in self.history
+            ]
+        )
         proposals: list[tuple[tuple, str]] = []
         count = proposals_per_trial if len(self.measured) >= MIN_RUNS_TO_MODEL else 1
         for _ in range(count):
@@ -928,8 +1043,9 @@ class _Search:
             if wanted in self.unseen:
                 proposals.append((wanted, "tpe"))
             else:
-                nearest = min(left, key=lambda c, w=wanted: (space.distance(c, w),
-                                                             prior.penalty[c]))  # fmt: skip
+                nearest = min(
+                    left, key=lambda c, w=wanted: (space.distance(c, w), prior.penalty[c])
+                )
                 proposals.append((nearest, "tpe (nearest)"))
         if len(proposals) == 1 or len(self.measured) < MIN_RUNS_TO_MODEL:
             self.evaluate(*proposals[0])
@@ -941,8 +1057,9 @@ class _Search:
         self.evaluate(chosen[0], chosen[1] + " + model")
 
 
-def _cannot_improve(space: Space, measured: dict[tuple, float], left: list[tuple],
-                    noise: float) -> bool:  # fmt: skip
+def _cannot_improve(
+    space: Space, measured: dict[tuple, float], left: list[tuple], noise: float
+) -> bool:
     """True when the additive model, fitted to enough runs, puts every candidate left, even
     optimistically, no better than the best. Never while a candidate left has a value that
     fewer than two runs had: the model has no weight for a value never run, and the weight of
@@ -972,8 +1089,9 @@ def _native(value: object) -> object:
     return value
 
 
-def read_table(path: Path, minimize: str,
-               skipped: list[str] | None = None) -> tuple[Space, dict[tuple, float]]:  # fmt: skip
+def read_table(
+    path: Path, minimize: str, skipped: list[str] | None = None
+) -> tuple[Space, dict[tuple, float]]:
     """A recorded table: one row per configuration, ``minimize`` is the value, every other
     column a parameter (its distinct values form the space; absent rows cannot run). Rows
     whose value is not a finite number are left out and said in ``skipped``."""
@@ -987,8 +1105,9 @@ def read_table(path: Path, minimize: str,
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path} is not a CSV table: {' '.join(str(exc).split())}") from None
     if minimize not in frame.columns:
-        raise UsageError(f"{path} has no column {minimize!r}; its columns: "
-                         f"{', '.join(map(str, frame.columns))}")  # fmt: skip
+        raise UsageError(
+            f"{path} has no column {minimize!r}; its columns: {', '.join(map(str, frame.columns))}"
+        )
     names = [c for c in frame.columns if c != minimize]
     if not names:
         raise UsageError(f"{path}: no parameter columns beside {minimize!r}")
@@ -996,8 +1115,10 @@ def read_table(path: Path, minimize: str,
     usable = values.notna() & np.isfinite(values.fillna(0)) & (values.fillna(0) > 0)
     if not usable.all() and usable.any() and skipped is not None:
         rows = [str(i + 2) for i in np.flatnonzero(~usable.to_numpy())]  # + header, 1-based
-        skipped.append(f"{path}: {len(rows)} row(s) without a positive finite {minimize} left "
-                       f"out (line {', '.join(rows[:5])}{' ...' if len(rows) > 5 else ''})")  # fmt: skip
+        skipped.append(
+            f"{path}: {len(rows)} row(s) without a positive finite {minimize} left "
+            f"out (line {', '.join(rows[:5])}{' ...' if len(rows) > 5 else ''})"
+        )
     frame = frame[usable].assign(**{minimize: values[usable]})
     if frame.empty:
         raise UsageError(f"{path}: column {minimize!r} has no numbers (positive and finite)")
@@ -1017,8 +1138,10 @@ def read_table(path: Path, minimize: str,
         table.setdefault(key, []).append(float(record[minimize]))  # repeats: their median
     lookup = {k: float(np.median(v)) for k, v in table.items()}
     if len(lookup) < 2:
-        raise UsageError(f"{path}: one configuration only: nothing to choose between (give a "
-                         "table of two or more)")  # fmt: skip
+        raise UsageError(
+            f"{path}: one configuration only: nothing to choose between (give a "
+            "table of two or more)"
+        )
     return Space(space_values, sorted(lookup, key=str)), lookup
 
 

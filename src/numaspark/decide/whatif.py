@@ -49,8 +49,11 @@ def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
         limit, origin = 2 * slots, f"up to twice the application's {slots} task slot(s)"
     else:
         return [1, 2, 4, 8], "no machine or slot count recorded: 1, 2, 4, 8"
-    counts = sorted({2**k for k in range(limit.bit_length()) if 2**k <= limit} | {limit}
-                    | ({slots} if slots else set()))  # fmt: skip
+    counts = sorted(
+        {2**k for k in range(limit.bit_length()) if 2**k <= limit}
+        | {limit}
+        | ({slots} if slots else set())
+    )
     return counts, origin
 
 
@@ -105,8 +108,11 @@ def simulate(log: EventLog, cores: int) -> Prediction:
     stages = (
         log.stages.drop_duplicates("stageId", keep="last") if not log.stages.empty else log.stages
     )
-    parents = ({int(r.stageId): [int(p) for p in (r.parentIds or [])] for r in stages.itertuples()}
-               if "parentIds" in stages else {})  # fmt: skip
+    parents = (
+        {int(r.stageId): [int(p) for p in (r.parentIds or [])] for r in stages.itertuples()}
+        if "parentIds" in stages
+        else {}
+    )
     durations: dict[int, list[float]] = {}  # per stage, in launch order (then shortest first)
     for stage, group in tasks.groupby("stageId"):
         duration = group["duration"].fillna(0).to_numpy(dtype=float)
@@ -134,7 +140,8 @@ def simulate(log: EventLog, cores: int) -> Prediction:
             task_ms += sum(durations[stage])
             ends[stage] = finish
             longest[stage] = max(durations[stage]) + max(
-                (longest.get(p, 0.0) for p in parents.get(stage, [])), default=0.0)  # fmt: skip
+                (longest.get(p, 0.0) for p in parents.get(stage, [])), default=0.0
+            )
         jobs_ms += max(ends.values())
         chain_ms += max(longest.values())
     driver_ms = driver_time_ms(log)

@@ -118,12 +118,18 @@ class RunPlan:
         import psutil
 
         run_dir.mkdir(parents=True, exist_ok=True)
-        data = {"owner": [os.getpid(), round(psutil.Process().create_time(), 2)],
-                "workload": self.workload.name, "params": params, "spec": self.spec.to_dict(),
-                "environment": self.environment.to_dict(), "iterations": self.iterations,
-                "warmup": self.warmup, "facts": self.facts,
-                "sustained_bandwidth_bps": self.sustained_bandwidth_bps,
-                "first": self.first}  # fmt: skip
+        data = {
+            "owner": [os.getpid(), round(psutil.Process().create_time(), 2)],
+            "workload": self.workload.name,
+            "params": params,
+            "spec": self.spec.to_dict(),
+            "environment": self.environment.to_dict(),
+            "iterations": self.iterations,
+            "warmup": self.warmup,
+            "facts": self.facts,
+            "sustained_bandwidth_bps": self.sustained_bandwidth_bps,
+            "first": self.first,
+        }
         (run_dir / PLAN_FILE).write_text(json.dumps(data, default=str))
 
     @classmethod
@@ -143,11 +149,16 @@ class RunPlan:
             if spec.application is not None:
                 register_application(spec.application)
             workload = get_workload(data["workload"]).with_params(data.get("params") or {})
-            return cls(workload=workload, spec=spec, first=data.get("first", 0),
-                       environment=Environment.from_dict(data["environment"]),
-                       iterations=data["iterations"], warmup=data["warmup"],
-                       facts=data.get("facts"),
-                       sustained_bandwidth_bps=data.get("sustained_bandwidth_bps"))  # fmt: skip
+            return cls(
+                workload=workload,
+                spec=spec,
+                first=data.get("first", 0),
+                environment=Environment.from_dict(data["environment"]),
+                iterations=data["iterations"],
+                warmup=data["warmup"],
+                facts=data.get("facts"),
+                sustained_bandwidth_bps=data.get("sustained_bandwidth_bps"),
+            )
         except (OSError, ValueError, KeyError, TypeError, NumasparkError):
             return None  # not ours to recover (an older numaspark's run, or damaged)
 
@@ -204,18 +215,26 @@ def assemble(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
     results = [_iteration(outputs, plan, answer, shared) for answer in outputs.answers]
     app = outputs.app
     if len(outputs.answers) < plan.iterations and app is not None:
-        results.append(RunResult(
-            spec=_spec_of(plan, len(outputs.answers)), environment=plan.environment,
-            status=Status.FAILED,
-            failure_reason=app.failure or "the application ended before all its iterations",
-            **shared,
-        ))  # fmt: skip
+        results.append(
+            RunResult(
+                spec=_spec_of(plan, len(outputs.answers)),
+                environment=plan.environment,
+                status=Status.FAILED,
+                failure_reason=app.failure or "the application ended before all its iterations",
+                **shared,
+            )
+        )
     return results
 
 
 def _spec_of(plan: RunPlan, iteration: int) -> RunSpec:
-    return replace(plan.spec, iteration=iteration, iterations=plan.iterations,
-                   warmup=iteration < plan.warmup, repetition=iteration - plan.warmup)  # fmt: skip
+    return replace(
+        plan.spec,
+        iteration=iteration,
+        iterations=plan.iterations,
+        warmup=iteration < plan.warmup,
+        repetition=iteration - plan.warmup,
+    )
 
 
 def _shared(outputs: AppOutputs) -> dict:
@@ -287,17 +306,26 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
         passed, details = verdict.passed, verdict.details
     status, reason = (Status.OK, None) if passed else (Status.FAILED, f"wrong answer: {details}")
     if passed and (lost := _lost_during(log, answer)):
-        status, reason = Status.DISTURBED, (
-            f"executor {', '.join(lost)} was lost during this iteration ({lost[next(iter(lost))]}): "
-            "Spark relaunched it, so its time is not a measurement of the configuration")  # fmt: skip
+        status, reason = (
+            Status.DISTURBED,
+            (
+                f"executor {', '.join(lost)} was lost during this iteration ({lost[next(iter(lost))]}): "
+                "Spark relaunched it, so its time is not a measurement of the configuration"
+            ),
+        )
     return RunResult(
-        spec=_spec_of(plan, iteration), environment=plan.environment,
-        status=status, failure_reason=reason,
-        wall_time_s=round(answer["wall_s"], 3), metrics=metrics, streaming=streaming,
-        measurements=found, affinity=affinity,
+        spec=_spec_of(plan, iteration),
+        environment=plan.environment,
+        status=status,
+        failure_reason=reason,
+        wall_time_s=round(answer["wall_s"], 3),
+        metrics=metrics,
+        streaming=streaming,
+        measurements=found,
+        affinity=affinity,
         check=Check(passed=passed, details=details, answer=answer["answer"]),
         **shared,
-    )  # fmt: skip
+    )
 
 
 def _lost_during(log: EventLog | None, answer: dict) -> dict[str, str]:
@@ -305,12 +333,20 @@ def _lost_during(log: EventLog | None, answer: dict) -> dict[str, str]:
     if log is None or "started" not in answer:
         return {}
     start, end = answer["started"] * 1000, answer["ended"] * 1000
-    return {executor: reason for executor, reason in log.executors_lost.items()
-            if start <= (log.executors[executor].get("removed") or 0) <= end}  # fmt: skip
+    return {
+        executor: reason
+        for executor, reason in log.executors_lost.items()
+        if start <= (log.executors[executor].get("removed") or 0) <= end
+    }
 
 
-def _measurements(outputs: AppOutputs, stages: set[int] | None, answer: dict, metrics: dict,
-                  sustained_bps: float | None) -> Measurements | None:  # fmt: skip
+def _measurements(
+    outputs: AppOutputs,
+    stages: set[int] | None,
+    answer: dict,
+    metrics: dict,
+    sustained_bps: float | None,
+) -> Measurements | None:
     """The collectors' figures for one iteration's window, GC per executor, the CPU gap and
     the bandwidth estimate."""
     found: dict = {}
@@ -338,7 +374,8 @@ def _measurements(outputs: AppOutputs, stages: set[int] | None, answer: dict, me
             found["executor_cpu_gap"]["python_cpu_s"] = round(sum(python), 2)
             found["executor_cpu_gap"]["note"] += (
                 "; python_cpu_s: the CPU time of their Python workers and daemons (other "
-                "processes: in neither figure)")  # fmt: skip
+                "processes: in neither figure)"
+            )
     found["memory_bandwidth"] = bandwidth_use(Measurements(found), sustained_bps)
     return Measurements(found)
 
@@ -367,9 +404,12 @@ def bandwidth_use(found: Measurements, sustained_bps: float | None) -> dict:
             "estimate_bps": used,
             "unavailable": "run 'numaspark probe' to place it in a region",
         }
-    return {"estimate_bps": used, "sustained_bps": sustained_bps,
-            "share": round(used / sustained_bps, 4),
-            "region": bandwidth_region(used, sustained_bps)}  # fmt: skip
+    return {
+        "estimate_bps": used,
+        "sustained_bps": sustained_bps,
+        "share": round(used / sustained_bps, 4),
+        "region": bandwidth_region(used, sustained_bps),
+    }
 
 
 def _stream_facts(ledger: list[dict], iteration: int, workload: Workload) -> dict | None:
@@ -407,18 +447,30 @@ def assemble_application(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
         status, reason = Status.FAILED, f"--check failed: {check.details}"
     window = {}
     if log is not None and log.start_time is not None:
-        window = {"started": log.start_time / 1000,
-                  "ended": (log.end_time or log.start_time) / 1000}  # fmt: skip
+        window = {
+            "started": log.start_time / 1000,
+            "ended": (log.end_time or log.start_time) / 1000,
+        }
     metrics = aggregate(log) if log is not None else {}
     streaming = _application_stream(log, plan, shared["warnings"])
     affinity = summarize_affinity(outputs.affinity_records) if outputs.affinity_records else None
-    return [RunResult(
-        spec=_spec_of(plan, plan.first), environment=plan.environment, status=status,
-        failure_reason=reason, wall_time_s=times.seconds(plan.spec.timed or "app"),
-        metrics=metrics, streaming=streaming, affinity=affinity,
-        measurements=_measurements(outputs, None, window, metrics, plan.sustained_bandwidth_bps),
-        check=check, **shared,
-    )]  # fmt: skip
+    return [
+        RunResult(
+            spec=_spec_of(plan, plan.first),
+            environment=plan.environment,
+            status=status,
+            failure_reason=reason,
+            wall_time_s=times.seconds(plan.spec.timed or "app"),
+            metrics=metrics,
+            streaming=streaming,
+            affinity=affinity,
+            measurements=_measurements(
+                outputs, None, window, metrics, plan.sustained_bandwidth_bps
+            ),
+            check=check,
+            **shared,
+        )
+    ]
 
 
 def _read_check(run_dir: Path) -> Check | None:
@@ -438,9 +490,11 @@ def _application_stream(log: EventLog | None, plan: RunPlan, warnings: list[str]
         return None
     progress = log.stream_progress if log is not None else []
     if not progress:
-        warnings.append("no Structured Streaming progress in the event log (a DStream "
-                        "application, or no batch ran): input rate, processing rate and batch "
-                        "durations cannot be measured")  # fmt: skip
+        warnings.append(
+            "no Structured Streaming progress in the event log (a DStream "
+            "application, or no batch ran): input rate, processing rate and batch "
+            "durations cannot be measured"
+        )
         return None
     runs = [p.get("runId") for p in progress]
     busiest = max(set(runs), key=runs.count)

@@ -26,18 +26,29 @@ DEFAULT_WORKLOADS = ("wordcount", "sql-aggregation")
 SPARK_CONF = {"spark.sql.shuffle.partitions": "8", "spark.default.parallelism": "8"}
 
 
-def experiment(topology: Topology, workloads: tuple[str, ...] = DEFAULT_WORKLOADS,
-               size: str = "tiny", repeat: int = 3, warmup: int = 1) -> Experiment:  # fmt: skip
+def experiment(
+    topology: Topology,
+    workloads: tuple[str, ...] = DEFAULT_WORKLOADS,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+) -> Experiment:
     """Three placements x the workloads, ordered so the cluster serves both workloads."""
     executors = min(len(topology.allowed_cpus), 2)
     placements = [
         ("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
         ("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
-        (f"standalone {executors}x1, core-bound",
-         Layout(executors=executors, cores_per_executor=1), Binding.CORE),
-    ]  # fmt: skip
-    configs = [Config(workload, size, {}, layout, binding, None, _conf(workload), title=title)
-               for title, layout, binding in placements for workload in workloads]  # fmt: skip
+        (
+            f"standalone {executors}x1, core-bound",
+            Layout(executors=executors, cores_per_executor=1),
+            Binding.CORE,
+        ),
+    ]
+    configs = [
+        Config(workload, size, {}, layout, binding, None, _conf(workload), title=title)
+        for title, layout, binding in placements
+        for workload in workloads
+    ]
     return Experiment("characterize", configs, repeat=repeat, warmup=warmup)
 
 
@@ -63,5 +74,6 @@ def characterize(
 ) -> list[RunResult]:
     """Run every configuration for every workload; results go to ``out``/results.jsonl."""
     chosen = experiment(topology, workloads, size, repeat, warmup)
-    return run_sweep(chosen, topology, out, data_root=data_root, say=progress,
-                     on_result=on_result).results  # fmt: skip
+    return run_sweep(
+        chosen, topology, out, data_root=data_root, say=progress, on_result=on_result
+    ).results

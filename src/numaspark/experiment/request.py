@@ -86,8 +86,14 @@ class RunRequest:
 def plan_request(topology: Topology, request: RunRequest) -> Placement:
     """Where every JVM of ``request`` goes on ``topology`` (PlacementError or UsageError when
     it does not fit): the run loop plans every run with it, and advice checks its requests."""
-    placement = plan(topology, request.layout, request.binding, request.mem_policy,
-                     request.pu_order, only_nodes=request.only_nodes)  # fmt: skip
+    placement = plan(
+        topology,
+        request.layout,
+        request.binding,
+        request.mem_policy,
+        request.pu_order,
+        only_nodes=request.only_nodes,
+    )
     if request.mem_nodes is not None:
         placement = memory_on(placement, request.mem_nodes)
     return placement
@@ -106,10 +112,13 @@ def request_of(spec: RunSpec) -> RunRequest:
     mode = Mode(spec.mode) if spec.mode else recorded.mode
     per_node = recorded.executors_per_node if mode is Mode.STANDALONE else None
     count = recorded.executors or spec.executors
-    layout = Layout(executors=count if mode is Mode.STANDALONE and not per_node else None,
-                    executors_per_node=per_node,
-                    cores_per_executor=recorded.cores_per_executor or spec.cores_per_executor,
-                    mode=mode, threads_per_core=recorded.threads_per_core)  # fmt: skip
+    layout = Layout(
+        executors=count if mode is Mode.STANDALONE and not per_node else None,
+        executors_per_node=per_node,
+        cores_per_executor=recorded.cores_per_executor or spec.cores_per_executor,
+        mode=mode,
+        threads_per_core=recorded.threads_per_core,
+    )
     own = spec.application is not None
     stream = spec.stream or {}
     streaming = bool(stream) and not own
@@ -135,7 +144,7 @@ def request_of(spec: RunSpec) -> RunRequest:
         stream_warmup_s=float(stream.get("warmup_s", 10.0)) if streaming else 10.0,
         time=spec.timed if own and spec.timed in TIMES else DEFAULT_TIME,
         stop_after_s=float(stop) if stop is not None else None,
-    )  # fmt: skip
+    )
 
 
 def _changed_params(spec: RunSpec) -> dict[str, str]:
@@ -147,8 +156,11 @@ def _changed_params(spec: RunSpec) -> dict[str, str]:
         defaults = get_workload(spec.workload or "").params
     except UsageError:
         defaults = {}
-    return {key: _text(value) for key, value in spec.params.items()
-            if key not in defaults or defaults[key] != value}  # fmt: skip
+    return {
+        key: _text(value)
+        for key, value in spec.params.items()
+        if key not in defaults or defaults[key] != value
+    }
 
 
 def _text(value: object) -> str:
@@ -177,19 +189,27 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
         ("--executors-per-node", layout.executors_per_node),
         ("--cores-per-executor", layout.cores_per_executor),
         ("--threads-per-core", layout.threads_per_core),
-        ("--memory-per-executor",
-         jvm_size(layout.memory_per_executor) if layout.memory_per_executor else None),
+        (
+            "--memory-per-executor",
+            jvm_size(layout.memory_per_executor) if layout.memory_per_executor else None,
+        ),
         ("--bind", request.binding.value if request.binding is not Binding.NONE else None),
         ("--mem-policy", request.mem_policy.value if request.mem_policy else None),
-        ("--pu-order",
-         request.pu_order.value if request.pu_order is not PuOrder.CORES_FIRST else None),
+        (
+            "--pu-order",
+            request.pu_order.value if request.pu_order is not PuOrder.CORES_FIRST else None,
+        ),
         ("--nodes", str(request.only_nodes) if request.only_nodes is not None else None),
-        ("--numa-balancing",
-         None if request.numa_balancing is None else ("on" if request.numa_balancing else "off")),
+        (
+            "--numa-balancing",
+            None if request.numa_balancing is None else ("on" if request.numa_balancing else "off"),
+        ),
         ("--rate", f"{request.rate:g}" if request.rate != 1000.0 else None),
         ("--duration", _seconds(duration) if duration is not None else None),
-        ("--stream-warmup",
-         _seconds(request.stream_warmup_s) if request.stream_warmup_s != 10.0 else None),
+        (
+            "--stream-warmup",
+            _seconds(request.stream_warmup_s) if request.stream_warmup_s != 10.0 else None,
+        ),
         ("--time", request.time if request.time != DEFAULT_TIME else None),
         ("--repeat", request.repeat if request.repeat != 1 else None),
         ("--warmup", request.warmup if request.warmup else None),
@@ -199,13 +219,16 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
         ("--data", str(request.data_root) if request.data_root else None),
         ("--timeout", f"{request.timeout_s:g}" if request.timeout_s != 1800.0 else None),
         ("--interval", _seconds(request.interval_s) if request.interval_s != 1.0 else None),
-    ]  # fmt: skip
+    ]
     argv = []
     for option, value in options:
         if value is not None:
             argv += [option, str(value)]
-    for flag, on in (("--no-collect", not request.collect), ("--gc-log", request.gc_log),
-                     ("--profile", request.profile)):  # fmt: skip
+    for flag, on in (
+        ("--no-collect", not request.collect),
+        ("--gc-log", request.gc_log),
+        ("--profile", request.profile),
+    ):
         argv += [flag] if on else []
     for key, value in sorted(request.params.items()):
         argv += ["--param", f"{key}={value}"]

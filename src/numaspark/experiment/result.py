@@ -52,9 +52,11 @@ RUN_SCHEMA = "numaspark.run/2"
 READABLE_SCHEMAS = ("numaspark.run/1", RUN_SCHEMA)
 # what ``wall_time_s`` of an application's run can be (``--time``); the suite's is the
 # iteration's time, measured by its driver around the iteration
-TIMES = {"app": "application start to end (event log)",
-         "job": "the union of its jobs' spans (no driver start-up)",
-         "submit": "spark-submit's wall time"}  # fmt: skip
+TIMES = {
+    "app": "application start to end (event log)",
+    "job": "the union of its jobs' spans (no driver start-up)",
+    "submit": "spark-submit's wall time",
+}
 DEFAULT_TIME = "app"
 
 
@@ -177,8 +179,11 @@ class Environment:
 
     def differences(self, other: Environment) -> list[str]:
         """What differs from ``other`` that makes their times incomparable, in words."""
-        return [f"{k}: {getattr(self, k)} vs {getattr(other, k)}" for k in self.MUST_MATCH
-                if getattr(self, k) != getattr(other, k)]  # fmt: skip
+        return [
+            f"{k}: {getattr(self, k)} vs {getattr(other, k)}"
+            for k in self.MUST_MATCH
+            if getattr(self, k) != getattr(other, k)
+        ]
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -254,21 +259,31 @@ class Measurements:
 
     @cached_property
     def jvm_use(self) -> list[JvmUse]:
-        return [JvmUse(name=j.get("name", "?"), pid=j.get("pid"),
-                       cpu_s=(j.get("cpu_user_s") or 0.0) + (j.get("cpu_system_s") or 0.0),
-                       migrations=j.get("migrations") or 0,
-                       context_switches_per_s=j.get("context_switches_per_s"),
-                       python_cpu_s=j.get("python_cpu_s"))
-                for j in self._section("os").get("jvms") or []]  # fmt: skip
+        return [
+            JvmUse(
+                name=j.get("name", "?"),
+                pid=j.get("pid"),
+                cpu_s=(j.get("cpu_user_s") or 0.0) + (j.get("cpu_system_s") or 0.0),
+                migrations=j.get("migrations") or 0,
+                context_switches_per_s=j.get("context_switches_per_s"),
+                python_cpu_s=j.get("python_cpu_s"),
+            )
+            for j in self._section("os").get("jvms") or []
+        ]
 
     # -- numa -----------------------------------------------------------------------
     @cached_property
     def locality(self) -> list[JvmLocality]:
-        return [JvmLocality(name=j.get("name", "?"), pid=j.get("pid"),
-                            bound_nodes=j.get("bound_nodes"),
-                            share_on_bound_nodes=j.get("share_on_bound_nodes"),
-                            bytes_per_node=j.get("bytes_per_node") or {})
-                for j in self._section("numa").get("jvms") or []]  # fmt: skip
+        return [
+            JvmLocality(
+                name=j.get("name", "?"),
+                pid=j.get("pid"),
+                bound_nodes=j.get("bound_nodes"),
+                share_on_bound_nodes=j.get("share_on_bound_nodes"),
+                bytes_per_node=j.get("bytes_per_node") or {},
+            )
+            for j in self._section("numa").get("jvms") or []
+        ]
 
     # -- perf -----------------------------------------------------------------------
     @property
@@ -344,8 +359,11 @@ class AppInfo:
 
     def seconds(self, time: str) -> float | None:
         """One of `TIMES` in seconds, None where it was not measured."""
-        value = {"app": self.elapsed_ms, "job": self.job_time_ms,
-                 "submit": None if self.wall_time_s is None else self.wall_time_s * 1000}[time]  # fmt: skip
+        value = {
+            "app": self.elapsed_ms,
+            "job": self.job_time_ms,
+            "submit": None if self.wall_time_s is None else self.wall_time_s * 1000,
+        }[time]
         return None if value is None else round(value / 1000, 3)
 
     def to_dict(self) -> dict:
@@ -397,8 +415,11 @@ class Artifacts:
 
     def to_dict(self) -> dict:
         """The stored JSON, as before: the files a run has (absent optional ones left out)."""
-        data: dict = {"run_dir": self.run_dir, "event_log": self.event_log,
-                      "spark_submit_log": self.spark_submit_log}  # fmt: skip
+        data: dict = {
+            "run_dir": self.run_dir,
+            "event_log": self.event_log,
+            "spark_submit_log": self.spark_submit_log,
+        }
         if self.collector_samples:
             data["collector_samples"] = self.collector_samples
         if self.flame_graphs:
@@ -443,25 +464,33 @@ class YarnApplication:
         """From the event log's executors (their YARN attributes); None where none has any
         (a run elsewhere than YARN)."""
         containers = tuple(
-            YarnContainer(executor=executor, container_id=attrs["CONTAINER_ID"],
-                          host=attrs.get("NM_HOST"),
-                          node_http_address=attrs.get("NM_HTTP_ADDRESS"))
+            YarnContainer(
+                executor=executor,
+                container_id=attrs["CONTAINER_ID"],
+                host=attrs.get("NM_HOST"),
+                node_http_address=attrs.get("NM_HTTP_ADDRESS"),
+            )
             for executor, entry in sorted(executors.items(), key=lambda e: _executor_order(e[0]))
             if "CONTAINER_ID" in (attrs := entry.get("attributes") or {})
-        )  # fmt: skip
+        )
         if not containers or not app_id:
             return None
         return cls(application_id=app_id, containers=containers)
 
     def to_dict(self) -> dict:
-        return {"application_id": self.application_id,
-                "containers": [c.to_dict() for c in self.containers]}  # fmt: skip
+        return {
+            "application_id": self.application_id,
+            "containers": [c.to_dict() for c in self.containers],
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> YarnApplication:
-        return cls(application_id=str(data.get("application_id")),
-                   containers=tuple(YarnContainer(**_known(YarnContainer, c))
-                                    for c in data.get("containers") or ()))  # fmt: skip
+        return cls(
+            application_id=str(data.get("application_id")),
+            containers=tuple(
+                YarnContainer(**_known(YarnContainer, c)) for c in data.get("containers") or ()
+            ),
+        )
 
 
 def _executor_order(executor: str) -> tuple[int, str]:
@@ -513,8 +542,9 @@ class RunResult:
         if not isinstance(self.artifacts, Artifacts):
             object.__setattr__(self, "artifacts", Artifacts.from_dict(self.artifacts))
         if not all(isinstance(e, EffectiveJvm) for e in self.effective_placement):
-            object.__setattr__(self, "effective_placement",
-                               [_effective(e) for e in self.effective_placement])  # fmt: skip
+            object.__setattr__(
+                self, "effective_placement", [_effective(e) for e in self.effective_placement]
+            )
 
     @property
     def ok(self) -> bool:
@@ -534,9 +564,18 @@ class RunResult:
     def key(self) -> str:
         """Identifies the configuration (not the repetition): runs with one key compare."""
         spec = self.spec
-        return "|".join(str(v) for v in (spec.workload, spec.size, spec.mode, spec.binding,
-                                         spec.mem_policy, spec.executors,
-                                         spec.cores_per_executor))  # fmt: skip
+        return "|".join(
+            str(v)
+            for v in (
+                spec.workload,
+                spec.size,
+                spec.mode,
+                spec.binding,
+                spec.mem_policy,
+                spec.executors,
+                spec.cores_per_executor,
+            )
+        )
 
     @property
     def config_key(self) -> str:
@@ -577,16 +616,21 @@ class RunResult:
         run; a run of the suite keeps its iteration's time."""
         if self.spec.application is None or self.spec.timed == time:
             return self
-        return dataclasses.replace(self, wall_time_s=self.app.seconds(time),
-                                   spec=dataclasses.replace(self.spec, timed=time))  # fmt: skip
+        return dataclasses.replace(
+            self,
+            wall_time_s=self.app.seconds(time),
+            spec=dataclasses.replace(self.spec, timed=time),
+        )
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:
         """A stored record of any version numaspark has written (`READABLE_SCHEMAS`)."""
         schema = data.get("schema", READABLE_SCHEMAS[0])
         if schema not in READABLE_SCHEMAS:
-            raise UsageError(f"schema {schema!r} is not one this numaspark reads "
-                             f"({', '.join(READABLE_SCHEMAS)}): a newer numaspark wrote it")  # fmt: skip
+            raise UsageError(
+                f"schema {schema!r} is not one this numaspark reads "
+                f"({', '.join(READABLE_SCHEMAS)}): a newer numaspark wrote it"
+            )
         known = _known(cls, data)
         known["spec"] = RunSpec.from_dict(known.get("spec") or {})
         known["environment"] = Environment.from_dict(known.get("environment") or {})

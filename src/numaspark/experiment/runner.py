@@ -42,7 +42,7 @@ from numaspark.experiment.target import (
     ExternalTarget,
     HostsTarget,
     LocalTarget,
-    StandaloneTarget,  # fmt: skip
+    StandaloneTarget,
     Target,
 )
 from numaspark.placement import (
@@ -73,12 +73,15 @@ BALANCING_WAIT_S = float(os.environ.get("NUMASPARK_BALANCING_WAIT", "60"))
 TargetFactory = Callable[[ProcessTracker, Path, "Path | None"], dict]
 
 
-def default_targets(tracker: ProcessTracker, clusters: Path,
-                    attached: Path | None) -> dict[object, Target]:  # fmt: skip
+def default_targets(
+    tracker: ProcessTracker, clusters: Path, attached: Path | None
+) -> dict[object, Target]:
     """Where runs happen on this machine: local mode, and a standalone cluster (started under
     ``clusters``, or the one left up in ``attached``)."""
-    return {Mode.LOCAL: LocalTarget(tracker),
-            Mode.STANDALONE: StandaloneTarget(tracker, clusters, attached=attached)}  # fmt: skip
+    return {
+        Mode.LOCAL: LocalTarget(tracker),
+        Mode.STANDALONE: StandaloneTarget(tracker, clusters, attached=attached),
+    }
 
 
 class Runner:
@@ -87,10 +90,15 @@ class Runner:
     ``targets`` makes the targets a run may happen on (`default_targets`); the tests give
     one that replays recorded runs, so the loop is tested without Spark."""
 
-    def __init__(self, topology: Topology, out: Path, progress: Progress | None = None,
-                 on_result: Callable[[RunResult], None] | None = None,
-                 cluster_dir: Path | None = None,
-                 targets: TargetFactory | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        topology: Topology,
+        out: Path,
+        progress: Progress | None = None,
+        on_result: Callable[[RunResult], None] | None = None,
+        cluster_dir: Path | None = None,
+        targets: TargetFactory | None = None,
+    ) -> None:
         self.make_targets = targets or default_targets
         self.topology = topology
         self.store = ResultStore(out)
@@ -105,8 +113,9 @@ class Runner:
         self.tracker = self._scope.enter_context(supervised())
         self.recover()
         self._scope.callback(self._close_targets)
-        self.targets = self.make_targets(self.tracker, self.store.directory / "clusters",
-                                         self.cluster_dir)  # fmt: skip
+        self.targets = self.make_targets(
+            self.tracker, self.store.directory / "clusters", self.cluster_dir
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -123,8 +132,9 @@ class Runner:
         """The target of a run on several hosts, kept while the inventory is the same."""
         key = ("hosts", inventory)
         if key not in self.targets:
-            self.targets[key] = HostsTarget(self.tracker, self.store.directory / "clusters",
-                                            inventory)  # fmt: skip
+            self.targets[key] = HostsTarget(
+                self.tracker, self.store.directory / "clusters", inventory
+            )
         return self.targets[key]
 
     def run(self, request: RunRequest) -> list[RunResult]:
@@ -149,13 +159,20 @@ class Runner:
             facts = manifest["facts"]
         else:
             input_dir, manifest = None, None
-        run_plan = self._run_plan(request, workload, placement, target,
-                                  base_spec(request, workload, size, manifest, placement,
-                                            target.where), facts)  # fmt: skip
+        run_plan = self._run_plan(
+            request,
+            workload,
+            placement,
+            target,
+            base_spec(request, workload, size, manifest, placement, target.where),
+            facts,
+        )
         what = f"{request.warmup} warm-up + {request.repeat} measured iteration(s)"
         if workload.streaming:
-            what += (f", each {request.stream_warmup_s:g} s warm-up + {request.duration_s:g} s "
-                     f"at {request.rate:g} events/s")  # fmt: skip
+            what += (
+                f", each {request.stream_warmup_s:g} s warm-up + {request.duration_s:g} s "
+                f"at {request.rate:g} events/s"
+            )
         self.say(f"{request.label or workload.name}: {what} in one application")
         run_dir = self._new_run_dir()
         run_plan.save(run_dir, request.params)
@@ -190,18 +207,29 @@ class Runner:
         workers; YARN's running NodeManagers; Kubernetes nodes' topology as given); at
         --bind node the plugin binds each executor to a node from inside."""
         if request.mem_policy is not None and request.binding is not Binding.NODE:
-            raise UsageError("--mem-policy on a cluster numaspark did not start goes with "
-                             "--bind node (the plugin binds each executor from inside)")  # fmt: skip
+            raise UsageError(
+                "--mem-policy on a cluster numaspark did not start goes with "
+                "--bind node (the plugin binds each executor from inside)"
+            )
         if request.mem_policy is MemPolicy.LOCAL:
-            raise UsageError("--mem-policy local: the plugin moves an executor's memory to its "
-                             "node with preferred (the default), bind or interleave")  # fmt: skip
+            raise UsageError(
+                "--mem-policy local: the plugin moves an executor's memory to its "
+                "node with preferred (the default), bind or interleave"
+            )
         if request.binding is Binding.NODE and request.mem_policy is None:
             request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
-        has = read_cluster(request.master, ui=request.master_ui, given=request.node_topology,
-                           layout=request.layout, binding=request.binding, warn=self._warn,
-                           say=self.say)  # fmt: skip
-        placement = has.place(lambda topology: plan_request(topology, request),
-                              request.layout.memory_per_executor)  # fmt: skip
+        has = read_cluster(
+            request.master,
+            ui=request.master_ui,
+            given=request.node_topology,
+            layout=request.layout,
+            binding=request.binding,
+            warn=self._warn,
+            say=self.say,
+        )
+        placement = has.place(
+            lambda topology: plan_request(topology, request), request.layout.memory_per_executor
+        )
         cores = max(e.cores for e in placement.executors)
         notes = [has.learned] if has.learned else []
         if has.learned:
@@ -212,13 +240,21 @@ class Runner:
             self.say(f"note: {wide}")
         placement = dataclasses.replace(placement, notes=(*placement.notes, *notes))
         if request.binding is Binding.NODE:
-            placement = bound_from_inside(placement, slice_known=has.numa_known(),
-                                          slice_cpus=has.slice_cpus(cores))  # fmt: skip
+            placement = bound_from_inside(
+                placement, slice_known=has.numa_known(), slice_cpus=has.slice_cpus(cores)
+            )
         described = has.describe() if has.fitting is not None else None
         target = self.targets.setdefault(
             ("master", request.master, request.executor_wait_s, request.driver_host),
-            ExternalTarget(self.tracker, request.master, request.executor_wait_s, described,
-                           has.ui, driver_host=request.driver_host))  # fmt: skip
+            ExternalTarget(
+                self.tracker,
+                request.master,
+                request.executor_wait_s,
+                described,
+                has.ui,
+                driver_host=request.driver_host,
+            ),
+        )
         return target, placement
 
     def _learn(self, request: RunRequest, run_dir: Path) -> None:
@@ -227,22 +263,36 @@ class Runner:
         cluster = cluster_name(request.master)
         for host in learn(cluster, run_dir / PLACEMENT_FILE, self._warn):
             topology = host.topology
-            self.say(f"learned {host.host}'s topology from the plugin's report: "
-                     f"{len(topology.nodes)} NUMA node(s), {len(topology.online_cpus)} CPUs; the "
-                     f"next plan of {cluster} uses it")  # fmt: skip
+            self.say(
+                f"learned {host.host}'s topology from the plugin's report: "
+                f"{len(topology.nodes)} NUMA node(s), {len(topology.online_cpus)} CPUs; the "
+                f"next plan of {cluster} uses it"
+            )
 
     def _warn(self, message: str) -> None:
         self.say(f"warning: {message}")
 
-    def _run_plan(self, request: RunRequest, workload: Workload, placement: Placement,
-                  target: Target, spec: RunSpec, facts: dict | None) -> RunPlan:  # fmt: skip
+    def _run_plan(
+        self,
+        request: RunRequest,
+        workload: Workload,
+        placement: Placement,
+        target: Target,
+        spec: RunSpec,
+        facts: dict | None,
+    ) -> RunPlan:
         return RunPlan(
-            workload=workload, spec=spec,
-            environment=environment(placement.topology_fingerprint or self.topology.fingerprint,
-                                    spark_version(spark_home())),  # fmt: skip
-            iterations=request.warmup + request.repeat, warmup=request.warmup, facts=facts,
+            workload=workload,
+            spec=spec,
+            environment=environment(
+                placement.topology_fingerprint or self.topology.fingerprint,
+                spark_version(spark_home()),
+            ),
+            iterations=request.warmup + request.repeat,
+            warmup=request.warmup,
+            facts=facts,
             sustained_bandwidth_bps=_sustained_bandwidth(self.topology.fingerprint),
-        )  # fmt: skip
+        )
 
     def _new_run_dir(self) -> Path:
         return (self.store.directory / "runs" / uuid.uuid4().hex[:12]).resolve()
@@ -257,22 +307,26 @@ class Runner:
         mark_stored(run_dir)
         return results
 
-    def _run_application(self, target: Target, request: RunRequest, workload: Workload,
-                         placement: Placement) -> list[RunResult]:  # fmt: skip
+    def _run_application(
+        self, target: Target, request: RunRequest, workload: Workload, placement: Placement
+    ) -> list[RunResult]:
         """A user's application does its work once: each iteration is one application, on
         the same JVMs where the target keeps them (a standalone cluster)."""
         spec = base_spec(request, workload, None, None, placement, target.where)
         run_plan = self._run_plan(request, workload, placement, target, spec, None)
-        self.say(f"{request.label or workload.name}: {request.warmup} warm-up + "
-                 f"{request.repeat} measured application(s)")  # fmt: skip
+        self.say(
+            f"{request.label or workload.name}: {request.warmup} warm-up + "
+            f"{request.repeat} measured application(s)"
+        )
         results: list[RunResult] = []
         for iteration in range(run_plan.iterations):
             plan_i = dataclasses.replace(run_plan, first=iteration)
             run_dir = self._new_run_dir()
             plan_i.save(run_dir, request.params)
             try:
-                app = self._submit_application(target, request, workload.application, placement,
-                                               run_dir, plan_i)  # fmt: skip
+                app = self._submit_application(
+                    target, request, workload.application, placement, run_dir, plan_i
+                )
                 if iteration == 0:
                     for note in app.conf_notes:
                         self.say(f"warning: {note}")
@@ -280,26 +334,46 @@ class Runner:
                 results += self._store(run_dir, plan_i)
         return results
 
-    def _submit_application(self, target: Target, request: RunRequest, application,
-                            placement: Placement, run_dir: Path, run_plan: RunPlan) -> AppRun:  # fmt: skip
+    def _submit_application(
+        self,
+        target: Target,
+        request: RunRequest,
+        application,
+        placement: Placement,
+        run_dir: Path,
+        run_plan: RunPlan,
+    ) -> AppRun:
         conf = dict(run_plan.spec.spark_conf)
         if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
             require_jar()
             conf.setdefault(RECORD_DIR_KEY, str(run_dir / RECORD_DIR))
         app = target.submit(
-            placement, application.path, list(application.args), run_dir, extra_conf=conf,
+            placement,
+            application.path,
+            list(application.args),
+            run_dir,
+            extra_conf=conf,
             timeout_s=request.timeout_s,
             collectors=default_collectors() if request.collect else None,
-            interval_s=request.interval_s, java_options=_java_options(request, run_dir),
-            app_conf=application.conf(), submit_options=application.passthrough(),
-            stop_after_s=request.stop_after_s, say=self.say,
-        )  # fmt: skip
+            interval_s=request.interval_s,
+            java_options=_java_options(request, run_dir),
+            app_conf=application.conf(),
+            submit_options=application.passthrough(),
+            stop_after_s=request.stop_after_s,
+            say=self.say,
+        )
         if request.master is not None:
             self._learn(request, run_dir)
-        AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
-                  failure=app.failure, effective=[e.to_dict() for e in app.effective],
-                  placement_warnings=[*app.placement_warnings, *app.conf_notes],
-                  stopped=app.stopped, ui_url=app.ui_url).save(run_dir)  # fmt: skip
+        AppRecord(
+            returncode=app.returncode,
+            wall_s=app.wall_s,
+            app_id=app.app_id,
+            failure=app.failure,
+            effective=[e.to_dict() for e in app.effective],
+            placement_warnings=[*app.placement_warnings, *app.conf_notes],
+            stopped=app.stopped,
+            ui_url=app.ui_url,
+        ).save(run_dir)
         if application.check:
             run_check(self.tracker, application.check, run_dir, request.timeout_s)
         return app
@@ -319,17 +393,30 @@ class Runner:
             mark_stored(run_dir)
             recovered += results
             if results and ResultStore.notify is not None:
-                ResultStore.notify(f"stored {len(results)} finished iteration(s) of {run_dir} "
-                                   "that a killed numaspark had not stored")  # fmt: skip
+                ResultStore.notify(
+                    f"stored {len(results)} finished iteration(s) of {run_dir} "
+                    "that a killed numaspark had not stored"
+                )
         return recovered
 
-    def _submit(self, target: Target, request: RunRequest, workload: Workload,
-                placement: Placement, input_dir: Path | None, run_plan: RunPlan,
-                run_dir: Path) -> None:  # fmt: skip
+    def _submit(
+        self,
+        target: Target,
+        request: RunRequest,
+        workload: Workload,
+        placement: Placement,
+        input_dir: Path | None,
+        run_plan: RunPlan,
+        run_dir: Path,
+    ) -> None:
         if workload.streaming:
             input_dir = run_dir / "source"
-            job_args = {**workload.params, "query": workload.name,
-                        "warmup_s": request.stream_warmup_s, "duration_s": request.duration_s}  # fmt: skip
+            job_args = {
+                **workload.params,
+                "query": workload.name,
+                "warmup_s": request.stream_warmup_s,
+                "duration_s": request.duration_s,
+            }
         else:
             job_args = workload.job_arguments(run_plan.facts)
         conf = dict(run_plan.spec.spark_conf)
@@ -342,27 +429,50 @@ class Runner:
         if workload.streaming:
             self._start_source(request, workload, input_dir, run_plan.iterations)
         app = target.submit(
-            placement, workload.job_path,
-            [str(input_dir), str(run_dir / "output"), str(run_dir / ANSWERS_FILE),
-             str(run_plan.iterations), json.dumps(job_args)],
-            run_dir, extra_conf=conf, timeout_s=request.timeout_s,
+            placement,
+            workload.job_path,
+            [
+                str(input_dir),
+                str(run_dir / "output"),
+                str(run_dir / ANSWERS_FILE),
+                str(run_plan.iterations),
+                json.dumps(job_args),
+            ],
+            run_dir,
+            extra_conf=conf,
+            timeout_s=request.timeout_s,
             collectors=default_collectors() if request.collect else None,
-            interval_s=request.interval_s, java_options=_java_options(request, run_dir),
+            interval_s=request.interval_s,
+            java_options=_java_options(request, run_dir),
             task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
-        )  # fmt: skip
+        )
         if request.master is not None:
             self._learn(request, run_dir)
-        AppRecord(returncode=app.returncode, wall_s=app.wall_s, app_id=app.app_id,
-                  failure=app.failure, effective=[e.to_dict() for e in app.effective],
-                  placement_warnings=app.placement_warnings).save(run_dir)  # fmt: skip
+        AppRecord(
+            returncode=app.returncode,
+            wall_s=app.wall_s,
+            app_id=app.app_id,
+            failure=app.failure,
+            effective=[e.to_dict() for e in app.effective],
+            placement_warnings=app.placement_warnings,
+        ).save(run_dir)
         if profiler:
             draw_flame_graphs(run_dir / "profiles", {e.pid: e.jvm for e in app.effective})
 
-    def _start_source(self, request: RunRequest, workload: Workload, directory: Path,
-                      connections: int) -> None:  # fmt: skip
+    def _start_source(
+        self, request: RunRequest, workload: Workload, directory: Path, connections: int
+    ) -> None:
         """The tracked event source, listening before the application starts."""
-        argv = source_argv(directory, workload.stream, request.rate, request.stream_warmup_s,
-                           request.duration_s, request.seed, workload.params, connections)  # fmt: skip
+        argv = source_argv(
+            directory,
+            workload.stream,
+            request.rate,
+            request.stream_warmup_s,
+            request.duration_s,
+            request.seed,
+            workload.params,
+            connections,
+        )
         log = directory.parent / "event-source.log"
         source = self.tracker.start(argv, name="event-source", log=log)
         port = directory / PORT_FILE
@@ -378,8 +488,7 @@ def run_workload(
     targets: TargetFactory | None = None,
 ) -> list[RunResult]:
     """Run one request in a run loop of its own (``numaspark run``)."""
-    with Runner(topology, request.out, progress, on_result, request.cluster_dir,
-                targets) as runner:  # fmt: skip
+    with Runner(topology, request.out, progress, on_result, request.cluster_dir, targets) as runner:
         return runner.run(request)
 
 
@@ -414,32 +523,53 @@ def _check(request: RunRequest) -> tuple[Workload, Size | None]:
     return workload, Size(f"{request.rate:g}/s", 0)  # a stream's size is its velocity
 
 
-def base_spec(request: RunRequest, workload: Workload, size: Size | None, manifest: dict | None,
-              placement: Placement, where: str | None) -> RunSpec:  # fmt: skip
+def base_spec(
+    request: RunRequest,
+    workload: Workload,
+    size: Size | None,
+    manifest: dict | None,
+    placement: Placement,
+    where: str | None,
+) -> RunSpec:
     """The spec every iteration of the request shares (assembly fills in which one it is)."""
     stream = None
     if workload.streaming:
-        stream = {"rate": request.rate, "duration_s": request.duration_s,
-                  "warmup_s": request.stream_warmup_s}  # fmt: skip
+        stream = {
+            "rate": request.rate,
+            "duration_s": request.duration_s,
+            "warmup_s": request.stream_warmup_s,
+        }
     elif workload.application is not None and request.stop_after_s is not None:
         stream = {"duration_s": request.stop_after_s}  # stopped after it, never by itself
     return RunSpec(
-        workload=workload.name, category=workload.category,
-        size=size.label if size else None, rows=size.rows if size else None,
+        workload=workload.name,
+        category=workload.category,
+        size=size.label if size else None,
+        rows=size.rows if size else None,
         application=workload.application,
         timed=request.time if workload.application is not None else "iteration",
         seed=request.seed if workload.application is None else None,
-        params=dict(workload.params), stream=stream,
-        mode=request.layout.mode.value, binding=request.binding.value,
+        params=dict(workload.params),
+        stream=stream,
+        mode=request.layout.mode.value,
+        binding=request.binding.value,
         mem_policy=placement.mem_policy.value if placement.mem_policy else None,
-        numa_balancing=(None if request.numa_balancing is None
-                        else "on" if request.numa_balancing else "off"),
-        executors=len(placement.executors), cores_per_executor=placement.executors[0].cores,
-        label=request.label, config=request.config_key, cluster=where,
-        spark_conf=default_conf(request, workload, placement), placement=placement,
-        dataset=({k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")}
-                 if manifest else None),
-    )  # fmt: skip
+        numa_balancing=(
+            None if request.numa_balancing is None else "on" if request.numa_balancing else "off"
+        ),
+        executors=len(placement.executors),
+        cores_per_executor=placement.executors[0].cores,
+        label=request.label,
+        config=request.config_key,
+        cluster=where,
+        spark_conf=default_conf(request, workload, placement),
+        placement=placement,
+        dataset=(
+            {k: manifest.get(k) for k in ("sha256", "bytes", "rows", "seed", "facts")}
+            if manifest
+            else None
+        ),
+    )
 
 
 def default_conf(request: RunRequest, workload: Workload, placement: Placement) -> dict[str, str]:
@@ -462,8 +592,9 @@ def _sustained_bandwidth(fingerprint: str) -> float | None:
     return sustained_bandwidth_bps(probe) if probe else None
 
 
-def run_check(tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path,
-              timeout_s: float) -> Check:  # fmt: skip
+def run_check(
+    tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path, timeout_s: float
+) -> Check:
     """An application's ``--check``: ``argv`` (never a shell) with the run's directory in
     ``NUMASPARK_RUN_DIR``; its exit status is the verdict, kept in ``check.json``."""
     log = run_dir / "check.log"
@@ -471,8 +602,9 @@ def run_check(tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path,
     try:
         process = tracker.start(list(argv), name="check", log=log, env=env, cwd=Path.cwd())
     except OSError as exc:
-        verdict = Check(passed=False, details=f"--check could not start: {exc.strerror}",
-                        command=list(argv))  # fmt: skip
+        verdict = Check(
+            passed=False, details=f"--check could not start: {exc.strerror}", command=list(argv)
+        )
     else:
         try:
             code = process.popen.wait(timeout=timeout_s)
@@ -482,8 +614,9 @@ def run_check(tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path,
             code = None
         last = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
         said = f": {last[-1].strip()[:300]}" if last else ""
-        details = (f"timed out after {timeout_s:.0f} s" if code is None
-                   else f"exited with {code}{said}")  # fmt: skip
+        details = (
+            f"timed out after {timeout_s:.0f} s" if code is None else f"exited with {code}{said}"
+        )
         verdict = Check(passed=code == 0, details=details, command=list(argv))
     (run_dir / CHECK_FILE).write_text(json.dumps(verdict.to_dict()))
     return verdict

@@ -52,10 +52,31 @@ from numaspark.workloads import Workload, get_workload
 from numaspark.workloads.application import URI, from_file
 from numaspark.workloads.catalog import register_application
 
-TOP_KEYS = {"name", "repeat", "warmup", "order", "seed", "budget", "workloads", "layouts",
-            "bindings", "mem_policies", "conf", "nodes", "stream", "time"}  # fmt: skip
-LAYOUT_KEYS = {"mode", "executors", "cores_per_executor", "executors_per_node",
-               "memory_per_executor", "threads_per_core", "list"}  # fmt: skip
+TOP_KEYS = {
+    "name",
+    "repeat",
+    "warmup",
+    "order",
+    "seed",
+    "budget",
+    "workloads",
+    "layouts",
+    "bindings",
+    "mem_policies",
+    "conf",
+    "nodes",
+    "stream",
+    "time",
+}
+LAYOUT_KEYS = {
+    "mode",
+    "executors",
+    "cores_per_executor",
+    "executors_per_node",
+    "memory_per_executor",
+    "threads_per_core",
+    "list",
+}
 
 
 @dataclass(frozen=True)
@@ -81,18 +102,24 @@ class Config:
             return self.title
         parts = [self.note] if self.note else []
         layout = self.layout
-        count = (f"{layout.executors_per_node}/node" if layout.executors is None
-                 and layout.executors_per_node else str(layout.executors or 1))  # fmt: skip
-        parts += [f"{layout.mode.value} {count}x{layout.cores_per_executor or 'all'}"
-                  + (f"x{layout.threads_per_core}t" if layout.threads_per_core else ""),
-                  f"bind={self.binding.value}"]  # fmt: skip
+        count = (
+            f"{layout.executors_per_node}/node"
+            if layout.executors is None and layout.executors_per_node
+            else str(layout.executors or 1)
+        )
+        parts += [
+            f"{layout.mode.value} {count}x{layout.cores_per_executor or 'all'}"
+            + (f"x{layout.threads_per_core}t" if layout.threads_per_core else ""),
+            f"bind={self.binding.value}",
+        ]
         if self.mem_policy is not None:
             parts.append(f"mem={self.mem_policy.value}")
         if self.numa_balancing is not None:
             parts.append(f"balancing={'on' if self.numa_balancing else 'off'}")
         if self.conf:
-            parts.append(",".join(f"{k.removeprefix('spark.')}={v}" for k, v in
-                                  sorted(self.conf.items())))  # fmt: skip
+            parts.append(
+                ",".join(f"{k.removeprefix('spark.')}={v}" for k, v in sorted(self.conf.items()))
+            )
         if self.params:
             parts.append(",".join(f"{k}={v}" for k, v in sorted(self.params.items())))
         return " ".join(parts)
@@ -100,8 +127,14 @@ class Config:
     @property
     def key(self) -> str:
         """Stable id of the configuration: what --resume matches stored runs by."""
-        document = {"workload": self.workload, "size": self.size, "params": self.params,
-                    "label": self.label, "nodes": str(self.only_nodes), "mem": str(self.mem_nodes)}  # fmt: skip
+        document = {
+            "workload": self.workload,
+            "size": self.size,
+            "params": self.params,
+            "label": self.label,
+            "nodes": str(self.only_nodes),
+            "mem": str(self.mem_nodes),
+        }
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -144,8 +177,10 @@ def load_spec(path: Path, topology: Topology) -> Experiment:
 def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
     unknown = set(data) - TOP_KEYS
     if unknown:
-        raise _fail(source, f"unknown key(s) {', '.join(sorted(unknown))}; known: "
-                            f"{', '.join(sorted(TOP_KEYS))}")  # fmt: skip
+        raise _fail(
+            source,
+            f"unknown key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(TOP_KEYS))}",
+        )
     workloads = data.get("workloads")
     if not workloads or not isinstance(workloads, list):
         raise _fail(source, "needs at least one [[workloads]] table with a name")
@@ -153,17 +188,23 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
     if not isinstance(repeat, int) or repeat < 1 or not isinstance(warmup, int) or warmup < 0:
         raise _fail(source, "repeat must be an integer >= 1 and warmup an integer >= 0")
     layouts = _layouts(data.get("layouts", {}), source)
-    bindings = [_enum(Binding, b, "bindings", source) for b in
-                _list(data.get("bindings", ["none"]), "bindings", source)]  # fmt: skip
-    policies = [None if p == "default" else _enum(MemPolicy, p, "mem_policies", source)
-                for p in _list(data.get("mem_policies", ["default"]), "mem_policies", source)]  # fmt: skip
+    bindings = [
+        _enum(Binding, b, "bindings", source)
+        for b in _list(data.get("bindings", ["none"]), "bindings", source)
+    ]
+    policies = [
+        None if p == "default" else _enum(MemPolicy, p, "mem_policies", source)
+        for p in _list(data.get("mem_policies", ["default"]), "mem_policies", source)
+    ]
     confs = data.get("conf", [{}])
     if isinstance(confs, dict):
         confs = [confs]
     if not all(isinstance(c, dict) for c in confs):
         raise _fail(source, "[[conf]] entries must be tables of Spark settings")
-    node_sets = [None if n == "all" else CpuSet.parse(str(n)) for n in
-                 _list(data.get("nodes", ["all"]), "nodes", source)]  # fmt: skip
+    node_sets = [
+        None if n == "all" else CpuSet.parse(str(n))
+        for n in _list(data.get("nodes", ["all"]), "nodes", source)
+    ]
     configs: list[Config] = []
     for entry in workloads:
         workload = _workload(entry, source)
@@ -179,9 +220,18 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
                 for policy in policies:
                     for conf in confs:
                         for nodes in node_sets:
-                            configs.append(Config(workload.name, size, params, layout, binding,
-                                                  policy, {str(k): str(v) for k, v in conf.items()},
-                                                  only_nodes=nodes))  # fmt: skip
+                            configs.append(
+                                Config(
+                                    workload.name,
+                                    size,
+                                    params,
+                                    layout,
+                                    binding,
+                                    policy,
+                                    {str(k): str(v) for k, v in conf.items()},
+                                    only_nodes=nodes,
+                                )
+                            )
     order = data.get("order", "listed")
     if order not in ("listed", "random"):
         raise _fail(source, f"order must be 'listed' or 'random', not {order!r}")
@@ -207,15 +257,21 @@ def _workload(entry: object, source: str) -> Workload:
     """A ``[[workloads]]`` entry's workload: a built-in by ``name``, or the user's ``app``
     (with ``class``, ``args``, ``check``; ``name`` then names it)."""
     if not isinstance(entry, dict) or not ("name" in entry or "app" in entry):
-        raise _fail(source, "every [[workloads]] entry needs a name (a built-in) or an app "
-                            "(your .py or .jar)")  # fmt: skip
+        raise _fail(
+            source,
+            "every [[workloads]] entry needs a name (a built-in) or an app (your .py or .jar)",
+        )
     what = entry.get("name") or entry.get("app")
-    allowed = ({"app", "class", "args", "name", "check"} if "app" in entry
-               else {"name", "size", "params"})  # fmt: skip
+    allowed = (
+        {"app", "class", "args", "name", "check"} if "app" in entry else {"name", "size", "params"}
+    )
     extra = set(entry) - allowed
     if extra:
-        raise _fail(source, f"workload {what}: unknown key(s) {', '.join(sorted(extra))}; "
-                            f"known: {', '.join(sorted(allowed))}")  # fmt: skip
+        raise _fail(
+            source,
+            f"workload {what}: unknown key(s) {', '.join(sorted(extra))}; "
+            f"known: {', '.join(sorted(allowed))}",
+        )
     if "app" not in entry:
         return get_workload(entry["name"])
     args = entry.get("args", [])
@@ -225,8 +281,15 @@ def _workload(entry: object, source: str) -> Workload:
     path = str(entry["app"])
     if not URI.match(path) and not Path(path).is_absolute():
         path = str(base / path)
-    return register_application(from_file(path, [str(a) for a in args], entry.get("class"),
-                                          name=entry.get("name"), check=entry.get("check")))  # fmt: skip
+    return register_application(
+        from_file(
+            path,
+            [str(a) for a in args],
+            entry.get("class"),
+            name=entry.get("name"),
+            check=entry.get("check"),
+        )
+    )
 
 
 def check_configs(
@@ -239,8 +302,13 @@ def check_configs(
             continue
         seen.add(config.key)
         try:
-            plan(topology, config.layout, config.binding, config.mem_policy,
-                 only_nodes=config.only_nodes)  # fmt: skip
+            plan(
+                topology,
+                config.layout,
+                config.binding,
+                config.mem_policy,
+                only_nodes=config.only_nodes,
+            )
             if config.mem_nodes is not None and not config.mem_nodes.issubset(
                 topology.allowed_nodes
             ):
@@ -265,21 +333,38 @@ def _layouts(data: dict, source: str) -> list[Layout]:
         raise _fail(source, "[layouts] must be a table")
     unknown = set(data) - LAYOUT_KEYS
     if unknown:
-        raise _fail(source, f"[layouts]: unknown key(s) {', '.join(sorted(unknown))}; known: "
-                            f"{', '.join(sorted(LAYOUT_KEYS))}")  # fmt: skip
+        raise _fail(
+            source,
+            f"[layouts]: unknown key(s) {', '.join(sorted(unknown))}; known: "
+            f"{', '.join(sorted(LAYOUT_KEYS))}",
+        )
     if "list" in data:
         return [_layout(entry, source) for entry in data["list"]]
     grid = []
     for mode in _list(data.get("mode", "standalone"), "mode", source):
         for executors in _list(data.get("executors", [1]), "executors", source):
-            for cores in _list(data.get("cores_per_executor", [None]) if "cores_per_executor"
-                               in data else [None], "cores_per_executor", source):  # fmt: skip
-                for per_core in _list(data.get("threads_per_core", [None]) if "threads_per_core"
-                                      in data else [None], "threads_per_core", source):  # fmt: skip
-                    grid.append(_layout({"mode": mode, "executors": executors,
-                                         "cores_per_executor": cores,
-                                         "memory_per_executor": data.get("memory_per_executor"),
-                                         "threads_per_core": per_core}, source))  # fmt: skip
+            for cores in _list(
+                data.get("cores_per_executor", [None]) if "cores_per_executor" in data else [None],
+                "cores_per_executor",
+                source,
+            ):
+                for per_core in _list(
+                    data.get("threads_per_core", [None]) if "threads_per_core" in data else [None],
+                    "threads_per_core",
+                    source,
+                ):
+                    grid.append(
+                        _layout(
+                            {
+                                "mode": mode,
+                                "executors": executors,
+                                "cores_per_executor": cores,
+                                "memory_per_executor": data.get("memory_per_executor"),
+                                "threads_per_core": per_core,
+                            },
+                            source,
+                        )
+                    )
     return grid
 
 
@@ -288,15 +373,21 @@ def _layout(entry: dict, source: str) -> Layout:
     # header, such as bindings) is refused, not ignored
     known = LAYOUT_KEYS - {"list"}
     if not isinstance(entry, dict) or set(entry) - known:
-        raise _fail(source, f"a [[layouts.list]] entry has unknown key(s) in {entry!r}; known: "
-                            f"{', '.join(sorted(known))} (keys such as bindings go above the "
-                            "first [table], or TOML puts them in it)")  # fmt: skip
+        raise _fail(
+            source,
+            f"a [[layouts.list]] entry has unknown key(s) in {entry!r}; known: "
+            f"{', '.join(sorted(known))} (keys such as bindings go above the "
+            "first [table], or TOML puts them in it)",
+        )
     mode = _enum(Mode, entry.get("mode", "standalone"), "mode", source)
     executors = entry.get("executors")
     cores = entry.get("cores_per_executor")
     per_core = entry.get("threads_per_core")
-    for what, value in (("executors", executors), ("cores_per_executor", cores),
-                        ("threads_per_core", per_core)):  # fmt: skip
+    for what, value in (
+        ("executors", executors),
+        ("cores_per_executor", cores),
+        ("threads_per_core", per_core),
+    ):
         if value is not None and (not isinstance(value, int) or value < 1):
             raise _fail(source, f"{what} must be a positive integer, not {value!r}")
     memory = entry.get("memory_per_executor")

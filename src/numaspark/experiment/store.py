@@ -79,8 +79,10 @@ class ResultStore:
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{self.path} cannot be read as text ({exc}): give a results "
-                             "directory numaspark wrote") from None  # fmt: skip
+            raise UsageError(
+                f"{self.path} cannot be read as text ({exc}): give a results "
+                "directory numaspark wrote"
+            ) from None
         results, bad = [], []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -99,13 +101,16 @@ class ResultStore:
         self.skipped = []
         if bad and not results:
             number, why = bad[0]
-            raise UsageError(f"{self.path}: no line is a run result (line {number}: {why}); "
-                             "numaspark writes one JSON object per line")  # fmt: skip
+            raise UsageError(
+                f"{self.path}: no line is a run result (line {number}: {why}); "
+                "numaspark writes one JSON object per line"
+            )
         if bad:
             shown = "; ".join(f"line {n}: {why}" for n, why in bad[:3])
             more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-            self.skipped.append(f"{self.path}: skipped {len(bad)} line(s) that are not run "
-                                f"results ({shown}{more})")  # fmt: skip
+            self.skipped.append(
+                f"{self.path}: skipped {len(bad)} line(s) that are not run results ({shown}{more})"
+            )
         results = self._latest_applications(results)
         for note in self.skipped if ResultStore.notify else ():
             ResultStore.notify(note)
@@ -132,8 +137,10 @@ class ResultStore:
         if not dropped:
             return results
         count = sum(len(records[k]) for k in dropped)
-        self.skipped.append(f"{count} run(s) of {len(dropped)} interrupted application(s) "
-                            "left out: their configurations were run again")  # fmt: skip
+        self.skipped.append(
+            f"{count} run(s) of {len(dropped)} interrupted application(s) "
+            "left out: their configurations were run again"
+        )
         return [r for r in results if (r.spec.config, r.app_id) not in dropped]
 
     def save_topology(self, topology: Topology, host: str | None = None) -> None:

@@ -42,8 +42,14 @@ def _powers(limit: int) -> list[int]:
     return values
 
 
-def _experiment(name: str, configs: list[Config], topology: Topology, repeat: int, warmup: int,
-                cannot: list[str] | None = None) -> tuple[Experiment, list[str]]:  # fmt: skip
+def _experiment(
+    name: str,
+    configs: list[Config],
+    topology: Topology,
+    repeat: int,
+    warmup: int,
+    cannot: list[str] | None = None,
+) -> tuple[Experiment, list[str]]:
     runnable, skipped = check_configs(configs, topology)
     return Experiment(name, runnable, skipped, repeat, warmup), list(cannot or [])
 
@@ -54,24 +60,47 @@ def _check_workload(workload: str, size: str, params: dict) -> None:
         chosen.size(size)
 
 
-def layouts(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+def layouts(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+) -> Study:
     """Every executors x cores-per-executor the allowed CPUs hold (standalone, core-bound)."""
     params = params or {}
     _check_workload(workload, size, params)
     slots = len(topology.allowed_cores())  # whole cores: core binding never splits one
     configs = [
-        Config(workload, size, params, Layout(executors=e, cores_per_executor=c), Binding.CORE,
-               None, dict(conf or {}))
-        for e in _powers(slots) for c in _powers(slots) if e * c <= slots
-    ]  # fmt: skip
+        Config(
+            workload,
+            size,
+            params,
+            Layout(executors=e, cores_per_executor=c),
+            Binding.CORE,
+            None,
+            dict(conf or {}),
+        )
+        for e in _powers(slots)
+        for c in _powers(slots)
+        if e * c <= slots
+    ]
     experiment, cannot = _experiment("layouts", configs, topology, repeat, warmup)
     return Study("layouts", experiment, cannot)
 
 
-def binding(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-            warmup: int = 1, params: dict | None = None, conf: dict | None = None,
-            autonuma: bool | str = False) -> Study:  # fmt: skip
+def binding(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+    autonuma: bool | str = False,
+) -> Study:
     """n executors (one per node) unbound vs node-bound, n = 1..N (nU vs nB); local vs remote
     memory per (CPU node, memory node) pair, one node-bound executor.
 
@@ -89,14 +118,48 @@ def binding(topology: Topology, workload: str, size: str = "tiny", repeat: int =
     for count in range(1, len(nodes) + 1):  # n executors, one per node, unbound (nU) and bound (nB)
         chosen = CpuSet(n.os_index for n in nodes[:count])
         layout = Layout(executors_per_node=1)  # on the chosen nodes: count executors
-        configs.append(Config(workload, size, params, layout, Binding.NONE, None, conf,
-                              only_nodes=chosen, note=f"{count}U",
-                              numa_balancing=False if compared else None))  # fmt: skip
+        configs.append(
+            Config(
+                workload,
+                size,
+                params,
+                layout,
+                Binding.NONE,
+                None,
+                conf,
+                only_nodes=chosen,
+                note=f"{count}U",
+                numa_balancing=False if compared else None,
+            )
+        )
         if compared:
-            configs.append(Config(workload, size, params, layout, Binding.NONE, None, conf,
-                                  only_nodes=chosen, note=f"{count}A", numa_balancing=True))  # fmt: skip
-        configs.append(Config(workload, size, params, layout, Binding.NODE, MemPolicy.BIND, conf,
-                              only_nodes=chosen, note=f"{count}B"))  # fmt: skip
+            configs.append(
+                Config(
+                    workload,
+                    size,
+                    params,
+                    layout,
+                    Binding.NONE,
+                    None,
+                    conf,
+                    only_nodes=chosen,
+                    note=f"{count}A",
+                    numa_balancing=True,
+                )
+            )
+        configs.append(
+            Config(
+                workload,
+                size,
+                params,
+                layout,
+                Binding.NODE,
+                MemPolicy.BIND,
+                conf,
+                only_nodes=chosen,
+                note=f"{count}B",
+            )
+        )
     cannot = []
     if isinstance(autonuma, str):
         cannot.append(f"autonuma (unbound, the kernel's NUMA balancing on): {autonuma}")
@@ -109,48 +172,99 @@ def binding(topology: Topology, workload: str, size: str = "tiny", repeat: int =
         for cpu_node in nodes:
             for mem_node in memory_nodes:
                 where = "local" if cpu_node.os_index == mem_node.os_index else "remote"
-                configs.append(Config(
-                    workload, size, params, Layout(executors=1), Binding.NODE, MemPolicy.BIND,
-                    conf, only_nodes=CpuSet([cpu_node.os_index]),
-                    mem_nodes=CpuSet([mem_node.os_index]),
-                    note=f"{where} cpu{cpu_node.os_index}-mem{mem_node.os_index}",
-                ))  # fmt: skip
+                configs.append(
+                    Config(
+                        workload,
+                        size,
+                        params,
+                        Layout(executors=1),
+                        Binding.NODE,
+                        MemPolicy.BIND,
+                        conf,
+                        only_nodes=CpuSet([cpu_node.os_index]),
+                        mem_nodes=CpuSet([mem_node.os_index]),
+                        note=f"{where} cpu{cpu_node.os_index}-mem{mem_node.os_index}",
+                    )
+                )
     experiment, more = _experiment("binding", configs, topology, repeat, warmup, cannot)
     return Study("binding", experiment, more, baseline=configs[0].label)
 
 
-def scaling(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-            warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+def scaling(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+) -> Study:
     """1..N concurrent tasks in one core-bound local JVM (local[p] on p cores)."""
     params = params or {}
     _check_workload(workload, size, params)
     slots = len(topology.allowed_cores())
-    configs = [Config(workload, size, params, Layout(cores_per_executor=p, mode=Mode.LOCAL),
-                      Binding.CORE, None, dict(conf or {}), note=f"p={p}")
-               for p in range(1, slots + 1)]  # fmt: skip
+    configs = [
+        Config(
+            workload,
+            size,
+            params,
+            Layout(cores_per_executor=p, mode=Mode.LOCAL),
+            Binding.CORE,
+            None,
+            dict(conf or {}),
+            note=f"p={p}",
+        )
+        for p in range(1, slots + 1)
+    ]
     experiment, cannot = _experiment("scaling", configs, topology, repeat, warmup)
     if slots < 3:
-        cannot.append(f"this machine has {slots} allowed core(s): a scaling curve of "
-                      f"{slots} point(s) fits Amdahl at best, USL needs 3 or more")  # fmt: skip
+        cannot.append(
+            f"this machine has {slots} allowed core(s): a scaling curve of "
+            f"{slots} point(s) fits Amdahl at best, USL needs 3 or more"
+        )
     return Study("scaling", experiment, cannot, baseline=configs[0].label)
 
 
-def executors(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-              warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+def executors(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+) -> Study:
     """1, 2, 4, ... executors sharing the same cores and memory (fewer, bigger vs more, smaller)."""
     params = params or {}
     _check_workload(workload, size, params)
     slots = len(topology.allowed_cores())
-    configs = [Config(workload, size, params,
-                      Layout(executors=e, cores_per_executor=slots // e), Binding.CORE, None,
-                      dict(conf or {}), note=f"{e} executor(s)")
-               for e in _powers(slots) if slots % e == 0]  # fmt: skip
+    configs = [
+        Config(
+            workload,
+            size,
+            params,
+            Layout(executors=e, cores_per_executor=slots // e),
+            Binding.CORE,
+            None,
+            dict(conf or {}),
+            note=f"{e} executor(s)",
+        )
+        for e in _powers(slots)
+        if slots % e == 0
+    ]
     experiment, cannot = _experiment("executors", configs, topology, repeat, warmup)
     return Study("executors", experiment, cannot, baseline=configs[0].label)
 
 
-def smt(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-        warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+def smt(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+) -> Study:
     """ST on n cores, SMT on the same n cores (2n hardware threads), ST on 2n cores."""
     params = params or {}
     _check_workload(workload, size, params)
@@ -159,37 +273,82 @@ def smt(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
     n = max(1, cores // 2)
     conf = dict(conf or {})
     configs = [
-        Config(workload, size, params, Layout(cores_per_executor=n, mode=Mode.LOCAL), Binding.PU,
-               None, conf, note=f"ST {n} cores"),
-        Config(workload, size, params, Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
-               Binding.CORE, None, conf, note=f"SMT {n} cores"),
-        Config(workload, size, params, Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
-               Binding.PU, None, conf, note=f"ST {2 * n} cores"),
-    ]  # fmt: skip
+        Config(
+            workload,
+            size,
+            params,
+            Layout(cores_per_executor=n, mode=Mode.LOCAL),
+            Binding.PU,
+            None,
+            conf,
+            note=f"ST {n} cores",
+        ),
+        Config(
+            workload,
+            size,
+            params,
+            Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
+            Binding.CORE,
+            None,
+            conf,
+            note=f"SMT {n} cores",
+        ),
+        Config(
+            workload,
+            size,
+            params,
+            Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
+            Binding.PU,
+            None,
+            conf,
+            note=f"ST {2 * n} cores",
+        ),
+    ]
     cannot = []
     if smt_ways < 2:
-        cannot.append("SMT needs two or more hardware threads per core; this machine has one "
-                      "(hyper-threading off, or a VM without it)")  # fmt: skip
+        cannot.append(
+            "SMT needs two or more hardware threads per core; this machine has one "
+            "(hyper-threading off, or a VM without it)"
+        )
         configs = [c for c in configs if not c.note.startswith("SMT")]
     experiment, more = _experiment("smt", configs, topology, repeat, warmup, cannot)
     return Study("smt", experiment, more, baseline=configs[0].label)
 
 
-def affinity(topology: Topology, workload: str, size: str = "tiny", repeat: int = 3,
-             warmup: int = 1, params: dict | None = None, conf: dict | None = None) -> Study:  # fmt: skip
+def affinity(
+    topology: Topology,
+    workload: str,
+    size: str = "tiny",
+    repeat: int = 3,
+    warmup: int = 1,
+    params: dict | None = None,
+    conf: dict | None = None,
+) -> Study:
     """One JVM on every allowed core, bound at each level (Expósito et al.'s comparison):
     none; node (numactl alone); core and pu (numactl, and each running task pinned to its own
     core or hardware thread by the affinity plugin)."""
     params = params or {}
     _check_workload(workload, size, params)
     cores = len(topology.allowed_cores())
-    configs = [Config(workload, size, params, Layout(cores_per_executor=cores, mode=Mode.LOCAL),
-                      level, None, dict(conf or {}), note=f"level {level.value}")
-               for level in (Binding.NONE, Binding.NODE, Binding.CORE, Binding.PU)]  # fmt: skip
+    configs = [
+        Config(
+            workload,
+            size,
+            params,
+            Layout(cores_per_executor=cores, mode=Mode.LOCAL),
+            level,
+            None,
+            dict(conf or {}),
+            note=f"level {level.value}",
+        )
+        for level in (Binding.NONE, Binding.NODE, Binding.CORE, Binding.PU)
+    ]
     cannot = []
     if not topology.smt:
-        cannot.append("no SMT here: pu level pins one task per hardware thread, which is one "
-                      "per core on this machine, so it measures what core does")  # fmt: skip
+        cannot.append(
+            "no SMT here: pu level pins one task per hardware thread, which is one "
+            "per core on this machine, so it measures what core does"
+        )
     experiment, more = _experiment("affinity", configs, topology, repeat, warmup, cannot)
     return Study("affinity", experiment, more, baseline=configs[0].label)
 
@@ -203,5 +362,11 @@ def ht_effectiveness(ht_scaling: float, dp_scaling: float) -> float:
     return ht_scaling * (0.538 + 0.462 / dp_scaling)
 
 
-STUDIES = {"layouts": layouts, "binding": binding, "scaling": scaling, "executors": executors,
-           "smt": smt, "affinity": affinity}  # fmt: skip
+STUDIES = {
+    "layouts": layouts,
+    "binding": binding,
+    "scaling": scaling,
+    "executors": executors,
+    "smt": smt,
+    "affinity": affinity,
+}

@@ -64,8 +64,9 @@ class Target(Protocol):
     def prepare(self, placement: Placement, say: Say) -> None:
         """Make the JVMs ``placement`` needs ready (start a cluster, or check the one there)."""
 
-    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
-               **options) -> AppRun:  # fmt: skip
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
         """Run one application; ``options`` are `run_app`'s (conf, collectors, timeout...)."""
 
     @property
@@ -85,10 +86,12 @@ class LocalTarget:
     def prepare(self, placement: Placement, say: Say) -> None:
         return None  # the JVM starts with the application
 
-    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
-               **options) -> AppRun:  # fmt: skip
-        return run_app(placement, job, job_args, run_dir, self.tracker, Driver.local(placement),
-                       **options)  # fmt: skip
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
+        return run_app(
+            placement, job, job_args, run_dir, self.tracker, Driver.local(placement), **options
+        )
 
     @property
     def where(self) -> str | None:
@@ -124,18 +127,27 @@ class StandaloneTarget:
         self.release()
         say(f"starting a standalone cluster: {len(placement.executors)} bound worker(s)")
         digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
-        self.cluster = Cluster.here(placement, self.root / f"cluster-{digest}", self.tracker,
-                                    on_progress=say)  # fmt: skip
+        self.cluster = Cluster.here(
+            placement, self.root / f"cluster-{digest}", self.tracker, on_progress=say
+        )
         self._shape, self._owned = placement.shape, True
 
-    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
-               **options) -> AppRun:  # fmt: skip
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
         if self.cluster.driver_address:  # a kept cluster on several hosts
             options.update(collectors=None, host=self.cluster.driver_address)
-        return run_app(placement, job, job_args, run_dir, self.tracker,
-                       Driver.standalone(self.cluster), **options)  # fmt: skip
+        return run_app(
+            placement,
+            job,
+            job_args,
+            run_dir,
+            self.tracker,
+            Driver.standalone(self.cluster),
+            **options,
+        )
 
     @property
     def where(self) -> str | None:
@@ -179,24 +191,40 @@ class HostsTarget:
         if self.cluster is not None and self._shape == placement.shape:
             return
         self.close()
-        say(f"starting a cluster on {len(self.plans)} host(s): {len(placement.executors)} "
-            "bound worker(s)")  # fmt: skip
+        say(
+            f"starting a cluster on {len(self.plans)} host(s): {len(placement.executors)} "
+            "bound worker(s)"
+        )
         digest = hashlib.sha256(repr(placement.shape).encode()).hexdigest()[:10]
-        self.cluster = Cluster.start([(p.host, p.placement) for p in self.plans], placement,
-                                     self.root / f"hosts-{digest}", self.tracker,
-                                     driver_address=self.driver_address,
-                                     encrypt=self.inventory.encrypt, on_progress=say)  # fmt: skip
+        self.cluster = Cluster.start(
+            [(p.host, p.placement) for p in self.plans],
+            placement,
+            self.root / f"hosts-{digest}",
+            self.tracker,
+            driver_address=self.driver_address,
+            encrypt=self.inventory.encrypt,
+            on_progress=say,
+        )
         self._shape = placement.shape
 
-    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
-               **options) -> AppRun:  # fmt: skip
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
         if self.cluster is None:
             raise RuntimeError("prepare() starts the cluster before submit()")
         # this machine's collectors cannot sample JVMs on other hosts: their placement is
         # read over SSH instead (the run's effective entries)
         options["collectors"] = None
-        return run_app(placement, job, job_args, run_dir, self.tracker,
-                       Driver.standalone(self.cluster), host=self.driver_address, **options)  # fmt: skip
+        return run_app(
+            placement,
+            job,
+            job_args,
+            run_dir,
+            self.tracker,
+            Driver.standalone(self.cluster),
+            host=self.driver_address,
+            **options,
+        )
 
     @property
     def where(self) -> str | None:
@@ -218,10 +246,16 @@ class ExternalTarget:
     ``spark.pyspark.python``, else ``python3``: this machine's venv is not on their hosts,
     so a built-in workload ships numaspark's Python code with it (spark/pyfiles.py)."""
 
-    def __init__(self, tracker: ProcessTracker, master: str,
-                 executor_wait_s: float = DEFAULT_WAIT_S, has: str | None = None,
-                 ui: str | None = None, clock: Callable[[], float] = time.monotonic,
-                 driver_host: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        tracker: ProcessTracker,
+        master: str,
+        executor_wait_s: float = DEFAULT_WAIT_S,
+        has: str | None = None,
+        ui: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        driver_host: str | None = None,
+    ) -> None:
         self.tracker = tracker
         self.master = master
         self.executor_wait_s = executor_wait_s  # an application with no executor by then stops
@@ -239,17 +273,21 @@ class ExternalTarget:
         if self.address is None:
             self.address = address_for(self.master, self.driver_host)
 
-    def submit(self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path,
-               **options) -> AppRun:  # fmt: skip
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
 
         require_jar()
         reports = run_dir / PLACEMENT_FILE
-        options["extra_conf"] = layered(options.get("extra_conf") or {},
-                                        {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)})  # fmt: skip
+        options["extra_conf"] = layered(
+            options.get("extra_conf") or {},
+            {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)},
+        )
         options["collectors"] = None  # the executors are not this machine's processes
         if options.get("app_conf") is None:  # a built-in: its tasks import numaspark's jobs
-            options["extra_conf"] = layered(options["extra_conf"],
-                                            {PYFILES_KEY: str(package_zip())})  # fmt: skip
+            options["extra_conf"] = layered(
+                options["extra_conf"], {PYFILES_KEY: str(package_zip())}
+            )
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
         address = self.address or address_for(self.master, self.driver_host)
@@ -260,10 +298,21 @@ class ExternalTarget:
             # spark-submit would run the driver, here, with the executors' Python too
             options["extra_conf"][DRIVER_PYTHON_KEY] = sys.executable
         wait = self.first_executor(placement, reports, run_dir)
-        app = run_app(placement, job, job_args, run_dir, self.tracker,
-                      Driver(master=self.master, drop_conf=drop, address=address,
-                             env=((PYTHON_ENV, EXECUTOR_PYTHON),)),
-                      check=wait, **options)  # fmt: skip
+        app = run_app(
+            placement,
+            job,
+            job_args,
+            run_dir,
+            self.tracker,
+            Driver(
+                master=self.master,
+                drop_conf=drop,
+                address=address,
+                env=((PYTHON_ENV, EXECUTOR_PYTHON),),
+            ),
+            check=wait,
+            **options,
+        )
         app.effective = plugin_effective(reports)
         if app.failure is not None:  # stopped by numaspark: nothing of it may stay over there
             if self.master == "yarn":
@@ -272,14 +321,23 @@ class ExternalTarget:
                 _kill_standalone(self.ui, wait.app_id)
         return app
 
-    def first_executor(self, placement: Placement, reports: Path,
-                       run_dir: Path) -> FirstExecutorWait:  # fmt: skip
+    def first_executor(
+        self, placement: Placement, reports: Path, run_dir: Path
+    ) -> FirstExecutorWait:
         """Why the application must stop before its first executor (the plugin reports from
         each executor as it starts): executors that die as they start, or none within
         ``executor_wait_s`` of its submission (spark/waiting.py)."""
-        return FirstExecutorWait(self.master, self.executor_wait_s, reports,
-                                 submit_log(run_dir), placement, say=self.say, has=self.has,
-                                 ui=self.ui, clock=self.clock)  # fmt: skip
+        return FirstExecutorWait(
+            self.master,
+            self.executor_wait_s,
+            reports,
+            submit_log(run_dir),
+            placement,
+            say=self.say,
+            has=self.has,
+            ui=self.ui,
+            clock=self.clock,
+        )
 
     @property
     def where(self) -> str | None:
@@ -326,27 +384,40 @@ def check_master(master: str) -> None:
             with socket.create_connection((address, int(port)), timeout=3):
                 return
         except (OSError, ValueError) as exc:
-            raise UsageError(f"--master {master}: no Spark master answers there ({exc}): is "
-                             "it running, and is the address right?") from None  # fmt: skip
+            raise UsageError(
+                f"--master {master}: no Spark master answers there ({exc}): is "
+                "it running, and is the address right?"
+            ) from None
     if master != "yarn" and not master.startswith(("k8s://", "mesos://")):
-        raise UsageError(f"--master {master!r}: give spark://HOST:PORT, yarn or k8s://URL "
-                         "(local mode is --mode local)")  # fmt: skip
+        raise UsageError(
+            f"--master {master!r}: give spark://HOST:PORT, yarn or k8s://URL "
+            "(local mode is --mode local)"
+        )
 
 
-def start_kept_cluster(place: Callable, directory: Path, host: str = LOOPBACK,
-                       say: Say | None = None, inventory=None):  # fmt: skip
+def start_kept_cluster(
+    place: Callable, directory: Path, host: str = LOOPBACK, say: Say | None = None, inventory=None
+):
     """``numaspark cluster up``: start a cluster that outlives this process, planned with
     ``place(topology)`` here or on each host of ``inventory``. A cluster that fails
     half-way is stopped whole; once up, ``numaspark cluster down`` stops it."""
 
     with supervised() as tracker:
         if inventory is None:
-            cluster = Cluster.here(place(load_machine()), directory, tracker, host=host,
-                                   kept=True, on_progress=say)  # fmt: skip
+            cluster = Cluster.here(
+                place(load_machine()), directory, tracker, host=host, kept=True, on_progress=say
+            )
         else:
             plans = plan_hosts(inventory, place)
-            cluster = Cluster.start([(p.host, p.placement) for p in plans], merge(plans),
-                                    directory, tracker, driver_address=driver_address(inventory),
-                                    encrypt=inventory.encrypt, kept=True, on_progress=say)  # fmt: skip
+            cluster = Cluster.start(
+                [(p.host, p.placement) for p in plans],
+                merge(plans),
+                directory,
+                tracker,
+                driver_address=driver_address(inventory),
+                encrypt=inventory.encrypt,
+                kept=True,
+                on_progress=say,
+            )
         tracker.release_all()
     return cluster

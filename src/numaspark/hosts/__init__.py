@@ -29,8 +29,24 @@ from numaspark.topology.hwloc import parse_xml
 from numaspark.units import MIB
 
 HOSTS_PLAN_SCHEMA = "numaspark.hosts-plan/1"
-__all__ = ["LOCAL", "Host", "HostError", "HostPlan", "Inventory", "Local", "Shell", "Ssh", "cluster_has", "driver_address",
-           "load_inventory", "merge", "parse_hosts", "plan_hosts", "python_on", "shell_for"]  # fmt: skip
+__all__ = [
+    "LOCAL",
+    "Host",
+    "HostError",
+    "HostPlan",
+    "Inventory",
+    "Local",
+    "Shell",
+    "Ssh",
+    "cluster_has",
+    "driver_address",
+    "load_inventory",
+    "merge",
+    "parse_hosts",
+    "plan_hosts",
+    "python_on",
+    "shell_for",
+]
 _SPEC = re.compile(r"^(?:(?P<user>[^@\s:]+)@)?(?P<address>[^@\s:]+)(?::(?P<port>\d+))?$")
 
 
@@ -74,8 +90,9 @@ def load_inventory(path: Path) -> Inventory:
     entries = data.get("host", [])
     if not isinstance(entries, list) or not entries or not isinstance(defaults, dict):
         raise UsageError(f"{path}: list each host as a [[host]] table with an address")
-    hosts = [_host({**defaults, **entry}, f"{path}: host {i + 1}") for i, entry in
-             enumerate(entries)]  # fmt: skip
+    hosts = [
+        _host({**defaults, **entry}, f"{path}: host {i + 1}") for i, entry in enumerate(entries)
+    ]
     encrypt = data.get("encrypt", False)
     if not isinstance(encrypt, bool):
         raise UsageError(f"{path}: encrypt = {encrypt!r}: write true or false")
@@ -89,18 +106,27 @@ def parse_hosts(text: str, defaults: dict | None = None) -> Inventory:
         match = _SPEC.match(part)
         if not match:
             raise UsageError(f"--hosts {text!r}: write hosts like node1,spark@node2:2222")
-        hosts.append(_host({**(defaults or {}), "address": match["address"],
-                            "user": match["user"] or (defaults or {}).get("user"),
-                            "port": match["port"] or (defaults or {}).get("port", 22)},
-                           f"--hosts {part}"))  # fmt: skip
+        hosts.append(
+            _host(
+                {
+                    **(defaults or {}),
+                    "address": match["address"],
+                    "user": match["user"] or (defaults or {}).get("user"),
+                    "port": match["port"] or (defaults or {}).get("port", 22),
+                },
+                f"--hosts {part}",
+            )
+        )
     return _checked(Inventory(tuple(hosts)), "--hosts")
 
 
 def _host(entry: dict, where: str) -> Host:
     unknown = set(entry) - _HOST_KEYS
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: "
-                         f"{', '.join(sorted(_HOST_KEYS))})")  # fmt: skip
+        raise UsageError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))} (known: "
+            f"{', '.join(sorted(_HOST_KEYS))})"
+        )
     address = str(entry.get("address") or "").strip()
     if not address or address in ("0.0.0.0", "::") or not _SPEC.match(address):
         raise UsageError(f"{where}: give the host's address (a name or IP it is reached at)")
@@ -114,10 +140,16 @@ def _host(entry: dict, where: str) -> Host:
     def path(key: str) -> Path | None:
         return Path(str(entry[key])).expanduser() if entry.get(key) else None
 
-    return Host(name=str(entry.get("name") or address), address=address,
-                user=str(entry["user"]) if entry.get("user") else None, port=port,
-                key=path("key"), known_hosts=path("known_hosts"),
-                spark_home=entry.get("spark_home"), python=entry.get("python"))  # fmt: skip
+    return Host(
+        name=str(entry.get("name") or address),
+        address=address,
+        user=str(entry["user"]) if entry.get("user") else None,
+        port=port,
+        key=path("key"),
+        known_hosts=path("known_hosts"),
+        spark_home=entry.get("spark_home"),
+        python=entry.get("python"),
+    )
 
 
 def _checked(inventory: Inventory, where: str) -> Inventory:
@@ -139,16 +171,20 @@ def read_topology(host: Host):
 
 #: On a host: hwloc's XML where lstopo is installed, else numaspark's own reading of the
 #: host's sysfs as JSON (``python -m numaspark.topology``): a host needs only the wheel.
-HOST_TOPOLOGY = ('if command -v lstopo-no-graphics >/dev/null 2>&1; then '
-                 'exec lstopo-no-graphics --of xml; else exec "$1" -m numaspark.topology; fi')  # fmt: skip
+HOST_TOPOLOGY = (
+    "if command -v lstopo-no-graphics >/dev/null 2>&1; then "
+    'exec lstopo-no-graphics --of xml; else exec "$1" -m numaspark.topology; fi'
+)
 
 
 def host_topology(ssh: Ssh):
     """The host's topology, from hwloc on it (``lstopo-no-graphics --of xml``), or from its
     sysfs as numaspark reads it there where it has no hwloc."""
-    text = ssh.run(["sh", "-c", HOST_TOPOLOGY, "sh", python_on(ssh.host)],
-                   what="reading its topology (hwloc's lstopo-no-graphics, or numaspark installed "
-                        "for the host's python)")  # fmt: skip
+    text = ssh.run(
+        ["sh", "-c", HOST_TOPOLOGY, "sh", python_on(ssh.host)],
+        what="reading its topology (hwloc's lstopo-no-graphics, or numaspark installed "
+        "for the host's python)",
+    )
     if text.lstrip().startswith("{"):
         try:
             read = Topology.from_dict(json.loads(text))
@@ -169,8 +205,7 @@ class HostPlan:
     placement: Placement
 
 
-def cluster_has(inventory: Inventory,
-                topologies: dict[str, Topology] | None = None) -> ClusterHas:  # fmt: skip
+def cluster_has(inventory: Inventory, topologies: dict[str, Topology] | None = None) -> ClusterHas:
     """What the inventory's hosts have: each one's topology, read with hwloc on it over SSH
     once (``topologies``, by host name, keeps those read before, and gains the new ones), and
     its allowed CPUs and memory."""
@@ -178,15 +213,27 @@ def cluster_has(inventory: Inventory,
     for host in inventory.hosts:
         if host.name not in topologies:
             topologies[host.name] = read_topology(host)
-    return ClusterHas("hosts", ", ".join(h.address for h in inventory.hosts), tuple(
-        HostHas(h.name, cores=len(topologies[h.name].allowed_cpus),
+    return ClusterHas(
+        "hosts",
+        ", ".join(h.address for h in inventory.hosts),
+        tuple(
+            HostHas(
+                h.name,
+                cores=len(topologies[h.name].allowed_cpus),
                 memory_mb=(topologies[h.name].total_memory or 0) // MIB,
-                topology=topologies[h.name], source=Source.READ)
-        for h in inventory.hosts))  # fmt: skip
+                topology=topologies[h.name],
+                source=Source.READ,
+            )
+            for h in inventory.hosts
+        ),
+    )
 
 
-def plan_hosts(inventory: Inventory, place: Callable[[Topology], Placement],
-               topologies: dict[str, Topology] | None = None) -> list[HostPlan]:  # fmt: skip
+def plan_hosts(
+    inventory: Inventory,
+    place: Callable[[Topology], Placement],
+    topologies: dict[str, Topology] | None = None,
+) -> list[HostPlan]:
     """One plan per host from its own topology (hosts may differ: `cluster_has`)."""
     has = cluster_has(inventory, topologies)
     plans = []
@@ -200,12 +247,17 @@ def merge(plans: list[HostPlan]) -> Placement:
     """One placement of every host's executors (numbered across hosts, each naming its host)
     and of the driver on this machine: what a run record keeps and a cluster must match."""
     first = plans[0].placement
-    executors = [replace(j, index=i, host=p.host.name)
-                 for i, (p, j) in enumerate((p, j) for p in plans for j in p.placement.executors)]  # fmt: skip
-    return replace(first, jvms=(first.driver, *executors),
-                   topology_source=", ".join(p.topology.source for p in plans),
-                   topology_fingerprint=",".join(dict.fromkeys(p.topology.fingerprint for p in plans)),
-                   notes=tuple(dict.fromkeys(n for p in plans for n in p.placement.notes)))  # fmt: skip
+    executors = [
+        replace(j, index=i, host=p.host.name)
+        for i, (p, j) in enumerate((p, j) for p in plans for j in p.placement.executors)
+    ]
+    return replace(
+        first,
+        jvms=(first.driver, *executors),
+        topology_source=", ".join(p.topology.source for p in plans),
+        topology_fingerprint=",".join(dict.fromkeys(p.topology.fingerprint for p in plans)),
+        notes=tuple(dict.fromkeys(n for p in plans for n in p.placement.notes)),
+    )
 
 
 def driver_address(inventory: Inventory) -> str:
@@ -216,8 +268,9 @@ def driver_address(inventory: Inventory) -> str:
     try:
         return route_source(inventory.hosts[0].address)
     except NoRouteError as exc:
-        raise HostError(f"{inventory.hosts[0].name}: {exc} (set driver_address in the hosts "
-                        "file)") from None  # fmt: skip
+        raise HostError(
+            f"{inventory.hosts[0].name}: {exc} (set driver_address in the hosts file)"
+        ) from None
 
 
 def plans_to_dict(plans: list[HostPlan], driver: str | None = None) -> dict:
@@ -226,7 +279,13 @@ def plans_to_dict(plans: list[HostPlan], driver: str | None = None) -> dict:
     return {
         "schema": HOSTS_PLAN_SCHEMA,
         "driver": {"host": socket.gethostname(), "address": driver},
-        "hosts": [{"host": p.host.name, "address": p.host.address,
-                   "topology_fingerprint": p.topology.fingerprint,
-                   "plan": placement_to_dict(p.placement)} for p in plans],
-    }  # fmt: skip
+        "hosts": [
+            {
+                "host": p.host.name,
+                "address": p.host.address,
+                "topology_fingerprint": p.topology.fingerprint,
+                "plan": placement_to_dict(p.placement),
+            }
+            for p in plans
+        ],
+    }

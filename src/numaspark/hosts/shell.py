@@ -41,15 +41,19 @@ LOCAL = "local"  # the name of this machine as a cluster's host
 # GONE: which of the pids given have ended.
 GONE = 'for p in "$@"; do kill -0 "$p" 2>/dev/null || echo "$p"; done'
 # STOP: TERM each Spark pid given and its descendants, wait up to 10 s, then KILL what is left.
-STOP = ('all=""; add() { all="$all $1"; for c in $(ps -o pid= --ppid "$1"); do add "$c"; done; }; '
-        'for p in "$@"; do grep -qs org.apache.spark "/proc/$p/cmdline" && add "$p"; done; '
-        '[ -z "$all" ] && exit 0; kill -TERM $all 2>/dev/null; i=0; '
-        'while [ $i -lt 100 ]; do left=""; for p in $all; do [ -d "/proc/$p" ] && left=1; done; '
-        '[ -z "$left" ] && exit 0; sleep 0.1; i=$((i+1)); done; kill -KILL $all 2>/dev/null; '
-        'exit 0')  # fmt: skip
+STOP = (
+    'all=""; add() { all="$all $1"; for c in $(ps -o pid= --ppid "$1"); do add "$c"; done; }; '
+    'for p in "$@"; do grep -qs org.apache.spark "/proc/$p/cmdline" && add "$p"; done; '
+    '[ -z "$all" ] && exit 0; kill -TERM $all 2>/dev/null; i=0; '
+    'while [ $i -lt 100 ]; do left=""; for p in $all; do [ -d "/proc/$p" ] && left=1; done; '
+    '[ -z "$left" ] && exit 0; sleep 0.1; i=$((i+1)); done; kill -KILL $all 2>/dev/null; '
+    "exit 0"
+)
 READ_PROC = 'cat "/proc/$1/status" && echo @@numa_maps@@ && cat "/proc/$1/numa_maps"'
-FREE_PORTS = ("import socket,sys\nfor _ in range(int(sys.argv[2])):\n"
-              " s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1]); s.close()")  # fmt: skip
+FREE_PORTS = (
+    "import socket,sys\nfor _ in range(int(sys.argv[2])):\n"
+    " s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1]); s.close()"
+)
 
 
 class HostError(NumasparkError):
@@ -95,8 +99,13 @@ class Shell(Protocol):
     def argv(self, remote: list[str]) -> list[str]:
         """The argv, run here, that runs ``remote`` on the host (a long-lived process)."""
 
-    def run(self, remote: list[str], timeout_s: float = 60.0, what: str | None = None,
-            input: str | None = None) -> str:  # fmt: skip
+    def run(
+        self,
+        remote: list[str],
+        timeout_s: float = 60.0,
+        what: str | None = None,
+        input: str | None = None,
+    ) -> str:
         """Run ``remote`` to its end; its stdout. A failure is one `HostError` line."""
 
     def gone(self, pids: list[int]) -> set[int]:
@@ -128,11 +137,26 @@ class Ssh:
     local = False
 
     def options(self) -> list[str]:
-        options = ["-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-                   "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3",
-                   "-o", "ControlMaster=auto", "-o", f"ControlPath={self.control_dir}/%C",
-                   "-o", "ControlPersist=60", "-o", "StrictHostKeyChecking=accept-new",
-                   "-p", str(self.host.port)]  # fmt: skip
+        options = [
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            "-o",
+            "ServerAliveInterval=5",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self.control_dir}/%C",
+            "-o",
+            "ControlPersist=60",
+            "-o",
+            "StrictHostKeyChecking=accept-new",
+            "-p",
+            str(self.host.port),
+        ]
         if self.host.key is not None:
             options += ["-i", str(self.host.key), "-o", "IdentitiesOnly=yes"]
         if self.host.known_hosts is not None:
@@ -143,25 +167,39 @@ class Ssh:
         """The local argv that runs ``remote`` (an argv list) on the host."""
         return ["ssh", *self.options(), "-T", self.host.target, "--", shlex.join(remote)]
 
-    def run(self, remote: list[str], timeout_s: float = 60.0, what: str | None = None,
-            input: str | None = None) -> str:  # fmt: skip
+    def run(
+        self,
+        remote: list[str],
+        timeout_s: float = 60.0,
+        what: str | None = None,
+        input: str | None = None,
+    ) -> str:
         """Run ``remote`` to its end (``input`` on its stdin); its stdout. A failure is one
         `HostError` line."""
         what = what or remote[0]
         feed = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
         try:
-            done = subprocess.run(self.argv(remote), capture_output=True, text=True,
-                                  timeout=timeout_s, check=False, **feed)  # fmt: skip
+            done = subprocess.run(
+                self.argv(remote),
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+                **feed,
+            )
         except subprocess.TimeoutExpired:
             raise HostError(
                 f"{self.host.name}: {what} did not finish in {timeout_s:.0f} s"
             ) from None
         if done.returncode == 255:
-            raise HostError(f"cannot reach {self.host.name} ({self.host.target} port "
-                            f"{self.host.port}) over ssh: {_last(done.stderr)}")  # fmt: skip
+            raise HostError(
+                f"cannot reach {self.host.name} ({self.host.target} port "
+                f"{self.host.port}) over ssh: {_last(done.stderr)}"
+            )
         if done.returncode != 0:
-            raise HostError(f"{self.host.name}: {what} failed (exit {done.returncode}): "
-                            f"{_last(done.stderr)}")  # fmt: skip
+            raise HostError(
+                f"{self.host.name}: {what} failed (exit {done.returncode}): {_last(done.stderr)}"
+            )
         return done.stdout
 
     def gone(self, pids: list[int]) -> set[int]:
@@ -169,8 +207,11 @@ class Ssh:
         return {int(p) for p in out.split()}
 
     def children(self, ppids: list[int]) -> list[tuple[int, int, str]]:
-        out = self.run(["ps", "-o", "ppid=,pid=,args=", "--ppid", ",".join(map(str, ppids))],
-                       timeout_s=10, what="ps")  # fmt: skip
+        out = self.run(
+            ["ps", "-o", "ppid=,pid=,args=", "--ppid", ",".join(map(str, ppids))],
+            timeout_s=10,
+            what="ps",
+        )
         found = []
         for line in out.splitlines():
             parts = line.split(None, 2)
@@ -180,8 +221,9 @@ class Ssh:
 
     def read_proc(self, pid: int) -> tuple[str, str] | None:
         try:
-            out = self.run(["sh", "-c", READ_PROC, "sh", str(pid)], timeout_s=10,
-                           what="reading /proc")  # fmt: skip
+            out = self.run(
+                ["sh", "-c", READ_PROC, "sh", str(pid)], timeout_s=10, what="reading /proc"
+            )
         except HostError:
             return None
         status, _, maps = out.partition("@@numa_maps@@\n")
@@ -191,14 +233,20 @@ class Ssh:
         self.run(["sh", "-c", STOP, "sh", *map(str, pids)], timeout_s=30, what="stopping Spark")
 
     def free_ports(self, address: str, count: int) -> list[int]:
-        out = self.run([python_on(self.host), "-c", FREE_PORTS, address, str(count)],
-                       what="choosing free ports")  # fmt: skip
+        out = self.run(
+            [python_on(self.host), "-c", FREE_PORTS, address, str(count)],
+            what="choosing free ports",
+        )
         return [int(p) for p in out.split()]
 
     def close(self) -> None:
         """End the shared connection (a no-op when none is open)."""
-        subprocess.run(["ssh", *self.options(), "-O", "exit", self.host.target],
-                       capture_output=True, timeout=10, check=False)  # fmt: skip
+        subprocess.run(
+            ["ssh", *self.options(), "-O", "exit", self.host.target],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
         shutil.rmtree(self.control_dir, ignore_errors=True)
 
 
@@ -212,14 +260,20 @@ class Local:
     def argv(self, remote: list[str]) -> list[str]:
         return list(remote)
 
-    def run(self, remote: list[str], timeout_s: float = 60.0, what: str | None = None,
-            input: str | None = None) -> str:  # fmt: skip
+    def run(
+        self,
+        remote: list[str],
+        timeout_s: float = 60.0,
+        what: str | None = None,
+        input: str | None = None,
+    ) -> str:
         what = what or remote[0]
         refuse_jvm(remote)
         feed = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
         try:
-            done = subprocess.run(list(remote), capture_output=True, text=True,
-                                  timeout=timeout_s, check=False, **feed)  # fmt: skip
+            done = subprocess.run(
+                list(remote), capture_output=True, text=True, timeout=timeout_s, check=False, **feed
+            )
         except subprocess.TimeoutExpired:
             raise HostError(f"{what} did not finish in {timeout_s:.0f} s") from None
         if done.returncode != 0:

@@ -39,8 +39,11 @@ from numaspark.metrics.taskend import (
 GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
 # spark.executor.processTreeMetrics.enabled: the resident bytes of the executor's process tree,
 # split by process name (java, python, the rest), peaks per stage and executor
-PROCESS_TREE_METRICS = ("ProcessTreeJVMRSSMemory", "ProcessTreePythonRSSMemory",
-                        "ProcessTreeOtherRSSMemory")  # fmt: skip
+PROCESS_TREE_METRICS = (
+    "ProcessTreeJVMRSSMemory",
+    "ProcessTreePythonRSSMemory",
+    "ProcessTreeOtherRSSMemory",
+)
 # a stage that runs Python: an RDD named so (the RDD API's PythonRDD), or a plan node's scope
 # (BatchEvalPython, ArrowEvalPython, MapInPandas, FlatMapGroupsInPandas, PythonMapInArrow...)
 _PYTHON_RDD = re.compile(r"Python|Pandas|Arrow")
@@ -82,18 +85,28 @@ class EventLog:
     @property
     def executors_lost(self) -> dict[str, str]:
         """Executors removed before the application ended, with Spark's reason."""
-        return {executor: str(entry.get("removedReason") or "no reason given")
-                for executor, entry in self.executors.items()
-                if entry.get("removed") is not None
-                and (self.end_time is None or entry["removed"] < self.end_time)
-                and not _normal_removal(entry.get("removedReason"))}  # fmt: skip
+        return {
+            executor: str(entry.get("removedReason") or "no reason given")
+            for executor, entry in self.executors.items()
+            if entry.get("removed") is not None
+            and (self.end_time is None or entry["removed"] < self.end_time)
+            and not _normal_removal(entry.get("removedReason"))
+        }
 
 
 def _normal_removal(reason: object) -> bool:
     """Spark removes executors on its own at the end, or when dynamic allocation idles them."""
     text = str(reason or "").lower()
-    return any(word in text for word in ("idle", "decommission", "application finished",
-                                         "stopped by driver", "killed by driver"))  # fmt: skip
+    return any(
+        word in text
+        for word in (
+            "idle",
+            "decommission",
+            "application finished",
+            "stopped by driver",
+            "killed by driver",
+        )
+    )
 
 
 # --- segments: lines into task columns and events ----------------------------------
@@ -101,12 +114,20 @@ def _normal_removal(reason: object) -> bool:
 _EVENT = b'{"Event":"'
 _TASK_END = b'{"Event":"SparkListenerTaskEnd"'
 _TASK_START = b'{"Event":"SparkListenerTaskStart"'
-_HANDLED = {b"SparkListenerLogStart", b"SparkListenerApplicationStart",
-            b"SparkListenerEnvironmentUpdate", b"SparkListenerApplicationEnd",
-            b"SparkListenerExecutorAdded", b"SparkListenerExecutorRemoved",
-            b"SparkListenerJobStart", b"SparkListenerJobEnd", b"SparkListenerStageSubmitted",
-            b"SparkListenerStageCompleted", b"SparkListenerStageExecutorMetrics",
-            b"SparkListenerTaskEnd"}  # fmt: skip
+_HANDLED = {
+    b"SparkListenerLogStart",
+    b"SparkListenerApplicationStart",
+    b"SparkListenerEnvironmentUpdate",
+    b"SparkListenerApplicationEnd",
+    b"SparkListenerExecutorAdded",
+    b"SparkListenerExecutorRemoved",
+    b"SparkListenerJobStart",
+    b"SparkListenerJobEnd",
+    b"SparkListenerStageSubmitted",
+    b"SparkListenerStageCompleted",
+    b"SparkListenerStageExecutorMetrics",
+    b"SparkListenerTaskEnd",
+}
 
 
 @dataclass
@@ -161,8 +182,9 @@ def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
                     task_numbers.append(number)
                 else:
                     events.append(event)
-        bad += [(task_numbers[i], task_lines[i])
-                for i in tasks.add_lines(task_lines, warnings, where)]  # fmt: skip
+        bad += [
+            (task_numbers[i], task_lines[i]) for i in tasks.add_lines(task_lines, warnings, where)
+        ]
     bad.sort(key=lambda b: b[0])
     if bad and segment.last and bad[-1][1] is last_line:
         bad.pop()
@@ -173,16 +195,19 @@ def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
         f" and {len(bad) - 5} more" if len(bad) > 5 else ""
     )
     if bad:
-        warnings.append(f"{where}: {'line' if len(bad) == 1 else 'lines'} {shown} "
-                        f"{'is' if len(bad) == 1 else 'are'} not JSON; skipped")  # fmt: skip
+        warnings.append(
+            f"{where}: {'line' if len(bad) == 1 else 'lines'} {shown} "
+            f"{'is' if len(bad) == 1 else 'are'} not JSON; skipped"
+        )
     warnings.extend(truncated)
     columns = tasks.finish()
     sums = summarize(columns)
     return Parsed({k: columns[k] for k in keep}, sums, events, warnings)
 
 
-def _parse_segments(parts: list[Segment], workers: int | None,
-                    keep: tuple[str, ...]) -> Iterator[Parsed]:  # fmt: skip
+def _parse_segments(
+    parts: list[Segment], workers: int | None, keep: tuple[str, ...]
+) -> Iterator[Parsed]:
     parse = functools.partial(parse_segment, keep=keep)
     size = sum(s.size for s in parts)
     forced = workers is not None
@@ -226,8 +251,9 @@ def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]
 # --- events into tables ----------------------------------------------------------
 
 
-def parse_event_log(path: str | Path, workers: int | None = None,
-                    tasks: bool | tuple[str, ...] = True) -> EventLog:  # fmt: skip
+def parse_event_log(
+    path: str | Path, workers: int | None = None, tasks: bool | tuple[str, ...] = True
+) -> EventLog:
     """Parse one application's event log into an `EventLog`. ``tasks``: keep the task table
     (True), only some of its columns (a tuple), or only the sums (False: memory that does not
     grow with the tasks). ``workers``: processes, default one per allowed CPU for a large log."""
@@ -235,8 +261,10 @@ def parse_event_log(path: str | Path, workers: int | None = None,
     log = EventLog(path=path)
     files = event_log_files(path)
     if gaps := rolling_gaps(files):
-        log.warnings.append(f"{path.name}: rolling log without events_{', events_'.join(map(str, gaps))}"
-                            " (deleted or not copied): the tasks and stages in them are missing")  # fmt: skip
+        log.warnings.append(
+            f"{path.name}: rolling log without events_{', events_'.join(map(str, gaps))}"
+            " (deleted or not copied): the tasks and stages in them are missing"
+        )
     keep = COLUMNS if tasks is True else tuple(tasks or ())
     parts: list[dict[str, object]] = []
     sums: list[tuple[pd.DataFrame, pd.DataFrame]] = []
@@ -249,10 +277,14 @@ def parse_event_log(path: str | Path, workers: int | None = None,
             events.add(event)
     if log.start_time is None and log.app_id is None:
         if log.warnings:  # damage before the application's start: say so, not "is it a log?"
-            raise UsageError(f"{path} holds no Spark application events before its damage "
-                             f"({log.warnings[-1]}): give an undamaged copy of the log")  # fmt: skip
-        raise UsageError(f"{path} holds no Spark application events: is it a Spark event log? "
-                         "(give the file or eventlog_v2_* directory Spark wrote)")  # fmt: skip
+            raise UsageError(
+                f"{path} holds no Spark application events before its damage "
+                f"({log.warnings[-1]}): give an undamaged copy of the log"
+            )
+        raise UsageError(
+            f"{path} holds no Spark application events: is it a Spark event log? "
+            "(give the file or eventlog_v2_* directory Spark wrote)"
+        )
     if not log.complete:
         log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
     log.stage_sums, log.executor_sums = merge_summaries(sums)
@@ -323,11 +355,13 @@ class _Events:
             job["result"] = _obj(event.get("Job Result")).get("Result")
         elif kind == "SparkListenerStageExecutorMetrics":
             peaks = _obj(event.get("Executor Metrics"))
-            log.stage_executor_metrics.append({
-                "stageId": event.get("Stage ID"),
-                "executorId": str(event.get("Executor ID")),
-                **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
-            })  # fmt: skip
+            log.stage_executor_metrics.append(
+                {
+                    "stageId": event.get("Stage ID"),
+                    "executorId": str(event.get("Executor ID")),
+                    **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
+                }
+            )
         elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
             log.stream_progress.append(compact_progress(_obj(event.get("progress"))))
         elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
@@ -335,15 +369,17 @@ class _Events:
             key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
             stage = self.stages.setdefault(key, {"stageId": key[0], "stageAttemptId": key[1]})
             parents = info.get("Parent IDs")
-            stage.update({
-                "name": info.get("Stage Name"),
-                "numTasks": info.get("Number of Tasks"),
-                "submissionTime": _number(info.get("Submission Time")),
-                "completionTime": _number(info.get("Completion Time")),
-                "failureReason": info.get("Failure Reason"),
-                "parentIds": list(parents) if isinstance(parents, list) else [],
-                "python": _runs_python(info.get("RDD Info")),
-            })  # fmt: skip
+            stage.update(
+                {
+                    "name": info.get("Stage Name"),
+                    "numTasks": info.get("Number of Tasks"),
+                    "submissionTime": _number(info.get("Submission Time")),
+                    "completionTime": _number(info.get("Completion Time")),
+                    "failureReason": info.get("Failure Reason"),
+                    "parentIds": list(parents) if isinstance(parents, list) else [],
+                    "python": _runs_python(info.get("RDD Info")),
+                }
+            )
 
 
 def _runs_python(rdds: object) -> bool:
@@ -366,8 +402,9 @@ def _task_table(parts: list[dict[str, object]], keep: tuple[str, ...]) -> pd.Dat
     for name in keep:
         pieces = [part[name] for part in parts]
         if name in STRING_COLUMNS:
-            strings = [np.array([*categories, None], dtype=object)[codes]
-                       for codes, categories in pieces]  # fmt: skip
+            strings = [
+                np.array([*categories, None], dtype=object)[codes] for codes, categories in pieces
+            ]
             data[name] = np.concatenate(strings) if strings else np.empty(0, object)
         else:
             data[name] = scaled(name, np.concatenate(pieces) if pieces else np.empty(0))

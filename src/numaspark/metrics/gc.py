@@ -24,8 +24,13 @@ def gc_by_executor(log: EventLog, stage_ids: set[int] | None = None) -> list[dic
         return rows
     for executor, group in sums.groupby("executorId", sort=True):
         gc_ms, run_ms = float(group["jvmGCTime"].sum()), float(group["executorRunTime"].sum())
-        row = {"executor": str(executor), "tasks": int(group["tasks"].sum()), "gc_ms": gc_ms,
-               "run_ms": run_ms, "gc_share": round(gc_ms / run_ms, 4) if run_ms else None}  # fmt: skip
+        row = {
+            "executor": str(executor),
+            "tasks": int(group["tasks"].sum()),
+            "gc_ms": gc_ms,
+            "run_ms": run_ms,
+            "gc_share": round(gc_ms / run_ms, 4) if run_ms else None,
+        }
         row.update(_collections(log, str(executor), stage_ids))
         rows.append(row)
     return rows

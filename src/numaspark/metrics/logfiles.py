@@ -34,8 +34,10 @@ def event_log_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     if not path.is_dir():
-        raise UsageError(f"{path} is neither a file nor a directory: give an event log file "
-                         "or an eventlog_v2_* directory")  # fmt: skip
+        raise UsageError(
+            f"{path} is neither a file nor a directory: give an event log file "
+            "or an eventlog_v2_* directory"
+        )
     files = [p for p in path.iterdir() if p.is_file() and _ROLLING_FILE.match(p.name)]
     if not files:
         inner = sorted(p for p in path.iterdir() if p.name.startswith("eventlog_v2_"))
@@ -167,8 +169,10 @@ def _zstd(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
                 out += frame.decompress(data)
             except zstandard.ZstdError as exc:
                 yield bytes(out)
-                warnings.append(f"{name}: compressed stream is damaged ({exc}); "
-                                "the events before the damage are kept")  # fmt: skip
+                warnings.append(
+                    f"{name}: compressed stream is damaged ({exc}); "
+                    "the events before the damage are kept"
+                )
                 return
             data = frame.unused_data if frame.eof else b""
         if len(out) >= PIECE:
@@ -213,8 +217,9 @@ def _lz4_java_blocks(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
             else:
                 yield bytes(cramjam.lz4.decompress_block(body, output_len=plain_len))
         except cramjam.DecompressionError as exc:
-            warnings.append(f"{name}: lz4 block at byte {pos} is damaged ({exc}); "
-                            "the events before it are kept")  # fmt: skip
+            warnings.append(
+                f"{name}: lz4 block at byte {pos} is damaged ({exc}); the events before it are kept"
+            )
             return
         pos += 21 + compressed_len
 
@@ -241,7 +246,9 @@ def _snappy_java_stream(handle, name: str, warnings: list[str]) -> Iterator[byte
         try:
             yield bytes(cramjam.snappy.decompress_raw(chunk))
         except cramjam.DecompressionError as exc:
-            warnings.append(f"{name}: snappy block at byte {pos} is damaged ({exc}); "
-                            "the events before it are kept")  # fmt: skip
+            warnings.append(
+                f"{name}: snappy block at byte {pos} is damaged ({exc}); "
+                "the events before it are kept"
+            )
             return
         pos += 4 + length

@@ -12,33 +12,45 @@ from __future__ import annotations
 
 from numaspark.metrics.eventlog import PROCESS_TREE_METRICS, EventLog
 
-_NAMES = dict(zip(PROCESS_TREE_METRICS, ("jvm_rss_bytes", "python_rss_bytes", "other_rss_bytes"),
-                  strict=True))  # fmt: skip
+_NAMES = dict(
+    zip(PROCESS_TREE_METRICS, ("jvm_rss_bytes", "python_rss_bytes", "other_rss_bytes"), strict=True)
+)
 
 
 def process_tree_memory(log: EventLog, stage_ids: set[int] | None = None) -> dict:
     """Per executor, the peaks over its stages (in ``stage_ids``, or all) of its JVM's, its
     Python workers' and other processes' RSS; per stage and executor the same; or a ``note``
     saying why there are none."""
-    entries = [m for m in log.stage_executor_metrics
-               if stage_ids is None or m["stageId"] in stage_ids]  # fmt: skip
+    entries = [
+        m for m in log.stage_executor_metrics if stage_ids is None or m["stageId"] in stage_ids
+    ]
     read = [m for m in entries if any(m.get(k) for k in PROCESS_TREE_METRICS)]
     if not read:
         enabled = log.spark_properties.get("spark.executor.processTreeMetrics.enabled", "false")
-        why = ("no stage logged a non-zero reading (stages shorter than the executors' polls)"
-               if enabled.strip().lower() == "true"
-               else "spark.executor.processTreeMetrics.enabled was off")  # fmt: skip
+        why = (
+            "no stage logged a non-zero reading (stages shorter than the executors' polls)"
+            if enabled.strip().lower() == "true"
+            else "spark.executor.processTreeMetrics.enabled was off"
+        )
         return {"note": f"process-tree memory not logged: {why}"}
-    stages = [{"stage": m["stageId"], "executor": m["executorId"],
-               **{name: m.get(key) or 0 for key, name in _NAMES.items()}} for m in read]  # fmt: skip
+    stages = [
+        {
+            "stage": m["stageId"],
+            "executor": m["executorId"],
+            **{name: m.get(key) or 0 for key, name in _NAMES.items()},
+        }
+        for m in read
+    ]
     executors = []
     for executor in sorted({m["executor"] for m in stages}, key=_order):
         mine = [m for m in stages if m["executor"] == executor]
-        executors.append({"executor": executor,
-                          **{name: max(m[name] for m in mine) for name in _NAMES.values()}})  # fmt: skip
+        executors.append(
+            {"executor": executor, **{name: max(m[name] for m in mine) for name in _NAMES.values()}}
+        )
     found = {"executors": executors, "stages": stages}
-    unread = sorted({m["executorId"] for m in entries} - {e["executor"] for e in executors},
-                    key=_order)  # fmt: skip
+    unread = sorted(
+        {m["executorId"] for m in entries} - {e["executor"] for e in executors}, key=_order
+    )
     if unread:  # polled only at heartbeats, or every poll met a process ending: zeros
         found["unread"] = unread
     return found

@@ -91,8 +91,9 @@ def summarize_counts(counts: list[PerfCount], seconds: float | None = None) -> d
     """
     events: dict[str, dict] = {}
     for c in counts:
-        entry = events.setdefault(c.event, {"value": None, "unit": c.unit, "status": c.status,
-                                            "shares": []})  # fmt: skip
+        entry = events.setdefault(
+            c.event, {"value": None, "unit": c.unit, "status": c.status, "shares": []}
+        )
         if c.status == "measured":
             entry["value"] = (entry["value"] or 0.0) + (c.value or 0.0)
             entry["status"] = "measured"

@@ -155,7 +155,10 @@ class _Aggregates(Mapping):
 # One typed field per name, generated so that the registry stays the only place a name is
 # written: ``result.metrics.gcShare``, None where it was not measured.
 Metrics = dataclasses.make_dataclass(
-    "Metrics", [(name, float | None, dataclasses.field(default=None)) for name in METRIC_NAMES],
-    bases=(_Aggregates,), frozen=True, eq=True,
-)  # fmt: skip
+    "Metrics",
+    [(name, float | None, dataclasses.field(default=None)) for name in METRIC_NAMES],
+    bases=(_Aggregates,),
+    frozen=True,
+    eq=True,
+)
 Metrics.__module__ = __name__  # make_dataclass takes no module before Python 3.12

@@ -23,21 +23,33 @@ OBSERVED = "numaspark_events"
 # name -> (label, unit, what it is), in report order
 STREAM_METRICS = {
     "inputRate": ("input rate", "events/s", "rows read by the measured batches / measured seconds"),
-    "processingRate": ("processing rate", "events/s",
-                       "rows / batch duration, mean over batches that read rows"),
+    "processingRate": (
+        "processing rate",
+        "events/s",
+        "rows / batch duration, mean over batches that read rows",
+    ),
     "batches": ("batches measured", "", "batches started in the measured window"),
     "batchDurationMean": ("batch duration mean", "ms", "mean trigger-to-commit time of a batch"),
     "batchDurationP95": ("batch duration p95", "ms", "95th percentile batch duration"),
     "batchDurationMax": ("batch duration max", "ms", "longest batch"),
-    "behindBatches": ("batches over the trigger", "",
-                      "batches that took longer than the trigger interval"),
+    "behindBatches": (
+        "batches over the trigger",
+        "",
+        "batches that took longer than the trigger interval",
+    ),
     "latencyMean": ("latency mean", "ms", "batch end minus event time, mean over events"),
-    "latencyP95": ("latency p95", "ms",
-                   "95th percentile over batches of their events' mean latency"),
+    "latencyP95": (
+        "latency p95",
+        "ms",
+        "95th percentile over batches of their events' mean latency",
+    ),
     "latencyMax": ("latency max", "ms", "batch end minus its oldest event's time, worst batch"),
-    "drainMs": ("drain after the source stopped", "ms",
-                "from the source's last event to the end of the batch that took it in"),
-}  # fmt: skip
+    "drainMs": (
+        "drain after the source stopped",
+        "ms",
+        "from the source's last event to the end of the batch that took it in",
+    ),
+}
 
 
 def _epoch_ms(stamp: str) -> int:

@@ -27,9 +27,15 @@ ID_COLUMNS = ("stageId", "stageAttemptId", "taskId", "index", "attempt", "partit
 STRING_COLUMNS = ("executorId", "host", "locality")
 TIME_COLUMNS = ("launchTime", "finishTime", "duration", "gettingResultTime")
 COLUMNS: tuple[str, ...] = (
-    *ID_COLUMNS, *STRING_COLUMNS, "speculative", *TIME_COLUMNS,
-    "successful", "failureReason", "hasMetrics", *(m.name for m in TASK_METRICS),
-)  # fmt: skip
+    *ID_COLUMNS,
+    *STRING_COLUMNS,
+    "speculative",
+    *TIME_COLUMNS,
+    "successful",
+    "failureReason",
+    "hasMetrics",
+    *(m.name for m in TASK_METRICS),
+)
 
 
 def _metrics_struct() -> tuple[type, dict[str, attrgetter]]:
@@ -48,9 +54,11 @@ def _metrics_struct() -> tuple[type, dict[str, attrgetter]]:
     getters: dict[str, attrgetter] = {}
     for j, (group, members) in enumerate(groups.items()):
         sub = msgspec.defstruct(
-            f"MetricGroup{j}", [(attr, float, 0.0) for attr, _, _ in members],
-            rename={attr: key for attr, key, _ in members}, gc=False,
-        )  # fmt: skip
+            f"MetricGroup{j}",
+            [(attr, float, 0.0) for attr, _, _ in members],
+            rename={attr: key for attr, key, _ in members},
+            gc=False,
+        )
         fields.append((f"g{j}", sub, msgspec.field(default_factory=sub)))
         rename[f"g{j}"] = group
         getters.update({name: attrgetter(f"g{j}.{attr}") for attr, _, name in members})
@@ -66,27 +74,47 @@ _NO_METRICS = _Metrics()
 
 def _struct(name: str, fields: list[tuple[str, str, type, object]]) -> type:
     """A Struct of (attribute, Spark's JSON key, type, default) fields."""
-    return msgspec.defstruct(name, [(attr, kind, default) for attr, _, kind, default in fields],
-                             rename={attr: key for attr, key, _, _ in fields}, gc=False)  # fmt: skip
+    return msgspec.defstruct(
+        name,
+        [(attr, kind, default) for attr, _, kind, default in fields],
+        rename={attr: key for attr, key, _, _ in fields},
+        gc=False,
+    )
 
 
-_Info = _struct("TaskInfo", [
-    ("task_id", "Task ID", int, -1), ("index", "Index", int, -1),
-    ("attempt", "Attempt", int, -1), ("partition_id", "Partition ID", int, -1),
-    ("launch", "Launch Time", int, -1), ("finish", "Finish Time", int, -1),
-    ("getting", "Getting Result Time", int, 0),
-    ("executor", "Executor ID", str | None, None), ("host", "Host", str | None, None),
-    ("locality", "Locality", str | None, None), ("speculative", "Speculative", bool, False),
-])  # fmt: skip
-_Reason = _struct("TaskEndReason", [
-    ("reason", "Reason", str | None, None), ("description", "Description", str | None, None),
-])  # fmt: skip
-TaskEnd = _struct("TaskEnd", [
-    ("stage", "Stage ID", int, -1), ("stage_attempt", "Stage Attempt ID", int, -1),
-    ("reason", "Task End Reason", _Reason, msgspec.field(default_factory=_Reason)),
-    ("info", "Task Info", _Info, msgspec.field(default_factory=_Info)),
-    ("metrics", "Task Metrics", _Metrics | None, None),
-])  # fmt: skip
+_Info = _struct(
+    "TaskInfo",
+    [
+        ("task_id", "Task ID", int, -1),
+        ("index", "Index", int, -1),
+        ("attempt", "Attempt", int, -1),
+        ("partition_id", "Partition ID", int, -1),
+        ("launch", "Launch Time", int, -1),
+        ("finish", "Finish Time", int, -1),
+        ("getting", "Getting Result Time", int, 0),
+        ("executor", "Executor ID", str | None, None),
+        ("host", "Host", str | None, None),
+        ("locality", "Locality", str | None, None),
+        ("speculative", "Speculative", bool, False),
+    ],
+)
+_Reason = _struct(
+    "TaskEndReason",
+    [
+        ("reason", "Reason", str | None, None),
+        ("description", "Description", str | None, None),
+    ],
+)
+TaskEnd = _struct(
+    "TaskEnd",
+    [
+        ("stage", "Stage ID", int, -1),
+        ("stage_attempt", "Stage Attempt ID", int, -1),
+        ("reason", "Task End Reason", _Reason, msgspec.field(default_factory=_Reason)),
+        ("info", "Task Info", _Info, msgspec.field(default_factory=_Info)),
+        ("metrics", "Task Metrics", _Metrics | None, None),
+    ],
+)
 _BATCH = msgspec.json.Decoder(list[TaskEnd])
 _ONE = msgspec.json.Decoder(TaskEnd)
 
@@ -134,8 +162,12 @@ class TaskColumns:
         info = [t.info for t in batch]
         col["stageId"].append(numbers(batch, "stage"))
         col["stageAttemptId"].append(numbers(batch, "stage_attempt"))
-        for name, attr in (("taskId", "task_id"), ("index", "index"), ("attempt", "attempt"),
-                           ("partitionId", "partition_id")):  # fmt: skip
+        for name, attr in (
+            ("taskId", "task_id"),
+            ("index", "index"),
+            ("attempt", "attempt"),
+            ("partitionId", "partition_id"),
+        ):
             col[name].append(numbers(info, attr))
         for name, attr in (("executorId", "executor"), ("host", "host"), ("locality", "locality")):
             col[name].append(np.array(list(map(attrgetter(attr), info)), dtype=object))
@@ -147,8 +179,9 @@ class TaskColumns:
         col["launchTime"].append(launch)
         col["finishTime"].append(finish)
         col["duration"].append(np.where((launch != 0) & (finish != 0), finish - launch, np.nan))
-        col["gettingResultTime"].append(np.where((getting != 0) & (finish > 0),
-                                                 np.nan_to_num(finish) - getting, 0.0))  # fmt: skip
+        col["gettingResultTime"].append(
+            np.where((getting != 0) & (finish > 0), np.nan_to_num(finish) - getting, 0.0)
+        )
         reasons = [t.reason for t in batch]
         ok = np.array(list(map(attrgetter("reason"), reasons)), dtype=object) == "Success"
         col["successful"].append(ok)
@@ -175,8 +208,10 @@ class TaskColumns:
         info = event.get("Task Info") if isinstance(event.get("Task Info"), dict) else {}
         task = info.get("Task ID", "?")
         cleaned, dropped = _clean(event, TaskEnd)
-        warnings.append(f"{where}: task {task}: {', '.join(dropped) or exc} not of the expected "
-                        "type; counted as missing (0)")  # fmt: skip
+        warnings.append(
+            f"{where}: task {task}: {', '.join(dropped) or exc} not of the expected "
+            "type; counted as missing (0)"
+        )
         self._add([msgspec.convert(cleaned, TaskEnd)])
 
     def finish(self) -> dict[str, object]:
@@ -194,8 +229,14 @@ class TaskColumns:
         return out
 
 
-_EMPTY = {**dict.fromkeys(ID_COLUMNS, np.int64), **dict.fromkeys(STRING_COLUMNS, object),
-          "speculative": bool, "successful": bool, "hasMetrics": bool, "failureReason": object}  # fmt: skip
+_EMPTY = {
+    **dict.fromkeys(ID_COLUMNS, np.int64),
+    **dict.fromkeys(STRING_COLUMNS, object),
+    "speculative": bool,
+    "successful": bool,
+    "hasMetrics": bool,
+    "failureReason": object,
+}
 
 
 def _clean(value: object, kind: object, path: str = "") -> tuple[object, list[str]]:
@@ -213,8 +254,14 @@ def _clean(value: object, kind: object, path: str = "") -> tuple[object, list[st
         if key not in value:
             continue
         field_type = types[attr]
-        inner = next((t for t in getattr(field_type, "__args__", (field_type,))
-                      if hasattr(t, "__struct_fields__")), field_type)  # fmt: skip
+        inner = next(
+            (
+                t
+                for t in getattr(field_type, "__args__", (field_type,))
+                if hasattr(t, "__struct_fields__")
+            ),
+            field_type,
+        )
         sub, lost = _clean(value[key], inner, f"{path}/{key}" if path else key)
         if lost and sub is None:
             dropped += lost
@@ -240,14 +287,24 @@ def summarize(columns: dict[str, object]) -> tuple[pd.DataFrame, pd.DataFrame]:
     per executor need, in a size that does not grow with the number of tasks."""
     executors = columns["executorId"]
     codes, categories = executors
-    frame = pd.DataFrame({name: columns[name] for name in
-                          ("stageId", "stageAttemptId", "launchTime", "finishTime", *_SUMMED)})  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            name: columns[name]
+            for name in ("stageId", "stageAttemptId", "launchTime", "finishTime", *_SUMMED)
+        }
+    )
     frame["executorId"] = np.array([*categories, None], dtype=object)[codes]
     duration = np.nan_to_num(np.asarray(columns["duration"], dtype=float))
     # the registry's times are ms but for the ns ones; those below are all ms already
     frame["schedulerDelay"] = np.clip(
-        duration - frame["executorRunTime"] - frame["executorDeserializeTime"]
-        - frame["resultSerializationTime"] - np.asarray(columns["gettingResultTime"]), 0, None)  # fmt: skip
+        duration
+        - frame["executorRunTime"]
+        - frame["executorDeserializeTime"]
+        - frame["resultSerializationTime"]
+        - np.asarray(columns["gettingResultTime"]),
+        0,
+        None,
+    )
     stage = frame.groupby(["stageId", "stageAttemptId"], sort=False)
     stage_sums = stage[[*_SUMMED, "schedulerDelay"]].sum()
     stage_sums["tasksEnded"] = stage.size()
@@ -266,15 +323,31 @@ def merge_summaries(
     stages = pd.concat([p[0] for p in parts], ignore_index=True) if parts else pd.DataFrame()
     executors = pd.concat([p[1] for p in parts], ignore_index=True) if parts else pd.DataFrame()
     if stages.empty:
-        return (pd.DataFrame(columns=["stageId", "stageAttemptId", *_SUMMED, "schedulerDelay",
-                                      "tasksEnded", "firstLaunch", "lastFinish"]),
-                pd.DataFrame(columns=["stageId", "executorId", "jvmGCTime", "executorRunTime",
-                                      "tasks"]))  # fmt: skip
-    how = {**dict.fromkeys([*_SUMMED, "schedulerDelay", "tasksEnded"], "sum"),
-           "firstLaunch": "min", "lastFinish": "max"}  # fmt: skip
+        return (
+            pd.DataFrame(
+                columns=[
+                    "stageId",
+                    "stageAttemptId",
+                    *_SUMMED,
+                    "schedulerDelay",
+                    "tasksEnded",
+                    "firstLaunch",
+                    "lastFinish",
+                ]
+            ),
+            pd.DataFrame(
+                columns=["stageId", "executorId", "jvmGCTime", "executorRunTime", "tasks"]
+            ),
+        )
+    how = {
+        **dict.fromkeys([*_SUMMED, "schedulerDelay", "tasksEnded"], "sum"),
+        "firstLaunch": "min",
+        "lastFinish": "max",
+    }
     stages = stages.groupby(["stageId", "stageAttemptId"], sort=True).agg(how).reset_index()
     for name in _SCALE:  # summed as the integers Spark wrote (exact in any order), then scaled
         stages[name] = scaled(name, stages[name].to_numpy())
-    executors = (executors.groupby(["stageId", "executorId"], sort=True, dropna=False)
-                 .sum().reset_index())  # fmt: skip
+    executors = (
+        executors.groupby(["stageId", "executorId"], sort=True, dropna=False).sum().reset_index()
+    )
     return stages, executors

@@ -130,21 +130,27 @@ class ClusterHas:
 
     def topologies(self, *sources: Source) -> list[Topology]:
         """The NUMA topologies of its hosts (from ``sources`` only, when given)."""
-        return [h.topology for h in self.hosts
-                if h.topology is not None and (not sources or h.source in sources)]  # fmt: skip
+        return [
+            h.topology
+            for h in self.hosts
+            if h.topology is not None and (not sources or h.source in sources)
+        ]
 
     def numa_known(self) -> bool:
         """Whether a host's NUMA topology is known (given, learned or read), not only cores."""
         return bool(self.topologies(Source.GIVEN, Source.LEARNED, Source.READ))
 
-    def with_topologies(self, topologies: Iterable[tuple[str, Topology]], source: Source,
-                        said: str | None = None) -> ClusterHas:  # fmt: skip
+    def with_topologies(
+        self, topologies: Iterable[tuple[str, Topology]], source: Source, said: str | None = None
+    ) -> ClusterHas:
         """Its hosts with these (name, topology) pairs: a listed host of that name gets its
         own; the others are kept beside the listed ones (a manager lists a worker by the
         address it was started on, the plugin names the host by its hostname)."""
         known = dict(topologies)
-        hosts = [replace(h, topology=known.pop(h.name), source=source) if h.name in known else h
-                 for h in self.hosts]  # fmt: skip
+        hosts = [
+            replace(h, topology=known.pop(h.name), source=source) if h.name in known else h
+            for h in self.hosts
+        ]
         hosts += [HostHas(name, topology=t, source=source) for name, t in sorted(known.items())]
         if self.fitting is None:  # planned on a host's own topology: those without none
             hosts = [h for h in hosts if h.topology is not None] or hosts
@@ -156,8 +162,10 @@ class ClusterHas:
         listed = self.listed()
         cores = sum(h.cores or 0 for h in listed)
         memory = sum(h.memory_mb or 0 for h in listed)
-        return (f"{len(listed)} {self.fitting.listed}, {cores} {self.fitting.cores} and "
-                f"{memory} MB free")  # fmt: skip
+        return (
+            f"{len(listed)} {self.fitting.listed}, {cores} {self.fitting.cores} and "
+            f"{memory} MB free"
+        )
 
     # --- planning ----------------------------------------------------------------------
 
@@ -190,8 +198,10 @@ class ClusterHas:
         try:
             placement = plan(self.topology())
         except (PlacementError, UsageError) as exc:
-            raise UsageError(f"planned on the {fitting.host}s of {fitting.cluster} at "
-                             f"{self.address} ({self.describe()}): {exc}") from None  # fmt: skip
+            raise UsageError(
+                f"planned on the {fitting.host}s of {fitting.cluster} at "
+                f"{self.address} ({self.describe()}): {exc}"
+            ) from None
         if asked_heap is None:
             placement = self._sized(placement)
         self.check_fits(placement)
@@ -207,27 +217,41 @@ class ClusterHas:
         budget = min(memory) // per_host
         if fitting.maximum_mb is not None:
             budget = min(budget, fitting.maximum_mb)
-        heap_mb = (largest_heap_mb(budget, fitting.container_rounding_mb)
-                   if fitting.container_rounding_mb else budget)  # fmt: skip
+        heap_mb = (
+            largest_heap_mb(budget, fitting.container_rounding_mb)
+            if fitting.container_rounding_mb
+            else budget
+        )
         heap = min(heap_mb * MIB, MAX_COMPRESSED_OOPS_HEAP)
         if heap < SPARK_MIN_HEAP:
-            beside = (" (after Spark's overhead and the application master's container)"
-                      if fitting.reserved_mb else "")  # fmt: skip
-            raise UsageError(f"{fitting.cluster} at {self.address} has {self.describe()}: "
-                             f"{per_host} executor(s) on a {fitting.host} would get "
-                             f"{heap // MIB} MB heap each{beside}, below Spark's minimum of "
-                             "450 MB: give fewer --executors")  # fmt: skip
-        jvms = tuple(replace(j, heap=heap, overhead=spark_overhead(heap)) if j.runs_tasks
-                     else j for j in placement.jvms)  # fmt: skip
+            beside = (
+                " (after Spark's overhead and the application master's container)"
+                if fitting.reserved_mb
+                else ""
+            )
+            raise UsageError(
+                f"{fitting.cluster} at {self.address} has {self.describe()}: "
+                f"{per_host} executor(s) on a {fitting.host} would get "
+                f"{heap // MIB} MB heap each{beside}, below Spark's minimum of "
+                "450 MB: give fewer --executors"
+            )
+        jvms = tuple(
+            replace(j, heap=heap, overhead=spark_overhead(heap)) if j.runs_tasks else j
+            for j in placement.jvms
+        )
         notes = tuple(n for n in placement.notes if not n.startswith("node memory is unknown"))
         if fitting.container_rounding_mb:
-            note = (f"heap from {fitting.heap_from}: {heap // MIB} MB, so that {per_host} "
-                    f"executor container(s) of {fitting.container_mb(heap // MIB)} MB fit on "
-                    f"its smallest {fitting.host} beside the application master")  # fmt: skip
+            note = (
+                f"heap from {fitting.heap_from}: {heap // MIB} MB, so that {per_host} "
+                f"executor container(s) of {fitting.container_mb(heap // MIB)} MB fit on "
+                f"its smallest {fitting.host} beside the application master"
+            )
         else:
-            note = (f"heap from {fitting.heap_from}: {heap // MIB} MB, the free memory of its "
-                    f"smallest {fitting.host} shared by the {per_host} executor(s) the master "
-                    "puts on it")  # fmt: skip
+            note = (
+                f"heap from {fitting.heap_from}: {heap // MIB} MB, the free memory of its "
+                f"smallest {fitting.host} shared by the {per_host} executor(s) the master "
+                "puts on it"
+            )
         return replace(placement, jvms=jvms, notes=(*notes, note))
 
     def check_fits(self, placement: Placement) -> None:
@@ -241,14 +265,18 @@ class ClusterHas:
         heap_mb = max(e.heap for e in executors) // MIB
         taken = fitting.container_mb(heap_mb)
         if fitting.container_rounding_mb:
-            what = (f"{len(executors)} executor container(s) of {cores} vcore(s) and {taken} MB "
-                    f"({heap_mb} MB heap + overhead)")  # fmt: skip
+            what = (
+                f"{len(executors)} executor container(s) of {cores} vcore(s) and {taken} MB "
+                f"({heap_mb} MB heap + overhead)"
+            )
             too_big = fitting.maximum_mb is not None and taken > fitting.maximum_mb
             if too_big or (fitting.maximum_cores is not None and cores > fitting.maximum_cores):
-                raise UsageError(f"{fitting.cluster} at {self.address} grants at most "
-                                 f"{fitting.maximum_mb} MB and {fitting.maximum_cores} vcore(s) "
-                                 f"per container, not {what.split(' of ', 1)[1]}: give less "
-                                 "--memory-per-executor or --cores-per-executor")  # fmt: skip
+                raise UsageError(
+                    f"{fitting.cluster} at {self.address} grants at most "
+                    f"{fitting.maximum_mb} MB and {fitting.maximum_cores} vcore(s) "
+                    f"per container, not {what.split(' of ', 1)[1]}: give less "
+                    "--memory-per-executor or --cores-per-executor"
+                )
         else:
             what = f"{len(executors)} executor(s) of {cores} core(s) and {heap_mb} MB heap"
         # the application master first, on the host with the most memory (its memory only: it
@@ -259,14 +287,20 @@ class ClusterHas:
         room = room_for([(c, m) for m, c in free], cores, taken)
         if room >= len(executors):
             return
-        have = ", ".join(f"{h.name}: {h.cores} {fitting.cores}, {h.memory_mb} MB free"
-                         for h in self.listed())  # fmt: skip
-        beside = (f" beside the application master's {fitting.reserved_mb} MB"
-                  if fitting.reserved_mb else "")  # fmt: skip
-        raise UsageError(f"{fitting.cluster} at {self.address} cannot hold {what}{beside} (room "
-                         f"for {room}; its {fitting.listed.split(' ', 1)[0]} "
-                         f"{fitting.host}s: {have}): give fewer --executors, "
-                         "--cores-per-executor or --memory-per-executor")  # fmt: skip
+        have = ", ".join(
+            f"{h.name}: {h.cores} {fitting.cores}, {h.memory_mb} MB free" for h in self.listed()
+        )
+        beside = (
+            f" beside the application master's {fitting.reserved_mb} MB"
+            if fitting.reserved_mb
+            else ""
+        )
+        raise UsageError(
+            f"{fitting.cluster} at {self.address} cannot hold {what}{beside} (room "
+            f"for {room}; its {fitting.listed.split(' ', 1)[0]} "
+            f"{fitting.host}s: {have}): give fewer --executors, "
+            "--cores-per-executor or --memory-per-executor"
+        )
 
     def slice_cpus(self, cores: int) -> int | None:
         """The CPUs of the node slice an executor of ``cores`` gets from inside on the hosts
@@ -282,10 +316,15 @@ class ClusterHas:
         largest = max(len(n.cpus) for host in known for n in host.cpu_nodes)
         if cores <= largest:
             return None
-        how = ("the plugin binds each to the fewest nodes that hold them, nearest first"
-               if bound else "each spans nodes")  # fmt: skip
-        return (f"{cores} cores per executor are more than the largest NUMA node of the "
-                f"cluster's hosts has ({largest} CPUs): {how}")  # fmt: skip
+        how = (
+            "the plugin binds each to the fewest nodes that hold them, nearest first"
+            if bound
+            else "each spans nodes"
+        )
+        return (
+            f"{cores} cores per executor are more than the largest NUMA node of the "
+            f"cluster's hosts has ({largest} CPUs): {how}"
+        )
 
 
 def _numa(topology: Topology | None) -> str:

@@ -45,8 +45,11 @@ KUBE_RESERVED_MIB = 512
 EVICTION_MEMORY_MIB = 100  # the kubelet's default memory.available; rendered so it is seen
 # the kubelet's other hard eviction defaults (pkg/kubelet/apis/config/v1beta1/defaults_linux.go):
 # a map that names memory.available alone would drop them
-EVICTION_DEFAULTS = {"nodefs.available": "10%", "nodefs.inodesFree": "5%",
-                     "imagefs.available": "15%"}  # fmt: skip
+EVICTION_DEFAULTS = {
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+}
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,14 @@ def threads_per_core(topology: Topology) -> int:
     return max(1, len(topology.online_cpus) // max(1, len(topology.cores)))
 
 
-def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | None = None,
-                 plugin_jar: str | None = None, image: str | None = None,
-                 python_memory: int = 0) -> dict[str, dict]:  # fmt: skip
+def k8s_settings(
+    placement: Placement,
+    topology: Topology,
+    asked: MemPolicy | None = None,
+    plugin_jar: str | None = None,
+    image: str | None = None,
+    python_memory: int = 0,
+) -> dict[str, dict]:
     """Kubelet CPU/Topology/Memory Manager policies, Spark's conf and the executor pod
     template for the plan; ``plugin_jar``: a URL pods fetch the plugin from (default: the
     image's ``IMAGE_JAR``); ``image``: spark.kubernetes.container.image; ``python_memory``:
@@ -119,24 +127,37 @@ def k8s_settings(placement: Placement, topology: Topology, asked: MemPolicy | No
     volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
     locks = {f"{volume}.mount.path": DEFAULT_LOCK_DIR, f"{volume}.options.path": DEFAULT_LOCK_DIR}
     # the plugin's alternative has no CPU Manager to reserve for: the plan's own sizes
-    sized = {**spark, "spark.executor.cores": str(first.cores),
-             "spark.kubernetes.executor.request.cores": str(planned),
-             "spark.kubernetes.executor.limit.cores": str(planned)}  # fmt: skip
-    inside = plugin_alternative(placement, sized, "kubelet",
-                                "the kubelet's configuration on every node", asked, locks)  # fmt: skip
+    sized = {
+        **spark,
+        "spark.executor.cores": str(first.cores),
+        "spark.kubernetes.executor.request.cores": str(planned),
+        "spark.kubernetes.executor.limit.cores": str(planned),
+    }
+    inside = plugin_alternative(
+        placement, sized, "kubelet", "the kubelet's configuration on every node", asked, locks
+    )
     if "spark-plugin" in inside:  # no kubelet managers there: a template for the node's name only
-        conf = {k: v for k, v in inside["spark-plugin"].items()
-                if not k.startswith("spark.kubernetes.executor.podTemplate")}  # fmt: skip
+        conf = {
+            k: v
+            for k, v in inside["spark-plugin"].items()
+            if not k.startswith("spark.kubernetes.executor.podTemplate")
+        }
         conf["spark.kubernetes.executor.podTemplateFile"] = PLUGIN_POD_TEMPLATE
         conf["spark.kubernetes.executor.podTemplateContainerName"] = EXECUTOR_CONTAINER
         inside["spark-plugin"] = jar_in_pods(conf, plugin_jar)
         inside["spark-plugin-pod-template"] = named_pod_template()
-    cost["plugin jar"] = (f"spark.jars {spark['spark.jars']}: " + (
-        "the URL you gave, fetched by every pod" if plugin_jar else
-        f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"))  # fmt: skip
-    return {"kubelet": kubelet, "spark": spark,
-            "executor-pod-template": executor_pod_template(request, memory_mib),
-            "cost": cost, **inside}  # fmt: skip
+    cost["plugin jar"] = f"spark.jars {spark['spark.jars']}: " + (
+        "the URL you gave, fetched by every pod"
+        if plugin_jar
+        else f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"
+    )
+    return {
+        "kubelet": kubelet,
+        "spark": spark,
+        "executor-pod-template": executor_pod_template(request, memory_mib),
+        "cost": cost,
+        **inside,
+    }
 
 
 def cpu_reservation(placement: Placement, topology: Topology, planned: int) -> CpuReservation:
@@ -148,8 +169,11 @@ def cpu_reservation(placement: Placement, topology: Topology, planned: int) -> C
     used = CpuSet.union(j.cpus for j in placement.executors)
     spare = topology.allowed_cpus - used
     if step > 1:
-        spare = CpuSet.union(cpus for _, cpus in topology.allowed_cores()
-                             if cpus.issubset(spare) and len(cpus) == step)  # fmt: skip
+        spare = CpuSet.union(
+            cpus
+            for _, cpus in topology.allowed_cores()
+            if cpus.issubset(spare) and len(cpus) == step
+        )
     reserved = spare if spare else _core_per_socket(topology)
     taken = reserved & used
     aligned = max(step, planned // step * step)
@@ -157,16 +181,21 @@ def cpu_reservation(placement: Placement, topology: Topology, planned: int) -> C
     if request < step:
         raise PlacementError(
             f"no executor fits beside the kubelet's CPU reservation ({reserved}): "
-            "plan fewer executors per node")  # fmt: skip
-    why = (f"reservedSystemCPUs {reserved}: " + ("the plan's spare CPUs" if not taken else
-           "one core per socket, as the executors used every CPU"))  # fmt: skip
+            "plan fewer executors per node"
+        )
+    why = f"reservedSystemCPUs {reserved}: " + (
+        "the plan's spare CPUs"
+        if not taken
+        else "one core per socket, as the executors used every CPU"
+    )
     if request == planned:
         why += "; the executors lose none"
     else:
         lost = (planned - request) * len(placement.executors)
-        why += (f"; each executor pod asks for {request} CPUs instead of {planned}, {lost} fewer "
-                "in all" + (f" (whole cores of {step} threads: full-pcpus-only)"
-                            if step > 1 else ""))  # fmt: skip
+        why += (
+            f"; each executor pod asks for {request} CPUs instead of {planned}, {lost} fewer "
+            "in all" + (f" (whole cores of {step} threads: full-pcpus-only)" if step > 1 else "")
+        )
     return CpuReservation(reserved, taken, planned, request, why)
 
 
@@ -204,7 +233,7 @@ def memory_reservation(topology: Topology) -> dict[str, object]:
         "memoryManagerPolicy": "Static",
         "reservedMemory": [
             {"numaNode": n.os_index, "limits": {"memory": f"{NODE_RESERVED_MIB}Mi"}} for n in nodes
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -223,19 +252,25 @@ def _memory_cost(placement: Placement, topology: Topology, python_memory: int = 
     for node in topology.cpu_nodes:
         count = sum(1 for j in placement.executors if node.os_index in j.nodes)
         if node.memory is not None and count * pod_mib > node.memory // MIB - NODE_RESERVED_MIB:
-            short.append(f"node {node.os_index} holds {node.memory // MIB - NODE_RESERVED_MIB}Mi "
-                         f"for pods, its executors ask {count * pod_mib}Mi")  # fmt: skip
+            short.append(
+                f"node {node.os_index} holds {node.memory // MIB - NODE_RESERVED_MIB}Mi "
+                f"for pods, its executors ask {count * pod_mib}Mi"
+            )
     if short:
-        text += ("; " + "; ".join(short) + ": the Memory Manager will not admit them, give a "
-                 "smaller --memory-per-executor")  # fmt: skip
+        text += (
+            "; " + "; ".join(short) + ": the Memory Manager will not admit them, give a "
+            "smaller --memory-per-executor"
+        )
     return text
 
 
 # The plugin names the host it reports from by this variable when it is set: in a pod the
 # kernel's hostname is the pod's name, and numaspark keeps what it learns of a host (its
 # topology, spark/learned.py) by the node's name. The downward API gives it.
-NODE_NAME_ENV = {"name": "NUMASPARK_NODE_NAME",
-                 "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}  # fmt: skip
+NODE_NAME_ENV = {
+    "name": "NUMASPARK_NODE_NAME",
+    "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+}
 
 
 def executor_pod_template(cpus: int, memory_mib: int) -> dict[str, object]:
@@ -243,8 +278,11 @@ def executor_pod_template(cpus: int, memory_mib: int) -> dict[str, object]:
     figures from its conf; a sidecar or init container added here must match that too), told
     its node's name."""
     resources = {"cpu": str(cpus), "memory": f"{memory_mib}Mi"}
-    container = {"name": EXECUTOR_CONTAINER, "env": [NODE_NAME_ENV],
-                 "resources": {"requests": dict(resources), "limits": dict(resources)}}  # fmt: skip
+    container = {
+        "name": EXECUTOR_CONTAINER,
+        "env": [NODE_NAME_ENV],
+        "resources": {"requests": dict(resources), "limits": dict(resources)},
+    }
     return {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [container]}}
 
 

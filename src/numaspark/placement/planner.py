@@ -79,13 +79,17 @@ def plan(
     _check_layout_numbers(layout)
     per_node = layout.executors_per_node
     if layout.mode is Mode.LOCAL and per_node is not None and per_node * len(nodes) != 1:
-        raise UsageError(f"local mode runs one JVM, but --executors-per-node {per_node} on "
-                         f"{len(nodes)} node(s) asks for {per_node * len(nodes)}: give "
-                         "--mode standalone (or --master) for several executors")  # fmt: skip
+        raise UsageError(
+            f"local mode runs one JVM, but --executors-per-node {per_node} on "
+            f"{len(nodes)} node(s) asks for {per_node * len(nodes)}: give "
+            "--mode standalone (or --master) for several executors"
+        )
     allowed = len(topology.allowed_cpus)
     if layout.driver_cores > allowed:
-        raise UsageError(f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "
-                         f"CPUs ({topology.allowed_cpus}): give at most {allowed}")  # fmt: skip
+        raise UsageError(
+            f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "
+            f"CPUs ({topology.allowed_cpus}): give at most {allowed}"
+        )
     if binding is Binding.NONE and mem_policy is None:
         policy = None
     else:
@@ -103,8 +107,10 @@ def plan(
     notes: list[str] = []
     assignments = _assign(topology, layout, binding, count, cores, pools, notes)
     if per_core is not None:
-        assignments = [[replace(s, cpus=_first_threads(topology, s.cpus, per_core)) for s in slots]
-                       for slots in assignments]  # fmt: skip
+        assignments = [
+            [replace(s, cpus=_first_threads(topology, s.cpus, per_core)) for s in slots]
+            for slots in assignments
+        ]
         notes.append(_threads_note(topology, per_core))
     heaps = _heaps(topology, layout, binding, policy, assignments, notes)
 
@@ -132,7 +138,7 @@ def plan(
                     _mem_nodes(policy, cpu_nodes, topology),
                     topology,
                     notes,
-                ),  # fmt: skip
+                ),
                 slots=_task_slots(topology, cpus, binding, per_core),
             )
         )
@@ -190,32 +196,38 @@ def _threads_per_core(topology: Topology, layout: Layout, binding: Binding) -> i
         return None
     width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)
     if not 1 <= per_core <= width:
-        raise UsageError(f"--threads-per-core {per_core}: this machine's cores have {width} "
-                         f"hardware thread(s) (numaspark topology): give 1 to {width}")  # fmt: skip
+        raise UsageError(
+            f"--threads-per-core {per_core}: this machine's cores have {width} "
+            f"hardware thread(s) (numaspark topology): give 1 to {width}"
+        )
     if width == 1:
         return None  # one thread per core is all there is: planned as before
     if binding not in (Binding.CORE, Binding.PU):
-        raise UsageError(f"--threads-per-core {per_core} gives each executor whole cores and "
-                         f"{per_core} of their threads: give --bind core or --bind pu "
-                         f"(--bind {binding.value} leaves threads to the kernel)")  # fmt: skip
+        raise UsageError(
+            f"--threads-per-core {per_core} gives each executor whole cores and "
+            f"{per_core} of their threads: give --bind core or --bind pu "
+            f"(--bind {binding.value} leaves threads to the kernel)"
+        )
     return per_core
 
 
 def _first_threads(topology: Topology, cpus: CpuSet, per_core: int) -> CpuSet:
     """The lowest-numbered ``per_core`` hardware threads of each core in ``cpus``."""
-    return CpuSet(cpu for core in topology.cores
-                  for cpu in (core.cpus & cpus).to_list()[:per_core])  # fmt: skip
+    return CpuSet(cpu for core in topology.cores for cpu in (core.cpus & cpus).to_list()[:per_core])
 
 
 def _threads_note(topology: Topology, per_core: int) -> str:
     width = max(len(cpus) for _, cpus in topology.allowed_cores())
-    return (f"threads per core {per_core} of {width}: each executor owns whole cores and runs "
-            f"on {per_core} of each core's hardware threads (the lowest-numbered)"
-            + ("" if per_core == width else "; the others stay idle"))  # fmt: skip
+    return (
+        f"threads per core {per_core} of {width}: each executor owns whole cores and runs "
+        f"on {per_core} of each core's hardware threads (the lowest-numbered)"
+        + ("" if per_core == width else "; the others stay idle")
+    )
 
 
-def _task_slots(topology: Topology, cpus: CpuSet, binding: Binding,
-                per_core: int | None) -> tuple[CpuSet, ...]:  # fmt: skip
+def _task_slots(
+    topology: Topology, cpus: CpuSet, binding: Binding, per_core: int | None
+) -> tuple[CpuSet, ...]:
     """The affinity plugin's slots: at core level a task per core (with threads per core,
     that many tasks share each core's threads), at pu level the core groups the plugin
     splits into one hardware thread a task."""
@@ -237,8 +249,9 @@ def _core_slots(topology: Topology, cpus: CpuSet) -> tuple[CpuSet, ...]:
 class _Pools:
     """Free capacity per node, in the unit the binding hands out."""
 
-    def __init__(self, topology: Topology, binding: Binding, pu_order: PuOrder,
-                 whole_cores: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self, topology: Topology, binding: Binding, pu_order: PuOrder, whole_cores: bool = False
+    ) -> None:
         self.topology = topology
         self.binding = binding
         self.whole_cores = whole_cores or binding is Binding.CORE
@@ -328,8 +341,9 @@ def _assign(
         if per_node and layout.executors is None:
             home = order[index // per_node]
             if pools.capacity(home) < cores:
-                allows = len(_Pools(topology, binding, PuOrder.CORES_FIRST,
-                                    pools.whole_cores).free[home])  # fmt: skip
+                allows = len(
+                    _Pools(topology, binding, PuOrder.CORES_FIRST, pools.whole_cores).free[home]
+                )
                 raise PlacementError(
                     f"node {home} allows {allows} {pools.unit}, too few for {per_node} "
                     f"executor(s) x {cores} cores: lower --cores-per-executor"
@@ -506,15 +520,22 @@ def _mem_nodes(policy: MemPolicy | None, cpu_nodes: CpuSet, topology: Topology) 
     return cpu_nodes & topology.allowed_nodes
 
 
-def _java_options(binding: Binding, cpu_nodes: CpuSet, policy: MemPolicy | None,
-                  mem_nodes: CpuSet, topology: Topology, notes: list[str]) -> tuple[str, ...]:  # fmt: skip
+def _java_options(
+    binding: Binding,
+    cpu_nodes: CpuSet,
+    policy: MemPolicy | None,
+    mem_nodes: CpuSet,
+    topology: Topology,
+    notes: list[str],
+) -> tuple[str, ...]:
     """-XX:+UseNUMA where it takes effect: the JVM switches it off when its memory is bound to
     one node, and when the nodes of its memory mask are not those of its CPUs (JDK-8205051).
     The mask is the policy's nodes under membind or interleave, else every node the process
     may allocate on; an unbound JVM's CPUs are on every node with allowed CPUs."""
     if binding is Binding.NONE:
-        cpu_nodes = CpuSet(n.os_index for n in topology.cpu_nodes
-                           if not n.cpus.isdisjoint(topology.allowed_cpus))  # fmt: skip
+        cpu_nodes = CpuSet(
+            n.os_index for n in topology.cpu_nodes if not n.cpus.isdisjoint(topology.allowed_cpus)
+        )
     bound = policy in (MemPolicy.BIND, MemPolicy.INTERLEAVE) and len(mem_nodes)
     mask = mem_nodes if bound else topology.allowed_nodes
     if len(cpu_nodes) > 1 and cpu_nodes == mask:
@@ -548,11 +569,22 @@ def memory_on(placement: Placement, nodes: CpuSet, topology: Topology | None = N
     """The same CPUs, memory bound to ``nodes`` (remote-memory experiments: CPUs on node i,
     memory on node j); with ``topology``, the nodes must be ones this process may use."""
     if topology is not None and (not nodes or not nodes.issubset(topology.allowed_nodes)):
-        raise UsageError(f"--mem-nodes {nodes or '(none)'}: this machine's allowed NUMA nodes "
-                         f"are {topology.allowed_nodes} (numaspark topology)")  # fmt: skip
+        raise UsageError(
+            f"--mem-nodes {nodes or '(none)'}: this machine's allowed NUMA nodes "
+            f"are {topology.allowed_nodes} (numaspark topology)"
+        )
     # -XX:+UseNUMA stays only where the memory's nodes are still the CPUs' (JDK-8205051)
-    jvms = tuple(replace(j, mem_policy=MemPolicy.BIND, mem_nodes=nodes,
-                         java_options=tuple(o for o in j.java_options
-                                            if o != "-XX:+UseNUMA" or nodes == j.nodes))
-                 if j.runs_tasks else j for j in placement.jvms)  # fmt: skip
+    jvms = tuple(
+        replace(
+            j,
+            mem_policy=MemPolicy.BIND,
+            mem_nodes=nodes,
+            java_options=tuple(
+                o for o in j.java_options if o != "-XX:+UseNUMA" or nodes == j.nodes
+            ),
+        )
+        if j.runs_tasks
+        else j
+        for j in placement.jvms
+    )
     return replace(placement, jvms=jvms, mem_policy=MemPolicy.BIND)

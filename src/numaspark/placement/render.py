@@ -50,8 +50,10 @@ class Binder:
             raise UsageError(f"{BINDER_ENV}={chosen!r}: give numactl or numaspark, or unset it")
         numactl = shutil.which("numactl")
         if chosen == "numactl" and numactl is None:
-            raise ToolMissingError(f"{BINDER_ENV}=numactl but numactl is not on the PATH: "
-                                   f"unset {BINDER_ENV} (numaspark binds by itself)")  # fmt: skip
+            raise ToolMissingError(
+                f"{BINDER_ENV}=numactl but numactl is not on the PATH: "
+                f"unset {BINDER_ENV} (numaspark binds by itself)"
+            )
         if numactl is not None and chosen != "numaspark":
             return cls("numactl", "numactl")
         return cls("numaspark", sys.executable)
@@ -74,8 +76,9 @@ def bind_argv(jvm: JvmPlacement, binder: Binder | None = None) -> list[str]:
     return bindexec_argv(jvm.cpus if bound else None, policy, jvm.mem_nodes, binder.path)
 
 
-def bindexec_argv(cpus: CpuSet | None, policy: str | None, nodes: CpuSet | None,
-                  python: str) -> list[str]:  # fmt: skip
+def bindexec_argv(
+    cpus: CpuSet | None, policy: str | None, nodes: CpuSet | None, python: str
+) -> list[str]:
     """The prefix that runs a command under `numaspark.bindexec` (empty: nothing bound)."""
     args: list[str] = []
     if cpus is not None:
@@ -155,9 +158,12 @@ def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
     """On a cluster numaspark did not start: the plugin shipped with the application
     (``spark.jars``) to bind each executor to a node from inside (node), pin tasks
     (core/pu) and, at every level, report from inside each executor where it runs."""
-    conf = {"spark.plugins": PLUGIN_CLASS, "spark.jars": str(jar_path()),
-            "spark.driver.extraClassPath": str(jar_path()),
-            LEVEL_KEY: placement.binding.value}  # fmt: skip
+    conf = {
+        "spark.plugins": PLUGIN_CLASS,
+        "spark.jars": str(jar_path()),
+        "spark.driver.extraClassPath": str(jar_path()),
+        LEVEL_KEY: placement.binding.value,
+    }
     policy = placement.mem_policy
     if placement.binding is Binding.NODE and policy not in (None, MemPolicy.PREFERRED):
         conf[MEM_POLICY_KEY] = policy.value  # preferred, the plugin's default, is left out
@@ -174,8 +180,11 @@ def inside_slice(topology: Topology, start: int, cores: int) -> CpuSet:
         return nodes[start]
     others = sorted(nodes.keys() - {start})
     for count in range(1, len(others) + 1):
-        held = [c for c in combinations(others, count)
-                if len(nodes[start]) + sum(len(nodes[n]) for n in c) >= cores]  # fmt: skip
+        held = [
+            c
+            for c in combinations(others, count)
+            if len(nodes[start]) + sum(len(nodes[n]) for n in c) >= cores
+        ]
         if held:
             best = min(held, key=lambda c: (sum(_hops(topology, start, n) for n in c), c))
             return CpuSet(cpu for n in (start, *best) for cpu in nodes[n])
@@ -190,12 +199,14 @@ def _hops(topology: Topology, a: int, b: int) -> int:
 def inside_slice_cpus(hosts: Iterable[Topology], cores: int) -> int:
     """The fewest CPUs an executor of ``cores`` is bound to from inside on any of ``hosts``,
     whichever node's slot it gets: its -XX:ActiveProcessorCount (never more than it will have)."""
-    return min(len(inside_slice(host, node.os_index, cores))
-               for host in hosts for node in host.cpu_nodes)  # fmt: skip
+    return min(
+        len(inside_slice(host, node.os_index, cores)) for host in hosts for node in host.cpu_nodes
+    )
 
 
-def bound_from_inside(placement: Placement, slice_known: bool,
-                      slice_cpus: int | None = None) -> Placement:  # fmt: skip
+def bound_from_inside(
+    placement: Placement, slice_known: bool, slice_cpus: int | None = None
+) -> Placement:
     """Executors the plugin will bind to a node from inside (level node, on a cluster
     numaspark did not start). They start unbound, so -XX:+UseNUMA is left out (at start their
     memory mask is not their CPUs' nodes: the JVM would switch it off, JDK-8205051); and the
@@ -213,8 +224,10 @@ def bound_from_inside(placement: Placement, slice_known: bool,
                 options += (f"-XX:ActiveProcessorCount={count}",)
             jvm = replace(jvm, java_options=options)
         jvms.append(jvm)
-    note = ("the affinity plugin binds each executor to a node from inside, as it starts "
-            "(a node slot per host in its lock directory), and moves its memory there")  # fmt: skip
+    note = (
+        "the affinity plugin binds each executor to a node from inside, as it starts "
+        "(a node slot per host in its lock directory), and moves its memory there"
+    )
     return replace(placement, jvms=tuple(jvms), notes=(*placement.notes, note))
 
 
@@ -229,13 +242,15 @@ YARN_ALLOCATION_MB = 1024
 # Spark's application master in client mode (numaspark runs the driver here): spark.yarn.am.memory
 # 512m + 384m overhead, one vcore; a container the NodeManager binds to a node as well.
 SPARK_AM_MB, SPARK_AM_VCORES = 1024, 1
-EXECUTOR_DEFAULT = ("the default container executor suffices (YARN-11196, Hadoop >= 3.4): "
-                    "nothing in this plan needs LinuxContainerExecutor (cgroup CPU enforcement, "
-                    "containers run as the submitting user), so it is not set. On Hadoop 3.1 to "
-                    "3.3 NUMA awareness works only under LinuxContainerExecutor (YARN-5764 docs): "
-                    "there set yarn.nodemanager.container-executor.class to "
-                    "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor and install "
-                    "its setuid container-executor")  # fmt: skip
+EXECUTOR_DEFAULT = (
+    "the default container executor suffices (YARN-11196, Hadoop >= 3.4): "
+    "nothing in this plan needs LinuxContainerExecutor (cgroup CPU enforcement, "
+    "containers run as the submitting user), so it is not set. On Hadoop 3.1 to "
+    "3.3 NUMA awareness works only under LinuxContainerExecutor (YARN-5764 docs): "
+    "there set yarn.nodemanager.container-executor.class to "
+    "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor and install "
+    "its setuid container-executor"
+)
 
 
 def yarn_container_mb(jvm: JvmPlacement, python_memory: int = 0) -> int:
@@ -252,8 +267,9 @@ def python_memory_conf(python_memory: int) -> dict[str, str]:
     return {"spark.executor.pyspark.memory": jvm_size(python_memory)} if python_memory else {}
 
 
-def yarn_settings(placement: Placement, topology: Topology, asked: MemPolicy | None = None,
-                  python_memory: int = 0) -> dict[str, dict[str, str]]:  # fmt: skip
+def yarn_settings(
+    placement: Placement, topology: Topology, asked: MemPolicy | None = None, python_memory: int = 0
+) -> dict[str, dict[str, str]]:
     """yarn-site.xml NodeManager settings (YARN-5764 NUMA awareness) and the Spark side;
     ``python_memory``: each executor's spark.executor.pyspark.memory, in its container.
 
@@ -284,12 +300,19 @@ def yarn_settings(placement: Placement, topology: Topology, asked: MemPolicy | N
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
     spark.update(with_manager(placement))  # pins (core/pu) and reports from executors
-    return {"yarn-site": yarn, "spark": spark, **({"why": why} if why else {}),
-            **plugin_alternative(placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked)}  # fmt: skip
+    return {
+        "yarn-site": yarn,
+        "spark": spark,
+        **({"why": why} if why else {}),
+        **plugin_alternative(
+            placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked
+        ),
+    }
 
 
-def _numa_nodes(placement: Placement, topology: Topology, container_mb: int,
-                why: dict[str, str]) -> dict[str, str]:  # fmt: skip
+def _numa_nodes(
+    placement: Placement, topology: Topology, container_mb: int, why: dict[str, str]
+) -> dict[str, str]:
     """The NodeManager's NUMA nodes as configuration (read-topology false), as
     NumaResourceAllocator.init reads them: node-ids a comma list, ``<N>.memory`` a long in MB
     and ``<N>.cpus`` an int in vcores (an unparsable value stops the NodeManager). It binds a
@@ -314,10 +337,12 @@ def _numa_nodes(placement: Placement, topology: Topology, container_mb: int,
         size = topology.node(node).memory
         if size is not None and memory > size // MIB:
             short.append(f"node {node}: {memory} MB asked, {size // MIB} MB there")
-    why["node sizes"] = (f"each node: its executors' containers ({container_mb} MB, heap + "
-                         f"overhead (+ spark.executor.pyspark.memory) rounded up to "
-                         f"{YARN_ALLOCATION_MB} MB) plus the application "
-                         f"master's ({SPARK_AM_MB} MB, {SPARK_AM_VCORES} vcore)")  # fmt: skip
+    why["node sizes"] = (
+        f"each node: its executors' containers ({container_mb} MB, heap + "
+        f"overhead (+ spark.executor.pyspark.memory) rounded up to "
+        f"{YARN_ALLOCATION_MB} MB) plus the application "
+        f"master's ({SPARK_AM_MB} MB, {SPARK_AM_VCORES} vcore)"
+    )
     if short:
         why["too small"] = "; ".join(short) + ": give a smaller --memory-per-executor"
     return conf
@@ -344,34 +369,53 @@ def _inside(placement: Placement, asked: MemPolicy | None) -> Placement:
     return replace(bound_from_inside(placement, slice_known=True), mem_policy=policy)
 
 
-def plugin_alternative(placement: Placement, sized: dict, manager: str, admin: str, asked: MemPolicy | None,
-                 extra: dict[str, str] | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
+def plugin_alternative(
+    placement: Placement,
+    sized: dict,
+    manager: str,
+    admin: str,
+    asked: MemPolicy | None,
+    extra: dict[str, str] | None = None,
+) -> dict[str, dict[str, str]]:
     """At node binding, the alternative for a cluster whose managers the user cannot change:
     the plugin binds each executor from inside (``spark-plugin``), and which needs what."""
     if placement.binding is not Binding.NODE:
         return {}
     inside = _inside(placement, asked)
-    conf = {k: v for k, v in sized.items() if not k.startswith(CONF_PREFIX)
-            and "extraJavaOptions" not in k and k not in ("spark.plugins", "spark.jars")}  # fmt: skip
+    conf = {
+        k: v
+        for k, v in sized.items()
+        if not k.startswith(CONF_PREFIX)
+        and "extraJavaOptions" not in k
+        and k not in ("spark.plugins", "spark.jars")
+    }
     conf.update({k: v for k, v in spark_conf(inside).items() if "extraJavaOptions" in k})
     conf.update(shipped_plugin_conf(inside))
     conf.update(extra or {})
-    return {"spark-plugin": conf, "which": {
-        f"{manager} + spark": f"needs admin rights ({admin}): the cluster manager binds each "
-                              "container",
-        "spark-plugin": "no admin rights: the plugin binds each executor from inside as it "
-                        "starts; use one of the two, never both for one executor"}}  # fmt: skip
+    return {
+        "spark-plugin": conf,
+        "which": {
+            f"{manager} + spark": f"needs admin rights ({admin}): the cluster manager binds each "
+            "container",
+            "spark-plugin": "no admin rights: the plugin binds each executor from inside as it "
+            "starts; use one of the two, never both for one executor",
+        },
+    }
 
 
-def standalone_settings(placement: Placement, topology: Topology,
-                        asked: MemPolicy | None = None) -> dict[str, dict[str, str]]:  # fmt: skip
+def standalone_settings(
+    placement: Placement, topology: Topology, asked: MemPolicy | None = None
+) -> dict[str, dict[str, str]]:
     """A standing standalone cluster (one numaspark did not start): the plugin's conf, as a
     spark-defaults.conf fragment to paste in, for the level and policy of ``placement``."""
     inside = _inside(placement, asked)
-    conf = {"spark.executor.cores": str(placement.executors[0].cores),
-            "spark.executor.memory": jvm_size(placement.executors[0].heap)}  # fmt: skip
-    conf.update({k: v for k, v in spark_conf(inside).items()
-                 if k == "spark.executor.extraJavaOptions"})  # fmt: skip
+    conf = {
+        "spark.executor.cores": str(placement.executors[0].cores),
+        "spark.executor.memory": jvm_size(placement.executors[0].heap),
+    }
+    conf.update(
+        {k: v for k, v in spark_conf(inside).items() if k == "spark.executor.extraJavaOptions"}
+    )
     conf.update(shipped_plugin_conf(inside))
     conf["spark.executor.extraClassPath"] = str(jar_path())  # a worker's jar, when copied there
     conf.pop("spark.jars")  # the class paths name the jar: copy it to that path on every host

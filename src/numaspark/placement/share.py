@@ -26,8 +26,9 @@ def splits(topology: Topology, count: int, by: str = "auto") -> list[list[CpuSet
     else:
         units = [cpus for _, cpus in topology.allowed_cores()]
     if len(units) < count:
-        raise UsageError(f"{count} workloads need at least {count} cores; this machine allows "
-                         f"{len(units)}")  # fmt: skip
+        raise UsageError(
+            f"{count} workloads need at least {count} cores; this machine allows {len(units)}"
+        )
     found = []
     for sizes in itertools.product(range(1, len(units) + 1), repeat=count):
         if sum(sizes) != len(units):

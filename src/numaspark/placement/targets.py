@@ -28,9 +28,15 @@ class Platform(str, Enum):
     YARN = "yarn"
     K8S = "k8s"
 
-    def settings(self, placement: Placement, topology: Topology, asked: MemPolicy | None = None,
-                 plugin_jar: str | None = None, image: str | None = None,
-                 python_memory: int = 0) -> dict[str, dict]:  # fmt: skip
+    def settings(
+        self,
+        placement: Placement,
+        topology: Topology,
+        asked: MemPolicy | None = None,
+        plugin_jar: str | None = None,
+        image: str | None = None,
+        python_memory: int = 0,
+    ) -> dict[str, dict]:
         """The platform's settings for ``placement`` (``asked``: the memory policy the user
         gave, if any; ``plugin_jar``, ``image``: Kubernetes only; ``python_memory``: each
         executor's spark.executor.pyspark.memory, in YARN's and Kubernetes' sizes); none for
@@ -48,12 +54,16 @@ def target_files(platform: Platform, settings: dict[str, dict], directory: Path)
     """File name -> text for ``plan --out DIRECTORY``; the pod template is named in
     spark-defaults.conf by its absolute path there, as spark-submit reads it where it runs."""
     if platform is Platform.SPARK:
-        raise UsageError("--out writes a cluster manager's files: give --target yarn, k8s or "
-                         "standalone")  # fmt: skip
+        raise UsageError(
+            "--out writes a cluster manager's files: give --target yarn, k8s or standalone"
+        )
     if platform is Platform.STANDALONE:
         conf = settings["spark-defaults.conf"]
-        files = {"spark-defaults.conf": _conf_text(conf, "the affinity plugin for a standalone "
-                                                   "cluster numaspark did not start")}  # fmt: skip
+        files = {
+            "spark-defaults.conf": _conf_text(
+                conf, "the affinity plugin for a standalone cluster numaspark did not start"
+            )
+        }
         return {**files, "README.txt": _readme(platform, files, settings)}
     spark = dict(settings["spark"])
     files: dict[str, str] = {}
@@ -69,13 +79,17 @@ def target_files(platform: Platform, settings: dict[str, dict], directory: Path)
     if "spark-plugin" in settings:
         plugin = dict(settings["spark-plugin"])
         if "spark-plugin-pod-template" in settings:
-            files[PLUGIN_POD_TEMPLATE] = yaml.safe_dump(settings["spark-plugin-pod-template"],
-                                                        sort_keys=False)  # fmt: skip
+            files[PLUGIN_POD_TEMPLATE] = yaml.safe_dump(
+                settings["spark-plugin-pod-template"], sort_keys=False
+            )
             plugin["spark.kubernetes.executor.podTemplateFile"] = str(
                 (directory / PLUGIN_POD_TEMPLATE).resolve()
             )
-        files[PLUGIN_CONF] = _conf_text(plugin, "the plugin binds each executor "
-                                        "from inside: no admin rights; never with the files above")  # fmt: skip
+        files[PLUGIN_CONF] = _conf_text(
+            plugin,
+            "the plugin binds each executor "
+            "from inside: no admin rights; never with the files above",
+        )
     return {**files, "README.txt": _readme(platform, files, settings)}
 
 
@@ -112,13 +126,19 @@ def _conf_text(conf: dict[str, str], what: str) -> str:
 
 
 _ADMIN = {
-    Platform.YARN: ("yarn-site.xml", "needs admin rights: merge it into yarn-site.xml on every "
-                    "NodeManager and restart them; YARN then binds each container to a node"),
-    Platform.K8S: ("kubelet-config.yaml", "needs admin rights: merge it into each node's kubelet "
-                   "configuration (drain the node, remove /var/lib/kubelet/cpu_manager_state and "
-                   "memory_manager_state, restart the kubelet); the kubelet then gives each "
-                   "executor pod exclusive CPUs and memory on its NUMA node"),
-}  # fmt: skip
+    Platform.YARN: (
+        "yarn-site.xml",
+        "needs admin rights: merge it into yarn-site.xml on every "
+        "NodeManager and restart them; YARN then binds each container to a node",
+    ),
+    Platform.K8S: (
+        "kubelet-config.yaml",
+        "needs admin rights: merge it into each node's kubelet "
+        "configuration (drain the node, remove /var/lib/kubelet/cpu_manager_state and "
+        "memory_manager_state, restart the kubelet); the kubelet then gives each "
+        "executor pod exclusive CPUs and memory on its NUMA node",
+    ),
+}
 
 
 def _readme(platform: Platform, files: dict[str, str], settings: dict[str, dict]) -> str:
@@ -130,20 +150,30 @@ def _readme(platform: Platform, files: dict[str, str], settings: dict[str, dict]
     if jar:  # standalone: the class paths name the jar on each host
         lines.append(f"Copy {jar} to that same path on every worker host.")
     if POD_TEMPLATE in files:
-        lines.append(f"{POD_TEMPLATE}: the executor pod, every container Guaranteed with whole "
-                     "CPUs; spark-defaults.conf names it (spark.kubernetes.executor."
-                     "podTemplateFile). A sidecar or init container you add must have requests "
-                     "equal to limits, whole CPUs, or the pod loses its exclusive CPUs. It "
-                     "tells the container its node's name (NUMASPARK_NODE_NAME, downward API): "
-                     "the plugin reports from that host.")  # fmt: skip
-    lines.append("spark-defaults.conf: Spark's side; pass it with spark-submit --properties-file "
-                 "or merge it into $SPARK_HOME/conf/spark-defaults.conf.")  # fmt: skip
+        lines.append(
+            f"{POD_TEMPLATE}: the executor pod, every container Guaranteed with whole "
+            "CPUs; spark-defaults.conf names it (spark.kubernetes.executor."
+            "podTemplateFile). A sidecar or init container you add must have requests "
+            "equal to limits, whole CPUs, or the pod loses its exclusive CPUs. It "
+            "tells the container its node's name (NUMASPARK_NODE_NAME, downward API): "
+            "the plugin reports from that host."
+        )
+    lines.append(
+        "spark-defaults.conf: Spark's side; pass it with spark-submit --properties-file "
+        "or merge it into $SPARK_HOME/conf/spark-defaults.conf."
+    )
     if PLUGIN_CONF in files:
-        lines.append(f"{PLUGIN_CONF}: the alternative for a cluster whose managers you cannot "
-                     "change: no admin rights, the numaspark plugin binds each executor to a node "
-                     "from inside as it starts. Use it instead of the files above, never both "
-                     "for one executor." + (f" {PLUGIN_POD_TEMPLATE}, which it names, only tells "
-                     "each executor its node's name." if PLUGIN_POD_TEMPLATE in files else ""))  # fmt: skip
+        lines.append(
+            f"{PLUGIN_CONF}: the alternative for a cluster whose managers you cannot "
+            "change: no admin rights, the numaspark plugin binds each executor to a node "
+            "from inside as it starts. Use it instead of the files above, never both "
+            "for one executor."
+            + (
+                f" {PLUGIN_POD_TEMPLATE}, which it names, only tells each executor its node's name."
+                if PLUGIN_POD_TEMPLATE in files
+                else ""
+            )
+        )
     for section in ("why", "cost"):
         for key, text in settings.get(section, {}).items():
             lines.append(f"{key}: {text}.")

@@ -48,8 +48,12 @@ def build_membench(force: bool = False) -> Path:
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
-    proc = subprocess.run([compiler, "-O2", "-fopenmp", "-o", str(partial), str(SOURCE)],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [compiler, "-O2", "-fopenmp", "-o", str(partial), str(SOURCE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise NumasparkError(f"compiling {SOURCE.name} failed: {lines[-1] if lines else '?'}")
@@ -66,9 +70,15 @@ class ProbeCommand:
     env: dict[str, str]
 
 
-def plan_probe(topology: Topology, elements: int, loads: int, latency_bytes: int,
-               repeat: int = 5, exe: str = "membench",
-               binder: Binder | None = None) -> list[ProbeCommand]:  # fmt: skip
+def plan_probe(
+    topology: Topology,
+    elements: int,
+    loads: int,
+    latency_bytes: int,
+    repeat: int = 5,
+    exe: str = "membench",
+    binder: Binder | None = None,
+) -> list[ProbeCommand]:
     """The commands for every (CPU node, memory node) pair; CPUs only where allowed. Bound
     with numactl (commands for another machine, or where it is installed), else with
     numaspark's own binder."""
@@ -81,18 +91,33 @@ def plan_probe(topology: Topology, elements: int, loads: int, latency_bytes: int
             continue
         for mem_node in mem_nodes:
             bind = _bind(binder, cpus, f"--cpunodebind={cpu_node.os_index}", mem_node.os_index)
-            commands.append(ProbeCommand(
-                "bandwidth", cpu_node.os_index, mem_node.os_index,
-                [*bind, exe, "bandwidth", str(elements), str(repeat)],
-                {"OMP_NUM_THREADS": str(len(cpus)), "OMP_PROC_BIND": "spread"},
-            ))  # fmt: skip
+            commands.append(
+                ProbeCommand(
+                    "bandwidth",
+                    cpu_node.os_index,
+                    mem_node.os_index,
+                    [*bind, exe, "bandwidth", str(elements), str(repeat)],
+                    {"OMP_NUM_THREADS": str(len(cpus)), "OMP_PROC_BIND": "spread"},
+                )
+            )
             first = min(cpus)
-            commands.append(ProbeCommand(
-                "latency", cpu_node.os_index, mem_node.os_index,
-                [*_bind(binder, CpuSet([first]), f"--physcpubind={first}", mem_node.os_index),
-                 exe, "latency", str(latency_bytes), str(loads)],
-                {"OMP_NUM_THREADS": "1"},
-            ))  # fmt: skip
+            commands.append(
+                ProbeCommand(
+                    "latency",
+                    cpu_node.os_index,
+                    mem_node.os_index,
+                    [
+                        *_bind(
+                            binder, CpuSet([first]), f"--physcpubind={first}", mem_node.os_index
+                        ),
+                        exe,
+                        "latency",
+                        str(latency_bytes),
+                        str(loads),
+                    ],
+                    {"OMP_NUM_THREADS": "1"},
+                )
+            )
     return commands
 
 
@@ -108,8 +133,15 @@ def default_elements(topology: Topology) -> int:
     return max(16 * 2**20, 4 * l3 // 8)
 
 
-def probe_commands(topology: Topology, size: int | None, latency_bytes: int, loads: int,
-                   repeat: int, exe: str, binder: Binder | None = None) -> list[ProbeCommand]:  # fmt: skip
+def probe_commands(
+    topology: Topology,
+    size: int | None,
+    latency_bytes: int,
+    loads: int,
+    repeat: int,
+    exe: str,
+    binder: Binder | None = None,
+) -> list[ProbeCommand]:
     """``plan_probe`` for the options of ``numaspark probe`` (``size``: bytes per STREAM
     array, None for STREAM's rule), with their bounds checked."""
     elements = size // 8 if size else default_elements(topology)
@@ -127,14 +159,20 @@ def run_probe(commands: list[ProbeCommand], on_progress=None) -> dict:
     for i, command in enumerate(commands, 1):
         if on_progress:
             on_progress(i, len(commands), command)
-        proc = subprocess.run(command.argv, capture_output=True, text=True, check=False,
-                              env={**os.environ, **command.env})  # fmt: skip
+        proc = subprocess.run(
+            command.argv,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **command.env},
+        )
         if proc.returncode != 0:
             raise NumasparkError(
                 f"{' '.join(command.argv)} failed: {(proc.stderr.strip() or '?').splitlines()[-1]}"
             )
-        results.append({"cpu_node": command.cpu_node, "mem_node": command.mem_node,
-                        **json.loads(proc.stdout)})  # fmt: skip
+        results.append(
+            {"cpu_node": command.cpu_node, "mem_node": command.mem_node, **json.loads(proc.stdout)}
+        )
     return matrices(results)
 
 
@@ -159,8 +197,12 @@ def matrices(results: list[dict]) -> dict:
 def save_probe(found: dict, topology: Topology, path: Path | None = None) -> Path:
     path = path or probe_path(topology.fingerprint)
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"schema": PROBE_SCHEMA, "topology_fingerprint": topology.fingerprint,
-                "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **found}  # fmt: skip
+    document = {
+        "schema": PROBE_SCHEMA,
+        "topology_fingerprint": topology.fingerprint,
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **found,
+    }
     path.write_text(json.dumps(document, indent=2))
     return path
 
@@ -183,8 +225,12 @@ def load_probe(fingerprint: str) -> dict | None:
 def sustained_bandwidth_bps(probe: dict) -> float | None:
     """The best local triad bandwidth of the machine, in bytes/s."""
     triad = probe.get("bandwidth_mbps", {}).get("triad") or []
-    local = [row[j] for i, row in enumerate(triad) for j in range(len(row))
-             if probe["cpu_nodes"][i] == probe["mem_nodes"][j] and row[j] is not None]  # fmt: skip
+    local = [
+        row[j]
+        for i, row in enumerate(triad)
+        for j in range(len(row))
+        if probe["cpu_nodes"][i] == probe["mem_nodes"][j] and row[j] is not None
+    ]
     values = local or [v for row in triad for v in row if v is not None]
     return max(values) * 1e6 if values else None
 

@@ -15,16 +15,23 @@ from numaspark.topology import CpuSet
 
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
 _PAGE_KB = re.compile(r"\bkernelpagesize_kB=(\d+)")
-_POLICY_NAMES = {"bind": MemPolicy.BIND, "prefer": MemPolicy.PREFERRED,
-                 "preferred": MemPolicy.PREFERRED, "prefer (many)": MemPolicy.PREFERRED,
-                 "interleave": MemPolicy.INTERLEAVE, "weighted interleave": MemPolicy.INTERLEAVE,
-                 "local": MemPolicy.LOCAL}  # fmt: skip
+_POLICY_NAMES = {
+    "bind": MemPolicy.BIND,
+    "prefer": MemPolicy.PREFERRED,
+    "preferred": MemPolicy.PREFERRED,
+    "prefer (many)": MemPolicy.PREFERRED,
+    "interleave": MemPolicy.INTERLEAVE,
+    "weighted interleave": MemPolicy.INTERLEAVE,
+    "local": MemPolicy.LOCAL,
+}
 # The policy field of a numa_maps line, as the kernel's mpol_to_str() writes it: a mode (two
 # of them with a space), optional flags after "=" ("static", "relative", "balancing", joined
 # by "|"), and the nodes after ":" ("default" and "local" have none). hwloc-bind --membind
 # gives "prefer (many):0" (MPOL_PREFERRED_MANY, Linux 5.15+).
-_FIELD = (r"(?P<mode>default|prefer \(many\)|prefer|bind|weighted interleave|interleave|local)"
-          r"(?:=(?P<flags>[a-z|]+))?(?::(?P<nodes>[0-9,-]*))?")  # fmt: skip
+_FIELD = (
+    r"(?P<mode>default|prefer \(many\)|prefer|bind|weighted interleave|interleave|local)"
+    r"(?:=(?P<flags>[a-z|]+))?(?::(?P<nodes>[0-9,-]*))?"
+)
 _POLICY = re.compile(_FIELD)
 _LINE = re.compile(rf"^[0-9a-f]+ (?P<field>{_FIELD})(?= |$)")
 
@@ -104,26 +111,47 @@ class EffectiveJvm:
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
 
     @classmethod
-    def read(cls, planned: JvmPlacement, actual: EffectivePlacement,
-             facts: dict | None = None) -> EffectiveJvm:  # fmt: skip
+    def read(
+        cls, planned: JvmPlacement, actual: EffectivePlacement, facts: dict | None = None
+    ) -> EffectiveJvm:
         """A JVM numaspark placed, as /proc shows it (``facts``: its host and pages, when
         read over SSH)."""
         facts = facts or {}
-        return cls(jvm=planned.name, index=planned.index, pid=actual.pid, cpus=str(actual.cpus),
-                   mems=str(actual.mems), policy=actual.policy, source="proc",
-                   planned_cpus=str(planned.cpus), planned_mem_nodes=str(planned.mem_nodes),
-                   differences=tuple(differences(planned, actual)), host=facts.get("host"),
-                   bytes_per_node=facts.get("bytes_per_node"))  # fmt: skip
+        return cls(
+            jvm=planned.name,
+            index=planned.index,
+            pid=actual.pid,
+            cpus=str(actual.cpus),
+            mems=str(actual.mems),
+            policy=actual.policy,
+            source="proc",
+            planned_cpus=str(planned.cpus),
+            planned_mem_nodes=str(planned.mem_nodes),
+            differences=tuple(differences(planned, actual)),
+            host=facts.get("host"),
+            bytes_per_node=facts.get("bytes_per_node"),
+        )
 
     @classmethod
     def reported(cls, report: PlacementReport, index: int) -> EffectiveJvm:
         """An executor as the affinity plugin reported it from inside (``source`` plugin)."""
-        return cls(jvm=f"executor {report.executor}", index=index, pid=report.pid,
-                   host=report.host, cpus=report.cpus, mems=report.mems, policy=report.policy,
-                   bytes_per_node=report.bytes_per_node or {}, local_share=report.local_share,
-                   pinned_tasks=report.pinned_tasks, task_migrations=report.task_migrations,
-                   chosen_nodes=report.chosen_nodes, choice=report.choice,
-                   binding=report.binding, source="plugin")  # fmt: skip
+        return cls(
+            jvm=f"executor {report.executor}",
+            index=index,
+            pid=report.pid,
+            host=report.host,
+            cpus=report.cpus,
+            mems=report.mems,
+            policy=report.policy,
+            bytes_per_node=report.bytes_per_node or {},
+            local_share=report.local_share,
+            pinned_tasks=report.pinned_tasks,
+            task_migrations=report.task_migrations,
+            chosen_nodes=report.chosen_nodes,
+            choice=report.choice,
+            binding=report.binding,
+            source="plugin",
+        )
 
     def to_dict(self) -> dict:
         """The stored JSON: the fields a source fills (absent ones left out, as before)."""

@@ -44,8 +44,10 @@ class PythonProcess:
         return cls(**known)
 
 
-def python_cpu_s(processes: list[PythonProcess] | tuple[PythonProcess, ...],
-                 roles: tuple[str, ...] = (DAEMON, WORKER)) -> float:  # fmt: skip
+def python_cpu_s(
+    processes: list[PythonProcess] | tuple[PythonProcess, ...],
+    roles: tuple[str, ...] = (DAEMON, WORKER),
+) -> float:
     """The CPU time of ``processes`` in ``roles``, each at its last sighting. A worker that
     lived and ended between two samples is not in it: the daemon ignores SIGCHLD, so the
     kernel reaps its workers and adds their time to no parent's (checked here)."""

@@ -91,8 +91,9 @@ def parse_tree_text(text: str) -> tuple[list[ProcText], int]:
     return found, ticks
 
 
-def python_processes(root: int, tree: list[ProcText], driver: bool = False,
-                     ticks: int = CLK_TCK) -> list[PythonProcess]:  # fmt: skip
+def python_processes(
+    root: int, tree: list[ProcText], driver: bool = False, ticks: int = CLK_TCK
+) -> list[PythonProcess]:
     """The Python processes among ``root``'s descendants ``tree``: daemons, their workers,
     simple workers, and (``driver``: ``root`` is a local-mode driver JVM) the Python process
     it started for the user's script. Other descendants are not Spark's Python: left out."""
@@ -105,11 +106,13 @@ def python_processes(root: int, tree: list[ProcText], driver: bool = False,
     return [_parse(by_pid[pid], role, ticks) for pid, role in sorted(roles.items())]
 
 
-def _role(proc: ProcText, roles: dict[int, str], root: int, driver: bool,
-          by_pid: dict[int, ProcText]) -> str | None:  # fmt: skip
+def _role(
+    proc: ProcText, roles: dict[int, str], root: int, driver: bool, by_pid: dict[int, ProcText]
+) -> str | None:
     parent = roles.get(proc.ppid)
-    if parent == DAEMON and (proc.cmdline == by_pid[proc.ppid].cmdline
-                             or _runs_python(proc.cmdline)):  # fmt: skip
+    if parent == DAEMON and (
+        proc.cmdline == by_pid[proc.ppid].cmdline or _runs_python(proc.cmdline)
+    ):
         # forked: the daemon's command line, the daemon's child (not a helper a launcher
         # such as pyenv's shim runs before it execs Python)
         return WORKER
@@ -142,11 +145,22 @@ def _parse(proc: ProcText, role: str, ticks: int) -> PythonProcess:
     placed = parse_effective(proc.pid, proc.status, proc.numa_maps)
     rest = proc.stat[proc.stat.rindex(")") + 2 :].split()  # after "pid (comm) "
     utime, stime = (int(v) for v in rest[11:13])
-    rss = next((int(line.split()[1]) * 1024 for line in proc.status.splitlines()
-                if line.startswith("VmRSS:")), None)  # fmt: skip
+    rss = next(
+        (
+            int(line.split()[1]) * 1024
+            for line in proc.status.splitlines()
+            if line.startswith("VmRSS:")
+        ),
+        None,
+    )
     return PythonProcess(
-        pid=proc.pid, role=role, cpus=str(placed.cpus), mems=str(placed.mems),
+        pid=proc.pid,
+        role=role,
+        cpus=str(placed.cpus),
+        mems=str(placed.mems),
         policy=placed.policy,
         bytes_per_node={str(n): b for n, b in sorted(pages_per_node(proc.numa_maps).items())},
-        cpu_s=round((utime + stime) / ticks, 2), rss_bytes=rss, threads=int(rest[17]),
-    )  # fmt: skip
+        cpu_s=round((utime + stime) / ticks, 2),
+        rss_bytes=rss,
+        threads=int(rest[17]),
+    )

@@ -116,9 +116,12 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
     layout = placement.layout
     policy = placement.mem_policy.value if placement.mem_policy else "default"
     first = placement.executors[0]
-    width = (f"{first.cores // layout.threads_per_core} cores x {layout.threads_per_core} "
-             f"threads per core ({first.cores} task slots)" if layout.threads_per_core
-             else f"{first.cores} cores")  # fmt: skip
+    width = (
+        f"{first.cores // layout.threads_per_core} cores x {layout.threads_per_core} "
+        f"threads per core ({first.cores} task slots)"
+        if layout.threads_per_core
+        else f"{first.cores} cores"
+    )
     table = Table(
         title=(
             f"Placement: {len(placement.executors)} executor(s) x {width}, "
@@ -155,8 +158,11 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
         lines = [f"task pinning (affinity plugin): each running task on its own {unit}"]
         lines += [f"  {j.name}: {SLOTS_ENV}={';'.join(str(s) for s in j.slots)}" for j in pinned]
         if layout.threads_per_core:  # which hardware threads of each of its cores it runs on
-            lines += [f"  {j.name} owns {len(set(j.slots))} cores, runs on hardware threads "
-                      + " | ".join(str(c) for c in dict.fromkeys(j.slots)) for j in pinned]  # fmt: skip
+            lines += [
+                f"  {j.name} owns {len(set(j.slots))} cores, runs on hardware threads "
+                + " | ".join(str(c) for c in dict.fromkeys(j.slots))
+                for j in pinned
+            ]
         parts.append(Text("\n".join(lines), style="green"))
     if placement.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in placement.notes), style="yellow"))
@@ -167,8 +173,12 @@ def hosts_view(plans: list, driver: str) -> RenderableType:
     """``plan --hosts``: each host's plan under its name, address and topology fingerprint."""
     parts: list[RenderableType] = [Text(f"driver: this machine, reached at {driver}")]
     for found in plans:
-        parts.append(Text.assemble((f"\nhost {found.host.name}", "bold"),
-                                   f" ({found.host.address}), topology {found.topology.fingerprint}"))  # fmt: skip
+        parts.append(
+            Text.assemble(
+                (f"\nhost {found.host.name}", "bold"),
+                f" ({found.host.address}), topology {found.topology.fingerprint}",
+            )
+        )
         parts.append(placement_view(found.placement))
     return Group(*parts)
 
@@ -176,9 +186,11 @@ def hosts_view(plans: list, driver: str) -> RenderableType:
 def spark_defaults_fragment(conf: dict[str, str]) -> RenderableType:
     """``plan --target standalone``: lines to paste into a standing cluster's
     spark-defaults.conf (the jar must be at the class paths' path on every host)."""
-    text = ("# numaspark: the affinity plugin, for a standalone cluster numaspark did not start;\n"
-            f"# copy {conf.get('spark.executor.extraClassPath', 'the jar')} to the same path on "
-            "every worker host\n" + spark_defaults_text(conf))  # fmt: skip
+    text = (
+        "# numaspark: the affinity plugin, for a standalone cluster numaspark did not start;\n"
+        f"# copy {conf.get('spark.executor.extraClassPath', 'the jar')} to the same path on "
+        "every worker host\n" + spark_defaults_text(conf)
+    )
     return Text(text)  # printed with soft_wrap: pasted whole, never wrapped
 
 
@@ -198,8 +210,14 @@ def settings_view(title: str, sections: dict[str, dict[str, object]]) -> Rendera
 def launch_view(record: dict) -> Table:
     """One row per launched process: planned vs effective placement, where its pages were."""
     table = Table(title="Launched processes: planned, effective, pages per node")
-    for column in ("process", "planned CPUs / memory", "effective CPUs / policy", "pages per node",
-                   "memory", "status"):  # fmt: skip
+    for column in (
+        "process",
+        "planned CPUs / memory",
+        "effective CPUs / policy",
+        "pages per node",
+        "memory",
+        "status",
+    ):
         table.add_column(column)
     for entry in record["processes"]:
         planned = entry["planned"]
@@ -215,8 +233,14 @@ def launch_view(record: dict) -> Table:
         )
         problems = "; ".join(entry.get("problems", []))
         status = entry["status"] + (f"\n[red]{problems}[/]" if problems else "")
-        table.add_row(entry["name"], f"{planned['cpus']} / {mem}", seen, shares or "-",
-                      entry.get("memory", "-"), status)  # fmt: skip
+        table.add_row(
+            entry["name"],
+            f"{planned['cpus']} / {mem}",
+            seen,
+            shares or "-",
+            entry.get("memory", "-"),
+            status,
+        )
     return table
 
 
@@ -228,9 +252,12 @@ def warning_lines(warnings: list[str]) -> list[str]:
     spread = [w for w in warnings if "spread" in w]
     others = [w for w in dict.fromkeys(warnings) if w not in spread]
     if len(spread) > 2:
-        others.insert(0, f"{len(spread)} configurations vary by more than 10% between "
-                         "iterations: run more repetitions (--repeat), larger inputs (--size), "
-                         "or quiet the machine (numaspark doctor)")  # fmt: skip
+        others.insert(
+            0,
+            f"{len(spread)} configurations vary by more than 10% between "
+            "iterations: run more repetitions (--repeat), larger inputs (--size), "
+            "or quiet the machine (numaspark doctor)",
+        )
     else:
         others[:0] = spread
     return others
@@ -250,11 +277,16 @@ def run_lines(results: list) -> list[str]:
     if found:
         lines += ["", "Readings (last measured run):", *(f"  {line}" for line in found)]
     for e in last_ok.effective_placement:
-        lines.append(f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
-                     f"nodes {e.mems}, policy {e.policy}")  # fmt: skip
-        lines += [f"  its Python {p.role} (pid {p.pid}{', ended' if p.ended else ''}): CPUs "
-                  f"{p.cpus}, policy {p.policy}, {_pages(p.bytes_per_node)}, "
-                  f"{p.cpu_s or 0:.1f} s CPU" for p in e.python]  # fmt: skip
+        lines.append(
+            f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
+            f"nodes {e.mems}, policy {e.policy}"
+        )
+        lines += [
+            f"  its Python {p.role} (pid {p.pid}{', ended' if p.ended else ''}): CPUs "
+            f"{p.cpus}, policy {p.policy}, {_pages(p.bytes_per_node)}, "
+            f"{p.cpu_s or 0:.1f} s CPU"
+            for p in e.python
+        ]
     return lines
 
 
@@ -265,18 +297,32 @@ def _pages(bytes_per_node: dict[str, int]) -> str:
 
 
 def cosched_table(rows: list[dict], window_s: float, warmup_s: float) -> Table:
-    table = Table(title=f"co-scheduled for {window_s:.0f} s (after {warmup_s:.0f} s warm-up)",
-                  title_justify="left")  # fmt: skip
-    for column in ("split", "workload", "CPUs", "completions", "median s", "switches/s",
-                   "remote pages"):  # fmt: skip
+    table = Table(
+        title=f"co-scheduled for {window_s:.0f} s (after {warmup_s:.0f} s warm-up)",
+        title_justify="left",
+    )
+    for column in (
+        "split",
+        "workload",
+        "CPUs",
+        "completions",
+        "median s",
+        "switches/s",
+        "remote pages",
+    ):
         table.add_column(column, justify="left" if column in ("split", "workload") else "right")
     for r in rows:
         remote, median = r["remote_page_share"], r["median_completion_s"]
         switches = r["context_switches_per_s"]
-        table.add_row(r["split"], r["workload"], r["cpus"], str(r["completions"]),
-                      "-" if median is None else f"{median:.2f}",
-                      "-" if switches is None else f"{switches:,.0f}",
-                      "-" if remote is None else f"{remote:.1%}")  # fmt: skip
+        table.add_row(
+            r["split"],
+            r["workload"],
+            r["cpus"],
+            str(r["completions"]),
+            "-" if median is None else f"{median:.2f}",
+            "-" if switches is None else f"{switches:,.0f}",
+            "-" if remote is None else f"{remote:.1%}",
+        )
     return table
 
 
@@ -285,25 +331,36 @@ def whatif_table(app_id: str, measured_s: float, predictions: list) -> Table:
     for column in ("cores", "predicted s", "utilisation", "critical path s", "driver only s"):
         table.add_column(column, justify="right")
     for p in predictions:
-        table.add_row(str(p.cores), f"{p.time_s:.1f}", f"{p.utilisation:.0%}",
-                      f"{p.critical_path_s:.1f}", f"{p.driver_s:.1f}")  # fmt: skip
+        table.add_row(
+            str(p.cores),
+            f"{p.time_s:.1f}",
+            f"{p.utilisation:.0%}",
+            f"{p.critical_path_s:.1f}",
+            f"{p.driver_s:.1f}",
+        )
     return table
 
 
 def classification_table(found, directory: object) -> Table:
-    table = Table(title=f"{directory}: configurations by what explains their time",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{directory}: configurations by what explains their time", title_justify="left"
+    )
     for column in ("configuration", "runs", "median s", "vs best", "group", "evidence"):
-        table.add_column(column, justify="right" if column in ("runs", "median s", "vs best")
-                         else "left")  # fmt: skip
+        table.add_column(
+            column, justify="right" if column in ("runs", "median s", "vs best") else "left"
+        )
     best = found.configs[0].wall_s
     for c in found.configs:
         for number, label in enumerate(c.labels):
             first = number == 0
-            table.add_row(c.label if first else "", str(c.runs) if first else "",
-                          f"{c.wall_s:.2f}" if first else "",
-                          f"{c.wall_s / best - 1:+.0%}" if first else "", label.text,
-                          _evidence_text(label.evidence))  # fmt: skip
+            table.add_row(
+                c.label if first else "",
+                str(c.runs) if first else "",
+                f"{c.wall_s:.2f}" if first else "",
+                f"{c.wall_s / best - 1:+.0%}" if first else "",
+                label.text,
+                _evidence_text(label.evidence),
+            )
     return table
 
 
@@ -328,8 +385,13 @@ def _fmt(value: object) -> str:
 def advice_lines(advices: list, show_all: bool) -> list[str]:
     """The findings of each advice with their severity colour, recommendation and command."""
 
-    colours = {Severity.NONE: "green", Severity.LOW: "cyan", Severity.MODERATE: "yellow",
-               Severity.SEVERE: "red", Severity.CRITICAL: "bold red"}  # fmt: skip
+    colours = {
+        Severity.NONE: "green",
+        Severity.LOW: "cyan",
+        Severity.MODERATE: "yellow",
+        Severity.SEVERE: "red",
+        Severity.CRITICAL: "bold red",
+    }
     lines = []
     for advice in advices:
         lines.append(f"[bold]{advice.subject}[/]: worst {advice.worst.word}")
@@ -351,8 +413,10 @@ def advice_lines(advices: list, show_all: bool) -> list[str]:
 
 
 def trials_table(found, space, value_name: str) -> Table:
-    table = Table(title=f"{len(found.trials)} trial(s) of {len(space.candidates)} candidates",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{len(found.trials)} trial(s) of {len(space.candidates)} candidates",
+        title_justify="left",
+    )
     table.add_column("#", justify="right")
     for name in space.names:
         table.add_column(name)
@@ -362,8 +426,12 @@ def trials_table(found, space, value_name: str) -> Table:
     for trial in found.trials:
         value = "failed" if trial.value is None else f"{trial.value:.4g}"
         mark = " best" if best is not None and trial.number == best.number else ""
-        table.add_row(str(trial.number), *(str(trial.params[n]) for n in space.names),
-                      value + mark, trial.source)  # fmt: skip
+        table.add_row(
+            str(trial.number),
+            *(str(trial.params[n]) for n in space.names),
+            value + mark,
+            trial.source,
+        )
     return table
 
 
@@ -373,11 +441,15 @@ def fit_views(name: str, found: dict) -> list[RenderableType]:
     for column in ("concurrency", "time s", "speedup", "efficiency"):
         rows.add_column(column, justify="right")
     for r in found["points"]:
-        rows.add_row(f"{r['p']:g}", f"{r['time_s']:.2f}", f"{r['speedup']:.2f}",
-                     f"{r['efficiency']:.0%}")  # fmt: skip
+        rows.add_row(
+            f"{r['p']:g}", f"{r['time_s']:.2f}", f"{r['speedup']:.2f}", f"{r['efficiency']:.0%}"
+        )
     usl, amdahl = found["models"]["usl"], found["models"]["amdahl"]
-    peak = (f"peak at {usl['peak_concurrency']:.1f} concurrent tasks"
-            if usl["peak_concurrency"] else "no peak (kappa = 0)")  # fmt: skip
+    peak = (
+        f"peak at {usl['peak_concurrency']:.1f} concurrent tasks"
+        if usl["peak_concurrency"]
+        else "no peak (kappa = 0)"
+    )
     knee = f"{found['knee']:g}" if found["knee"] is not None else "none"
     lines = [
         f"USL: sigma (contention) {usl['sigma']:.4f}, kappa (coherency) {usl['kappa']:.5f}, "
@@ -385,17 +457,21 @@ def fit_views(name: str, found: dict) -> list[RenderableType]:
         f"Amdahl: serial fraction {amdahl['sigma']:.4f}, T(1) {amdahl['t1']:.2f} s, "
         f"fit RMSE {amdahl['rmse_s']:.2f} s",
         f"knee (last concurrency at >= 80% efficiency): {knee}",
-        *(f"predicted at {p['p']:g}: USL {p['usl_time_s']:.2f} s, Amdahl "
-          f"{p['amdahl_time_s']:.2f} s" for p in found["predictions"]),
-    ]  # fmt: skip
+        *(
+            f"predicted at {p['p']:g}: USL {p['usl_time_s']:.2f} s, Amdahl "
+            f"{p['amdahl_time_s']:.2f} s"
+            for p in found["predictions"]
+        ),
+    ]
     return [rows, Text("\n".join(lines))]
 
 
 def study_lines(kind: str, configs: list, medians: dict[str, float]) -> list[str]:
     """What a study concludes under its table: the scaling fits, the HT effectiveness."""
     if kind == "scaling":
-        return scaling_lines([(c.layout.cores_per_executor, medians[c.label])
-                              for c in configs if c.label in medians])  # fmt: skip
+        return scaling_lines(
+            [(c.layout.cores_per_executor, medians[c.label]) for c in configs if c.label in medians]
+        )
     if kind == "smt":
         return [smt_line({c.note: medians.get(c.label) for c in configs})]
     return []
@@ -408,14 +484,18 @@ def scaling_lines(points: list[tuple[float, float]]) -> list[str]:
 
     if len(points) < 2:
         return ["scaling: fewer than two concurrency levels measured, nothing to fit"]
-    lines = [f"p={row['p']:g}: speedup {row['speedup']:.2f}, efficiency {row['efficiency']:.0%}"
-             for row in efficiency_table(points)]  # fmt: skip
+    lines = [
+        f"p={row['p']:g}: speedup {row['speedup']:.2f}, efficiency {row['efficiency']:.0%}"
+        for row in efficiency_table(points)
+    ]
     amdahl = fit(points, "amdahl")
     lines.append(f"Amdahl serial fraction {amdahl.sigma:.3f}; knee {knee(points)}")
     if len(points) >= 3:
         usl = fit(points, "usl")
-        lines.append(f"USL sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f}, peak "
-                     f"{usl.peak if usl.peak else 'none'}")  # fmt: skip
+        lines.append(
+            f"USL sigma {usl.sigma:.4f}, kappa {usl.kappa:.5f}, peak "
+            f"{usl.peak if usl.peak else 'none'}"
+        )
     return lines
 
 
@@ -438,13 +518,17 @@ def probe_table(found: dict) -> Table:
         table.add_column(column)
     for node in found["mem_nodes"]:
         table.add_column(f"memory node {node}", justify="right")
-    blocks = [*((f"{k} MB/s", found["bandwidth_mbps"][k]) for k in KERNELS),
-              ("latency ns", found["latency_ns"])]  # fmt: skip
+    blocks = [
+        *((f"{k} MB/s", found["bandwidth_mbps"][k]) for k in KERNELS),
+        ("latency ns", found["latency_ns"]),
+    ]
     for name, rows in blocks:
         for node, row in zip(found["cpu_nodes"], rows, strict=True):
-            table.add_row(name, f"node {node}",
-                          *("-" if v is None else f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
-                            for v in row))  # fmt: skip
+            table.add_row(
+                name,
+                f"node {node}",
+                *("-" if v is None else f"{v:,.1f}" if v < 100 else f"{v:,.0f}" for v in row),
+            )
     return table
 
 
@@ -454,9 +538,15 @@ def doctor_table(results: list, version: str) -> Table:
     table.add_column("finding")
     style = {"state": "", "advice": "cyan", "warning": "yellow", "error": "bold red"}
     for name, messages in results:
-        table.add_row(name, "\n".join(
-            f"[{style[m.level]}]{m.level + ': ' if m.level != 'state' else ''}{m.text}[/]"
-            if style[m.level] else m.text for m in messages))  # fmt: skip
+        table.add_row(
+            name,
+            "\n".join(
+                f"[{style[m.level]}]{m.level + ': ' if m.level != 'state' else ''}{m.text}[/]"
+                if style[m.level]
+                else m.text
+                for m in messages
+            ),
+        )
     return table
 
 
@@ -464,30 +554,50 @@ def cluster_table(state: dict) -> Table:
     """``cluster status``: the master's view and where each worker really runs."""
     table = Table(title=f"{state['master_url']}: {state['status'] or '?'}", title_justify="left")
     hosts = any(w.get("host") for w in state["workers"])
-    for column in ("host",) * hosts + ("worker", "state", "cores", "memory MB", "pid",
-                                       "launch prefix", "effective CPUs / policy", "pages per node"):  # fmt: skip
+    for column in ("host",) * hosts + (
+        "worker",
+        "state",
+        "cores",
+        "memory MB",
+        "pid",
+        "launch prefix",
+        "effective CPUs / policy",
+        "pages per node",
+    ):
         table.add_column(column)
     for w in state["workers"]:
         seen = w["effective"]
         table.add_row(
             *((w.get("host") or "-",) if hosts else ()),
-            str(w["index"]), w["state"], str(w["cores"]), str(w["memory_mb"]), str(w["pid"]),
+            str(w["index"]),
+            w["state"],
+            str(w["cores"]),
+            str(w["memory_mb"]),
+            str(w["pid"]),
             " ".join(w["prefix"]) or "(unbound)",
             f"{seen['cpus']} / {seen['policy']}" if seen else "(gone)",
             ", ".join(f"N{n} {b >> 20} MiB" for n, b in w["bytes_per_node"].items()) or "-",
-        )  # fmt: skip
+        )
     return table
 
 
 def yarn_table(state: dict) -> Table:
     """``cluster status`` of a mini YARN: the ResourceManager's view of its NodeManagers."""
-    table = Table(title=f"yarn: {state['status'] or '?'} at {state['rm_webapp']} (HADOOP_CONF_DIR="
-                        f"{state['hadoop_conf_dir']})", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"yarn: {state['status'] or '?'} at {state['rm_webapp']} (HADOOP_CONF_DIR="
+        f"{state['hadoop_conf_dir']})",
+        title_justify="left",
+    )
     for column in ("NodeManager", "state", "containers", "vcores free", "memory free MB"):
         table.add_column(column)
     for n in state["nodes"]:
-        table.add_row(str(n["id"]), str(n["state"]), str(n["containers"]), str(n["vcores_free"]),
-                      str(n["memory_free_mb"]))  # fmt: skip
+        table.add_row(
+            str(n["id"]),
+            str(n["state"]),
+            str(n["containers"]),
+            str(n["vcores_free"]),
+            str(n["memory_free_mb"]),
+        )
     return table
 
 
@@ -511,8 +621,10 @@ def log_lines(log, summary: dict) -> list[str]:
 
     return [
         f"[bold]{log.app_id}[/] {log.app_name or ''} (Spark {log.spark_version or '?'}) {log.path}",
-        *sparkmeasure_lines(summary["aggregates"]), "", "Readings:",
+        *sparkmeasure_lines(summary["aggregates"]),
+        "",
+        "Readings:",
         *(f"  {line}" for line in summary["readings"]),
         "  (CPU, context switches, NUMA pages and counters are recorded by numaspark run; "
         "an event log alone does not have them)",
-    ]  # fmt: skip
+    ]

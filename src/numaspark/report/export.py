@@ -9,8 +9,18 @@ import pandas as pd
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult, by_configuration
 
-RUN_COLUMNS = ("workload", "size", "mode", "binding", "mem_policy", "executors",
-               "cores_per_executor", "label", "warmup", "repetition")  # fmt: skip
+RUN_COLUMNS = (
+    "workload",
+    "size",
+    "mode",
+    "binding",
+    "mem_policy",
+    "executors",
+    "cores_per_executor",
+    "label",
+    "warmup",
+    "repetition",
+)
 
 
 def results_frame(results: list[RunResult]) -> pd.DataFrame:
@@ -48,8 +58,9 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
         raise UsageError(f"{path}: write .csv or .parquet")
 
 
-def export_results(results: list[RunResult], runs: list[Path | None],
-                   configs: Path | None = None) -> list[str]:  # fmt: skip
+def export_results(
+    results: list[RunResult], runs: list[Path | None], configs: Path | None = None
+) -> list[str]:
     """One row per run to each of ``runs`` (.csv or .parquet), one row per configuration to
     ``configs``; what was written."""
     written = []
@@ -81,8 +92,15 @@ CONF_COLUMNS = {
 }
 
 
-CONFIG_COLUMNS = ("workload", "size", "mode", "executors", "cores_per_executor", "binding",
-                  "mem_policy")  # fmt: skip
+CONFIG_COLUMNS = (
+    "workload",
+    "size",
+    "mode",
+    "executors",
+    "cores_per_executor",
+    "binding",
+    "mem_policy",
+)
 
 
 def config_frame(results: list[RunResult], value: str = "wall_s") -> pd.DataFrame:

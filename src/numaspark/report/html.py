@@ -37,8 +37,18 @@ from numaspark.topology import Topology, load
 from numaspark.topology.cpuset import CpuSet
 from numaspark.topology.model import Package
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 MAX_TIME_SERIES = 40  # applications with a time series in the report (the latest ones)
 
@@ -65,9 +75,16 @@ class ConfigRow:
 
 
 def _configs(results: list[RunResult], classes: dict[str, list[str]]) -> list[ConfigRow]:
-    rows = [ConfigRow(key, runs[0].spec.title, runs[0].spec,
-                      [r.wall_time_s for r in runs], classes.get(key, []))  # type: ignore[misc]
-            for key, runs in by_configuration(results).items()]  # fmt: skip
+    rows = [
+        ConfigRow(
+            key,
+            runs[0].spec.title,
+            runs[0].spec,
+            [r.wall_time_s for r in runs],
+            classes.get(key, []),
+        )  # type: ignore[misc]
+        for key, runs in by_configuration(results).items()
+    ]
     return sorted(rows, key=lambda c: c.median)
 
 
@@ -81,8 +98,9 @@ def _conf_text(spec: RunSpec) -> str:
 
 def _div(fig, div_id: str) -> str:
     # "plot-" keeps the div's id apart from its section's (Plotly draws into the first match)
-    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{div_id}",
-                       config=PLOT_CONFIG)  # fmt: skip
+    return fig.to_html(
+        full_html=False, include_plotlyjs=False, div_id=f"plot-{div_id}", config=PLOT_CONFIG
+    )
 
 
 def _dropdown(fig, groups: list[tuple[str, list[int]]], total: int) -> None:
@@ -92,8 +110,11 @@ def _dropdown(fig, groups: list[tuple[str, list[int]]], total: int) -> None:
         visible = [i in traces for i in range(total)]
         buttons.append({"label": label[:80], "method": "update", "args": [{"visible": visible}]})
     if len(groups) > 1:
-        fig.update_layout(updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.18,
-                                        "yanchor": "top"}])  # fmt: skip
+        fig.update_layout(
+            updatemenus=[
+                {"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.18, "yanchor": "top"}
+            ]
+        )
 
 
 def layout_heatmap(configs: list[ConfigRow]) -> Plot | None:
@@ -116,17 +137,37 @@ def layout_heatmap(configs: list[ConfigRow]) -> Plot | None:
         executors = sorted({e for e, _ in cells})
         cores = sorted({c for _, c in cells})
         z = [[cells[(e, c)].median if (e, c) in cells else None for c in cores] for e in executors]
-        text = [[(f"{cells[(e, c)].median:.2f} s<br>{'; '.join(cells[(e, c)].classes)}"
-                  if (e, c) in cells else "cannot run") for c in cores] for e in executors]  # fmt: skip
-        fig.add_trace(go.Heatmap(z=z, x=[str(c) for c in cores], y=[str(e) for e in executors],
-                                 text=text, texttemplate="%{text}", colorscale="Viridis",
-                                 reversescale=True, visible=number == 0, name=name,
-                                 colorbar={"title": "median s"},
-                                 hovertemplate="%{y} executors x %{x} cores: %{text}<extra></extra>"))  # fmt: skip
+        text = [
+            [
+                (
+                    f"{cells[(e, c)].median:.2f} s<br>{'; '.join(cells[(e, c)].classes)}"
+                    if (e, c) in cells
+                    else "cannot run"
+                )
+                for c in cores
+            ]
+            for e in executors
+        ]
+        fig.add_trace(
+            go.Heatmap(
+                z=z,
+                x=[str(c) for c in cores],
+                y=[str(e) for e in executors],
+                text=text,
+                texttemplate="%{text}",
+                colorscale="Viridis",
+                reversescale=True,
+                visible=number == 0,
+                name=name,
+                colorbar={"title": "median s"},
+                hovertemplate="%{y} executors x %{x} cores: %{text}<extra></extra>",
+            )
+        )
         menu.append((name, [number]))
     _dropdown(fig, menu, len(groups))
-    fig.update_layout(xaxis_title="cores per executor", yaxis_title="executors",
-                      height=420, margin={"t": 70})  # fmt: skip
+    fig.update_layout(
+        xaxis_title="cores per executor", yaxis_title="executors", height=420, margin={"t": 70}
+    )
     note = "" if len(groups) == 1 else f"{len(groups)} groups: pick one in the menu"
     return Plot(
         "layout-grid",
@@ -143,8 +184,10 @@ def binding_bars(configs: list[ConfigRow]) -> Plot | None:
     groups: dict[str, dict[str, ConfigRow]] = {}
     for c in configs:
         spec = c.spec
-        layout = (f"{spec.mode} {spec.executors or 1}x"
-                  f"{spec.cores_per_executor or 'all'} {_conf_text(spec)}").strip()  # fmt: skip
+        layout = (
+            f"{spec.mode} {spec.executors or 1}x"
+            f"{spec.cores_per_executor or 'all'} {_conf_text(spec)}"
+        ).strip()
         note = c.label.split(" ")[0] if c.label[:1].isdigit() else ""  # a study's nU / nB
         key = f"{spec.binding}{' mem=' + spec.mem_policy if spec.mem_policy else ''}"
         groups.setdefault(layout, {})[key + (f" ({note})" if note else "")] = c
@@ -157,14 +200,26 @@ def binding_bars(configs: list[ConfigRow]) -> Plot | None:
     for number, binding in enumerate(bindings):
         rows = [groups[g].get(binding) for g in layouts]
         y = [r.median if r else None for r in rows]
-        fig.add_trace(go.Bar(
-            name=binding, x=layouts, y=y, marker_color=PALETTE[number % len(PALETTE)],
-            error_y={"type": "data", "symmetric": False,
-                     "array": [max(r.walls) - r.median if r else 0 for r in rows],
-                     "arrayminus": [r.median - min(r.walls) if r else 0 for r in rows]},
-        ))  # fmt: skip
-    fig.update_layout(barmode="group", yaxis_title="wall time per iteration, s (median, min-max)",
-                      height=460, legend_title="binding")  # fmt: skip
+        fig.add_trace(
+            go.Bar(
+                name=binding,
+                x=layouts,
+                y=y,
+                marker_color=PALETTE[number % len(PALETTE)],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [max(r.walls) - r.median if r else 0 for r in rows],
+                    "arrayminus": [r.median - min(r.walls) if r else 0 for r in rows],
+                },
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        yaxis_title="wall time per iteration, s (median, min-max)",
+        height=460,
+        legend_title="binding",
+    )
     return Plot("bindings", "Bindings compared", _div(fig, "bindings"))
 
 
@@ -191,21 +246,36 @@ def speedup_plot(configs: list[ConfigRow]) -> Plot | None:
         colour = PALETTE[number % len(PALETTE)]
         points = sorted(by_p.items())
         table = efficiency_table([(float(p), t) for p, t in points])
-        fig.add_trace(go.Scatter(x=[r["p"] for r in table], y=[r["speedup"] for r in table],
-                                 mode="markers", name=f"{name} (measured)",
-                                 marker={"color": colour, "size": 10}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[r["p"] for r in table],
+                y=[r["speedup"] for r in table],
+                mode="markers",
+                name=f"{name} (measured)",
+                marker={"color": colour, "size": 10},
+            )
+        )
         model = fit([(float(p), t) for p, t in points], "usl" if len(points) >= 3 else "amdahl")
         grid = [1 + i * (points[-1][0] - 1) / 50 for i in range(51)]
-        fig.add_trace(go.Scatter(x=grid, y=[model.speedup(p) for p in grid], mode="lines",
-                                 name=f"{name} ({model.model}, sigma {model.sigma:.3f})",
-                                 line={"color": colour, "dash": "dash"}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=grid,
+                y=[model.speedup(p) for p in grid],
+                mode="lines",
+                name=f"{name} ({model.model}, sigma {model.sigma:.3f})",
+                line={"color": colour, "dash": "dash"},
+            )
+        )
         found = knee([(float(p), t) for p, t in points])
         if found is not None:
             fig.add_vline(x=found, line_dash="dot", line_color=colour)
             notes.append(f"{name}: knee at p={found:g}")
     top = max(max(v) for v in series.values())
-    fig.add_trace(go.Scatter(x=[1, top], y=[1, top], mode="lines", name="linear",
-                             line={"color": "#999", "width": 1}))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[1, top], y=[1, top], mode="lines", name="linear", line={"color": "#999", "width": 1}
+        )
+    )
     fig.update_layout(xaxis_title="concurrent tasks p", yaxis_title="speedup T(1)/T(p)", height=440)
     return Plot(
         "speedup",
@@ -224,12 +294,16 @@ def cosched_plot(rows: list[dict]) -> Plot | None:
     for number, bound in enumerate((True, False)):
         chosen = [r for r in rows if bool(r.get("bound")) is bound]
         if chosen:
-            fig.add_trace(go.Bar(
-                name="bound" if bound else "unbound",
-                x=[f"{r['workload']} ({r['split']})" for r in chosen],
-                y=[r["completions"] for r in chosen], marker_color=PALETTE[number],
-                text=[r["completions"] for r in chosen], textposition="auto",
-            ))  # fmt: skip
+            fig.add_trace(
+                go.Bar(
+                    name="bound" if bound else "unbound",
+                    x=[f"{r['workload']} ({r['split']})" for r in chosen],
+                    y=[r["completions"] for r in chosen],
+                    marker_color=PALETTE[number],
+                    text=[r["completions"] for r in chosen],
+                    textposition="auto",
+                )
+            )
     fig.update_layout(barmode="group", yaxis_title="completions in the window", height=420)
     return Plot("cosched", "Co-scheduling: completions per workload", _div(fig, "cosched"))
 
@@ -277,9 +351,16 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
         if path and Path(path).exists():
             apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("CPU utilisation (machine)",
-                                        "JVM and Python resident memory per NUMA node"))  # fmt: skip
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=(
+            "CPU utilisation (machine)",
+            "JVM and Python resident memory per NUMA node",
+        ),
+    )
     menu, count = [], 0
     for number, (label, path) in enumerate(chosen):
         found = _series(path)
@@ -287,14 +368,33 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
             continue
         times, cpu, nodes = found
         traces = [count]
-        fig.add_trace(go.Scatter(x=times, y=cpu, mode="lines", name="CPU", visible=not menu,
-                                 line={"color": PALETTE[0]}), row=1, col=1)  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=times,
+                y=cpu,
+                mode="lines",
+                name="CPU",
+                visible=not menu,
+                line={"color": PALETTE[0]},
+            ),
+            row=1,
+            col=1,
+        )
         count += 1
         for index, (node, (xs, ys)) in enumerate(sorted(nodes.items())):
-            fig.add_trace(go.Scatter(x=xs, y=[v / 2**20 for v in ys], mode="lines",
-                                     name=f"node {node}", visible=not menu, stackgroup=f"m{number}",
-                                     line={"color": PALETTE[(index + 1) % len(PALETTE)]}),
-                          row=2, col=1)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=[v / 2**20 for v in ys],
+                    mode="lines",
+                    name=f"node {node}",
+                    visible=not menu,
+                    stackgroup=f"m{number}",
+                    line={"color": PALETTE[(index + 1) % len(PALETTE)]},
+                ),
+                row=2,
+                col=1,
+            )
             traces.append(count)
             count += 1
         menu.append((label, traces))
@@ -305,8 +405,9 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     fig.update_yaxes(title_text="MiB", row=2, col=1)
     fig.update_xaxes(title_text="seconds since the application started", row=2, col=1)
     fig.update_layout(height=560, margin={"t": 90})
-    note = (f"{len(menu)} application(s): pick one in the menu"
-            + (f" (the latest {MAX_TIME_SERIES} of {len(apps)})" if len(apps) > len(chosen) else ""))  # fmt: skip
+    note = f"{len(menu)} application(s): pick one in the menu" + (
+        f" (the latest {MAX_TIME_SERIES} of {len(apps)})" if len(apps) > len(chosen) else ""
+    )
     return Plot("timeseries", "CPU and per-node memory over time", _div(fig, "timeseries"), note)
 
 
@@ -336,19 +437,25 @@ def topology_svg(topology: Topology, placement: Placement) -> str:
             core_w = ways * pu_w + 8
             columns = min(per_row, max(1, len(cores)))
             memory = node.memory
-            title = (f"NUMA node P#{node.os_index}"
-                     + (f" · {memory / 2**30:.1f} GiB" if memory else "")
-                     + ("" if node.has_cpus else " · memory only"))  # fmt: skip
+            title = (
+                f"NUMA node P#{node.os_index}"
+                + (f" · {memory / 2**30:.1f} GiB" if memory else "")
+                + ("" if node.has_cpus else " · memory only")
+            )
             node_w = max(columns * (core_w + 6) + 2 * pad, 8 * len(title) + 16)
             node_h = 34 + ((len(cores) + per_row - 1) // per_row) * (core_h + 6) + pad
-            parts.append(f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
-                         f'class="node"/><text x="{x + 8}" y="{y + 18}" class="label">'
-                         f'{html.escape(title)}</text>')  # fmt: skip
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
+                f'class="node"/><text x="{x + 8}" y="{y + 18}" class="label">'
+                f"{html.escape(title)}</text>"
+            )
             for index, core in enumerate(cores):
                 cx = x + pad + (index % per_row) * (core_w + 6)
                 cy = y + 28 + (index // per_row) * (core_h + 6)
-                parts.append(f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{core_h}" '
-                             f'rx="3" class="core"><title>core L#{core.logical_index}</title></rect>')  # fmt: skip
+                parts.append(
+                    f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{core_h}" '
+                    f'rx="3" class="core"><title>core L#{core.logical_index}</title></rect>'
+                )
                 for k, cpu in enumerate(core.cpus):
                     who = owner.get(cpu)
                     fill = (
@@ -357,36 +464,49 @@ def topology_svg(topology: Topology, placement: Placement) -> str:
                         else ("#ffffff" if cpu in allowed else "#d9d9d9")
                     )
                     dash = "" if who is None or who in bound else ' stroke-dasharray="3,2"'
-                    tip = (f"P#{cpu}: {jvms[who].role} {jvms[who].index}"
-                           if who is not None else f"P#{cpu}: {'free' if cpu in allowed else 'not allowed'}")  # fmt: skip
-                    parts.append(f'<rect x="{cx + 4 + k * pu_w}" y="{cy + 4}" width="{pu_w - 4}" '
-                                 f'height="{core_h - 8}" fill="{fill}" class="pu"{dash}>'
-                                 f'<title>{html.escape(tip)}</title></rect>'
-                                 f'<text x="{cx + 4 + k * pu_w + (pu_w - 4) / 2}" y="{cy + core_h / 2 + 4}" '
-                                 f'class="pu-label">{cpu}</text>')  # fmt: skip
+                    tip = (
+                        f"P#{cpu}: {jvms[who].role} {jvms[who].index}"
+                        if who is not None
+                        else f"P#{cpu}: {'free' if cpu in allowed else 'not allowed'}"
+                    )
+                    parts.append(
+                        f'<rect x="{cx + 4 + k * pu_w}" y="{cy + 4}" width="{pu_w - 4}" '
+                        f'height="{core_h - 8}" fill="{fill}" class="pu"{dash}>'
+                        f"<title>{html.escape(tip)}</title></rect>"
+                        f'<text x="{cx + 4 + k * pu_w + (pu_w - 4) / 2}" y="{cy + core_h / 2 + 4}" '
+                        f'class="pu-label">{cpu}</text>'
+                    )
             x += node_w + pad
             row_h = max(row_h, node_h)
         package_w = x - 10
         width = max(width, package_w + 20)
         model = package.cpu_model or ""
-        parts.append(f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + pad}" '
-                     f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
-                     f'Package L#{package.logical_index} {html.escape(model)}</text>')  # fmt: skip
+        parts.append(
+            f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + pad}" '
+            f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
+            f"Package L#{package.logical_index} {html.escape(model)}</text>"
+        )
         y += row_h + pad + 16
     legend_y = y + 8
     for number, jvm in enumerate(jvms):
-        text = (f"{jvm.role} {jvm.index}: CPUs {jvm.cpus}, nodes "
-                f"{jvm.nodes}, {jvm.binding.value}"
-                + ("" if number in bound else " (unbound: may run on any allowed CPU)"))  # fmt: skip
-        parts.append(f'<rect x="12" y="{legend_y + number * 20}" width="14" height="14" '
-                     f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
-                     f'y="{legend_y + number * 20 + 12}" class="legend">{html.escape(text)}</text>')  # fmt: skip
+        text = (
+            f"{jvm.role} {jvm.index}: CPUs {jvm.cpus}, nodes "
+            f"{jvm.nodes}, {jvm.binding.value}"
+            + ("" if number in bound else " (unbound: may run on any allowed CPU)")
+        )
+        parts.append(
+            f'<rect x="12" y="{legend_y + number * 20}" width="14" height="14" '
+            f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
+            f'y="{legend_y + number * 20 + 12}" class="legend">{html.escape(text)}</text>'
+        )
     height = legend_y + len(jvms) * 20 + 10
     # packages first so nodes draw over them
     packages = [p for p in parts if 'class="package"' in p]
     others = [p for p in parts if 'class="package"' not in p]
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 520)}" height="{height}" '
-            f'class="topology">{"".join(packages + others)}</svg>')  # fmt: skip
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 520)}" height="{height}" '
+        f'class="topology">{"".join(packages + others)}</svg>'
+    )
 
 
 def _topology(directory: Path, results: list[RunResult]) -> tuple[Topology | None, str]:
@@ -412,9 +532,16 @@ def by_host(placement: Placement) -> list[tuple[str | None, Placement]]:
 
     if not placement.hosts:
         return [(None, placement)]
-    return [(host, replace(placement, jvms=tuple(j for j in placement.jvms
-                                                 if j.host == host or not j.runs_tasks)))
-            for host in placement.hosts]  # fmt: skip
+    return [
+        (
+            host,
+            replace(
+                placement,
+                jvms=tuple(j for j in placement.jvms if j.host == host or not j.runs_tasks),
+            ),
+        )
+        for host in placement.hosts
+    ]
 
 
 def _host_topology(directory: Path, host: str) -> Topology | None:
@@ -432,12 +559,22 @@ def where_they_ran(results: list[RunResult]) -> list[dict]:
     for r in results:
         if r.ok and r.spec.placement is not None and r.spec.placement.hosts:
             latest[r.config_key] = r
-    rows = [{"host": e.host or "-", "configuration": r.spec.title,
-             "jvm": e.jvm, "pid": e.pid, "planned_cpus": e.planned_cpus,
-             "cpus": e.cpus, "planned_mem_nodes": e.planned_mem_nodes, "policy": e.policy,
-             "pages": ", ".join(f"N{n} {b >> 20} MiB" for n, b in
-                                (e.bytes_per_node or {}).items()) or "-"}
-            for r in latest.values() for e in r.effective_placement]  # fmt: skip
+    rows = [
+        {
+            "host": e.host or "-",
+            "configuration": r.spec.title,
+            "jvm": e.jvm,
+            "pid": e.pid,
+            "planned_cpus": e.planned_cpus,
+            "cpus": e.cpus,
+            "planned_mem_nodes": e.planned_mem_nodes,
+            "policy": e.policy,
+            "pages": ", ".join(f"N{n} {b >> 20} MiB" for n, b in (e.bytes_per_node or {}).items())
+            or "-",
+        }
+        for r in latest.values()
+        for e in r.effective_placement
+    ]
     return sorted(rows, key=lambda row: (row["host"], row["configuration"], str(row["jvm"])))
 
 
@@ -445,13 +582,15 @@ def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
     if not results:
         return {}, []
     first = results[0].environment.to_dict()
-    differing = sorted({k for r in results for k, v in r.environment.to_dict().items()
-                        if first.get(k) != v})  # fmt: skip
+    differing = sorted(
+        {k for r in results for k, v in r.environment.to_dict().items() if first.get(k) != v}
+    )
     return first, differing
 
 
-def build_report(directory: Path, links_from: Path | None = None,
-                 compare_by: str | None = None) -> str:  # fmt: skip
+def build_report(
+    directory: Path, links_from: Path | None = None, compare_by: str | None = None
+) -> str:
     """The report of a results directory, as one HTML document; links (flame graphs) are
     relative to ``links_from`` (the report's folder; default: the directory). ``compare_by``:
     which of an application's times is compared (result.TIMES; default: what each run stored)."""
@@ -461,8 +600,10 @@ def build_report(directory: Path, links_from: Path | None = None,
     directory = Path(directory)
     results_path, cosched_path = directory / RESULTS_FILE, directory / "cosched.jsonl"
     if not results_path.exists() and not cosched_path.exists():
-        raise UsageError(f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
-                         "directory of run, sweep, study or characterize")  # fmt: skip
+        raise UsageError(
+            f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
+            "directory of run, sweep, study or characterize"
+        )
     results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
     cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
     if not results and not cosched_rows:
@@ -483,12 +624,23 @@ def build_report(directory: Path, links_from: Path | None = None,
             if drawn_on is not None:
                 label = f"{c.label} · {host}" if host else c.label
                 placements.append({"label": label, "svg": topology_svg(drawn_on, shown)})
-    plots = [p for p in (layout_heatmap(configs), binding_bars(configs), speedup_plot(configs),
-                         cosched_plot(cosched_rows), time_series_plot(results)) if p]  # fmt: skip
+    plots = [
+        p
+        for p in (
+            layout_heatmap(configs),
+            binding_bars(configs),
+            speedup_plot(configs),
+            cosched_plot(cosched_rows),
+            time_series_plot(results),
+        )
+        if p
+    ]
     environment, differing = _environment(results)
     base = (links_from or directory).resolve()
-    flame_graphs = [(str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
-                    for p in sorted(directory.glob("**/*.svg"))]  # fmt: skip
+    flame_graphs = [
+        (str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
+        for p in sorted(directory.glob("**/*.svg"))
+    ]
     streaming = [r for r in measured(results) if r.streaming]
     template = jinja2.Environment(
         loader=jinja2.PackageLoader("numaspark.report", "templates"),
@@ -496,26 +648,40 @@ def build_report(directory: Path, links_from: Path | None = None,
     ).get_template("report.html.j2")
     return template.render(
         title=f"numaspark report: {directory.resolve().name}",
-        generated=time.strftime("%Y-%m-%d %H:%M:%S %z"), version=__version__,
-        directory=str(directory.resolve()), plotly_js=get_plotlyjs(),
-        environment=environment, differing=differing,
-        topology=topology.to_dict() if topology else None, topology_source=topology_source,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        version=__version__,
+        directory=str(directory.resolve()),
+        plotly_js=get_plotlyjs(),
+        environment=environment,
+        differing=differing,
+        topology=topology.to_dict() if topology else None,
+        topology_source=topology_source,
         placements=placements,
-        runs=results, configs=configs, classification=classification,
+        runs=results,
+        configs=configs,
+        classification=classification,
         best=configs[0].median if configs else None,
-        plots=plots, cosched=cosched_rows, advices=advices, Severity=Severity,
-        flame_graphs=flame_graphs, streaming=streaming, stream_metrics=STREAM_METRICS,
+        plots=plots,
+        cosched=cosched_rows,
+        advices=advices,
+        Severity=Severity,
+        flame_graphs=flame_graphs,
+        streaming=streaming,
+        stream_metrics=STREAM_METRICS,
         where=where_they_ran(results),
-    )  # fmt: skip
+    )
 
 
 def write_report(directory: Path, target: Path, time: str | None = None) -> Path:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
     if target.is_dir():
-        raise UsageError(f"-o {target} is a directory: give the HTML file to write, e.g. "
-                         f"{target / 'report.html'}")  # fmt: skip
+        raise UsageError(
+            f"-o {target} is a directory: give the HTML file to write, e.g. "
+            f"{target / 'report.html'}"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(build_report(directory, links_from=target.parent, compare_by=time),
-                      encoding="utf-8")  # fmt: skip
+    target.write_text(
+        build_report(directory, links_from=target.parent, compare_by=time), encoding="utf-8"
+    )
     return target

@@ -133,8 +133,10 @@ def comparison_table(
 
 
 # the source's asked rate first, then every figure of metrics/streaming.py
-STREAM_ROWS = (("rate asked", "events/s", "rateAsked"),
-               *((label, unit, key) for key, (label, unit, _) in STREAM_METRICS.items()))  # fmt: skip
+STREAM_ROWS = (
+    ("rate asked", "events/s", "rateAsked"),
+    *((label, unit, key) for key, (label, unit, _) in STREAM_METRICS.items()),
+)
 
 
 def stream_table(results: list[RunResult], title: str = "Streaming") -> Table:

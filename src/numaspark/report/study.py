@@ -19,8 +19,9 @@ def by_config(experiment: Experiment, stored: list[RunResult]) -> dict[str, list
     return runs
 
 
-def study_table(experiment: Experiment, stored: list[RunResult], title: str,
-                baseline: str | None = None) -> tuple[Table, list[str], dict[str, float]]:  # fmt: skip
+def study_table(
+    experiment: Experiment, stored: list[RunResult], title: str, baseline: str | None = None
+) -> tuple[Table, list[str], dict[str, float]]:
     """Median, range, MAD, GC, and speed against the baseline (first configuration by default),
     with whether the difference is beyond the noise; the fastest marked. Also the medians."""
     runs = by_config(experiment, stored)
@@ -41,8 +42,9 @@ def study_table(experiment: Experiment, stored: list[RunResult], title: str,
                 warnings.append(warning)
     if not summaries:
         return table, ["no configuration has a measured run yet"], medians
-    base_key = next((k for k, (c, _, _) in summaries.items() if c.label == baseline),
-                    next(iter(summaries)))  # fmt: skip
+    base_key = next(
+        (k for k, (c, _, _) in summaries.items() if c.label == baseline), next(iter(summaries))
+    )
     base_walls = summaries[base_key][2]
     base_env = runs[base_key][0].environment
     best = min(summaries, key=lambda k: summaries[k][1].median)
@@ -59,9 +61,18 @@ def study_table(experiment: Experiment, stored: list[RunResult], title: str,
             differs = base_env.differences(runs[config.key][0].environment)
             if differs:
                 speed = "not comparable"
-                warnings.append(f"{config.label}: environment differs from the baseline's "
-                                f"({'; '.join(differs)})")  # fmt: skip
-        table.add_row(config.label, str(s.n), f"{s.median:.2f}", f"{s.minimum:.2f}-{s.maximum:.2f}",
-                      f"{s.mad:.2f}", f"{gc.median:.1%}" if gc else "-", speed,
-                      "best" if config.key == best else "")  # fmt: skip
+                warnings.append(
+                    f"{config.label}: environment differs from the baseline's "
+                    f"({'; '.join(differs)})"
+                )
+        table.add_row(
+            config.label,
+            str(s.n),
+            f"{s.median:.2f}",
+            f"{s.minimum:.2f}-{s.maximum:.2f}",
+            f"{s.mad:.2f}",
+            f"{gc.median:.1%}" if gc else "-",
+            speed,
+            "best" if config.key == best else "",
+        )
     return table, warnings, medians

@@ -48,8 +48,10 @@ class DriverAddress:
         if bind is None:
             return f"the driver listens on {host}: your {HOST_KEY}"
         told = f"your {HOST_KEY}" if host else f"{self.why}"
-        return f"the driver listens on {bind} (your {BIND_KEY}); executors reach it at " \
-               f"{host or self.address} ({told})"  # fmt: skip
+        return (
+            f"the driver listens on {bind} (your {BIND_KEY}); executors reach it at "
+            f"{host or self.address} ({told})"
+        )
 
 
 def local_ip(conf: dict[str, str], default: str = LOOPBACK) -> str:
@@ -95,8 +97,10 @@ def address_for(master: str, driver_host: str | None = None) -> DriverAddress:
         try:
             found.setdefault(route_source(host), host)
         except NoRouteError as exc:
-            raise UsageError(f"--master {master}: {exc}: give the address its executors reach "
-                             "this machine at with --driver-host") from None  # fmt: skip
+            raise UsageError(
+                f"--master {master}: {exc}: give the address its executors reach "
+                "this machine at with --driver-host"
+            ) from None
     address, host = next(iter(found.items()))
     why = f"the route to {host} leaves from it"
     if len(found) > 1:

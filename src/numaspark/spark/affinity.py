@@ -67,12 +67,15 @@ def maven_properties() -> list[str]:
     directory and versions): every Maven run of jvm/ passes them, the sabotage runner's too."""
     jars = _pyspark_jars()
     # the version in spark-core's file name: the one the pom's systemPath names (Scala 2.13)
-    return [f"-Dspark.jars={jars}", f"-Dspark.version={_version(jars, 'spark-core_2.13')}",
-            f"-Dscala.version={_version(jars, 'scala-library')}",
-            f"-Djackson.version={_version(jars, 'jackson-databind')}",
-            f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
-            f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
-            f"-Dmetrics.version={_version(jars, 'metrics-core')}"]  # fmt: skip
+    return [
+        f"-Dspark.jars={jars}",
+        f"-Dspark.version={_version(jars, 'spark-core_2.13')}",
+        f"-Dscala.version={_version(jars, 'scala-library')}",
+        f"-Djackson.version={_version(jars, 'jackson-databind')}",
+        f"-Djackson.annotations.version={_version(jars, 'jackson-annotations')}",
+        f"-Dslf4j.version={_version(jars, 'slf4j-api')}",
+        f"-Dmetrics.version={_version(jars, 'metrics-core')}",
+    ]
 
 
 def build_jar(force: bool = False, run_tests: bool = False) -> Path:
@@ -90,8 +93,11 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
     current = sources_digest(SOURCE, "*.java", salt=pyspark.__version__)
     if not force and not run_tests and up_to_date(target, stamp, current):
         return target
-    mvn_package(SOURCE / "pom.xml", [*maven_properties(), *([] if run_tests else ["-DskipTests"])],
-                "the affinity plugin")  # fmt: skip
+    mvn_package(
+        SOURCE / "pom.xml",
+        [*maven_properties(), *([] if run_tests else ["-DskipTests"])],
+        "the affinity plugin",
+    )
     built = SOURCE / "target" / "numaspark-affinity-0.1.0.jar"
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(".partial")
@@ -102,8 +108,19 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
 
 
 # each task of a run's ``affinity`` summary: these fields of its record, in this order
-TASK_DETAIL = ("task", "stage", "partition", "executor", "slot", "cpus", "cpu_start", "cpu_end",
-               "start_ms", "end_ms", "unpinned")  # fmt: skip
+TASK_DETAIL = (
+    "task",
+    "stage",
+    "partition",
+    "executor",
+    "slot",
+    "cpus",
+    "cpu_start",
+    "cpu_end",
+    "start_ms",
+    "end_ms",
+    "unpinned",
+)
 
 
 def read_records(run_dir: Path) -> list[TaskRecord]:
@@ -139,8 +156,10 @@ def plugin_effective(path: Path) -> list[EffectiveJvm]:
     for index, (executor, report) in enumerate(sorted(latest.items())):
         entry = EffectiveJvm.reported(report, index)
         last = {p.get("pid") for p in report.python or ()}
-        seen = [dataclasses.replace(p, ended=p.pid not in last)
-                for _, p in sorted(python.get(executor, {}).items())]  # fmt: skip
+        seen = [
+            dataclasses.replace(p, ended=p.pid not in last)
+            for _, p in sorted(python.get(executor, {}).items())
+        ]
         if seen:
             entry = dataclasses.replace(entry, python=tuple(seen), python_at_once=at_once[executor])
         found.append(entry)

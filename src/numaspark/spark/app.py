@@ -48,10 +48,12 @@ class AppClock:
                 self.since = now
             elif now - self.started > STARTUP_ALLOWANCE_S:
                 self.since = self.started + STARTUP_ALLOWANCE_S
-                self.note = (f"the application wrote no event log and showed no Spark UI in "
-                             f"{STARTUP_ALLOWANCE_S:.0f} s: --duration was counted from then, "
-                             f"not from its start (does it set spark.eventLog.enabled=false "
-                             f"in its own code?)")  # fmt: skip
+                self.note = (
+                    f"the application wrote no event log and showed no Spark UI in "
+                    f"{STARTUP_ALLOWANCE_S:.0f} s: --duration was counted from then, "
+                    f"not from its start (does it set spark.eventLog.enabled=false "
+                    f"in its own code?)"
+                )
         return 0.0 if self.since is None else now - self.since
 
 
@@ -97,15 +99,23 @@ class Driver:
         """Local mode: the driver runs the tasks, so it is bound as the plan's one task JVM
         and gets its task slots (core/pu binding)."""
         jvm = placement.executors[0]
-        return cls(master=spark_conf(placement)["spark.master"], runs_tasks=True,
-                   prefix=tuple(bind_argv(jvm)), env=tuple(slots_env(jvm.slots).items()))  # fmt: skip
+        return cls(
+            master=spark_conf(placement)["spark.master"],
+            runs_tasks=True,
+            prefix=tuple(bind_argv(jvm)),
+            env=tuple(slots_env(jvm.slots).items()),
+        )
 
     @classmethod
     def standalone(cls, cluster: Cluster) -> Driver:
         """A standalone cluster: the driver runs unbound; executors inherit their workers'
         binding; the master sizes the application by cores.max, not executor instances."""
-        return cls(master=cluster.master_url, drop_conf=("spark.executor.instances",),
-                   cluster=cluster, properties=cluster.properties_file)  # fmt: skip
+        return cls(
+            master=cluster.master_url,
+            drop_conf=("spark.executor.instances",),
+            cluster=cluster,
+            properties=cluster.properties_file,
+        )
 
 
 def run_app(
@@ -145,8 +155,9 @@ def run_app(
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
     address = driver.address or DriverAddress(host, "numaspark's cluster")
-    conf = run_settings(placement, events, address, app_conf, extra_conf or {},
-                        pyspark=str(job).endswith(".py"))  # fmt: skip
+    conf = run_settings(
+        placement, events, address, app_conf, extra_conf or {}, pyspark=str(job).endswith(".py")
+    )
     # added to the plan's and the user's options, not instead of them
     task_key = (
         "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
@@ -174,16 +185,22 @@ def run_app(
     clock = AppClock(started, events)
     # the driver ends with numaspark, killed or not: its shutdown hook ends the application on
     # the cluster, so a remote cluster's executors stop too
-    submit = tracker.start(argv, name="spark-submit", log=run.log, die_with_parent=True,
-                           env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)),
-                                **dict(driver.env)})  # fmt: skip
+    submit = tracker.start(
+        argv,
+        name="spark-submit",
+        log=run.log,
+        die_with_parent=True,
+        env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)), **dict(driver.env)},
+    )
     ui = None
     if conf.get("spark.ui.enabled", "true").strip().lower() != "false":
         bind = local_ip(conf, host)
         ui = UiWatch(run.log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
-    watcher = Watch(_watched(placement, cluster, submit.pid if driver.runs_tasks else None),
-                    check=lambda: next((why for why in (c() for c in checks) if why), None))  # fmt: skip
+    watcher = Watch(
+        _watched(placement, cluster, submit.pid if driver.runs_tasks else None),
+        check=lambda: next((why for why in (c() for c in checks) if why), None),
+    )
     watcher.start()
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
@@ -235,9 +252,14 @@ def submit_log(run_dir: Path) -> Path:
     return run_dir / "spark-submit.log"
 
 
-def run_settings(placement: Placement, events: Path, address: DriverAddress,
-              app_conf: dict[str, str] | None, extra_conf: dict[str, str],
-              pyspark: bool = False) -> dict[str, str]:  # fmt: skip
+def run_settings(
+    placement: Placement,
+    events: Path,
+    address: DriverAddress,
+    app_conf: dict[str, str] | None,
+    extra_conf: dict[str, str],
+    pyspark: bool = False,
+) -> dict[str, str]:
     """numaspark's settings for the run, before the user's application's are merged under
     them: the plan's, the event log's, the driver's address and UI where the user set none
     (``app_conf``: their application's own; ``extra_conf``: numaspark's --conf and the
@@ -247,16 +269,19 @@ def run_settings(placement: Placement, events: Path, address: DriverAddress,
     workers' BLAS threads capped at the task's CPUs."""
     users = {**(app_conf or {}), **extra_conf}
     driver = address.conf(users)
-    return layered({
-        **spark_conf(placement),
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": events.resolve().as_uri(),
-        **driver,
-        **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
-        # minor/major GC counts and times per executor and stage (metrics/gc.py)
-        "spark.eventLog.logStageExecutorMetrics": "true",
-        **(_process_tree_conf(users) | _blas_conf(users) if pyspark else {}),
-    }, extra_conf)  # fmt: skip
+    return layered(
+        {
+            **spark_conf(placement),
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": events.resolve().as_uri(),
+            **driver,
+            **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
+            # minor/major GC counts and times per executor and stage (metrics/gc.py)
+            "spark.eventLog.logStageExecutorMetrics": "true",
+            **(_process_tree_conf(users) | _blas_conf(users) if pyspark else {}),
+        },
+        extra_conf,
+    )
 
 
 # what numpy's BLAS reads before OMP_NUM_THREADS (OpenBLAS: OPENBLAS_NUM_THREADS, then
@@ -280,8 +305,10 @@ def _process_tree_conf(users: dict[str, str]) -> dict[str, str]:
     Spark's process-tree metrics, polled every second (at the default, only at heartbeats,
     every 10 s, a short stage's peaks are all 0: seen here). Each poll forks a ``pgrep -P``
     per process of the executor's tree. The user's own values are kept."""
-    ours = {"spark.executor.processTreeMetrics.enabled": "true",
-            "spark.executor.metrics.pollingInterval": "1s"}  # fmt: skip
+    ours = {
+        "spark.executor.processTreeMetrics.enabled": "true",
+        "spark.executor.metrics.pollingInterval": "1s",
+    }
     return {k: v for k, v in ours.items() if k not in users}
 
 
@@ -298,8 +325,9 @@ def _ui_conf(users: dict[str, str], own: bool, address: str) -> dict[str, str]:
         return {"spark.ui.port": str(free_port(LOOPBACK))}
 
 
-def _watched(placement: Placement, cluster: Cluster | None,
-             driver_pid: int | None) -> Callable[[], list[Watched]]:  # fmt: skip
+def _watched(
+    placement: Placement, cluster: Cluster | None, driver_pid: int | None
+) -> Callable[[], list[Watched]]:
     """What the watch reads: the executors under a cluster's workers, or the local-mode driver
     once spark-submit has exec'd java (until numactl and the scripts have, the pid is not the
     JVM yet); nothing when the executors are elsewhere (the plugin reports for them). Each
@@ -308,10 +336,17 @@ def _watched(placement: Placement, cluster: Cluster | None,
         executors = {e.index: e for e in placement.executors}
 
         def on_cluster() -> list[Watched]:
-            return [Watched(pid, executors[worker], partial(_read_on, cluster, worker),
-                            tree=partial(cluster.read_tree, worker=worker))
-                    for worker, pids in cluster.executor_pids().items() if worker in executors
-                    for pid in pids]  # fmt: skip
+            return [
+                Watched(
+                    pid,
+                    executors[worker],
+                    partial(_read_on, cluster, worker),
+                    tree=partial(cluster.read_tree, worker=worker),
+                )
+                for worker, pids in cluster.executor_pids().items()
+                if worker in executors
+                for pid in pids
+            ]
 
         return on_cluster
     if driver_pid is None:
@@ -344,8 +379,10 @@ def _relaunches(cluster: Cluster | None, known_apps: set[str]) -> Callable[[], s
         for app in (a for a in cluster.app_ids() if a not in known_apps):
             launches = cluster.executor_launches(app)
             if len(launches) > len(cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
-                return (f"executors keep dying ({len(launches)} launched for "
-                        f"{len(cluster.workers)} workers): {_executor_error(launches)}")  # fmt: skip
+                return (
+                    f"executors keep dying ({len(launches)} launched for "
+                    f"{len(cluster.workers)} workers): {_executor_error(launches)}"
+                )
         return None
 
     return check

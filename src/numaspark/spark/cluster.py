@@ -83,14 +83,18 @@ PID_LINE = "numaspark-pid "
 # sh scripts run through a host's shell; their values arrive as positional parameters.
 # WATCH: run "$@", say its pid, and end it (TERM, then KILL) when our stdin closes.
 # (sh gives a background list /dev/null as stdin: the watch reads ours through fd 3)
-WATCH = ('exec 3<&0; "$@" </dev/null 3<&- & pid=$!; echo "numaspark-pid $pid"; '
-         '{ cat <&3 >/dev/null; kill -TERM "$pid"; i=0; '
-         'while kill -0 "$pid" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
-         'kill -KILL "$pid"; } >/dev/null 2>&1 & '
-         'exec 3<&-; wait "$pid"')  # fmt: skip
+WATCH = (
+    'exec 3<&0; "$@" </dev/null 3<&- & pid=$!; echo "numaspark-pid $pid"; '
+    '{ cat <&3 >/dev/null; kill -TERM "$pid"; i=0; '
+    'while kill -0 "$pid" && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
+    'kill -KILL "$pid"; } >/dev/null 2>&1 & '
+    'exec 3<&-; wait "$pid"'
+)
 # DETACH: run "$@" in a session of its own, logging to $1 (on the host); say its pid, return.
-DETACH = ('log=$1; shift; mkdir -p "$(dirname "$log")" || exit 1; '
-          'setsid "$@" </dev/null >>"$log" 2>&1 & echo "numaspark-pid $!"')  # fmt: skip
+DETACH = (
+    'log=$1; shift; mkdir -p "$(dirname "$log")" || exit 1; '
+    'setsid "$@" </dev/null >>"$log" 2>&1 & echo "numaspark-pid $!"'
+)
 WRITE_SECRET = 'umask 077 && mkdir -p "$1" && cat > "$1/spark-auth.conf"'
 
 
@@ -126,13 +130,18 @@ def spark_home_on(host: Host) -> str:
 
 def daemon_env(host: Host, extra: dict[str, str] | None = None) -> list[str]:
     """``env K=V ...``: what Spark's scripts need on the host (no secret among them)."""
-    values = {"SPARK_HOME": spark_home_on(host), "PYSPARK_PYTHON": python_on(host),
-              "SPARK_LOCAL_IP": host.address, "SPARK_LOCAL_HOSTNAME": host.address,
-              # daemons need little heap (the default 1g adds up on small machines), and no
-              # optimising JIT or parallel GC threads: they only heartbeat and schedule
-              "SPARK_DAEMON_MEMORY": os.environ.get("SPARK_DAEMON_MEMORY", "512m"),
-              "SPARK_DAEMON_JAVA_OPTS": os.environ.get("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS),
-              "SPARK_NO_DAEMONIZE": "1", **(extra or {})}  # fmt: skip
+    values = {
+        "SPARK_HOME": spark_home_on(host),
+        "PYSPARK_PYTHON": python_on(host),
+        "SPARK_LOCAL_IP": host.address,
+        "SPARK_LOCAL_HOSTNAME": host.address,
+        # daemons need little heap (the default 1g adds up on small machines), and no
+        # optimising JIT or parallel GC threads: they only heartbeat and schedule
+        "SPARK_DAEMON_MEMORY": os.environ.get("SPARK_DAEMON_MEMORY", "512m"),
+        "SPARK_DAEMON_JAVA_OPTS": os.environ.get("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS),
+        "SPARK_NO_DAEMONIZE": "1",
+        **(extra or {}),
+    }
     return ["env", "-u", "PYSPARK_GATEWAY_PORT", *(f"{k}={v}" for k, v in values.items())]
 
 
@@ -167,17 +176,40 @@ class Cluster:
 
     # --- life cycle ---------------------------------------------------------------
     @classmethod
-    def here(cls, placement: Placement, directory: Path, tracker: ProcessTracker,
-             host: str = LOOPBACK, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+    def here(
+        cls,
+        placement: Placement,
+        directory: Path,
+        tracker: ProcessTracker,
+        host: str = LOOPBACK,
+        kept: bool = False,
+        on_progress=None,
+    ) -> Cluster:
         """A cluster on this machine: the master and one bound worker per planned executor,
         listening on ``host``."""
-        return cls.start([(Host(LOCAL, host), placement)], placement, directory, tracker,
-                         local=True, kept=kept, on_progress=on_progress)  # fmt: skip
+        return cls.start(
+            [(Host(LOCAL, host), placement)],
+            placement,
+            directory,
+            tracker,
+            local=True,
+            kept=kept,
+            on_progress=on_progress,
+        )
 
     @classmethod
-    def start(cls, parts: list[tuple[Host, Placement]], placement: Placement, directory: Path,
-              tracker: ProcessTracker, local: bool = False, driver_address: str | None = None,
-              encrypt: bool = False, kept: bool = False, on_progress=None) -> Cluster:  # fmt: skip
+    def start(
+        cls,
+        parts: list[tuple[Host, Placement]],
+        placement: Placement,
+        directory: Path,
+        tracker: ProcessTracker,
+        local: bool = False,
+        driver_address: str | None = None,
+        encrypt: bool = False,
+        kept: bool = False,
+        on_progress=None,
+    ) -> Cluster:
         """The master on the first host, a bound worker per planned executor on each host
         (``parts``: each host with its own plan; ``placement``: all of them merged); returns
         once every worker has registered with the master. A cluster that fails half-way is
@@ -187,9 +219,16 @@ class Cluster:
         directory = directory.resolve()
         directory.mkdir(parents=True, exist_ok=True)
         _refuse_running(directory)
-        cluster = cls(directory=directory, hosts=[h for h, _ in parts], local=local,
-                      master_host=parts[0][0].name, driver_address=driver_address,
-                      placement=placement_to_dict(placement), encrypt=encrypt, kept=kept)  # fmt: skip
+        cluster = cls(
+            directory=directory,
+            hosts=[h for h, _ in parts],
+            local=local,
+            master_host=parts[0][0].name,
+            driver_address=driver_address,
+            placement=placement_to_dict(placement),
+            encrypt=encrypt,
+            kept=kept,
+        )
         try:
             cluster._start_all(parts, tracker, on_progress)
         except BaseException:
@@ -199,10 +238,19 @@ class Cluster:
         return cluster
 
     @classmethod
-    def yarn_mini(cls, directory: Path, tracker: ProcessTracker, nodemanagers: int = 1,
-                  memory_mb: int = 4096, vcores: int = 2, minimum_mb: int = 128,
-                  host: str = LOOPBACK, kept: bool = False, on_progress=None,
-                  site: Path | None = None) -> Cluster:  # fmt: skip
+    def yarn_mini(
+        cls,
+        directory: Path,
+        tracker: ProcessTracker,
+        nodemanagers: int = 1,
+        memory_mb: int = 4096,
+        vcores: int = 2,
+        minimum_mb: int = 128,
+        host: str = LOOPBACK,
+        kept: bool = False,
+        on_progress=None,
+        site: Path | None = None,
+    ) -> Cluster:
         """A mini YARN on this machine: a ResourceManager and ``nodemanagers`` NodeManagers of
         ``memory_mb`` and ``vcores`` each, listening on ``host``; returns once every
         NodeManager has registered and ``directory/conf/yarn-site.xml`` is written. One that
@@ -212,15 +260,35 @@ class Cluster:
         _refuse_running(directory)
         argv = launcher_argv(directory, nodemanagers, memory_mb, vcores, minimum_mb, host, site)
         (directory / CONF / "yarn-site.xml").unlink(missing_ok=True)  # an old run's ports
-        cluster = cls(directory=directory, hosts=[Host(LOCAL, host)], local=True,
-                      master_url="yarn", master_host=LOCAL, kept=kept, kind=YARN_MINI)  # fmt: skip
+        cluster = cls(
+            directory=directory,
+            hosts=[Host(LOCAL, host)],
+            local=True,
+            master_url="yarn",
+            master_host=LOCAL,
+            kept=kept,
+            kind=YARN_MINI,
+        )
         try:
-            size = (f"sized by {site.name}" if site is not None
-                    else f"of {vcores} vcores and {memory_mb} MB")  # fmt: skip
-            _progress(on_progress, f"mini YARN starting: a ResourceManager and {nodemanagers} "
-                                   f"NodeManager(s) {size}")  # fmt: skip
-            cluster._start(tracker, Host(LOCAL, host), "yarn", argv, nodemanagers=nodemanagers,
-                           memory_mb=memory_mb, vcores=vcores, minimum_mb=minimum_mb)  # fmt: skip
+            size = (
+                f"sized by {site.name}"
+                if site is not None
+                else f"of {vcores} vcores and {memory_mb} MB"
+            )
+            _progress(
+                on_progress,
+                f"mini YARN starting: a ResourceManager and {nodemanagers} NodeManager(s) {size}",
+            )
+            cluster._start(
+                tracker,
+                Host(LOCAL, host),
+                "yarn",
+                argv,
+                nodemanagers=nodemanagers,
+                memory_mb=memory_mb,
+                vcores=vcores,
+                minimum_mb=minimum_mb,
+            )
             cluster._await_yarn(start_timeout(180.0))
         except BaseException:
             with contextlib.suppress(Exception):
@@ -231,31 +299,40 @@ class Cluster:
     def _await_yarn(self, timeout_s: float) -> None:
         log = Path(self.processes[0]["log"])
         if not wait_for(lambda: ready_line(log) is not None or self.lost(), timeout_s):
-            raise ClusterError(f"the mini YARN did not start in {timeout_s:.0f} s: see {log} (on "
-                               "a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+            raise ClusterError(
+                f"the mini YARN did not start in {timeout_s:.0f} s: see {log} (on "
+                "a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)"
+            )
         ready = ready_line(log)
         if ready is None:
-            raise ClusterError(f"the mini YARN exited: {failure_line(log) or error_line(log)} "
-                               f"(see {log})")  # fmt: skip
+            raise ClusterError(
+                f"the mini YARN exited: {failure_line(log) or error_line(log)} (see {log})"
+            )
         self.master_webui = int(ready["rm-webapp"].rpartition(":")[2])
         self.processes[0].update(rm=ready.get("rm"), rm_webapp=ready["rm-webapp"])
         self._save()
         # up means answering: the web app's first REST answer (Jersey starting) takes seconds
         # here and minutes under emulation, and the next command sizes its plan by it
         webapp = f"http://{ready['rm-webapp']}"
-        if not wait_for(lambda: rm_json(webapp, "/ws/v1/cluster/info", timeout_s=30) is not None
-                        or self.lost(), timeout_s, interval_s=1.0):  # fmt: skip
-            raise ClusterError(f"the mini YARN's ResourceManager did not answer at {webapp} in "
-                               f"{timeout_s:.0f} s (on a slow machine, set "
-                               "NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+        if not wait_for(
+            lambda: rm_json(webapp, "/ws/v1/cluster/info", timeout_s=30) is not None or self.lost(),
+            timeout_s,
+            interval_s=1.0,
+        ):
+            raise ClusterError(
+                f"the mini YARN's ResourceManager did not answer at {webapp} in "
+                f"{timeout_s:.0f} s (on a slow machine, set "
+                "NUMASPARK_START_TIMEOUT to more seconds)"
+            )
 
     @property
     def hadoop_conf_dir(self) -> Path | None:
         """A mini YARN's HADOOP_CONF_DIR (its yarn-site.xml); None for a standalone cluster."""
         return self.directory / CONF if self.kind == YARN_MINI else None
 
-    def _start_all(self, parts: list[tuple[Host, Placement]], tracker: ProcessTracker,
-                   on_progress) -> None:  # fmt: skip
+    def _start_all(
+        self, parts: list[tuple[Host, Placement]], tracker: ProcessTracker, on_progress
+    ) -> None:
         timeout_s = start_timeout()
         if not self.local:
             self._share_secret()
@@ -263,14 +340,30 @@ class Cluster:
         port, webui = self.shell(first).free_ports(first.address, 2)
         self.master_url, self.master_webui = f"spark://{first.address}:{port}", webui
         _progress(on_progress, "master starting" + ("" if self.local else f" on {first.name}"))
-        self._start(tracker, first, "master", [
-            f"{spark_home_on(first)}/bin/spark-class", "org.apache.spark.deploy.master.Master",
-            "--host", first.address, "--port", str(port), "--webui-port", str(webui),
-            *self._properties()], port=port, webui=webui)  # fmt: skip
+        self._start(
+            tracker,
+            first,
+            "master",
+            [
+                f"{spark_home_on(first)}/bin/spark-class",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                first.address,
+                "--port",
+                str(port),
+                "--webui-port",
+                str(webui),
+                *self._properties(),
+            ],
+            port=port,
+            webui=webui,
+        )
         if not wait_for(lambda: self.master_state() is not None or self.lost(), timeout_s):
-            raise ClusterError(f"the Spark master did not start in {timeout_s:.0f} s: see "
-                               f"{self.processes[0]['log']} (on a slow machine, set "
-                               "NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+            raise ClusterError(
+                f"the Spark master did not start in {timeout_s:.0f} s: see "
+                f"{self.processes[0]['log']} (on a slow machine, set "
+                "NUMASPARK_START_TIMEOUT to more seconds)"
+            )
         if self.lost():
             raise ClusterError(self.lost())
         index = 0
@@ -282,27 +375,59 @@ class Cluster:
         where = "" if self.local else f" on {len(parts)} host(s)"
         _progress(on_progress, f"{index} worker(s) starting{where}")
         if not wait_for(lambda: self.alive_workers() >= index or self.lost(), timeout_s):
-            raise ClusterError(f"only {self.alive_workers()} of {index} workers registered in "
-                               f"{timeout_s:.0f} s: see the logs in {self.directory} (on a slow "
-                               "machine, set NUMASPARK_START_TIMEOUT to more seconds)")  # fmt: skip
+            raise ClusterError(
+                f"only {self.alive_workers()} of {index} workers registered in "
+                f"{timeout_s:.0f} s: see the logs in {self.directory} (on a slow "
+                "machine, set NUMASPARK_START_TIMEOUT to more seconds)"
+            )
         if self.lost():
             raise ClusterError(self.lost())
 
-    def _start_worker(self, tracker: ProcessTracker, host: Host, index: int,
-                      executor: JvmPlacement, ports: list[int]) -> None:  # fmt: skip
+    def _start_worker(
+        self,
+        tracker: ProcessTracker,
+        host: Host,
+        index: int,
+        executor: JvmPlacement,
+        ports: list[int],
+    ) -> None:
         work = self.directory / f"worker-{index}"
         if self.local:
             work.mkdir(exist_ok=True)
         memory_mb = executor.heap // MIB
-        argv = [*bind_argv(executor, self.binder(host)), f"{spark_home_on(host)}/bin/spark-class",
-                "org.apache.spark.deploy.worker.Worker", self.master_url,
-                "--host", host.address, "--port", str(ports[0]), "--webui-port", str(ports[1]),
-                "--cores", str(executor.cores), "--memory", f"{memory_mb}m",
-                "--work-dir", str(work), *self._properties()]  # fmt: skip
+        argv = [
+            *bind_argv(executor, self.binder(host)),
+            f"{spark_home_on(host)}/bin/spark-class",
+            "org.apache.spark.deploy.worker.Worker",
+            self.master_url,
+            "--host",
+            host.address,
+            "--port",
+            str(ports[0]),
+            "--webui-port",
+            str(ports[1]),
+            "--cores",
+            str(executor.cores),
+            "--memory",
+            f"{memory_mb}m",
+            "--work-dir",
+            str(work),
+            *self._properties(),
+        ]
         # its executors inherit the worker's environment: the affinity plugin's slots
-        self._start(tracker, host, f"worker {index}", argv, env=slots_env(executor.slots),
-                    index=index, port=ports[0], webui=ports[1], cores=executor.cores,
-                    memory_mb=memory_mb, work_dir=str(work))  # fmt: skip
+        self._start(
+            tracker,
+            host,
+            f"worker {index}",
+            argv,
+            env=slots_env(executor.slots),
+            index=index,
+            port=ports[0],
+            webui=ports[1],
+            cores=executor.cores,
+            memory_mb=memory_mb,
+            work_dir=str(work),
+        )
 
     def _share_secret(self) -> None:
         """A fresh secret in a 0600 file here (for the driver) and on every host."""
@@ -311,14 +436,24 @@ class Cluster:
         local.touch(mode=0o600)
         local.write_text(secret)
         for host in self.hosts:
-            self.shell(host).run(["sh", "-c", WRITE_SECRET, "sh", str(self.directory)],
-                                 input=secret, what="writing the cluster's secret")  # fmt: skip
+            self.shell(host).run(
+                ["sh", "-c", WRITE_SECRET, "sh", str(self.directory)],
+                input=secret,
+                what="writing the cluster's secret",
+            )
 
     def _properties(self) -> list[str]:
         return [] if self.local else ["--properties-file", str(self.directory / SECRET_FILE)]
 
-    def _start(self, tracker: ProcessTracker, host: Host, name: str, argv: list[str],
-               env: dict[str, str] | None = None, **facts) -> None:  # fmt: skip
+    def _start(
+        self,
+        tracker: ProcessTracker,
+        host: Host,
+        name: str,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        **facts,
+    ) -> None:
         """Start ``argv`` on ``host`` (watched, or detached when the cluster is kept); record
         its pid in the state file as soon as the host says it."""
         log = self.directory / "logs" / f"{name.replace(' ', '-')}-{host.name}.log"
@@ -331,8 +466,12 @@ class Cluster:
             entry["pid"] = _pid(out)
             self._save()
             return
-        client = tracker.start(shell.argv(["sh", "-c", WATCH, "sh", *command]),
-                               name=f"{name} on {host.name}", log=log, stdin_pipe=True)  # fmt: skip
+        client = tracker.start(
+            shell.argv(["sh", "-c", WATCH, "sh", *command]),
+            name=f"{name} on {host.name}",
+            log=log,
+            stdin_pipe=True,
+        )
         self._clients[len(self.processes) - 1] = client
         self._save()
         if not wait_for(lambda: _pid_in(log) is not None or not client.alive(), 30):
@@ -348,13 +487,16 @@ class Cluster:
         directory = directory.resolve()
         path = directory / STATE_FILE
         if not path.exists():
-            raise UsageError(f"no cluster in {directory}: start one with 'numaspark cluster up "
-                             f"{directory}'")  # fmt: skip
+            raise UsageError(
+                f"no cluster in {directory}: start one with 'numaspark cluster up {directory}'"
+            )
         try:
             state = json.loads(path.read_text())
         except ValueError as exc:
-            raise UsageError(f"{path} is not a cluster's state ({exc}): remove it, and stop its "
-                             "processes by hand if any are left") from None  # fmt: skip
+            raise UsageError(
+                f"{path} is not a cluster's state ({exc}): remove it, and stop its "
+                "processes by hand if any are left"
+            ) from None
         return cls._from_dict(directory, state)
 
     @classmethod
@@ -363,24 +505,35 @@ class Cluster:
         if schema == "numaspark.cluster/1":  # one host, this one; daemons started unwatched
             state = _from_local_v1(state)
         elif schema not in (CLUSTER_SCHEMA, "numaspark.hosts-cluster/1"):
-            raise UsageError(f"{directory / STATE_FILE}: schema {schema!r} is not one this "
-                             "numaspark reads (a newer numaspark wrote it?)")  # fmt: skip
-        return cls(directory=directory, hosts=[Host.from_dict(h) for h in state["hosts"]],
-                   local=state.get("local", False), master_url=state["master_url"],
-                   master_host=state["master_host"], master_webui=state["master_webui"],
-                   driver_address=state.get("driver_address"), processes=state["processes"],
-                   placement=state["placement"], encrypt=state.get("encrypt", False),
-                   kept=state.get("kept", False),
-                   kind=state.get("kind", STANDALONE))  # fmt: skip
+            raise UsageError(
+                f"{directory / STATE_FILE}: schema {schema!r} is not one this "
+                "numaspark reads (a newer numaspark wrote it?)"
+            )
+        return cls(
+            directory=directory,
+            hosts=[Host.from_dict(h) for h in state["hosts"]],
+            local=state.get("local", False),
+            master_url=state["master_url"],
+            master_host=state["master_host"],
+            master_webui=state["master_webui"],
+            driver_address=state.get("driver_address"),
+            processes=state["processes"],
+            placement=state["placement"],
+            encrypt=state.get("encrypt", False),
+            kept=state.get("kept", False),
+            kind=state.get("kind", STANDALONE),
+        )
 
     @classmethod
     def attach(cls, directory: Path) -> Cluster:
         """The running cluster in ``directory`` (``numaspark cluster up``)."""
         cluster = cls.from_state(directory)
         if cluster.master_state() is None:
-            raise UsageError(f"the cluster in {cluster.directory} is not running: 'numaspark "
-                             f"cluster down {directory}' cleans up, then 'numaspark cluster up "
-                             f"{directory}'")  # fmt: skip
+            raise UsageError(
+                f"the cluster in {cluster.directory} is not running: 'numaspark "
+                f"cluster down {directory}' cleans up, then 'numaspark cluster up "
+                f"{directory}'"
+            )
         return cluster
 
     def stop(self) -> Stopped:
@@ -422,13 +575,20 @@ class Cluster:
 
     def _save(self) -> None:
         state = {
-            "schema": CLUSTER_SCHEMA, "local": self.local, "master_url": self.master_url,
-            "master_host": self.master_host, "master_webui": self.master_webui,
+            "schema": CLUSTER_SCHEMA,
+            "local": self.local,
+            "master_url": self.master_url,
+            "master_host": self.master_host,
+            "master_webui": self.master_webui,
             "driver_address": self.driver_address,
-            "hosts": [h.to_dict() for h in self.hosts], "processes": self.processes,
-            "placement": self.placement, "encrypt": self.encrypt, "kept": self.kept,
-            "kind": self.kind, "saved_at": time.time(),
-        }  # fmt: skip
+            "hosts": [h.to_dict() for h in self.hosts],
+            "processes": self.processes,
+            "placement": self.placement,
+            "encrypt": self.encrypt,
+            "kept": self.kept,
+            "kind": self.kind,
+            "saved_at": time.time(),
+        }
         path = self.directory / STATE_FILE
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(state, indent=2))
@@ -449,8 +609,9 @@ class Cluster:
         if self.local:
             return Binder.here()
         if host.name not in self._binders:
-            found = self.shell(host).run(["sh", "-c", "command -v numactl || true"],
-                                         what="looking for numactl")  # fmt: skip
+            found = self.shell(host).run(
+                ["sh", "-c", "command -v numactl || true"], what="looking for numactl"
+            )
             self._binders[host.name] = Binder.on_host(found.strip() or None, python_on(host))
         return self._binders[host.name]
 
@@ -467,8 +628,11 @@ class Cluster:
         if not self.master_webui:
             return None
         if self.kind == YARN_MINI:  # the ResourceManager's cluster info
-            info = rm_json(f"http://{self.host(self.master_host).address}:{self.master_webui}",
-                           "/ws/v1/cluster/info", timeout_s=2)  # fmt: skip
+            info = rm_json(
+                f"http://{self.host(self.master_host).address}:{self.master_webui}",
+                "/ws/v1/cluster/info",
+                timeout_s=2,
+            )
             return (info or {}).get("clusterInfo")
         return master_json(self.host(self.master_host).address, self.master_webui)
 
@@ -478,8 +642,9 @@ class Cluster:
     def lost(self) -> str | None:
         """Why the cluster can no longer serve as planned (a host unreachable, a daemon gone),
         or None."""
-        detached = [p for i, p in enumerate(self.processes)
-                    if i not in self._clients and p.get("pid")]  # fmt: skip
+        detached = [
+            p for i, p in enumerate(self.processes) if i not in self._clients and p.get("pid")
+        ]
         for name in dict.fromkeys(p["host"] for p in detached):
             mine = [p for p in detached if p["host"] == name]
             try:
@@ -508,8 +673,11 @@ class Cluster:
         """Executor JVMs under each worker (by worker index), asked of each host."""
         found: dict[int, list[int]] = {}
         for name in dict.fromkeys(w["host"] for w in self.workers):
-            workers = {int(w["pid"]): w["index"] for w in self.workers
-                       if w["host"] == name and w.get("pid")}  # fmt: skip
+            workers = {
+                int(w["pid"]): w["index"]
+                for w in self.workers
+                if w["host"] == name and w.get("pid")
+            }
             try:
                 children = self.shell(self.host(name)).children(list(workers))
             except HostError:
@@ -586,15 +754,23 @@ class Cluster:
                 actual = parse_effective(int(w["pid"]), *text)
                 effective = EffectiveJvm.read(planned[w["index"]], actual).to_dict()
             pages = pages_per_node(text[1]) if text else {}
-            workers.append({
-                **({} if self.local else {"host": w["host"]}),
-                "index": w["index"], "pid": w.get("pid"), "cores": w["cores"],
-                "memory_mb": w["memory_mb"],
-                "state": alive.get((self.host(w["host"]).address, w["port"]), {}).get("state", "missing"),
-                "prefix": argv[: next(i for i, a in enumerate(argv) if a.endswith("spark-class"))],
-                "effective": effective,
-                "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
-            })  # fmt: skip
+            workers.append(
+                {
+                    **({} if self.local else {"host": w["host"]}),
+                    "index": w["index"],
+                    "pid": w.get("pid"),
+                    "cores": w["cores"],
+                    "memory_mb": w["memory_mb"],
+                    "state": alive.get((self.host(w["host"]).address, w["port"]), {}).get(
+                        "state", "missing"
+                    ),
+                    "prefix": argv[
+                        : next(i for i, a in enumerate(argv) if a.endswith("spark-class"))
+                    ],
+                    "effective": effective,
+                    "bytes_per_node": {str(n): b for n, b in sorted(pages.items())},
+                }
+            )
         for shell in self._shells.values():
             shell.close()
         return {"master_url": self.master_url, "status": state.get("status"), "workers": workers}
@@ -603,13 +779,27 @@ class Cluster:
         info = self.master_state() or {}
         webapp = f"http://{self.host(self.master_host).address}:{self.master_webui}"
         listed = ((rm_json(webapp, "/ws/v1/cluster/nodes") or {}).get("nodes") or {}).get("node")
-        nodes = [{"id": n.get("id"), "state": n.get("state"), "containers": n.get("numContainers"),
-                  "vcores_free": n.get("availableVirtualCores"),
-                  "memory_free_mb": n.get("availMemoryMB")} for n in listed or []]  # fmt: skip
+        nodes = [
+            {
+                "id": n.get("id"),
+                "state": n.get("state"),
+                "containers": n.get("numContainers"),
+                "vcores_free": n.get("availableVirtualCores"),
+                "memory_free_mb": n.get("availMemoryMB"),
+            }
+            for n in listed or []
+        ]
         launcher = self.processes[0] if self.processes else {}
-        return {"master_url": "yarn", "kind": self.kind, "status": info.get("state"),
-                "rm_webapp": webapp, "hadoop_conf_dir": str(self.hadoop_conf_dir),
-                "pid": launcher.get("pid"), "nodes": nodes, "workers": []}  # fmt: skip
+        return {
+            "master_url": "yarn",
+            "kind": self.kind,
+            "status": info.get("state"),
+            "rm_webapp": webapp,
+            "hadoop_conf_dir": str(self.hadoop_conf_dir),
+            "pid": launcher.get("pid"),
+            "nodes": nodes,
+            "workers": [],
+        }
 
 
 def master_json(address: str, webui: int) -> dict | None:
@@ -633,26 +823,43 @@ def _refuse_running(directory: Path) -> None:
     try:
         old = Cluster.from_state(directory)
         # one question per host: which of its pids have ended
-        running = any(set(pids) - old.shell(old.host(host)).gone(pids)
-                      for host, pids in old.pids_by_host().items())  # fmt: skip
+        running = any(
+            set(pids) - old.shell(old.host(host)).gone(pids)
+            for host, pids in old.pids_by_host().items()
+        )
     except (UsageError, HostError, KeyError, ValueError, StopIteration):
         running = True  # not readable, or a host not answering: not ours to overwrite
     if running:
-        raise UsageError(f"a cluster is already running in {directory}: reuse it with "
-                         f"--cluster {directory} or stop it with 'numaspark cluster down "
-                         f"{directory}'")  # fmt: skip
+        raise UsageError(
+            f"a cluster is already running in {directory}: reuse it with "
+            f"--cluster {directory} or stop it with 'numaspark cluster down "
+            f"{directory}'"
+        )
 
 
 def _from_local_v1(state: dict) -> dict:
     """A ``numaspark.cluster/1`` state (one host, this one) in today's shape."""
     host = state["host"]
-    master = {"name": "master", "host": LOCAL, "pid": state["master_pid"], "log": "",
-              "argv": [], "webui": state["master_webui"]}  # fmt: skip
+    master = {
+        "name": "master",
+        "host": LOCAL,
+        "pid": state["master_pid"],
+        "log": "",
+        "argv": [],
+        "webui": state["master_webui"],
+    }
     workers = [{**w, "name": f"worker {w['index']}", "host": LOCAL} for w in state["workers"]]
-    return {"local": True, "master_url": state["master_url"], "master_host": LOCAL,
-            "master_webui": state["master_webui"], "driver_address": None,
-            "hosts": [{"name": LOCAL, "address": host}], "processes": [master, *workers],
-            "placement": state["placement"], "kept": True}  # fmt: skip
+    return {
+        "local": True,
+        "master_url": state["master_url"],
+        "master_host": LOCAL,
+        "master_webui": state["master_webui"],
+        "driver_address": None,
+        "hosts": [{"name": LOCAL, "address": host}],
+        "processes": [master, *workers],
+        "placement": state["placement"],
+        "kept": True,
+    }
 
 
 def stop_cluster_state(directory: Path) -> list[int]:
@@ -660,8 +867,10 @@ def stop_cluster_state(directory: Path) -> list[int]:
     half-started cluster's; a host that does not answer is one error line."""
     stopped = Cluster.from_state(directory).stop()
     if stopped.problems:
-        raise HostError("; ".join(stopped.problems) + f" (run 'numaspark cluster down "
-                        f"{directory}' again once the host answers)")  # fmt: skip
+        raise HostError(
+            "; ".join(stopped.problems) + f" (run 'numaspark cluster down "
+            f"{directory}' again once the host answers)"
+        )
     return stopped.pids
 
 

@@ -30,10 +30,16 @@ from numaspark.topology import Topology, load_synthetic
 Say = Callable[[str], None]
 
 
-def read_cluster(master: str, *, ui: str | None = None, given: Topology | None = None,
-                 layout: Layout | None = None, binding: Binding = Binding.NONE,
-                 warn: Say = lambda message: None,
-                 say: Say = lambda message: None) -> ClusterHas:  # fmt: skip
+def read_cluster(
+    master: str,
+    *,
+    ui: str | None = None,
+    given: Topology | None = None,
+    layout: Layout | None = None,
+    binding: Binding = Binding.NONE,
+    warn: Say = lambda message: None,
+    say: Say = lambda message: None,
+) -> ClusterHas:
     """What the cluster at ``master`` has: read from its manager, with the hosts' topology
     ``given`` or learned. ``layout`` and ``binding``: a Kubernetes run's, planned from its
     layout alone when nothing says what its nodes have (said in one line)."""
@@ -46,19 +52,27 @@ def read_cluster(master: str, *, ui: str | None = None, given: Topology | None =
         if learned is not None:
             learned = replace(learned, hosts=(learned.largest(),))
             host = learned.hosts[0]
-            return ClusterHas("k8s", master, (HostHas(host.host, topology=host.topology,
-                                                      source=Source.LEARNED),),
-                              learned=learned.say())  # fmt: skip
+            return ClusterHas(
+                "k8s",
+                master,
+                (HostHas(host.host, topology=host.topology, source=Source.LEARNED),),
+                learned=learned.say(),
+            )
         if given is not None:
-            return ClusterHas("k8s", master, (HostHas("nodes", topology=given,
-                                                      source=Source.GIVEN),))  # fmt: skip
-        return ClusterHas("k8s", master, (HostHas("nodes", topology=_layout_only(
-            master, layout or Layout(), binding, say)),))  # fmt: skip
+            return ClusterHas(
+                "k8s", master, (HostHas("nodes", topology=given, source=Source.GIVEN),)
+            )
+        return ClusterHas(
+            "k8s",
+            master,
+            (HostHas("nodes", topology=_layout_only(master, layout or Layout(), binding, say)),),
+        )
     if given is not None:
         return has.with_topologies([("nodes", given)], Source.GIVEN)
     if learned is not None:
-        return has.with_topologies([(h.host, h.topology) for h in learned.hosts],
-                                   Source.LEARNED, said=learned.say())  # fmt: skip
+        return has.with_topologies(
+            [(h.host, h.topology) for h in learned.hosts], Source.LEARNED, said=learned.say()
+        )
     return has
 
 
@@ -70,15 +84,19 @@ def _layout_only(master: str, layout: Layout, binding: Binding, say: Say) -> Top
     cores = (layout.executors or 0) * (layout.cores_per_executor or 0)
     if binding is not Binding.NONE or not cores:
         raise UsageError(k8s_topology_missing(master))
-    say(f"planned from your layout alone ({layout.executors} executor(s) of "
+    say(
+        f"planned from your layout alone ({layout.executors} executor(s) of "
         f"{layout.cores_per_executor} cores): the plugin reports the nodes' topology for the "
-        "next plan")  # fmt: skip
+        "next plan"
+    )
     return load_synthetic(f"package:1 numa:1 core:{cores} pu:1")
 
 
 def k8s_topology_missing(master: str) -> str:
     """Why a Kubernetes run is refused when nothing says what its nodes have."""
-    return (f"--master {master}: numaspark does not know the topology of the cluster's nodes: "
-            "give it with --xml NODE.xml (lstopo-no-graphics --of xml on a node) or --synthetic "
-            "'pack:2 numa:2 core:12 pu:2', or learn it with a first run at --bind none "
-            "--executors N --cores-per-executor C (the plugin reports each node's topology)")  # fmt: skip
+    return (
+        f"--master {master}: numaspark does not know the topology of the cluster's nodes: "
+        "give it with --xml NODE.xml (lstopo-no-graphics --of xml on a node) or --synthetic "
+        "'pack:2 numa:2 core:12 pu:2', or learn it with a first run at --bind none "
+        "--executors N --cores-per-executor C (the plugin reports each node's topology)"
+    )

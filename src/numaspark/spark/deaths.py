@@ -31,15 +31,21 @@ from pathlib import Path
 # executor starts, near the log's top
 MAX_LOG_BYTES = 2 << 20
 
-_ADDED = re.compile(r"Executor added: (?P<app>app-[\w-]+)/(?P<id>\d+) on (?P<worker>\S+) "
-                    r"\((?P<host>[^:\s)]+):\d+\)")  # fmt: skip
-_UPDATED = re.compile(r"Executor updated: (?P<app>app-[\w-]+)/(?P<id>\d+) is now "
-                      r"(?P<state>FAILED|LOST|EXITED)(?: \((?P<why>.*)\))?$")  # fmt: skip
+_ADDED = re.compile(
+    r"Executor added: (?P<app>app-[\w-]+)/(?P<id>\d+) on (?P<worker>\S+) "
+    r"\((?P<host>[^:\s)]+):\d+\)"
+)
+_UPDATED = re.compile(
+    r"Executor updated: (?P<app>app-[\w-]+)/(?P<id>\d+) is now "
+    r"(?P<state>FAILED|LOST|EXITED)(?: \((?P<why>.*)\))?$"
+)
 # Spark's YarnAllocator says "marked as failed" for some exit codes and "from a bad node" for
 # others (127, a container whose java did not start: tests/fixtures/deaths/yarn-driver.log)
-_YARN_FAILED = re.compile(r"Container (?:marked as failed|from a bad node): (?P<id>container\S+?) "
-                          r"on host: (?P<host>\S+?)\. Exit status: (?P<code>-?\d+)\. "
-                          r"(?:Diagnostics: |Possible causes: )?(?P<why>.*)")  # fmt: skip
+_YARN_FAILED = re.compile(
+    r"Container (?:marked as failed|from a bad node): (?P<id>container\S+?) "
+    r"on host: (?P<host>\S+?)\. Exit status: (?P<code>-?\d+)\. "
+    r"(?:Diagnostics: |Possible causes: )?(?P<why>.*)"
+)
 _YARN_STATE = re.compile(r"Application report for (application_\d+_\d+) \(state: (\w+)\)")
 _APP_ID = re.compile(r"Connected to Spark cluster with app ID (app-[\w-]+)")
 _DRIVER_HOST = re.compile(r"BlockManagerId\(driver, ([^,\s]+),")
@@ -49,8 +55,10 @@ _LOG_LINE = re.compile(r"^\d{2,4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}")
 
 # what an executor that cannot reach the driver prints, and what the root cause says
 _UNREACHABLE = re.compile(r"Failed to connect to /?(?P<address>[\w.\-]+|\[[\w:]+\]):(?P<port>\d+)")
-_CAUSE = re.compile(r"(Connection refused|No route to host|Connection timed out|"
-                    r"connection timed out|Network is unreachable|UnknownHostException[^\n]*)")  # fmt: skip
+_CAUSE = re.compile(
+    r"(Connection refused|No route to host|Connection timed out|"
+    r"connection timed out|Network is unreachable|UnknownHostException[^\n]*)"
+)
 _ERROR = re.compile(r"(Exception|Error|error:|No such file|not found|Unrecognized)")
 
 
@@ -107,8 +115,9 @@ class DriverLog:
                 if any(d.executor == found["id"] for d in log.deaths):
                     continue  # the allocator's line and the driver's request to remove it
                 more = _continuation(lines, index + 1)
-                log.deaths.append(Death(found["id"], found["host"],
-                                        "\n".join([found["why"], *more]).strip()))  # fmt: skip
+                log.deaths.append(
+                    Death(found["id"], found["host"], "\n".join([found["why"], *more]).strip())
+                )
             elif (found := _YARN_STATE.search(line)) is not None:
                 log.yarn_app, log.yarn_state = found.group(1), found.group(2)
         if host is not None:
@@ -133,11 +142,13 @@ def executor_stderr(worker_ui: str, death: Death, timeout_s: float = 2.0) -> str
     """A standalone executor's stderr as its worker's web UI serves it, or None when the UI
     does not answer (unreachable from here, or the log gone)."""
     app, _, executor = death.executor.rpartition("/")
-    query = urllib.parse.urlencode({"appId": app, "executorId": executor,
-                                    "logType": "stderr", "byteLength": 65536})  # fmt: skip
+    query = urllib.parse.urlencode(
+        {"appId": app, "executorId": executor, "logType": "stderr", "byteLength": 65536}
+    )
     try:
-        with urllib.request.urlopen(f"{worker_ui.rstrip('/')}/log?{query}",
-                                    timeout=timeout_s) as page:  # fmt: skip
+        with urllib.request.urlopen(
+            f"{worker_ui.rstrip('/')}/log?{query}", timeout=timeout_s
+        ) as page:
             return page.read().decode(errors="replace")
     except (urllib.error.URLError, OSError, ValueError):
         return None
@@ -156,22 +167,31 @@ def explain(log: DriverLog, errors: dict[str, str], master: str) -> str:
             cause = _CAUSE.search(text)
             said = f' ("{cause.group(1)}")' if cause else ""
             address = f"{unreachable['address']}:{unreachable['port']}"
-            return (f"executors on {hosts} could not reach the driver at {address}{said}: give "
-                    "--driver-host an address they can reach")  # fmt: skip
+            return (
+                f"executors on {hosts} could not reach the driver at {address}{said}: give "
+                "--driver-host an address they can reach"
+            )
     own = next((line for text in reversed(texts) if (line := _error_line(text))), None)
     driver = f" (the driver listens on {log.driver})" if log.driver else ""
     if own is not None:
-        return (f"executors on {hosts} died as they started ({count} of them, the cluster at "
-                f'{master}){driver}: "{own}"')  # fmt: skip
-    return (f"executors on {hosts} died as they started ({count} of them, the cluster at "
-            f'{master}: "{log.deaths[-1].reason}"){driver}; their own error is in their '
-            "stderr on that host (the worker's work directory, APP/N/stderr), which its "
-            "web UI did not serve here")  # fmt: skip
+        return (
+            f"executors on {hosts} died as they started ({count} of them, the cluster at "
+            f'{master}){driver}: "{own}"'
+        )
+    return (
+        f"executors on {hosts} died as they started ({count} of them, the cluster at "
+        f'{master}: "{log.deaths[-1].reason}"){driver}; their own error is in their '
+        "stderr on that host (the worker's work directory, APP/N/stderr), which its "
+        "web UI did not serve here"
+    )
 
 
 def _error_line(text: str) -> str | None:
     """An executor's own last error: the last exception line of its stderr or diagnostics,
     stack frames left out."""
-    found = [line.strip() for line in text.splitlines()
-             if _ERROR.search(line) and not line.strip().startswith(("at ", "Spark Executor Command"))]  # fmt: skip
+    found = [
+        line.strip()
+        for line in text.splitlines()
+        if _ERROR.search(line) and not line.strip().startswith(("at ", "Spark Executor Command"))
+    ]
     return found[-1][:300] if found else None

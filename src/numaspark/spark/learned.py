@@ -45,8 +45,10 @@ class LearnedHost:
     learned: datetime  # UTC
 
     def to_dict(self) -> dict:
-        return {"learned": self.learned.isoformat(timespec="seconds"),
-                "topology": self.topology.to_dict()}  # fmt: skip
+        return {
+            "learned": self.learned.isoformat(timespec="seconds"),
+            "topology": self.topology.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,10 @@ class LearnedCluster:
         when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
         names = ", ".join(h.host for h in self.hosts)
         whose = f"{names}'s topology" if len(self.hosts) == 1 else f"the topologies of {names}"
-        return (f"planned with {whose}, learned from the plugin's report on {when}; "
-                "--xml/--synthetic override")  # fmt: skip
+        return (
+            f"planned with {whose}, learned from the plugin's report on {when}; "
+            "--xml/--synthetic override"
+        )
 
 
 def cluster_name(master: str, hadoop_conf: Path | None = None) -> str:
@@ -103,9 +107,14 @@ def load_learned(cluster: str, warn: Warn) -> LearnedCluster | None:
         data = json.loads(path.read_text())
         if data.get("schema") != LEARNED_SCHEMA or data.get("cluster") != cluster:
             raise ValueError(f"not {LEARNED_SCHEMA} of {cluster}")
-        hosts = tuple(LearnedHost(host=name, topology=Topology.from_dict(entry["topology"]),
-                                  learned=datetime.fromisoformat(entry["learned"]))
-                      for name, entry in sorted(data["hosts"].items()))  # fmt: skip
+        hosts = tuple(
+            LearnedHost(
+                host=name,
+                topology=Topology.from_dict(entry["topology"]),
+                learned=datetime.fromisoformat(entry["learned"]),
+            )
+            for name, entry in sorted(data["hosts"].items())
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         warn(f"what was learned of {cluster} is unreadable ({path}: {exc}): planned without it")
         return None
@@ -127,8 +136,9 @@ def reported_hosts(reports: Path, now: datetime) -> tuple[LearnedHost, ...]:
     return tuple(found[h] for h in sorted(found))
 
 
-def learn(cluster: str, reports: Path, warn: Warn,
-          now: datetime | None = None) -> tuple[LearnedHost, ...]:  # fmt: skip
+def learn(
+    cluster: str, reports: Path, warn: Warn, now: datetime | None = None
+) -> tuple[LearnedHost, ...]:
     """Keep the host topologies a run's reports carry for ``cluster``'s next plan (hosts
     learned before and not seen now are kept); the hosts that are new or changed."""
     seen = reported_hosts(reports, now or datetime.now(UTC))
@@ -136,11 +146,17 @@ def learn(cluster: str, reports: Path, warn: Warn,
         return ()
     before = load_learned(cluster, warn)
     kept = {h.host: h for h in (before.hosts if before else ())}
-    changed = tuple(h for h in seen if h.host not in kept
-                    or kept[h.host].topology.fingerprint != h.topology.fingerprint)  # fmt: skip
+    changed = tuple(
+        h
+        for h in seen
+        if h.host not in kept or kept[h.host].topology.fingerprint != h.topology.fingerprint
+    )
     kept.update({h.host: h for h in seen})
-    data = {"schema": LEARNED_SCHEMA, "cluster": cluster,
-            "hosts": {name: kept[name].to_dict() for name in sorted(kept)}}  # fmt: skip
+    data = {
+        "schema": LEARNED_SCHEMA,
+        "cluster": cluster,
+        "hosts": {name: kept[name].to_dict() for name in sorted(kept)},
+    }
     try:
         _write_whole(cluster_file(cluster), json.dumps(data, indent=1))
     except OSError as exc:

@@ -34,14 +34,21 @@ def mvn_package(pom: Path, options: list[str], what: str) -> None:
     Maven or JDK, and a failed build (its first ERROR or FAIL line; the log's tail on stderr)."""
     mvn = shutil.which("mvn")
     if mvn is None or shutil.which("javac") is None:
-        raise ToolMissingError(f"building {what} needs Maven and a JDK: apt-get install maven "
-                               "openjdk-17-jdk-headless (scripts/setup.sh does)")  # fmt: skip
+        raise ToolMissingError(
+            f"building {what} needs Maven and a JDK: apt-get install maven "
+            "openjdk-17-jdk-headless (scripts/setup.sh does)"
+        )
     argv = [mvn, "-q", "-B", "-f", str(pom), "package", *options]
     refuse_jvm(argv)
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
-        lines = [line for line in (proc.stdout + proc.stderr).splitlines()
-                 if "ERROR" in line or "FAIL" in line]  # fmt: skip
-        raise NumasparkError(f"building {what} ({pom.parent.name}/) failed: "
-                             + (lines[0] if lines else f"mvn exited {proc.returncode}"))  # fmt: skip
+        lines = [
+            line
+            for line in (proc.stdout + proc.stderr).splitlines()
+            if "ERROR" in line or "FAIL" in line
+        ]
+        raise NumasparkError(
+            f"building {what} ({pom.parent.name}/) failed: "
+            + (lines[0] if lines else f"mvn exited {proc.returncode}")
+        )

@@ -55,8 +55,13 @@ def agent_library() -> Path:
 def _fetch_jar(classifier: str) -> Path:
     repository = Path(os.environ.get("MAVEN_REPOSITORY", Path.home() / ".m2" / "repository"))
     name = ARTIFACT.split(":")[1]
-    jar = (repository / ARTIFACT.split(":")[0].replace(".", "/") / name / VERSION
-           / f"{name}-{VERSION}-{classifier}.jar")  # fmt: skip
+    jar = (
+        repository
+        / ARTIFACT.split(":")[0].replace(".", "/")
+        / name
+        / VERSION
+        / f"{name}-{VERSION}-{classifier}.jar"
+    )
     if jar.exists():
         return jar
     mvn = shutil.which("mvn")
@@ -67,8 +72,10 @@ def _fetch_jar(classifier: str) -> Path:
         )
     proc = subprocess.run(
         [mvn, "-q", "-B", "dependency:get", f"-Dartifact={ARTIFACT}:{VERSION}:jar:{classifier}"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0 or not jar.exists():
         lines = (proc.stdout + proc.stderr).strip().splitlines()
         raise ToolMissingError(
@@ -80,8 +87,10 @@ def _fetch_jar(classifier: str) -> Path:
 def agent_option(library: Path, output_dir: Path, interval_ms: int = 10) -> str:
     """The JVM option: profile CPU from start to exit, collapsed stacks per pid."""
     # event=itimer: CPU time by setitimer, which works in VMs and containers without perf_events
-    return (f"-agentpath:{library}=start,event=itimer,interval={interval_ms}ms,collapsed,"
-            f"file={output_dir}/profile-%p.collapsed")  # fmt: skip
+    return (
+        f"-agentpath:{library}=start,event=itimer,interval={interval_ms}ms,collapsed,"
+        f"file={output_dir}/profile-%p.collapsed"
+    )
 
 
 def draw_flame_graphs(directory: Path, names: dict[int, str]) -> list[Path]:
@@ -93,8 +102,9 @@ def draw_flame_graphs(directory: Path, names: dict[int, str]) -> list[Path]:
         pid = int(collapsed.stem.split("-")[1])
         name = names.get(pid, f"JVM {pid}")
         try:
-            write_flame_graph(collapsed, collapsed.with_suffix(".svg"),
-                              f"{name} (pid {pid}), on-CPU")  # fmt: skip
+            write_flame_graph(
+                collapsed, collapsed.with_suffix(".svg"), f"{name} (pid {pid}), on-CPU"
+            )
             drawn.append(collapsed.with_suffix(".svg"))
         except (OSError, ValueError, RecursionError) as exc:
             collapsed.with_suffix(".error").write_text(f"no flame graph: {exc}\n")

@@ -30,8 +30,11 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip entry can carry
 def package_sources() -> list[tuple[str, Path]]:
     """Each ``.py`` file of the numaspark package, by its name inside the zip."""
     package = Path(numaspark.__file__).resolve().parent
-    return [(str(Path("numaspark") / path.relative_to(package)), path)
-            for path in sorted(package.rglob("*.py")) if "__pycache__" not in path.parts]  # fmt: skip
+    return [
+        (str(Path("numaspark") / path.relative_to(package)), path)
+        for path in sorted(package.rglob("*.py"))
+        if "__pycache__" not in path.parts
+    ]
 
 
 def package_zip() -> Path:

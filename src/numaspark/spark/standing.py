@@ -53,25 +53,36 @@ class StandingCluster:
         url = (ui or f"http://{address}:{DEFAULT_UI_PORT}").rstrip("/")
         state = _status(url)
         if state is None:
-            raise UsageError(f"--master {master}: its web UI does not answer at {url}, so the "
-                             "cluster's workers are unknown: give --master-ui http://HOST:PORT "
-                             "(the master's web UI)")  # fmt: skip
+            raise UsageError(
+                f"--master {master}: its web UI does not answer at {url}, so the "
+                "cluster's workers are unknown: give --master-ui http://HOST:PORT "
+                "(the master's web UI)"
+            )
         workers = tuple(
-            Worker(host=str(w.get("host", "?")),
-                   cores=int(w.get("cores", 0)) - int(w.get("coresused", 0)),
-                   memory_mb=int(w.get("memory", 0)) - int(w.get("memoryused", 0)))
-            for w in state.get("workers", []) if w.get("state") == "ALIVE"
-        )  # fmt: skip
+            Worker(
+                host=str(w.get("host", "?")),
+                cores=int(w.get("cores", 0)) - int(w.get("coresused", 0)),
+                memory_mb=int(w.get("memory", 0)) - int(w.get("memoryused", 0)),
+            )
+            for w in state.get("workers", [])
+            if w.get("state") == "ALIVE"
+        )
         if not workers:
-            raise UsageError(f"--master {master}: the master has no alive worker ({url}): start "
-                             "a worker, or give the master that has them")  # fmt: skip
+            raise UsageError(
+                f"--master {master}: the master has no alive worker ({url}): start "
+                "a worker, or give the master that has them"
+            )
         return cls(master=master, ui=url, workers=workers)
 
     def has(self) -> ClusterHas:
         """What the cluster has (placement/clusters.py), which plans it."""
-        return ClusterHas(kind="standalone", address=self.master, fitting=FITTING, ui=self.ui,
-                          hosts=tuple(HostHas(w.host, w.cores, w.memory_mb)
-                                      for w in self.workers))  # fmt: skip
+        return ClusterHas(
+            kind="standalone",
+            address=self.master,
+            fitting=FITTING,
+            ui=self.ui,
+            hosts=tuple(HostHas(w.host, w.cores, w.memory_mb) for w in self.workers),
+        )
 
     def topology(self) -> Topology:
         """The alive workers with the most free cores as one machine, a node each

@@ -53,27 +53,48 @@ def cannot_hold(status: dict | None, placement: Placement) -> str | None:
     if status is None:
         return None
     workers = [w for w in status.get("workers", []) if w.get("state") == "ALIVE"]
-    free = [(int(w.get("cores", 0)) - int(w.get("coresused", 0)),
-             int(w.get("memory", 0)) - int(w.get("memoryused", 0))) for w in workers]  # fmt: skip
+    free = [
+        (
+            int(w.get("cores", 0)) - int(w.get("coresused", 0)),
+            int(w.get("memory", 0)) - int(w.get("memoryused", 0)),
+        )
+        for w in workers
+    ]
     executors = placement.executors
     cores = max(e.cores for e in executors)
     heap_mb = max(e.heap for e in executors) // MIB
     room = room_for(free, cores, heap_mb)
     if room >= len(executors):
         return None
-    have = ", ".join(f"{w.get('host', '?')}: {c} cores, {m} MB free"
-                     for w, (c, m) in zip(workers, free, strict=True)) or "no alive worker"  # fmt: skip
-    return (f"room for {room} of {len(executors)} executor(s) of {cores} core(s) and "
-            f"{heap_mb} MB heap; its alive workers: {have}")  # fmt: skip
+    have = (
+        ", ".join(
+            f"{w.get('host', '?')}: {c} cores, {m} MB free"
+            for w, (c, m) in zip(workers, free, strict=True)
+        )
+        or "no alive worker"
+    )
+    return (
+        f"room for {room} of {len(executors)} executor(s) of {cores} core(s) and "
+        f"{heap_mb} MB heap; its alive workers: {have}"
+    )
 
 
 class FirstExecutorWait:
     """The check: why the application must stop before its first executor, or None."""
 
-    def __init__(self, master: str, wait_s: float, reports: Path, log: Path,
-                 placement: Placement, say: Say | None = None, has: str | None = None,
-                 ui: str | None = None, clock: Callable[[], float] = time.monotonic,
-                 stderr: Callable[[str, Death], str | None] = executor_stderr) -> None:  # fmt: skip
+    def __init__(
+        self,
+        master: str,
+        wait_s: float,
+        reports: Path,
+        log: Path,
+        placement: Placement,
+        say: Say | None = None,
+        has: str | None = None,
+        ui: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        stderr: Callable[[str, Death], str | None] = executor_stderr,
+    ) -> None:
         self.master = master
         self.wait_s = wait_s
         self.reports = reports  # the plugin's reports: a first one is a first executor
@@ -107,8 +128,10 @@ class FirstExecutorWait:
             return self._no_executor(log)
         if now - self.said >= PROGRESS_S:
             self.said = now
-            self.say(f"waiting for a first executor from {self.master}: {now - self.started:.0f} "
-                     f"s of --executor-wait {self.wait_s:g} s; {self._state(log)}")  # fmt: skip
+            self.say(
+                f"waiting for a first executor from {self.master}: {now - self.started:.0f} "
+                f"s of --executor-wait {self.wait_s:g} s; {self._state(log)}"
+            )
         return None
 
     def _state(self, log: DriverLog) -> str:
@@ -128,8 +151,11 @@ class FirstExecutorWait:
             return self._errors
         if not self._worker_uis:
             status = master_status(self.ui) or {}
-            self._worker_uis = {str(w.get("id")): str(w.get("webuiaddress"))
-                                for w in status.get("workers", []) if w.get("webuiaddress")}  # fmt: skip
+            self._worker_uis = {
+                str(w.get("id")): str(w.get("webuiaddress"))
+                for w in status.get("workers", [])
+                if w.get("webuiaddress")
+            }
         for death in log.deaths[-2:]:
             ui = self._worker_uis.get(death.worker or "")
             if ui and death.executor not in self._errors:
@@ -142,9 +168,11 @@ class FirstExecutorWait:
         if self.master.startswith("spark://") and self.ui is not None:
             short = cannot_hold(master_status(self.ui), self.placement)
             if short is not None:
-                return (f"{head} cannot hold the plan now ({short}): give fewer --executors, "
-                        "--cores-per-executor or --memory-per-executor, or wait until it has "
-                        "room")  # fmt: skip
+                return (
+                    f"{head} cannot hold the plan now ({short}): give fewer --executors, "
+                    "--cores-per-executor or --memory-per-executor, or wait until it has "
+                    "room"
+                )
         # an application YARN has not started: the nodes' free room is all the plan could
         # have, its application master's container included, unless YARN has already granted
         # that container (allocated, not yet registered), which the free room then leaves out
@@ -157,8 +185,10 @@ class FirstExecutorWait:
                 has.check_fits(self.placement)
             except UsageError as exc:
                 return f"{head} cannot hold the plan now ({exc})"
-        return (f"{head} gave the application none ({self._state(log)}); give --executor-wait "
-                "more seconds, or see the cluster's own pages")  # fmt: skip
+        return (
+            f"{head} gave the application none ({self._state(log)}); give --executor-wait "
+            "more seconds, or see the cluster's own pages"
+        )
 
 
 def _granted_mb(webapp: str, app_id: str | None) -> int:

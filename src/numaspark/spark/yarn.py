@@ -105,8 +105,10 @@ class YarnCluster:
         names."""
         directory = directory or conf_dir()
         if directory is None:
-            raise UsageError("--master yarn: set HADOOP_CONF_DIR to the directory of your "
-                             "cluster's yarn-site.xml (spark-submit reads it too)")  # fmt: skip
+            raise UsageError(
+                "--master yarn: set HADOOP_CONF_DIR to the directory of your "
+                "cluster's yarn-site.xml (spark-submit reads it too)"
+            )
         site = directory / "yarn-site.xml"
         if not site.is_file():
             raise UsageError(f"--master yarn: no yarn-site.xml in {directory} (HADOOP_CONF_DIR)")
@@ -115,8 +117,10 @@ class YarnCluster:
         # a busy ResourceManager (or one under emulation) may take seconds to answer
         state = rm_json(webapp, "/ws/v1/cluster/nodes?states=RUNNING", timeout_s=30)
         if state is None:
-            raise UsageError(f"--master yarn: the ResourceManager's web app does not answer at "
-                             f"{webapp} ({WEBAPP_KEY} in {site}): is YARN up?")  # fmt: skip
+            raise UsageError(
+                f"--master yarn: the ResourceManager's web app does not answer at "
+                f"{webapp} ({WEBAPP_KEY} in {site}): is YARN up?"
+            )
         return cls.of(webapp, state, conf)
 
     @classmethod
@@ -124,19 +128,28 @@ class YarnCluster:
         """From the RM's ``/ws/v1/cluster/nodes`` answer and the client's configuration."""
         listed = ((nodes_json or {}).get("nodes") or {}).get("node") or []
         nodes = tuple(
-            YarnNode(node_id=str(n.get("id", "?")), host=str(n.get("nodeHostName", "?")),
-                     vcores=int(n.get("availableVirtualCores", 0)),
-                     memory_mb=int(n.get("availMemoryMB", 0)))
-            for n in listed if n.get("state", "RUNNING") == "RUNNING"
-        )  # fmt: skip
+            YarnNode(
+                node_id=str(n.get("id", "?")),
+                host=str(n.get("nodeHostName", "?")),
+                vcores=int(n.get("availableVirtualCores", 0)),
+                memory_mb=int(n.get("availMemoryMB", 0)),
+            )
+            for n in listed
+            if n.get("state", "RUNNING") == "RUNNING"
+        )
         if not nodes:
-            raise UsageError(f"--master yarn: the ResourceManager at {webapp} has no running "
-                             "NodeManager: start one, or point HADOOP_CONF_DIR at the cluster "
-                             "that has them")  # fmt: skip
-        return cls(webapp=webapp, nodes=nodes,
-                   minimum_mb=int(conf["yarn.scheduler.minimum-allocation-mb"]),
-                   maximum_mb=int(conf["yarn.scheduler.maximum-allocation-mb"]),
-                   maximum_vcores=int(conf["yarn.scheduler.maximum-allocation-vcores"]))  # fmt: skip
+            raise UsageError(
+                f"--master yarn: the ResourceManager at {webapp} has no running "
+                "NodeManager: start one, or point HADOOP_CONF_DIR at the cluster "
+                "that has them"
+            )
+        return cls(
+            webapp=webapp,
+            nodes=nodes,
+            minimum_mb=int(conf["yarn.scheduler.minimum-allocation-mb"]),
+            maximum_mb=int(conf["yarn.scheduler.maximum-allocation-mb"]),
+            maximum_vcores=int(conf["yarn.scheduler.maximum-allocation-vcores"]),
+        )
 
     @property
     def am_mb(self) -> int:
@@ -148,14 +161,23 @@ class YarnCluster:
         """What the cluster has (placement/clusters.py), which plans it: an executor's
         container is its heap and overhead rounded up to the minimum allocation, at most the
         maximum, beside the application master's."""
-        fitting = Fitting(cluster="the YARN cluster", host="node", listed="running node(s)",
-                          cores="vcores", heap_from="YARN",
-                          container_rounding_mb=max(1, self.minimum_mb),
-                          maximum_mb=self.maximum_mb, maximum_cores=self.maximum_vcores,
-                          reserved_mb=self.am_mb)  # fmt: skip
-        return ClusterHas(kind="yarn", address=self.webapp, fitting=fitting,
-                          hosts=tuple(HostHas(n.host, n.vcores, n.memory_mb)
-                                      for n in self.nodes))  # fmt: skip
+        fitting = Fitting(
+            cluster="the YARN cluster",
+            host="node",
+            listed="running node(s)",
+            cores="vcores",
+            heap_from="YARN",
+            container_rounding_mb=max(1, self.minimum_mb),
+            maximum_mb=self.maximum_mb,
+            maximum_cores=self.maximum_vcores,
+            reserved_mb=self.am_mb,
+        )
+        return ClusterHas(
+            kind="yarn",
+            address=self.webapp,
+            fitting=fitting,
+            hosts=tuple(HostHas(n.host, n.vcores, n.memory_mb) for n in self.nodes),
+        )
 
     def topology(self) -> Topology:
         """The running nodes with the most free vcores as one machine, a node each, of those
@@ -179,8 +201,9 @@ class YarnCluster:
 
 def rm_json(webapp: str, path: str, timeout_s: float = 5.0) -> dict | None:
     """A ResourceManager REST answer (JSON), or None when it does not answer."""
-    request = urllib.request.Request(webapp.rstrip("/") + path,
-                                     headers={"Accept": "application/json"})  # fmt: skip
+    request = urllib.request.Request(
+        webapp.rstrip("/") + path, headers={"Accept": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as r:
             return json.loads(r.read())
@@ -192,9 +215,11 @@ def kill_application(webapp: str, app_id: str) -> bool:
     """Ask the ResourceManager to kill ``app_id`` (one that got no container and would wait in
     its queue after its driver stopped); whether it accepted."""
     request = urllib.request.Request(
-        f"{webapp.rstrip('/')}/ws/v1/cluster/apps/{app_id}/state", method="PUT",
+        f"{webapp.rstrip('/')}/ws/v1/cluster/apps/{app_id}/state",
+        method="PUT",
         data=json.dumps({"state": "KILLED"}).encode(),
-        headers={"Content-Type": "application/json", "Accept": "application/json"})  # fmt: skip
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as r:
             return 200 <= r.status < 300

@@ -40,8 +40,9 @@ def build_launcher(force: bool = False) -> Path:
     jar, classpath = _built()
     stamp = jar.with_suffix(".sources")
     if not (SOURCE / "pom.xml").exists():
-        raise ToolMissingError(f"{SOURCE}/pom.xml is missing: the mini YARN is built from a "
-                               "checkout of numaspark")  # fmt: skip
+        raise ToolMissingError(
+            f"{SOURCE}/pom.xml is missing: the mini YARN is built from a checkout of numaspark"
+        )
     current = sources_digest(SOURCE, "*.*")
     if not force and classpath.exists() and up_to_date(jar, stamp, current):
         return jar
@@ -54,9 +55,11 @@ def require_launcher() -> tuple[Path, str]:
     """The built launcher's jar and its classpath, or one line saying how to build it."""
     jar, classpath = _built()
     if not jar.exists() or not classpath.exists():
-        raise ToolMissingError(f"the mini YARN is not built ({jar}): run NUMASPARK_SETUP_YARN=1 "
-                               "bash scripts/setup.sh (Maven fetches hadoop-client-minicluster "
-                               "once)")  # fmt: skip
+        raise ToolMissingError(
+            f"the mini YARN is not built ({jar}): run NUMASPARK_SETUP_YARN=1 "
+            "bash scripts/setup.sh (Maven fetches hadoop-client-minicluster "
+            "once)"
+        )
     return jar, classpath.read_text().strip()
 
 
@@ -68,26 +71,57 @@ def java_home() -> str | None:
     return str(Path(java).resolve().parents[1]) if java else None
 
 
-def launcher_argv(directory: Path, nodemanagers: int, memory_mb: int, vcores: int,
-                  minimum_mb: int, host: str, site: Path | None = None) -> list[str]:  # fmt: skip
+def launcher_argv(
+    directory: Path,
+    nodemanagers: int,
+    memory_mb: int,
+    vcores: int,
+    minimum_mb: int,
+    host: str,
+    site: Path | None = None,
+) -> list[str]:
     """The launcher's argv, run in ``directory``; ``site``: a yarn-site.xml fragment applied
     over its settings (``plan --target yarn --out``'s)."""
     if site is not None and not site.is_file():
-        raise UsageError(f"--site {site}: no such file; give the yarn-site.xml that "
-                         "'numaspark plan --target yarn --out DIR' wrote")  # fmt: skip
+        raise UsageError(
+            f"--site {site}: no such file; give the yarn-site.xml that "
+            "'numaspark plan --target yarn --out DIR' wrote"
+        )
     if nodemanagers < 1 or memory_mb < minimum_mb or vcores < 1 or minimum_mb < 1:
-        raise UsageError(f"a mini YARN needs at least one NodeManager of 1 vcore and the minimum "
-                         f"allocation ({minimum_mb} MB) or more memory: got {nodemanagers} of "
-                         f"{vcores} vcore(s) and {memory_mb} MB")  # fmt: skip
+        raise UsageError(
+            f"a mini YARN needs at least one NodeManager of 1 vcore and the minimum "
+            f"allocation ({minimum_mb} MB) or more memory: got {nodemanagers} of "
+            f"{vcores} vcore(s) and {memory_mb} MB"
+        )
     jar, classpath = require_launcher()
     home = java_home()
     java = str(Path(home) / "bin" / "java") if home else "java"
-    return ["env", "-C", str(directory), *([f"JAVA_HOME={home}"] if home else []), java,
-            f"-Xmx{LAUNCHER_HEAP}", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-            "-cp", f"{jar}:{classpath}", MAIN_CLASS, "--dir", str(directory),
-            "--nodemanagers", str(nodemanagers), "--nm-memory-mb", str(memory_mb),
-            "--nm-vcores", str(vcores), "--min-allocation-mb", str(minimum_mb),
-            "--host", host, *(["--site", str(site.resolve())] if site is not None else [])]  # fmt: skip
+    return [
+        "env",
+        "-C",
+        str(directory),
+        *([f"JAVA_HOME={home}"] if home else []),
+        java,
+        f"-Xmx{LAUNCHER_HEAP}",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC",
+        "-cp",
+        f"{jar}:{classpath}",
+        MAIN_CLASS,
+        "--dir",
+        str(directory),
+        "--nodemanagers",
+        str(nodemanagers),
+        "--nm-memory-mb",
+        str(memory_mb),
+        "--nm-vcores",
+        str(vcores),
+        "--min-allocation-mb",
+        str(minimum_mb),
+        "--host",
+        host,
+        *(["--site", str(site.resolve())] if site is not None else []),
+    ]
 
 
 def ready_line(log: Path) -> dict[str, str] | None:

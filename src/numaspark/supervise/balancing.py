@@ -117,7 +117,8 @@ def _locked(directory: Path, wait_s: float) -> Iterator[None]:
                     raise BalancingBusy(
                         f"kernel.numa_balancing is held changed by numaspark "
                         f"{holder.get('pid', '(another)')}: wait until it ends, or run this "
-                        f"without the autonuma comparison") from None  # fmt: skip
+                        f"without the autonuma comparison"
+                    ) from None
                 time.sleep(0.5)
         try:
             yield
@@ -126,8 +127,9 @@ def _locked(directory: Path, wait_s: float) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def balancing(on: bool, wait_s: float = 0.0, path: str | None = None,
-              say: Callable[[str], None] | None = None) -> Iterator[str]:  # fmt: skip
+def balancing(
+    on: bool, wait_s: float = 0.0, path: str | None = None, say: Callable[[str], None] | None = None
+) -> Iterator[str]:
     """``kernel.numa_balancing`` on (1) or off (0) inside the block, put back after it; yields
     the value set. Raises UsageError where it cannot be switched, BalancingBusy when another
     numaspark holds it changed for longer than ``wait_s``."""
@@ -145,8 +147,16 @@ def balancing(on: bool, wait_s: float = 0.0, path: str | None = None,
             yield found
             return
         me = psutil.Process()
-        record.write_text(json.dumps({"pid": me.pid, "started": round(me.create_time(), 2),
-                                      "found": found, "set": wanted}))  # fmt: skip
+        record.write_text(
+            json.dumps(
+                {
+                    "pid": me.pid,
+                    "started": round(me.create_time(), 2),
+                    "found": found,
+                    "set": wanted,
+                }
+            )
+        )
         _write(path, wanted)
         if say is not None:
             say(f"kernel.numa_balancing {found} -> {wanted} for this run")
@@ -175,5 +185,7 @@ def restore_left(path: str | None = None) -> str | None:
         return None  # its owner runs still (it holds the lock), or no right to act
     if found is None:
         return None
-    return (f"kernel.numa_balancing put back to {found}: numaspark {data.get('pid', '?')} "
-            f"changed it and was killed before it could")  # fmt: skip
+    return (
+        f"kernel.numa_balancing put back to {found}: numaspark {data.get('pid', '?')} "
+        f"changed it and was killed before it could"
+    )

@@ -157,8 +157,10 @@ def reap(directory: Path | None = None) -> list[Left]:
             stopped += left
             if notify is not None:
                 names = ", ".join(f"{p.name} ({p.pid})" for p in left)
-                notify(f"stopped {len(left)} process(es) left running by numaspark {left[0].owner}, "
-                       f"which was killed before it could stop them: {names}")  # fmt: skip
+                notify(
+                    f"stopped {len(left)} process(es) left running by numaspark {left[0].owner}, "
+                    f"which was killed before it could stop them: {names}"
+                )
         with contextlib.suppress(OSError):
             path.unlink()
     return stopped

@@ -43,8 +43,10 @@ _JVM_PROGRAMS = frozenset({"java", "javac", "mvn", "spark-submit", "spark-class"
 def refuse_jvm(argv: Sequence[str]) -> None:
     """Raise when ``argv`` starts a JVM and the fast test lane forbids it."""
     if os.environ.get(NO_JVM) and any(Path(a).name in _JVM_PROGRAMS for a in argv):
-        raise RuntimeError(f"{NO_JVM} is set (the fast test lane) and this starts a JVM: "
-                           f"{' '.join(argv)[:200]}; mark the test jvm")  # fmt: skip
+        raise RuntimeError(
+            f"{NO_JVM} is set (the fast test lane) and this starts a JVM: "
+            f"{' '.join(argv)[:200]}; mark the test jvm"
+        )
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

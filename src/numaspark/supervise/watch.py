@@ -62,9 +62,13 @@ class Watch(threading.Thread):
     """Samples the JVMs ``sources`` names while they run; ``check`` says why the run must
     stop (a host lost, executors that keep dying), or None."""
 
-    def __init__(self, sources: Callable[[], list[Watched]],
-                 check: Callable[[], str | None] | None = None, refresh: bool = False,
-                 interval_s: float = 0.5) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sources: Callable[[], list[Watched]],
+        check: Callable[[], str | None] | None = None,
+        refresh: bool = False,
+        interval_s: float = 0.5,
+    ) -> None:
         super().__init__(daemon=True)
         self.sources = sources
         self.check = check
@@ -133,8 +137,10 @@ class Watch(threading.Thread):
         return found
 
     def effective(self) -> list[EffectiveJvm]:
-        return sorted((self._with_python(pid, e) for pid, e in list(self._seen.items())),
-                      key=lambda e: (e.index, e.pid))  # fmt: skip
+        return sorted(
+            (self._with_python(pid, e) for pid, e in list(self._seen.items())),
+            key=lambda e: (e.index, e.pid),
+        )
 
     def _with_python(self, pid: int, entry: EffectiveJvm) -> EffectiveJvm:
         found = sorted(self._python.get(pid, {}).values(), key=lambda p: p.pid)
@@ -142,8 +148,12 @@ class Watch(threading.Thread):
             return entry
         planned = self._planned[pid]
         strayed = [line for p in found for line in python_differences(planned, p)]
-        return dataclasses.replace(entry, python=tuple(found), python_at_once=self._at_once[pid],
-                                   differences=(*entry.differences, *strayed))  # fmt: skip
+        return dataclasses.replace(
+            entry,
+            python=tuple(found),
+            python_at_once=self._at_once[pid],
+            differences=(*entry.differences, *strayed),
+        )
 
     def seen(self, pid: int) -> EffectiveJvm | None:
         return self._seen.get(pid)
@@ -156,8 +166,9 @@ def python_differences(planned: JvmPlacement, proc: PythonProcess) -> list[str]:
     """How a JVM's Python process departs from the JVM's plan (its CPUs, its memory policy)."""
     if proc.policy in (None, "unknown"):
         return []  # read before it had mappings: nothing to judge
-    actual = EffectivePlacement(proc.pid, CpuSet.parse(proc.cpus or ""),
-                                CpuSet.parse(proc.mems or ""), proc.policy)  # fmt: skip
+    actual = EffectivePlacement(
+        proc.pid, CpuSet.parse(proc.cpus or ""), CpuSet.parse(proc.mems or ""), proc.policy
+    )
     name = f"{planned.name}'s Python {proc.role} {proc.pid}"
     return [
         line.replace(f"{planned.name}:", f"{name}:", 1) for line in differences(planned, actual)

@@ -89,9 +89,11 @@ def _refuse_absurd(description: str) -> None:
     for count in re.findall(r"[A-Za-z0-9]+:(\d+)", description):
         total *= int(count)
         if total > MAX_SYNTHETIC_PUS:
-            raise UsageError(f"--synthetic {description!r} describes more than "
-                             f"{MAX_SYNTHETIC_PUS:,} objects at its lowest level: describe a "
-                             "real machine's size (e.g. \"pack:2 numa:2 core:12 pu:2\")")  # fmt: skip
+            raise UsageError(
+                f"--synthetic {description!r} describes more than "
+                f"{MAX_SYNTHETIC_PUS:,} objects at its lowest level: describe a "
+                'real machine\'s size (e.g. "pack:2 numa:2 core:12 pu:2")'
+            )
 
 
 def load(xml: str | Path | None = None, synthetic: str | None = None) -> Topology:

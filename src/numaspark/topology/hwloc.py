@@ -41,21 +41,26 @@ def lstopo_xml(input_spec: str | None = None) -> str:
     exe = shutil.which(LSTOPO)
     if exe is None:
         what = "this machine" if input_spec is None else repr(input_spec)
-        raise ToolMissingError(f"reading {what} needs hwloc's {LSTOPO}, which is not on the "
-                               "PATH: install hwloc (apt-get install hwloc-nox); this machine's "
-                               "own topology is read from sysfs without it")  # fmt: skip
+        raise ToolMissingError(
+            f"reading {what} needs hwloc's {LSTOPO}, which is not on the "
+            "PATH: install hwloc (apt-get install hwloc-nox); this machine's "
+            "own topology is read from sysfs without it"
+        )
     # --disallowed keeps CPUs and nodes outside our cgroup in the output, so the
     # topology shows the whole machine and the allowed sets separately.
     argv = [exe, "--of", "xml", "--disallowed"]
     if input_spec is not None:
         argv[1:1] = ["-i", input_spec]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
-                              timeout=LSTOPO_TIMEOUT_S)  # fmt: skip
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=LSTOPO_TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:  # run() killed lstopo: nothing is left running
         what = "this machine" if input_spec is None else repr(input_spec)
-        raise UsageError(f"hwloc took more than {LSTOPO_TIMEOUT_S:.0f} s to read {what}: describe "
-                         "a smaller machine, or export its XML with lstopo") from None  # fmt: skip
+        raise UsageError(
+            f"hwloc took more than {LSTOPO_TIMEOUT_S:.0f} s to read {what}: describe "
+            "a smaller machine, or export its XML with lstopo"
+        ) from None
     if proc.returncode != 0 or "<topology" not in proc.stdout:
         reason = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         what = "this machine" if input_spec is None else repr(input_spec)
@@ -86,8 +91,9 @@ def parse_xml(
         raise UsageError(f"{source}: not an hwloc topology (root element <{root.tag}>)")
     version = root.get("version", "1.0")
     if not version.startswith("2"):
-        raise UsageError(f"{source}: hwloc XML version {version} is not supported; "
-                         f"{_export_hint(version)}")  # fmt: skip
+        raise UsageError(
+            f"{source}: hwloc XML version {version} is not supported; {_export_hint(version)}"
+        )
     machine = root.find("object")
     if machine is None or machine.get("type") != "Machine":
         raise UsageError(f"{source}: no Machine object in the hwloc XML")

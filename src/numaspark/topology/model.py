@@ -291,27 +291,62 @@ class Topology:
         cpus, cgroup = data["cpus"], data.get("cgroup")
         distances = data.get("distances")
         return cls(
-            source=data["source"], hostname=data.get("hostname"),
-            architecture=data.get("architecture"), hwloc_version=data.get("hwloc_version"),
-            packages=tuple(Package(p["os_index"], p["logical_index"], CpuSet.parse(p["cpus"]),
-                                   CpuSet.parse(p["nodes"]), p.get("cpu_model"))
-                           for p in data["packages"]),
-            nodes=tuple(NumaNode(n["os_index"], n["logical_index"], n.get("memory_bytes"),
-                                 CpuSet.parse(n["cpus"]), n.get("subtype"), bool(n["allowed"]))
-                        for n in data["numa_nodes"]),
-            l3=tuple(CacheDomain(c["logical_index"], c.get("size_bytes"), CpuSet.parse(c["cpus"]))
-                     for c in data["l3_domains"]),
-            cores=tuple(Core(c["logical_index"], c["os_index"], CpuSet.parse(c["cpus"]),
-                             c.get("package"), c.get("node"), c.get("l3"))
-                        for c in data["cores"]),
-            pus=tuple(Pu(p["os_index"], p["logical_index"], p["core"], p.get("node"),
-                         bool(p["allowed"])) for p in data["pus"]),
-            complete_cpus=CpuSet.parse(cpus["complete"]), online_cpus=CpuSet.parse(cpus["online"]),
+            source=data["source"],
+            hostname=data.get("hostname"),
+            architecture=data.get("architecture"),
+            hwloc_version=data.get("hwloc_version"),
+            packages=tuple(
+                Package(
+                    p["os_index"],
+                    p["logical_index"],
+                    CpuSet.parse(p["cpus"]),
+                    CpuSet.parse(p["nodes"]),
+                    p.get("cpu_model"),
+                )
+                for p in data["packages"]
+            ),
+            nodes=tuple(
+                NumaNode(
+                    n["os_index"],
+                    n["logical_index"],
+                    n.get("memory_bytes"),
+                    CpuSet.parse(n["cpus"]),
+                    n.get("subtype"),
+                    bool(n["allowed"]),
+                )
+                for n in data["numa_nodes"]
+            ),
+            l3=tuple(
+                CacheDomain(c["logical_index"], c.get("size_bytes"), CpuSet.parse(c["cpus"]))
+                for c in data["l3_domains"]
+            ),
+            cores=tuple(
+                Core(
+                    c["logical_index"],
+                    c["os_index"],
+                    CpuSet.parse(c["cpus"]),
+                    c.get("package"),
+                    c.get("node"),
+                    c.get("l3"),
+                )
+                for c in data["cores"]
+            ),
+            pus=tuple(
+                Pu(p["os_index"], p["logical_index"], p["core"], p.get("node"), bool(p["allowed"]))
+                for p in data["pus"]
+            ),
+            complete_cpus=CpuSet.parse(cpus["complete"]),
+            online_cpus=CpuSet.parse(cpus["online"]),
             allowed_cpus=CpuSet.parse(cpus["allowed"]),
             allowed_nodes=CpuSet.parse(data["allowed_nodes"]),
             distance_nodes=tuple(distances["nodes"]) if distances else (),
             distances=tuple(tuple(r) for r in distances["matrix"]) if distances else None,
-            cgroup=None if cgroup is None else CgroupLimits(
-                cgroup["version"], cgroup["path"], cgroup.get("cpu_quota"),
-                cgroup.get("memory_limit_bytes")),
-        )  # fmt: skip
+            cgroup=None
+            if cgroup is None
+            else CgroupLimits(
+                cgroup["version"],
+                cgroup["path"],
+                cgroup.get("cpu_quota"),
+                cgroup.get("memory_limit_bytes"),
+            ),
+        )

@@ -36,8 +36,9 @@ _SIZE = re.compile(r"^(\d+)([KMG]?)$")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def read_sysfs(root: Path = Path("/"), cgroup: CgroupLimits | None = None,
-               hostname: str | None = None) -> Topology:  # fmt: skip
+def read_sysfs(
+    root: Path = Path("/"), cgroup: CgroupLimits | None = None, hostname: str | None = None
+) -> Topology:
     """The topology under ``root`` (``/``: this machine; a copy of its ``sys`` and ``proc``
     files in tests). Raises OSError when ``root`` has no ``sys/devices/system/cpu``."""
     cpu_dir = root / "sys/devices/system/cpu"
@@ -49,9 +50,12 @@ def read_sysfs(root: Path = Path("/"), cgroup: CgroupLimits | None = None,
     facts = {cpu: _cpu_facts(cpu_dir / f"cpu{cpu}") for cpu in online}
 
     # NUMA nodes: a kernel without NUMA has no node directory; hwloc shows one node then
-    node_ids = sorted(int(p.name[4:]) for p in node_dir.glob("node[0-9]*")) if node_dir.is_dir() else []  # fmt: skip
-    node_cpus = {n: CpuSet.parse(_read(node_dir / f"node{n}/cpulist") or "") & online
-                 for n in node_ids} or {0: online}  # fmt: skip
+    node_ids = (
+        sorted(int(p.name[4:]) for p in node_dir.glob("node[0-9]*")) if node_dir.is_dir() else []
+    )
+    node_cpus = {
+        n: CpuSet.parse(_read(node_dir / f"node{n}/cpulist") or "") & online for n in node_ids
+    } or {0: online}
     memory = {n: _node_memory(node_dir / f"node{n}/meminfo") for n in node_cpus}
     if not node_ids:
         memory[0] = _node_memory(root / "proc/meminfo")
@@ -59,8 +63,10 @@ def read_sysfs(root: Path = Path("/"), cgroup: CgroupLimits | None = None,
 
     # by their first CPU, as hwloc orders them (by their cpusets, offline CPUs included: the
     # kernel removes an offline CPU's topology files, so with offline CPUs the order can differ)
-    packages = sorted({f["package"] for f in facts.values()},
-                      key=lambda p: min(c for c, f in facts.items() if f["package"] == p))  # fmt: skip
+    packages = sorted(
+        {f["package"] for f in facts.values()},
+        key=lambda p: min(c for c, f in facts.items() if f["package"] == p),
+    )
     package_cpus = {p: CpuSet(c for c, f in facts.items() if f["package"] == p) for p in packages}
     package_logical = {p: i for i, p in enumerate(packages)}
 
@@ -70,43 +76,82 @@ def read_sysfs(root: Path = Path("/"), cgroup: CgroupLimits | None = None,
         first = cpus.first()
         node = node_of_cpu.get(first)
         l3_cpus = facts[first]["l3"][0] if facts[first]["l3"] else cpus
-        return (package_logical[facts[first]["package"]],
-                node_cpus[node].first() if node is not None else -1, l3_cpus.first(), first)  # fmt: skip
+        return (
+            package_logical[facts[first]["package"]],
+            node_cpus[node].first() if node is not None else -1,
+            l3_cpus.first(),
+            first,
+        )
 
-    l3_sets = sorted({f["l3"] for f in facts.values() if f["l3"] is not None},
-                     key=lambda s: tree_order(s[0]))  # fmt: skip
+    l3_sets = sorted(
+        {f["l3"] for f in facts.values() if f["l3"] is not None}, key=lambda s: tree_order(s[0])
+    )
     l3 = tuple(CacheDomain(i, size, cpus) for i, (cpus, size) in enumerate(l3_sets))
     l3_of_cpu = {cpu: d.logical_index for d in l3 for cpu in d.cpus}
 
     core_sets = sorted({f["siblings"] for f in facts.values()}, key=tree_order)
     cores = tuple(
-        Core(logical_index=i, os_index=facts[cpus.first()]["core_id"], cpus=cpus,
-             package=package_logical[facts[cpus.first()]["package"]],
-             node=node_of_cpu.get(cpus.first()), l3=l3_of_cpu.get(cpus.first()))
+        Core(
+            logical_index=i,
+            os_index=facts[cpus.first()]["core_id"],
+            cpus=cpus,
+            package=package_logical[facts[cpus.first()]["package"]],
+            node=node_of_cpu.get(cpus.first()),
+            l3=l3_of_cpu.get(cpus.first()),
+        )
         for i, cpus in enumerate(core_sets)
-    )  # fmt: skip
+    )
     allowed_cpus, allowed_nodes = _cpuset(root, online, CpuSet(node_cpus))
     pus = tuple(
-        Pu(os_index=cpu, logical_index=i, core=core.logical_index, node=node_of_cpu.get(cpu),
-           allowed=cpu in allowed_cpus)
+        Pu(
+            os_index=cpu,
+            logical_index=i,
+            core=core.logical_index,
+            node=node_of_cpu.get(cpu),
+            allowed=cpu in allowed_cpus,
+        )
         for i, (core, cpu) in enumerate((c, cpu) for c in cores for cpu in c.cpus)
-    )  # fmt: skip
+    )
     model = _cpu_models(root / "proc/cpuinfo")
     order = sorted(node_cpus)
     distances = _distances(node_dir, order) if len(order) > 1 else None
     return Topology(
-        source=SOURCE, hostname=hostname, architecture=os.uname().machine, hwloc_version=None,
-        packages=tuple(Package(os_index=p, logical_index=i, cpus=package_cpus[p],
-                               nodes=CpuSet(n for n, c in node_cpus.items() if c & package_cpus[p]),
-                               cpu_model=model.get(package_cpus[p].first()))
-                       for i, p in enumerate(packages)),
-        nodes=tuple(NumaNode(os_index=n, logical_index=i, memory=memory[n], cpus=node_cpus[n],
-                             subtype=None, allowed=n in allowed_nodes)
-                    for i, n in enumerate(order)),
-        l3=l3, cores=cores, pus=pus, complete_cpus=complete, online_cpus=online,
-        allowed_cpus=allowed_cpus, allowed_nodes=allowed_nodes,
-        distance_nodes=tuple(order) if distances else (), distances=distances, cgroup=cgroup,
-    )  # fmt: skip
+        source=SOURCE,
+        hostname=hostname,
+        architecture=os.uname().machine,
+        hwloc_version=None,
+        packages=tuple(
+            Package(
+                os_index=p,
+                logical_index=i,
+                cpus=package_cpus[p],
+                nodes=CpuSet(n for n, c in node_cpus.items() if c & package_cpus[p]),
+                cpu_model=model.get(package_cpus[p].first()),
+            )
+            for i, p in enumerate(packages)
+        ),
+        nodes=tuple(
+            NumaNode(
+                os_index=n,
+                logical_index=i,
+                memory=memory[n],
+                cpus=node_cpus[n],
+                subtype=None,
+                allowed=n in allowed_nodes,
+            )
+            for i, n in enumerate(order)
+        ),
+        l3=l3,
+        cores=cores,
+        pus=pus,
+        complete_cpus=complete,
+        online_cpus=online,
+        allowed_cpus=allowed_cpus,
+        allowed_nodes=allowed_nodes,
+        distance_nodes=tuple(order) if distances else (),
+        distances=distances,
+        cgroup=cgroup,
+    )
 
 
 def _cpu_facts(cpu: Path) -> dict:
@@ -115,8 +160,10 @@ def _cpu_facts(cpu: Path) -> dict:
     l3 = None
     for index in sorted(cpu.glob("cache/index[0-9]*")):
         if _read(index / "level") == "3" and _read(index / "type") in ("Unified", "Data"):
-            l3 = (CpuSet.parse(_read(index / "shared_cpu_list") or ""),
-                  _size(_read(index / "size")))  # fmt: skip
+            l3 = (
+                CpuSet.parse(_read(index / "shared_cpu_list") or ""),
+                _size(_read(index / "size")),
+            )
     return {
         "package": int(_read(topology / "physical_package_id") or 0),
         "core_id": int(_read(topology / "core_id") or cpu.name[3:]),
@@ -135,11 +182,15 @@ def _cpuset(root: Path, online: CpuSet, nodes: CpuSet) -> tuple[CpuSet, CpuSet]:
     for line in lines:
         _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
         if controllers == "":
-            where, names = root / "sys/fs/cgroup" / path.lstrip("/"), ("cpuset.cpus.effective",
-                                                                       "cpuset.mems.effective")  # fmt: skip
+            where, names = (
+                root / "sys/fs/cgroup" / path.lstrip("/"),
+                ("cpuset.cpus.effective", "cpuset.mems.effective"),
+            )
         elif "cpuset" in controllers.split(","):
-            where, names = root / "sys/fs/cgroup/cpuset" / path.lstrip("/"), (
-                "cpuset.effective_cpus", "cpuset.effective_mems")  # fmt: skip
+            where, names = (
+                root / "sys/fs/cgroup/cpuset" / path.lstrip("/"),
+                ("cpuset.effective_cpus", "cpuset.effective_mems"),
+            )
         else:
             continue
         cpus, mems = _read(where / names[0]), _read(where / names[1])

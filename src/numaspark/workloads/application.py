@@ -110,8 +110,12 @@ class Application:
         if self.given_line:
             return [*(options or []), "--", *self.line.to_argv()]
         argv = [self.path, *(["--class", self.main_class] if self.main_class else [])]
-        for option, key in (("--py-files", "py_files"), ("--files", "files"),
-                            ("--jars", "jars"), ("--packages", "packages")):  # fmt: skip
+        for option, key in (
+            ("--py-files", "py_files"),
+            ("--files", "files"),
+            ("--jars", "jars"),
+            ("--packages", "packages"),
+        ):
             if getattr(self.line, key):
                 argv += [option, ",".join(getattr(self.line, key))]
         if self.check:
@@ -122,59 +126,88 @@ class Application:
         return [*argv, "--", *self.args] if self.args else argv
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "sha256": self.sha256, "class": self.main_class,
-                "args": list(self.args), "name": self.name,
-                "line": self.line.to_argv(), "given_line": self.given_line,
-                "check": list(self.check) or None}  # fmt: skip
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "class": self.main_class,
+            "args": list(self.args),
+            "name": self.name,
+            "line": self.line.to_argv(),
+            "given_line": self.given_line,
+            "check": list(self.check) or None,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Application:
-        return cls(line=parse_submit_line(data["line"]), name=data["name"],
-                   sha256=data.get("sha256"), given_line=bool(data.get("given_line")),
-                   check=tuple(data.get("check") or ()))  # fmt: skip
+        return cls(
+            line=parse_submit_line(data["line"]),
+            name=data["name"],
+            sha256=data.get("sha256"),
+            given_line=bool(data.get("given_line")),
+            check=tuple(data.get("check") or ()),
+        )
 
 
-def from_file(path: str, args: list[str], main_class: str | None = None,
-              options: dict[str, str | None] | None = None, name: str | None = None,
-              check: str | None = None) -> Application:  # fmt: skip
+def from_file(
+    path: str,
+    args: list[str],
+    main_class: str | None = None,
+    options: dict[str, str | None] | None = None,
+    name: str | None = None,
+    check: str | None = None,
+) -> Application:
     """``numaspark run ./job.py`` or ``./job.jar [--class C]``: the file, its arguments, and
     the spark-submit options numaspark passes on (``--py-files``, ``--files``...)."""
     local = _local_file(path)
     if path.endswith(".jar") and main_class is None and local is not None:
         main_class = manifest_main_class(local)
     if path.endswith(".jar") and main_class is None:
-        raise UsageError(f"{path}: give its main class with --class (its manifest names no "
-                         "Main-Class)")  # fmt: skip
+        raise UsageError(
+            f"{path}: give its main class with --class (its manifest names no Main-Class)"
+        )
     argv = ["spark-submit", *(["--class", main_class] if main_class else [])]
     for option, value in (options or {}).items():
         if value:
             argv += [option, value]
-    return _application(parse_submit_line([*argv, path, *args]), local, name, check,
-                        given_line=False)  # fmt: skip
+    return _application(
+        parse_submit_line([*argv, path, *args]), local, name, check, given_line=False
+    )
 
 
 def from_line(argv: list[str], name: str | None = None, check: str | None = None) -> Application:
     """``numaspark run -- spark-submit [options] APP [ARGS]``: a line as it stands in a script."""
     line = parse_submit_line(argv)
     local = _local_file(line.app)
-    if (line.kind == "jar" and line.main_class is None and local is not None
-            and manifest_main_class(local) is None):  # fmt: skip
-        raise UsageError(f"{line.app}: the line gives no --class and the JAR's manifest "
-                         "names no Main-Class: add --class to the line")  # fmt: skip
+    if (
+        line.kind == "jar"
+        and line.main_class is None
+        and local is not None
+        and manifest_main_class(local) is None
+    ):
+        raise UsageError(
+            f"{line.app}: the line gives no --class and the JAR's manifest "
+            "names no Main-Class: add --class to the line"
+        )
     return _application(line, local, name, check, given_line=True)
 
 
 def is_application(text: str) -> bool:
     """Whether a workload argument names an application rather than a built-in."""
-    return (text.endswith((".py", ".jar")) or "/" in text or text == "spark-submit"
-            or text.endswith("/spark-submit"))  # fmt: skip
+    return (
+        text.endswith((".py", ".jar"))
+        or "/" in text
+        or text == "spark-submit"
+        or text.endswith("/spark-submit")
+    )
 
 
-def _application(line: SubmitLine, local: Path | None, name: str | None, check: str | None,
-                 given_line: bool) -> Application:  # fmt: skip
+def _application(
+    line: SubmitLine, local: Path | None, name: str | None, check: str | None, given_line: bool
+) -> Application:
     if line.kind not in ("python", "jar"):
-        raise UsageError(f"{line.app}: numaspark runs a PySpark file (.py) or a JAR (.jar); "
-                         "give one of those")  # fmt: skip
+        raise UsageError(
+            f"{line.app}: numaspark runs a PySpark file (.py) or a JAR (.jar); give one of those"
+        )
     shown = name or _stem(line.app)
     if not shown or not re.fullmatch(r"[\w.@+-]+", shown):
         raise UsageError(f"--name {shown!r}: use letters, digits and . _ - + @ only")
@@ -199,8 +232,10 @@ def _local_file(path: str) -> Path | None:
         return None
     local = Path(path.removeprefix("file://"))
     if not local.is_file():
-        raise UsageError(f"{path}: no such file: give the path of your application "
-                         "(a .py or a .jar), or a built-in workload's name (numaspark workloads)")  # fmt: skip
+        raise UsageError(
+            f"{path}: no such file: give the path of your application "
+            "(a .py or a .jar), or a built-in workload's name (numaspark workloads)"
+        )
     return local
 
 

@@ -21,18 +21,31 @@ def register_application(application: Application) -> Workload:
     _load_builtin()
     known = REGISTRY.get(application.name)
     if known is not None and known.application is None:
-        raise UsageError(f"{application.path}: its name {application.name!r} is a built-in "
-                         "workload's: give it another with --name")  # fmt: skip
+        raise UsageError(
+            f"{application.path}: its name {application.name!r} is a built-in "
+            "workload's: give it another with --name"
+        )
     if known is not None and known.application != application:
-        raise UsageError(f"two applications are named {application.name!r} ({known.job} and "
-                         f"{application.path}, or their arguments differ): name them apart "
-                         "with --name, or name = ... in the spec")  # fmt: skip
-    return register(Workload(
-        name=application.name, category=APPLICATION, api=application.api,
-        description=" ".join([application.path, *application.args])[:200],
-        job=application.path, generator=_no_generator, check=_no_answer, profiles={},
-        row_bytes=1, seeded=False, application=application,
-    ))  # fmt: skip
+        raise UsageError(
+            f"two applications are named {application.name!r} ({known.job} and "
+            f"{application.path}, or their arguments differ): name them apart "
+            "with --name, or name = ... in the spec"
+        )
+    return register(
+        Workload(
+            name=application.name,
+            category=APPLICATION,
+            api=application.api,
+            description=" ".join([application.path, *application.args])[:200],
+            job=application.path,
+            generator=_no_generator,
+            check=_no_answer,
+            profiles={},
+            row_bytes=1,
+            seeded=False,
+            application=application,
+        )
+    )
 
 
 def forget_applications() -> None:

@@ -21,14 +21,17 @@ def default_data_root() -> Path:
     return Path(os.environ.get("NUMASPARK_DATA", "numaspark-data")).resolve()
 
 
-def generate(name: str, size: str, seed: int = DEFAULT_SEED,
-             root: Path | None = None) -> tuple[Path, dict]:  # fmt: skip
+def generate(
+    name: str, size: str, seed: int = DEFAULT_SEED, root: Path | None = None
+) -> tuple[Path, dict]:
     """``numaspark datagen``: a batch workload's input, by name and size."""
 
     workload = get_workload(name)
     if workload.streaming:
-        raise UsageError(f"{name} reads numaspark's live event source, nothing to generate: "
-                         f"run it with numaspark run {name} --rate 1000 --duration 60s")  # fmt: skip
+        raise UsageError(
+            f"{name} reads numaspark's live event source, nothing to generate: "
+            f"run it with numaspark run {name} --rate 1000 --duration 60s"
+        )
     return prepare_input(workload, workload.size(size), seed, root)
 
 

@@ -51,8 +51,10 @@ def _in_parts(rows: int, seed: int, write_part: Callable, *shared) -> list:
     counts = _split(rows)
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
     seeds = np.random.SeedSequence(seed).spawn(len(counts))
-    jobs = [(part, count, first, seeds[part]) for part, (count, first) in
-            enumerate(zip(counts, firsts, strict=True))]  # fmt: skip
+    jobs = [
+        (part, count, first, seeds[part])
+        for part, (count, first) in enumerate(zip(counts, firsts, strict=True))
+    ]
     workers = min(len(jobs), _workers())
     if workers == 1 or rows < PARALLEL_FROM_ROWS:
         return [_run_part(write_part, job, shared) for job in jobs]
@@ -130,8 +132,15 @@ def key_value_text(directory: Path, rows: int, seed: int) -> dict:
 def _key_value_part(part, count, first, rng, directory: Path) -> None:
     letters = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
     raw = letters[rng.integers(0, 26, size=(count, 98))]
-    raw = np.concatenate([raw[:, :10], np.full((count, 1), ord("\t"), np.uint8), raw[:, 10:],
-                          np.full((count, 1), ord("\n"), np.uint8)], axis=1)  # fmt: skip
+    raw = np.concatenate(
+        [
+            raw[:, :10],
+            np.full((count, 1), ord("\t"), np.uint8),
+            raw[:, 10:],
+            np.full((count, 1), ord("\n"), np.uint8),
+        ],
+        axis=1,
+    )
     (directory / f"part-{part:05d}.txt").write_bytes(raw.tobytes())
 
 
@@ -168,8 +177,14 @@ EPOCH = np.datetime64("2000-01-01")
 DAYS = 10_000
 
 
-def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
-               date_from: str | None = None, date_to: str | None = None) -> dict:  # fmt: skip
+def uservisits(
+    directory: Path,
+    rows: int,
+    seed: int,
+    urls: int | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+) -> dict:
     """HiBench's uservisits table as Parquet, with the totals the SQL checks need.
 
     ``urls``: destination URLs are drawn from ``http://site<i>`` for i < urls (the
@@ -184,8 +199,9 @@ def uservisits(directory: Path, rows: int, seed: int, urls: int | None = None,
     hi = (np.datetime64(date_to) - EPOCH).astype(int) if date_to else None
     url_pool = np.char.add("http://site", np.arange(urls).astype(str))
     search_pool = np.char.add("q", np.arange(1000).astype(str))
-    parts = _in_parts(rows, seed, _uservisits_part, directory, ip_pool, url_pool, search_pool,
-                      lo, hi)  # fmt: skip
+    parts = _in_parts(
+        rows, seed, _uservisits_part, directory, ip_pool, url_pool, search_pool, lo, hi
+    )
     used = np.logical_or.reduce([p[0] for p in parts])
     used_in_range = np.logical_or.reduce([p[1] for p in parts])
     total_revenue = sum(p[2] for p in parts)
@@ -329,8 +345,9 @@ def _documents_part(part, count, first, rng, directory: Path, vocab, classes: in
     )
 
 
-def rmat_edges(rng: np.random.Generator, vertices: int, edges: int,
-               probabilities=(0.57, 0.19, 0.19, 0.05)) -> np.ndarray:  # fmt: skip
+def rmat_edges(
+    rng: np.random.Generator, vertices: int, edges: int, probabilities=(0.57, 0.19, 0.19, 0.05)
+) -> np.ndarray:
     """R-MAT (Chakrabarti et al.): power-law degrees, as in Graph500 and HiBench."""
     scale = max(1, math.ceil(math.log2(vertices)))
     src = np.zeros(edges, dtype=np.int64)
@@ -346,8 +363,14 @@ def rmat_edges(rng: np.random.Generator, vertices: int, edges: int,
     return np.stack([src[keep], dst[keep]], axis=1)
 
 
-def power_law_graph(directory: Path, vertices: int, seed: int, components: int = 1,
-                    degree: int = 8, count_triangles: bool = False) -> dict:  # fmt: skip
+def power_law_graph(
+    directory: Path,
+    vertices: int,
+    seed: int,
+    components: int = 1,
+    degree: int = 8,
+    count_triangles: bool = False,
+) -> dict:
     """R-MAT edges in ``components`` disjoint vertex ranges, each made connected by a ring.
 
     The ring also gives every vertex an out-edge, so PageRank has no dangling mass.

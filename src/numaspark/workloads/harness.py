@@ -42,8 +42,13 @@ def run_iterations(app_name: str, body: Callable[[object, str, str, dict], dict]
             started = time.perf_counter()
             answer = body(spark, input_dir, target, params)
             wall = time.perf_counter() - started
-            line = {"iteration": iteration, "wall_s": wall, "answer": answer,
-                    "started": began, "ended": time.time()}  # fmt: skip
+            line = {
+                "iteration": iteration,
+                "wall_s": wall,
+                "answer": answer,
+                "started": began,
+                "ended": time.time(),
+            }
             with open(answers_path, "a") as out:
                 out.write(json.dumps(line) + "\n")
                 out.flush()

@@ -38,9 +38,10 @@ def _word_totals(facts: dict, answer: dict) -> CheckResult:
         _received(facts, answer),
         _equal("words", answer.get("words"), facts["words"]),
         _equal("distinct words", answer.get("distinct_words"), facts["distinct_words"]),
-        _equal("sum of squared counts", answer.get("words_sum_squares"),
-               facts["words_sum_squares"]),
-    )  # fmt: skip
+        _equal(
+            "sum of squared counts", answer.get("words_sum_squares"), facts["words_sum_squares"]
+        ),
+    )
 
 
 def _windowed_words(facts: dict, answer: dict) -> CheckResult:
@@ -56,9 +57,10 @@ def _page_totals(facts: dict, answer: dict) -> CheckResult:
         _received(facts, answer),
         _equal("clicks", answer.get("events"), facts["events"]),
         _equal("distinct pages", answer.get("distinct_pages"), facts["distinct_pages"]),
-        _equal("sum of squared counts", answer.get("pages_sum_squares"),
-               facts["pages_sum_squares"]),
-    )  # fmt: skip
+        _equal(
+            "sum of squared counts", answer.get("pages_sum_squares"), facts["pages_sum_squares"]
+        ),
+    )
 
 
 def _sliding_pages(facts: dict, answer: dict) -> CheckResult:
@@ -83,32 +85,81 @@ def _active_users(facts: dict, answer: dict) -> CheckResult:
         _received(facts, answer),
         _equal("windows", answer.get("windows"), facts["windows"]),
         # HyperLogLog++ at 1% standard error: 5% is five of them
-        _close("active users summed over windows", answer.get("window_users"),
-               facts["window_users"], rel=0.05),
-    )  # fmt: skip
+        _close(
+            "active users summed over windows",
+            answer.get("window_users"),
+            facts["window_users"],
+            rel=0.05,
+        ),
+    )
 
 
 _STREAMING = [
-    ("network-wordcount", "words", "DStream-style word count of lines from a socket", WORDS,
-     _word_totals),
-    ("sql-wordcount", "words", "the same word count as a SQL query over a streaming view", WORDS,
-     _word_totals),
-    ("windowed-wordcount", "words", "word counts over sliding event-time windows",
-     {**WORDS, "window_s": 10, "slide_s": 5}, _windowed_words),
-    ("stateful-wordcount", "words",
-     "running word counts in user-managed state (applyInPandasWithState)", WORDS, _word_totals),
+    (
+        "network-wordcount",
+        "words",
+        "DStream-style word count of lines from a socket",
+        WORDS,
+        _word_totals,
+    ),
+    (
+        "sql-wordcount",
+        "words",
+        "the same word count as a SQL query over a streaming view",
+        WORDS,
+        _word_totals,
+    ),
+    (
+        "windowed-wordcount",
+        "words",
+        "word counts over sliding event-time windows",
+        {**WORDS, "window_s": 10, "slide_s": 5},
+        _windowed_words,
+    ),
+    (
+        "stateful-wordcount",
+        "words",
+        "running word counts in user-managed state (applyInPandasWithState)",
+        WORDS,
+        _word_totals,
+    ),
     ("clicks-page-counts", "clicks", "clicks per page, running totals", CLICKS, _page_totals),
-    ("clicks-sliding-page-counts", "clicks", "clicks per page over sliding event-time windows",
-     {**CLICKS, "window_s": 10, "slide_s": 5}, _sliding_pages),
-    ("clicks-error-rate", "clicks", "share of non-200 responses per zip code per window",
-     {**CLICKS, "window_s": 10}, _error_rate),
-    ("clicks-active-users", "clicks", "distinct users per window (approx_count_distinct)",
-     {**CLICKS, "window_s": 10}, _active_users),
-]  # fmt: skip
+    (
+        "clicks-sliding-page-counts",
+        "clicks",
+        "clicks per page over sliding event-time windows",
+        {**CLICKS, "window_s": 10, "slide_s": 5},
+        _sliding_pages,
+    ),
+    (
+        "clicks-error-rate",
+        "clicks",
+        "share of non-200 responses per zip code per window",
+        {**CLICKS, "window_s": 10},
+        _error_rate,
+    ),
+    (
+        "clicks-active-users",
+        "clicks",
+        "distinct users per window (approx_count_distinct)",
+        {**CLICKS, "window_s": 10},
+        _active_users,
+    ),
+]
 
 for _name, _kind, _description, _params, _check in _STREAMING:
-    register(Workload(
-        name=_name, category="streaming", api="Structured Streaming", description=_description,
-        job="streaming.py", generator=_no_files, check=_check, profiles={}, row_bytes=1,
-        params=dict(_params), stream=_kind,
-    ))  # fmt: skip
+    register(
+        Workload(
+            name=_name,
+            category="streaming",
+            api="Structured Streaming",
+            description=_description,
+            job="streaming.py",
+            generator=_no_files,
+            check=_check,
+            profiles={},
+            row_bytes=1,
+            params=dict(_params),
+            stream=_kind,
+        )
+    )

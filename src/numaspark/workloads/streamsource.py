@@ -195,11 +195,26 @@ def source_argv(
     connections: int,
 ) -> list[str]:
     return [
-        sys.executable, "-m", "numaspark.workloads.streamsource",
-        "--dir", str(directory), "--kind", kind, "--rate", repr(float(rate)),
-        "--warmup", repr(float(warmup_s)), "--duration", repr(float(duration_s)),
-        "--seed", str(seed), "--params", json.dumps(params), "--connections", str(connections),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "numaspark.workloads.streamsource",
+        "--dir",
+        str(directory),
+        "--kind",
+        kind,
+        "--rate",
+        repr(float(rate)),
+        "--warmup",
+        repr(float(warmup_s)),
+        "--duration",
+        repr(float(duration_s)),
+        "--seed",
+        str(seed),
+        "--params",
+        json.dumps(params),
+        "--connections",
+        str(connections),
+    ]
 
 
 PORT_FILE = "port"
@@ -224,9 +239,16 @@ def main(argv: list[str] | None = None) -> None:
         port_file.with_suffix(".tmp").write_text(str(listener.getsockname()[1]))
         port_file.with_suffix(".tmp").replace(port_file)  # readers never see half a number
         serve(
-            listener, args.kind, args.rate, args.warmup, args.duration, args.seed,
-            json.loads(args.params), args.dir / LEDGER_FILE, args.connections,
-        )  # fmt: skip
+            listener,
+            args.kind,
+            args.rate,
+            args.warmup,
+            args.duration,
+            args.seed,
+            json.loads(args.params),
+            args.dir / LEDGER_FILE,
+            args.connections,
+        )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,11 @@ def tpch_tables(directory: Path, rows: int, seed: int) -> dict:
             "tpchgen-cli not found: pip install tpchgen-cli (scripts/setup.sh does)"
         )
     directory.mkdir(parents=True, exist_ok=True)
-    subprocess.run([exe, "parquet", "-s", str(scale), f"--output-dir={directory}"], check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [exe, "parquet", "-s", str(scale), f"--output-dir={directory}"],
+        check=True,
+        capture_output=True,
+    )
     return {"scale_factor": scale, **reference_answers(directory)}
 
 
@@ -52,20 +55,39 @@ def _frame(directory: Path, table: str, columns: list[str]):
 def reference_answers(directory: Path) -> dict:
     import pandas as pd
 
-    line = _frame(directory, "lineitem", ["l_orderkey", "l_quantity", "l_extendedprice", "l_discount",
-                                          "l_returnflag", "l_linestatus", "l_shipdate"])  # fmt: skip
+    line = _frame(
+        directory,
+        "lineitem",
+        [
+            "l_orderkey",
+            "l_quantity",
+            "l_extendedprice",
+            "l_discount",
+            "l_returnflag",
+            "l_linestatus",
+            "l_shipdate",
+        ],
+    )
     line["l_shipdate"] = pd.to_datetime(line["l_shipdate"])
     q1 = line[line["l_shipdate"] <= pd.Timestamp("1998-09-02")].copy()
     q1["disc_price"] = q1["l_extendedprice"] * (1 - q1["l_discount"])
     q1 = (
         q1.groupby(["l_returnflag", "l_linestatus"])
-        .agg(sum_qty=("l_quantity", "sum"), sum_base_price=("l_extendedprice", "sum"),
-             sum_disc_price=("disc_price", "sum"), count_order=("l_quantity", "size"))
+        .agg(
+            sum_qty=("l_quantity", "sum"),
+            sum_base_price=("l_extendedprice", "sum"),
+            sum_disc_price=("disc_price", "sum"),
+            count_order=("l_quantity", "size"),
+        )
         .reset_index()
         .sort_values(["l_returnflag", "l_linestatus"])
-    )  # fmt: skip
-    q6 = line[(line["l_shipdate"] >= pd.Timestamp("1994-01-01")) & (line["l_shipdate"] < pd.Timestamp("1995-01-01"))
-              & line["l_discount"].between(0.05, 0.07) & (line["l_quantity"] < 24)]  # fmt: skip
+    )
+    q6 = line[
+        (line["l_shipdate"] >= pd.Timestamp("1994-01-01"))
+        & (line["l_shipdate"] < pd.Timestamp("1995-01-01"))
+        & line["l_discount"].between(0.05, 0.07)
+        & (line["l_quantity"] < 24)
+    ]
     customer = _frame(directory, "customer", ["c_custkey", "c_mktsegment"])
     orders = _frame(
         directory, "orders", ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"]
@@ -73,14 +95,25 @@ def reference_answers(directory: Path) -> dict:
     orders["o_orderdate"] = pd.to_datetime(orders["o_orderdate"])
     joined = (
         customer[customer["c_mktsegment"] == "BUILDING"]
-        .merge(orders[orders["o_orderdate"] < pd.Timestamp("1995-03-15")], left_on="c_custkey", right_on="o_custkey")
-        .merge(line[line["l_shipdate"] > pd.Timestamp("1995-03-15")], left_on="o_orderkey", right_on="l_orderkey")
-    )  # fmt: skip
+        .merge(
+            orders[orders["o_orderdate"] < pd.Timestamp("1995-03-15")],
+            left_on="c_custkey",
+            right_on="o_custkey",
+        )
+        .merge(
+            line[line["l_shipdate"] > pd.Timestamp("1995-03-15")],
+            left_on="o_orderkey",
+            right_on="l_orderkey",
+        )
+    )
     joined["revenue"] = joined["l_extendedprice"] * (1 - joined["l_discount"])
     q3 = (
-        joined.groupby(["l_orderkey", "o_orderdate", "o_shippriority"])["revenue"].sum().reset_index()
-        .sort_values(["revenue", "o_orderdate"], ascending=[False, True]).head(10)
-    )  # fmt: skip
+        joined.groupby(["l_orderkey", "o_orderdate", "o_shippriority"])["revenue"]
+        .sum()
+        .reset_index()
+        .sort_values(["revenue", "o_orderdate"], ascending=[False, True])
+        .head(10)
+    )
     return {
         "q1": [
             [
@@ -92,7 +125,7 @@ def reference_answers(directory: Path) -> dict:
                 int(r.count_order),
             ]
             for r in q1.itertuples()
-        ],  # fmt: skip
+        ],
         "q3": [[int(r.l_orderkey), float(r.revenue)] for r in q3.itertuples()],
         "q6": float((q6["l_extendedprice"] * q6["l_discount"]).sum()),
     }
