@@ -72,3 +72,26 @@ def test_the_path_check_finds_each_kind_and_passes_the_rest(tmp_path):
     text = "\n".join(planted + fine)
     found = machine_paths(checkout / "f.py", text, checkout)
     assert [f.split(": ", 1)[1] for f in found] == planted
+
+
+#: where the formatter may be told to keep a hand layout, at most (issue 51)
+FMT_SKIPS_ALLOWED = 10
+FMT_SWITCH = re.compile(r"#\s*fmt:\s*(skip|off)\b")
+
+
+def test_the_formatter_owns_the_layout():
+    """`ruff format` lays out src/ and tests/ (the lint step checks it); at most ten places
+    keep a hand layout, each with a comment on the line above that says why."""
+    found, unexplained = [], []
+    for path in tracked_files():
+        relative = path.relative_to(ROOT).as_posix()
+        if not relative.startswith(("src/", "tests/")) or path.suffix != ".py":
+            continue
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines, 1):
+            if FMT_SWITCH.search(line) and "FMT_SWITCH" not in line:
+                found.append(f"{relative}:{number}")
+                if number < 2 or not lines[number - 2].strip().startswith("#"):
+                    unexplained.append(f"{relative}:{number}")
+    assert len(found) <= FMT_SKIPS_ALLOWED, found
+    assert not unexplained, f"say why above each: {unexplained}"

@@ -81,9 +81,10 @@ def command(caught_by: str) -> list[str]:
     if caught_by.startswith("junit "):
         test = caught_by.removeprefix("junit ").strip()
         return [
+            # not offline (-o): on a fresh machine Maven has yet to fetch surefire's JUnit
+            # provider, which setup's build (tests skipped) never asks for
             "mvn",
             "-q",
-            "-o",
             "-f",
             "jvm/pom.xml",
             "test",
