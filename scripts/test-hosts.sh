@@ -14,4 +14,4 @@ cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"  # tests/conftest.py
 exec .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_hosts.py \
-  tests/test_spark_hosts.py tests/test_driver_unreachable.py "$@"
+  tests/test_spark_hosts.py tests/test_driver_unreachable.py tests/test_cluster_decide.py "$@"

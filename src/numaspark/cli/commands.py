@@ -7,6 +7,7 @@ step; options that several commands share are declared once in options.py.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -28,6 +29,7 @@ from numaspark.units import parse_counts, parse_duration, parse_size
 # isort: off
 from numaspark.cli.options import (
     AppOptions,
+    ClusterOptions,
     ConfOpt,
     DataOpt,
     HostOpt,
@@ -49,24 +51,25 @@ from numaspark.cli.options import (
     XmlOpt,
     check_repeat,
     conf_of,
+    cluster_of,
     cosched_workload,
     inventory_of,
     line_target,
     params,
-    python_conf,
     topology_of,
     with_application,
-    with_driver_host,
+    with_cluster,
     with_placement,
 )
 from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
-from numaspark.experiment.target import start_kept_cluster
+from numaspark.experiment.target import plan_topology, start_kept_cluster
 from numaspark.spark.kept import cluster_status as read_status
 from numaspark.spark.kept import stop_cluster_dir
 from numaspark.spark.kept import start_kept_yarn
-from numaspark.experiment.spec import load_spec
+from numaspark.experiment.spec import build, cluster_table, read_spec
+from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.decide.readings import log_summary
 from numaspark.probe import build_membench, probe_commands, save_probe
 from numaspark.doctor import run_checks
@@ -77,7 +80,7 @@ from numaspark.decide.classify import classify as classify_runs
 from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import generate
 from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
-from numaspark.experiment.studies import STUDIES
+from numaspark.experiment.studies import STUDIES, on_cluster
 from numaspark.supervise.balancing import why_not
 # isort: on
 
@@ -220,9 +223,11 @@ def plan_command(
 
 @app.command()
 @with_placement
+@with_cluster
 @with_application
 def run(
     where: Where,
+    on: ClusterOptions,
     application: AppOptions,
     workload: Annotated[
         str | None,
@@ -269,37 +274,6 @@ def run(
     ] = False,
     xml: XmlOpt = None,
     synthetic: SyntheticOpt = None,
-    hosts: HostsOpt = None,
-    hosts_file: HostsFileOpt = None,
-    master: Annotated[
-        str | None,
-        Opt(help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL."),
-    ] = None,
-    master_ui: Annotated[
-        str | None,
-        Opt(
-            help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host)."
-        ),
-    ] = None,
-    executor_wait: Annotated[
-        str,
-        Opt(
-            help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).",
-            envvar="NUMASPARK_EXECUTOR_WAIT",
-        ),
-    ] = "300s",
-    driver_host: Annotated[
-        str | None,
-        Opt(
-            help="With --master or --hosts: the address the executors reach the driver at (default: the local address the route to the cluster leaves from)."
-        ),
-    ] = None,
-    python: Annotated[
-        str | None,
-        Opt(
-            help="With --master: the Python the executors run on their hosts (spark.pyspark.python; default: python3)."
-        ),
-    ] = None,
     time: TimeOpt = DEFAULT_TIME,
     numa_balancing: Annotated[
         str | None,
@@ -328,21 +302,16 @@ def run(
             f"--duration is for streaming workloads and your own application; "
             f"{chosen.name} is batch"
         )
-    where, mode, master = line_target(where, mode, master, chosen)
+    where, mode, master = line_target(where, mode, on.master, chosen)
     if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
         raise UsageError(
             "run starts real JVMs on this machine: --xml and --synthetic are for "
             "'plan', and for --master k8s:// (its nodes' topology)"
         )
-    if (driver_host and not (master or hosts or hosts_file)) or (python and not master):
-        given = "--driver-host" if driver_host else "--python"
-        raise UsageError(
-            f"{given} is for a cluster on other hosts (--master, and --driver-host "
-            "for --hosts too): here the driver and executors share this machine"
-        )
+    cluster_ref = on.ref(master, topology_of(xml, synthetic) if xml or synthetic else None)
     if numa_balancing not in (None, "on", "off"):
         raise UsageError(f"--numa-balancing {numa_balancing}: give on or off")
-    if numa_balancing is not None and (hosts or hosts_file or master):
+    if numa_balancing is not None and cluster_ref is not None:
         raise UsageError(
             "--numa-balancing switches this machine's kernel setting: it is for "
             "runs here, not with --hosts or --master"
@@ -350,14 +319,8 @@ def run(
     request = RunRequest(
         workload=chosen.name,
         size=size,
-        layout=where.layout(Mode.STANDALONE if cluster or hosts or hosts_file or master else mode),
+        layout=where.layout(Mode.STANDALONE if cluster else mode),
         numa_balancing=None if numa_balancing is None else numa_balancing == "on",
-        hosts=with_driver_host(inventory_of(hosts, hosts_file), driver_host),
-        master=master,
-        master_ui=master_ui,
-        driver_host=driver_host,
-        node_topology=topology_of(xml, synthetic) if xml or synthetic else None,
-        executor_wait_s=parse_duration(executor_wait, "--executor-wait"),
         binding=where.bind,
         mem_policy=where.mem_policy,
         pu_order=where.pu_order,
@@ -368,7 +331,7 @@ def run(
         cluster_dir=cluster,
         data_root=data,
         timeout_s=timeout,
-        spark_conf=conf_of([*(conf or []), *python_conf(python)]),
+        spark_conf=conf_of(conf),
         params=params(param),
         rate=1000.0 if rate is None else rate,
         duration_s=parse_duration(duration or "60s", "--duration"),
@@ -380,6 +343,8 @@ def run(
         time=time,
         stop_after_s=parse_duration(duration, "--duration") if own and duration else None,
     )
+    if cluster_ref is not None:
+        request = cluster_ref.applied(request)
     with term.interruptible(out):
         results = run_workload(request, topology_of(), progress=term.say)
     term.lines(views.run_lines(results))
@@ -628,7 +593,9 @@ def yarn_down(
 
 
 @app.command()
+@with_cluster
 def sweep(
+    on: ClusterOptions,
     spec: Annotated[Path, typer.Argument(help="Experiment spec (TOML; docs/experiments.md).")],
     out: OutOpt = Path("numaspark-out"),
     resume: ResumeOpt = False,
@@ -637,19 +604,44 @@ def sweep(
     """Run every configuration of an experiment spec.
 
     Each run is stored as it ends; --resume skips the runs stored already. The spec's
-    format is in docs/experiments.md.
+    format is in docs/experiments.md; its [cluster] table, or --master or --hosts, sends
+    its runs to a cluster.
 
     \b
     Example:
       numaspark sweep experiment.toml --out results
     """
-
-    topo = topology_of()
-    experiment = load_spec(spec, topo)
+    data_of_spec = read_spec(spec)
+    table = cluster_table(data_of_spec, str(spec))
+    if table:
+        on = on.over(ClusterOptions.from_table(table, str(spec)))
+    ref = on.ref()
+    topo = planned_on(ref)
+    experiment = build(data_of_spec, topo, source=str(spec))
+    experiment = on_the_cluster(experiment, ref, topo)
     done = long_work.run_experiment(term, experiment, topo, out, resume, data)
     long_work.show_study(
         term, experiment, out, done, f"{experiment.name}: wall time per configuration"
     )
+
+
+def planned_on(ref):
+    """The machine a command's experiment is planned on: this one, or the cluster's (said)."""
+    if ref is None:
+        return topology_of()
+    topology, said = plan_topology(ref, term.say)
+    term.note("cluster:", said)
+    return topology
+
+
+def on_the_cluster(experiment, ref, topology):
+    """``experiment`` sent to ``ref``'s cluster, less what cannot run there (each part said)."""
+    if ref is None:
+        return experiment
+    experiment, cannot = spec_on_cluster(experiment, ref.realiser, topology)
+    for line in cannot:
+        term.note("cannot run there:", line)
+    return dataclasses.replace(experiment, cluster=ref)
 
 
 study_app = typer.Typer(
@@ -660,8 +652,10 @@ app.add_typer(study_app, name="study")
 
 
 def _study_command(kind: str, doc: str):
+    @with_cluster
     @with_application
     def command(
+        on: ClusterOptions,
         application: AppOptions,
         workload: StudyWorkloadArg = None,
         size: SizeOpt = "tiny",
@@ -675,16 +669,23 @@ def _study_command(kind: str, doc: str):
     ) -> None:
 
         check_repeat(repeat, warmup)
-        chosen = application.workload(workload).name
-        topo = topology_of()
-        # the binding study compares the kernel's NUMA balancing where it can switch it
-        extra = {"autonuma": why_not() or True} if kind == "binding" else {}
+        workload_of = application.workload(workload)
+        chosen = workload_of.name
+        ref = cluster_of(on, workload_of)
+        topo = planned_on(ref)
+        # the binding study compares the kernel's NUMA balancing where it can switch it: here
+        balancing = (why_not() or True) if ref is None else ref.realiser.balancing
+        extra = {"autonuma": balancing} if kind == "binding" else {}
         study = STUDIES[kind](
             topo, chosen, size, repeat, warmup, params=params(param), conf=conf_of(conf), **extra
         )
+        if ref is not None:
+            study = on_cluster(study, ref.realiser, topo)
         for line in study.cannot:
-            term.note("cannot run here:", line)
+            term.note("cannot run here:" if ref is None else "cannot run there:", line)
         experiment = study.experiment
+        if ref is not None:
+            experiment = dataclasses.replace(experiment, cluster=ref)
         done = long_work.run_experiment(term, experiment, topo, out, resume, data)
         medians = long_work.show_study(
             term, experiment, out, done, f"study {kind}: {chosen} {size}", study.baseline
@@ -764,8 +765,10 @@ def study_cosched(
 
 
 @app.command()
+@with_cluster
 @with_application
 def characterize(
+    on: ClusterOptions,
     application: AppOptions,
     workload: Annotated[
         str | None,
@@ -796,14 +799,16 @@ def characterize(
     from numaspark.report.html import write_report
 
     check_repeat(repeat, warmup)
-    chosen = DEFAULT_WORKLOADS
+    chosen, ref = DEFAULT_WORKLOADS, on.ref()
     if workload is not None or application.app_args:
-        chosen = (application.workload(workload).name,)
-    topo = topology_of()
+        workload_of = application.workload(workload)
+        chosen, ref = (workload_of.name,), cluster_of(on, workload_of)
+    topo = planned_on(ref)
     term.print(views.topology_view(topo))
+    planned = experiment(topo, chosen, size=size, repeat=repeat, warmup=warmup, cluster=bool(ref))
     done = long_work.run_experiment(
         term,
-        experiment(topo, chosen, size=size, repeat=repeat, warmup=warmup),
+        on_the_cluster(planned, ref, topo),
         topo,
         out,
         resume,
@@ -1072,8 +1077,10 @@ def advise(
 
 
 @app.command()
+@with_cluster
 @with_application
 def tune(
+    on: ClusterOptions,
     application: AppOptions,
     workload: Annotated[
         str | None,
@@ -1136,10 +1143,21 @@ def tune(
 
     if column and replay is None:
         raise UsageError("--column declares a --replay table's columns: give --replay TABLE")
+    ref = None
     if replay is None and (workload is not None or application.app_args):
-        workload = application.workload(workload).name
-
-    machine = tune_machine(workload, replay, xml, synthetic, topology_of)
+        workload_of = application.workload(workload)
+        workload, ref = workload_of.name, cluster_of(on, workload_of)
+    elif replay is not None and on.ref() is not None:
+        raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
+    here = ref is None
+    planned = None if replay is not None else planned_on(ref)
+    machine = tune_machine(
+        workload,
+        replay,
+        xml,
+        synthetic,
+        lambda *given: planned if not given else topology_of(*given),
+    )
     search = dict(
         seed=seed,
         noise=noise,
@@ -1154,14 +1172,22 @@ def tune(
         objective = replay_objective(lookup, space)
     else:
         check_repeat(repeat, warmup)
-        topo = topology_of()
-        cannot = why_not()  # autonuma is one more binding where kernel.numa_balancing switches
+        # autonuma is one more binding where kernel.numa_balancing switches: here only
+        cannot = why_not() if here else ref.realiser.balancing
         if cannot is not None:
             term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
         space, configs = live_space(
-            topo, workload, size, params(param), conf_of(conf), autonuma=cannot is None
+            planned,
+            workload,
+            size,
+            params(param),
+            conf_of(conf),
+            autonuma=cannot is None,
+            local=here,
         )
-        objective = live_objective(configs, topo, out, repeat, warmup, data, time=time)
+        objective = live_objective(
+            configs, planned, out, repeat, warmup, data, time=time, cluster=ref
+        )
     found = long_work.run_tuner(
         term, space, objective, budget, workload or replay.name, out if workload else None, **search
     )

@@ -19,11 +19,12 @@ from typing import Annotated
 import typer
 
 from numaspark.errors import UsageError
+from numaspark.experiment.clusterref import ClusterRef
 from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
 from numaspark.topology import load
 from numaspark.topology.cpuset import CpuSet
-from numaspark.units import parse_pairs, parse_size
+from numaspark.units import parse_duration, parse_pairs, parse_size
 from numaspark.workloads import application as apps
 from numaspark.workloads.catalog import get_workload, register_application
 
@@ -294,24 +295,160 @@ def option_group(argument: str, parameters: list[inspect.Parameter], make):
 with_placement = option_group("where", WHERE, Where)
 
 
+# --- where the runs go: this machine, or a cluster (experiment/clusterref.py) --------------
+
+CLUSTER = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
+    for name, option, default in (
+        (
+            "master",
+            Annotated[
+                str | None,
+                Opt(
+                    "--master",
+                    help="A cluster numaspark did not start: spark://HOST:PORT, yarn, k8s://URL.",
+                ),
+            ],
+            None,
+        ),
+        (
+            "master_ui",
+            Annotated[
+                str | None,
+                Opt(
+                    "--master-ui",
+                    help="With --master spark://: the master's web UI, whose status sizes the run (default: port 8080 on the master's host).",
+                ),
+            ],
+            None,
+        ),
+        (
+            "executor_wait",
+            Annotated[
+                str,
+                Opt(
+                    "--executor-wait",
+                    help="With --master: stop an application that has no executor after this long (executors that die as they start stop it at once).",
+                    envvar="NUMASPARK_EXECUTOR_WAIT",
+                ),
+            ],
+            "300s",
+        ),
+        (
+            "driver_host",
+            Annotated[
+                str | None,
+                Opt(
+                    "--driver-host",
+                    help="With --master or --hosts: the address the executors reach the driver at (default: the local address the route to the cluster leaves from).",
+                ),
+            ],
+            None,
+        ),
+        (
+            "python",
+            Annotated[
+                str | None,
+                Opt(
+                    "--python",
+                    help="With --master: the Python the executors run on their hosts (spark.pyspark.python; default: python3).",
+                ),
+            ],
+            None,
+        ),
+        ("hosts", HostsOpt, None),
+        ("hosts_file", HostsFileOpt, None),
+    )
+]
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where a command's runs go, as its options name it (``@with_cluster``): nothing, for
+    this machine; ``--master`` or ``--hosts``/``--hosts-file`` for a cluster."""
+
+    master: str | None = None
+    master_ui: str | None = None
+    executor_wait: str = "300s"
+    driver_host: str | None = None
+    python: str | None = None
+    hosts: str | None = None
+    hosts_file: Path | None = None
+
+    @classmethod
+    def from_table(cls, table: dict[str, str], source: str) -> ClusterOptions:
+        """A sweep spec's ``[cluster]`` table (experiment/spec.py's ``cluster_table``)."""
+        values = dict(table)
+        if "hosts_file" in values:
+            given = Path(values["hosts_file"]).expanduser()
+            base = Path(source).parent
+            values["hosts_file"] = given if given.is_absolute() else base / given
+        return cls(**values)
+
+    def over(self, other: ClusterOptions) -> ClusterOptions:
+        """These options where given, ``other``'s (a spec's [cluster] table) elsewhere."""
+        mine = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != f.default
+        }
+        return dataclasses.replace(other, **mine)
+
+    def ref(self, master: str | None = None, node_topology=None) -> ClusterRef | None:
+        """The cluster they name (``master``: a spark-submit line's, when the options name
+        none), checked; None for this machine."""
+        master = master or self.master
+        wait_s = parse_duration(self.executor_wait, "--executor-wait")  # checked anywhere
+        if wait_s <= 0:
+            raise UsageError("--executor-wait must be positive, e.g. --executor-wait 60s")
+        inventory = inventory_of(self.hosts, self.hosts_file)
+        if master is None and inventory is None:
+            given = next(
+                (
+                    o
+                    for o, v in (
+                        ("--driver-host", self.driver_host),
+                        ("--python", self.python),
+                        ("--master-ui", self.master_ui),
+                    )
+                    if v
+                ),
+                None,
+            )
+            if given is not None:
+                raise UsageError(
+                    f"{given} is for a cluster on other hosts (--master, and --driver-host "
+                    "for --hosts too): here the driver and executors share this machine"
+                )
+            return None
+        return ClusterRef(
+            master=master,
+            master_ui=self.master_ui,
+            hosts=inventory,
+            driver_host=self.driver_host,
+            executor_wait_s=wait_s,
+            python=self.python,
+            node_topology=node_topology,
+        )
+
+
+# the options that say where runs go, handed to a command as one ``on: ClusterOptions``
+with_cluster = option_group("on", CLUSTER, ClusterOptions)
+
+
+def cluster_of(on: ClusterOptions, workload) -> ClusterRef | None:
+    """The cluster a command's runs of ``workload`` go to: the options', or the ``--master``
+    of the user's spark-submit line (``local[N]`` there: this machine)."""
+    _, _, master = line_target(Where(), Mode.LOCAL, on.master, workload)
+    return on.ref(master)
+
+
 def params(param: list[str] | None) -> dict[str, str]:
     return parse_pairs(param or [], "--param", "iterations=5")
 
 
 def conf_of(conf: list[str] | None) -> dict[str, str]:
     return parse_pairs(conf or [], "--conf", "spark.executor.extraJavaOptions=-XX:+UseNUMA")
-
-
-def python_conf(python: str | None) -> list[str]:
-    """``--python``: the executors' Python, as the Spark key that names it."""
-    return [f"spark.pyspark.python={python}"] if python else []
-
-
-def with_driver_host(inventory: Inventory | None, driver_host: str | None) -> Inventory | None:
-    """The hosts, with ``--driver-host`` over the hosts file's ``driver_address``."""
-    if inventory is None or not driver_host:
-        return inventory
-    return dataclasses.replace(inventory, driver_address=driver_host)
 
 
 def check_repeat(repeat: int, warmup: int) -> None:

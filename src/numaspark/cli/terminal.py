@@ -18,6 +18,7 @@ from pathlib import Path
 
 from rich import progress as bars
 from rich.console import Console
+from rich.markup import escape
 
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.store import ResultStore
@@ -65,7 +66,7 @@ class Terminal:
 
     def note(self, label: str, text: str, colour: str = "yellow") -> None:
         """One labelled line on stderr: a warning, a skipped configuration, a failure."""
-        self.err.print(f"[{colour}]{label}[/] {text}", highlight=False, soft_wrap=True)
+        self.err.print(f"[{colour}]{label}[/] {escape(text)}", highlight=False, soft_wrap=True)
 
     def warn(self, warnings: list[str]) -> None:
         for warning in views.warning_lines(warnings):
@@ -132,7 +133,8 @@ class Terminal:
         return code if isinstance(code, int) else 0
 
     def error(self, message: str) -> None:
-        self.err.print(f"[bold red]Error:[/] {message}", highlight=False, soft_wrap=True)
+        # escaped: a message that names "[cluster]" or "[[workloads]]" is not rich's markup
+        self.err.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
     @contextlib.contextmanager
     def interruptible(self, out: Path | None) -> Iterator[None]:
@@ -168,7 +170,8 @@ def run_experiment(
     for config, reason in experiment.skipped:
         term.note("skipped", f"{config.label}: {reason}")
     if not experiment.configs:
-        raise UsageError("no configuration of this experiment fits this machine (see above)")
+        where = "this machine" if experiment.cluster is None else experiment.cluster.name
+        raise UsageError(f"no configuration of this experiment can run on {where} (see above)")
     with term.interruptible(out), term.progress(remaining=True) as bar:
         task = bar.add_task("starting", total=len(experiment.configs))
         now = {"label": ""}

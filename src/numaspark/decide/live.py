@@ -13,6 +13,7 @@ from numaspark.decide.prior import Machine
 from numaspark.decide.steer import Observation, observe
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import NumasparkError, UsageError
+from numaspark.experiment.clusterref import ClusterRef
 from numaspark.experiment.result import DEFAULT_TIME, measured
 from numaspark.experiment.runner import TargetFactory
 from numaspark.experiment.spec import Config, Experiment, check_configs
@@ -97,6 +98,7 @@ def live_space(
     params: dict | None = None,
     conf: dict | None = None,
     autonuma: bool = False,
+    local: bool = True,
 ) -> tuple[Space, dict[tuple, Config]]:
     """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
     candidates are the combinations the planner accepts on ``topology``. Where the machine
@@ -105,7 +107,8 @@ def live_space(
     node-bound and unbound layouts run one task thread per core (threads per core 1) and
     leave their placement to the kernel. ``autonuma``: one binding more, ``autonuma``
     (unbound, kernel.numa_balancing on), and ``none`` then runs with it off; the caller has
-    checked that it can be switched."""
+    checked that it can be switched. ``local``: local mode's layouts too (not on a cluster,
+    where local mode would run here)."""
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
@@ -128,7 +131,7 @@ def live_space(
     divisors = {d for d in range(1, per_node + 1) if per_node % d == 0}
     counts = sorted(set(_powers(cores)) | {nodes * d for d in divisors})
     widths = sorted(set(_powers(cores)) | divisors)
-    layouts = [("local", 1, p) for p in widths]
+    layouts = [("local", 1, p) for p in widths] if local else []
     layouts += [("standalone", e, c) for e in counts for c in widths if e * c <= cores]
     configs: dict[tuple, Config] = {}
     for mode, executors, per in layouts:
@@ -185,12 +188,13 @@ def live_objective(
     say: Callable[[str], None] | None = None,
     time: str = DEFAULT_TIME,
     targets: TargetFactory | None = None,
+    cluster: ClusterRef | None = None,
 ) -> Objective:
     """Run a configuration as an experiment of one (stored in ``out``); its value is the
     median wall time of its measured runs, None when it failed. The first time a
     configuration is asked for, runs already stored in ``out`` count (an earlier tune
     resumed); asked again (the tuner re-measuring a tie), it runs again and its value is the
-    median of the new runs."""
+    median of the new runs. ``cluster``: where the runs go (None: this machine)."""
     asked: set[str] = set()
 
     def runs_of(config: Config) -> list:
@@ -201,7 +205,9 @@ def live_objective(
         again = config.key in asked
         asked.add(config.key)
         before = len(runs_of(config)) if again else 0
-        experiment = Experiment("tune", [config], repeat=repeat, warmup=warmup, time=time)
+        experiment = Experiment(
+            "tune", [config], repeat=repeat, warmup=warmup, time=time, cluster=cluster
+        )
         run_sweep(
             experiment, topology, out, resume=not again, data_root=data, say=say, targets=targets
         )

@@ -32,18 +32,29 @@ def experiment(
     size: str = "tiny",
     repeat: int = 3,
     warmup: int = 1,
+    cluster: bool = False,
 ) -> Experiment:
-    """Three placements x the workloads, ordered so the cluster serves both workloads."""
+    """Three placements x the workloads, ordered so the cluster serves both workloads. On a
+    cluster (``cluster``: ``topology`` is the machine it is planned as), an executor per node
+    unbound and node-bound take local mode's place: local mode would run here."""
     executors = min(len(topology.allowed_cpus), 2)
-    placements = [
-        ("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
-        ("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
+    if cluster:
+        placements = [
+            ("cluster 1/node, unbound", Layout(executors_per_node=1), Binding.NONE),
+            ("cluster 1/node, node-bound", Layout(executors_per_node=1), Binding.NODE),
+        ]
+    else:
+        placements = [
+            ("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
+            ("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
+        ]
+    placements.append(
         (
             f"standalone {executors}x1, core-bound",
             Layout(executors=executors, cores_per_executor=1),
             Binding.CORE,
-        ),
-    ]
+        )
+    )
     configs = [
         Config(workload, size, {}, layout, binding, None, _conf(workload), title=title)
         for title, layout, binding in placements

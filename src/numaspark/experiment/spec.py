@@ -36,6 +36,7 @@ cannot hold are listed with the planner's reason and skipped.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.errors import PlacementError, UsageError
+from numaspark.experiment.clusterref import ClusterRef, Realiser
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, plan
 from numaspark.topology import CpuSet, Topology
@@ -67,6 +69,17 @@ TOP_KEYS = {
     "nodes",
     "stream",
     "time",
+    "cluster",
+}
+#: a spec's [cluster] table: the command line's options for where runs go
+CLUSTER_KEYS = {
+    "master",
+    "master_ui",
+    "driver_host",
+    "executor_wait",
+    "python",
+    "hosts",
+    "hosts_file",
 }
 LAYOUT_KEYS = {
     "mode",
@@ -148,6 +161,7 @@ class Experiment:
     budget_s: float | None = None
     stream: dict = field(default_factory=dict)  # rate, duration, warm-up for streaming workloads
     time: str = DEFAULT_TIME  # which of an application's times is compared (result.TIMES)
+    cluster: ClusterRef | None = None  # where its runs go (None: this machine)
 
 
 def _fail(source: str, message: str) -> UsageError:
@@ -162,16 +176,63 @@ def _list(value, what: str, source: str) -> list:
     raise _fail(source, f"{what} must be a value or a list, not {type(value).__name__}")
 
 
-def load_spec(path: Path, topology: Topology) -> Experiment:
-    """Read, validate and expand a TOML spec; every impossible configuration is set aside."""
+def read_spec(path: Path) -> dict:
+    """A TOML spec's tables, read (not yet checked: `build` does that)."""
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "does not exist"
         raise UsageError(f"spec {path} {what}: give a TOML experiment spec (docs/experiments.md)")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"spec {path} is not valid TOML: {exc}") from None
-    return build(data, topology, source=str(path))
+
+
+def load_spec(path: Path, topology: Topology) -> Experiment:
+    """Read, validate and expand a TOML spec; every impossible configuration is set aside."""
+    return build(read_spec(path), topology, source=str(path))
+
+
+def cluster_table(data: dict, source: str) -> dict[str, str]:
+    """A spec's ``[cluster]`` table: where its runs go, in the keys of the command line's
+    options (master, master_ui, driver_host, executor_wait, python, hosts, hosts_file), as
+    text; {} when it has none."""
+    table = data.get("cluster", {})
+    if not isinstance(table, dict):
+        raise _fail(source, 'cluster must be a table: [cluster] master = "spark://HOST:7077"')
+    unknown = set(table) - CLUSTER_KEYS
+    if unknown:
+        raise _fail(
+            source,
+            f"[cluster]: unknown key(s) {', '.join(sorted(unknown))}; known: "
+            f"{', '.join(sorted(CLUSTER_KEYS))}",
+        )
+    return {str(k): str(v) for k, v in table.items()}
+
+
+def on_cluster(
+    experiment: Experiment, realiser: Realiser, topology: Topology
+) -> tuple[Experiment, list[str]]:
+    """The configurations of ``experiment`` (planned on ``topology``, the machine a cluster is
+    planned as) that ``realiser`` can realise there, and a line for each reason why the others
+    cannot run, naming them."""
+    every_node = CpuSet(n.os_index for n in topology.cpu_nodes)
+    why_not: dict[str, list[str]] = {}
+    kept = []
+    for config in experiment.configs:
+        if config.layout.mode is Mode.LOCAL:
+            why = "local mode runs its one JVM on this machine, not on the cluster"
+        elif config.mem_nodes is not None and realiser.remote_memory:
+            why = realiser.remote_memory
+        elif config.only_nodes not in (None, every_node) and realiser.some_nodes:
+            why = realiser.some_nodes
+        elif config.numa_balancing is not None:
+            why = realiser.balancing
+        else:
+            kept.append(config)
+            continue
+        why_not.setdefault(why, []).append(config.label)
+    cannot = [f"{', '.join(labels)}: {why}" for why, labels in why_not.items()]
+    return dataclasses.replace(experiment, configs=kept), cannot
 
 
 def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:

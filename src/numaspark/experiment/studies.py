@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from numaspark.experiment.clusterref import Realiser
 from numaspark.experiment.spec import Config, Experiment, check_configs
+from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.placement import Binding, Layout, MemPolicy, Mode
 from numaspark.topology import CpuSet, Topology
 from numaspark.workloads import get_workload
@@ -351,6 +353,17 @@ def affinity(
         )
     experiment, more = _experiment("affinity", configs, topology, repeat, warmup, cannot)
     return Study("affinity", experiment, more, baseline=configs[0].label)
+
+
+def on_cluster(study: Study, realiser: Realiser, topology: Topology) -> Study:
+    """The parts of ``study`` (planned on ``topology``, the machine a cluster is planned as:
+    experiment/clusterref.py) that ``realiser`` can realise there; each part it cannot is a
+    line in ``cannot`` that says why, as this machine's are."""
+    experiment, more = spec_on_cluster(study.experiment, realiser, topology)
+    cannot = [line.replace("this machine", "the cluster as planned") for line in study.cannot]
+    labels = {c.label for c in experiment.configs}
+    baseline = study.baseline if study.baseline in labels else None
+    return Study(study.name, experiment, cannot + more, baseline)
 
 
 def ht_effectiveness(ht_scaling: float, dp_scaling: float) -> float:

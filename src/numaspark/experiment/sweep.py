@@ -45,7 +45,7 @@ def stored_configs(out: Path, repeat: int) -> set[str]:
 
 def request_for(config: Config, experiment: Experiment, out: Path, data_root=None) -> RunRequest:
     stream = experiment.stream
-    return RunRequest(
+    request = RunRequest(
         workload=config.workload,
         size=config.size,
         layout=config.layout,
@@ -67,6 +67,7 @@ def request_for(config: Config, experiment: Experiment, out: Path, data_root=Non
         stream_warmup_s=float(stream.get("warmup_s", 10.0)),
         time=experiment.time,
     )
+    return request if experiment.cluster is None else experiment.cluster.applied(request)
 
 
 def run_sweep(

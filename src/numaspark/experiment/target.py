@@ -15,9 +15,11 @@ one application on them.
   topology, the master on the first, bound workers on each; reused while the shape
   matches, like the local one.
 
-A cluster numaspark did not start (``--master``, seen through the plugin) is the
-next target: it answers the same calls, so the run loop (experiment/runner.py)
-does not change for it.
+- `ExternalTarget`: a cluster numaspark did not start (``--master``, seen through the
+  plugin): it answers the same calls, so the run loop (experiment/runner.py) does not change
+  for it.
+
+`plan_topology` is the machine an experiment on a cluster (a `ClusterRef`) is planned on.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from pathlib import Path
 from typing import Protocol
 
 from numaspark.errors import UsageError
-from numaspark.hosts import driver_address, merge, plan_hosts
+from numaspark.experiment.clusterref import ClusterRef
+from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept
@@ -43,13 +46,14 @@ from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app, submit_log
 from numaspark.spark.cluster import Cluster
+from numaspark.spark.clusters import read_cluster
 from numaspark.spark.conf import layered
 from numaspark.spark.home import LOOPBACK
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.waiting import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
-from numaspark.topology import load_machine
+from numaspark.topology import Topology, load_machine
 
 Say = Callable[[str], None]
 PYTHON_KEY = "spark.pyspark.python"  # the executors' (and, unless told, the driver's) Python
@@ -421,3 +425,21 @@ def start_kept_cluster(
             )
         tracker.release_all()
     return cluster
+
+
+def plan_topology(
+    ref: ClusterRef, say: Callable[[str], None] = lambda message: None
+) -> tuple[Topology, str]:
+    """The machine an experiment on ``ref`` is planned on, and a line that says what it is:
+    a cluster's manager's hosts (each a node, its free cores; its NUMA topology where given or
+    learned: spark/clusters.py), or the first host's own topology read over SSH."""
+    if ref.master is not None:
+        has = read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology, say=say)
+        topology = has.topology()
+        return topology, f"planned on {ref.master}: {has.describe()}"
+    first = ref.hosts.hosts[0]
+    topology = read_topology(first)
+    return topology, (
+        f"planned on {first.name}'s topology ({len(topology.cpu_nodes)} NUMA node(s), "
+        f"{len(topology.allowed_cpus)} CPUs), the first of {len(ref.hosts.hosts)} host(s)"
+    )

@@ -1,0 +1,193 @@
+"""One "where" for every command that runs Spark (issue 48, items 1 to 3): the options that
+name a cluster parse into one `ClusterRef`; a study planned as a cluster keeps the parts its
+realiser can realise and says why the others cannot run; a sweep spec names its cluster in
+a [cluster] table. No JVM: real clusters at other addresses are tests/test_cluster_decide.py's.
+Multi-node studies are planned on shared/topologies, as this machine has one node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, topology_file
+
+from numaspark.cli.options import ClusterOptions
+from numaspark.decide.live import live_space
+from numaspark.errors import UsageError
+from numaspark.experiment import studies
+from numaspark.experiment.characterize import experiment as characterize_experiment
+from numaspark.experiment.clusterref import NUMACTL_ON_HOSTS, PLUGIN
+from numaspark.experiment.request import RunRequest
+from numaspark.experiment.spec import build, cluster_table
+from numaspark.experiment.spec import on_cluster as spec_on_cluster
+from numaspark.experiment.sweep import request_for
+from numaspark.placement import Layout, Mode
+from numaspark.topology import load_synthetic, load_xml
+
+FOUR_NODES = "96em64t-4n4d3ca2co-pci.xml"
+
+
+def test_the_options_become_one_cluster_ref_or_none():
+    assert ClusterOptions().ref() is None
+    ref = ClusterOptions(master="spark://10.0.0.2:7077", executor_wait="20s", python="py3").ref()
+    assert (ref.master, ref.executor_wait_s, ref.python) == ("spark://10.0.0.2:7077", 20.0, "py3")
+    assert ref.name == "spark://10.0.0.2:7077" and ref.realiser is PLUGIN
+    hosts = ClusterOptions(hosts="a,b", driver_host="10.0.0.1").ref()
+    assert hosts.name == "hosts a,b" and hosts.realiser is NUMACTL_ON_HOSTS
+    # a spark-submit line's --master, where the options name none
+    assert ClusterOptions().ref("yarn").master == "yarn"
+
+
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        (dict(driver_host="10.0.0.1"), "--driver-host is for a cluster on other hosts"),
+        (dict(python="python3"), "--python is for a cluster on other hosts"),
+        (dict(master="yarn", hosts="a"), "give one of --master and --hosts"),
+        (dict(master="yarn", master_ui="http://x:8080"), "--master-ui is a standalone"),
+        (dict(hosts="a", python="python3"), "on --hosts give each host's python"),
+        (dict(master="yarn", executor_wait="0s"), "--executor-wait must be positive"),
+    ],
+)
+def test_a_cluster_named_wrong_is_one_line(options, says):
+    with pytest.raises(UsageError, match=says):
+        ClusterOptions(**options).ref()
+
+
+def test_a_request_sent_to_a_cluster_runs_there_in_standalone_mode():
+    ref = ClusterOptions(master="spark://h:7077", python="python3.11", driver_host="10.0.0.1").ref()
+    local = RunRequest("wordcount", layout=Layout(mode=Mode.LOCAL), spark_conf={"a": "1"})
+    sent = ref.applied(local)
+    assert sent.layout.mode is Mode.STANDALONE and sent.master == "spark://h:7077"
+    assert sent.driver_host == "10.0.0.1" and sent.executor_wait_s == 300.0
+    assert sent.spark_conf == {"spark.pyspark.python": "python3.11", "a": "1"}
+    own = ref.applied(RunRequest("wordcount", spark_conf={"spark.pyspark.python": "mine"}))
+    assert own.spark_conf["spark.pyspark.python"] == "mine"  # the request's own key wins
+    on_hosts = ClusterOptions(hosts="a,b", driver_host="10.0.0.1").ref().applied(local)
+    assert on_hosts.hosts.driver_address == "10.0.0.1" and on_hosts.master is None
+
+
+def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_every_node():
+    """Planned on a real four-node server's XML: from inside, the plugin cannot keep executors
+    to some nodes nor put memory on another node, and balancing is switched here only: each
+    part is a line naming its configurations; 4U and 4B stay."""
+    topology = load_xml(topology_file(FOUR_NODES))
+    study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
+    there = studies.on_cluster(study, PLUGIN, topology)
+    assert [c.note for c in there.experiment.configs] == ["4U", "4B"]
+    assert there.baseline is None or there.baseline.startswith("4U")
+    cannot = "\n".join(there.cannot)
+    assert "autonuma (unbound, the kernel's NUMA balancing on): the kernel's NUMA" in cannot
+    assert "1U standalone" in cannot and "executors cannot be kept to some of a host's" in cannot
+    assert "local cpu0-mem0" in cannot and "remote memory needs JVMs numaspark starts" in cannot
+
+
+def test_the_binding_study_with_numactl_on_hosts_keeps_every_node_count_and_remote_memory():
+    topology = load_xml(topology_file(FOUR_NODES))
+    study = studies.binding(topology, "wordcount", autonuma=NUMACTL_ON_HOSTS.balancing)
+    there = studies.on_cluster(study, NUMACTL_ON_HOSTS, topology)
+    assert [c.note for c in there.experiment.configs] == [c.note for c in study.experiment.configs]
+    assert any(c.mem_nodes is not None for c in there.experiment.configs)
+
+
+def test_a_cluster_as_planned_says_so_not_this_machine():
+    """A one-worker cluster is planned as one node: the study's one-node line names it."""
+    topology = load_synthetic("package:1 numa:1 core:2 pu:1")
+    study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
+    there = studies.on_cluster(study, PLUGIN, topology)
+    assert [c.note for c in there.experiment.configs] == ["1U", "1B"]
+    assert any("the cluster as planned has 1" in line for line in there.cannot)
+    assert not any("this machine" in line for line in there.cannot)
+
+
+def test_local_mode_stays_here():
+    """Characterize's local-mode configurations would run here: said, not sent."""
+    topology = load_synthetic("package:1 numa:1 core:2 pu:1")
+    planned = characterize_experiment(topology, ("wordcount",))
+    experiment, cannot = spec_on_cluster(planned, PLUGIN, topology)
+    assert [c.title for c in experiment.configs] == ["standalone 2x1, core-bound"]
+    assert cannot == [
+        "local, unbound, local, node-bound: local mode runs its one JVM on this machine, not on "
+        "the cluster"
+    ]
+    on_cluster = characterize_experiment(topology, ("wordcount",), cluster=True)
+    kept, cannot = spec_on_cluster(on_cluster, PLUGIN, topology)
+    assert len(kept.configs) == 3 and not cannot
+
+
+def test_the_tuner_on_a_cluster_proposes_no_local_layout():
+    topology = load_synthetic("package:2 numa:1 core:2 pu:1")
+    space, configs = live_space(topology, "wordcount", "tiny", local=False)
+    assert "local" not in space.values["mode"]
+    assert all(c.layout.mode is Mode.STANDALONE for c in configs.values())
+    here, _ = live_space(topology, "wordcount", "tiny")
+    assert "local" in here.values["mode"]
+
+
+def test_a_sweep_spec_names_its_cluster_in_a_table(tmp_path):
+    data = {
+        "workloads": [{"name": "wordcount"}],
+        "cluster": {"master": "spark://10.0.0.2:7077", "executor_wait": "30s"},
+    }
+    table = cluster_table(data, "spec.toml")
+    assert table == {"master": "spark://10.0.0.2:7077", "executor_wait": "30s"}
+    ref = ClusterOptions(executor_wait="45s").over(ClusterOptions.from_table(table, "x")).ref()
+    assert ref.master == "spark://10.0.0.2:7077" and ref.executor_wait_s == 45.0  # the option wins
+    experiment = build(data, load_synthetic("package:1 numa:1 core:2 pu:1"))
+    experiment.cluster = ref
+    request = request_for(experiment.configs[0], experiment, tmp_path)
+    assert request.master == "spark://10.0.0.2:7077" and request.executor_wait_s == 45.0
+    with pytest.raises(UsageError, match=r"\[cluster\]: unknown key\(s\) mastr"):
+        cluster_table({"cluster": {"mastr": "yarn"}}, "spec.toml")
+    files = ClusterOptions.from_table({"hosts_file": "hosts.toml"}, str(tmp_path / "s.toml"))
+    assert files.hosts_file == tmp_path / "hosts.toml"  # beside the spec, as its apps are
+
+
+def test_every_command_that_runs_spark_takes_the_same_cluster_options():
+    for command in (
+        ["run"],
+        ["sweep"],
+        ["characterize"],
+        ["tune"],
+        *(["study", kind] for kind in studies.STUDIES),
+    ):
+        said = run_cli(*command, "--help", check=True).stdout
+        for option in (
+            "--master",
+            "--master-ui",
+            "--executor-wait",
+            "--driver-host",
+            "--python",
+            "--hosts",
+            "--hosts-file",
+        ):
+            assert option in said, (command, option)
+
+
+def test_a_cluster_that_does_not_answer_is_one_line_before_any_run(tmp_path):
+    for command in (
+        ["study", "binding", "wordcount"],
+        ["tune", "wordcount", "--budget", "1"],
+        ["characterize"],
+    ):
+        proc = run_cli(
+            *command,
+            "--master",
+            "spark://127.0.0.1:1",
+            "--master-ui",
+            "http://127.0.0.1:1",
+            "--out",
+            str(tmp_path / "out"),
+        )
+        [line] = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and "does not answer at http://127.0.0.1:1" in line, line
+    replayed = run_cli("tune", "--replay", str(tmp_path / "t.csv"), "--master", "yarn")
+    assert replayed.returncode == 2 and "a --replay table runs nothing" in replayed.stderr
+
+
+def test_a_spec_with_a_cluster_table_of_a_wrong_key_is_one_line(tmp_path):
+    spec = Path(tmp_path / "s.toml")
+    spec.write_text('[[workloads]]\nname = "wordcount"\n[cluster]\nmastr = "yarn"\n')
+    proc = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
+    [line] = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and "[cluster]: unknown key(s) mastr" in line
