@@ -1,10 +1,11 @@
 """The results store, statistics and the results command, on hand-built runs."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 from numaspark.errors import UsageError
 from numaspark.experiment.result import Artifacts, RunResult
@@ -182,3 +183,42 @@ def test_artifacts_are_typed_and_stored_as_before():
     assert artifacts.collector_samples is None and artifacts.extra == {"later": {"x": 1}}
     assert artifacts.to_dict() == stored
     assert Artifacts.from_dict(None) == Artifacts()
+
+
+def _two_places(tmp_path: Path) -> Path:
+    """The recorded wordcount runs, and the same runs as if on a cluster at another address
+    planned as another topology: two places whose times do not compare."""
+    directory = tmp_path / "mixed"
+    directory.mkdir()
+    lines = (FIXTURES / "runs" / "wordcount-core" / "results.jsonl").read_text().splitlines()
+    there = []
+    for line in lines:
+        record = json.loads(line)
+        record["run_id"] += "x"
+        record["spec"]["cluster"] = "spark://10.216.1.11:7077"
+        record["environment"]["topology_fingerprint"] = "0123456789abcdef"
+        there.append(json.dumps(record))
+    (directory / "results.jsonl").write_text("\n".join(lines + there) + "\n")
+    return directory
+
+
+def test_runs_of_two_places_are_compared_only_when_asked(tmp_path):
+    """results, classify, advise and report refuse, in one line, runs of a host and of a
+    cluster (or of two topologies); --mixed compares them anyway."""
+    directory = _two_places(tmp_path)
+    report = tmp_path / "r.html"
+    for command in (
+        ["results", str(directory)],
+        ["classify", str(directory)],
+        ["advise", str(directory)],
+        ["report", str(directory), "-o", str(report)],
+    ):
+        refused = run_cli(*command)
+        [line] = refused.stderr.strip().splitlines()
+        assert refused.returncode == 2, (command, refused.stderr)
+        assert "holds runs of 2 places" in line and "give --mixed" in line, line
+        assert "vm (topology dc3e818f4ab94df0): 3 run(s)" in line
+        assert "spark://10.216.1.11:7077 (topology 0123456789abcdef): 3 run(s)" in line
+        asked = run_cli(*command, "--mixed")
+        assert asked.returncode == 0, (command, asked.stderr)
+    assert report.exists()

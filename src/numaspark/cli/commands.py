@@ -36,6 +36,7 @@ from numaspark.cli.options import (
     HostsFileOpt,
     HostsOpt,
     JsonOpt,
+    MixedOpt,
     Opt,
     OutOpt,
     ParamOpt,
@@ -73,7 +74,7 @@ from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.decide.readings import log_summary
 from numaspark.probe import build_membench, probe_commands, save_probe
 from numaspark.doctor import run_checks
-from numaspark.experiment.result import retimed
+from numaspark.experiment.result import refuse_mixed, retimed
 from numaspark.experiment.store import ResultStore
 from numaspark.decide.classify import LABELS
 from numaspark.decide.classify import classify as classify_runs
@@ -1012,6 +1013,7 @@ def results(
             help="Compare your applications by app, job or submit time (default: what each run stored).",
         ),
     ] = None,
+    mixed: MixedOpt = False,
 ) -> None:
     """List stored runs, compare configurations, export them.
 
@@ -1023,6 +1025,7 @@ def results(
     from numaspark.report.export import export_results
 
     stored = retimed(ResultStore(directory).load(), time)
+    refuse_mixed(stored, directory, mixed)
     long_work.show_stored(term, stored)
     term.lines(export_results(stored, runs=[csv, parquet], configs=config_table))
 
@@ -1031,6 +1034,7 @@ def results(
 def classify(
     directory: Annotated[Path, typer.Argument(help="Results of a sweep or study (--out).")],
     as_json: JsonOpt = False,
+    mixed: MixedOpt = False,
 ) -> None:
     """Group a sweep's configurations by what explains their time.
 
@@ -1041,7 +1045,9 @@ def classify(
       numaspark classify numaspark-out
     """
 
-    found = classify_runs(ResultStore(directory).load())
+    stored = ResultStore(directory).load()
+    refuse_mixed(stored, directory, mixed)
+    found = classify_runs(stored)
     if as_json:
         term.json(found.to_dict())
         return
@@ -1057,6 +1063,7 @@ def advise(
     source: Annotated[Path, typer.Argument(help="A results directory (--out) or an event log.")],
     show_all: Annotated[bool, Opt("--all", help="Also list the rules that found nothing.")] = False,
     as_json: JsonOpt = False,
+    mixed: MixedOpt = False,
 ) -> None:
     """Say what to change, with the numbers behind it.
 
@@ -1069,7 +1076,7 @@ def advise(
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.advise import advise_source
 
-    advices = advise_source(source)
+    advices = advise_source(source, mixed)
     if as_json:
         term.json({"source": str(source), "advice": [a.to_dict() for a in advices]})
     else:
@@ -1241,6 +1248,7 @@ def report(
             help="Compare your applications by app, job or submit time (default: what each run stored).",
         ),
     ] = None,
+    mixed: MixedOpt = False,
 ) -> None:
     """Write one self-contained HTML report of a results directory.
 
@@ -1253,7 +1261,8 @@ def report(
     # lazy: it brings pandas, jinja2 and plotly, which a command that does not need it never loads
     from numaspark.report.html import write_report
 
-    term.print(f"report: {write_report(directory, output, time).resolve()}", highlight=False)
+    written = write_report(directory, output, time, mixed)
+    term.print(f"report: {written.resolve()}", highlight=False)
 
 
 # --- workloads --------------------------------------------------------------------------------

@@ -143,6 +143,13 @@ ParamOpt = Annotated[
     list[str] | None,
     Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads)."),
 ]
+MixedOpt = Annotated[
+    bool,
+    Opt(
+        "--mixed",
+        help="Compare runs of different clusters, hosts or topologies too (refused otherwise: their times do not compare).",
+    ),
+]
 ResumeOpt = Annotated[bool, Opt("--resume", help="Skip configurations already stored in --out.")]
 WorkloadArg = Annotated[str, typer.Argument(help="Workload name (numaspark workloads).")]
 StudyWorkloadArg = Annotated[

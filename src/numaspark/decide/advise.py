@@ -55,7 +55,13 @@ from numaspark.experiment.request import (
     request_of,
     run_command,
 )
-from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured
+from numaspark.experiment.result import (
+    RunResult,
+    RunSpec,
+    by_configuration,
+    measured,
+    refuse_mixed,
+)
 from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.memory import process_tree_memory
@@ -942,15 +948,18 @@ def advise_results(results: list[RunResult], topology: Topology | None = None) -
     return advices
 
 
-def advise_source(source: Path) -> list[Advice]:
-    """Advice on a results directory (one per configuration) or on one event log."""
+def advise_source(source: Path, mixed: bool = False) -> list[Advice]:
+    """Advice on a results directory (one per configuration; runs of several places refused
+    unless ``mixed``) or on one event log."""
 
     if not source.exists():
         raise UsageError(f"{source} does not exist: give a results directory or an event log")
     store = ResultStore(source)
     if not (source.is_dir() and store.path.exists()):
         return [advise_event_log(source)]
-    advices = advise_results(store.load(), recorded_topology(source)[0])
+    stored = store.load()
+    refuse_mixed(stored, source, mixed)
+    advices = advise_results(stored, recorded_topology(source)[0])
     if not advices:
         raise UsageError(f"{source}: no measured ok run to advise on")
     return advices

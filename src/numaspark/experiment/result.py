@@ -551,6 +551,16 @@ class RunResult:
         return self.status is Status.OK
 
     @property
+    def place(self) -> str:
+        """Where it ran, as comparisons tell runs apart: a cluster numaspark did not start (its
+        master URL, or yarn), else the host the driver ran on; and the topology it was
+        planned on."""
+        cluster = self.spec.cluster or ""
+        where = cluster if "://" in cluster or cluster == "yarn" else self.environment.host
+        fingerprint = self.environment.topology_fingerprint
+        return f"{where or 'a host not recorded'} (topology {fingerprint or 'not recorded'})"
+
+    @property
     def measured(self) -> bool:
         """A measured run: ok, not a warm-up, timed. What every comparison counts."""
         return self.ok and not self.spec.warmup and self.wall_time_s is not None
@@ -657,6 +667,21 @@ def retimed(results: Iterable[RunResult], time: str | None) -> list[RunResult]:
 def measured(results: Iterable[RunResult]) -> list[RunResult]:
     """The measured runs (ok, not warm-ups, timed): the one filter every comparison uses."""
     return [r for r in results if r.measured]
+
+
+def refuse_mixed(results: list[RunResult], source: object, mixed: bool = False) -> None:
+    """One line, unless ``mixed``, when ``results`` ran in more than one place (a cluster or
+    host, and a topology: `RunResult.place`): their times do not compare."""
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.place] = counts.get(result.place, 0) + 1
+    if mixed or len(counts) < 2:
+        return
+    listed = "; ".join(f"{place}: {n} run(s)" for place, n in counts.items())
+    raise UsageError(
+        f"{source} holds runs of {len(counts)} places, whose times do not compare ({listed}): "
+        "give --mixed to compare them anyway, or a directory of one place's runs"
+    )
 
 
 def by_configuration(results: Iterable[RunResult]) -> dict[str, list[RunResult]]:

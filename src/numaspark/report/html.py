@@ -22,7 +22,14 @@ from numaspark import __version__
 from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
-from numaspark.experiment.result import RunResult, RunSpec, by_configuration, measured, retimed
+from numaspark.experiment.result import (
+    RunResult,
+    RunSpec,
+    by_configuration,
+    measured,
+    refuse_mixed,
+    retimed,
+)
 from numaspark.experiment.store import (
     RESULTS_FILE,
     TOPOLOGY_FILE,
@@ -589,11 +596,15 @@ def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
 
 
 def build_report(
-    directory: Path, links_from: Path | None = None, compare_by: str | None = None
+    directory: Path,
+    links_from: Path | None = None,
+    compare_by: str | None = None,
+    mixed: bool = False,
 ) -> str:
     """The report of a results directory, as one HTML document; links (flame graphs) are
     relative to ``links_from`` (the report's folder; default: the directory). ``compare_by``:
-    which of an application's times is compared (result.TIMES; default: what each run stored)."""
+    which of an application's times is compared (result.TIMES; default: what each run stored).
+    ``mixed``: runs of several places (clusters, hosts, topologies) too, else refused."""
     import jinja2
     from plotly.offline import get_plotlyjs
 
@@ -605,6 +616,7 @@ def build_report(
             "directory of run, sweep, study or characterize"
         )
     results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
+    refuse_mixed(results, directory, mixed)
     cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
     if not results and not cosched_rows:
         raise UsageError(f"{directory}: no runs are stored there yet: nothing to report")
@@ -672,7 +684,9 @@ def build_report(
     )
 
 
-def write_report(directory: Path, target: Path, time: str | None = None) -> Path:
+def write_report(
+    directory: Path, target: Path, time: str | None = None, mixed: bool = False
+) -> Path:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
     if target.is_dir():
@@ -682,6 +696,7 @@ def write_report(directory: Path, target: Path, time: str | None = None) -> Path
         )
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(
-        build_report(directory, links_from=target.parent, compare_by=time), encoding="utf-8"
+        build_report(directory, links_from=target.parent, compare_by=time, mixed=mixed),
+        encoding="utf-8",
     )
     return target
