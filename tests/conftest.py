@@ -111,6 +111,22 @@ def _applications_forgotten():
 ROOT = Path(__file__).resolve().parents[1]
 TOPOLOGIES = Path(os.environ.get("NUMASPARK_TOPOLOGIES", ROOT.parent / "shared" / "topologies"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: Spark's own History Server test data: event logs and the REST answers Spark expects
+SPARK_EVENTS = Path(
+    os.environ.get("NUMASPARK_SPARK_EVENTS", ROOT.parent / "shared" / "spark-events")
+)
+
+
+def spark_expectation(name: str) -> Path:
+    """One of Spark's own expected REST answers (shared/spark-events/expectations); a missing
+    one fails the test, as a missing topology does."""
+    path = SPARK_EVENTS / "expectations" / name
+    if not path.exists():
+        pytest.fail(
+            f"{path} missing: clone shared/ beside this repository, or set "
+            "NUMASPARK_SPARK_EVENTS to a copy of shared/spark-events"
+        )
+    return path
 
 
 def topology_file(name: str) -> Path:

@@ -680,6 +680,8 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(
         *ODD,
     )
     assert proc.returncode == 0, proc.stderr
+    # what it has done, read from its own REST API while it ran (spark/progress.py)
+    assert "progress: jobs " in proc.stderr, proc.stderr
     assert json.loads(answer.read_text()) | {"conf": None} == {
         "args": ODD,
         "sum": 332833500,

@@ -48,11 +48,60 @@ class _Bars(bars.Progress):
             self.console.quiet = quiet
 
 
+#: in a log (stderr not a terminal), long work says where it is at most this often
+LOG_PROGRESS_EVERY_S = 60.0
+
+
+class _LogLines:
+    """The progress display's calls, written to a log as lines: the first change, then what
+    runs at most once a minute (`LOG_PROGRESS_EVERY_S`), then the last. A live display in a log
+    file would be one frame at the end, or control characters."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.tasks: list[bars.Task] = []
+        self.written, self.line = -LOG_PROGRESS_EVERY_S, ""
+
+    def __enter__(self) -> _LogLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            for task in self.tasks:
+                self._write(task, force=True)
+
+    def add_task(self, description: str, total: float | None = None) -> int:
+        task = bars.Task(len(self.tasks), description, total, completed=0, _get_time=time.monotonic)
+        self.tasks.append(task)  # written at its first change: a user's error may come first
+        return task.id
+
+    def update(self, task_id: int, **changes) -> None:
+        task = self.tasks[task_id]
+        for name in ("description", "completed", "total"):
+            if name in changes:
+                setattr(task, name, changes[name])
+        self._write(task)
+
+    def advance(self, task_id: int, advance: float = 1) -> None:
+        self.tasks[task_id].completed += advance
+        self._write(self.tasks[task_id])
+
+    def _write(self, task: bars.Task, force: bool = False) -> None:
+        now = time.monotonic()
+        done = f"{task.completed:g}" + (f"/{task.total:g}" if task.total else "")
+        line = f"[{done}] {task.description}"
+        if line == self.line or (not force and now - self.written < LOG_PROGRESS_EVERY_S):
+            return
+        self.written, self.line = now, line
+        self.console.print(f"{time.strftime('%H:%M:%S')} {line}", highlight=False, markup=False)
+
+
 class Terminal:
     def __init__(self) -> None:
         self.out = Console()
         # stderr lines (progress, warnings, errors) are never wrapped: a log keeps each whole
         self.err = Console(stderr=True, soft_wrap=True)
+        self._progress_said = -LOG_PROGRESS_EVERY_S
 
     def print(self, *renderables, **options) -> None:
         self.out.print(*renderables, **options)
@@ -83,10 +132,19 @@ class Terminal:
         return failed
 
     def say(self, message: str) -> None:
-        self.err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {message}", highlight=False)
+        """One timestamped line on stderr; a running application's progress (``progress:``)
+        at most once a minute in a log (stderr not a terminal)."""
+        if message.startswith("progress:") and not self.err.is_terminal:
+            if time.monotonic() - self._progress_said < LOG_PROGRESS_EVERY_S:
+                return
+            self._progress_said = time.monotonic()
+        self.err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(message)}", highlight=False)
 
-    def progress(self, remaining: bool = False) -> bars.Progress:
-        """What runs now, how many of how many, the time so far (and the time left)."""
+    def progress(self, remaining: bool = False) -> bars.Progress | _LogLines:
+        """What runs now, how many of how many, the time so far (and the time left): a live
+        display on a terminal, one line a minute in a log."""
+        if not self.err.is_terminal:
+            return _LogLines(self.err)
         columns = [
             bars.TextColumn("{task.description}"),
             bars.BarColumn(),

@@ -17,6 +17,7 @@ from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import layered, merged
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
+from numaspark.spark.progress import AppProgress
 from numaspark.supervise.processes import ProcessTracker, runs
 from numaspark.supervise.watch import Watch, Watched, tree_here
 
@@ -25,6 +26,8 @@ DEFAULT_TIMEOUT_S = 1800.0
 # how long an application that never shows its start (no event log, no Spark UI: it turned both
 # off in its own code) is given to start before its --duration is counted from spark-submit's
 STARTUP_ALLOWANCE_S = 60.0
+# a running application's progress (its jobs, stages and tasks) is said at most this often
+PROGRESS_EVERY_S = 10.0
 
 
 class AppClock:
@@ -205,12 +208,14 @@ def run_app(
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
         run.collectors.begin()
+    progress = _Progress(say)
     try:
         while submit.popen.poll() is None:
             if ui is not None and run.ui_url is None:
                 run.ui_url = ui.poll()
                 if run.ui_url is not None and say is not None:
                     say(f"the application's Spark UI: {run.ui_url}")
+            progress.tell(run.ui_url)
             if watcher.failure:
                 run.failure = watcher.failure
                 break
@@ -247,6 +252,27 @@ def run_app(
     return run
 
 
+class _Progress:
+    """Says a running application's progress, read from its REST API (spark/progress.py):
+    when it changed, at most every `PROGRESS_EVERY_S`, as ``progress: ...``."""
+
+    def __init__(self, say: Callable[[str], None] | None) -> None:
+        self.say = say
+        self.reader: AppProgress | None = None
+        self.said: tuple[float, str | None] = (0.0, None)
+
+    def tell(self, ui: str | None) -> None:
+        if self.say is None or ui is None:
+            return
+        if self.reader is None:
+            self.reader = AppProgress(ui)
+        now = time.monotonic()
+        line = self.reader.line(now)
+        if line is not None and line != self.said[1] and now - self.said[0] >= PROGRESS_EVERY_S:
+            self.said = (now, line)
+            self.say(f"progress: {line}")
+
+
 def submit_log(run_dir: Path) -> Path:
     """Where a run's spark-submit writes its output: the driver's log."""
     return run_dir / "spark-submit.log"
@@ -278,6 +304,9 @@ def run_settings(
             **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
             # minor/major GC counts and times per executor and stage (metrics/gc.py)
             "spark.eventLog.logStageExecutorMetrics": "true",
+            # its log is captured in a file: Spark's console bar would fill it with \r lines
+            # (numaspark says the progress itself, spark/progress.py)
+            "spark.ui.showConsoleProgress": "false",
             **(_process_tree_conf(users) | _blas_conf(users) if pyspark else {}),
         },
         extra_conf,
