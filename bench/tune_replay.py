@@ -18,7 +18,10 @@ near the best); and whether the tuner met the goal: median to 5% <= 3, and not a
 search's exact median.
 
     .venv/bin/python bench/tune_replay.py [--seeds 20] [--budget 20] [--draws 1] [--only NAME]
-                                          [--fast] [--json]
+                                          [--fast] [--json] [--untold]
+
+--untold tells the tuner no machine (its rules then take the table's largest layout), to
+compare with the tuner told the table's machine: told must not do worse.
 
 --fast leaves out the tuner without its early stop (most of the time: its budget's TPE steps).
 """
@@ -176,16 +179,17 @@ def measure(
         "machine": m.describe() if (m := machine_of(option)) else "none given",
         "within_5pct": sum(v <= 1.05 * best for v in lookup.values()),
     }
+    told = {} if args.untold else option  # --untold: the tuner is told no machine
     runs = {
         "tuner": [
-            tuner_values(csv, value, option, s, args.budget, True, args.cli)
+            tuner_values(csv, value, told, s, args.budget, True, args.cli)
             for s in range(args.seeds)
         ]
     }
     if full:
         if not args.fast:
             runs["tuner, no early stop"] = [
-                tuner_values(csv, value, option, s, args.budget, False, args.cli)
+                tuner_values(csv, value, told, s, args.budget, False, args.cli)
                 for s in range(args.seeds)
             ]
         runs["random"] = [random_search(lookup, s) for s in range(args.seeds)]
@@ -233,6 +237,11 @@ def main() -> int:
     )
     parser.add_argument("--cli", action="store_true", help="run `numaspark tune` per seed")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--untold",
+        action="store_true",
+        help="tell the tuner no machine (issue 48: told must not do worse than untold)",
+    )
     args = parser.parse_args()
     report = []
     with tempfile.TemporaryDirectory() as scratch:
