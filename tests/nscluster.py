@@ -25,8 +25,8 @@ from pathlib import Path
 
 from netns import HostNetwork, NamespaceHost, OtherHost
 
-from numaspark.spark.cluster import alive_workers, master_json
 from numaspark.spark.home import spark_env, spark_home
+from numaspark.spark.standalone import alive_workers, master_json
 
 MASTER_PORT, MASTER_UI, WORKER_PORT, WORKER_UI = 7077, 8080, 7078, 8081
 EXECUTOR_CLASS = b"CoarseGrainedExecutorBackend"

@@ -807,9 +807,9 @@ def test_a_failing_application_gives_one_line_and_leaves_no_jvm(tmp_path, no_spa
 
 
 def test_tune_on_an_application_stays_in_its_budget_and_stores_every_trial(tmp_path):
-    from numaspark.decide.live import live_objective, live_space
     from numaspark.decide.prior import Machine
     from numaspark.decide.tune import tune
+    from numaspark.decide.tune_runs import live_objective, live_space
 
     topo = load()
     workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))

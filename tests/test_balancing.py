@@ -20,7 +20,7 @@ import pytest
 from prereq import require
 from recorded import RecordedTarget, targets
 
-from numaspark.decide.live import PARAMETERS, live_space
+from numaspark.decide.tune_runs import PARAMETERS, live_space
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.request import RunRequest, request_of, run_argv

@@ -13,7 +13,7 @@ import pytest
 
 from numaspark.errors import UsageError
 from numaspark.hosts import LOCAL, Host, Local
-from numaspark.spark.cluster import EXECUTOR_CLASS, STATE_FILE, Cluster, _refuse_running
+from numaspark.spark.standalone import EXECUTOR_CLASS, STATE_FILE, Cluster, _refuse_running
 from numaspark.supervise.processes import ProcessTracker, wait_for
 
 # a stand-in daemon: sleeps, and carries Spark's package name so that stop() treats it as Spark

@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli, topology_file
 
 from numaspark.cli.options import ClusterOptions
-from numaspark.decide.live import live_space
+from numaspark.decide.tune_runs import live_space
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.characterize import experiment as characterize_experiment

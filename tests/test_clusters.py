@@ -1,4 +1,4 @@
-"""What a cluster has (placement/clusters.py): one type for a standalone master's workers,
+"""What a cluster has (placement/cluster_has.py): one type for a standalone master's workers,
 YARN's nodes, Kubernetes nodes and hosts over SSH, and the plans made from it.
 
 No cluster runs here: the hosts are a recorded master's and ResourceManager's answers,
@@ -17,10 +17,10 @@ from test_yarn import recorded_nodes, site
 from numaspark.errors import UsageError
 from numaspark.hosts import Host, Inventory, cluster_has, plan_hosts
 from numaspark.placement import Layout, plan
-from numaspark.placement.clusters import ClusterHas, Fitting, HostHas, Source, container_mb
-from numaspark.spark.clusters import read_cluster
-from numaspark.spark.learned import learn
-from numaspark.spark.standing import FITTING
+from numaspark.placement.cluster_has import ClusterHas, Fitting, HostHas, Source, container_mb
+from numaspark.spark.learned_topology import learn
+from numaspark.spark.managers import read_cluster
+from numaspark.spark.standalone_master import FITTING
 from numaspark.topology import load_synthetic, load_xml
 from numaspark.units import GIB, MIB
 
@@ -145,7 +145,7 @@ def test_kubernetes_nodes_are_planned_on_their_own_topology(tmp_path, monkeypatc
 
 
 def test_learned_hosts_of_a_standalone_cluster_reach_its_plan(tmp_path, monkeypatch):
-    """read_cluster adds what spark/learned.py kept for that master, and says so."""
+    """read_cluster adds what spark/learned_topology.py kept for that master, and says so."""
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
     master = "spark://127.0.0.1:7077"
     two = load_xml(topology_file(TWO_NODES))

@@ -20,8 +20,8 @@ from statuspage import pages, recorded_status
 from test_yarn import site
 
 from numaspark.placement import Layout, plan
-from numaspark.spark.deaths import DriverLog, explain
-from numaspark.spark.waiting import FirstExecutorWait, cannot_hold
+from numaspark.spark.executor_deaths import DriverLog, explain
+from numaspark.spark.first_executor import FirstExecutorWait, cannot_hold
 from numaspark.topology import load_synthetic
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "deaths"

@@ -299,7 +299,7 @@ def test_each_executor_pod_is_told_its_nodes_name(tmp_path, xeon24, binding):
     """Docs: https://kubernetes.io/docs/concepts/workloads/pods/downward-api/ (spec.nodeName as
     an environment variable). In a pod the kernel's hostname is the pod's name; the plugin
     reports from NUMASPARK_NODE_NAME when it is set (PlacementReporter.hostname), so what
-    numaspark learns of a host (spark/learned.py) is kept under the node, not under each pod.
+    numaspark learns of a host (spark/learned_topology.py) is kept under the node, not under each pod.
     Both templates give it: the kubelet path's and, at node binding, the plugin's."""
     written = files_for(xeon24, Layout(executors_per_node=1), binding, tmp_path)
     pods = [written["pod"]] + ([written["plugin_pod"]] if binding is Binding.NODE else [])

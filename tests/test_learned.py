@@ -1,6 +1,6 @@
 """A cluster numaspark did not start, learned from the plugin (issue 32): each host's topology
 from the first placement report of an executor there (topology/reported.py), kept per cluster
-(spark/learned.py), and the next plan of that cluster made with it. No JVM: the reports are a
+(spark/learned_topology.py), and the next plan of that cluster made with it. No JVM: the reports are a
 real one recorded here (tests/fixtures/plugin) and ones built from shared real servers' XML;
 the standalone master is its recorded status page served by the test (tests/statuspage.py).
 The real path, a plain cluster and two runs, is tests/test_plugin_report.py's."""
@@ -21,7 +21,7 @@ from numaspark.experiment.runner import Runner
 from numaspark.placement import Binding, Layout, inside_slice_cpus
 from numaspark.placement.plugin import PLACEMENT_FILE, PlacementReport
 from numaspark.placement.render import inside_slice
-from numaspark.spark.learned import (
+from numaspark.spark.learned_topology import (
     cluster_file,
     cluster_name,
     learn,

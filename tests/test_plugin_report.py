@@ -24,8 +24,8 @@ from statuspage import serving
 from numaspark.placement.plugin import LOCK_DIR_KEY, REPORT_INTERVAL_KEY
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
-from numaspark.spark.cluster import alive_workers, master_json
 from numaspark.spark.home import free_port, spark_env, spark_home
+from numaspark.spark.standalone import alive_workers, master_json
 from numaspark.supervise.processes import stop_processes
 from numaspark.topology import CpuSet
 

@@ -95,7 +95,7 @@ def test_daemon_jvm_options_default_and_yield_to_the_user(monkeypatch):
 
 def test_cluster_start_timeout_from_the_environment(monkeypatch):
     from numaspark.errors import UsageError
-    from numaspark.spark.cluster import START_TIMEOUT_S, start_timeout
+    from numaspark.spark.standalone import START_TIMEOUT_S, start_timeout
 
     monkeypatch.delenv("NUMASPARK_START_TIMEOUT", raising=False)
     assert start_timeout() == START_TIMEOUT_S

@@ -26,7 +26,7 @@ from numaspark.metrics.memory import process_tree_memory, python_tasks
 from numaspark.metrics.registry import Metrics
 from numaspark.placement import Binding, JvmPlacement, Layout, MemPolicy, plan
 from numaspark.readback.proc import EffectiveJvm, parse_effective
-from numaspark.readback.python import DAEMON, DRIVER, WORKER, PythonProcess, python_cpu_s
+from numaspark.readback.python_processes import DAEMON, DRIVER, WORKER, PythonProcess, python_cpu_s
 from numaspark.readback.tree import (
     READ_TREE,
     ProcText,

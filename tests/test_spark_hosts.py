@@ -29,7 +29,7 @@ from conftest import spark_jvms
 from netns import drivers_here, gone_within
 from nscluster import SparkHosts, host_env
 
-from numaspark.spark.learned import load_learned
+from numaspark.spark.learned_topology import load_learned
 
 pytestmark = [
     pytest.mark.integration,

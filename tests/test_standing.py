@@ -21,7 +21,7 @@ from numaspark.placement import (
     shipped_plugin_conf,
 )
 from numaspark.placement.plugin import LEVEL_KEY, MEM_POLICY_KEY
-from numaspark.spark.standing import StandingCluster
+from numaspark.spark.standalone_master import StandingCluster
 from numaspark.supervise.processes import ProcessTracker
 from numaspark.topology import load, load_xml
 from numaspark.units import GIB, MIB

@@ -17,10 +17,10 @@ from dataclasses import replace
 import pytest
 from conftest import FIXTURES
 
-from numaspark.decide.live import PARAMETERS, live_space
 from numaspark.decide.prior import Machine
 from numaspark.decide.steer import Observation, hint, observe, opposite, pressure
 from numaspark.decide.tune import Prior, RuleModel, Space, tune
+from numaspark.decide.tune_runs import PARAMETERS, live_space
 from numaspark.experiment.result import measured
 from numaspark.experiment.store import ResultStore
 from numaspark.topology import load_synthetic

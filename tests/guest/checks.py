@@ -375,8 +375,8 @@ class PlainCluster:
 
     def up(self) -> list[str]:
         """``numaspark run``'s ``--master``/``--master-ui`` options for this cluster."""
-        from numaspark.spark.cluster import alive_workers, master_json
         from numaspark.spark.home import free_port, spark_env, spark_home
+        from numaspark.spark.standalone import alive_workers, master_json
 
         if self.failed:
             raise AssertionError(f"the plain cluster did not start: {self.failed}")

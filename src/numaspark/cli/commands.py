@@ -66,9 +66,9 @@ from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
 from numaspark.experiment.target import plan_topology, start_kept_cluster
-from numaspark.spark.kept import cluster_status as read_status
-from numaspark.spark.kept import stop_cluster_dir
-from numaspark.spark.kept import start_kept_yarn
+from numaspark.spark.kept_clusters import cluster_status as read_status
+from numaspark.spark.kept_clusters import stop_cluster_dir
+from numaspark.spark.kept_clusters import start_kept_yarn
 from numaspark.experiment.spec import build, cluster_table, read_spec
 from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.decide.readings import log_summary
@@ -1145,8 +1145,8 @@ def tune(
       numaspark tune wordcount --budget 10
     """
     # lazy: it brings pandas, which a command that does not need it never loads
-    from numaspark.decide.live import live_objective, live_space, tune_machine
     from numaspark.decide.tune import parse_columns, read_table, replay_objective
+    from numaspark.decide.tune_runs import live_objective, live_space, tune_machine
 
     if column and replay is None:
         raise UsageError("--column declares a --replay table's columns: give --replay TABLE")

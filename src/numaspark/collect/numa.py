@@ -14,7 +14,7 @@ from pathlib import Path
 
 from numaspark.collect.base import Collector, JvmMap
 from numaspark.readback.proc import pages_per_node
-from numaspark.readback.python import DRIVER
+from numaspark.readback.python_processes import DRIVER
 from numaspark.readback.tree import python_processes, read_tree_here
 
 NUMASTAT_NOTE = "numastat counts page allocations, not memory accesses"

@@ -8,7 +8,7 @@ the counts it had at its last sample (the kernel drops them with the thread),
 so the totals only grow; what it did after its last sample is lost.
 Per JVM too, the CPU time of its Python processes (PySpark's daemon and workers; in local
 mode the driver's script apart), each kept at its last sample as the threads are: a worker
-that lived between two samples is not counted (readback/python.py).
+that lived between two samples is not counted (readback/python_processes.py).
 Machine-wide: CPU time split
 user/system/iowait/idle, utilisation per CPU, context switches, load.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from numaspark.collect.base import Collector, JvmMap
-from numaspark.readback.python import DRIVER
+from numaspark.readback.python_processes import DRIVER
 from numaspark.readback.tree import python_processes, read_tree_here
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

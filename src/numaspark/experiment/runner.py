@@ -56,9 +56,9 @@ from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KE
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
 from numaspark.spark.app import AppRun
-from numaspark.spark.clusters import read_cluster
 from numaspark.spark.home import check_java, spark_home, spark_version
-from numaspark.spark.learned import cluster_name, learn
+from numaspark.spark.learned_topology import cluster_name, learn
+from numaspark.spark.managers import read_cluster
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for

@@ -11,7 +11,7 @@ one application on them.
   (``attached``), which it checks but never stops.
 
 - `HostsTarget`: a standalone cluster on several hosts, deployed over SSH (the same
-  `Cluster`, spark/cluster.py, over SSH shells): each host planned from its own
+  `Cluster`, spark/standalone.py, over SSH shells): each host planned from its own
   topology, the master on the first, bound workers on each; reused while the shape
   matches, like the local one.
 
@@ -41,16 +41,16 @@ from numaspark.experiment.clusterref import ClusterRef
 from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
-from numaspark.spark import kept
+from numaspark.spark import kept_clusters
 from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import AppRun, Driver, run_app, submit_log
-from numaspark.spark.cluster import Cluster
-from numaspark.spark.clusters import read_cluster
 from numaspark.spark.conf import layered
+from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import LOOPBACK
+from numaspark.spark.managers import read_cluster
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
-from numaspark.spark.waiting import DEFAULT_WAIT_S, FirstExecutorWait, master_status
+from numaspark.spark.standalone import Cluster
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import Topology, load_machine
@@ -115,7 +115,7 @@ class StandaloneTarget:
         self._shape: tuple | None = None
         self._owned = False
         if attached is not None:
-            self.cluster = kept.attach(attached)
+            self.cluster = kept_clusters.attach(attached)
             self._shape = Placement.from_dict(self.cluster.placement).shape
 
     def prepare(self, placement: Placement, say: Say) -> None:
@@ -330,7 +330,7 @@ class ExternalTarget:
     ) -> FirstExecutorWait:
         """Why the application must stop before its first executor (the plugin reports from
         each executor as it starts): executors that die as they start, or none within
-        ``executor_wait_s`` of its submission (spark/waiting.py)."""
+        ``executor_wait_s`` of its submission (spark/first_executor.py)."""
         return FirstExecutorWait(
             self.master,
             self.executor_wait_s,
@@ -432,7 +432,7 @@ def plan_topology(
 ) -> tuple[Topology, str]:
     """The machine an experiment on ``ref`` is planned on, and a line that says what it is:
     a cluster's manager's hosts (each a node, its free cores; its NUMA topology where given or
-    learned: spark/clusters.py), or the first host's own topology read over SSH."""
+    learned: spark/managers.py), or the first host's own topology read over SSH."""
     if ref.master is not None:
         has = read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology, say=say)
         topology = has.topology()

@@ -5,7 +5,7 @@ address SSH connects to and Spark binds to, the SSH user, port and key, and
 where Spark and Python are on it (by default the same paths as here).
 
 Commands reach a host through its shell (hosts/shell.py): `Ssh`, or `Local` for
-this machine, with one set of operations, so one cluster (spark/cluster.py) runs on
+this machine, with one set of operations, so one cluster (spark/standalone.py) runs on
 either.
 """
 
@@ -23,7 +23,7 @@ from numaspark.errors import UsageError
 from numaspark.hosts.route import NoRouteError, route_source
 from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
 from numaspark.placement import Placement, placement_to_dict
-from numaspark.placement.clusters import ClusterHas, HostHas, Source
+from numaspark.placement.cluster_has import ClusterHas, HostHas, Source
 from numaspark.topology import Topology
 from numaspark.topology.hwloc import parse_xml
 from numaspark.units import MIB

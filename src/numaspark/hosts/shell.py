@@ -1,5 +1,5 @@
 """A host's shell: what numaspark does on a host, over SSH or on this machine, in one set of
-operations, so one cluster (spark/cluster.py) starts, watches and stops its daemons on either.
+operations, so one cluster (spark/standalone.py) starts, watches and stops its daemons on either.
 
 SSH is the system ``ssh`` client, run with argv lists. Why not a library
 (paramiko, asyncssh): the system client already honours the user's

@@ -1,6 +1,7 @@
 """place: executor layouts and bindings on a topology, rendered for numactl, Spark, YARN, k8s."""
 
 from numaspark.placement.kubelet import k8s_settings
+from numaspark.placement.manager_files import Platform, target_files, write_files
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
     Binding,
@@ -26,7 +27,6 @@ from numaspark.placement.render import (
     spark_defaults_text,
     yarn_settings,
 )
-from numaspark.placement.targets import Platform, target_files, write_files
 
 __all__ = [
     "BINDER_ENV",

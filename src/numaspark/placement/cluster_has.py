@@ -4,11 +4,11 @@ A cluster is its address (a standalone master's URL, YARN's ResourceManager, a K
 API server, an inventory of hosts over SSH), and its hosts: each with the cores and memory
 free for executors, and its NUMA topology where something says it (``Source``): given on the
 command line (``--xml``/``--synthetic``), learned from the affinity plugin's report of an
-earlier run (spark/learned.py), read with hwloc over SSH (hosts/), or only the cores and
+earlier run (spark/learned_topology.py), read with hwloc over SSH (hosts/), or only the cores and
 memory its manager lists (a standalone worker or a YARN node never says its NUMA nodes).
 
-Who reads it: spark/standing.py (a master's ``/json/``), spark/yarn.py (the RM's REST API),
-spark/clusters.py (which of those, and what was learned; Kubernetes), hosts/ (SSH). Who plans
+Who reads it: spark/standalone_master.py (a master's ``/json/``), spark/yarn.py (the RM's REST API),
+spark/managers.py (which of those, and what was learned; Kubernetes), hosts/ (SSH). Who plans
 with it: the run loop (experiment/runner.py) calls `ClusterHas.place` for a cluster numaspark
 did not start, whatever its kind; the rules by which a manager fits an executor on a host
 (``Fitting``: a standalone worker counts the heap alone; YARN a container of heap and

@@ -266,7 +266,7 @@ def _memory_cost(placement: Placement, topology: Topology, python_memory: int = 
 
 # The plugin names the host it reports from by this variable when it is set: in a pod the
 # kernel's hostname is the pod's name, and numaspark keeps what it learns of a host (its
-# topology, spark/learned.py) by the node's name. The downward API gives it.
+# topology, spark/learned_topology.py) by the node's name. The downward API gives it.
 NODE_NAME_ENV = {
     "name": "NUMASPARK_NODE_NAME",
     "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},

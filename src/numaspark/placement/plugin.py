@@ -105,7 +105,7 @@ class PlacementReport:
     host_topology: dict[str, Any] | None = None
     # the executor's Python processes (pyspark.daemon and its workers), read from inside by
     # walking its child processes: pid, role, cpus, mems, policy, bytes_per_node, cpu_s,
-    # rss_bytes, threads (readback/python.py PythonProcess)
+    # rss_bytes, threads (readback/python_processes.py PythonProcess)
     python: list[dict[str, Any]] | None = None
 
     @classmethod

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
 from numaspark.placement.plugin import PlacementReport
-from numaspark.readback.python import PythonProcess
+from numaspark.readback.python_processes import PythonProcess
 from numaspark.topology import CpuSet
 
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
@@ -105,7 +105,7 @@ class EffectiveJvm:
     choice: str | None = None
     binding: str | None = None
     # a PySpark JVM's Python processes (daemon, workers; a local-mode driver's script), every
-    # one seen while it ran, and the most seen alive at once (readback/python.py)
+    # one seen while it ran, and the most seen alive at once (readback/python_processes.py)
     python: tuple[PythonProcess, ...] = ()
     python_at_once: int | None = None
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote

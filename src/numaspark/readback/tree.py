@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 
 from numaspark.readback.proc import pages_per_node, parse_effective
-from numaspark.readback.python import DAEMON, DRIVER, WORKER, PythonProcess
+from numaspark.readback.python_processes import DAEMON, DRIVER, WORKER, PythonProcess
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 # sh script: every descendant of $1 as a block of marked sections; values arrive as

@@ -29,7 +29,7 @@ from numaspark.errors import NumasparkError, ToolMissingError
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement.plugin import RECORD_DIR, PlacementReport, TaskRecord, jar_path
 from numaspark.readback.proc import EffectiveJvm
-from numaspark.readback.python import WORKER, PythonProcess
+from numaspark.readback.python_processes import WORKER, PythonProcess
 from numaspark.spark.maven import mvn_package, sources_digest, up_to_date
 from numaspark.topology import CpuSet
 

@@ -13,11 +13,11 @@ from numaspark.placement import Placement, bind_argv, spark_conf
 from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
-from numaspark.spark.cluster import Cluster
 from numaspark.spark.conf import layered, merged
 from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.spark.progress import AppProgress
+from numaspark.spark.standalone import Cluster
 from numaspark.supervise.processes import ProcessTracker, runs
 from numaspark.supervise.watch import Watch, Watched, tree_here
 

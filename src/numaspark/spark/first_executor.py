@@ -3,7 +3,7 @@
 Asked twice a second while the application runs (``run_app``'s ``check``), until the
 affinity plugin reports from a first executor:
 
-- executors that die as they start (the driver's log, spark/deaths.py) stop the wait early:
+- executors that die as they start (the driver's log, spark/executor_deaths.py) stop the wait early:
   at the second death, or ``DEATH_GRACE_S`` after the first, with one line that quotes their
   own error;
 - otherwise every ``PROGRESS_S`` it says what it waits for (executors launched, YARN's
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.clusters import room_for
-from numaspark.spark.deaths import Death, DriverLog, executor_stderr, explain
+from numaspark.placement.cluster_has import room_for
+from numaspark.spark.executor_deaths import Death, DriverLog, executor_stderr, explain
 from numaspark.spark.yarn import YarnCluster, rm_json
 from numaspark.units import MIB
 

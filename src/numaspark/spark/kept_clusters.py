@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from numaspark.errors import UsageError
-from numaspark.spark.cluster import STATE_FILE, Cluster, stop_cluster_state
+from numaspark.spark.standalone import STATE_FILE, Cluster, stop_cluster_state
 from numaspark.supervise.ledger import reap
 from numaspark.supervise.processes import supervised
 

@@ -1,15 +1,15 @@
 """What a cluster numaspark did not start has (``--master``), read once for a run's plan.
 
 One function for every kind, so that the run loop plans them all the same way
-(`ClusterHas.place`, placement/clusters.py):
+(`ClusterHas.place`, placement/cluster_has.py):
 
-- ``spark://...``: the master's workers and their free cores and memory (spark/standing.py);
+- ``spark://...``: the master's workers and their free cores and memory (spark/standalone_master.py);
 - ``yarn``: the ResourceManager's running nodes and its allocation rules (spark/yarn.py);
 - ``k8s://...``: the nodes' topology as given (``--xml``/``--synthetic``), else as learned,
   else, for a first ``--bind none`` run with a layout, that layout alone; never this
   machine's.
 
-On each, the hosts' NUMA topologies the plugin reported in earlier runs (spark/learned.py)
+On each, the hosts' NUMA topologies the plugin reported in earlier runs (spark/learned_topology.py)
 are added, unless one was given: with them, ``--bind node`` sizes each executor for the node
 slice it will get.
 """
@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from numaspark.errors import UsageError
 from numaspark.placement import Binding, Layout
-from numaspark.placement.clusters import ClusterHas, HostHas, Source
-from numaspark.spark.learned import cluster_name, load_learned
-from numaspark.spark.standing import StandingCluster
+from numaspark.placement.cluster_has import ClusterHas, HostHas, Source
+from numaspark.spark.learned_topology import cluster_name, load_learned
+from numaspark.spark.standalone_master import StandingCluster
 from numaspark.spark.yarn import YarnCluster
 from numaspark.topology import Topology, load_synthetic
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.clusters import ClusterHas, Fitting, HostHas
+from numaspark.placement.cluster_has import ClusterHas, Fitting, HostHas
 from numaspark.topology import Topology
 
 DEFAULT_UI_PORT = 8080
@@ -75,7 +75,7 @@ class StandingCluster:
         return cls(master=master, ui=url, workers=workers)
 
     def has(self) -> ClusterHas:
-        """What the cluster has (placement/clusters.py), which plans it."""
+        """What the cluster has (placement/cluster_has.py), which plans it."""
         return ClusterHas(
             kind="standalone",
             address=self.master,

@@ -32,7 +32,13 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.clusters import ClusterHas, Fitting, HostHas, container_mb, largest_heap_mb
+from numaspark.placement.cluster_has import (
+    ClusterHas,
+    Fitting,
+    HostHas,
+    container_mb,
+    largest_heap_mb,
+)
 from numaspark.topology import Topology
 
 WEBAPP_KEY = "yarn.resourcemanager.webapp.address"
@@ -158,7 +164,7 @@ class YarnCluster:
         return -(-total // max(1, self.minimum_mb)) * max(1, self.minimum_mb)
 
     def has(self) -> ClusterHas:
-        """What the cluster has (placement/clusters.py), which plans it: an executor's
+        """What the cluster has (placement/cluster_has.py), which plans it: an executor's
         container is its heap and overhead rounded up to the minimum allocation, at most the
         maximum, beside the application master's."""
         fitting = Fitting(

@@ -1,5 +1,5 @@
 """The mini YARN's launcher (jvm/yarn-mini/): built with Maven on request, started as one more
-kind of cluster (spark/cluster.py, ``Cluster.yarn_mini``), and what it may leave behind.
+kind of cluster (spark/standalone.py, ``Cluster.yarn_mini``), and what it may leave behind.
 
 The launcher is a small Java program around ``MiniYARNCluster`` (hadoop-client-minicluster, the
 YARN Spark's own YARN suites start): a ResourceManager and N NodeManagers in one JVM, on

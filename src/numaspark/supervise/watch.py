@@ -13,7 +13,7 @@ numa_maps yet) is read again.
 A JVM whose ``tree`` is known (a Spark application's) has its Python processes (PySpark's
 daemon and workers; a local-mode driver's script) read at every tick: they come and go
 (``spark.python.worker.reuse=false``), so every one seen is kept, at its last reading, and
-marked ended once gone (readback/python.py).
+marked ended once gone (readback/python_processes.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import psutil
 
 from numaspark.placement import Binding, JvmPlacement
 from numaspark.readback.proc import EffectiveJvm, EffectivePlacement, differences, read_effective
-from numaspark.readback.python import WORKER, PythonProcess
+from numaspark.readback.python_processes import WORKER, PythonProcess
 from numaspark.readback.tree import CLK_TCK, ProcText, python_processes, read_tree_here
 from numaspark.topology import CpuSet
 
