@@ -7,6 +7,7 @@ kernel's format.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -150,6 +151,25 @@ def test_a_failing_collector_is_reported_and_the_others_go_on(tmp_path):
     assert "problem" not in summary["numa"] and summary["numa"]["note"].startswith("numastat")
     assert len(collectors.collectors[1].samples) >= 3
     assert (tmp_path / "collectors.jsonl").exists()
+
+
+def test_a_watch_that_cannot_say_the_jvms_is_kept_as_why_not_swallowed(tmp_path):
+    """The watcher's view failing leaves the samples without JVMs, and says why: in the
+    window's summary and in collectors.jsonl, which a recording reads back the same."""
+    from numaspark.collect import Recording
+
+    def gone():
+        raise ProcessLookupError("the JVM ended")
+
+    collectors = CollectorSet([NumaCollector()], gone, tmp_path, interval_s=0.1)
+    collectors.begin()
+    time.sleep(0.25)
+    collectors.finish()
+    summary = collectors.summarize(0, time.time())
+    assert summary["jvms_problem"].startswith("the JVMs were not known to one sample or more")
+    assert "ProcessLookupError: the JVM ended" in summary["jvms_problem"]
+    lines = [json.loads(x) for x in (tmp_path / "collectors.jsonl").read_text().splitlines()]
+    assert Recording(lines).summarize(0, time.time())["jvms_problem"] == summary["jvms_problem"]
 
 
 def test_perf_collector_system_wide_here(tmp_path):

@@ -1,4 +1,6 @@
-"""Memory sizes as users and the JVM write them (``4g``, ``512m``, ``31GiB``)."""
+"""The units users write on the command line: memory sizes as they and the JVM write them
+(``4g``, ``512m``, ``31GiB``), durations (``90s``, ``10m``), ``KEY=VALUE`` pairs and lists of
+counts (``1,2,4``)."""
 
 from __future__ import annotations
 

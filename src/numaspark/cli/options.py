@@ -1,8 +1,10 @@
 """The options several commands share, declared once, and what they mean.
 
 typer reads a command's options from its signature; the ``Annotated`` aliases
-below are those options. ``@with_placement`` gives a command the eight placement
-options at once (typer has no option groups), handed to it as one `Where`.
+below are those options. ``@with_placement`` gives a command the nine placement
+options at once (typer has no option groups), handed to it as one `Where`;
+``@with_cluster`` the seven that say where its runs go, as one `ClusterOptions`;
+``@with_application`` those that name a user's application, as one `AppOptions`.
 """
 
 from __future__ import annotations
@@ -298,7 +300,7 @@ def option_group(argument: str, parameters: list[inspect.Parameter], make):
     return decorate
 
 
-# the eight placement options, handed to a command as one ``where: Where``
+# the nine placement options, handed to a command as one ``where: Where``
 with_placement = option_group("where", WHERE, Where)
 
 

@@ -37,6 +37,7 @@ class Recording:
     def __init__(self, lines: list[dict]) -> None:
         self.collectors: list[Collector] = []
         self.interval_s, self.sampling_s = 1.0, 0.0
+        self.jvms_problem: str | None = None
         for line in lines:
             kind = KINDS.get(line.get("collector", ""))
             if kind is None:
@@ -47,12 +48,15 @@ class Recording:
             self.collectors.append(collector)
             self.interval_s = line.get("interval_s", self.interval_s)
             self.sampling_s = line.get("sampling_s", self.sampling_s)
+            self.jvms_problem = line.get("jvms_problem") or self.jvms_problem
 
     def __bool__(self) -> bool:
         return bool(self.collectors)
 
     def summarize(self, start: float, end: float) -> dict:
-        return summarize_window(self.collectors, start, end, self.interval_s, self.sampling_s)
+        return summarize_window(
+            self.collectors, start, end, self.interval_s, self.sampling_s, self.jvms_problem
+        )
 
 
 __all__ = [

@@ -67,6 +67,7 @@ class CollectorSet(threading.Thread):
         self.interval_s = interval_s
         self._stop_event = threading.Event()
         self.overhead_s = 0.0  # time spent sampling, reported with the results
+        self.jvms_problem: str | None = None  # why the watcher's view failed, the first time
 
     def begin(self) -> None:
         for collector in self.collectors:
@@ -85,8 +86,12 @@ class CollectorSet(threading.Thread):
         now = time.time()
         try:
             jvms = self.jvms()
-        except Exception:  # noqa: BLE001 - the watcher's view is best effort
+        except Exception as exc:  # noqa: BLE001 - the watcher's view is best effort: kept why
             jvms = {}
+            self.jvms_problem = self.jvms_problem or (
+                f"the JVMs were not known to one sample or more ({type(exc).__name__}: {exc}): "
+                "their per-JVM figures are missing there"
+            )
         for collector in self.collectors:
             if collector.problem is None:
                 reading = _guard(collector, lambda c=collector: c.sample(now, jvms))
@@ -114,6 +119,7 @@ class CollectorSet(threading.Thread):
                             "problem": c.problem,
                             "interval_s": self.interval_s,
                             "sampling_s": round(self.overhead_s, 3),
+                            "jvms_problem": self.jvms_problem,
                             "samples": c.samples,
                         }
                     )
@@ -123,14 +129,23 @@ class CollectorSet(threading.Thread):
 
     def summarize(self, start: float, end: float) -> dict:
         """Every collector's figures for the window ``[start, end]`` (epoch seconds)."""
-        return summarize_window(self.collectors, start, end, self.interval_s, self.overhead_s)
+        return summarize_window(
+            self.collectors, start, end, self.interval_s, self.overhead_s, self.jvms_problem
+        )
 
 
 def summarize_window(
-    collectors: list[Collector], start: float, end: float, interval_s: float, sampling_s: float
+    collectors: list[Collector],
+    start: float,
+    end: float,
+    interval_s: float,
+    sampling_s: float,
+    jvms_problem: str | None = None,
 ) -> dict:
     """Every collector's figures for one window, and what could not be measured."""
     result: dict = {"interval_s": interval_s, "sampling_s": round(sampling_s, 3)}
+    if jvms_problem:
+        result["jvms_problem"] = jvms_problem
     for collector in collectors:
         summary = _guard(collector, lambda c=collector: c.summarize(start, end))
         entry = summary if isinstance(summary, dict) else {}

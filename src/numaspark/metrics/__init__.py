@@ -1,1 +1,3 @@
-"""measure: metric definitions, event-log parsing and the OS / NUMA / perf collectors."""
+"""measure: the metric registry, event logs (read in segments, parsed in parallel), GC, memory,
+streaming progress and perf stat figures. The collectors that sample during a run are in
+collect/."""

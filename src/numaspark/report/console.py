@@ -1,4 +1,6 @@
-"""Terminal views (rich) of a topology, a placement and the doctor's checks."""
+"""Terminal views (rich) of what every command prints: the topology, a placement and its
+settings, runs and studies, advice, classification, the tuner's trials, fits, the doctor's
+checks and more; one function per view, none of them starts work."""
 
 from __future__ import annotations
 

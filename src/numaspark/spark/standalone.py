@@ -39,6 +39,7 @@ import contextlib
 import json
 import os
 import secrets
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -231,9 +232,8 @@ class Cluster:
         )
         try:
             cluster._start_all(parts, tracker, on_progress)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                cluster.stop()
+        except BaseException as failure:
+            _stop_after(cluster, failure)
             raise
         return cluster
 
@@ -290,9 +290,8 @@ class Cluster:
                 minimum_mb=minimum_mb,
             )
             cluster._await_yarn(start_timeout(180.0))
-        except BaseException:
-            with contextlib.suppress(Exception):
-                cluster.stop()
+        except BaseException as failure:
+            _stop_after(cluster, failure)
             raise
         return cluster
 
@@ -554,9 +553,14 @@ class Cluster:
         for client in self._clients.values():
             with contextlib.suppress(OSError, AttributeError):
                 client.popen.stdin.close()
-        for client in self._clients.values():
-            with contextlib.suppress(Exception):
+        for index, client in self._clients.items():
+            try:
                 client.popen.wait(timeout=15)
+            except subprocess.TimeoutExpired:  # its host no longer answers: said, and ended
+                client.popen.kill()
+                client.popen.wait()
+                host = self.processes[index].get("host", "a host")
+                problems.append(f"the ssh client watching {host} did not end in 15 s: killed")
         for shell in self._shells.values():
             shell.close()
         if self.kind == YARN_MINI:
@@ -895,3 +899,15 @@ def _pid_in(log: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+def _stop_after(cluster: Cluster, failure: BaseException) -> None:
+    """Stop what a failed start had started; a stop that fails too is kept beside the start's
+    failure (the one the user reads), never swallowed."""
+    try:
+        stopped = cluster.stop()
+    except Exception as exc:  # noqa: BLE001 - the start's failure is raised; this one is noted
+        failure.add_note(f"stopping what had started failed too: {type(exc).__name__}: {exc}")
+        return
+    for problem in stopped.problems:
+        failure.add_note(f"stopping what had started: {problem}")
