@@ -6,6 +6,7 @@ import os
 import pytest
 
 from numaspark.errors import UsageError
+from numaspark.workloads.application import read_properties
 from numaspark.workloads.submitline import (
     SubmitLine,
     merge_java_options,
@@ -383,3 +384,25 @@ def test_merge_list_splits_items_of_an_iterable_on_commas():
 def test_merge_java_options_joins_in_order_without_dedupe():
     assert merge_java_options("-Xss4m", None, "", "  ", "-Da=1 -Xss4m ") == "-Xss4m -Da=1 -Xss4m"
     assert merge_java_options() == ""
+
+
+def test_a_properties_file_is_read_by_javas_rules(tmp_path):
+    """What Spark's Utils.getPropertiesFromFile reads (java.util.Properties, values trimmed):
+    continuation lines, escapes, ':' and whitespace separators, '!' comments; a regex of
+    `key value` lines got the first two wrong."""
+    props = tmp_path / "spark.conf"
+    props.write_text(
+        "! a comment\n"
+        "spark.executor.extraJavaOptions = -XX:+UseG1GC \\\n"
+        "    -XX:MaxGCPauseMillis=200\n"
+        "spark.app.name: caf\\u00e9 etl\n"
+        "spark.driver.extraClassPath   /opt/a.jar:/opt/b.jar\n"
+        "spark.key\\=with\\=equals = x \n",
+        encoding="utf-8",
+    )
+    assert read_properties(str(props)) == {
+        "spark.executor.extraJavaOptions": "-XX:+UseG1GC -XX:MaxGCPauseMillis=200",
+        "spark.app.name": "café etl",
+        "spark.driver.extraClassPath": "/opt/a.jar:/opt/b.jar",
+        "spark.key=with=equals": "x",
+    }

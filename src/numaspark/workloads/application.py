@@ -21,6 +21,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import javaproperties
+
 from numaspark.errors import UsageError
 from numaspark.workloads.submitline import SubmitLine, merge_list, parse_submit_line
 
@@ -261,21 +263,15 @@ def manifest_main_class(jar: Path) -> str | None:
 
 
 def read_properties(path: str) -> dict[str, str]:
-    """A spark-submit ``--properties-file``: ``key value`` or ``key=value`` lines.
-
-    Written here because the format is Java's Properties and no kept Python library reads
-    it; Spark's own files use none of its escapes beyond these, so they are not handled.
-    """
+    """A spark-submit ``--properties-file``, read as Spark reads it: Java's Properties rules
+    (``key=value``, ``key: value`` or ``key value``; continuation lines, escapes, comments;
+    javaproperties implements them), UTF-8, each value trimmed (Spark's
+    ``Utils.getPropertiesFromFile``)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as text:
+            found = javaproperties.load(text)
     except OSError as exc:
         raise UsageError(f"--properties-file {path}: cannot read it ({exc.strerror})") from None
-    found = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        match = re.match(r"([^\s=:]+)\s*[=:\s]?\s*(.*)$", line)
-        if match:
-            found[match.group(1)] = match.group(2).strip()
-    return found
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--properties-file {path}: not a Java properties file ({exc})") from None
+    return {key: value.strip() for key, value in found.items()}
