@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import spark_jvms
+from netns import drivers_here, gone_within
 from nscluster import SparkHosts
 
 pytestmark = [
@@ -151,3 +153,50 @@ def test_three_trials_of_the_tuner_on_the_cluster(tmp_path, cluster, app):
     for record in records:
         assert record["spec"]["cluster"] == cluster.master
         assert record["status"] == "ok", record["failure_reason"]
+
+
+def test_ctrl_c_mid_study_leaves_nothing_there_and_resume_finishes_it(tmp_path, cluster, app):
+    """SIGINT while the study's first application holds executors on both hosts: numaspark
+    ends, its driver and every executor over there with it (the application is gone from the
+    master), and `--resume` runs what was not stored, no more."""
+    out = tmp_path / "out"
+    argv = [
+        sys.executable,
+        "-m",
+        "numaspark",
+        "study",
+        "binding",
+        str(APPS / "holds.py"),
+        "--master",
+        cluster.master,
+        "--master-ui",
+        cluster.ui,
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        "--",
+        str(tmp_path / "release"),
+    ]
+    env = {**os.environ, "COLUMNS": "400", "NUMASPARK_STATE_DIR": str(tmp_path / "state")}
+    cli = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not all(cluster.executors().values()):
+        assert cli.poll() is None and time.monotonic() < deadline, cluster.executors()
+        time.sleep(0.2)
+    cli.send_signal(signal.SIGINT)
+    _, said = cli.communicate(timeout=60)
+    assert cli.returncode == 130, said.decode()[-2000:]
+    assert gone_within(drivers_here, 10) is not None, drivers_here()
+    assert gone_within(lambda: [p for ps in cluster.executors().values() for p in ps], 20)
+    # resumed with the application released: both configurations run now, one run each
+    (tmp_path / "release").touch()
+    resumed = _numaspark(tmp_path, *argv[3:5], *argv[5:-2], "--resume", *argv[-2:])
+    assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-3000:]
+    records = _records(out)
+    assert sorted(r["spec"]["label"].split()[0] for r in records if r["status"] == "ok") == [
+        "2B",
+        "2U",
+    ]

@@ -106,6 +106,23 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+def _numaspark(conf: Path, tmp_path: Path, *args: str, timeout: float = 900):
+    """numaspark from here against the mini YARN over there (its client's configuration)."""
+    return subprocess.run(
+        [sys.executable, "-m", "numaspark", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={
+            **os.environ,
+            "HADOOP_CONF_DIR": str(conf),
+            "COLUMNS": "400",
+            "NUMASPARK_STATE_DIR": str(tmp_path / "state"),
+        },
+    )
+
+
 def test_a_built_in_workload_runs_on_yarn_at_another_address(yarn, tmp_path):
     """terasort (its tasks import numaspark's sort module, shipped with the run) on the YARN
     host: the driver listens on the route's address, the plugin reports from the container
@@ -115,36 +132,23 @@ def test_a_built_in_workload_runs_on_yarn_at_another_address(yarn, tmp_path):
     out = tmp_path / "out"
     try:
         started = time.monotonic()
-        ran = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "numaspark",
-                "run",
-                "terasort",
-                "--size",
-                "tiny",
-                "--master",
-                "yarn",
-                "--executors",
-                "1",
-                "--cores-per-executor",
-                "1",
-                "--out",
-                str(out),
-                "--data",
-                str(shared / "data"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-            env={
-                **os.environ,
-                "HADOOP_CONF_DIR": str(conf),
-                "COLUMNS": "400",
-                "NUMASPARK_STATE_DIR": str(tmp_path / "state"),
-            },
+        ran = _numaspark(
+            conf,
+            tmp_path,
+            "run",
+            "terasort",
+            "--size",
+            "tiny",
+            "--master",
+            "yarn",
+            "--executors",
+            "1",
+            "--cores-per-executor",
+            "1",
+            "--out",
+            str(out),
+            "--data",
+            str(shared / "data"),
         )
         print(f"numaspark run --master yarn took {time.monotonic() - started:.1f} s")
     finally:
@@ -176,37 +180,25 @@ def test_containers_that_die_as_they_start_end_the_run_with_yarns_diagnostics(ya
     host, conf = yarn
     out = tmp_path / "out"
     started = time.monotonic()
-    ran = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "numaspark",
-            "run",
-            str(APPS / "squares.py"),
-            "--master",
-            "yarn",
-            "--executors",
-            "1",
-            "--cores-per-executor",
-            "1",
-            "--out",
-            str(out),
-            "--conf",
-            "spark.executorEnv.JAVA_HOME=/nonexistent-java",
-            "--",
-            str(tmp_path / "squares.json"),
-            "1000",
-        ],
-        capture_output=True,
-        text=True,
+    ran = _numaspark(
+        conf,
+        tmp_path,
+        "run",
+        str(APPS / "squares.py"),
+        "--master",
+        "yarn",
+        "--executors",
+        "1",
+        "--cores-per-executor",
+        "1",
+        "--out",
+        str(out),
+        "--conf",
+        "spark.executorEnv.JAVA_HOME=/nonexistent-java",
+        "--",
+        str(tmp_path / "squares.json"),
+        "1000",
         timeout=600,
-        check=False,
-        env={
-            **os.environ,
-            "HADOOP_CONF_DIR": str(conf),
-            "COLUMNS": "400",
-            "NUMASPARK_STATE_DIR": str(tmp_path / "state"),
-        },
     )
     took = time.monotonic() - started
     print(f"numaspark stopped {took:.1f} s after it started: {ran.stderr[-600:]}")
@@ -219,3 +211,41 @@ def test_containers_that_die_as_they_start_end_the_run_with_yarns_diagnostics(ya
     while any(CONTAINER_MARK.encode() in _cmdline(p) for p in host.pids()):
         assert time.monotonic() < deadline, "a container outlived the run on the YARN host"
         time.sleep(0.5)
+
+
+def test_the_binding_study_of_a_pyspark_application_on_yarn_at_another_address(yarn, tmp_path):
+    """Issue 48: `study binding APP --master yarn` is planned on what the ResourceManager says
+    its node has (one node of 2 vcores: the cluster as planned has one NUMA node), and stores
+    an unbound and a node-bound configuration, each run ok in a container over there and
+    placed by the plugin from inside; the parts it cannot realise are said, not run."""
+    host, conf = yarn
+    out = tmp_path / "out"
+    ran = _numaspark(
+        conf,
+        tmp_path,
+        "study",
+        "binding",
+        str(APPS / "squares.py"),
+        "--master",
+        "yarn",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--out",
+        str(out),
+        "--",
+        str(tmp_path / "squares.json"),
+        "20000",
+    )
+    logs = "".join(p.read_text(errors="replace")[-3000:] for p in out.glob("runs/*/*.log"))
+    assert ran.returncode == 0, ran.stderr[-3000:] + logs
+    assert "cluster: planned on yarn: 1 running node(s)" in ran.stderr, ran.stderr[-2000:]
+    assert "the cluster as planned has 1" in ran.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["spec"]["label"].split()[0] for r in records) == ["1B", "1U"]
+    for record in records:
+        assert record["status"] == "ok", record["failure_reason"]
+        assert record["spec"]["cluster"] == "yarn"
+        reported = record["effective_placement"]
+        assert [(e["source"], e["host"]) for e in reported] == [("plugin", host.address)]
