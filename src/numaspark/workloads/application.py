@@ -21,8 +21,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import javaproperties
-
 from numaspark.errors import UsageError
 from numaspark.workloads.submitline import SubmitLine, merge_list, parse_submit_line
 
@@ -267,6 +265,10 @@ def read_properties(path: str) -> dict[str, str]:
     (``key=value``, ``key: value`` or ``key value``; continuation lines, escapes, comments;
     javaproperties implements them), UTF-8, each value trimmed (Spark's
     ``Utils.getPropertiesFromFile``)."""
+    # lazy: this package is shipped to executors (the suite's tasks import it) whose Python
+    # has only the standard library and pyspark
+    import javaproperties
+
     try:
         with open(path, encoding="utf-8") as text:
             found = javaproperties.load(text)
