@@ -6,7 +6,8 @@ developer's machine gathers by hand and a fresh one lacks: /tmp, the folder this
 in (with the project's fetched mirrors and library beside it), this machine's /work, and the
 download caches of pip (~/.cache) and Maven (~/.m2). What stays visible is the system: apt's
 packages (which scripts/setup.sh would install), the interpreter, and the package index's
-settings in the environment. shared/topologies is copied beside the clone, as CI clones it.
+settings in the environment. shared/topologies and shared/spark-events are copied beside the
+clone, as CI clones them.
 The clone's own scripts/setup.sh then makes its venv and builds the plugin's jar from the
 package registries, and scripts/test.sh --fast must pass. The last time this failed, a bench
 defaulted to one machine's folder of fetched datasets and two tests printed its lines.
@@ -24,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOPOLOGIES
+from conftest import ROOT, SPARK_EVENTS, TOPOLOGIES
 
 pytestmark = [pytest.mark.jvm, pytest.mark.long(script="bash scripts/test-fresh.sh")]
 
@@ -47,7 +48,9 @@ def test_a_fresh_clone_passes_the_fast_lane_seeing_only_what_setup_installs():
     try:
         clone = fresh / "main"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+        # shared/ beside the clone, as CI has it: the servers' XML and Spark's own test data
         shutil.copytree(TOPOLOGIES, fresh / "shared" / "topologies")
+        shutil.copytree(SPARK_EVENTS, fresh / "shared" / "spark-events")
         env = {k: v for k, v in os.environ.items() if k in KEPT or k.startswith("PIP_")}
         cover = " && ".join(f"mount -t tmpfs numaspark-fresh {f}" for f in _hidden())
         script = f'{cover} && cd "$1" && exec bash scripts/test.sh --fast'
