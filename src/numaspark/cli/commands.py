@@ -35,6 +35,7 @@ from numaspark.cli.options import (
     HostOpt,
     HostsFileOpt,
     HostsOpt,
+    CompareTimeOpt,
     JsonOpt,
     MixedOpt,
     Opt,
@@ -1006,13 +1007,7 @@ def results(
             help="Export one row per configuration (what varies, median wall_s): the table 'tune --replay' reads.",
         ),
     ] = None,
-    time: Annotated[
-        str | None,
-        Opt(
-            "--time",
-            help="Compare your applications by app, job or submit time (default: what each run stored).",
-        ),
-    ] = None,
+    time: CompareTimeOpt = None,
     mixed: MixedOpt = False,
 ) -> None:
     """List stored runs, compare configurations, export them.
@@ -1158,13 +1153,7 @@ def tune(
         raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
     here = ref is None
     planned = None if replay is not None else planned_on(ref)
-    machine = tune_machine(
-        workload,
-        replay,
-        xml,
-        synthetic,
-        lambda *given: planned if not given else topology_of(*given),
-    )
+    machine = tune_machine(workload, replay, xml, synthetic, topology_of, planned)
     search = dict(
         seed=seed,
         noise=noise,
@@ -1241,13 +1230,7 @@ def report(
     output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path(
         "numaspark-report.html"
     ),
-    time: Annotated[
-        str | None,
-        Opt(
-            "--time",
-            help="Compare your applications by app, job or submit time (default: what each run stored).",
-        ),
-    ] = None,
+    time: CompareTimeOpt = None,
     mixed: MixedOpt = False,
 ) -> None:
     """Write one self-contained HTML report of a results directory.

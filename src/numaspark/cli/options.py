@@ -145,6 +145,13 @@ ParamOpt = Annotated[
     list[str] | None,
     Opt("--param", help="Workload parameter KEY=VALUE (repeatable; see workloads)."),
 ]
+CompareTimeOpt = Annotated[
+    str | None,
+    Opt(
+        "--time",
+        help="Compare your applications by app, job or submit time (default: what each run stored).",
+    ),
+]
 MixedOpt = Annotated[
     bool,
     Opt(

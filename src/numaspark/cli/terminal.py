@@ -232,11 +232,17 @@ def run_experiment(
         raise UsageError(f"no configuration of this experiment can run on {where} (see above)")
     with term.interruptible(out), term.progress(remaining=True) as bar:
         task = bar.add_task("starting", total=len(experiment.configs))
-        now = {"label": ""}
+        now = {"label": "", "config": ""}
 
         def on_start(index: int, total: int, config) -> None:
             now["label"] = f"{config.workload} {config.label}"
+            now["config"] = f"{config.label}: "
             bar.update(task, description=now["label"])
+
+        def say(message: str) -> None:
+            # the run loop names the configuration itself in some lines: said once, not twice
+            said = message.removeprefix(now["config"])
+            bar.update(task, description=f"{now['label']}: {said}")
 
         report = run_sweep(
             experiment,
@@ -246,7 +252,7 @@ def run_experiment(
             data_root=data,
             on_start=on_start,
             on_end=lambda config, results: bar.advance(task),
-            say=lambda message: bar.update(task, description=f"{now['label']}: {message}"),
+            say=say,
         )
         bar.update(task, completed=len(experiment.configs), description="done")
     if report.resumed:

@@ -48,8 +48,10 @@ def tune_machine(
     xml: Path | None,
     synthetic: str | None,
     topology_of: Callable,
+    planned: Topology | None = None,
 ) -> Machine | None:
-    """The machine the tuner's rules reason about: this one for real runs; for a replayed table
+    """The machine the tuner's rules reason about: for real runs the one they are planned on
+    (``planned``: a cluster's, else this machine); for a replayed table
     --xml/--synthetic's, or the topology.json of the results directory the table was written
     into (`numaspark results DIR --table DIR/t.csv`); None without any (the rules then take the
     table's largest layout for the machine, and say so)."""
@@ -61,7 +63,7 @@ def tune_machine(
                 "real runs are tuned on this machine: --xml/--synthetic describe "
                 "the machine of a --replay table"
             )
-        return Machine.of(topology_of())
+        return Machine.of(planned if planned is not None else topology_of())
     if xml is None and synthetic is None:
         described, side = recorded_synthetic(replay)
         if described is not None:  # bench/record_table.py's table, with its machine beside it
