@@ -19,7 +19,10 @@ from conftest import invoke_cli, run_cli, topology_file
 from testhosts import NamespaceHosts
 
 from numaspark.errors import UsageError
+from numaspark.experiment.clusterref import ClusterRef
+from numaspark.experiment.target import hosts_balancing
 from numaspark.hosts import Host, HostError, Ssh, host_topology, load_inventory, parse_hosts
+from numaspark.kernel import NUMA_BALANCING, read_setting
 from numaspark.metrics.eventlog import parse_event_log
 from numaspark.topology import load_machine
 
@@ -128,6 +131,12 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
             assert topology.source == f"host:{host.name}"
             assert topology.fingerprint == here.fingerprint
             assert topology.allowed_cpus == here.allowed_cpus
+        # each host's NUMA balancing, read over SSH for a binding study there (one kernel
+        # under every namespace: the setting here)
+        state = {"0": "off", "1": "on"}.get(read_setting(NUMA_BALANCING) or "", "")
+        said = hosts_balancing(ClusterRef(hosts=hosts.inventory))
+        assert said.startswith("the unbound configurations ran with the kernel's NUMA")
+        assert said.endswith(", ".join(f"{h.name} {state}" for h in hosts.inventory.hosts))
 
         inventory = tmp_path / "hosts.toml"
         inventory.write_text(

@@ -66,7 +66,7 @@ from numaspark.cli.options import (
 from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
-from numaspark.experiment.target import plan_topology, start_kept_cluster
+from numaspark.experiment.target import hosts_balancing, plan_topology, start_kept_cluster
 from numaspark.spark.kept_clusters import cluster_status as read_status
 from numaspark.spark.kept_clusters import stop_cluster_dir
 from numaspark.spark.kept_clusters import start_kept_yarn
@@ -685,6 +685,9 @@ def _study_command(kind: str, doc: str):
             study = on_cluster(study, ref.realiser, topo)
         for line in study.cannot:
             term.note("cannot run here:" if ref is None else "cannot run there:", line)
+        found = hosts_balancing(ref) if ref is not None and kind == "binding" else None
+        if found is not None:  # hosts numaspark reaches over SSH: their setting, read
+            term.note("note:", found)
         experiment = study.experiment
         if ref is not None:
             experiment = dataclasses.replace(experiment, cluster=ref)

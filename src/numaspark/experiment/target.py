@@ -39,6 +39,8 @@ from typing import Protocol
 from numaspark.errors import UsageError
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
+from numaspark.hosts.shell import HostError, shell_for
+from numaspark.kernel import NUMA_BALANCING
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept_clusters
@@ -443,3 +445,27 @@ def plan_topology(
         f"planned on {first.name}'s topology ({len(topology.cpu_nodes)} NUMA node(s), "
         f"{len(topology.allowed_cpus)} CPUs), the first of {len(ref.hosts.hosts)} host(s)"
     )
+
+
+def hosts_balancing(ref: ClusterRef) -> str | None:
+    """The kernel's NUMA balancing on each host of ``ref`` (``--hosts``), read over SSH, as
+    one line for a study whose unbound configurations run with it as found; None on a
+    cluster numaspark did not start, whose hosts it cannot read."""
+    if ref.hosts is None:
+        return None
+    states = []
+    for host in ref.hosts.hosts:
+        shell = shell_for(host, local=False)
+        try:
+            value = shell.run(["cat", NUMA_BALANCING], timeout_s=20, what="numa_balancing")
+            states.append(f"{host.name} {_BALANCING.get(value.strip(), value.strip() or '?')}")
+        except HostError as exc:
+            states.append(f"{host.name} unknown ({exc})")
+        finally:
+            shell.close()
+    return "the unbound configurations ran with the kernel's NUMA balancing as found: " + (
+        ", ".join(states)
+    )
+
+
+_BALANCING = {"0": "off", "1": "on", "2": "on (memory tiering)", "3": "on (and tiering)"}
