@@ -161,26 +161,12 @@ def run_app(
     conf = run_settings(
         placement, events, address, app_conf, extra_conf or {}, pyspark=str(job).endswith(".py")
     )
-    # added to the plan's and the user's options, not instead of them
-    task_key = (
-        "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
-        if placement.executors[0].role == "driver"
-        else "spark.executor.extraJavaOptions"
-    )
-    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
-        extra = [*(java_options or []), *(task_jvm_options or [] if key == task_key else [])]
-        if extra:
-            conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
+    _add_java_options(conf, placement, java_options or [], task_jvm_options or [])
     run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
     conf, run.conf_notes = merged(app_conf or {}, conf)
     for key in ("spark.master", "spark.submit.deployMode", *driver.drop_conf):
         conf.pop(key, None)
-    argv = [*driver.prefix, str(spark_home() / "bin" / "spark-submit"), "--master", driver.master]
-    if driver.properties is not None:
-        argv += ["--properties-file", str(driver.properties)]
-    for key, value in conf.items():
-        argv += ["--conf", f"{key}={value}"]
-    argv += [*(submit_options or []), str(job), *job_args]
+    argv = _submit_argv(driver, conf, [*(submit_options or []), str(job), *job_args])
 
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
@@ -216,19 +202,7 @@ def run_app(
                 if run.ui_url is not None and say is not None:
                     say(f"the application's Spark UI: {run.ui_url}")
             progress.tell(run.ui_url)
-            if watcher.failure:
-                run.failure = watcher.failure
-                break
-            # counted from the application's start, not spark-submit's: on a loaded machine a
-            # JVM slow to start would otherwise eat the time a stream was asked to run
-            if (
-                stop_after_s is not None
-                and clock.ran(time.monotonic(), run.ui_url is not None) > stop_after_s
-            ):
-                run.stopped = True
-                break
-            if time.monotonic() - started > timeout_s:
-                run.failure = f"timed out after {timeout_s:.0f} s"
+            if _ends(run, watcher, clock, stop_after_s, timeout_s):
                 break
             time.sleep(0.2)
     finally:
@@ -241,15 +215,77 @@ def run_app(
             tracker.forget(submit)
     run.wall_s = time.monotonic() - started
     run.returncode = submit.popen.returncode
+    _what_it_left(run, watcher, clock, events, ui, users_app=app_conf is not None)
+    return run
+
+
+def _add_java_options(
+    conf: dict[str, str], placement: Placement, options: list[str], task_options: list[str]
+) -> None:
+    """``options`` on every JVM's, and ``task_options`` on those of the JVMs that run tasks
+    (the driver in local mode), added to the plan's and the user's, not instead of them."""
+    task_key = (
+        "spark.driver.extraJavaOptions"  # local mode: the driver runs the tasks
+        if placement.executors[0].role == "driver"
+        else "spark.executor.extraJavaOptions"
+    )
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        extra = [*options, *(task_options if key == task_key else [])]
+        if extra:
+            conf[key] = " ".join(filter(None, [conf.get(key, ""), *extra]))
+
+
+def _submit_argv(driver: Driver, conf: dict[str, str], application: list[str]) -> list[str]:
+    """spark-submit's argv: under the driver's prefix, to its master, every setting as a
+    --conf (secrets in its properties file, never here), then the application and its
+    arguments."""
+    argv = [*driver.prefix, str(spark_home() / "bin" / "spark-submit"), "--master", driver.master]
+    if driver.properties is not None:
+        argv += ["--properties-file", str(driver.properties)]
+    for key, value in conf.items():
+        argv += ["--conf", f"{key}={value}"]
+    return [*argv, *application]
+
+
+def _ends(
+    run: AppRun, watcher: Watch, clock: AppClock, stop_after_s: float | None, timeout_s: float
+) -> bool:
+    """Whether the watch loop stops the application now, and why (in ``run``): the watch's
+    failure, its --duration run out (as planned), or the timeout."""
+    if watcher.failure:
+        run.failure = watcher.failure
+        return True
+    # counted from the application's start, not spark-submit's: on a loaded machine a JVM
+    # slow to start would otherwise eat the time a stream was asked to run
+    now = time.monotonic()
+    if stop_after_s is not None and clock.ran(now, run.ui_url is not None) > stop_after_s:
+        run.stopped = True
+        return True
+    if now - clock.started > timeout_s:
+        run.failure = f"timed out after {timeout_s:.0f} s"
+        return True
+    return False
+
+
+def _what_it_left(
+    run: AppRun,
+    watcher: Watch,
+    clock: AppClock,
+    events: Path,
+    ui: UiWatch | None,
+    users_app: bool,
+) -> None:
+    """Fill ``run`` from what the application left once it ended: where its JVMs ran, its
+    event log, its UI's URL, and why it failed (the last error of a user's application's
+    log; the first of the suite's)."""
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings() + ([clock.note] if clock.note else [])
     run.event_log, run.app_id = find_event_log(events)
     if ui is not None and run.ui_url is None:  # an application shorter than a poll
         run.ui_url = ui_url(ui.follower.new_text(), ui.host)
     if run.failure is None and run.returncode != 0 and not run.stopped:
-        line = last_error_line(run.log) if app_conf is not None else error_line(run.log)
+        line = last_error_line(run.log) if users_app else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
-    return run
 
 
 class _Progress:
