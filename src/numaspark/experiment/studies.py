@@ -17,6 +17,7 @@ shared/topologies); on this machine they are reported as not runnable, with why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from numaspark.experiment.clusterref import Realiser
 from numaspark.experiment.spec import Config, Experiment, check_configs
@@ -74,12 +75,10 @@ def layouts(
     """Every executors x cores-per-executor the allowed CPUs hold (standalone, core-bound)."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     slots = len(topology.allowed_cores())  # whole cores: core binding never splits one
     configs = [
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(executors=e, cores_per_executor=c),
             Binding.CORE,
             None,
@@ -112,6 +111,7 @@ def binding(
     reported once with what else cannot run."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     conf = dict(conf or {})
     nodes = list(topology.cpu_nodes)
     memory_nodes = [n for n in topology.nodes if n.allowed]
@@ -121,10 +121,7 @@ def binding(
         chosen = CpuSet(n.os_index for n in nodes[:count])
         layout = Layout(executors_per_node=1)  # on the chosen nodes: count executors
         configs.append(
-            Config(
-                workload,
-                size,
-                params,
+            make(
                 layout,
                 Binding.NONE,
                 None,
@@ -136,10 +133,7 @@ def binding(
         )
         if compared:
             configs.append(
-                Config(
-                    workload,
-                    size,
-                    params,
+                make(
                     layout,
                     Binding.NONE,
                     None,
@@ -150,10 +144,7 @@ def binding(
                 )
             )
         configs.append(
-            Config(
-                workload,
-                size,
-                params,
+            make(
                 layout,
                 Binding.NODE,
                 MemPolicy.BIND,
@@ -175,10 +166,7 @@ def binding(
             for mem_node in memory_nodes:
                 where = "local" if cpu_node.os_index == mem_node.os_index else "remote"
                 configs.append(
-                    Config(
-                        workload,
-                        size,
-                        params,
+                    make(
                         Layout(executors=1),
                         Binding.NODE,
                         MemPolicy.BIND,
@@ -204,12 +192,10 @@ def scaling(
     """1..N concurrent tasks in one core-bound local JVM (local[p] on p cores)."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     slots = len(topology.allowed_cores())
     configs = [
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(cores_per_executor=p, mode=Mode.LOCAL),
             Binding.CORE,
             None,
@@ -239,12 +225,10 @@ def executors(
     """1, 2, 4, ... executors sharing the same cores and memory (fewer, bigger vs more, smaller)."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     slots = len(topology.allowed_cores())
     configs = [
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(executors=e, cores_per_executor=slots // e),
             Binding.CORE,
             None,
@@ -270,35 +254,27 @@ def smt(
     """ST on n cores, SMT on the same n cores (2n hardware threads), ST on 2n cores."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     cores = len(topology.allowed_cores())
     smt_ways = max(1, len(topology.allowed_cpus) // max(1, cores))
     n = max(1, cores // 2)
     conf = dict(conf or {})
     configs = [
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(cores_per_executor=n, mode=Mode.LOCAL),
             Binding.PU,
             None,
             conf,
             note=f"ST {n} cores",
         ),
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
             Binding.CORE,
             None,
             conf,
             note=f"SMT {n} cores",
         ),
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(cores_per_executor=2 * n, mode=Mode.LOCAL),
             Binding.PU,
             None,
@@ -331,12 +307,10 @@ def affinity(
     core or hardware thread by the affinity plugin)."""
     params = params or {}
     _check_workload(workload, size, params)
+    make = partial(Config, workload, size, params)  # every configuration of this study's workload
     cores = len(topology.allowed_cores())
     configs = [
-        Config(
-            workload,
-            size,
-            params,
+        make(
             Layout(cores_per_executor=cores, mode=Mode.LOCAL),
             level,
             None,
