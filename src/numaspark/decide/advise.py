@@ -56,6 +56,7 @@ from numaspark.experiment.request import (
     run_command,
 )
 from numaspark.experiment.result import (
+    JvmLocality,
     RunResult,
     RunSpec,
     by_configuration,
@@ -63,10 +64,13 @@ from numaspark.experiment.result import (
     refuse_mixed,
 )
 from numaspark.experiment.store import ResultStore, recorded_topology
+from numaspark.metrics.aggregate import aggregate
 from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.memory import process_tree_memory
 from numaspark.metrics.registry import Metrics
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, spark_overhead
+from numaspark.placement.plugin import LEVEL_KEY
+from numaspark.readback.plugin_reports import DRIVER, ReportedJvm
 from numaspark.topology import Topology
 from numaspark.units import human_size, jvm_size, parse_size
 
@@ -220,6 +224,17 @@ class Subject:
     def task_jvms(self) -> tuple:
         return self.spec.task_jvms
 
+    def reported(self) -> list[ReportedJvm]:
+        """The task-running JVMs as the affinity plugin reported them from inside, from the
+        event log (its placement events): any application with the plugin, numaspark's runs
+        or not; the driver's own only in local mode, where it runs the tasks."""
+        if self.log is None:
+            return []
+        jvms = self.log.placement.jvms(driver=True)
+        if self.local:
+            return jvms
+        return [j for j in jvms if j.latest.executor != DRIVER]
+
     def heap_bytes(self) -> int | None:
         jvms = self.task_jvms()
         if jvms:
@@ -248,13 +263,25 @@ class Subject:
         return spark_overhead(heap) if heap else None
 
     def python_memory(self) -> list[dict]:
-        """Per executor, the peak RSS of its JVM and its Python workers (Spark's process-tree
-        metrics: the run's window, or the whole log); empty when none were logged."""
+        """Per executor, the peak RSS of its JVM and its Python workers: Spark's process-tree
+        metrics (the run's window, or the whole log), else the affinity plugin's reports in
+        the log; empty when neither was logged."""
         found: list[dict] = []
         if self.result is not None and self.result.figures.process_tree.get("executors"):
             found = list(self.result.figures.process_tree["executors"])
         elif self.log is not None:
             found = list(process_tree_memory(self.log).get("executors") or [])
+        if not found:  # Spark's process-tree metrics off: the plugin's reports, if any
+            found = [
+                {
+                    "executor": j.latest.executor,
+                    "python_rss_bytes": j.python_rss_peak,
+                    "jvm_rss_bytes": j.jvm_rss_peak,
+                    "source": "the affinity plugin's reports",
+                }
+                for j in self.reported()
+                if j.python_rss_peak
+            ]
         # off local mode the driver's Python is the user's script, not a worker
         return [e for e in found if self.local or e["executor"] != "driver"]
 
@@ -431,16 +458,20 @@ def _heap(subject: Subject) -> Finding | NotAssessed:
 
 
 def _straddle(subject: Subject) -> Finding | NotAssessed:
-    jvms = subject.task_jvms()
+    """JVMs that run tasks on more than one NUMA node: as planned (numaspark's runs), else as
+    the plugin reported them (their CPUs against their host's nodes)."""
+    jvms = [
+        {"jvm": f"{j.role} {j.index}", "nodes": j.nodes, "cpus": str(j.cpus)}
+        for j in subject.task_jvms()
+    ] or [
+        {"jvm": j.name, "host": j.latest.host, "nodes": j.nodes, "cpus": j.latest.cpus}
+        for j in subject.reported()
+        if j.nodes is not None
+    ]
     if not jvms:
-        return NotAssessed("numa-straddle", "no placement recorded (an event log has none)")
-    spanning = [j for j in jvms if len(j.nodes) > 1]
-    evidence = {
-        "jvms": [
-            {"role": j.role, "index": j.index, "nodes": str(j.nodes), "cpus": str(j.cpus)}
-            for j in spanning
-        ]
-    }
+        return NotAssessed("numa-straddle", f"no placement recorded ({NO_REPORTS})")
+    spanning = [j for j in jvms if len(j["nodes"]) > 1]
+    evidence = {"jvms": [{**j, "nodes": str(j["nodes"])} for j in spanning]}
     if not spanning:
         return Finding(
             "numa-straddle", Severity.NONE, "every task-running JVM sits on one NUMA node", evidence
@@ -461,13 +492,40 @@ def _straddle(subject: Subject) -> Finding | NotAssessed:
     )
 
 
-def _pages(subject: Subject) -> Finding | NotAssessed:
+# why a placement rule cannot judge an event log: the plugin was not in the application
+NO_REPORTS = (
+    "an event log holds placement only from the affinity plugin: "
+    "numaspark plan --target ... --out DIR writes its settings"
+)
+
+
+def _bound_locality(subject: Subject) -> list[JvmLocality]:
+    """Each bound JVM's pages: the NUMA collector's (numaspark's runs here), else the
+    plugin's reports (the share of the JVM's and its Python processes' pages on its nodes)."""
     locality = subject.result.figures.locality if subject.result else []
     bound = [j for j in locality if j.share_on_bound_nodes is not None]
+    if bound:
+        return bound
+    return [
+        JvmLocality(
+            name=j.name,
+            pid=j.latest.pid,
+            bound_nodes=list(j.bound_nodes or ()),
+            share_on_bound_nodes=j.latest.local_share,
+            bytes_per_node=j.latest.bytes_per_node or {},
+        )
+        for j in subject.reported()
+        if j.bound_nodes is not None and j.latest.local_share is not None
+    ]
+
+
+def _pages(subject: Subject) -> Finding | NotAssessed:
+    bound = _bound_locality(subject)
     if not bound:
-        return NotAssessed("remote-pages", "no bound JVM with per-node page counts")
-    worst = min(bound, key=lambda j: j.share_on_bound_nodes)
-    off = 1 - worst.share_on_bound_nodes
+        why = "no bound JVM with per-node page counts"
+        return NotAssessed("remote-pages", why if subject.result else f"{why} ({NO_REPORTS})")
+    worst = min(bound, key=lambda j: j.share_on_bound_nodes or 0.0)
+    off = 1 - (worst.share_on_bound_nodes or 0.0)
     severity = REMOTE_PAGES.grade(off)
     evidence = {
         "jvm": worst.name,
@@ -488,14 +546,28 @@ def _pages(subject: Subject) -> Finding | NotAssessed:
     )
 
 
+def _balancing_state(subject: Subject) -> tuple[str | None, str | None, str]:
+    """kernel.numa_balancing and the binding the run had, and where they were read: the run's
+    record, else the plugin's reports in the log (each host's; on if any host's is)."""
+    if subject.result is not None:
+        return subject.result.environment.numa_balancing, subject.spec.binding, "the run"
+    hosts = subject.log.placement.balancing() if subject.log else {}
+    if not hosts:
+        return None, None, "log"
+    setting = max(hosts.values())  # "0" off, "1" on, "2" tiering: any host on counts
+    level = subject.conf.get(LEVEL_KEY, "none")
+    bound = any(j.bound_nodes is not None for j in subject.reported())
+    return setting, level if bound or level != "none" else "none", f"{len(hosts)} host(s)"
+
+
 def _balancing(subject: Subject) -> Finding | NotAssessed:
-    if subject.result is None:
-        return NotAssessed("numa-balancing", "the kernel's settings are not in an event log")
-    setting = subject.result.environment.numa_balancing
-    binding = subject.spec.binding
+    setting, binding, where = _balancing_state(subject)
     if setting is None:
-        return NotAssessed("numa-balancing", "kernel.numa_balancing was not readable")
-    evidence = {"numa_balancing": setting, "binding": binding}
+        why = "kernel.numa_balancing was not readable"
+        if where == "log":
+            why = f"the kernel's settings are not in this event log ({NO_REPORTS})"
+        return NotAssessed("numa-balancing", why)
+    evidence = {"numa_balancing": setting, "binding": binding, "read_from": where}
     if setting == "0" or binding in (None, "none"):
         return Finding(
             "numa-balancing",
@@ -785,6 +857,8 @@ def _python_cpu(subject: Subject) -> Finding | NotAssessed:
     """A PySpark run's CPU time: the JVMs', their Python workers' and Spark's task CPU, and
     which dominates (executorCpuTime counts the JVMs' task threads, never Python's)."""
     gap = subject.result.figures.cpu_gap if subject.result is not None else None
+    if not gap and subject.log is not None:
+        gap = _reported_cpu_gap(subject.log)
     if not gap or gap.get("python_cpu_s") is None:
         return NotAssessed(
             "python-cpu",
@@ -810,6 +884,16 @@ def _python_cpu(subject: Subject) -> Finding | NotAssessed:
     )
 
 
+def _reported_cpu_gap(log: EventLog) -> dict | None:
+    """The CPU gap of an event log alone: the executors' JVM and Python CPU time as the
+    plugin reported them, Spark's task CPU from the log's tasks."""
+    gap = log.placement.cpu_gap()
+    if gap is None:
+        return None
+    task_ms = aggregate(log).get("executorCpuTime") or 0.0  # the registry's unit: ms
+    return {**gap, "spark_executor_cpu_s": round(task_ms / 1000, 2)}
+
+
 def _python_memory(subject: Subject) -> Finding | NotAssessed:
     """The Python workers' resident memory against what the executor sets aside for them:
     spark.executor.pyspark.memory when set, else the memoryOverhead they live in."""
@@ -817,8 +901,8 @@ def _python_memory(subject: Subject) -> Finding | NotAssessed:
     if not peaks:
         return NotAssessed(
             "python-memory",
-            "no Python workers' memory measured (not a PySpark "
-            "application, or Spark's process-tree metrics were off)",
+            "no Python workers' memory measured (not a PySpark application, or Spark's "
+            "process-tree metrics were off and the affinity plugin was not in it)",
         )
     worst = max(peaks, key=lambda e: e["python_rss_bytes"])
     python, executor = worst["python_rss_bytes"], worst["executor"]

@@ -236,4 +236,28 @@ def log_summary(log) -> dict:
         "aggregates": aggregates,
         "gc_by_executor": gc,
         "readings": readings(view),
+        "placement": reported_placement(log.placement),
     }
+
+
+def reported_placement(reports) -> list[dict]:
+    """Each JVM (the driver's own too) as the affinity plugin reported it from inside, at its
+    latest report: where ``analyze`` shows an event log's placement (empty without the
+    plugin)."""
+    return [
+        {
+            "jvm": j.name,
+            "host": j.latest.host,
+            "cpus": j.latest.cpus,
+            "nodes": None if j.nodes is None else str(j.nodes),
+            "policy": j.latest.policy,
+            "bound_nodes": None if j.bound_nodes is None else str(j.bound_nodes),
+            "local_share": j.latest.local_share,
+            "remote_bytes": j.latest.remote_bytes,
+            "pinned_tasks": j.latest.pinned_tasks,
+            "task_migrations": j.latest.task_migrations,
+            "python_processes": len(j.python),
+            "numa_balancing": j.latest.numa_balancing,
+        }
+        for j in reports.jvms(driver=True)
+    ]

@@ -5,9 +5,10 @@ log is cut into segments (a rolling log's files, a plain file's line-aligned
 byte ranges) that are parsed in parallel worker processes when the log is
 large. Task-end events, nearly all of a log, are decoded straight into
 columns (metrics/taskend.py); task-start events are skipped unread; the few
-other events are decoded whole. Unknown event types are skipped; a line that
-is not JSON is skipped and reported, and a truncated last line (a driver that
-crashed mid-write) is reported as such.
+other events are decoded whole, the affinity plugin's placement reports among
+them (``NumaPlacementEvent``, read by readback/plugin_reports.py). Unknown
+event types are skipped; a line that is not JSON is skipped and reported, and a
+truncated last line (a driver that crashed mid-write) is reported as such.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from numaspark.metrics.taskend import (
     scaled,
     summarize,
 )
+from numaspark.placement.plugin import PLACEMENT_EVENT
+from numaspark.readback.plugin_reports import PluginReports
 
 GC_METRICS = ("MinorGCCount", "MinorGCTime", "MajorGCCount", "MajorGCTime")
 # spark.executor.processTreeMetrics.enabled: the resident bytes of the executor's process tree,
@@ -76,6 +79,8 @@ class EventLog:
     # SparkListenerStageExecutorMetrics (spark.eventLog.logStageExecutorMetrics): per stage and
     # executor, the peaks of the executor's metrics, GC counts and times among them
     stage_executor_metrics: list[dict] = field(default_factory=list)
+    # what the affinity plugin reported from inside the JVMs (its NumaPlacementEvent lines)
+    placement: PluginReports = field(default_factory=PluginReports)
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -127,6 +132,7 @@ _HANDLED = {
     b"SparkListenerStageCompleted",
     b"SparkListenerStageExecutorMetrics",
     b"SparkListenerTaskEnd",
+    PLACEMENT_EVENT.encode(),
 }
 
 
@@ -361,6 +367,11 @@ class _Events:
                     "executorId": str(event.get("Executor ID")),
                     **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
                 }
+            )
+        elif kind == PLACEMENT_EVENT:
+            reports = event.get("reports")
+            log.placement.reports.extend(
+                PluginReports.of(reports if isinstance(reports, list) else []).reports
             )
         elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
             log.stream_progress.append(compact_progress(_obj(event.get("progress"))))

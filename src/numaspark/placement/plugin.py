@@ -28,6 +28,10 @@ RECORD_DIR = "affinity"  # the records' directory inside a run directory
 PLACEMENT_KEY = CONF_PREFIX + "placementFile"
 REPORT_INTERVAL_KEY = CONF_PREFIX + "reportIntervalMs"  # how often executors report (5000)
 PLACEMENT_FILE = "placement.jsonl"  # the reports' file inside a run directory
+# with Spark's event log on, the driver writes the reports into it as events of this class,
+# in batches every so many milliseconds (30000; the contract's placement_event)
+PLACEMENT_EVENT = "io.numaspark.affinity.spark.NumaPlacementEvent"
+EVENT_LOG_INTERVAL_KEY = CONF_PREFIX + "eventLogIntervalMs"
 # level node: the host-local directory of node-slot lock files executors spread by, and
 # where their memory goes (preferred, bind or interleave); the plugin's defaults unless set
 LOCK_DIR_KEY = CONF_PREFIX + "lockDir"
@@ -92,9 +96,14 @@ class PlacementReport:
     mems: str | None = None
     policy: str | None = None
     bytes_per_node: dict[str, int] | None = None
-    local_share: float | None = None
+    home_nodes: str | None = None  # the nodes its memory should be on: the policy's, else CPUs'
+    local_share: float | None = None  # of its and its Python processes' pages, on home_nodes
+    remote_bytes: int | None = None
     pinned_tasks: int | None = None
     task_migrations: int | None = None
+    time_ms: int | None = None  # when it was read (epoch milliseconds)
+    numa_balancing: str | None = None  # its host's kernel.numa_balancing (None: unreadable)
+    cpu_s: float | None = None  # the JVM's own CPU time so far (None: an older plugin)
     # level node, chosen from inside: the nodes, why (its slot in the lock directory), and
     # what was applied (threads bound, memory migrated, policies set) or why it ran unbound
     chosen_nodes: str | None = None

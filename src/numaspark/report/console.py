@@ -627,6 +627,34 @@ def log_lines(log, summary: dict) -> list[str]:
         "",
         "Readings:",
         *(f"  {line}" for line in summary["readings"]),
-        "  (CPU, context switches, NUMA pages and counters are recorded by numaspark run; "
+        "  (CPU, context switches and counters are recorded by numaspark run; "
         "an event log alone does not have them)",
+        "",
+        *placement_lines(summary.get("placement") or []),
     ]
+
+
+def placement_lines(placement: list[dict]) -> list[str]:
+    """Where each JVM ran, as the affinity plugin reported it into the event log."""
+    if not placement:
+        return [
+            "Placement: none in this log (the affinity plugin was not in the application: "
+            "numaspark plan --target ... --out DIR writes its settings)"
+        ]
+    lines = ["Placement (the affinity plugin's reports, the latest of each JVM):"]
+    for jvm in placement:
+        nodes = f"node {jvm['nodes']}" if jvm["nodes"] else "nodes unknown"
+        share = jvm["local_share"]
+        local = f", {share:.0%} of pages on node {jvm['bound_nodes']}" if jvm["bound_nodes"] else ""
+        if share is not None and not jvm["bound_nodes"]:
+            local = f", {share:.0%} of pages local"
+        python = (
+            f", {jvm['python_processes']} Python process(es)" if jvm["python_processes"] else ""
+        )
+        lines.append(
+            f"  {jvm['jvm']} on {jvm['host']}: CPUs {jvm['cpus']} ({nodes}), "
+            f"policy {jvm['policy']}{local}, {jvm['pinned_tasks'] or 0} task(s) pinned, "
+            f"{jvm['task_migrations'] or 0} migrated{python}, "
+            f"numa_balancing={jvm['numa_balancing'] or '?'}"
+        )
+    return lines

@@ -17,7 +17,6 @@ of the installed pyspark) into the venv, next to the probe kernel.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import shutil
@@ -26,10 +25,9 @@ from itertools import combinations
 from pathlib import Path
 
 from numaspark.errors import NumasparkError, ToolMissingError
-from numaspark.jsonlines import read_json_lines
-from numaspark.placement.plugin import RECORD_DIR, PlacementReport, TaskRecord, jar_path
+from numaspark.placement.plugin import RECORD_DIR, TaskRecord, jar_path
+from numaspark.readback.plugin_reports import PluginReports
 from numaspark.readback.proc import EffectiveJvm
-from numaspark.readback.python_processes import WORKER, PythonProcess
 from numaspark.spark.maven import mvn_package, sources_digest, up_to_date
 from numaspark.topology import CpuSet
 
@@ -139,31 +137,9 @@ def read_records(run_dir: Path) -> list[TaskRecord]:
 def plugin_effective(path: Path) -> list[EffectiveJvm]:
     """The effective placement of each executor as the plugin reported it from inside (its
     latest report, ``PLACEMENT_FILE``): what a run records when this machine cannot read the
-    executors' /proc (a cluster numaspark did not start). Its Python processes are every one
-    its reports listed, at their last reading, ended when its latest report did not."""
-
-    latest: dict[str, PlacementReport] = {}
-    python: dict[str, dict[int, PythonProcess]] = {}  # every Python process each one listed
-    at_once: dict[str, int] = {}
-    for line in read_json_lines(path) if path.exists() else []:
-        report = PlacementReport.from_json(line)
-        latest[str(report.executor)] = report
-        listed = [PythonProcess.from_dict(p) for p in report.python or ()]
-        python.setdefault(str(report.executor), {}).update({p.pid: p for p in listed})
-        workers = sum(1 for p in listed if p.role == WORKER)
-        at_once[str(report.executor)] = max(at_once.get(str(report.executor), 0), workers)
-    found = []
-    for index, (executor, report) in enumerate(sorted(latest.items())):
-        entry = EffectiveJvm.reported(report, index)
-        last = {p.get("pid") for p in report.python or ()}
-        seen = [
-            dataclasses.replace(p, ended=p.pid not in last)
-            for _, p in sorted(python.get(executor, {}).items())
-        ]
-        if seen:
-            entry = dataclasses.replace(entry, python=tuple(seen), python_at_once=at_once[executor])
-        found.append(entry)
-    return found
+    executors' /proc (a cluster numaspark did not start). The event log's reports are read
+    by the same reader (readback/plugin_reports.py)."""
+    return PluginReports.read(path).effective()
 
 
 def overlapping_on_one_cpu(

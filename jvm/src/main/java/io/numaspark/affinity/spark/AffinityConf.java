@@ -33,6 +33,8 @@ import scala.Tuple2;
  *   <li>{@code reportIntervalMs}: how often each executor reports where it runs (default
  *       5000; 0: only at start and end).
  *   <li>{@code placementFile}: where the driver appends every report; default none.
+ *   <li>{@code eventLogIntervalMs}: with Spark's event log on, how often the driver writes the
+ *       reports that arrived into it as one event (default 30000; 0: only at the end).
  *   <li>{@code lockDir}: at {@code node} level, the host-local directory of lock files by which
  *       the executors of every application on a host spread over its NUMA nodes (default
  *       {@code /tmp/numaspark-affinity}; on Kubernetes a hostPath every executor pod mounts).
@@ -56,13 +58,17 @@ import scala.Tuple2;
  * @param placementFile the driver's file of placement reports, null for none
  * @param lockDir the host-local directory of node-slot lock files (node level)
  * @param memPolicy where the executor's memory goes at node level
+ * @param eventLogIntervalMs milliseconds between the driver's batches of reports in the event
+ *     log, 0 for one at the end
  */
 public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir,
-    long reportIntervalMs, String placementFile, String lockDir, MemPolicy memPolicy) {
+    long reportIntervalMs, String placementFile, String lockDir, MemPolicy memPolicy,
+    long eventLogIntervalMs) {
   public static final String PREFIX = "spark.numaspark.affinity.";
   public static final String DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity";
   public static final String DEFAULT_ENV = "NUMASPARK_AFFINITY_CORES";
   public static final long DEFAULT_REPORT_INTERVAL_MS = 5000;
+  public static final long DEFAULT_EVENT_LOG_INTERVAL_MS = 30000;
   private static final String ALLOWED_CORES = "this executor's allowed cores";
   private static final Logger LOG = LoggerFactory.getLogger(AffinityConf.class);
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
@@ -76,7 +82,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     REPORT_INTERVAL_MS("reportIntervalMs", String.valueOf(DEFAULT_REPORT_INTERVAL_MS)),
     PLACEMENT_FILE("placementFile", null),
     LOCK_DIR("lockDir", DEFAULT_LOCK_DIR),
-    MEM_POLICY("memPolicy", "preferred");
+    MEM_POLICY("memPolicy", "preferred"),
+    EVENT_LOG_INTERVAL_MS("eventLogIntervalMs", String.valueOf(DEFAULT_EVENT_LOG_INTERVAL_MS));
 
     private final String suffix;
     private final String fallback;
@@ -140,7 +147,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
   /** Every key at its default, no slots named (what a plugin runs with if all else fails). */
   public static AffinityConf defaults() {
     return new AffinityConf(Level.NONE, List.of(), ALLOWED_CORES, null,
-        DEFAULT_REPORT_INTERVAL_MS, null, DEFAULT_LOCK_DIR, MemPolicy.PREFERRED);
+        DEFAULT_REPORT_INTERVAL_MS, null, DEFAULT_LOCK_DIR, MemPolicy.PREFERRED,
+        DEFAULT_EVENT_LOG_INTERVAL_MS);
   }
 
   /**
@@ -212,20 +220,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
       cores = List.of();
       source = ALLOWED_CORES;
     }
-    long interval = DEFAULT_REPORT_INTERVAL_MS;
-    String intervalText = conf.get(Key.REPORT_INTERVAL_MS.key());
-    if (intervalText != null) {
-      try {
-        interval = Long.parseLong(intervalText.strip());
-        if (interval < 0) {
-          throw new NumberFormatException("negative");
-        }
-      } catch (NumberFormatException e) {
-        interval = DEFAULT_REPORT_INTERVAL_MS;
-        bad.bad(Key.REPORT_INTERVAL_MS.key() + " '" + intervalText + "': not a number of "
-            + "milliseconds (0 or more)", "using " + Key.REPORT_INTERVAL_MS.fallback());
-      }
-    }
+    long interval = millis(conf, Key.REPORT_INTERVAL_MS, bad);
+    long eventLogInterval = millis(conf, Key.EVENT_LOG_INTERVAL_MS, bad);
     MemPolicy memPolicy = MemPolicy.PREFERRED;
     String policyText = conf.get(Key.MEM_POLICY.key());
     if (policyText != null) {
@@ -239,7 +235,25 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     String lockDir = path(conf.get(Key.LOCK_DIR.key()));
     return new AffinityConf(level, cores, source, path(conf.get(Key.RECORD_DIR.key())),
         interval, path(conf.get(Key.PLACEMENT_FILE.key())),
-        lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy);
+        lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy, eventLogInterval);
+  }
+
+  /** A key's milliseconds (0 or more); a bad value is reported and its default used. */
+  private static long millis(Map<String, String> conf, Key key, Problems bad) {
+    String text = conf.get(key.key());
+    if (text != null) {
+      try {
+        long value = Long.parseLong(text.strip());
+        if (value >= 0) {
+          return value;
+        }
+      } catch (NumberFormatException e) {
+        // reported below
+      }
+      bad.bad(key.key() + " '" + text + "': not a number of milliseconds (0 or more)",
+          "using " + key.fallback());
+    }
+    return Long.parseLong(key.fallback());
   }
 
   /** {@code ;}-separated CPU lists; null when {@code text} is null or bad (reported). */

@@ -17,22 +17,44 @@ import org.slf4j.LoggerFactory;
  * set), and the latest of each executor feeds the driver's plugin metrics: how many executors
  * report, the lowest share of pages on an executor's own nodes, remote bytes, pinned tasks and
  * task migrations in all.
+ *
+ * <p>With Spark's event log on, the reports also go into it, in batches ({@link
+ * EventLogPoster}, {@link NumaPlacementEvent}), with the driver's own placement at the start
+ * and at the end ({@code executor} {@code driver}): what a History Server keeps of an
+ * application then says where it ran, in every deploy mode and on every cluster manager. Only
+ * the driver posts to the listener bus.
  */
 public final class AffinityDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(AffinityDriverPlugin.class);
 
   private final Map<String, PlacementReport> latest = new ConcurrentHashMap<>();
   private JsonLines out = JsonLines.none();
+  private EventLogPoster eventLog; // null: Spark's event log is off
+  private PlacementReporter driver; // the driver's own placement, into the event log
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
+    AffinityConf conf = AffinityConf.of(sc.conf());
     try {
-      String file = AffinityConf.of(sc.conf()).placementFile();
+      String file = conf.placementFile();
       if (file != null) {
         out = JsonLines.open(Path.of(file), "executor placement reports");
       }
     } catch (RuntimeException e) {
       LOG.warn("numaspark: cannot record executor placement: {}", e.toString());
+    }
+    if (sc.conf().getBoolean("spark.eventLog.enabled", false)) {
+      try {
+        var bus = sc.listenerBus(); // private[spark] in Scala, public to Java: stable 3.0-4.x
+        eventLog = new EventLogPoster(bus::post).every(conf.eventLogIntervalMs());
+        if (!sc.isLocal()) { // in local mode the executor plugin reports this JVM as "driver"
+          driver = new PlacementReporter(eventLog::add, "driver");
+          driver.start(0);
+        }
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("numaspark: placement reports will not be in the event log: {}", e.toString());
+        eventLog = null;
+      }
     }
     return Map.of();
   }
@@ -60,6 +82,9 @@ public final class AffinityDriverPlugin implements DriverPlugin {
         PlacementReport report = PlacementReport.fromMap(map);
         latest.put(String.valueOf(report.executor()), report);
         out.append(report.json());
+        if (eventLog != null) {
+          eventLog.add(report.toMap());
+        }
       } catch (RuntimeException e) {
         LOG.debug("numaspark: a placement report not read: {}", e.toString());
       }
@@ -70,5 +95,11 @@ public final class AffinityDriverPlugin implements DriverPlugin {
   @Override
   public void shutdown() {
     out.close();
+    if (eventLog != null) { // before the listener bus stops (SparkContext.stop's order)
+      if (driver != null) {
+        driver.close(); // the driver's last word: its pages at the end
+      }
+      eventLog.close();
+    }
   }
 }

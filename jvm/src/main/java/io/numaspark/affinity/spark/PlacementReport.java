@@ -36,11 +36,16 @@ import java.util.TreeMap;
  * @param python the executor's Python processes (PySpark's daemon and workers), read from
  *     inside by walking its child processes ({@link PythonWorkers}); null when it has none.
  *     Their pages count in {@code localShare} and {@code remoteBytes}
+ * @param numaBalancing its host's {@code kernel.numa_balancing} as the kernel says it ({@code
+ *     0}, {@code 1}, {@code 2}); null when unreadable
+ * @param cpuS the JVM's own CPU time so far (user and system, every thread), seconds; null
+ *     when the JVM cannot say
  */
 public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
     String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
     long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
-    String choice, String binding, HostTopology hostTopology, List<PythonProcess> python) {
+    String choice, String binding, HostTopology hostTopology, List<PythonProcess> python,
+    String numaBalancing, Double cpuS) {
 
   /** A report of {@code placement}, read now, with no node binding. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
@@ -73,7 +78,14 @@ public record PlacementReport(String executor, String host, long pid, String cpu
     return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
         placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
         total - home, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice, binding,
-        hostTopology, python.isEmpty() ? null : List.copyOf(python));
+        hostTopology, python.isEmpty() ? null : List.copyOf(python), null, null);
+  }
+
+  /** This report with its host's NUMA balancing state and the JVM's CPU time. */
+  public PlacementReport withHost(String balancing, Double cpuSeconds) {
+    return new PlacementReport(executor, host, pid, cpus, mems, policy, bytesPerNode, homeNodes,
+        localShare, remoteBytes, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice,
+        binding, hostTopology, python, balancing, cpuSeconds);
   }
 
   /** What is sent to the driver: the JSON fields as a map. */

@@ -6,14 +6,18 @@ import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.ProcessPlacement;
 import io.numaspark.affinity.Topology;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.spark.api.plugin.PluginContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +40,7 @@ final class PlacementReporter implements AutoCloseable {
 
   final AtomicLong pinnedTasks = new AtomicLong();
   final AtomicLong taskMigrations = new AtomicLong();
-  private final PluginContext ctx;
+  private final Consumer<Map<String, Object>> sink;
   private final String executorId;
   private final String host = hostname();
   private Topology topology; // the host's nodes, read once
@@ -47,8 +51,20 @@ final class PlacementReporter implements AutoCloseable {
   private volatile NodeBinder node; // node level: what it chose and applied
   private volatile PythonWorkers python; // the executor's Python processes, listed in reports
 
+  /** An executor's reporter: each report goes to the driver. */
   PlacementReporter(PluginContext ctx, String executorId) {
-    this.ctx = ctx;
+    this(message -> {
+      try {
+        ctx.send(message);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, executorId);
+  }
+
+  /** Each report (its JSON fields: JDK values only) goes to {@code sink}. */
+  PlacementReporter(Consumer<Map<String, Object>> sink, String executorId) {
+    this.sink = sink;
     this.executorId = executorId;
   }
 
@@ -108,12 +124,32 @@ final class PlacementReporter implements AutoCloseable {
           taskMigrations.get(), System.currentTimeMillis(),
           binder == null ? null : binder.chosenNodes(), binder == null ? null : binder.choice(),
           binder == null ? null : binder.binding(), hostTopology,
-          workers == null ? List.of() : workers.read());
-      ctx.send(last.toMap()); // JDK values only: see PlacementReport
+          workers == null ? List.of() : workers.read()).withHost(numaBalancing(), cpuSeconds());
+      sink.accept(last.toMap()); // JDK values only: see PlacementReport
       hostSent = true; // sent, or not readable: later reports go without it
     } catch (IOException | RuntimeException e) {
       LOG.debug("numaspark placement report skipped: {}", e.toString());
     }
+  }
+
+  /** The host's {@code kernel.numa_balancing} (null: not readable, e.g. no NUMA kernel). */
+  static String numaBalancing() {
+    try {
+      return Files.readString(Path.of("/proc/sys/kernel/numa_balancing"), StandardCharsets.UTF_8)
+          .strip();
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** This JVM's CPU time so far, seconds (null where the JVM does not say). */
+  static Double cpuSeconds() {
+    if (ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      long nanos = os.getProcessCpuTime();
+      return nanos < 0 ? null : Math.round(nanos / 1e7) / 100.0;
+    }
+    return null;
   }
 
   private static String hostname() {

@@ -170,7 +170,7 @@ class ContractTest {
     return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L, "1",
         "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
         "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1", host(),
-        List.of(worker()));
+        List.of(worker())).withHost("1", 12.5);
   }
 
   /** A Python worker of the executor: 10 pages, 9 on its home node 1. */
@@ -185,6 +185,17 @@ class ContractTest {
         Map.of("0", 1L << 30, "1", 1L << 30), List.of("0,2", "1,3"),
         Map.of("0", "0,2", "1", "1,3"),
         Map.of("0", Map.of("0", 10, "1", 21), "1", Map.of("0", 21, "1", 10)));
+  }
+
+  @Test
+  void placementEventFieldsAreTheContracts() throws IOException {
+    JsonNode contract = contract().get("placement_event");
+    assertEquals(NumaPlacementEvent.class.getName(), contract.get("event").asText());
+    NumaPlacementEvent event = new NumaPlacementEvent(NumaPlacementEvent.VERSION, 5,
+        List.of(report().toMap()));
+    String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(event);
+    assertEquals(names(contract.get("fields"), true), names(json));
+    assertTypes(contract.get("fields"), json);
   }
 
   @Test

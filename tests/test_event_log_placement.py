@@ -1,0 +1,111 @@
+"""Real Spark for issue 49: the affinity plugin's placement in Spark's own event log, from a
+plain spark-submit (Spark's script, no numaspark) that uses only what ``numaspark plan
+--target standalone --bind node --out DIR`` wrote, against a standalone cluster at another
+address; then ``numaspark advise`` and ``analyze`` on that log alone.
+
+The other address is a network namespace on this machine (tests/nscluster.py): a plain Master
+and Worker started there with Spark's own classes. This machine has one NUMA node, so node
+binding chooses node 0: the test proves that the facts reach the log and are read back, not
+that binding pays. Run under the JVM lock (one Spark at a time on this machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from nscluster import NamespaceCluster
+
+from numaspark.metrics.eventlog import parse_event_log, read_events
+from numaspark.placement.plugin import PLACEMENT_EVENT
+from numaspark.spark.home import spark_env, spark_home
+
+pytestmark = [pytest.mark.integration, pytest.mark.jvm]
+APPS = Path(__file__).resolve().parent / "apps"
+
+
+def _numaspark(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "numaspark", *args],
+        text=True,
+        capture_output=True,
+        env={**os.environ, "COLUMNS": "300"},
+        timeout=300,
+    )
+
+
+def _plain_submit(argv: list[str], here: str) -> subprocess.CompletedProcess[str]:
+    """Spark's own spark-submit, as a user runs it (no numaspark in the way). Each of the
+    squares app's tasks lasts a second, so that its Python workers are seen by a report."""
+    return subprocess.run(
+        [str(spark_home() / "bin" / "spark-submit"), *argv],
+        text=True,
+        capture_output=True,
+        env={**spark_env(here), "SQUARES_TASK_S": "1.5"},
+        timeout=600,
+    )
+
+
+def test_a_plain_spark_submit_writes_placement_into_its_event_log(tmp_path, no_spark_left):
+    plan, events = tmp_path / "plan", tmp_path / "events"
+    events.mkdir()
+    made = _numaspark("plan", "--target", "standalone", "--bind", "node", "--out", str(plan))
+    assert made.returncode == 0, made.stderr
+    with NamespaceCluster(tmp_path / "cluster", cores=2, memory="2g") as host:
+        proc = _plain_submit(
+            [
+                "--master",
+                host.master,
+                "--properties-file",
+                str(plan / "spark-defaults.conf"),
+                "--conf",
+                "spark.executor.memory=1g",
+                "--conf",
+                "spark.eventLog.enabled=true",
+                "--conf",
+                f"spark.eventLog.dir=file://{events}",
+                "--conf",
+                f"spark.driver.host={host.here}",
+                "--conf",
+                f"spark.pyspark.python={sys.executable}",
+                "--conf",  # the app lasts seconds: a report every second, a batch every two
+                "spark.numaspark.affinity.reportIntervalMs=1000",
+                "--conf",
+                "spark.numaspark.affinity.eventLogIntervalMs=2000",
+                str(APPS / "squares.py"),
+                str(tmp_path / "answer.json"),
+                "2000",
+            ],
+            host.here,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    (log,) = list(events.iterdir())
+    batches = [e for e in read_events(log) if e["Event"] == PLACEMENT_EVENT]
+    assert batches, "no placement event in the log"
+    reports = [r for b in batches for r in b["reports"]]
+    executors = {r["executor"] for r in reports}
+    assert "driver" in executors and executors - {"driver"}, executors
+    first = next(r for r in reports if r["executor"] != "driver")
+    assert first["host_topology"]["nodes"] and first["chosen_nodes"] == "0", first
+    assert first["numa_balancing"] in ("0", "1", "2") and first["cpu_s"] > 0, first
+    parsed = parse_event_log(log)
+    assert [j.name for j in parsed.placement.jvms()] == ["executor 0"]
+
+    assert len(batches) >= 2, "one batch: the interval did not apply"
+    advised = _numaspark("advise", str(log), "--json")
+    assert advised.returncode == 0, advised.stderr
+    (advice,) = json.loads(advised.stdout)["advice"]
+    found = {f["rule"]: f for f in advice["findings"]}
+    unassessed = {n["rule"]: n["why"] for n in advice["not_assessed"]}
+    for rule in ("numa-straddle", "remote-pages", "numa-balancing", "python-cpu"):
+        assert rule in found, (rule, unassessed.get(rule))
+    assert found["numa-straddle"]["severity"] == "none"  # one node here: no executor spans two
+
+    analyzed = _numaspark("analyze", str(log))
+    assert analyzed.returncode == 0, analyzed.stderr
+    line = next(x for x in analyzed.stdout.splitlines() if x.strip().startswith("executor 0"))
+    assert "(node 0)" in line and "Python process" in line, analyzed.stdout
