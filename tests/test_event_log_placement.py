@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 from nscluster import NamespaceCluster
 
 from numaspark.metrics.eventlog import parse_event_log, read_events
-from numaspark.placement.plugin import PLACEMENT_EVENT
-from numaspark.spark.home import spark_env, spark_home
+from numaspark.placement.plugin import PLACEMENT_EVENT, jar_path
+from numaspark.spark.home import free_port, spark_env, spark_home
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm]
 APPS = Path(__file__).resolve().parent / "apps"
+HISTORY_SERVER = "org.apache.spark.deploy.history.HistoryServer"
 
 
 def _numaspark(*args: str) -> subprocess.CompletedProcess[str]:
@@ -109,3 +113,70 @@ def test_a_plain_spark_submit_writes_placement_into_its_event_log(tmp_path, no_s
     assert analyzed.returncode == 0, analyzed.stderr
     line = next(x for x in analyzed.stdout.splitlines() if x.strip().startswith("executor 0"))
     assert "(node 0)" in line and "Python process" in line, analyzed.stdout
+
+
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "plugin-standalone"
+
+
+def _history_server(logs: Path, classpath: str | None, out: Path) -> dict:
+    """Spark's own History Server over ``logs`` on 127.0.0.1 (its jar on the daemon's class
+    path when ``classpath``): what its REST API says of the one application there."""
+    port = free_port()
+    env = {
+        **spark_env("127.0.0.1"),
+        "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
+        f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s",
+        "SPARK_DAEMON_CLASSPATH": classpath or "",
+    }
+    api = f"http://127.0.0.1:{port}/api/v1/applications"
+    with out.open("w") as said:
+        proc = subprocess.Popen(
+            [str(spark_home() / "bin" / "spark-class"), HISTORY_SERVER],
+            env=env,
+            stdout=said,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, out.read_text()[-3000:]
+            try:
+                apps = json.loads(urllib.request.urlopen(api, timeout=10).read())
+                if apps:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, out.read_text()[-3000:]
+            time.sleep(0.5)
+        app = apps[0]["id"]
+        return {
+            "app": apps[0],
+            "executors": json.loads(urllib.request.urlopen(f"{api}/{app}/allexecutors").read()),
+            "jobs": json.loads(urllib.request.urlopen(f"{api}/{app}/jobs").read()),
+        }
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.mark.parametrize("with_jar", [False, True], ids=["without-the-jar", "with-the-jar"])
+def test_the_history_server_replays_a_log_with_placement_events(tmp_path, no_spark_left, with_jar):
+    """Without the plugin's jar the History Server skips the events (a class it cannot load);
+    with it, it reads them back and goes on: either way the whole application replays, its
+    executors listed and its job ended."""
+    logs = tmp_path / "logs"
+    (status,) = RECORDED.glob("appstatus_*")  # Spark reads a rolling log by its name
+    shutil.copytree(RECORDED, logs / f"eventlog_v2_{status.name.removeprefix('appstatus_')}")
+    said = _history_server(logs, str(jar_path()) if with_jar else None, tmp_path / "hs.log")
+    assert said["app"]["attempts"][0]["completed"] is True
+    assert {e["id"] for e in said["executors"]} == {"driver", "0"}
+    assert [j["status"] for j in said["jobs"]] == ["SUCCEEDED"]
+    log = (tmp_path / "hs.log").read_text()
+    dropped = f"Drop unrecognized event: {PLACEMENT_EVENT}" in log  # Spark's ReplayListenerBus
+    assert dropped is not with_jar, log[-3000:]
+    assert "Exception" not in log, log[-3000:]
