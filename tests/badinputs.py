@@ -443,6 +443,21 @@ def corpus(root: Path) -> list[Case]:
             says="NUMA node 3",
         )
     )
+    # plan by devices (a DGX-2: 8 GPUs and 2 CPUs a node), refused in one line
+    dgx2 = str(_found(TOPOLOGIES, "nvidiaDGX2.xml")[0])
+    for args, says in (
+        (["--gpus-per-executor", "9"], "give at most 8"),
+        (["--gpus-per-executor", "1", "--bind", "node"], "too few for the 8 executor(s)"),
+        (["--gpus-per-executor", "0"], "at least 1"),
+        (["--gpus-per-executor", "x"], ""),
+        (["--resource", "fpga=1"], "gpu, accelerator, nic, nvme"),
+        (["--resource", "gpu"], "NAME=N"),
+        (["--resource", "nic=1"], "has no NIC"),
+        (["--gpus-per-executor", "2", "--resource", "gpu=2"], "twice"),
+        (["--gpus-per-executor", "4", "--executors", "2"], "leave out"),
+        (["--gpus-per-executor", "4", "--mode", "local"], "--mode standalone"),
+    ):
+        add(Case("plan DGX-2 " + " ".join(args), ["plan", "--xml", dgx2, *args], says=says))
     # plan --out: the files to apply, refused in one line where they cannot be written
     for args, says in (
         (["--target", "k8s", "--out", file_not_dir], "cannot write"),

@@ -13,7 +13,7 @@ FAST_CHUNKS = 2  # scripts/test.sh --fast: a third of the corpus, to stay under 
 # the corpus as it is (372 cases): a floor, so that it never shrinks unnoticed; raise it
 # when cases are added. The generated mutations have floors of their own: each is made from
 # files found on disk (recorded logs, runs, the servers' XML), where a glob may come back empty
-CORPUS_CASES = 372
+CORPUS_CASES = 382
 GENERATED = {"_mutated_runs": 25, "_event_log_mutations": 22, "_topology_mutations": 17}
 
 

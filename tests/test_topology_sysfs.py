@@ -120,6 +120,61 @@ def _by_os_index(topo: Topology) -> dict:
     }
 
 
+def fake_pci(topo: Topology, root: Path) -> Path:
+    """The PCI functions of ``topo``'s devices as the kernel shows them: class, ids, numa_node
+    (-1 for none known), and the OS devices the kernel names (network interfaces, InfiniBand
+    devices, DRM cards, NVMe namespaces; CUDA, NVML and OpenCL are hwloc's libraries' names)."""
+    for device in topo.devices:
+        where = root / "sys/bus/pci/devices" / device.pci_busid
+        vendor, device_id = device.pci_id.split(":")
+        _write(where / "class", f"0x{device.pci_class}00")
+        _write(where / "vendor", f"0x{vendor}")
+        _write(where / "device", f"0x{device_id}")
+        _write(where / "numa_node", str(-1 if device.node is None else device.node))
+        for name in device.names:
+            if name.startswith(("eth", "ib", "en")):
+                (where / "net" / name).mkdir(parents=True)
+            elif name.startswith(("mlx", "hfi")):
+                (where / "infiniband" / name).mkdir(parents=True)
+            elif name.startswith("card"):
+                (where / "drm" / name).mkdir(parents=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvidiaDGX2.xml",
+        "32em64t-2n8c2t-pci-wholeio.xml",
+        "power8gpudistances.xml",
+        "24em64t-2n6c2t-pci.xml",
+        "96em64t-4n4d3ca2co-pci.xml",
+    ],
+)
+def test_a_servers_devices_read_from_sysfs_as_from_its_hwloc_xml(name, tmp_path):
+    """The same PCI devices, kinds and nodes, and the NICs' names; a GPU's name is hwloc's
+    (nvml0, cuda0) only where hwloc had its GPU libraries. The one difference: a VGA
+    controller that computes only by hwloc's OpenCL backend (wholeio's Radeon) is a display
+    to sysfs, which sees no OpenCL."""
+    hwloc = load_xml(topology_file(name))
+    ours = read_sysfs(fake_pci(hwloc, fake_sysfs(hwloc, tmp_path)))
+    opencl_only = {
+        d.pci_busid
+        for d in hwloc.devices
+        if d.pci_class == "0300" and d.kind == "gpu" and not d.pci_id.startswith("10de")
+    }
+
+    def seen(topo: Topology) -> list[tuple]:
+        return [
+            (d.pci_busid, d.node, d.pci_class, d.pci_id)
+            + ((d.kind,) if d.pci_busid not in opencl_only else ())
+            + ((d.name, d.names) if d.kind == "nic" else ())
+            for d in topo.devices
+        ]
+
+    assert hwloc.devices and seen(ours) == seen(hwloc)
+
+
 @pytest.mark.parametrize("name", SERVERS)
 def test_a_servers_sysfs_reads_as_its_hwloc_xml(name, tmp_path):
     hwloc = load_xml(topology_file(name))

@@ -21,6 +21,7 @@ from numaspark.errors import UsageError
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Binder, Mode, Platform, target_files, write_files
+from numaspark.placement.devices import parse_resources
 from numaspark.placement.share import Split
 from numaspark.report import console as views
 from numaspark.topology.cpuset import CpuSet
@@ -168,32 +169,38 @@ def plan_command(
             help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod."
         ),
     ] = None,
+    gpus_per_executor: Annotated[
+        int | None,
+        Opt(
+            help="GPUs each executor owns: each node runs as many executors as its GPUs give, bound to that node (Spark's spark.executor.resource.gpu.amount)."
+        ),
+    ] = None,
+    resource: Annotated[
+        list[str] | None,
+        Opt(
+            help="NAME=N: devices of another kind each executor owns, as --gpus-per-executor (gpu, nic, nvme, accelerator); repeat for several."
+        ),
+    ] = None,
 ) -> None:
     """Place executors on this machine, or on each of --hosts.
 
     Each JVM gets its CPUs, nodes, heap and numactl prefix; with --hosts, from each
-    host's own topology.
+    host's own topology. With --gpus-per-executor, the GPUs on each node decide its
+    executors, and each executor owns GPUs of its own node.
 
     \b
     Example:
       numaspark plan --executors-per-node 1 --bind node
     """
-    if (plugin_jar or image) and target is not Platform.K8S:
-        raise UsageError("--plugin-jar and --image are for --target k8s")
-    if python_memory and target not in (Platform.YARN, Platform.K8S):
-        raise UsageError(
-            "--python-memory sizes YARN containers and Kubernetes pods: give "
-            "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)"
-        )
-    python_bytes = parse_size(python_memory, "--python-memory") if python_memory else 0
+    python_bytes = _target_options(target, plugin_jar, image, python_memory)
+    resources = parse_resources(gpus_per_executor, resource or [])
+    sized = {"driver_cores": driver_cores, "driver_memory": driver_memory, "resources": resources}
 
     inventory = inventory_of(hosts, hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
         found = plan_hosts(
             inventory,
-            lambda topo: where.place(
-                topo, Mode.STANDALONE, driver_cores=driver_cores, driver_memory=driver_memory
-            ),
+            lambda topo: where.place(topo, Mode.STANDALONE, **sized),
         )
         driver = driver_address(inventory)
         return (
@@ -202,7 +209,7 @@ def plan_command(
             else term.print(views.hosts_view(found, driver))
         )
     topo = topology_of(xml, synthetic)
-    placement = where.place(topo, mode, driver_cores=driver_cores, driver_memory=driver_memory)
+    placement = where.place(topo, mode, **sized)
     extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image, python_bytes)
     # the files are written before anything is printed: a bad --out is the only line shown
     written = write_files(out, target_files(target, extra, out)) if out is not None else []
@@ -214,10 +221,26 @@ def plan_command(
         # standalone: lines to paste into the standing cluster's spark-defaults.conf
         if target is Platform.STANDALONE:
             term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
+            if "worker" in extra:  # devices: what each worker offers Spark's scheduler
+                term.print(views.settings_view("standalone", {"worker": extra["worker"]}))
         elif extra:
             term.print(views.settings_view(target.value.upper(), extra))
     for path in written:
         term.note("wrote", str(path), colour="green")
+
+
+def _target_options(
+    target: Platform, plugin_jar: str | None, image: str | None, python_memory: str | None
+) -> int:
+    """plan's options for one target only, checked; the Python workers' memory in bytes."""
+    if (plugin_jar or image) and target is not Platform.K8S:
+        raise UsageError("--plugin-jar and --image are for --target k8s")
+    if python_memory and target not in (Platform.YARN, Platform.K8S):
+        raise UsageError(
+            "--python-memory sizes YARN containers and Kubernetes pods: give "
+            "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)"
+        )
+    return parse_size(python_memory, "--python-memory") if python_memory else 0
 
 
 # --- run ------------------------------------------------------------------------------------

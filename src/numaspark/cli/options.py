@@ -242,7 +242,13 @@ class Where:
     def only_nodes(self) -> CpuSet | None:
         return CpuSet.parse(self.nodes) if self.nodes is not None else None
 
-    def layout(self, mode: Mode, driver_cores: int = 1, driver_memory: str = "1g") -> Layout:
+    def layout(
+        self,
+        mode: Mode,
+        driver_cores: int = 1,
+        driver_memory: str = "1g",
+        resources: tuple[tuple[str, int], ...] = (),
+    ) -> Layout:
         memory = self.memory_per_executor
         return Layout(
             executors=self.executors,
@@ -255,6 +261,7 @@ class Where:
             driver_memory=parse_size(driver_memory, "--driver-memory"),
             mode=mode,
             threads_per_core=self.threads_per_core,
+            resources=resources,
         )
 
     def place(self, topo, mode: Mode, **driver):

@@ -29,6 +29,7 @@ from numaspark.placement.render import (
     spark_conf,
     with_manager,
 )
+from numaspark.placement.resources import K8S_VENDOR, resource_conf
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -121,6 +122,10 @@ def k8s_settings(
     }
     if image:
         spark["spark.kubernetes.container.image"] = image
+    spark.update(resource_conf(placement, script=None))
+    if any(name == "gpu" for name, _ in placement.layout.resources):
+        spark["spark.executor.resource.gpu.vendor"] = K8S_VENDOR
+        cost["devices"] = K8S_DEVICES
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
     spark.update(jar_in_pods(with_manager(placement), plugin_jar))
     # the plugin's node slots are host-local files: every executor pod mounts one hostPath
@@ -158,6 +163,16 @@ def k8s_settings(
         "cost": cost,
         **inside,
     }
+
+
+K8S_DEVICES = (
+    f"each executor pod asks for {K8S_VENDOR}/gpu (spark.executor.resource.gpu.vendor): "
+    "the nodes need NVIDIA's device plugin, and the kubelet's Topology Manager at "
+    "single-numa-node (bound plans) gives a pod GPUs of the node its CPUs are on. Kubernetes "
+    "does not tell the executor which GPUs it got: give spark.executor.resource.gpu."
+    "discoveryScript a script in the image that lists the pod's own (Spark's "
+    "examples/src/main/scripts/getGpusResources.sh)"
+)
 
 
 def cpu_reservation(placement: Placement, topology: Topology, planned: int) -> CpuReservation:

@@ -4,6 +4,7 @@ executor pod template, and a README.txt that says which needs admin rights."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from enum import Enum
 from pathlib import Path
@@ -14,6 +15,7 @@ from numaspark.errors import UsageError
 from numaspark.placement.kubelet import PLUGIN_POD_TEMPLATE, POD_TEMPLATE, k8s_settings
 from numaspark.placement.model import MemPolicy, Placement
 from numaspark.placement.render import spark_defaults_text, standalone_settings, yarn_settings
+from numaspark.placement.resources import DISCOVERY_SCRIPT, WORKER_RESOURCES
 from numaspark.topology import Topology
 
 PLUGIN_CONF = "spark-defaults.plugin.conf"  # the alternative with no admin rights (node binding)
@@ -64,6 +66,9 @@ def target_files(platform: Platform, settings: dict[str, dict], directory: Path)
                 conf, "the affinity plugin for a standalone cluster numaspark did not start"
             )
         }
+        if "worker-resources" in settings:
+            files[WORKER_RESOURCES] = json.dumps(settings["worker-resources"], indent=2)
+            settings = {**settings, "worker": _worker_conf(settings["worker"], directory)}
         return {**files, "README.txt": _readme(platform, files, settings)}
     spark = dict(settings["spark"])
     files: dict[str, str] = {}
@@ -91,6 +96,11 @@ def target_files(platform: Platform, settings: dict[str, dict], directory: Path)
             "from inside: no admin rights; never with the files above",
         )
     return {**files, "README.txt": _readme(platform, files, settings)}
+
+
+def _worker_conf(conf: dict[str, str], directory: Path) -> dict[str, str]:
+    """The worker's settings naming its resources file where ``plan --out`` writes it."""
+    return {**conf, "spark.worker.resourcesFile": str((directory / WORKER_RESOURCES).resolve())}
 
 
 def write_files(directory: Path, files: dict[str, str]) -> list[Path]:
@@ -149,6 +159,17 @@ def _readme(platform: Platform, files: dict[str, str], settings: dict[str, dict]
     jar = settings.get("spark-defaults.conf", {}).get("spark.executor.extraClassPath")
     if jar:  # standalone: the class paths name the jar on each host
         lines.append(f"Copy {jar} to that same path on every worker host.")
+    if WORKER_RESOURCES in files:
+        options = " ".join(f"-D{k}={v}" for k, v in settings["worker"].items())
+        lines.append(
+            f"{WORKER_RESOURCES}: the devices this plan gives the host's executors, as the "
+            "standalone worker offers them to Spark's scheduler: start the worker with "
+            f'SPARK_WORKER_OPTS="{options}" (copy the file to that path on the host). The '
+            f"discovery script spark-defaults.conf names ({DISCOVERY_SCRIPT.name}, in "
+            "numaspark's wheel) is for executors without it: copy it to that same path on "
+            "every worker host, as the jar; it prints what NUMASPARK_RESOURCE_<NAME> holds "
+            "(e.g. NUMASPARK_RESOURCE_GPU=0,1 in a worker's environment)."
+        )
     if POD_TEMPLATE in files:
         lines.append(
             f"{POD_TEMPLATE}: the executor pod, every container Guaranteed with whole "

@@ -58,6 +58,9 @@ class Layout:
     # before it existed (the binding decides: a task slot per core at core level, per
     # hardware thread at pu level)
     threads_per_core: int | None = None
+    # devices per executor by Spark resource name, e.g. (("gpu", 2),): the devices on each
+    # node then decide its executors (placement/devices.py)
+    resources: tuple[tuple[str, int], ...] = ()
 
     @property
     def slots_per_executor(self) -> int | None:
@@ -65,6 +68,39 @@ class Layout:
         if self.cores_per_executor is None:
             return None
         return self.cores_per_executor * (self.threads_per_core or 1)
+
+
+@dataclass(frozen=True)
+class ExecutorDevice:
+    """A device planned for one executor, and the address Spark's scheduler hands it out by."""
+
+    resource: str  # Spark's resource name, e.g. gpu
+    address: str  # its address in Spark's resource JSON: the GPU index, a NIC's name
+    name: str  # as hwloc or the kernel names it (nvml3, ib0)
+    pci_busid: str
+    node: int | None
+    kind: str  # the topology's device kind (gpu, nic, nvme, accelerator)
+
+    def to_dict(self) -> dict:
+        return {
+            "resource": self.resource,
+            "address": self.address,
+            "name": self.name,
+            "pci_busid": self.pci_busid,
+            "node": self.node,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ExecutorDevice:
+        return cls(
+            resource=str(data.get("resource", "")),
+            address=str(data.get("address", "")),
+            name=str(data.get("name", "")),
+            pci_busid=str(data.get("pci_busid", "")),
+            node=data.get("node"),
+            kind=str(data.get("kind", "")),
+        )
 
 
 @dataclass(frozen=True)
@@ -86,6 +122,7 @@ class JvmPlacement:
     # core/pu binding: its CPUs grouped by physical core, the task slots of the affinity plugin
     slots: tuple[CpuSet, ...] = ()
     host: str | None = None  # the host it runs on (None: this one); its CPUs are that host's
+    devices: tuple[ExecutorDevice, ...] = ()  # the devices it owns (plan --gpus-per-executor)
 
     @property
     def name(self) -> str:
@@ -120,6 +157,7 @@ class JvmPlacement:
             java_options=tuple(data.get("java_options") or ()),
             slots=tuple(CpuSet.parse(str(s)) for s in data.get("slots") or ()),
             host=str(data["host"]) if data.get("host") else None,
+            devices=tuple(ExecutorDevice.from_dict(d) for d in data.get("devices") or ()),
         )
 
 
@@ -187,6 +225,9 @@ class Placement:
                 driver_memory=parse_size(str(driver_memory), "memory") if driver_memory else GIB,
                 mode=Mode(layout.get("mode") or "standalone"),
                 threads_per_core=_count(layout.get("threads_per_core")),
+                resources=tuple(
+                    (str(k), int(v)) for k, v in (layout.get("resources") or {}).items()
+                ),
             ),
             binding=binding,
             mem_policy=MemPolicy(policy) if policy else None,

@@ -11,6 +11,8 @@ Rules (each one tested in tests/test_planner.py):
 - with threads per core (`Layout.threads_per_core`), a core- or pu-bound executor owns
   whole cores and runs on that many hardware threads of each (the lowest-numbered of the
   core's threads), so no two executors share a core; its task slots are cores x threads;
+- with devices per executor (`Layout.resources`), each node runs the executors its devices
+  give, each bound to that node and owning its devices (placement/devices.py);
 - `auto` heap splits a node's memory, less a reserve for the OS and the
   driver, among its executors, less Spark's off-heap overhead, capped at 31g
   so compressed oops stay on.
@@ -21,6 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from numaspark.errors import PlacementError, UsageError
+from numaspark.placement.devices import (
+    NOUNS,
+    RESOURCE_KINDS,
+    asked,
+    assign_devices,
+    executors_by_node,
+    unplanned_notes,
+)
 from numaspark.placement.model import (
     Binding,
     JvmPlacement,
@@ -76,27 +86,15 @@ def plan(
             f"no allowed NUMA node has allowed CPUs (allowed CPUs {topology.allowed_cpus or '-'}, "
             f"nodes {topology.allowed_nodes or '-'})"
         )
-    _check_layout_numbers(layout)
-    per_node = layout.executors_per_node
-    if layout.mode is Mode.LOCAL and per_node is not None and per_node * len(nodes) != 1:
-        raise UsageError(
-            f"local mode runs one JVM, but --executors-per-node {per_node} on "
-            f"{len(nodes)} node(s) asks for {per_node * len(nodes)}: give "
-            "--mode standalone (or --master) for several executors"
-        )
-    allowed = len(topology.allowed_cpus)
-    if layout.driver_cores > allowed:
-        raise UsageError(
-            f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "
-            f"CPUs ({topology.allowed_cpus}): give at most {allowed}"
-        )
+    _check_request(topology, layout, nodes)
     if binding is Binding.NONE and mem_policy is None:
         policy = None
     else:
         policy = mem_policy or MemPolicy.BIND
     per_core = _threads_per_core(topology, layout, binding)
     pools = _Pools(topology, binding, pu_order, whole_cores=per_core is not None)
-    count, cores = _executor_shape(topology, layout, binding, pools)
+    by_node = executors_by_node(topology, layout.resources) if layout.resources else None
+    count, cores = _executor_shape(topology, layout, binding, pools, by_node)
     unit = pools.unit
     total = pools.total()
     if count * cores > total:
@@ -105,7 +103,11 @@ def plan(
             f"allows {total} {unit} ({topology.allowed_cpus}): use fewer executors or cores per executor"
         )
     notes: list[str] = []
-    assignments = _assign(topology, layout, binding, count, cores, pools, notes)
+    homes = _homes(topology, layout, by_node)
+    assignments = _assign(topology, binding, count, cores, pools, notes, homes)
+    devices = [()] * count if by_node is None else assign_devices(topology, layout.resources, homes)
+    if by_node is not None:
+        notes.extend(unplanned_notes(topology, layout.resources, by_node))
     if per_core is not None:
         assignments = [
             [replace(s, cpus=_first_threads(topology, s.cpus, per_core)) for s in slots]
@@ -140,6 +142,7 @@ def plan(
                     notes,
                 ),
                 slots=_task_slots(topology, cpus, binding, per_core),
+                devices=devices[index],
             )
         )
     if not local_mode:
@@ -173,6 +176,25 @@ def _restrict(topology: Topology, only_nodes: CpuSet) -> Topology:
     )
 
 
+def _check_request(topology: Topology, layout: Layout, nodes: tuple[NumaNode, ...]) -> None:
+    """Refuse what no placement can give: bad numbers, several JVMs in local mode, more
+    driver cores than the machine allows."""
+    _check_layout_numbers(layout)
+    per_node = layout.executors_per_node
+    if layout.mode is Mode.LOCAL and per_node is not None and per_node * len(nodes) != 1:
+        raise UsageError(
+            f"local mode runs one JVM, but --executors-per-node {per_node} on "
+            f"{len(nodes)} node(s) asks for {per_node * len(nodes)}: give "
+            "--mode standalone (or --master) for several executors"
+        )
+    allowed = len(topology.allowed_cpus)
+    if layout.driver_cores > allowed:
+        raise UsageError(
+            f"--driver-cores {layout.driver_cores}: the machine allows {allowed} "
+            f"CPUs ({topology.allowed_cpus}): give at most {allowed}"
+        )
+
+
 def _check_layout_numbers(layout: Layout) -> None:
     if layout.executors is not None and layout.executors_per_node is not None:
         raise UsageError("give either --executors or --executors-per-node, not both")
@@ -186,6 +208,15 @@ def _check_layout_numbers(layout: Layout) -> None:
             raise UsageError(f"{name} must be at least 1, got {value}")
     if layout.mode is Mode.LOCAL and (layout.executors or 1) != 1:
         raise UsageError("local mode runs one JVM: use --executors 1 or --mode standalone")
+    if layout.resources:
+        option = asked(*layout.resources[0])
+        if layout.mode is Mode.LOCAL:
+            raise UsageError(f"{option} plans executors: give --mode standalone (or --master)")
+        if layout.executors is not None or layout.executors_per_node is not None:
+            raise UsageError(
+                f"{option}: the devices on each node decide its executors: leave out "
+                "--executors and --executors-per-node"
+            )
 
 
 def _threads_per_core(topology: Topology, layout: Layout, binding: Binding) -> int | None:
@@ -291,10 +322,16 @@ def _ordered_pus(topology: Topology, node: NumaNode, order: PuOrder) -> list[int
 
 
 def _executor_shape(
-    topology: Topology, layout: Layout, binding: Binding, pools: _Pools
+    topology: Topology,
+    layout: Layout,
+    binding: Binding,
+    pools: _Pools,
+    by_node: dict[int, int] | None = None,
 ) -> tuple[int, int]:
     """How many executors, and how many task slots each."""
     nodes = [n.os_index for n in topology.cpu_nodes]
+    if by_node is not None:
+        return _device_shape(layout, pools, by_node)
     total = pools.total()
     if layout.mode is Mode.LOCAL:
         count = 1
@@ -321,31 +358,59 @@ def _executor_shape(
     return count, cores
 
 
+def _device_shape(layout: Layout, pools: _Pools, by_node: dict[int, int]) -> tuple[int, int]:
+    """Executors by their devices: as many as the nodes' devices give, each of the cores
+    asked, else of the most cores every node has for each of its executors."""
+    used = {n: k for n, k in by_node.items() if k}
+    cores = layout.cores_per_executor or min(pools.capacity(n) // k for n, k in used.items())
+    for node, executors in used.items():
+        if pools.capacity(node) < executors * max(cores, 1):
+            devices = ", ".join(f"{a} {NOUNS[RESOURCE_KINDS[r]]}" for r, a in layout.resources)
+            raise PlacementError(
+                f"node {node} allows {pools.capacity(node)} {pools.unit}, too few for the "
+                f"{executors} executor(s) its devices ask for ({devices} each) x "
+                f"{max(cores, 1)} cores: give each executor more devices"
+                + (" or fewer cores" if layout.cores_per_executor else "")
+            )
+    return sum(used.values()), cores
+
+
+def _homes(topology: Topology, layout: Layout, by_node: dict[int, int] | None) -> list[int] | None:
+    """The node of each executor where the layout decides it (executors per node, or the
+    devices on each node); None where the planner spreads them (freest node first)."""
+    order = [n.os_index for n in topology.cpu_nodes]
+    if by_node is not None:
+        return [node for node in order for _ in range(by_node[node])]
+    per_node = layout.executors_per_node if layout.mode is Mode.STANDALONE else None
+    if per_node and layout.executors is None:
+        return [node for node in order for _ in range(per_node)]
+    return None
+
+
 def _assign(
     topology: Topology,
-    layout: Layout,
     binding: Binding,
     count: int,
     cores: int,
     pools: _Pools,
     notes: list[str],
+    homes: list[int] | None,
 ) -> list[list[_Slot]]:
     """The CPUs of each executor, node by node."""
     if binding is Binding.NONE:
         every = [_Slot(n.os_index, topology.allowed_cpus_of(n), 0) for n in topology.cpu_nodes]
         return [list(every) for _ in range(count)]
     order = [n.os_index for n in topology.cpu_nodes]
-    per_node = layout.executors_per_node if layout.mode is Mode.STANDALONE else None
     assignments: list[list[_Slot]] = []
     for index in range(count):
-        if per_node and layout.executors is None:
-            home = order[index // per_node]
+        if homes is not None:
+            home = homes[index]
             if pools.capacity(home) < cores:
                 allows = len(
                     _Pools(topology, binding, PuOrder.CORES_FIRST, pools.whole_cores).free[home]
                 )
                 raise PlacementError(
-                    f"node {home} allows {allows} {pools.unit}, too few for {per_node} "
+                    f"node {home} allows {allows} {pools.unit}, too few for {homes.count(home)} "
                     f"executor(s) x {cores} cores: lower --cores-per-executor"
                 )
             candidates = [home]

@@ -25,6 +25,13 @@ from numaspark.placement.plugin import (
     PLUGIN_CLASS,
     jar_path,
 )
+from numaspark.placement.resources import (
+    WORKER_RESOURCES,
+    YARN_GPU,
+    resource_conf,
+    worker_conf,
+    worker_resources,
+)
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB, jvm_size
 
@@ -129,6 +136,7 @@ def spark_conf(placement: Placement) -> dict[str, str]:
         }
     if placement.binding in (Binding.CORE, Binding.PU):
         conf.update(affinity_conf(placement))
+    conf.update(resource_conf(placement))  # devices per executor (placement/resources.py)
     options = sorted({opt for j in executors for opt in j.java_options})
     if options:
         key = (
@@ -297,9 +305,13 @@ def yarn_settings(
         "spark.executor.memory": jvm_size(first.heap),
         "spark.executor.memoryOverhead": jvm_size(first.overhead),
         **python_memory_conf(python_memory),
+        **resource_conf(placement, script=None),
     }
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
     spark.update(with_manager(placement))  # pins (core/pu) and reports from executors
+    if any(name == "gpu" for name, _ in placement.layout.resources):
+        yarn["yarn.nodemanager.resource-plugins"] = YARN_GPU
+        why["devices"] = YARN_DEVICES
     return {
         "yarn-site": yarn,
         "spark": spark,
@@ -308,6 +320,17 @@ def yarn_settings(
             placement, spark, "yarn-site", "yarn-site.xml on every NodeManager", asked
         ),
     }
+
+
+YARN_DEVICES = (
+    f"spark.executor.resource.gpu.amount asks YARN for {YARN_GPU} in each executor's "
+    f"container: every NodeManager needs the resource plugin above, and resource-types.xml "
+    f"yarn.resource-types {YARN_GPU}. YARN does not tell the executor which GPUs it got: "
+    "give spark.executor.resource.gpu.discoveryScript a script that lists the container's "
+    "own (Spark's examples/src/main/scripts/getGpusResources.sh, in a container that sees "
+    "only them). YARN's NUMA awareness binds a container by its memory and vcores and its GPU "
+    "plugin picks the GPUs apart from that: they may hang off another node"
+)
 
 
 def _numa_nodes(
@@ -419,7 +442,15 @@ def standalone_settings(
     conf.update(shipped_plugin_conf(inside))
     conf["spark.executor.extraClassPath"] = str(jar_path())  # a worker's jar, when copied there
     conf.pop("spark.jars")  # the class paths name the jar: copy it to that path on every host
-    return {"spark-defaults.conf": conf}
+    conf.update(resource_conf(placement))  # the script: copied to that path too, as the jar
+    if not placement.layout.resources:
+        return {"spark-defaults.conf": conf}
+    return {
+        "spark-defaults.conf": conf,
+        # each worker offers the host's planned devices (the file beside the others, --out)
+        "worker": worker_conf(placement, WORKER_RESOURCES),
+        "worker-resources": worker_resources(placement),
+    }
 
 
 def _per_core(threads: int | None) -> dict[str, int]:
@@ -442,6 +473,7 @@ def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dic
             # task slots; with threads per core, the physical cores that run them
             "cores_per_executor": placement.executors[0].cores // (layout.threads_per_core or 1),
             **_per_core(layout.threads_per_core),
+            **({"resources": dict(layout.resources)} if layout.resources else {}),
             "memory_per_executor": jvm_size(placement.executors[0].heap),
             "driver_cores": layout.driver_cores,
             "driver_memory": jvm_size(layout.driver_memory),
@@ -466,6 +498,7 @@ def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dic
                 "java_options": list(j.java_options),
                 "slots": [str(s) for s in j.slots],
                 **({"host": j.host} if j.host is not None else {}),
+                **({"devices": [d.to_dict() for d in j.devices]} if j.devices else {}),
             }
             for j in placement.jvms
         ],

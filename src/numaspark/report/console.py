@@ -16,6 +16,7 @@ from numaspark.decide.thresholds import Severity
 from numaspark.experiment.studies import ht_effectiveness
 from numaspark.placement import Placement, bind_argv, spark_conf, spark_defaults_text
 from numaspark.placement.plugin import SLOTS_ENV
+from numaspark.placement.resources import resource_env
 from numaspark.probe import KERNELS
 from numaspark.topology import Topology
 from numaspark.topology.sysfs import SOURCE as SYSFS_SOURCE
@@ -75,7 +76,28 @@ def topology_view(topology: Topology) -> RenderableType:
     parts: list[RenderableType] = [tree]
     if topology.distances is not None:
         parts.append(distance_table(topology))
+    if topology.devices:
+        parts.append(device_table(topology))
     return Group(*parts)
+
+
+def device_table(topology: Topology) -> Table:
+    """The PCI devices that matter to Spark (GPUs, NICs, NVMe drives), node by node."""
+    table = Table(title="Devices (PCI), by the NUMA node they hang off", title_justify="left")
+    for column in ("node", "kind", "name", "PCI bus id", "class", "vendor:device", "OS devices"):
+        table.add_column(column, no_wrap=column != "OS devices")
+    by_node = sorted(topology.devices, key=lambda d: (d.node is None, d.node or 0, d.pci_busid))
+    for device in by_node:
+        table.add_row(
+            "none known" if device.node is None else str(device.node),
+            device.kind,
+            device.name,
+            device.pci_busid,
+            device.pci_class,
+            device.pci_id,
+            " ".join(device.names) or "-",
+        )
+    return table
 
 
 def _node_line(topology: Topology, node) -> str:
@@ -132,7 +154,9 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
         ),
         title_justify="left",
     )
-    for column in ("JVM", "node(s)", "CPUs", "slots", "heap", "launch prefix"):
+    with_devices = any(j.devices for j in placement.jvms)
+    columns = ("JVM", "node(s)", "CPUs", "slots", "heap", "launch prefix")
+    for column in columns + (("devices",) if with_devices else ()):
         table.add_column(column, no_wrap=column in ("JVM", "heap"))
     for jvm in placement.jvms:
         prefix = " ".join(bind_argv(jvm)) or "[dim](unbound)[/]"
@@ -143,6 +167,7 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
             str(jvm.cores) if jvm.runs_tasks else "-",
             jvm_size(jvm.heap),
             prefix,
+            *((" ".join(d.name for d in jvm.devices) or "-",) if with_devices else ()),
         )
     conf = Table(title="Spark configuration (spark-defaults)", title_justify="left", box=None)
     conf.add_column("key", style="cyan")
@@ -150,25 +175,44 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
     for key, value in spark_conf(placement).items():
         conf.add_row(key, value)
     parts: list[RenderableType] = [table, conf]
-    pinned = [j for j in placement.executors if j.slots]
-    if pinned:
-        unit = (
-            "core" if placement.binding.value == "core" else "hardware thread (one per core first)"
-        )
-        if layout.threads_per_core and placement.binding.value == "core":
-            unit = f"core, {layout.threads_per_core} tasks sharing its threads"
-        lines = [f"task pinning (affinity plugin): each running task on its own {unit}"]
-        lines += [f"  {j.name}: {SLOTS_ENV}={';'.join(str(s) for s in j.slots)}" for j in pinned]
-        if layout.threads_per_core:  # which hardware threads of each of its cores it runs on
-            lines += [
-                f"  {j.name} owns {len(set(j.slots))} cores, runs on hardware threads "
-                + " | ".join(str(c) for c in dict.fromkeys(j.slots))
-                for j in pinned
-            ]
-        parts.append(Text("\n".join(lines), style="green"))
+    if any(j.slots for j in placement.executors):
+        parts.append(Text("\n".join(_pinning_lines(placement)), style="green"))
+    if with_devices:
+        parts.append(Text("\n".join(_device_lines(placement)), style="green"))
     if placement.notes:
         parts.append(Text("\n".join(f"note: {n}" for n in placement.notes), style="yellow"))
     return Group(*parts)
+
+
+def _pinning_lines(placement: Placement) -> list[str]:
+    """Core and pu binding: each executor's task slots, as the affinity plugin takes them."""
+    layout = placement.layout
+    pinned = [j for j in placement.executors if j.slots]
+    unit = "core" if placement.binding.value == "core" else "hardware thread (one per core first)"
+    if layout.threads_per_core and placement.binding.value == "core":
+        unit = f"core, {layout.threads_per_core} tasks sharing its threads"
+    lines = [f"task pinning (affinity plugin): each running task on its own {unit}"]
+    lines += [f"  {j.name}: {SLOTS_ENV}={';'.join(str(s) for s in j.slots)}" for j in pinned]
+    if layout.threads_per_core:  # which hardware threads of each of its cores it runs on
+        lines += [
+            f"  {j.name} owns {len(set(j.slots))} cores, runs on hardware threads "
+            + " | ".join(str(c) for c in dict.fromkeys(j.slots))
+            for j in pinned
+        ]
+    return lines
+
+
+def _device_lines(placement: Placement) -> list[str]:
+    """Each executor's devices by PCI bus id, and the addresses its worker is handed for
+    Spark's scheduler (the discovery script prints them)."""
+    lines = ["devices: the addresses each executor's worker is handed (discovery script)"]
+    for jvm in placement.executors:
+        env = " ".join(f"{k}={v}" for k, v in resource_env(jvm).items())
+        held = ", ".join(
+            d.pci_busid if d.name == d.pci_busid else f"{d.name} {d.pci_busid}" for d in jvm.devices
+        )
+        lines.append(f"  {jvm.name}: {env} ({held})")
+    return lines
 
 
 def hosts_view(plans: list, driver: str) -> RenderableType:

@@ -15,6 +15,7 @@ import json
 import os
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -448,6 +449,7 @@ def topology_svg(topology: Topology, placement: Placement) -> str:
                 f"NUMA node P#{node.os_index}"
                 + (f" · {memory / 2**30:.1f} GiB" if memory else "")
                 + ("" if node.has_cpus else " · memory only")
+                + _devices_on(topology, node.os_index)
             )
             node_w = max(columns * (core_w + 6) + 2 * pad, 8 * len(title) + 16)
             node_h = 34 + ((len(cores) + per_row - 1) // per_row) * (core_h + 6) + pad
@@ -514,6 +516,12 @@ def topology_svg(topology: Topology, placement: Placement) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 520)}" height="{height}" '
         f'class="topology">{"".join(packages + others)}</svg>'
     )
+
+
+def _devices_on(topology: Topology, node: int) -> str:
+    """A node's devices in its title, counted by kind (" · 8 gpu, 2 nic"); names in the JSON."""
+    kinds = Counter(d.kind for d in topology.devices if d.node == node and d.kind != "display")
+    return (" · " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))) if kinds else ""
 
 
 def _topology(directory: Path, results: list[RunResult]) -> tuple[Topology | None, str]:

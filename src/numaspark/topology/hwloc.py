@@ -18,6 +18,7 @@ from pathlib import Path
 
 from numaspark.errors import ToolMissingError, UsageError
 from numaspark.topology.cpuset import CpuSet
+from numaspark.topology.devices import hwloc_devices
 from numaspark.topology.model import (
     CacheDomain,
     CgroupLimits,
@@ -47,7 +48,8 @@ def lstopo_xml(input_spec: str | None = None) -> str:
             "own topology is read from sysfs without it"
         )
     # --disallowed keeps CPUs and nodes outside our cgroup in the output, so the
-    # topology shows the whole machine and the allowed sets separately.
+    # topology shows the whole machine and the allowed sets separately. I/O stays in (no
+    # --no-io): lstopo keeps the PCI devices that matter, GPUs and NICs (topology/devices.py).
     argv = [exe, "--of", "xml", "--disallowed"]
     if input_spec is not None:
         argv[1:1] = ["-i", input_spec]
@@ -248,6 +250,7 @@ class _Builder:
             distance_nodes=order,
             distances=matrix,
             cgroup=cgroup,
+            devices=hwloc_devices(machine, all_nodes),
         )
 
 

