@@ -773,7 +773,9 @@ def _driver(subject: Subject) -> Finding | NotAssessed:
     if log is None or log.start_time is None or log.end_time is None:
         return NotAssessed("driver-time", "no finished event log")
     total = float(log.end_time - log.start_time)
-    if total <= 0:
+    if total < 0:
+        return NotAssessed("driver-time", "the log ends before the application starts")
+    if total == 0:
         return NotAssessed("driver-time", "the application took no time")
     driver = driver_time_ms(log)
     share = driver / total

@@ -61,8 +61,13 @@ def _aggregate(sums: pd.DataFrame, stages: pd.DataFrame, elapsed: float) -> dict
 
 
 def _app_elapsed(log: EventLog) -> float:
+    """From the application's start to its end; from its tasks when the log lacks either or
+    ends before it starts (an altered clock or log: parse_event_log warns)."""
     if log.start_time is not None and log.end_time is not None:
-        return float(log.end_time - log.start_time)
+        if log.end_time >= log.start_time:
+            return float(log.end_time - log.start_time)
+        sums = log.stage_sums
+        return 0.0 if sums.empty else float(sums["lastFinish"].max() - sums["firstLaunch"].min())
     sums = log.stage_sums
     if sums.empty:
         return 0.0

@@ -293,14 +293,52 @@ def parse_event_log(
         )
     if not log.complete:
         log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
+    elif log.start_time is not None and log.end_time < log.start_time:
+        log.warnings.append(
+            f"the application ends ({log.end_time}) before it starts ({log.start_time}): "
+            "its clock or log was altered; its elapsed time is taken from its tasks"
+        )
+    if log.spark_version is None and (legacy := _legacy_version(path)):
+        log.spark_version = legacy
     log.stage_sums, log.executor_sums = merge_summaries(sums)
     log.tasks = _task_table(parts, keep)
     log.stages = _stage_table(events.stages, log.stage_sums)
-    log.jobs = pd.DataFrame(
-        list(events.jobs.values()),
+    log.jobs = _job_table(events.jobs, log)
+    return log
+
+
+def _legacy_version(path: Path) -> str | None:
+    """Spark 1.0-1.2 wrote no SparkListenerLogStart: its directory names the version."""
+    if not path.is_dir():
+        return None
+    names = [p.name for p in path.iterdir() if p.name.startswith("SPARK_VERSION_")]
+    return names[0].removeprefix("SPARK_VERSION_") if names else None
+
+
+def _job_table(jobs: dict[int, dict], log: EventLog) -> pd.DataFrame:
+    """One row per job. Spark before 1.4 wrote no submission or completion time on a job's
+    events: its span is then its stages' (first submission to last completion), said once."""
+    frame = pd.DataFrame(
+        list(jobs.values()),
         columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
     )
-    return log
+    untimed = frame["submissionTime"].isna() | frame["completionTime"].isna()
+    if frame.empty or not untimed.any() or log.stages.empty:
+        return frame
+    stages = log.stages.set_index("stageId")
+    for row in frame.index[untimed]:
+        ids = [i for i in frame.at[row, "stageIds"] if i in stages.index]
+        if not ids:
+            continue
+        if pd.isna(frame.at[row, "submissionTime"]):
+            frame.at[row, "submissionTime"] = stages.loc[ids, "submissionTime"].min()
+        if pd.isna(frame.at[row, "completionTime"]):
+            frame.at[row, "completionTime"] = stages.loc[ids, "completionTime"].max()
+    log.warnings.append(
+        f"{int(untimed.sum())} job(s) without submission or completion time (Spark before "
+        "1.4): their spans are taken from their stages"
+    )
+    return frame
 
 
 def _obj(value: object) -> dict:

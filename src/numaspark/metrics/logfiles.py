@@ -39,6 +39,8 @@ def event_log_files(path: Path) -> list[Path]:
             "or an eventlog_v2_* directory"
         )
     files = [p for p in path.iterdir() if p.is_file() and _ROLLING_FILE.match(p.name)]
+    if not files and (path / "EVENT_LOG_1").is_file():
+        return [_legacy_log(path)]
     if not files:
         inner = sorted(p for p in path.iterdir() if p.name.startswith("eventlog_v2_"))
         if len(inner) == 1:
@@ -48,6 +50,17 @@ def event_log_files(path: Path) -> list[Path]:
             "give an event log file or an eventlog_v2_* directory"
         )
     return sorted(files, key=lambda p: int(_ROLLING_FILE.match(p.name).group(1)))
+
+
+def _legacy_log(path: Path) -> Path:
+    """Spark 1.0-1.2's directory of one application (EVENT_LOG_1, SPARK_VERSION_x,
+    APPLICATION_COMPLETE, COMPRESSION_CODEC_x when compressed): its events' file."""
+    if any(p.name.startswith("COMPRESSION_CODEC_") for p in path.iterdir()):
+        raise UsageError(
+            f"{path}: a compressed Spark 1.x log directory is not read: decompress its "
+            "EVENT_LOG_1 with Spark 1.x's codec and give that file"
+        )
+    return path / "EVENT_LOG_1"
 
 
 def rolling_gaps(files: list[Path]) -> list[int]:
