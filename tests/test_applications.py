@@ -78,10 +78,6 @@ def test_bad_applications_are_one_clear_line(tmp_path):
     for call, words in (
         (lambda: apps.from_file(str(tmp_path / "nope.py"), []), "no such file"),
         (lambda: apps.from_file(str(tmp_path / "job.R"), []), ".py"),
-        (
-            lambda: apps.from_line(["spark-submit", "--deploy-mode", "cluster", str(SQUARES)]),
-            "cluster",
-        ),
         (lambda: apps.from_file(str(SQUARES), [], name="a b"), "--name"),
         (lambda: apps.from_file(str(SQUARES), [], check="'unclosed"), "--check"),
     ):
@@ -617,7 +613,21 @@ def test_bad_application_input_is_one_line_and_exit_2(tmp_path):
     for args, words in (
         (["run", str(tmp_path / "etl.py")], "no such file"),
         (["run", "wordcount", "--", "x"], "built-in"),
-        (["run", "--", "spark-submit", "--deploy-mode", "cluster", str(SQUARES)], "cluster"),
+        (["run", "--", "spark-submit", "--deploy-mode", "cluster", str(SQUARES)], "--master"),
+        (
+            ["run", "--", "spark-submit", "-c", "spark.submit.deployMode=cluster", str(SQUARES)],
+            "--master spark://HOST:PORT or --master yarn",
+        ),
+        (
+            ["run", "--master", "spark://127.0.0.1:1", "--", "spark-submit", "--deploy-mode"]
+            + ["cluster", str(SQUARES)],
+            "runs no Python application in cluster deploy mode",
+        ),
+        (
+            ["run", "--master", "k8s://https://127.0.0.1:1", "--", "spark-submit"]
+            + ["--deploy-mode", "cluster", "--class", "C", "hdfs://nn/app.jar"],
+            "--master spark://HOST:PORT or --master yarn",
+        ),
         (["run", "--", "spark-submit", "--bogus", str(SQUARES)], "--bogus"),
         (["run", "wordcount", "--size", "0rows"], "at least one row"),
         (["run", str(SQUARES), "--time", "cpu"], "--time"),

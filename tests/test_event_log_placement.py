@@ -180,3 +180,48 @@ def test_the_history_server_replays_a_log_with_placement_events(tmp_path, no_spa
     dropped = f"Drop unrecognized event: {PLACEMENT_EVENT}" in log  # Spark's ReplayListenerBus
     assert dropped is not with_jar, log[-3000:]
     assert "Exception" not in log, log[-3000:]
+
+
+def test_cluster_deploy_mode_of_a_jar_on_a_standalone_master(tmp_path, no_spark_left):
+    """`numaspark run --master spark://OTHER:7077 -- spark-submit --deploy-mode cluster
+    --class C app.jar ARGS`: the driver runs on the worker over there; numaspark waits for it,
+    reads its end from the master and its executors' placement from the event log it wrote
+    (the run directory is on a file system the namespace host shares, as a cluster's NFS).
+    A driver that fails there (a negative N) is a failed run, with the master's word for it."""
+    from test_applications import _java_app
+
+    jar, answer, out = _java_app(tmp_path), tmp_path / "answer.json", tmp_path / "out"
+
+    def submit(n: int) -> subprocess.CompletedProcess[str]:
+        return _numaspark(
+            "run",
+            "--master",
+            host.master,
+            "--master-ui",
+            host.ui,
+            "--out",
+            str(out),
+            "--",
+            "spark-submit",
+            "--deploy-mode",
+            "cluster",
+            "--class",
+            "Squares",
+            str(jar),
+            str(answer),
+            str(n),
+        )
+
+    with NamespaceCluster(tmp_path / "cluster", cores=2, memory="2g") as host:
+        ok, failed = submit(1000), submit(-1)
+        assert not host.executors()
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert "cluster deploy mode: the driver runs on a worker of" in ok.stderr
+    assert "1 core(s) and 1024 MB of a worker are left to the driver" in ok.stderr
+    assert json.loads(answer.read_text())["sum"] == sum(x * x for x in range(1000))
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["ok", "failed"], records[-1]["failure_reason"]
+    effective = records[0]["effective_placement"]
+    assert effective and all(e["source"] == "plugin" for e in effective), effective
+    assert failed.returncode != 0
+    assert "ended FAILED on the cluster" in records[1]["failure_reason"], records[1]

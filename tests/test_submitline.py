@@ -193,6 +193,8 @@ def test_program_forms_are_accepted_and_kept_as_given(program):
 
 def test_deploy_mode_client_is_accepted():
     assert parse("--deploy-mode", "client", "app.py").deploy_mode == "client"
+    # cluster mode is the run's to judge, by its --master (tests/test_applications.py)
+    assert parse("--deploy-mode=cluster", "app.jar").deploy_mode == "cluster"
 
 
 @pytest.mark.parametrize(
@@ -216,9 +218,6 @@ def test_deploy_mode_client_is_accepted():
         (["spark-submit", "--a\nb", "app.py"], "unknown spark-submit option"),
         (["spark-submit"], "no application"),
         (["spark-submit", "--master", "local[4]", "-v"], "no application"),
-        (["spark-submit", "--deploy-mode", "cluster", "app.py"], "drop --deploy-mode cluster"),
-        (["spark-submit", "--deploy-mode=cluster", "app.py"], "drop --deploy-mode cluster"),
-        (["spark-submit", "-c", "spark.submit.deployMode=cluster", "a.py"], "on another host"),
         (["spark-submit", "--deploy-mode", "local", "app.py"], "neither client nor cluster"),
         (["spark-submit", "--kill", "driver-1"], "--kill makes spark-submit kill"),
         (["spark-submit", "--status=driver-1"], "--status makes spark-submit report"),

@@ -1081,27 +1081,71 @@ def classify(
 
 @app.command()
 def advise(
-    source: Annotated[Path, typer.Argument(help="A results directory (--out) or an event log.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="A results directory (--out), an event log, a directory of event logs (a History Server's), or a History Server's URL (http://host:18080).",
+            show_default=False,
+        ),
+    ],
     show_all: Annotated[bool, Opt("--all", help="Also list the rules that found nothing.")] = False,
     as_json: JsonOpt = False,
     mixed: MixedOpt = False,
+    event_logs: Annotated[
+        bool,
+        Opt(
+            "--event-logs",
+            help="Read the directory as event logs, one table row per log. Without it a directory is told by what it holds: numaspark's results.jsonl makes it a results directory; eventlog_v2_* directories, .inprogress logs or files whose first line is a Spark event make it a directory of event logs.",
+        ),
+    ] = False,
+    in_progress: Annotated[
+        bool,
+        Opt(
+            "--in-progress",
+            help="With many logs: also read those still being written (.inprogress), skipped otherwise.",
+        ),
+    ] = False,
 ) -> None:
     """Say what to change, with the numbers behind it.
 
-    Each rule has a severity, and each advice names the command that tries it.
+    Each rule has a severity, and each advice names the command that tries it. Given many
+    event logs (a History Server's directory or URL): one table of applications with their
+    NUMA findings, grouped by name, and each application's bound runs against its unbound
+    ones (observational).
 
     \b
     Example:
       numaspark advise numaspark-out
+      numaspark advise /shared/spark-events
+      numaspark advise http://history:18080
     """
     # lazy: it brings pandas, which a command that does not need it never loads
-    from numaspark.decide.advise import advise_source
+    from numaspark.decide import advise as rules
+    from numaspark.decide import history
 
-    advices = advise_source(source, mixed)
+    if history.many_logs(source, event_logs):
+        scan = long_work.counted(
+            term,
+            "reading event logs",
+            lambda progress: history.scan_source(source, in_progress, progress),
+        )
+        show_many_logs(scan, as_json)
+        return
+    advices = rules.advise_source(Path(source), mixed)
     if as_json:
         term.json({"source": str(source), "advice": [a.to_dict() for a in advices]})
     else:
         term.lines(views.advice_lines(advices, show_all))
+
+
+def show_many_logs(scan, as_json: bool) -> None:
+    """``advise`` of many event logs (a `decide.history.Scan`): the table, or JSON."""
+    term.warn(scan.all_warnings())
+    if as_json:
+        term.json(scan.to_dict())
+    else:
+        term.print(views.history_table(scan))
+        term.lines(views.history_lines(scan))
 
 
 @app.command()

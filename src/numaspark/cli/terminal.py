@@ -140,9 +140,10 @@ class Terminal:
             self._progress_said = time.monotonic()
         self.err.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {escape(message)}", highlight=False)
 
-    def progress(self, remaining: bool = False) -> bars.Progress | _LogLines:
+    def progress(self, remaining: bool = False, thread: bool = True) -> bars.Progress | _LogLines:
         """What runs now, how many of how many, the time so far (and the time left): a live
-        display on a terminal, one line a minute in a log."""
+        display on a terminal, one line a minute in a log. ``thread`` False: no thread redraws
+        it (work that forks worker processes), each update given ``refresh=True`` does."""
         if not self.err.is_terminal:
             return _LogLines(self.err)
         columns = [
@@ -153,7 +154,7 @@ class Terminal:
         ]
         if remaining:
             columns.append(bars.TimeRemainingColumn())
-        return _Bars(*columns, console=self.err, transient=False)
+        return _Bars(*columns, console=self.err, transient=False, auto_refresh=thread)
 
     def main(self, app) -> int:
         """Run the typer ``app``; its exit code. Usage errors keep typer's form (usage, a hint)
@@ -412,3 +413,18 @@ def run_probes(term: Terminal, commands: list) -> dict:
         )
         bar.update(task, completed=len(commands))
     return found
+
+
+def counted(term: Terminal, description: str, work: Callable) -> object:
+    """``work(progress)`` under a progress bar that appears at its first ``progress(done,
+    total)`` (none when there is nothing to count) and is redrawn by those calls: no thread
+    runs beside work that forks worker processes."""
+    with term.progress(remaining=True, thread=False) as bar:
+        task: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if not task:
+                task.append(bar.add_task(description, total=total))
+            bar.update(task[0], completed=done, total=total, refresh=True)
+
+        return work(progress)

@@ -258,6 +258,8 @@ def reported_placement(reports) -> list[dict]:
             "task_migrations": j.latest.task_migrations,
             "python_processes": len(j.python),
             "numa_balancing": j.latest.numa_balancing,
+            "devices": j.latest.devices or [],
+            "nic": j.latest.nic,
         }
         for j in reports.jvms(driver=True)
     ]

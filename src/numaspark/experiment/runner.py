@@ -55,7 +55,7 @@ from numaspark.placement import (
 from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
-from numaspark.spark.app import AppRun
+from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun
 from numaspark.spark.home import check_java, spark_home, spark_version
 from numaspark.spark.learned_topology import cluster_name, learn
 from numaspark.spark.managers import read_cluster
@@ -63,6 +63,7 @@ from numaspark.spark.profiler import agent_library, agent_option, draw_flame_gra
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import Topology
+from numaspark.units import MIB, parse_size
 from numaspark.workloads import Size, Workload, get_workload
 from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
@@ -227,6 +228,13 @@ class Runner:
             warn=self._warn,
             say=self.say,
         )
+        driver = cluster_mode_driver(request)
+        if driver is not None:
+            has = has.with_driver(*driver)
+            self.say(
+                f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a worker "
+                "are left to the driver"
+            )
         placement = has.place(
             lambda topology: plan_request(topology, request), request.layout.memory_per_executor
         )
@@ -492,6 +500,38 @@ def run_workload(
         return runner.run(request)
 
 
+def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
+    """The cores and MB a driver in cluster deploy mode takes of a standalone worker (its
+    spark.driver.cores and spark.driver.memory, Spark's defaults 1 and 1g); None when the
+    request's driver runs here, or on YARN (whose application master the plan counts)."""
+    if request.master is None or not request.master.startswith("spark://"):
+        return None
+    application = get_workload(request.workload).application
+    conf = application.conf() if application is not None else {}
+    if conf.get(DEPLOY_MODE_KEY) != "cluster":
+        return None
+    cores = int(conf.get("spark.driver.cores") or 1)
+    memory = conf.get("spark.driver.memory") or "1g"
+    return cores, parse_size(memory if memory[-1].isalpha() else memory + "m", "driver") // MIB
+
+
+def check_deploy_mode(master: str | None, application) -> None:
+    """Cluster deploy mode runs the driver on the cluster: only where a standalone master
+    (JAR applications: Spark refuses Python there) or YARN is given with --master."""
+    if application.conf().get(DEPLOY_MODE_KEY) != "cluster":
+        return
+    if master is None or not (master.startswith("spark://") or master == "yarn"):
+        raise UsageError(
+            "cluster deploy mode needs the cluster the driver runs on: add --master "
+            "spark://HOST:PORT or --master yarn, or drop --deploy-mode cluster"
+        )
+    if master.startswith("spark://") and application.path.endswith(".py"):
+        raise UsageError(
+            "a standalone master runs no Python application in cluster deploy mode (Spark "
+            "refuses it): drop --deploy-mode cluster, or run it on YARN"
+        )
+
+
 def _check(request: RunRequest) -> tuple[Workload, Size | None]:
     """The workload and its size, once the request is known to make sense."""
     if request.repeat < 1 or request.warmup < 0:
@@ -506,6 +546,7 @@ def _check(request: RunRequest) -> tuple[Workload, Size | None]:
             raise UsageError(f"--time {request.time!r}: choose one of {', '.join(TIMES)}")
         if request.stop_after_s is not None and request.stop_after_s <= 0:
             raise UsageError("--duration must be positive, e.g. --duration 60s")
+        check_deploy_mode(request.master, workload.application)
         return workload, None
     if not workload.streaming:
         return workload, workload.size(request.size)

@@ -46,7 +46,7 @@ from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept_clusters
 from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
-from numaspark.spark.app import AppRun, Driver, run_app, submit_log
+from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, run_app, submit_log
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import LOOPBACK
@@ -282,13 +282,13 @@ class ExternalTarget:
     def submit(
         self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
     ) -> AppRun:
-
         require_jar()
+        cluster_mode = (options.get("app_conf") or {}).get(DEPLOY_MODE_KEY) == "cluster"
         reports = run_dir / PLACEMENT_FILE
-        options["extra_conf"] = layered(
-            options.get("extra_conf") or {},
-            {**shipped_plugin_conf(placement), PLACEMENT_KEY: str(reports)},
-        )
+        plugin = shipped_plugin_conf(placement)
+        if not cluster_mode:  # the driver here appends the executors' reports to this file
+            plugin[PLACEMENT_KEY] = str(reports)
+        options["extra_conf"] = layered(options.get("extra_conf") or {}, plugin)
         options["collectors"] = None  # the executors are not this machine's processes
         if options.get("app_conf") is None:  # a built-in: its tasks import numaspark's jobs
             options["extra_conf"] = layered(
@@ -297,35 +297,94 @@ class ExternalTarget:
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
         address = self.address or address_for(self.master, self.driver_host)
-        if address.line(users) != self._said:  # once, unless an application changes it
-            self._said = address.line(users)
-            self.say(self._said)
+        said = cluster_mode_line(self.master, job) if cluster_mode else address.line(users)
+        if said != self._said:  # once, unless an application changes it
+            self._said = said
+            self.say(said)
         if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
             # spark-submit would run the driver, here, with the executors' Python too
             options["extra_conf"][DRIVER_PYTHON_KEY] = sys.executable
-        wait = self.first_executor(placement, reports, run_dir)
-        app = run_app(
-            placement,
-            job,
-            job_args,
-            run_dir,
-            self.tracker,
-            Driver(
-                master=self.master,
-                drop_conf=drop,
-                address=address,
-                env=((PYTHON_ENV, EXECUTOR_PYTHON),),
-            ),
-            check=wait,
-            **options,
+        # in cluster mode the driver, and the reports it gathers, are on the cluster: the
+        # record's placement comes from its event log, and YARN or the master say its end
+        wait = None if cluster_mode else self.first_executor(placement, reports, run_dir)
+        driver = Driver(
+            master=self.master,
+            drop_conf=drop,
+            address=address,
+            env=((PYTHON_ENV, EXECUTOR_PYTHON),),
+            cluster_mode=cluster_mode,
         )
-        app.effective = plugin_effective(reports)
+        app = None
+        try:
+            app = run_app(
+                placement, job, job_args, run_dir, self.tracker, driver, check=wait, **options
+            )
+        finally:
+            if cluster_mode and (app is None or app.failure is not None):
+                self._stop_remote_driver(run_dir)
+        if cluster_mode:
+            self._cluster_mode_outcome(app)
+        else:
+            app.effective = plugin_effective(reports)
         if app.failure is not None:  # stopped by numaspark: nothing of it may stay over there
             if self.master == "yarn":
                 _kill_waiting(app)
-            elif self.ui is not None and wait.app_id is not None:
-                _kill_standalone(self.ui, wait.app_id)
+            elif self.ui is not None and (wait.app_id if wait else app.app_id) is not None:
+                _kill_standalone(self.ui, wait.app_id if wait else app.app_id)
         return app
+
+    def _stop_remote_driver(self, run_dir: Path) -> None:
+        """A driver numaspark submitted in cluster mode outlives spark-submit here: kill it
+        over there, through a standalone master's web UI or YARN's ResourceManager."""
+        if self.master == "yarn":
+            _kill_waiting(AppRun(run_dir=run_dir, log=submit_log(run_dir)))
+            return
+        driver_id = submitted_driver(submit_log(run_dir))
+        if self.master.startswith("spark://") and self.ui is not None and driver_id:
+            data = urllib.parse.urlencode({"id": driver_id, "terminate": "true"}).encode()
+            with contextlib.suppress(urllib.error.URLError, OSError):
+                urllib.request.urlopen(
+                    f"{self.ui.rstrip('/')}/driver/kill/", data=data, timeout=5
+                ).close()
+
+    def _cluster_mode_outcome(self, app: AppRun) -> None:
+        """What a cluster-mode run left: on a standalone master the driver's own end (its
+        client here exits 0 whatever it was), then its executors' placement from the event
+        log the driver wrote (in a directory it shares with this machine)."""
+        if self.master.startswith("spark://") and app.failure is None:
+            app.failure = self._driver_failure(app)
+        if app.event_log is None:
+            app.failure = app.failure or (
+                f"no event log in {app.run_dir / 'eventlog'}: in cluster deploy mode the "
+                "driver writes it on its own host, so numaspark's output directory must be "
+                "on a path every host shares (give --out on a shared file system)"
+            )
+            return
+        # lazy: it brings pandas, which a command that never runs cluster mode never loads
+        from numaspark.metrics.eventlog import parse_event_log
+
+        try:
+            app.effective = parse_event_log(app.event_log, tasks=False).placement.effective()
+        except UsageError as exc:
+            app.placement_warnings.append(f"the event log's placement was not read: {exc}")
+
+    def _driver_failure(self, app: AppRun) -> str | None:
+        """Why a standalone driver in cluster mode failed, by its master's word (None: it
+        finished, or its state is unknown, which is a warning)."""
+        driver_id = submitted_driver(app.log) if app.log else None
+        state = driver_state(self.ui, driver_id) if self.ui and driver_id else None
+        if state is None:
+            app.placement_warnings.append(
+                f"the driver's final state is unknown (driver {driver_id or '?'}, master UI "
+                f"{self.ui or 'not given: --master-ui'}): judged by spark-submit's exit"
+            )
+            return None
+        if state == "FINISHED":
+            return None
+        return (
+            f"the driver {driver_id} ended {state} on the cluster: see its stderr in the "
+            f"master's UI ({self.ui})"
+        )
 
     def first_executor(
         self, placement: Placement, reports: Path, run_dir: Path
@@ -351,6 +410,38 @@ class ExternalTarget:
 
     def close(self) -> None:
         return None
+
+
+def cluster_mode_line(master: str, job: str | Path) -> str:
+    """What a cluster-mode run must say before it starts: where the driver runs, and where
+    it reads the application from."""
+    where = "YARN's application master" if master == "yarn" else "a worker of " + master
+    if master == "yarn" or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", str(job)):
+        return f"cluster deploy mode: the driver runs in {where}"
+    return (
+        f"cluster deploy mode: the driver runs on {where}, which reads {job} at that path: "
+        "it must be there on every worker (or give an hdfs:// or http:// URL)"
+    )
+
+
+def submitted_driver(log: Path) -> str | None:
+    """The id a standalone master gave a driver submitted in cluster mode, as spark-submit's
+    client logged it ("Driver successfully submitted as driver-...")."""
+    try:
+        found = re.findall(r"submitted as (driver-\S+)", log.read_text(errors="replace"))
+    except OSError:
+        return None
+    return found[-1] if found else None
+
+
+def driver_state(ui: str, driver_id: str) -> str | None:
+    """A standalone driver's state as its master's JSON says it (FINISHED, FAILED, KILLED,
+    ERROR; RUNNING and SUBMITTED while it runs); None when the master does not list it."""
+    status = master_status(ui) or {}
+    for entry in [*status.get("completeddrivers", []), *status.get("activedrivers", [])]:
+        if entry.get("id") == driver_id:
+            return entry.get("state")
+    return None
 
 
 def _kill_waiting(app: AppRun) -> None:

@@ -17,6 +17,14 @@ def aggregate(log: EventLog) -> dict[str, float | None]:
     return _aggregate(log.stage_sums, log.stages, _app_elapsed(log))
 
 
+def task_total(log: EventLog, name: str) -> float:
+    """One task metric's sum over every task that ended, in the registry's unit: from the
+    stage sums, or from the task table's column where the log was parsed without sums."""
+    if not log.stage_sums.empty:
+        return float(log.stage_sums[name].sum())
+    return float(log.tasks[name].sum()) if name in log.tasks else 0.0
+
+
 def job_group_stages(log: EventLog, group: str) -> set[int]:
     """The stage ids of the jobs of one job group."""
     if log.jobs.empty:

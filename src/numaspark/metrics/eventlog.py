@@ -141,7 +141,7 @@ class Parsed:
     """What one segment holds: its task columns, its other events in order, its warnings."""
 
     columns: dict[str, object]  # the task columns asked for (none: only the sums are kept)
-    sums: tuple[pd.DataFrame, pd.DataFrame]  # per stage attempt, per stage and executor
+    sums: tuple[pd.DataFrame, pd.DataFrame] | None  # per stage attempt, per stage and executor
     events: list[dict]
     warnings: list[str]
 
@@ -157,9 +157,11 @@ def _wanted(line: bytes) -> bool:
     return kind in _HANDLED or kind.endswith(b"QueryProgressEvent")
 
 
-def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
+def parse_segment(
+    segment: Segment, keep: tuple[str, ...] = COLUMNS, with_sums: bool = True
+) -> Parsed:
     """Parse one segment of a log (run in a worker process for large logs); ``keep``: the
-    task columns to hand back beside the sums."""
+    task columns to hand back beside the sums (no sums, None, when not ``with_sums``)."""
     warnings: list[str] = []
     tasks, events = TaskColumns(), []
     where = segment.file.name + (f" (from byte {segment.start})" if segment.start else "")
@@ -207,14 +209,14 @@ def parse_segment(segment: Segment, keep: tuple[str, ...] = COLUMNS) -> Parsed:
         )
     warnings.extend(truncated)
     columns = tasks.finish()
-    sums = summarize(columns)
+    sums = summarize(columns) if with_sums else None
     return Parsed({k: columns[k] for k in keep}, sums, events, warnings)
 
 
 def _parse_segments(
-    parts: list[Segment], workers: int | None, keep: tuple[str, ...]
+    parts: list[Segment], workers: int | None, keep: tuple[str, ...], with_sums: bool = True
 ) -> Iterator[Parsed]:
-    parse = functools.partial(parse_segment, keep=keep)
+    parse = functools.partial(parse_segment, keep=keep, with_sums=with_sums)
     size = sum(s.size for s in parts)
     forced = workers is not None
     if workers is None:
@@ -258,11 +260,17 @@ def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict]
 
 
 def parse_event_log(
-    path: str | Path, workers: int | None = None, tasks: bool | tuple[str, ...] = True
+    path: str | Path,
+    workers: int | None = None,
+    tasks: bool | tuple[str, ...] = True,
+    sums: bool = True,
 ) -> EventLog:
     """Parse one application's event log into an `EventLog`. ``tasks``: keep the task table
     (True), only some of its columns (a tuple), or only the sums (False: memory that does not
-    grow with the tasks). ``workers``: processes, default one per allowed CPU for a large log."""
+    grow with the tasks). ``sums`` False: no per-stage sums either (`stage_sums` and
+    `executor_sums` empty; `metrics.aggregate.task_total` then sums the task columns kept),
+    for a summary of many small logs, whose cost the sums' tables would double. ``workers``:
+    processes, default one per allowed CPU for a large log."""
     path = Path(path)
     log = EventLog(path=path)
     files = event_log_files(path)
@@ -272,12 +280,14 @@ def parse_event_log(
             " (deleted or not copied): the tasks and stages in them are missing"
         )
     keep = COLUMNS if tasks is True else tuple(tasks or ())
+    with_sums = sums
     parts: list[dict[str, object]] = []
-    sums: list[tuple[pd.DataFrame, pd.DataFrame]] = []
+    stage_sums: list[tuple[pd.DataFrame, pd.DataFrame]] = []
     events = _Events(log)
-    for parsed in _parse_segments(segments(files), workers, keep):
+    for parsed in _parse_segments(segments(files), workers, keep, with_sums):
         parts.append(parsed.columns)
-        sums.append(parsed.sums)
+        if parsed.sums is not None:
+            stage_sums.append(parsed.sums)
         log.warnings.extend(parsed.warnings)
         for event in parsed.events:
             events.add(event)
@@ -300,7 +310,7 @@ def parse_event_log(
         )
     if log.spark_version is None and (legacy := _legacy_version(path)):
         log.spark_version = legacy
-    log.stage_sums, log.executor_sums = merge_summaries(sums)
+    log.stage_sums, log.executor_sums = merge_summaries(stage_sums)
     log.tasks = _task_table(parts, keep)
     log.stages = _stage_table(events.stages, log.stage_sums)
     log.jobs = _job_table(events.jobs, log)

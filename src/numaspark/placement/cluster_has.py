@@ -119,6 +119,21 @@ class ClusterHas:
                 "its manager lists them)"
             )
 
+    def with_driver(self, cores: int, memory_mb: int) -> ClusterHas:
+        """The cluster less a driver in cluster deploy mode: a standalone master runs it on a
+        worker, whose cores and memory it takes (on the one with most memory: the master's
+        choice is its own, so the plan leaves that room where it is likeliest)."""
+        listed = self.listed()
+        if not listed:
+            return self
+        host = max(listed, key=lambda h: (h.memory_mb or 0, h.cores or 0))
+        less = replace(
+            host,
+            cores=max(0, (host.cores or 0) - cores),
+            memory_mb=max(0, (host.memory_mb or 0) - memory_mb),
+        )
+        return replace(self, hosts=tuple(less if h is host else h for h in self.hosts))
+
     # --- what is known -----------------------------------------------------------------
 
     def host(self, name: str) -> HostHas | None:

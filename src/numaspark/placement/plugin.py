@@ -37,6 +37,9 @@ EVENT_LOG_INTERVAL_KEY = CONF_PREFIX + "eventLogIntervalMs"
 LOCK_DIR_KEY = CONF_PREFIX + "lockDir"
 DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity"  # the plugin's default (jvm/contract.json)
 MEM_POLICY_KEY = CONF_PREFIX + "memPolicy"
+# level node: the Spark resources (comma-separated; none: none) whose devices choose the node an
+# executor binds to, on a cluster whose manager assigns them (the plugin's default: gpu)
+DEVICE_RESOURCE_KEY = CONF_PREFIX + "deviceResource"
 JAR_NAME = "numaspark-affinity.jar"
 JAR_ENV = "NUMASPARK_AFFINITY_JAR"  # overrides where the built jar is
 
@@ -116,6 +119,12 @@ class PlacementReport:
     # walking its child processes: pid, role, cpus, mems, policy, bytes_per_node, cpu_s,
     # rss_bytes, threads (readback/python_processes.py PythonProcess)
     python: list[dict[str, Any]] | None = None
+    # the devices Spark gave the executor (its resources' addresses): resource, address,
+    # pci_busid, node (absent: not known), unknown (why not); read from sysfs inside its host
+    devices: list[dict[str, Any]] | None = None
+    # the interface its traffic to the driver leaves by: name, node (absent: not known),
+    # pci_busid, route (how it was found), unknown (why its node is not known)
+    nic: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, line: dict[str, Any]) -> Self:

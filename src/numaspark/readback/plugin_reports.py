@@ -54,6 +54,16 @@ class ReportedJvm:
         return CpuSet(int(n) for n, on in self.host_nodes.items() if cpus & set(on))
 
     @property
+    def device_nodes(self) -> CpuSet:
+        """The known nodes of the devices Spark gave it (empty: none, or none known)."""
+        return CpuSet(d["node"] for d in self.latest.devices or () if _node(d) is not None)
+
+    @property
+    def nic_node(self) -> int | None:
+        """The node of the interface its traffic to the driver leaves by (None: not known)."""
+        return _node(self.latest.nic or {})
+
+    @property
     def bound_nodes(self) -> CpuSet | None:
         """The nodes it was bound to: chosen from inside (node level), or the nodes its
         memory policy names; None when unbound (memory wherever the kernel puts it)."""
@@ -136,6 +146,12 @@ class PluginReports:
             "os_cpu_s": round(sum(j.latest.cpu_s or 0.0 for j in jvms), 2),
             "python_cpu_s": python_cpu_s(pythons) if pythons else None,
         }
+
+
+def _node(part: dict) -> int | None:
+    """A device's or an interface's node as the plugin reported it (None: not known)."""
+    node = part.get("node") if isinstance(part, dict) else None
+    return node if isinstance(node, int) and node >= 0 else None
 
 
 def _executor_order(executor: str) -> tuple[int, str]:

@@ -108,6 +108,10 @@ class EffectiveJvm:
     # one seen while it ran, and the most seen alive at once (readback/python_processes.py)
     python: tuple[PythonProcess, ...] = ()
     python_at_once: int | None = None
+    # the devices Spark gave it and the interface its traffic leaves by, each with its node, as
+    # the plugin reported them (placement/plugin.py PlacementReport's devices and nic)
+    devices: tuple[dict, ...] = ()
+    nic: dict | None = None
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
 
     @classmethod
@@ -150,6 +154,8 @@ class EffectiveJvm:
             chosen_nodes=report.chosen_nodes,
             choice=report.choice,
             binding=report.binding,
+            devices=tuple(report.devices or ()),
+            nic=report.nic,
             source="plugin",
         )
 
@@ -158,7 +164,10 @@ class EffectiveJvm:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         data["differences"] = list(self.differences)
         data["python"] = [p.to_dict() for p in self.python]
-        for key in ("python", "python_at_once"):  # only a PySpark JVM's: older lines unchanged
+        data["devices"] = list(self.devices)
+        # only a PySpark JVM's, an executor given devices, one whose interface was read: older
+        # lines unchanged
+        for key in ("python", "python_at_once", "devices", "nic"):
             if not data[key]:
                 del data[key]
         optional = ("host", "bytes_per_node", "local_share", "pinned_tasks", "task_migrations")
@@ -176,6 +185,7 @@ class EffectiveJvm:
         known = {k: v for k, v in data.items() if k in names}
         known["differences"] = tuple(known.get("differences") or ())
         known["python"] = tuple(PythonProcess.from_dict(p) for p in known.get("python") or ())
+        known["devices"] = tuple(known.get("devices") or ())
         known.setdefault("jvm", "?")
         known.setdefault("source", None)
         for key in ("index", "pid", "cpus", "mems", "policy"):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
+from rich import box
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -428,16 +430,19 @@ def _fmt(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+SEVERITY_COLOURS = {
+    Severity.NONE: "green",
+    Severity.LOW: "cyan",
+    Severity.MODERATE: "yellow",
+    Severity.SEVERE: "red",
+    Severity.CRITICAL: "bold red",
+}
+
+
 def advice_lines(advices: list, show_all: bool) -> list[str]:
     """The findings of each advice with their severity colour, recommendation and command."""
 
-    colours = {
-        Severity.NONE: "green",
-        Severity.LOW: "cyan",
-        Severity.MODERATE: "yellow",
-        Severity.SEVERE: "red",
-        Severity.CRITICAL: "bold red",
-    }
+    colours = SEVERITY_COLOURS
     lines = []
     for advice in advices:
         lines.append(f"[bold]{advice.subject}[/]: worst {advice.worst.word}")
@@ -699,6 +704,100 @@ def placement_lines(placement: list[dict]) -> list[str]:
             f"  {jvm['jvm']} on {jvm['host']}: CPUs {jvm['cpus']} ({nodes}), "
             f"policy {jvm['policy']}{local}, {jvm['pinned_tasks'] or 0} task(s) pinned, "
             f"{jvm['task_migrations'] or 0} migrated{python}, "
-            f"numa_balancing={jvm['numa_balancing'] or '?'}"
+            f"numa_balancing={jvm['numa_balancing'] or '?'}{_devices_text(jvm)}"
         )
+    return lines
+
+
+def _devices_text(jvm: dict) -> str:
+    """``, gpu 0 on node 1, traffic via eth0 (node 0)``: the devices Spark gave a JVM and the
+    interface its traffic leaves by, each with its node as the plugin read it."""
+    parts = [
+        f"{d.get('resource')} {d.get('address')} on "
+        + (f"node {d['node']}" if d.get("node") is not None else "no known node")
+        for d in jvm.get("devices") or []
+    ]
+    nic = jvm.get("nic") or {}
+    if nic.get("name"):
+        where = f"node {nic['node']}" if nic.get("node") is not None else "no known node"
+        parts.append(f"traffic via {nic['name']} ({where})")
+    return "".join(f", {p}" for p in parts)
+
+
+# --- many event logs (advise DIR or URL) -----------------------------------------------------
+
+#: the NUMA rules' columns, as the table heads them
+_RULE_HEADS = {
+    "numa-straddle": "straddle",
+    "remote-pages": "pages",
+    "numa-balancing": "balancing",
+    "python-cpu": "py cpu",
+    "python-memory": "py mem",
+}
+_BY_WORD = {severity.word: colour for severity, colour in SEVERITY_COLOURS.items()}
+
+
+def _severity_cell(word: str | None) -> Text:
+    if word is None or word not in _BY_WORD:
+        return Text("-", style="dim")  # not assessed: the log has no placement events
+    return Text(word, style=_BY_WORD[word])
+
+
+def _scan_placement(summary) -> str:
+    if summary.placement == "bound":
+        return f"bound {summary.bound_nodes}" if summary.bound_nodes else "bound"
+    return summary.placement
+
+
+def history_table(scan) -> Table:
+    """``numaspark advise DIR|URL``: one row per application, grouped by name (a section
+    each), with its placement and the severity of each NUMA rule (-: not assessed)."""
+    groups = scan.groups()
+    table = Table(
+        title=f"{sum(map(len, groups.values()))} application(s) in {escape(scan.source)}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("application", min_width=12, max_width=28)
+    table.add_column("app id", no_wrap=True)
+    table.add_column("Spark", min_width=5, max_width=14)
+    table.add_column("duration", justify="right", no_wrap=True)
+    table.add_column("executors", justify="right")
+    table.add_column("placement", no_wrap=True)
+    for head in _RULE_HEADS.values():
+        table.add_column(head, no_wrap=True)
+    for name, runs in groups.items():
+        for i, summary in enumerate(runs):
+            duration = summary.duration_s
+            table.add_row(
+                Text(name) if i == 0 else "",
+                Text(summary.app_id or "-"),
+                Text(summary.spark_version or "-"),
+                "-" if duration is None else f"{duration:,.1f} s",
+                str(summary.executors),
+                _scan_placement(summary),
+                *(_severity_cell(summary.severities.get(rule)) for rule in _RULE_HEADS),
+                end_section=i == len(runs) - 1,
+            )
+    return table
+
+
+def history_lines(scan) -> list[str]:
+    """Under the table: each worst finding in words, bound against unbound from history, and
+    how many logs were read."""
+    lines = []
+    findings = [
+        (s, s.worst) for runs in scan.groups().values() for s in runs if s.worst is not None
+    ]
+    if findings:
+        lines.append("Worst NUMA finding of each application that has one:")
+        lines += [
+            f"  {escape(s.app_id or s.log)}: {w['severity']} {w['rule']}: {escape(w['finding'])}"
+            for s, w in findings
+        ]
+    comparisons = scan.comparisons()
+    if comparisons:
+        lines.append(f"Bound against unbound runs, {scan.observational}:")
+        lines += [f"  {escape(c.line())}" for c in comparisons]
+    lines.append(scan.tally())
     return lines

@@ -60,6 +60,11 @@ class AppClock:
         return 0.0 if self.since is None else now - self.since
 
 
+DEPLOY_MODE_KEY = "spark.submit.deployMode"  # client (the driver here) or cluster
+# a standalone master's client returns once the driver is submitted unless told to wait
+WAIT_COMPLETION_KEY = "spark.standalone.submit.waitAppCompletion"
+
+
 @dataclass
 class AppRun:
     """What one spark-submit did."""
@@ -96,6 +101,9 @@ class Driver:
     runs_tasks: bool = False  # local mode: the driver is the JVM to watch
     properties: Path | None = None  # a 0600 file of secrets (spark.authenticate), not argv
     address: DriverAddress | None = None  # where the driver listens (None: run_app's host)
+    # cluster deploy mode: the driver runs on the cluster (a standalone worker, YARN's
+    # application master); spark-submit here lives as long as it, its UI is over there
+    cluster_mode: bool = False
 
     @classmethod
     def local(cls, placement: Placement) -> Driver:
@@ -159,13 +167,24 @@ def run_app(
     events.mkdir(exist_ok=True)
     address = driver.address or DriverAddress(host, "numaspark's cluster")
     conf = run_settings(
-        placement, events, address, app_conf, extra_conf or {}, pyspark=str(job).endswith(".py")
+        placement,
+        events,
+        address,
+        app_conf,
+        extra_conf or {},
+        pyspark=str(job).endswith(".py"),
+        cluster_mode=driver.cluster_mode,
     )
     _add_java_options(conf, placement, java_options or [], task_jvm_options or [])
     run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
     conf, run.conf_notes = merged(app_conf or {}, conf)
-    for key in ("spark.master", "spark.submit.deployMode", *driver.drop_conf):
+    for key in ("spark.master", *driver.drop_conf):
         conf.pop(key, None)
+    if driver.cluster_mode:  # a standalone client waits for the driver's end, as YARN's does
+        conf[DEPLOY_MODE_KEY] = "cluster"
+        conf[WAIT_COMPLETION_KEY] = "true"
+    else:
+        conf.pop(DEPLOY_MODE_KEY, None)
     argv = _submit_argv(driver, conf, [*(submit_options or []), str(job), *job_args])
 
     cluster = driver.cluster
@@ -182,7 +201,7 @@ def run_app(
         env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)), **dict(driver.env)},
     )
     ui = None
-    if conf.get("spark.ui.enabled", "true").strip().lower() != "false":
+    if not driver.cluster_mode and conf.get("spark.ui.enabled", "true").strip().lower() != "false":
         bind = local_ip(conf, host)
         ui = UiWatch(run.log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
     checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
@@ -321,6 +340,7 @@ def run_settings(
     app_conf: dict[str, str] | None,
     extra_conf: dict[str, str],
     pyspark: bool = False,
+    cluster_mode: bool = False,
 ) -> dict[str, str]:
     """numaspark's settings for the run, before the user's application's are merged under
     them: the plan's, the event log's, the driver's address and UI where the user set none
@@ -328,16 +348,20 @@ def run_settings(
     target's), then ``extra_conf``: its class paths and plugins added to the plan's, so the
     affinity plugin's jar stays on the class path beside the user's (spark/conf.py layered).
     A PySpark application (``pyspark``) also gets Spark's process-tree metrics and its
-    workers' BLAS threads capped at the task's CPUs."""
+    workers' BLAS threads capped at the task's CPUs. In ``cluster_mode`` the driver runs on
+    the cluster: its address and UI are its host's, none of them set here."""
     users = {**(app_conf or {}), **extra_conf}
-    driver = address.conf(users)
+    driver = {} if cluster_mode else address.conf(users)
+    ui = (
+        {} if cluster_mode else _ui_conf(users, app_conf is not None, local_ip({**driver, **users}))
+    )
     return layered(
         {
             **spark_conf(placement),
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": events.resolve().as_uri(),
             **driver,
-            **_ui_conf(users, app_conf is not None, local_ip({**driver, **users})),
+            **ui,
             # minor/major GC counts and times per executor and stage (metrics/gc.py)
             "spark.eventLog.logStageExecutorMetrics": "true",
             # its log is captured in a file: Spark's console bar would fill it with \r lines

@@ -246,18 +246,12 @@ def _conf_pair(text: str) -> tuple[str, str]:
 
 
 def _check_deploy_mode(line: SubmitLine) -> None:
-    """Only client mode: in cluster mode the driver, its log and exit status are elsewhere."""
+    """Client or cluster mode; whether the run's master takes cluster mode is the run's to say
+    (experiment/runner.py: a standalone master or YARN, given with --master)."""
     if line.deploy_mode not in (None, "client", "cluster"):
         raise UsageError(
             f"--deploy-mode {line.deploy_mode!r} is neither client nor cluster: "
-            f"drop it (numaspark runs the driver here, in client mode)"
-        )
-    mode = line.deploy_mode or line.conf.get("spark.submit.deployMode")
-    if mode == "cluster":
-        raise UsageError(
-            "cluster deploy mode would run the driver on another host, where its exit status and "
-            "log are out of reach: drop --deploy-mode cluster (and spark.submit.deployMode), "
-            "numaspark runs the driver here"
+            "give client (the driver here) or cluster (with --master spark://... or yarn)"
         )
 
 

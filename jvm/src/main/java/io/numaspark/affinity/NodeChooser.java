@@ -49,6 +49,11 @@ public final class NodeChooser {
    */
   public record Choice(CpuSet nodes, CpuSet cpus, int node, int slot, String why,
       FileChannel channel, FileLock lock) implements AutoCloseable {
+    /** The same choice, said otherwise. */
+    public Choice because(String reason) {
+      return new Choice(nodes, cpus, node, slot, reason, channel, lock);
+    }
+
     /** Gives the slot back (closing the channel releases the lock). */
     @Override
     public void close() {
@@ -149,44 +154,57 @@ public final class NodeChooser {
    */
   public static Choice choose(Topology topology, CpuSet allowed, int cores, Path lockDir)
       throws IOException {
+    return choose(topology, allowed, cores, lockDir, CpuSet.of());
+  }
+
+  /**
+   * The same for a process whose devices hang off {@code deviceNodes} (empty: none known): it
+   * takes a slot of those nodes only (slot 0 of each, then slot 1, ...), never the next free
+   * node, and binds to all of them (devices on two nodes: both), with the nearest nodes added
+   * when they do not hold {@code cores}. Devices on nodes outside the allowed CPUs' (a
+   * container's cpuset) cannot widen them: chosen as without devices, and the reason says so.
+   */
+  public static Choice choose(Topology topology, CpuSet allowed, int cores, Path lockDir,
+      CpuSet deviceNodes) throws IOException {
     CpuSet candidates = candidates(topology, allowed);
     if (candidates.isEmpty()) {
       throw new IOException("no NUMA node has a CPU of the allowed " + allowed);
+    }
+    CpuSet order = candidates;
+    String byDevices = "";
+    if (!deviceNodes.isEmpty() && deviceNodes.isSubsetOf(candidates)) {
+      order = deviceNodes;
+      byDevices = deviceNodes.size() > 1
+          ? "; its devices sit on nodes " + deviceNodes + ": bound to all of them"
+          : "; by its devices' node " + deviceNodes;
+    } else if (!deviceNodes.isEmpty()) {
+      byDevices = "; its devices' node(s) " + deviceNodes + " are not among the allowed "
+          + "nodes " + candidates + ": chosen as without devices";
+      deviceNodes = CpuSet.of();
     }
     ensureDirectory(lockDir);
     String skipped = null;
     for (int slot = 0; slot < MAX_SLOTS; slot++) {
       boolean opened = false;
-      for (int node : candidates.toArray()) {
+      for (int node : order.toArray()) {
         Path file = lockDir.resolve("node-" + node + ".slot-" + slot + ".lock");
-        FileChannel channel;
+        FileLock lock;
         try {
-          channel = open(file);
+          lock = take(file, lockDir);
         } catch (AccessDeniedException e) { // another user's file without 0666: not ours
           skipped = file.getFileName().toString();
           continue;
-        } catch (IOException e) {
-          throw new IOException("cannot open or create lock files in " + lockDir + " ("
-              + file.getFileName() + ": " + e + ")", e);
         }
         opened = true;
-        FileLock lock = null;
-        try {
-          lock = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-          // held by this JVM already (another chooser here): taken
-        } catch (IOException e) {
-          channel.close();
-          throw e;
-        }
         if (lock == null) {
-          channel.close();
           continue;
         }
-        CpuSet nodes = nodesFor(topology, allowed, node, cores);
+        CpuSet base = deviceNodes.isEmpty() ? CpuSet.of(node) : deviceNodes;
+        CpuSet nodes = deviceNodes.isEmpty() ? nodesFor(topology, allowed, node, cores)
+            : nodesFor(topology, allowed, node, cores, deviceNodes);
         StringBuilder why = new StringBuilder("slot " + slot + " of node " + node + " in "
-            + lockDir + " (nodes " + candidates + " allowed)");
-        if (nodes.size() > 1) {
+            + lockDir + " (nodes " + candidates + " allowed)" + byDevices);
+        if (!nodes.equals(base)) {
           why.append("; ").append(cores).append(" cores need nodes ").append(nodes)
               .append(" (nearest to ").append(node).append(")");
         }
@@ -194,14 +212,52 @@ public final class NodeChooser {
           why.append("; ").append(skipped).append(" skipped: not writable");
         }
         return new Choice(nodes, cpusOf(topology, nodes, allowed), node, slot, why.toString(),
-            channel, lock);
+            lock.channel(), lock);
       }
       if (!opened) { // not one file of this round could be opened or made: no use going on
         throw new IOException("cannot open or create lock files in " + lockDir + " ("
             + skipped + ": permission denied)");
       }
     }
-    throw new IOException("every slot of nodes " + candidates + " in " + lockDir + " is held");
+    throw new IOException("every slot of nodes " + order + " in " + lockDir + " is held");
+  }
+
+  /**
+   * The exclusive lock of {@code file} (its channel left open while it is held); null when
+   * another process, or this JVM, holds it. AccessDeniedException: another user's file.
+   */
+  private static FileLock take(Path file, Path lockDir) throws IOException {
+    FileChannel channel;
+    try {
+      channel = open(file);
+    } catch (AccessDeniedException e) {
+      throw e;
+    } catch (IOException e) {
+      throw new IOException("cannot open or create lock files in " + lockDir + " ("
+          + file.getFileName() + ": " + e + ")", e);
+    }
+    try {
+      FileLock lock = channel.tryLock();
+      if (lock == null) {
+        channel.close();
+      }
+      return lock;
+    } catch (OverlappingFileLockException e) { // held by this JVM already (another chooser)
+      channel.close();
+      return null;
+    } catch (IOException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  /** {@code deviceNodes}, with the nearest to {@code start} added when they lack cores. */
+  static CpuSet nodesFor(Topology topology, CpuSet allowed, int start, int cores,
+      CpuSet deviceNodes) {
+    if (cpusOf(topology, deviceNodes, allowed).size() >= cores) {
+      return deviceNodes;
+    }
+    return deviceNodes.or(nodesFor(topology, allowed, start, cores));
   }
 
   /** The lock directory, made mode 1777 when this process creates it. */

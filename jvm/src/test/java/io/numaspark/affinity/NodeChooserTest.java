@@ -118,6 +118,43 @@ class NodeChooserTest {
   }
 
   @Test
+  void devicesChooseTheirNodesSlots(@TempDir Path dir) throws IOException {
+    Topology four = fourNodes(4); // synthetic: never skipped for a missing file
+    Path locks = dir.resolve("locks");
+    List<NodeChooser.Choice> held = new ArrayList<>();
+    try {
+      // two executors whose GPUs hang off node 1: both take node 1's slots, not node 0's
+      held.add(NodeChooser.choose(four, four.cpus(), 4, locks, CpuSet.of(1)));
+      held.add(NodeChooser.choose(four, four.cpus(), 4, locks, CpuSet.of(1)));
+      assertEquals(List.of("1/0", "1/1"), held.stream().map(c -> c.node() + "/" + c.slot())
+          .toList());
+      assertEquals(CpuSet.of(1), held.get(1).nodes());
+      assertEquals(four.nodes().get(1), held.get(1).cpus());
+      assertEquals("slot 1 of node 1 in " + locks + " (nodes 0-3 allowed); by its devices' "
+          + "node 1", held.get(1).why());
+      held.add(NodeChooser.choose(four, four.cpus(), 4, locks)); // no devices: the free node
+      assertEquals("0/0", held.get(2).node() + "/" + held.get(2).slot());
+      // devices on two nodes: bound to both, and said so
+      held.add(NodeChooser.choose(four, four.cpus(), 4, locks, CpuSet.of(2, 3)));
+      assertEquals(CpuSet.parse("2-3"), held.get(3).nodes());
+      assertEquals(CpuSet.parse("8-15"), held.get(3).cpus());
+      assertTrue(held.get(3).why().endsWith("its devices sit on nodes 2-3: bound to all of "
+          + "them"), held.get(3).why());
+      // a container allowed node 0 only: its GPU's node 1 cannot widen it
+      held.add(NodeChooser.choose(four, four.nodes().get(0), 4, locks, CpuSet.of(1)));
+      assertEquals(CpuSet.of(0), held.get(4).nodes());
+      assertTrue(held.get(4).why().contains("its devices' node(s) 1 are not among the allowed "
+          + "nodes 0: chosen as without devices"), held.get(4).why());
+      // more cores than the device's node holds: the nearest node added
+      held.add(NodeChooser.choose(four, four.cpus(), 6, locks, CpuSet.of(2)));
+      assertEquals(CpuSet.parse("2-3"), held.get(5).nodes());
+      assertTrue(held.get(5).why().contains("6 cores need nodes 2-3"), held.get(5).why());
+    } finally {
+      held.forEach(NodeChooser.Choice::close);
+    }
+  }
+
+  @Test
   void aDirectoryNoLockFileCanBeMadeInIsSaidAtOnce() throws IOException {
     Topology xeon = xml("24em64t-2n6c2t-pci.xml");
     Path locks = Path.of("/proc/self"); // a directory where no one, root included, creates

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 import org.apache.spark.SparkConf;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +42,10 @@ import scala.Tuple2;
  *   <li>{@code memPolicy}: at {@code node} level, where the executor's memory goes: {@code
  *       preferred} (default: pages moved to the chosen nodes, later ones placed there by first
  *       touch), {@code bind} or {@code interleave}.
+ *   <li>{@code deviceResource}: at {@code node} level, the Spark resources (comma-separated
+ *       names; default {@code gpu}; {@code none}: no resource) whose devices choose the node:
+ *       an executor given such devices takes a slot of the node they hang off ({@link
+ *       ExecutorDevices}).
  * </ul>
  *
  * At {@code core} level a slot is a whole core (its SMT siblings stay with the task); at
@@ -60,15 +65,18 @@ import scala.Tuple2;
  * @param memPolicy where the executor's memory goes at node level
  * @param eventLogIntervalMs milliseconds between the driver's batches of reports in the event
  *     log, 0 for one at the end
+ * @param deviceResources the Spark resource names whose devices choose the node (lower case)
  */
 public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir,
     long reportIntervalMs, String placementFile, String lockDir, MemPolicy memPolicy,
-    long eventLogIntervalMs) {
+    long eventLogIntervalMs, List<String> deviceResources) {
   public static final String PREFIX = "spark.numaspark.affinity.";
   public static final String DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity";
   public static final String DEFAULT_ENV = "NUMASPARK_AFFINITY_CORES";
   public static final long DEFAULT_REPORT_INTERVAL_MS = 5000;
   public static final long DEFAULT_EVENT_LOG_INTERVAL_MS = 30000;
+  public static final String DEFAULT_DEVICE_RESOURCE = "gpu";
+  private static final Pattern RESOURCE_NAME = Pattern.compile("[a-z][a-z0-9_.-]*");
   private static final String ALLOWED_CORES = "this executor's allowed cores";
   private static final Logger LOG = LoggerFactory.getLogger(AffinityConf.class);
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
@@ -83,7 +91,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     PLACEMENT_FILE("placementFile", null),
     LOCK_DIR("lockDir", DEFAULT_LOCK_DIR),
     MEM_POLICY("memPolicy", "preferred"),
-    EVENT_LOG_INTERVAL_MS("eventLogIntervalMs", String.valueOf(DEFAULT_EVENT_LOG_INTERVAL_MS));
+    EVENT_LOG_INTERVAL_MS("eventLogIntervalMs", String.valueOf(DEFAULT_EVENT_LOG_INTERVAL_MS)),
+    DEVICE_RESOURCE("deviceResource", DEFAULT_DEVICE_RESOURCE);
 
     private final String suffix;
     private final String fallback;
@@ -148,7 +157,7 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
   public static AffinityConf defaults() {
     return new AffinityConf(Level.NONE, List.of(), ALLOWED_CORES, null,
         DEFAULT_REPORT_INTERVAL_MS, null, DEFAULT_LOCK_DIR, MemPolicy.PREFERRED,
-        DEFAULT_EVENT_LOG_INTERVAL_MS);
+        DEFAULT_EVENT_LOG_INTERVAL_MS, List.of(DEFAULT_DEVICE_RESOURCE));
   }
 
   /**
@@ -235,7 +244,29 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     String lockDir = path(conf.get(Key.LOCK_DIR.key()));
     return new AffinityConf(level, cores, source, path(conf.get(Key.RECORD_DIR.key())),
         interval, path(conf.get(Key.PLACEMENT_FILE.key())),
-        lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy, eventLogInterval);
+        lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy, eventLogInterval,
+        resourceNames(conf.get(Key.DEVICE_RESOURCE.key()), bad));
+  }
+
+  /** {@code deviceResource}'s names ({@code none} or blank: none); bad: reported, the default. */
+  private static List<String> resourceNames(String text, Problems bad) {
+    if (text == null) {
+      return List.of(DEFAULT_DEVICE_RESOURCE);
+    }
+    List<String> names = new ArrayList<>();
+    for (String part : text.split(",")) {
+      String name = part.strip().toLowerCase(Locale.ROOT);
+      if (name.isEmpty() || name.equals("none")) {
+        continue;
+      }
+      if (!RESOURCE_NAME.matcher(name).matches()) {
+        bad.bad(Key.DEVICE_RESOURCE.key() + " '" + text + "': give Spark resource names, "
+            + "comma-separated (gpu, or none)", "using " + DEFAULT_DEVICE_RESOURCE);
+        return List.of(DEFAULT_DEVICE_RESOURCE);
+      }
+      names.add(name);
+    }
+    return List.copyOf(names);
   }
 
   /** A key's milliseconds (0 or more); a bad value is reported and its default used. */

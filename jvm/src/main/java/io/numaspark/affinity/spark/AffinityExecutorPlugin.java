@@ -4,10 +4,12 @@ import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.SlotPool;
 import io.numaspark.affinity.Topology;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -15,6 +17,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.TaskFailedReason;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.resource.ResourceInformation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,6 +72,8 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     } catch (RuntimeException e) {
       LOG.warn("numaspark: placement metrics not registered: {}", e.toString());
     }
+    ExecutorDevices devices = devicesOf(ctx);
+    reporter.devices(devices.forReport(), nicOf(ctx));
     try {
       allowed = Affinity.currentThreadAffinity();
     } catch (RuntimeException | LinkageError e) {
@@ -80,8 +85,11 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     }
     if (conf.level() == AffinityConf.Level.NODE) {
       // before the reporter's thread starts (it inherits the binding) and its first report
-      node = NodeBinder.start(conf, allowed, executorCores(ctx));
+      node = NodeBinder.start(conf, allowed, executorCores(ctx), null, devices);
       reporter.nodeBinding(node);
+    } else if (!devices.nodes().isEmpty()) {
+      LOG.info("numaspark affinity: level {}: devices {} reported, not bound by (level node "
+          + "binds by them)", conf.level(), devices.describe());
     }
     watchPython();
     reporter.start(conf.reportIntervalMs());
@@ -135,6 +143,39 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
       python.rebind();
     } catch (RuntimeException | LinkageError e) {
       LOG.debug("numaspark affinity: Python workers not re-bound: {}", e.toString());
+    }
+  }
+
+  /**
+   * The devices Spark gave this executor ({@code PluginContext.resources()}), each with its
+   * PCI function and node; none when they cannot be read (one line, as without them).
+   */
+  private ExecutorDevices devicesOf(PluginContext ctx) {
+    try {
+      Map<String, List<String>> resources = new TreeMap<>();
+      Map<String, ResourceInformation> given = ctx.resources();
+      if (given != null) {
+        given.forEach((name, info) -> resources.put(name, List.of(info.addresses())));
+      }
+      ExecutorDevices devices = ExecutorDevices.read(resources, conf.deviceResources(),
+          Path.of("/"));
+      if (!devices.reports().isEmpty()) {
+        LOG.info("numaspark affinity: devices {}", devices.reports());
+      }
+      return devices;
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("numaspark affinity: this executor's resources not read: {}", e.toString());
+      return ExecutorDevices.none();
+    }
+  }
+
+  /** The interface towards the driver ({@code spark.driver.host}); null when unknown. */
+  private static NicReport nicOf(PluginContext ctx) {
+    try {
+      return TrafficInterface.read(ctx.conf().get("spark.driver.host", null));
+    } catch (RuntimeException | LinkageError e) {
+      LOG.debug("numaspark affinity: the driver's interface not read: {}", e.toString());
+      return null;
     }
   }
 

@@ -50,9 +50,19 @@ final class NodeBinder implements AutoCloseable {
   /** The same on {@code topology} (null: this host's, from sysfs); for tests. */
   static NodeBinder start(AffinityConf conf, CpuSet allowed, int executorCores,
       Topology topology) {
+    return start(conf, allowed, executorCores, topology, ExecutorDevices.none());
+  }
+
+  /**
+   * The same for an executor Spark gave {@code devices}: those of the resources {@code
+   * deviceResource} names choose its node (a slot of the node they hang off; devices on two
+   * nodes, both), the others are only reported.
+   */
+  static NodeBinder start(AffinityConf conf, CpuSet allowed, int executorCores,
+      Topology topology, ExecutorDevices devices) {
     NodeBinder binder = new NodeBinder();
     try {
-      binder.apply(conf, allowed, executorCores, topology);
+      binder.apply(conf, allowed, executorCores, topology, devices);
     } catch (RuntimeException | LinkageError | IOException e) {
       binder.unbound(e.getMessage() == null ? e.toString() : e.getMessage());
     }
@@ -70,8 +80,8 @@ final class NodeBinder implements AutoCloseable {
     LOG.warn("numaspark affinity: level node, running unbound: {}", why);
   }
 
-  private void apply(AffinityConf conf, CpuSet allowed, int cores, Topology given)
-      throws IOException {
+  private void apply(AffinityConf conf, CpuSet allowed, int cores, Topology given,
+      ExecutorDevices devices) throws IOException {
     if (!Affinity.available()) {
       unbound("no native library (JNA) for sched_setaffinity");
       return;
@@ -81,7 +91,7 @@ final class NodeBinder implements AutoCloseable {
       unbound("no NUMA nodes in /sys/devices/system/node");
       return;
     }
-    choice = NodeChooser.choose(topology, allowed, cores, Path.of(conf.lockDir()));
+    choice = choose(conf, allowed, cores, topology, devices);
     StringBuilder done = new StringBuilder();
     if (choice.cpus().equals(allowed)) {
       done.append("already confined to CPUs ").append(allowed)
@@ -136,6 +146,21 @@ final class NodeBinder implements AutoCloseable {
     bindingBase = done.toString();
     binding = describe();
     LOG.info("numaspark affinity: level node, {}; {}", choice.why(), binding);
+  }
+
+  /** A node slot, of its devices' node(s) when it has devices that bind; they are named. */
+  private static NodeChooser.Choice choose(AffinityConf conf, CpuSet allowed, int cores,
+      Topology topology, ExecutorDevices devices) throws IOException {
+    NodeChooser.Choice chosen = NodeChooser.choose(topology, allowed, cores,
+        Path.of(conf.lockDir()), devices.nodes());
+    if (devices.binds().isEmpty()) {
+      return chosen;
+    }
+    if (devices.nodes().size() > 1) {
+      LOG.warn("numaspark affinity: this executor's devices sit on nodes {} ({}): bound to all "
+          + "of them", devices.nodes(), devices.describe());
+    }
+    return chosen.because(chosen.why() + "; devices: " + devices.describe());
   }
 
   /** Binds every thread now in /proc/self/task; returns how many. */

@@ -40,12 +40,16 @@ import java.util.TreeMap;
  *     0}, {@code 1}, {@code 2}); null when unreadable
  * @param cpuS the JVM's own CPU time so far (user and system, every thread), seconds; null
  *     when the JVM cannot say
+ * @param devices the devices Spark gave the executor (its resources' addresses), each with its
+ *     PCI function and NUMA node ({@link ExecutorDevices}); null when it was given none
+ * @param nic the network interface its traffic to the driver leaves by, and its node ({@link
+ *     TrafficInterface}); null when the driver's address is not known
  */
 public record PlacementReport(String executor, String host, long pid, String cpus, String mems,
     String policy, Map<String, Long> bytesPerNode, String homeNodes, double localShare,
     long remoteBytes, long pinnedTasks, long taskMigrations, long timeMs, String chosenNodes,
     String choice, String binding, HostTopology hostTopology, List<PythonProcess> python,
-    String numaBalancing, Double cpuS) {
+    String numaBalancing, Double cpuS, List<DeviceReport> devices, NicReport nic) {
 
   /** A report of {@code placement}, read now, with no node binding. */
   public static PlacementReport of(String executor, String host, ProcessPlacement placement,
@@ -78,14 +82,22 @@ public record PlacementReport(String executor, String host, long pid, String cpu
     return new PlacementReport(executor, host, placement.pid(), placement.cpus().toString(),
         placement.mems().toString(), placement.policy(), perNode, homeNodes.toString(), share,
         total - home, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice, binding,
-        hostTopology, python.isEmpty() ? null : List.copyOf(python), null, null);
+        hostTopology, python.isEmpty() ? null : List.copyOf(python), null, null, null, null);
   }
 
   /** This report with its host's NUMA balancing state and the JVM's CPU time. */
   public PlacementReport withHost(String balancing, Double cpuSeconds) {
     return new PlacementReport(executor, host, pid, cpus, mems, policy, bytesPerNode, homeNodes,
         localShare, remoteBytes, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice,
-        binding, hostTopology, python, balancing, cpuSeconds);
+        binding, hostTopology, python, balancing, cpuSeconds, devices, nic);
+  }
+
+  /** This report with the executor's devices and the interface its traffic leaves by. */
+  public PlacementReport withDevices(List<DeviceReport> given, NicReport through) {
+    return new PlacementReport(executor, host, pid, cpus, mems, policy, bytesPerNode, homeNodes,
+        localShare, remoteBytes, pinnedTasks, taskMigrations, timeMs, chosenNodes, choice,
+        binding, hostTopology, python, numaBalancing, cpuS,
+        given == null || given.isEmpty() ? null : List.copyOf(given), through);
   }
 
   /** What is sent to the driver: the JSON fields as a map. */

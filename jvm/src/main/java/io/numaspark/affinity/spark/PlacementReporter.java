@@ -50,6 +50,8 @@ final class PlacementReporter implements AutoCloseable {
   private ScheduledExecutorService timer;
   private volatile NodeBinder node; // node level: what it chose and applied
   private volatile PythonWorkers python; // the executor's Python processes, listed in reports
+  private volatile List<DeviceReport> devices; // the devices Spark gave it, with their nodes
+  private volatile NicReport nic; // the interface its traffic to the driver leaves by
 
   /** An executor's reporter: each report goes to the driver. */
   PlacementReporter(PluginContext ctx, String executorId) {
@@ -84,6 +86,12 @@ final class PlacementReporter implements AutoCloseable {
   /** Each report lists {@code workers}' Python processes. */
   void pythonWorkers(PythonWorkers workers) {
     python = workers;
+  }
+
+  /** Each report names the executor's {@code devices} and the {@code nic} of its traffic. */
+  void devices(List<DeviceReport> given, NicReport through) {
+    devices = given;
+    nic = through;
   }
 
   /** Node level: each report says what {@code binder} chose and applied. */
@@ -124,7 +132,8 @@ final class PlacementReporter implements AutoCloseable {
           taskMigrations.get(), System.currentTimeMillis(),
           binder == null ? null : binder.chosenNodes(), binder == null ? null : binder.choice(),
           binder == null ? null : binder.binding(), hostTopology,
-          workers == null ? List.of() : workers.read()).withHost(numaBalancing(), cpuSeconds());
+          workers == null ? List.of() : workers.read()).withHost(numaBalancing(), cpuSeconds())
+          .withDevices(devices, nic);
       sink.accept(last.toMap()); // JDK values only: see PlacementReport
       hostSent = true; // sent, or not readable: later reports go without it
     } catch (IOException | RuntimeException e) {

@@ -170,7 +170,11 @@ class ContractTest {
     return PlacementReport.of("3", "host1", where, CpuSet.of(1), 2, 1, 1795438078846L, "1",
         "slot 0 of node 1 in /tmp/numaspark-affinity (nodes 0-1 allowed)",
         "every thread (40) bound to CPUs 2-3; 0 MB migrated to node(s) 1", host(),
-        List.of(worker())).withHost("1", 12.5);
+        List.of(worker())).withHost("1", 12.5).withDevices(List.of(
+            new DeviceReport("gpu", "0", "0000:3b:00.0", 1, null),
+            new DeviceReport("gpu", "7", null, null, "unknown: no gpu 7")),
+        new NicReport("eth0", 0, "0000:18:00.0", "route to the driver's address 10.0.0.1",
+            null));
   }
 
   /** A Python worker of the executor: 10 pages, 9 on its home node 1. */
@@ -223,6 +227,13 @@ class ContractTest {
     HostTopology partial = new HostTopology(Map.of("0", "0-3"), null, List.of("0", "1"), null,
         null);
     assertEquals(Set.of("nodes", "cores"), names(PluginJson.line(partial)));
+    // the devices and the interface by their contract names; an unknown part left out
+    JsonNode line = PluginJson.MAPPER.readTree(report.json());
+    assertEquals(Set.of("resource", "address", "pci_busid", "node"),
+        names(line.get("devices").get(0).toString()));
+    assertEquals(Set.of("resource", "address", "unknown"),
+        names(line.get("devices").get(1).toString()));
+    assertEquals(Set.of("name", "node", "pci_busid", "route"), names(line.get("nic").toString()));
   }
 
   @Test

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.CpuSet;
+import io.numaspark.affinity.FakeSysfs;
 import io.numaspark.affinity.ThreadPolicy;
 import io.numaspark.affinity.Topology;
 import java.io.File;
@@ -96,6 +97,48 @@ class NodeBinderTest {
       Affinity.bindProcess(allowed); // this test JVM gets its whole set back
       io.numaspark.affinity.MemoryMover.setThreadPolicy(
           io.numaspark.affinity.MemoryMover.MPOL_DEFAULT, CpuSet.of());
+    }
+  }
+
+  @Test
+  void anExecutorsGpusChooseItsNode(@TempDir Path dir) throws Exception {
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    CpuSet allowed = Affinity.currentThreadAffinity();
+    assumeTrue(allowed.size() >= 2, "two CPUs to split");
+    CpuSet first = CpuSet.of(allowed.toArray()[0]);
+    CpuSet rest = allowed.minus(first);
+    Topology split = new Topology(List.of(first, rest), Map.of(0, first, 1, rest));
+    Path sys = FakeSysfs.write(dir.resolve("root")); // GPU 0 on node 1, 1 on node 0, 2 on none
+    AffinityConf conf = nodeLevel(dir.resolve("locks"), "preferred");
+    List<NodeBinder> binders = new ArrayList<>();
+    try {
+      for (String gpus : List.of("0", "0", "0,1", "2")) {
+        ExecutorDevices devices = ExecutorDevices.read(
+            Map.of("gpu", List.of(gpus.split(","))), conf.deviceResources(), sys);
+        binders.add(NodeBinder.start(conf, allowed, 1, split, devices));
+      }
+      // two executors with GPU 0: both on node 1, in its slots 0 and 1
+      assertEquals(List.of("1", "1", "0-1", "0"), binders.stream()
+          .map(NodeBinder::chosenNodes).toList());
+      assertTrue(binders.get(1).choice().startsWith("slot 1 of node 1 in "),
+          binders.get(1).choice());
+      assertTrue(binders.get(1).choice().endsWith("by its devices' node 1; devices: gpu 0 "
+          + "(0000:3b:00.0) on node 1"), binders.get(1).choice());
+      assertTrue(binders.get(1).binding().contains("bound to CPUs " + rest),
+          binders.get(1).binding());
+      // GPUs on both nodes: bound to both, and the choice says so
+      assertTrue(binders.get(2).choice().contains("its devices sit on nodes 0-1: bound to all "
+          + "of them; devices: gpu 0 (0000:3b:00.0) on node 1, gpu 1 (0000:5e:00.0) on node 0"),
+          binders.get(2).choice());
+      // a GPU of no known node: the next free slot (node 0's slot 0 is the 0-1 one's), as
+      // without devices, and why
+      assertTrue(binders.get(3).choice().startsWith("slot 1 of node 0 in "),
+          binders.get(3).choice());
+      assertTrue(binders.get(3).choice().endsWith("gpu 2 (0000:af:00.0): node unknown "
+          + "(numa_node -1: the firmware gives it no node)"), binders.get(3).choice());
+    } finally {
+      binders.forEach(NodeBinder::close);
+      Affinity.bindProcess(allowed); // this test JVM gets its whole set back
     }
   }
 
