@@ -217,7 +217,7 @@ def test_cluster_deploy_mode_of_a_jar_on_a_standalone_master(tmp_path, no_spark_
         assert not host.executors()
     assert ok.returncode == 0, ok.stderr[-3000:]
     assert "cluster deploy mode: the driver runs on a worker of" in ok.stderr
-    assert "1 core(s) and 1024 MB of a worker are left to the driver" in ok.stderr
+    assert "1 core(s) and 1024 MB of a worker are left to the driver" in ok.stderr, ok.stderr
     assert json.loads(answer.read_text())["sum"] == sum(x * x for x in range(1000))
     records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok", "failed"], records[-1]["failure_reason"]

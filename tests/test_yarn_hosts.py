@@ -249,3 +249,41 @@ def test_the_binding_study_of_a_pyspark_application_on_yarn_at_another_address(y
         assert record["spec"]["cluster"] == "yarn"
         reported = record["effective_placement"]
         assert [(e["source"], e["host"]) for e in reported] == [("plugin", host.address)]
+
+
+def test_cluster_deploy_mode_of_a_pyspark_application_on_yarn(yarn, tmp_path):
+    """Issue 49, item 4: `numaspark run --master yarn -- spark-submit --deploy-mode cluster
+    job.py ARGS`: the driver runs in YARN's application master over there, spark-submit here
+    waits for the application, and the record is ok with the executors' placement, read
+    from the event log the driver wrote. The run directory is on a path the YARN host shares
+    (/var/tmp here, as a cluster's NFS: its /tmp is its own)."""
+    host, conf = yarn
+    shared = Path(tempfile.mkdtemp(prefix="numaspark-cluster-mode-", dir="/var/tmp"))
+    try:
+        out, answer = shared / "out", shared / "squares.json"
+        ran = _numaspark(
+            conf,
+            tmp_path,
+            "run",
+            "--master",
+            "yarn",
+            "--out",
+            str(out),
+            "--",
+            "spark-submit",
+            "--deploy-mode",
+            "cluster",
+            str(APPS / "squares.py"),
+            str(answer),
+            "2000",
+        )
+        logs = "".join(p.read_text(errors="replace")[-3000:] for p in out.glob("runs/*/*.log"))
+        assert ran.returncode == 0, ran.stderr[-3000:] + logs
+        assert "cluster deploy mode: the driver runs in YARN's application master" in ran.stderr
+        assert json.loads(answer.read_text())["sum"] == sum(x * x for x in range(2000))
+        (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+        assert record["status"] == "ok", record["failure_reason"]
+        reported = record["effective_placement"]
+        assert [(e["source"], e["host"]) for e in reported] == [("plugin", host.address)]
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

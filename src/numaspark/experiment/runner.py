@@ -232,8 +232,8 @@ class Runner:
         if driver is not None:
             has = has.with_driver(*driver)
             self.say(
-                f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a worker "
-                "are left to the driver"
+                f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a "
+                f"{has.fitting.host if has.fitting else 'host'} are left to the driver"
             )
         placement = has.place(
             lambda topology: plan_request(topology, request), request.layout.memory_per_executor
@@ -501,10 +501,10 @@ def run_workload(
 
 
 def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
-    """The cores and MB a driver in cluster deploy mode takes of a standalone worker (its
-    spark.driver.cores and spark.driver.memory, Spark's defaults 1 and 1g); None when the
-    request's driver runs here, or on YARN (whose application master the plan counts)."""
-    if request.master is None or not request.master.startswith("spark://"):
+    """The cores and MB a driver in cluster deploy mode takes of a standalone worker or in
+    YARN's application master (its spark.driver.cores and spark.driver.memory, Spark's
+    defaults 1 and 1g); None when the request's driver runs here."""
+    if request.master is None:
         return None
     application = get_workload(request.workload).application
     conf = application.conf() if application is not None else {}

@@ -120,10 +120,15 @@ class ClusterHas:
             )
 
     def with_driver(self, cores: int, memory_mb: int) -> ClusterHas:
-        """The cluster less a driver in cluster deploy mode: a standalone master runs it on a
-        worker, whose cores and memory it takes (on the one with most memory: the master's
-        choice is its own, so the plan leaves that room where it is likeliest)."""
-        listed = self.listed()
+        """The cluster less a driver in cluster deploy mode: YARN runs it in the application
+        master's container (its heap and overhead, rounded up: the AM this plan reserves); a
+        standalone master runs it on a worker, whose cores and memory it takes (on the one
+        with most memory: the master's choice is its own, so the plan leaves that room where
+        it is likeliest)."""
+        fitting, listed = self.fitting, self.listed()
+        if fitting is not None and fitting.container_rounding_mb:
+            am = container_mb(memory_mb, fitting.container_rounding_mb)
+            return replace(self, fitting=replace(fitting, reserved_mb=am))
         if not listed:
             return self
         host = max(listed, key=lambda h: (h.memory_mb or 0, h.cores or 0))
