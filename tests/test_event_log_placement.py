@@ -115,6 +115,56 @@ def test_a_plain_spark_submit_writes_placement_into_its_event_log(tmp_path, no_s
     assert "(node 0)" in line and "Python process" in line, analyzed.stdout
 
 
+def test_a_plain_cluster_mode_submit_of_a_jar_writes_placement_into_its_event_log(
+    tmp_path, no_spark_left
+):
+    """The same with a JAR in cluster deploy mode: the driver runs on the worker over there
+    (the plugin's jar and the event-log directory at paths that host shares), and `advise`
+    judges the placement from the log alone. The worker has a third core: the plan's
+    executor takes two, the driver one (numaspark run leaves it by itself; a plain
+    spark-submit does not)."""
+    from test_applications import _java_app
+
+    plan, events, jar = tmp_path / "plan", tmp_path / "events", _java_app(tmp_path)
+    events.mkdir()
+    made = _numaspark("plan", "--target", "standalone", "--bind", "node", "--out", str(plan))
+    assert made.returncode == 0, made.stderr
+    with NamespaceCluster(tmp_path / "cluster", cores=3, memory="3g") as host:
+        proc = _plain_submit(
+            [
+                "--master",
+                host.master,
+                "--deploy-mode",
+                "cluster",
+                "--properties-file",
+                str(plan / "spark-defaults.conf"),
+                "--conf",
+                "spark.executor.memory=512m",
+                "--conf",
+                "spark.standalone.submit.waitAppCompletion=true",
+                "--conf",
+                "spark.eventLog.enabled=true",
+                "--conf",
+                f"spark.eventLog.dir=file://{events}",
+                "--class",
+                "Squares",
+                str(jar),
+                str(tmp_path / "answer.json"),
+                "1000",
+            ],
+            host.here,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    (log,) = list(events.iterdir())
+    reports = [r for e in read_events(log) if e["Event"] == PLACEMENT_EVENT for r in e["reports"]]
+    assert {r["executor"] for r in reports} == {"driver", "0"}, reports
+    advised = _numaspark("advise", str(log), "--json")
+    assert advised.returncode == 0, advised.stderr
+    (advice,) = json.loads(advised.stdout)["advice"]
+    found = {f["rule"] for f in advice["findings"]}
+    assert {"numa-straddle", "remote-pages"} <= found, advice["not_assessed"]
+
+
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "plugin-standalone"
 
 
