@@ -54,13 +54,20 @@ def _log(path: Path, reports: list[dict], master: str = "spark://m:7077") -> Pat
     reports = [{**reports[0], "host_topology": TWO_NODES}, *reports[1:]] if reports else []
     events = [
         {"Event": "SparkListenerLogStart", "Spark Version": "4.0.1"},
-        {"Event": "SparkListenerApplicationStart", "App Name": "gpu-etl", "App ID": "app-1",
-         "Timestamp": 1000, "User": "u"},
-        {"Event": "SparkListenerEnvironmentUpdate",
-         "Spark Properties": {"spark.master": master, LEVEL_KEY: "none"}},
+        {
+            "Event": "SparkListenerApplicationStart",
+            "App Name": "gpu-etl",
+            "App ID": "app-1",
+            "Timestamp": 1000,
+            "User": "u",
+        },
+        {
+            "Event": "SparkListenerEnvironmentUpdate",
+            "Spark Properties": {"spark.master": master, LEVEL_KEY: "none"},
+        },
         {"Event": PLACEMENT_EVENT, "version": 1, "time_ms": 2000, "reports": reports},
         {"Event": "SparkListenerApplicationEnd", "Timestamp": 9000},
-    ]  # fmt: skip
+    ]
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     return path
 
