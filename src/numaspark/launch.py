@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.collect.base import CollectorSet
@@ -29,9 +31,9 @@ from numaspark.collect.numa import NumaCollector
 from numaspark.errors import UsageError
 from numaspark.placement import Binder, JvmPlacement, MemPolicy, Placement, bind_argv
 from numaspark.placement.render import placement_to_dict
-from numaspark.readback.proc import EffectiveJvm, parse_policy
+from numaspark.readback.proc import parse_policy
 from numaspark.spark.logs import error_line
-from numaspark.supervise.processes import Tracked, supervised
+from numaspark.supervise.processes import ProcessTracker, Tracked, supervised
 from numaspark.supervise.watch import Watch, Watched
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import MIB
@@ -115,96 +117,132 @@ def launch(
     say = on_progress or (lambda message: None)
     out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    jvms = placement.executors
     binder = Binder.here()  # numactl where installed, else numaspark's own (docs/install.md)
-    entries: list[dict] = []
     with supervised() as tracker:
-        started: list[tuple[JvmPlacement, Tracked]] = []
-        for jvm in jvms:
-            argv = bind_argv(jvm, binder) + command_for(command, jvm)
-            env = dict(os.environ)
-            env.update({_ENV[key]: value for key, value in values(jvm).items()})
-            log = out / "logs" / f"{jvm.role}-{jvm.index}.log"
-            try:
-                tracked = tracker.start(argv, name=jvm.name, log=log, env=env)
-            except FileNotFoundError as exc:
-                raise UsageError(
-                    f"cannot start {argv[0]!r}: {exc.strerror}; give the program's full path"
-                ) from None
-            started.append((jvm, tracked))
-            say(f"started {jvm.name} (pid {tracked.pid}): {' '.join(argv)}")
-        bound = {
-            t.pid: (j.name, frozenset(j.mem_nodes) if j.mem_policy is not None else None)
-            for j, t in started
-        }
-        collectors = CollectorSet([NumaCollector()], lambda: bound, out, interval_s)
-        collectors.begin()
-        began = time.time()
-        # the run's watch, read at every tick: a process under numactl is read again once it
-        # has exec'd the program
-        watch = Watch(lambda: [Watched(t.pid, j) for j, t in started if t.alive()], refresh=True)
-        stopped_by: str | None = None
-        try:
-            while True:
-                alive = [(j, t) for j, t in started if t.alive()]
-                watch.sample()
-                elapsed = time.time() - began
-                if not alive:
-                    break
-                if duration_s is not None and elapsed >= duration_s:
-                    stopped_by = "duration"
-                    break
-                if elapsed >= timeout_s:
-                    stopped_by = "timeout"
-                    break
-                time.sleep(interval_s)
-        finally:
-            collectors.finish()
-            ended = time.time()
-            codes = {t.pid: t.popen.poll() if t.popen is not None else None for _, t in started}
-            tracker.stop_all()
-        numa = collectors.summarize(began, ended).get("numa", {})
-        pages = {j["pid"]: j for j in numa.get("jvms", [])}
-        for jvm, tracked in started:
-            entries.append(
-                _entry(
-                    jvm,
-                    tracked,
-                    watch.seen(tracked.pid),
-                    pages.get(tracked.pid),
-                    codes[tracked.pid],
-                    stopped_by,
-                    topology,
-                    command,
-                    binder,
-                )
-            )
+        started = _start_each(tracker, placement.executors, command, binder, out, say)
+        ran = _watch_run(tracker, started, out, duration_s, timeout_s, interval_s)
+        entries = [_entry(jvm, tracked, ran, topology, command, binder) for jvm, tracked in started]
     record = {
         "schema": LAUNCH_SCHEMA,
         "command": command,
-        "started": began,
-        "ended": ended,
-        "stopped_by": stopped_by or "exit",
+        "started": ran.began,
+        "ended": ran.ended,
+        "stopped_by": ran.stopped_by or "exit",
         "placement": placement_to_dict(placement, binder),
         "processes": entries,
-        "numastat_delta": numa.get("numastat_delta", {}),
-        "note": numa.get("note"),
+        "numastat_delta": ran.numa.get("numastat_delta", {}),
+        "note": ran.numa.get("note"),
     }
     (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n")
     return record
 
 
+def _start_each(
+    tracker: ProcessTracker,
+    jvms: tuple[JvmPlacement, ...],
+    command: list[str],
+    binder: Binder,
+    out: Path,
+    say: Callable[[str], None],
+) -> list[tuple[JvmPlacement, Tracked]]:
+    """One process of ``command`` per JVM, bound as planned, with its placeholders and
+    environment filled in and its output in ``out/logs``."""
+    started: list[tuple[JvmPlacement, Tracked]] = []
+    for jvm in jvms:
+        argv = bind_argv(jvm, binder) + command_for(command, jvm)
+        env = dict(os.environ)
+        env.update({_ENV[key]: value for key, value in values(jvm).items()})
+        log = out / "logs" / f"{jvm.role}-{jvm.index}.log"
+        try:
+            tracked = tracker.start(argv, name=jvm.name, log=log, env=env)
+        except FileNotFoundError as exc:
+            raise UsageError(
+                f"cannot start {argv[0]!r}: {exc.strerror}; give the program's full path"
+            ) from None
+        started.append((jvm, tracked))
+        say(f"started {jvm.name} (pid {tracked.pid}): {' '.join(argv)}")
+    return started
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """How the launched processes ran: when, what ended them, and what was read meanwhile."""
+
+    began: float
+    ended: float
+    stopped_by: str | None  # "duration" or "timeout"; None: they all exited
+    codes: dict[int, int | None]  # exit status by pid; None: still running when stopped
+    watch: Watch  # where each process ran
+    numa: dict  # the NUMA collector's summary
+    pages: dict[int, dict]  # where each process's pages were, by pid (the collector's)
+
+
+def _watch_run(
+    tracker: ProcessTracker,
+    started: list[tuple[JvmPlacement, Tracked]],
+    out: Path,
+    duration_s: float | None,
+    timeout_s: float,
+    interval_s: float,
+) -> _Ran:
+    """Watch the started processes, sampling where their pages are, until they have exited
+    or are stopped; then stop every one still running."""
+    bound = {
+        t.pid: (j.name, frozenset(j.mem_nodes) if j.mem_policy is not None else None)
+        for j, t in started
+    }
+    collectors = CollectorSet([NumaCollector()], lambda: bound, out, interval_s)
+    collectors.begin()
+    began = time.time()
+    # the run's watch, read at every tick: a process under numactl is read again once it
+    # has exec'd the program
+    watch = Watch(lambda: [Watched(t.pid, j) for j, t in started if t.alive()], refresh=True)
+    try:
+        stopped_by = _watch_until_done(started, watch, began, duration_s, timeout_s, interval_s)
+    finally:
+        collectors.finish()
+        ended = time.time()
+        codes = {t.pid: t.popen.poll() if t.popen is not None else None for _, t in started}
+        tracker.stop_all()
+    numa = collectors.summarize(began, ended).get("numa", {})
+    pages = {j["pid"]: j for j in numa.get("jvms", [])}
+    return _Ran(began, ended, stopped_by, codes, watch, numa, pages)
+
+
+def _watch_until_done(
+    started: list[tuple[JvmPlacement, Tracked]],
+    watch: Watch,
+    began: float,
+    duration_s: float | None,
+    timeout_s: float,
+    interval_s: float,
+) -> str | None:
+    """Read where the processes run every ``interval_s`` until they have all exited (None),
+    or ``duration_s`` ("duration") or ``timeout_s`` ("timeout") has passed since ``began``."""
+    while True:
+        alive = [(j, t) for j, t in started if t.alive()]
+        watch.sample()
+        elapsed = time.time() - began
+        if not alive:
+            return None
+        if duration_s is not None and elapsed >= duration_s:
+            return "duration"
+        if elapsed >= timeout_s:
+            return "timeout"
+        time.sleep(interval_s)
+
+
 def _entry(
     jvm: JvmPlacement,
     tracked: Tracked,
-    effective: EffectiveJvm | None,
-    pages: dict | None,
-    code: int | None,
-    stopped_by: str | None,
+    ran: _Ran,
     topology: Topology,
     command: list[str],
     binder: Binder,
 ) -> dict:
+    effective = ran.watch.seen(tracked.pid)
+    pages = ran.pages.get(tracked.pid)
+    code, stopped_by = ran.codes[tracked.pid], ran.stopped_by
     entry: dict = {
         "name": jvm.name,
         "pid": tracked.pid,

@@ -156,39 +156,34 @@ class OsCollector(Collector):
             "jvms": [],
         }
         for pid in sorted({p for s in samples for p in s["jvms"]}, key=int):
-            seen = [s for s in samples if pid in s["jvms"]]
-            a, b = seen[0]["jvms"][pid], seen[-1]["jvms"][pid]
-            span = seen[-1]["t"] - seen[0]["t"]
-            if len(seen) == 1:  # appeared in the last sample only: its totals so far
-                a = dict.fromkeys(
-                    ("user_s", "system_s", "voluntary", "involuntary", "migrations"), 0
-                )
-            delta = {
-                k: b[k] - a[k]
-                for k in ("user_s", "system_s", "voluntary", "involuntary", "migrations")
-            }
-            summary["jvms"].append(
-                {
-                    "name": b["name"],
-                    "pid": int(pid),
-                    "cpu_user_s": round(delta["user_s"], 2),
-                    "cpu_system_s": round(delta["system_s"], 2),
-                    "voluntary_switches": max(0, delta["voluntary"]),
-                    "involuntary_switches": max(0, delta["involuntary"]),
-                    "context_switches_per_s": round(
-                        max(0, delta["voluntary"] + delta["involuntary"]) / span, 1
-                    )
-                    if span > 0
-                    else None,
-                    "migrations": max(0, delta["migrations"]),
-                    "threads": b["threads"],
-                    "rss_bytes": b["rss_bytes"],
-                    "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen)
-                    or None,
-                    **_python_use([s["jvms"][pid] for s in seen]),
-                }
-            )
+            summary["jvms"].append(_jvm_use(pid, [s for s in samples if pid in s["jvms"]]))
         return summary
+
+
+def _jvm_use(pid: str, seen: list[dict]) -> dict:
+    """One JVM's CPU time, switches, migrations and memory over the samples it is ``seen`` in."""
+    counters = ("user_s", "system_s", "voluntary", "involuntary", "migrations")
+    first, last = seen[0]["jvms"][pid], seen[-1]["jvms"][pid]
+    span = seen[-1]["t"] - seen[0]["t"]
+    if len(seen) == 1:  # appeared in the last sample only: its totals so far
+        first = dict.fromkeys(counters, 0)
+    delta = {k: last[k] - first[k] for k in counters}
+    return {
+        "name": last["name"],
+        "pid": int(pid),
+        "cpu_user_s": round(delta["user_s"], 2),
+        "cpu_system_s": round(delta["system_s"], 2),
+        "voluntary_switches": max(0, delta["voluntary"]),
+        "involuntary_switches": max(0, delta["involuntary"]),
+        "context_switches_per_s": round(max(0, delta["voluntary"] + delta["involuntary"]) / span, 1)
+        if span > 0
+        else None,
+        "migrations": max(0, delta["migrations"]),
+        "threads": last["threads"],
+        "rss_bytes": last["rss_bytes"],
+        "peak_rss_bytes": max(s["jvms"][pid]["peak_rss_bytes"] or 0 for s in seen) or None,
+        **_python_use([s["jvms"][pid] for s in seen]),
+    }
 
 
 def _python_use(readings: list[dict]) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -362,83 +362,119 @@ class _Events:
         self.log = log
         self.stages: dict[tuple[int, int], dict] = {}
         self.jobs: dict[int, dict] = {}
+        # each kind of event read, and what is taken from it; any other kind is skipped
+        self._handlers: dict[str, Callable[[dict], None]] = {
+            "SparkListenerLogStart": self._log_start,
+            "SparkListenerApplicationStart": self._application_start,
+            "SparkListenerEnvironmentUpdate": self._environment_update,
+            "SparkListenerApplicationEnd": self._application_end,
+            "SparkListenerExecutorAdded": self._executor_added,
+            "SparkListenerExecutorRemoved": self._executor_removed,
+            "SparkListenerJobStart": self._job_start,
+            "SparkListenerJobEnd": self._job_end,
+            "SparkListenerStageExecutorMetrics": self._stage_executor_metrics,
+            PLACEMENT_EVENT: self._placement_reports,
+            "SparkListenerStageSubmitted": self._stage,
+            "SparkListenerStageCompleted": self._stage,
+        }
 
     def add(self, event: dict) -> None:
-        log, kind = self.log, event["Event"]
-        if kind == "SparkListenerLogStart":
-            log.spark_version = event.get("Spark Version")
-        elif kind == "SparkListenerApplicationStart":
-            log.app_id = event.get("App ID")
-            log.app_name = event.get("App Name")
-            log.start_time = _number(event.get("Timestamp"))
-        elif kind == "SparkListenerEnvironmentUpdate":
-            properties = event.get("Spark Properties") or {}
-            if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
-                properties = dict(p for p in properties if isinstance(p, list) and len(p) == 2)
-            log.spark_properties.update({str(k): str(v) for k, v in _obj(properties).items()})
-        elif kind == "SparkListenerApplicationEnd":
-            log.end_time = _number(event.get("Timestamp"))
-        elif kind == "SparkListenerExecutorAdded":
-            info = _obj(event.get("Executor Info"))
-            log.executors[str(event.get("Executor ID"))] = {
-                "host": info.get("Host"),
-                "cores": info.get("Total Cores"),
-                "added": event.get("Timestamp"),
-                "removed": None,
-                # what the cluster manager says of it: on YARN its CONTAINER_ID, NM_HOST, ...
-                "attributes": {str(k): str(v) for k, v in _obj(info.get("Attributes")).items()},
+        kind = event["Event"]
+        handler = self._handlers.get(kind)
+        # a streaming query's progress is named by its listener's class, package and all
+        if handler is None and kind.endswith("StreamingQueryListener$QueryProgressEvent"):
+            handler = self._stream_progress
+        if handler is not None:
+            handler(event)
+
+    def _log_start(self, event: dict) -> None:
+        self.log.spark_version = event.get("Spark Version")
+
+    def _application_start(self, event: dict) -> None:
+        self.log.app_id = event.get("App ID")
+        self.log.app_name = event.get("App Name")
+        self.log.start_time = _number(event.get("Timestamp"))
+
+    def _environment_update(self, event: dict) -> None:
+        properties = event.get("Spark Properties") or {}
+        if isinstance(properties, list):  # Spark 1.x wrote [key, value] pairs
+            properties = dict(p for p in properties if isinstance(p, list) and len(p) == 2)
+        self.log.spark_properties.update({str(k): str(v) for k, v in _obj(properties).items()})
+
+    def _application_end(self, event: dict) -> None:
+        self.log.end_time = _number(event.get("Timestamp"))
+
+    def _executor_added(self, event: dict) -> None:
+        info = _obj(event.get("Executor Info"))
+        self.log.executors[str(event.get("Executor ID"))] = {
+            "host": info.get("Host"),
+            "cores": info.get("Total Cores"),
+            "added": event.get("Timestamp"),
+            "removed": None,
+            # what the cluster manager says of it: on YARN its CONTAINER_ID, NM_HOST, ...
+            "attributes": {str(k): str(v) for k, v in _obj(info.get("Attributes")).items()},
+        }
+
+    def _executor_removed(self, event: dict) -> None:
+        entry = self.log.executors.setdefault(str(event.get("Executor ID")), {})
+        entry["removed"] = _number(event.get("Timestamp"))
+        entry["removedReason"] = event.get("Removed Reason")
+
+    def _job_start(self, event: dict) -> None:
+        properties = _obj(event.get("Properties"))
+        stage_ids = event.get("Stage IDs")
+        self.jobs[event.get("Job ID")] = {
+            "jobId": event.get("Job ID"),
+            "jobGroup": properties.get("spark.jobGroup.id"),
+            "stageIds": list(stage_ids) if isinstance(stage_ids, list) else [],
+            "submissionTime": _number(event.get("Submission Time")),
+            "completionTime": None,
+            "result": None,
+        }
+
+    def _job_end(self, event: dict) -> None:
+        job = self.jobs.get(event.get("Job ID"))
+        if job is None:  # the end of a job whose start is not in the log
+            return
+        job["completionTime"] = _number(event.get("Completion Time"))
+        job["result"] = _obj(event.get("Job Result")).get("Result")
+
+    def _stage_executor_metrics(self, event: dict) -> None:
+        peaks = _obj(event.get("Executor Metrics"))
+        self.log.stage_executor_metrics.append(
+            {
+                "stageId": event.get("Stage ID"),
+                "executorId": str(event.get("Executor ID")),
+                **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
             }
-        elif kind == "SparkListenerExecutorRemoved":
-            entry = log.executors.setdefault(str(event.get("Executor ID")), {})
-            entry["removed"] = _number(event.get("Timestamp"))
-            entry["removedReason"] = event.get("Removed Reason")
-        elif kind == "SparkListenerJobStart":
-            properties = _obj(event.get("Properties"))
-            stage_ids = event.get("Stage IDs")
-            self.jobs[event.get("Job ID")] = {
-                "jobId": event.get("Job ID"),
-                "jobGroup": properties.get("spark.jobGroup.id"),
-                "stageIds": list(stage_ids) if isinstance(stage_ids, list) else [],
-                "submissionTime": _number(event.get("Submission Time")),
-                "completionTime": None,
-                "result": None,
+        )
+
+    def _placement_reports(self, event: dict) -> None:
+        reports = event.get("reports")
+        self.log.placement.reports.extend(
+            PluginReports.of(reports if isinstance(reports, list) else []).reports
+        )
+
+    def _stream_progress(self, event: dict) -> None:
+        self.log.stream_progress.append(compact_progress(_obj(event.get("progress"))))
+
+    def _stage(self, event: dict) -> None:
+        """A stage's submission or completion: each says what is known of the stage then."""
+        info = _obj(event.get("Stage Info"))
+        key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
+        stage = self.stages.setdefault(key, {"stageId": key[0], "stageAttemptId": key[1]})
+        parents = info.get("Parent IDs")
+        stage.update(
+            {
+                "name": info.get("Stage Name"),
+                "numTasks": info.get("Number of Tasks"),
+                "submissionTime": _number(info.get("Submission Time")),
+                "completionTime": _number(info.get("Completion Time")),
+                "failureReason": info.get("Failure Reason"),
+                "parentIds": list(parents) if isinstance(parents, list) else [],
+                "python": _runs_python(info.get("RDD Info")),
             }
-        elif kind == "SparkListenerJobEnd" and event.get("Job ID") in self.jobs:
-            job = self.jobs[event.get("Job ID")]
-            job["completionTime"] = _number(event.get("Completion Time"))
-            job["result"] = _obj(event.get("Job Result")).get("Result")
-        elif kind == "SparkListenerStageExecutorMetrics":
-            peaks = _obj(event.get("Executor Metrics"))
-            log.stage_executor_metrics.append(
-                {
-                    "stageId": event.get("Stage ID"),
-                    "executorId": str(event.get("Executor ID")),
-                    **{k: _number(peaks.get(k)) for k in (*GC_METRICS, *PROCESS_TREE_METRICS)},
-                }
-            )
-        elif kind == PLACEMENT_EVENT:
-            reports = event.get("reports")
-            log.placement.reports.extend(
-                PluginReports.of(reports if isinstance(reports, list) else []).reports
-            )
-        elif kind.endswith("StreamingQueryListener$QueryProgressEvent"):
-            log.stream_progress.append(compact_progress(_obj(event.get("progress"))))
-        elif kind in ("SparkListenerStageSubmitted", "SparkListenerStageCompleted"):
-            info = _obj(event.get("Stage Info"))
-            key = (info.get("Stage ID"), info.get("Stage Attempt ID", 0))
-            stage = self.stages.setdefault(key, {"stageId": key[0], "stageAttemptId": key[1]})
-            parents = info.get("Parent IDs")
-            stage.update(
-                {
-                    "name": info.get("Stage Name"),
-                    "numTasks": info.get("Number of Tasks"),
-                    "submissionTime": _number(info.get("Submission Time")),
-                    "completionTime": _number(info.get("Completion Time")),
-                    "failureReason": info.get("Failure Reason"),
-                    "parentIds": list(parents) if isinstance(parents, list) else [],
-                    "python": _runs_python(info.get("RDD Info")),
-                }
-            )
+        )
 
 
 def _runs_python(rdds: object) -> bool:

@@ -81,36 +81,69 @@ def k8s_settings(
     template for the plan; ``plugin_jar``: a URL pods fetch the plugin from (default: the
     image's ``IMAGE_JAR``); ``image``: spark.kubernetes.container.image; ``python_memory``:
     each executor's spark.executor.pyspark.memory, which Spark adds to the pod's memory."""
-    executors = placement.executors
-    first = executors[0]
+    first = placement.executors[0]
     # Kubernetes counts hardware threads: a core-bound executor asks for all of its cores'
     # threads, so that it gets whole cores; its task slots stay its cores
     per_slot = len(first.cpus) // first.cores if placement.binding is Binding.CORE else 1
     planned = len(first.cpus) if placement.binding in (Binding.CORE, Binding.PU) else first.cores
+    kubelet, request, cost = _kubelet_config(placement, topology, planned, python_memory)
+    cores = max(1, request // per_slot)
+    spark = _spark_conf(placement, cores, request, python_memory, image, plugin_jar)
+    if _asks_for_gpus(placement):
+        cost["devices"] = K8S_DEVICES
+    inside = _plugin_settings(placement, spark, planned, asked, plugin_jar)
+    cost["plugin jar"] = f"spark.jars {spark['spark.jars']}: " + (
+        "the URL you gave, fetched by every pod"
+        if plugin_jar
+        else f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"
+    )
+    return {
+        "kubelet": kubelet,
+        "spark": spark,
+        "executor-pod-template": executor_pod_template(request, _pod_mib(first, python_memory)),
+        "cost": cost,
+        **inside,
+    }
+
+
+def _kubelet_config(
+    placement: Placement, topology: Topology, planned: int, python_memory: int
+) -> tuple[dict[str, object], int, dict[str, str]]:
+    """The kubelet's managers for the plan; the CPUs each executor pod then asks for (fewer
+    than ``planned`` where the CPU reservation takes some); what they cost, by what."""
     kubelet: dict[str, object] = dict(KUBELET_API)
     cost: dict[str, str] = {}
-    request = planned
     if placement.binding is Binding.NONE:
         kubelet["cpuManagerPolicy"] = "none"
-    else:
-        kubelet["cpuManagerPolicy"] = "static"
-        if topology.smt:
-            # whole physical cores only, at every level: no pod shares a core's SMT siblings
-            kubelet["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
-        reservation = cpu_reservation(placement, topology, planned)
-        kubelet["reservedSystemCPUs"] = str(reservation.cpus)
-        request = reservation.request
-        cost["CPU reservation"] = reservation.why
-        fits_one_node = all(len(j.nodes) == 1 for j in executors)
-        kubelet["topologyManagerPolicy"] = "single-numa-node" if fits_one_node else "restricted"
-        kubelet["topologyManagerScope"] = "pod"
-        if placement.mem_policy is MemPolicy.BIND:
-            kubelet.update(memory_reservation(topology))
-            cost["memory reservation"] = _memory_cost(placement, topology, python_memory)
-    cores = max(1, request // per_slot)
-    memory_mib = _pod_mib(first, python_memory)  # what Spark asks each pod for
+        return kubelet, planned, cost
+    kubelet["cpuManagerPolicy"] = "static"
+    if topology.smt:
+        # whole physical cores only, at every level: no pod shares a core's SMT siblings
+        kubelet["cpuManagerPolicyOptions"] = {"full-pcpus-only": "true"}
+    reservation = cpu_reservation(placement, topology, planned)
+    kubelet["reservedSystemCPUs"] = str(reservation.cpus)
+    cost["CPU reservation"] = reservation.why
+    fits_one_node = all(len(j.nodes) == 1 for j in placement.executors)
+    kubelet["topologyManagerPolicy"] = "single-numa-node" if fits_one_node else "restricted"
+    kubelet["topologyManagerScope"] = "pod"
+    if placement.mem_policy is MemPolicy.BIND:
+        kubelet.update(memory_reservation(topology))
+        cost["memory reservation"] = _memory_cost(placement, topology, python_memory)
+    return kubelet, reservation.request, cost
+
+
+def _spark_conf(
+    placement: Placement,
+    cores: int,
+    request: int,
+    python_memory: int,
+    image: str | None,
+    plugin_jar: str | None,
+) -> dict[str, str]:
+    """Spark's conf for executor pods of ``cores`` task slots that ask for ``request`` CPUs."""
+    first = placement.executors[0]
     spark: dict[str, str] = {
-        "spark.executor.instances": str(len(executors)),
+        "spark.executor.instances": str(len(placement.executors)),
         "spark.executor.cores": str(cores),
         "spark.kubernetes.executor.request.cores": str(request),
         "spark.kubernetes.executor.limit.cores": str(request),
@@ -123,18 +156,34 @@ def k8s_settings(
     if image:
         spark["spark.kubernetes.container.image"] = image
     spark.update(resource_conf(placement, script=None))
-    if any(name == "gpu" for name, _ in placement.layout.resources):
+    if _asks_for_gpus(placement):
         spark["spark.executor.resource.gpu.vendor"] = K8S_VENDOR
-        cost["devices"] = K8S_DEVICES
     spark.update({k: v for k, v in spark_conf(placement).items() if "extraJavaOptions" in k})
     spark.update(jar_in_pods(with_manager(placement), plugin_jar))
+    return spark
+
+
+def _asks_for_gpus(placement: Placement) -> bool:
+    return any(name == "gpu" for name, _ in placement.layout.resources)
+
+
+def _plugin_settings(
+    placement: Placement,
+    spark: dict[str, str],
+    planned: int,
+    asked: MemPolicy | None,
+    plugin_jar: str | None,
+) -> dict[str, dict]:
+    """At node binding, the plugin's alternative to the kubelet's managers
+    (render.plugin_alternative), with the executor pod template its Spark conf names; empty at
+    other bindings."""
     # the plugin's node slots are host-local files: every executor pod mounts one hostPath
     volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
     locks = {f"{volume}.mount.path": DEFAULT_LOCK_DIR, f"{volume}.options.path": DEFAULT_LOCK_DIR}
     # the plugin's alternative has no CPU Manager to reserve for: the plan's own sizes
     sized = {
         **spark,
-        "spark.executor.cores": str(first.cores),
+        "spark.executor.cores": str(placement.executors[0].cores),
         "spark.kubernetes.executor.request.cores": str(planned),
         "spark.kubernetes.executor.limit.cores": str(planned),
     }
@@ -151,18 +200,7 @@ def k8s_settings(
         conf["spark.kubernetes.executor.podTemplateContainerName"] = EXECUTOR_CONTAINER
         inside["spark-plugin"] = jar_in_pods(conf, plugin_jar)
         inside["spark-plugin-pod-template"] = named_pod_template()
-    cost["plugin jar"] = f"spark.jars {spark['spark.jars']}: " + (
-        "the URL you gave, fetched by every pod"
-        if plugin_jar
-        else f"a path inside the image: the image must contain {IMAGE_JAR} (or give --plugin-jar URL)"
-    )
-    return {
-        "kubelet": kubelet,
-        "spark": spark,
-        "executor-pod-template": executor_pod_template(request, memory_mib),
-        "cost": cost,
-        **inside,
-    }
+    return inside
 
 
 K8S_DEVICES = (

@@ -87,21 +87,12 @@ def plan(
             f"nodes {topology.allowed_nodes or '-'})"
         )
     _check_request(topology, layout, nodes)
-    if binding is Binding.NONE and mem_policy is None:
-        policy = None
-    else:
-        policy = mem_policy or MemPolicy.BIND
+    policy = _memory_policy(binding, mem_policy)
     per_core = _threads_per_core(topology, layout, binding)
     pools = _Pools(topology, binding, pu_order, whole_cores=per_core is not None)
     by_node = executors_by_node(topology, layout.resources) if layout.resources else None
     count, cores = _executor_shape(topology, layout, binding, pools, by_node)
-    unit = pools.unit
-    total = pools.total()
-    if count * cores > total:
-        raise PlacementError(
-            f"{count} executor(s) x {cores} cores = {count * cores} task slots, but the machine "
-            f"allows {total} {unit} ({topology.allowed_cpus}): use fewer executors or cores per executor"
-        )
+    _check_slots_fit(topology, count, cores, pools)
     notes: list[str] = []
     homes = _homes(topology, layout, by_node)
     assignments = _assign(topology, binding, count, cores, pools, notes, homes)
@@ -115,37 +106,10 @@ def plan(
         ]
         notes.append(_threads_note(topology, per_core))
     heaps = _heaps(topology, layout, binding, policy, assignments, notes)
-
-    jvms: list[JvmPlacement] = []
-    local_mode = layout.mode is Mode.LOCAL
-    for index, (slots, heap) in enumerate(zip(assignments, heaps, strict=True)):
-        cpus = CpuSet.union(s.cpus for s in slots)
-        cpu_nodes = CpuSet(s.node for s in slots)
-        jvms.append(
-            JvmPlacement(
-                role="driver" if local_mode else "executor",
-                index=index,
-                cores=cores * (per_core or 1),
-                heap=heap,
-                overhead=spark_overhead(heap),
-                binding=binding,
-                cpus=cpus,
-                nodes=cpu_nodes,
-                mem_policy=policy,
-                mem_nodes=_mem_nodes(policy, cpu_nodes, topology),
-                java_options=_java_options(
-                    binding,
-                    cpu_nodes,
-                    policy,
-                    _mem_nodes(policy, cpu_nodes, topology),
-                    topology,
-                    notes,
-                ),
-                slots=_task_slots(topology, cpus, binding, per_core),
-                devices=devices[index],
-            )
-        )
-    if not local_mode:
+    jvms = _task_jvms(
+        topology, layout, binding, policy, cores, per_core, assignments, heaps, devices, notes
+    )
+    if layout.mode is not Mode.LOCAL:
         jvms.insert(0, _driver(whole_machine, layout))
     return Placement(
         topology_source=topology.source,
@@ -156,6 +120,64 @@ def plan(
         jvms=tuple(jvms),
         notes=tuple(dict.fromkeys(notes)),  # each note once, in order
     )
+
+
+def _memory_policy(binding: Binding, asked: MemPolicy | None) -> MemPolicy | None:
+    """The policy asked for; unbound JVMs keep the kernel's unless one is asked, bound ones
+    default to bind."""
+    if binding is Binding.NONE and asked is None:
+        return None
+    return asked or MemPolicy.BIND
+
+
+def _check_slots_fit(topology: Topology, count: int, cores: int, pools: _Pools) -> None:
+    """Refuse more task slots than the allowed CPUs (or cores) hold."""
+    unit = pools.unit
+    total = pools.total()
+    if count * cores > total:
+        raise PlacementError(
+            f"{count} executor(s) x {cores} cores = {count * cores} task slots, but the machine "
+            f"allows {total} {unit} ({topology.allowed_cpus}): use fewer executors or cores per executor"
+        )
+
+
+def _task_jvms(
+    topology: Topology,
+    layout: Layout,
+    binding: Binding,
+    policy: MemPolicy | None,
+    cores: int,
+    per_core: int | None,
+    assignments: list[list[_Slot]],
+    heaps: list[int],
+    devices: list[tuple],
+    notes: list[str],
+) -> list[JvmPlacement]:
+    """The JVMs that run tasks, one per assignment of CPUs: the executors, or local mode's
+    one driver. ``cores`` per JVM (with threads per core: cores, each ``per_core`` slots)."""
+    jvms: list[JvmPlacement] = []
+    for index, (slots, heap) in enumerate(zip(assignments, heaps, strict=True)):
+        cpus = CpuSet.union(s.cpus for s in slots)
+        cpu_nodes = CpuSet(s.node for s in slots)
+        mem_nodes = _mem_nodes(policy, cpu_nodes, topology)
+        jvms.append(
+            JvmPlacement(
+                role="driver" if layout.mode is Mode.LOCAL else "executor",
+                index=index,
+                cores=cores * (per_core or 1),
+                heap=heap,
+                overhead=spark_overhead(heap),
+                binding=binding,
+                cpus=cpus,
+                nodes=cpu_nodes,
+                mem_policy=policy,
+                mem_nodes=mem_nodes,
+                java_options=_java_options(binding, cpu_nodes, policy, mem_nodes, topology, notes),
+                slots=_task_slots(topology, cpus, binding, per_core),
+                devices=devices[index],
+            )
+        )
+    return jvms
 
 
 def _restrict(topology: Topology, only_nodes: CpuSet) -> Topology:

@@ -40,10 +40,10 @@ from numaspark.experiment.store import (
 )
 from numaspark.jsonlines import read_json_lines
 from numaspark.metrics.streaming import STREAM_METRICS
-from numaspark.placement import Binding, Placement
+from numaspark.placement import Binding, JvmPlacement, Placement
 from numaspark.topology import Topology, load
 from numaspark.topology.cpuset import CpuSet
-from numaspark.topology.model import Package
+from numaspark.topology.model import Core, NumaNode, Package
 
 PALETTE = (
     "#4e79a7",
@@ -353,11 +353,7 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    apps: dict[str, tuple[str, Path]] = {}
-    for r in results:
-        path = r.artifacts.collector_samples
-        if path and Path(path).exists():
-            apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
+    apps = _applications_sampled(results)
     chosen = list(apps.values())[-MAX_TIME_SERIES:]
     fig = make_subplots(
         rows=2,
@@ -374,38 +370,11 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
         found = _series(path)
         if found is None:
             continue
-        times, cpu, nodes = found
-        traces = [count]
-        fig.add_trace(
-            go.Scatter(
-                x=times,
-                y=cpu,
-                mode="lines",
-                name="CPU",
-                visible=not menu,
-                line={"color": PALETTE[0]},
-            ),
-            row=1,
-            col=1,
-        )
-        count += 1
-        for index, (node, (xs, ys)) in enumerate(sorted(nodes.items())):
-            fig.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=[v / 2**20 for v in ys],
-                    mode="lines",
-                    name=f"node {node}",
-                    visible=not menu,
-                    stackgroup=f"m{number}",
-                    line={"color": PALETTE[(index + 1) % len(PALETTE)]},
-                ),
-                row=2,
-                col=1,
-            )
-            traces.append(count)
-            count += 1
-        menu.append((label, traces))
+        scatters = _application_scatters(number, *found, visible=not menu)
+        for row, scatter in scatters:
+            fig.add_trace(go.Scatter(**scatter), row=row, col=1)
+        menu.append((label, list(range(count, count + len(scatters)))))
+        count += len(scatters)
     if not menu:
         return None
     _dropdown(fig, menu, count)
@@ -419,102 +388,190 @@ def time_series_plot(results: list[RunResult]) -> Plot | None:
     return Plot("timeseries", "CPU and per-node memory over time", _div(fig, "timeseries"), note)
 
 
+def _applications_sampled(results: list[RunResult]) -> dict[str, tuple[str, Path]]:
+    """Each application whose collectors' samples are still there, once however many of
+    its runs name them: its label and the samples' file, by that file."""
+    apps: dict[str, tuple[str, Path]] = {}
+    for r in results:
+        path = r.artifacts.collector_samples
+        if path and Path(path).exists():
+            apps.setdefault(path, (f"{r.spec.title} ({r.app_id})", Path(path)))
+    return apps
+
+
+def _application_scatters(
+    number: int,
+    times: list[float],
+    cpu: list[float],
+    nodes: dict[str, tuple[list, list]],
+    visible: bool,
+) -> list[tuple[int, dict]]:
+    """One application's traces as the plot's rows and their Scatter arguments: its CPU
+    utilisation (row 1) and its memory per node, stacked (row 2)."""
+    cpu_line = {
+        "x": times,
+        "y": cpu,
+        "mode": "lines",
+        "name": "CPU",
+        "visible": visible,
+        "line": {"color": PALETTE[0]},
+    }
+    scatters = [(1, cpu_line)]
+    for index, (node, (xs, ys)) in enumerate(sorted(nodes.items())):
+        memory = {
+            "x": xs,
+            "y": [v / 2**20 for v in ys],
+            "mode": "lines",
+            "name": f"node {node}",
+            "visible": visible,
+            "stackgroup": f"m{number}",
+            "line": {"color": PALETTE[(index + 1) % len(PALETTE)]},
+        }
+        scatters.append((2, memory))
+    return scatters
+
+
 def topology_svg(topology: Topology, placement: Placement) -> str:
     """Packages, NUMA nodes, cores and hardware threads; each JVM's CPUs in its colour."""
-    jvms = placement.executors  # the standalone driver runs no task
-    bound = {number for number, jvm in enumerate(jvms) if jvm.binding is not Binding.NONE}
-    owner: dict[int, int] = {}
-    for number in sorted(range(len(jvms)), key=lambda n: n not in bound):  # bound JVMs first
-        for cpu in jvms[number].cpus:
-            owner.setdefault(cpu, number)
-    allowed = set(topology.allowed_cpus)
-    cores_by_node: dict[int | None, list] = {}
-    for core in topology.cores:
-        cores_by_node.setdefault(core.node, []).append(core)
-    per_row, pu_w, core_h, pad = 8, 34, 34, 10
-    parts, y = [], 10
-    width = 0
+    # the standalone driver runs no task: the executors only
+    drawing = _TopologyDrawing.of(topology, placement.executors)
+    parts, y, width = [], 10, 0
     for package in topology.packages or [Package(None, 0, CpuSet(), CpuSet(), None)]:
-        nodes = [n for n in topology.nodes if n.os_index in package.nodes] or list(topology.nodes)
-        top, x = y, 10 + pad
-        y += 26
-        row_h = 0
-        for node in nodes:
-            cores = cores_by_node.get(node.os_index, [])
-            ways = max((len(c.cpus) for c in cores), default=1)
-            core_w = ways * pu_w + 8
-            columns = min(per_row, max(1, len(cores)))
-            memory = node.memory
-            title = (
-                f"NUMA node P#{node.os_index}"
-                + (f" · {memory / 2**30:.1f} GiB" if memory else "")
-                + ("" if node.has_cpus else " · memory only")
-                + _devices_on(topology, node.os_index)
-            )
-            node_w = max(columns * (core_w + 6) + 2 * pad, 8 * len(title) + 16)
-            node_h = 34 + ((len(cores) + per_row - 1) // per_row) * (core_h + 6) + pad
-            parts.append(
-                f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
-                f'class="node"/><text x="{x + 8}" y="{y + 18}" class="label">'
-                f"{html.escape(title)}</text>"
-            )
-            for index, core in enumerate(cores):
-                cx = x + pad + (index % per_row) * (core_w + 6)
-                cy = y + 28 + (index // per_row) * (core_h + 6)
-                parts.append(
-                    f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{core_h}" '
-                    f'rx="3" class="core"><title>core L#{core.logical_index}</title></rect>'
-                )
-                for k, cpu in enumerate(core.cpus):
-                    who = owner.get(cpu)
-                    fill = (
-                        PALETTE[who % len(PALETTE)]
-                        if who is not None
-                        else ("#ffffff" if cpu in allowed else "#d9d9d9")
-                    )
-                    dash = "" if who is None or who in bound else ' stroke-dasharray="3,2"'
-                    tip = (
-                        f"P#{cpu}: {jvms[who].role} {jvms[who].index}"
-                        if who is not None
-                        else f"P#{cpu}: {'free' if cpu in allowed else 'not allowed'}"
-                    )
-                    parts.append(
-                        f'<rect x="{cx + 4 + k * pu_w}" y="{cy + 4}" width="{pu_w - 4}" '
-                        f'height="{core_h - 8}" fill="{fill}" class="pu"{dash}>'
-                        f"<title>{html.escape(tip)}</title></rect>"
-                        f'<text x="{cx + 4 + k * pu_w + (pu_w - 4) / 2}" y="{cy + core_h / 2 + 4}" '
-                        f'class="pu-label">{cpu}</text>'
-                    )
-            x += node_w + pad
-            row_h = max(row_h, node_h)
-        package_w = x - 10
+        package_parts, package_w, nodes_h = drawing.package(package, y)
+        parts += package_parts
         width = max(width, package_w + 20)
-        model = package.cpu_model or ""
-        parts.append(
-            f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + pad}" '
-            f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
-            f"Package L#{package.logical_index} {html.escape(model)}</text>"
-        )
-        y += row_h + pad + 16
+        y += 26 + nodes_h + _PAD + 16
     legend_y = y + 8
-    for number, jvm in enumerate(jvms):
-        text = (
-            f"{jvm.role} {jvm.index}: CPUs {jvm.cpus}, nodes "
-            f"{jvm.nodes}, {jvm.binding.value}"
-            + ("" if number in bound else " (unbound: may run on any allowed CPU)")
-        )
-        parts.append(
-            f'<rect x="12" y="{legend_y + number * 20}" width="14" height="14" '
-            f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
-            f'y="{legend_y + number * 20 + 12}" class="legend">{html.escape(text)}</text>'
-        )
-    height = legend_y + len(jvms) * 20 + 10
+    parts += drawing.legend(legend_y)
+    height = legend_y + len(drawing.jvms) * 20 + 10
     # packages first so nodes draw over them
     packages = [p for p in parts if 'class="package"' in p]
     others = [p for p in parts if 'class="package"' not in p]
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width, 520)}" height="{height}" '
         f'class="topology">{"".join(packages + others)}</svg>'
+    )
+
+
+# the topology drawing's measures in pixels: cores in a row of a node, a hardware thread's
+# width, a core's height, and the padding inside a box
+_CORES_PER_ROW, _PU_W, _CORE_H, _PAD = 8, 34, 34, 10
+
+
+@dataclass(frozen=True)
+class _TopologyDrawing:
+    """What the SVG of one placement on one topology draws from: each CPU's JVM, with
+    bound JVMs claiming a CPU before unbound ones that may run there too."""
+
+    topology: Topology
+    jvms: tuple[JvmPlacement, ...]
+    bound: set[int]  # the numbers of the JVMs that are bound
+    owner: dict[int, int]  # CPU to the number of the JVM drawn on it
+    cores_by_node: dict[int | None, list[Core]]
+
+    @classmethod
+    def of(cls, topology: Topology, jvms: tuple[JvmPlacement, ...]) -> _TopologyDrawing:
+        bound = {number for number, jvm in enumerate(jvms) if jvm.binding is not Binding.NONE}
+        owner: dict[int, int] = {}
+        for number in sorted(range(len(jvms)), key=lambda n: n not in bound):  # bound first
+            for cpu in jvms[number].cpus:
+                owner.setdefault(cpu, number)
+        cores_by_node: dict[int | None, list[Core]] = {}
+        for core in topology.cores:
+            cores_by_node.setdefault(core.node, []).append(core)
+        return cls(topology, jvms, bound, owner, cores_by_node)
+
+    def package(self, package: Package, top: int) -> tuple[list[str], int, int]:
+        """A package's box at height ``top`` with its nodes in a row inside it; its parts,
+        its width and the height of its nodes' row."""
+        on_package = [n for n in self.topology.nodes if n.os_index in package.nodes]
+        parts, x, row_h = [], 10 + _PAD, 0
+        for node in on_package or self.topology.nodes:  # a package without nodes: all of them
+            node_parts, node_w, node_h = self.node(node, x, top + 26)
+            parts += node_parts
+            x += node_w + _PAD
+            row_h = max(row_h, node_h)
+        package_w = x - 10
+        model = package.cpu_model or ""
+        parts.append(
+            f'<rect x="10" y="{top}" width="{package_w}" height="{row_h + 26 + _PAD}" '
+            f'rx="8" class="package"/><text x="18" y="{top + 17}" class="label">'
+            f"Package L#{package.logical_index} {html.escape(model)}</text>"
+        )
+        return parts, package_w, row_h
+
+    def node(self, node: NumaNode, x: int, y: int) -> tuple[list[str], int, int]:
+        """A NUMA node's box with its cores in rows; its parts, its width and its height."""
+        cores = self.cores_by_node.get(node.os_index, [])
+        ways = max((len(c.cpus) for c in cores), default=1)
+        core_w = ways * _PU_W + 8
+        columns = min(_CORES_PER_ROW, max(1, len(cores)))
+        title = _node_title(self.topology, node)
+        node_w = max(columns * (core_w + 6) + 2 * _PAD, 8 * len(title) + 16)
+        node_h = 34 + ((len(cores) + _CORES_PER_ROW - 1) // _CORES_PER_ROW) * (_CORE_H + 6) + _PAD
+        parts = [
+            f'<rect x="{x}" y="{y}" width="{node_w}" height="{node_h}" rx="6" '
+            f'class="node"/><text x="{x + 8}" y="{y + 18}" class="label">'
+            f"{html.escape(title)}</text>"
+        ]
+        for index, core in enumerate(cores):
+            cx = x + _PAD + (index % _CORES_PER_ROW) * (core_w + 6)
+            cy = y + 28 + (index // _CORES_PER_ROW) * (_CORE_H + 6)
+            parts.append(
+                f'<rect x="{cx}" y="{cy}" width="{core_w}" height="{_CORE_H}" '
+                f'rx="3" class="core"><title>core L#{core.logical_index}</title></rect>'
+            )
+            parts += (self.pu(cpu, cx + 4 + k * _PU_W, cy) for k, cpu in enumerate(core.cpus))
+        return parts, node_w, node_h
+
+    def pu(self, cpu: int, x: int, core_y: int) -> str:
+        """A hardware thread in its JVM's colour (dashed: an unbound JVM may run there), white
+        where it is free, grey where this process may not use it."""
+        allowed = cpu in self.topology.allowed_cpus
+        who = self.owner.get(cpu)
+        fill = (
+            PALETTE[who % len(PALETTE)]
+            if who is not None
+            else ("#ffffff" if allowed else "#d9d9d9")
+        )
+        dash = "" if who is None or who in self.bound else ' stroke-dasharray="3,2"'
+        tip = (
+            f"P#{cpu}: {self.jvms[who].role} {self.jvms[who].index}"
+            if who is not None
+            else f"P#{cpu}: {'free' if allowed else 'not allowed'}"
+        )
+        return (
+            f'<rect x="{x}" y="{core_y + 4}" width="{_PU_W - 4}" '
+            f'height="{_CORE_H - 8}" fill="{fill}" class="pu"{dash}>'
+            f"<title>{html.escape(tip)}</title></rect>"
+            f'<text x="{x + (_PU_W - 4) / 2}" y="{core_y + _CORE_H / 2 + 4}" '
+            f'class="pu-label">{cpu}</text>'
+        )
+
+    def legend(self, top: int) -> list[str]:
+        """One line per JVM: its colour, its CPUs, nodes and binding."""
+        parts = []
+        for number, jvm in enumerate(self.jvms):
+            text = (
+                f"{jvm.role} {jvm.index}: CPUs {jvm.cpus}, nodes "
+                f"{jvm.nodes}, {jvm.binding.value}"
+                + ("" if number in self.bound else " (unbound: may run on any allowed CPU)")
+            )
+            parts.append(
+                f'<rect x="12" y="{top + number * 20}" width="14" height="14" '
+                f'fill="{PALETTE[number % len(PALETTE)]}"/><text x="32" '
+                f'y="{top + number * 20 + 12}" class="legend">{html.escape(text)}</text>'
+            )
+        return parts
+
+
+def _node_title(topology: Topology, node: NumaNode) -> str:
+    memory = node.memory
+    return (
+        f"NUMA node P#{node.os_index}"
+        + (f" · {memory / 2**30:.1f} GiB" if memory else "")
+        + ("" if node.has_cpus else " · memory only")
+        + _devices_on(topology, node.os_index)
     )
 
 
@@ -617,50 +674,16 @@ def build_report(
     from plotly.offline import get_plotlyjs
 
     directory = Path(directory)
-    results_path, cosched_path = directory / RESULTS_FILE, directory / "cosched.jsonl"
-    if not results_path.exists() and not cosched_path.exists():
-        raise UsageError(
-            f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
-            "directory of run, sweep, study or characterize"
-        )
-    results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
-    refuse_mixed(results, directory, mixed)
-    cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
-    if not results and not cosched_rows:
-        raise UsageError(f"{directory}: no runs are stored there yet: nothing to report")
+    results, cosched_rows = _stored_runs(directory, compare_by, mixed)
     classification = classify(results)
     classes = {c.config: [x.text for x in c.labels] for c in classification.configs}
     configs = _configs(results, classes)
     advices = advise_results(results, recorded_topology(directory)[0]) if results else []
     topology, topology_source = _topology(directory, results)
-    placements = []
-    seen = set()
-    for c in configs:
-        if c.key in seen or not c.spec.task_jvms:
-            continue
-        seen.add(c.key)
-        for host, shown in by_host(c.spec.placement):  # on several hosts: one drawing each
-            drawn_on = _host_topology(directory, host) if host else topology
-            if drawn_on is not None:
-                label = f"{c.label} · {host}" if host else c.label
-                placements.append({"label": label, "svg": topology_svg(drawn_on, shown)})
-    plots = [
-        p
-        for p in (
-            layout_heatmap(configs),
-            binding_bars(configs),
-            speedup_plot(configs),
-            cosched_plot(cosched_rows),
-            time_series_plot(results),
-        )
-        if p
-    ]
+    placements = _placement_drawings(directory, configs, topology)
+    plots = _plots(configs, cosched_rows, results)
     environment, differing = _environment(results)
-    base = (links_from or directory).resolve()
-    flame_graphs = [
-        (str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
-        for p in sorted(directory.glob("**/*.svg"))
-    ]
+    flame_graphs = _flame_graphs(directory, links_from or directory)
     streaming = [r for r in measured(results) if r.streaming]
     template = jinja2.Environment(
         loader=jinja2.PackageLoader("numaspark.report", "templates"),
@@ -690,6 +713,71 @@ def build_report(
         stream_metrics=STREAM_METRICS,
         where=where_they_ran(results),
     )
+
+
+def _stored_runs(
+    directory: Path, compare_by: str | None, mixed: bool
+) -> tuple[list[RunResult], list[dict]]:
+    """The runs and co-scheduling rounds stored in ``directory``; a UsageError where it
+    holds neither, or runs of several places that ``mixed`` does not allow."""
+    results_path, cosched_path = directory / RESULTS_FILE, directory / "cosched.jsonl"
+    if not results_path.exists() and not cosched_path.exists():
+        raise UsageError(
+            f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
+            "directory of run, sweep, study or characterize"
+        )
+    results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
+    refuse_mixed(results, directory, mixed)
+    cosched_rows = read_json_lines(cosched_path) if cosched_path.exists() else []
+    if not results and not cosched_rows:
+        raise UsageError(f"{directory}: no runs are stored there yet: nothing to report")
+    return results, cosched_rows
+
+
+def _placement_drawings(
+    directory: Path, configs: list[ConfigRow], topology: Topology | None
+) -> list[dict]:
+    """One picture per configuration that runs tasks, of its placement on its topology; on
+    several hosts one per host, on that host's topology (none where it is not known)."""
+    placements = []
+    seen = set()
+    for c in configs:
+        if c.key in seen or not c.spec.task_jvms:
+            continue
+        seen.add(c.key)
+        for host, shown in by_host(c.spec.placement):
+            drawn_on = _host_topology(directory, host) if host else topology
+            if drawn_on is not None:
+                label = f"{c.label} · {host}" if host else c.label
+                placements.append({"label": label, "svg": topology_svg(drawn_on, shown)})
+    return placements
+
+
+def _plots(
+    configs: list[ConfigRow], cosched_rows: list[dict], results: list[RunResult]
+) -> list[Plot]:
+    """Each plot the runs have what it needs for, in the report's order."""
+    return [
+        p
+        for p in (
+            layout_heatmap(configs),
+            binding_bars(configs),
+            speedup_plot(configs),
+            cosched_plot(cosched_rows),
+            time_series_plot(results),
+        )
+        if p
+    ]
+
+
+def _flame_graphs(directory: Path, links_from: Path) -> list[tuple[str, str]]:
+    """Each flame graph under ``directory``: its name there, and its link from the folder
+    ``links_from`` (the report's)."""
+    base = links_from.resolve()
+    return [
+        (str(p.relative_to(directory)), os.path.relpath(p.resolve(), base))
+        for p in sorted(directory.glob("**/*.svg"))
+    ]
 
 
 def write_report(

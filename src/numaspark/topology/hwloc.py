@@ -184,8 +184,31 @@ class _Builder:
         allowed_nodes = (
             CpuSet.from_hwloc(allowed_nodes_text) & all_nodes if allowed_nodes_text else all_nodes
         )
+        nodes = self._numa_nodes(allowed_nodes)
+        node_of_cpu = {cpu: n.os_index for n in nodes for cpu in n.cpus}
+        order, matrix = _numa_distances(root, self.gp_to_node)
+        return Topology(
+            source=source,
+            hostname=_info(machine, "HostName"),
+            architecture=_info(machine, "Architecture"),
+            hwloc_version=_info(machine, "hwlocVersion"),
+            packages=self._packages(),
+            nodes=nodes,
+            l3=tuple(self.l3),
+            cores=self._cores(node_of_cpu),
+            pus=self._pus(node_of_cpu, allowed_cpus),
+            complete_cpus=complete,
+            online_cpus=online,
+            allowed_cpus=allowed_cpus,
+            allowed_nodes=allowed_nodes,
+            distance_nodes=order,
+            distances=matrix,
+            cgroup=cgroup,
+            devices=hwloc_devices(machine, all_nodes),
+        )
 
-        nodes = tuple(
+    def _numa_nodes(self, allowed_nodes: CpuSet) -> tuple[NumaNode, ...]:
+        return tuple(
             NumaNode(
                 os_index=n["os_index"],
                 logical_index=i,
@@ -196,8 +219,9 @@ class _Builder:
             )
             for i, n in enumerate(self.nodes)
         )
-        node_of_cpu = {cpu: n.os_index for n in nodes for cpu in n.cpus}
-        cores = tuple(
+
+    def _cores(self, node_of_cpu: dict[int, int]) -> tuple[Core, ...]:
+        return tuple(
             Core(
                 logical_index=i,
                 os_index=c["os_index"],
@@ -208,7 +232,9 @@ class _Builder:
             )
             for i, c in enumerate(self.cores)
         )
-        pus = tuple(
+
+    def _pus(self, node_of_cpu: dict[int, int], allowed_cpus: CpuSet) -> tuple[Pu, ...]:
+        return tuple(
             Pu(
                 os_index=p["os_index"],
                 logical_index=i,
@@ -218,7 +244,11 @@ class _Builder:
             )
             for i, p in enumerate(self.pus)
         )
-        packages = tuple(
+
+    def _packages(self) -> tuple[Package, ...]:
+        """Each package with its NUMA nodes: those that hang off it, and those sharing its
+        CPUs (a node's CPUs can be all of a package's, or a part of them)."""
+        return tuple(
             Package(
                 os_index=p["os_index"],
                 logical_index=i,
@@ -231,26 +261,6 @@ class _Builder:
                 cpu_model=p["model"],
             )
             for i, p in enumerate(self.packages)
-        )
-        order, matrix = _numa_distances(root, self.gp_to_node)
-        return Topology(
-            source=source,
-            hostname=_info(machine, "HostName"),
-            architecture=_info(machine, "Architecture"),
-            hwloc_version=_info(machine, "hwlocVersion"),
-            packages=packages,
-            nodes=nodes,
-            l3=tuple(self.l3),
-            cores=cores,
-            pus=pus,
-            complete_cpus=complete,
-            online_cpus=online,
-            allowed_cpus=allowed_cpus,
-            allowed_nodes=allowed_nodes,
-            distance_nodes=order,
-            distances=matrix,
-            cgroup=cgroup,
-            devices=hwloc_devices(machine, all_nodes),
         )
 
 

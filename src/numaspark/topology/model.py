@@ -251,16 +251,7 @@ class Topology:
             "architecture": self.architecture,
             "cpu_model": self.cpu_model,
             "hwloc_version": self.hwloc_version,
-            "summary": {
-                "packages": len(self.packages),
-                "numa_nodes": len(self.nodes),
-                "numa_nodes_with_cpus": sum(1 for n in self.nodes if n.has_cpus),
-                "l3_domains": len(self.l3),
-                "cores": len(self.cores),
-                "pus": len(self.pus),
-                "smt": self.smt,
-                "memory_bytes": self.total_memory,
-            },
+            "summary": self._summary(),
             "cpus": {
                 "complete": str(self.complete_cpus),
                 "online": str(self.online_cpus),
@@ -268,66 +259,32 @@ class Topology:
                 "allowed": str(self.allowed_cpus),
             },
             "allowed_nodes": str(self.allowed_nodes),
-            "packages": [
-                {
-                    "logical_index": p.logical_index,
-                    "os_index": p.os_index,
-                    "cpus": str(p.cpus),
-                    "nodes": str(p.nodes),
-                    "cpu_model": p.cpu_model,
-                }
-                for p in self.packages
-            ],
-            "numa_nodes": [
-                {
-                    "logical_index": n.logical_index,
-                    "os_index": n.os_index,
-                    "memory_bytes": n.memory,
-                    "cpus": str(n.cpus),
-                    "has_cpus": n.has_cpus,
-                    "subtype": n.subtype,
-                    "allowed": n.allowed,
-                }
-                for n in self.nodes
-            ],
+            "packages": [_package_to_json(p) for p in self.packages],
+            "numa_nodes": [_node_to_json(n) for n in self.nodes],
             "l3_domains": [
                 {"logical_index": c.logical_index, "size_bytes": c.size, "cpus": str(c.cpus)}
                 for c in self.l3
             ],
-            "cores": [
-                {
-                    "logical_index": c.logical_index,
-                    "os_index": c.os_index,
-                    "cpus": str(c.cpus),
-                    "package": c.package,
-                    "node": c.node,
-                    "l3": c.l3,
-                }
-                for c in self.cores
-            ],
-            "pus": [
-                {
-                    "logical_index": p.logical_index,
-                    "os_index": p.os_index,
-                    "core": p.core,
-                    "node": p.node,
-                    "siblings": str(self.siblings(p.os_index)),
-                    "allowed": p.allowed,
-                }
-                for p in self.pus
-            ],
+            "cores": [_core_to_json(c) for c in self.cores],
+            "pus": [_pu_to_json(p, self.siblings(p.os_index)) for p in self.pus],
             "distances": None
             if self.distances is None
             else {"nodes": list(self.distance_nodes), "matrix": [list(r) for r in self.distances]},
-            "cgroup": None
-            if self.cgroup is None
-            else {
-                "version": self.cgroup.version,
-                "path": self.cgroup.path,
-                "cpu_quota": self.cgroup.cpu_quota,
-                "memory_limit_bytes": self.cgroup.memory_limit,
-            },
+            "cgroup": None if self.cgroup is None else _cgroup_to_json(self.cgroup),
             "devices": [d.to_dict() for d in self.devices],
+        }
+
+    def _summary(self) -> dict:
+        """The counts a reader of the JSON wants first, so it need not count the lists."""
+        return {
+            "packages": len(self.packages),
+            "numa_nodes": len(self.nodes),
+            "numa_nodes_with_cpus": sum(1 for n in self.nodes if n.has_cpus),
+            "l3_domains": len(self.l3),
+            "cores": len(self.cores),
+            "pus": len(self.pus),
+            "smt": self.smt,
+            "memory_bytes": self.total_memory,
         }
 
     @classmethod
@@ -344,59 +301,122 @@ class Topology:
             hostname=data.get("hostname"),
             architecture=data.get("architecture"),
             hwloc_version=data.get("hwloc_version"),
-            packages=tuple(
-                Package(
-                    p["os_index"],
-                    p["logical_index"],
-                    CpuSet.parse(p["cpus"]),
-                    CpuSet.parse(p["nodes"]),
-                    p.get("cpu_model"),
-                )
-                for p in data["packages"]
-            ),
-            nodes=tuple(
-                NumaNode(
-                    n["os_index"],
-                    n["logical_index"],
-                    n.get("memory_bytes"),
-                    CpuSet.parse(n["cpus"]),
-                    n.get("subtype"),
-                    bool(n["allowed"]),
-                )
-                for n in data["numa_nodes"]
-            ),
+            packages=tuple(_package_from_json(p) for p in data["packages"]),
+            nodes=tuple(_node_from_json(n) for n in data["numa_nodes"]),
             l3=tuple(
                 CacheDomain(c["logical_index"], c.get("size_bytes"), CpuSet.parse(c["cpus"]))
                 for c in data["l3_domains"]
             ),
-            cores=tuple(
-                Core(
-                    c["logical_index"],
-                    c["os_index"],
-                    CpuSet.parse(c["cpus"]),
-                    c.get("package"),
-                    c.get("node"),
-                    c.get("l3"),
-                )
-                for c in data["cores"]
-            ),
-            pus=tuple(
-                Pu(p["os_index"], p["logical_index"], p["core"], p.get("node"), bool(p["allowed"]))
-                for p in data["pus"]
-            ),
+            cores=tuple(_core_from_json(c) for c in data["cores"]),
+            pus=tuple(_pu_from_json(p) for p in data["pus"]),
             complete_cpus=CpuSet.parse(cpus["complete"]),
             online_cpus=CpuSet.parse(cpus["online"]),
             allowed_cpus=CpuSet.parse(cpus["allowed"]),
             allowed_nodes=CpuSet.parse(data["allowed_nodes"]),
             distance_nodes=tuple(distances["nodes"]) if distances else (),
             distances=tuple(tuple(r) for r in distances["matrix"]) if distances else None,
-            cgroup=None
-            if cgroup is None
-            else CgroupLimits(
-                cgroup["version"],
-                cgroup["path"],
-                cgroup.get("cpu_quota"),
-                cgroup.get("memory_limit_bytes"),
-            ),
+            cgroup=None if cgroup is None else _cgroup_from_json(cgroup),
             devices=tuple(Device.from_dict(d) for d in data.get("devices") or ()),
         )
+
+
+# --- the JSON form of each part of a Topology, written and read side by side ----------------
+
+
+def _package_to_json(p: Package) -> dict:
+    return {
+        "logical_index": p.logical_index,
+        "os_index": p.os_index,
+        "cpus": str(p.cpus),
+        "nodes": str(p.nodes),
+        "cpu_model": p.cpu_model,
+    }
+
+
+def _package_from_json(p: dict) -> Package:
+    return Package(
+        p["os_index"],
+        p["logical_index"],
+        CpuSet.parse(p["cpus"]),
+        CpuSet.parse(p["nodes"]),
+        p.get("cpu_model"),
+    )
+
+
+def _node_to_json(n: NumaNode) -> dict:
+    return {
+        "logical_index": n.logical_index,
+        "os_index": n.os_index,
+        "memory_bytes": n.memory,
+        "cpus": str(n.cpus),
+        "has_cpus": n.has_cpus,
+        "subtype": n.subtype,
+        "allowed": n.allowed,
+    }
+
+
+def _node_from_json(n: dict) -> NumaNode:
+    return NumaNode(
+        n["os_index"],
+        n["logical_index"],
+        n.get("memory_bytes"),
+        CpuSet.parse(n["cpus"]),
+        n.get("subtype"),
+        bool(n["allowed"]),
+    )
+
+
+def _core_to_json(c: Core) -> dict:
+    return {
+        "logical_index": c.logical_index,
+        "os_index": c.os_index,
+        "cpus": str(c.cpus),
+        "package": c.package,
+        "node": c.node,
+        "l3": c.l3,
+    }
+
+
+def _core_from_json(c: dict) -> Core:
+    return Core(
+        c["logical_index"],
+        c["os_index"],
+        CpuSet.parse(c["cpus"]),
+        c.get("package"),
+        c.get("node"),
+        c.get("l3"),
+    )
+
+
+def _pu_to_json(p: Pu, siblings: CpuSet) -> dict:
+    """A PU with its SMT siblings spelled out (a reader's convenience; not read back)."""
+    return {
+        "logical_index": p.logical_index,
+        "os_index": p.os_index,
+        "core": p.core,
+        "node": p.node,
+        "siblings": str(siblings),
+        "allowed": p.allowed,
+    }
+
+
+def _pu_from_json(p: dict) -> Pu:
+    return Pu(p["os_index"], p["logical_index"], p["core"], p.get("node"), bool(p["allowed"]))
+
+
+def _cgroup_to_json(cgroup: CgroupLimits) -> dict:
+    return {
+        "version": cgroup.version,
+        "path": cgroup.path,
+        "cpu_quota": cgroup.cpu_quota,
+        "memory_limit_bytes": cgroup.memory_limit,
+    }
+
+
+def _cgroup_from_json(cgroup: dict) -> CgroupLimits:
+    return CgroupLimits(
+        cgroup["version"],
+        cgroup["path"],
+        cgroup.get("cpu_quota"),
+        cgroup.get("memory_limit_bytes"),
+    )

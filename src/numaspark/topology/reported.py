@@ -25,46 +25,16 @@ def from_report(host: str, data: dict) -> Topology:
     node_of_cpu = {cpu: n for n, cpus in nodes_cpus.items() for cpu in cpus}
     core_sets = sorted((CpuSet.parse(c) for c in data["cores"]), key=lambda c: c.first())
     packages = sorted((int(p), CpuSet.parse(c)) for p, c in (data.get("packages") or {}).items())
-    package_of_cpu = {cpu: i for i, (_, cpus) in enumerate(packages) for cpu in cpus}
     every = CpuSet(cpu for cpus in [*nodes_cpus.values(), *core_sets] for cpu in cpus)
-    cores = tuple(
-        Core(
-            logical_index=i,
-            os_index=None,
-            cpus=cpus,
-            package=package_of_cpu.get(cpus.first()),
-            node=node_of_cpu.get(cpus.first()),
-            l3=None,
-        )
-        for i, cpus in enumerate(core_sets)
-    )
-    in_order = [(core.logical_index, cpu) for core in cores for cpu in core.cpus]  # as hwloc's
-    pus = tuple(
-        Pu(os_index=cpu, logical_index=i, core=core, node=node_of_cpu.get(cpu), allowed=True)
-        for i, (core, cpu) in enumerate(in_order)
-    )
+    cores = _cores(core_sets, packages, node_of_cpu)
     order = sorted(nodes_cpus)
-    distances = data.get("distances")
-    matrix = (
-        tuple(tuple(int(distances[str(a)][str(b)]) for b in order) for a in order)
-        if distances
-        else None
-    )
+    matrix = _distance_matrix(data.get("distances"), order)
     return Topology(
         source=f"{SOURCE_PREFIX}{host}",
         hostname=host,
         architecture=None,
         hwloc_version=None,
-        packages=tuple(
-            Package(
-                os_index=p,
-                logical_index=i,
-                cpus=cpus,
-                nodes=CpuSet(n for n, c in nodes_cpus.items() if c & cpus),
-                cpu_model=None,
-            )
-            for i, (p, cpus) in enumerate(packages)
-        ),
+        packages=_packages(packages, nodes_cpus),
         nodes=tuple(
             NumaNode(
                 os_index=n,
@@ -78,7 +48,7 @@ def from_report(host: str, data: dict) -> Topology:
         ),
         l3=(),
         cores=cores,
-        pus=pus,
+        pus=_pus(cores, node_of_cpu),
         complete_cpus=every,
         online_cpus=every,
         # every CPU and node of the host, not the executor's allowed ones: a container's
@@ -89,3 +59,55 @@ def from_report(host: str, data: dict) -> Topology:
         distance_nodes=tuple(order) if matrix else (),
         distances=matrix,
     )
+
+
+def _cores(
+    core_sets: list[CpuSet], packages: list[tuple[int, CpuSet]], node_of_cpu: dict[int, int]
+) -> tuple[Core, ...]:
+    """The cores by their first CPU (the plugin reports no core numbers: ``os_index`` None)."""
+    package_of_cpu = {cpu: i for i, (_, cpus) in enumerate(packages) for cpu in cpus}
+    return tuple(
+        Core(
+            logical_index=i,
+            os_index=None,
+            cpus=cpus,
+            package=package_of_cpu.get(cpus.first()),
+            node=node_of_cpu.get(cpus.first()),
+            l3=None,
+        )
+        for i, cpus in enumerate(core_sets)
+    )
+
+
+def _pus(cores: tuple[Core, ...], node_of_cpu: dict[int, int]) -> tuple[Pu, ...]:
+    """The hardware threads, numbered core by core as hwloc numbers them."""
+    in_order = [(core.logical_index, cpu) for core in cores for cpu in core.cpus]
+    return tuple(
+        Pu(os_index=cpu, logical_index=i, core=core, node=node_of_cpu.get(cpu), allowed=True)
+        for i, (core, cpu) in enumerate(in_order)
+    )
+
+
+def _packages(
+    packages: list[tuple[int, CpuSet]], nodes_cpus: dict[int, CpuSet]
+) -> tuple[Package, ...]:
+    return tuple(
+        Package(
+            os_index=p,
+            logical_index=i,
+            cpus=cpus,
+            nodes=CpuSet(n for n, c in nodes_cpus.items() if c & cpus),
+            cpu_model=None,
+        )
+        for i, (p, cpus) in enumerate(packages)
+    )
+
+
+def _distance_matrix(
+    distances: dict | None, order: list[int]
+) -> tuple[tuple[int, ...], ...] | None:
+    """The reported distances (node to node to distance, keyed by strings) as a matrix in
+    the nodes' order; None where the plugin reported none."""
+    if not distances:
+        return None
+    return tuple(tuple(int(distances[str(a)][str(b)]) for b in order) for a in order)

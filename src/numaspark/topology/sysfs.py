@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from numaspark.topology.cpuset import CpuSet
@@ -50,70 +51,14 @@ def read_sysfs(
         raise OSError(f"{cpu_dir}/online is missing or empty")
     complete = CpuSet.parse(_read(cpu_dir / "present") or "") | online
     facts = {cpu: _cpu_facts(cpu_dir / f"cpu{cpu}") for cpu in online}
-
-    # NUMA nodes: a kernel without NUMA has no node directory; hwloc shows one node then
-    node_ids = (
-        sorted(int(p.name[4:]) for p in node_dir.glob("node[0-9]*")) if node_dir.is_dir() else []
-    )
-    node_cpus = {
-        n: CpuSet.parse(_read(node_dir / f"node{n}/cpulist") or "") & online for n in node_ids
-    } or {0: online}
-    memory = {n: _node_memory(node_dir / f"node{n}/meminfo") for n in node_cpus}
-    if not node_ids:
-        memory[0] = _node_memory(root / "proc/meminfo")
+    node_cpus, memory = _numa_nodes(node_dir, root / "proc/meminfo", online)
     node_of_cpu = {cpu: n for n, cpus in node_cpus.items() for cpu in cpus}
-
-    # by their first CPU, as hwloc orders them (by their cpusets, offline CPUs included: the
-    # kernel removes an offline CPU's topology files, so with offline CPUs the order can differ)
-    packages = sorted(
-        {f["package"] for f in facts.values()},
-        key=lambda p: min(c for c, f in facts.items() if f["package"] == p),
-    )
-    package_cpus = {p: CpuSet(c for c, f in facts.items() if f["package"] == p) for p in packages}
+    packages = _packages_by_first_cpu(facts)
     package_logical = {p: i for i, p in enumerate(packages)}
-
-    # hwloc's logical order is its tree's: package, then the NUMA node's CPUs (a Group or Die
-    # below the package), then L3, then the core, each by its first CPU
-    def tree_order(cpus: CpuSet) -> tuple[int, ...]:
-        first = cpus.first()
-        node = node_of_cpu.get(first)
-        l3_cpus = facts[first]["l3"][0] if facts[first]["l3"] else cpus
-        return (
-            package_logical[facts[first]["package"]],
-            node_cpus[node].first() if node is not None else -1,
-            l3_cpus.first(),
-            first,
-        )
-
-    l3_sets = sorted(
-        {f["l3"] for f in facts.values() if f["l3"] is not None}, key=lambda s: tree_order(s[0])
-    )
-    l3 = tuple(CacheDomain(i, size, cpus) for i, (cpus, size) in enumerate(l3_sets))
-    l3_of_cpu = {cpu: d.logical_index for d in l3 for cpu in d.cpus}
-
-    core_sets = sorted({f["siblings"] for f in facts.values()}, key=tree_order)
-    cores = tuple(
-        Core(
-            logical_index=i,
-            os_index=facts[cpus.first()]["core_id"],
-            cpus=cpus,
-            package=package_logical[facts[cpus.first()]["package"]],
-            node=node_of_cpu.get(cpus.first()),
-            l3=l3_of_cpu.get(cpus.first()),
-        )
-        for i, cpus in enumerate(core_sets)
-    )
+    tree_order = _tree_order(facts, node_cpus, node_of_cpu, package_logical)
+    l3 = _l3_domains(facts, tree_order)
+    cores = _cores(facts, tree_order, package_logical, node_of_cpu, l3)
     allowed_cpus, allowed_nodes = _cpuset(root, online, CpuSet(node_cpus))
-    pus = tuple(
-        Pu(
-            os_index=cpu,
-            logical_index=i,
-            core=core.logical_index,
-            node=node_of_cpu.get(cpu),
-            allowed=cpu in allowed_cpus,
-        )
-        for i, (core, cpu) in enumerate((c, cpu) for c in cores for cpu in c.cpus)
-    )
     model = _cpu_models(root / "proc/cpuinfo")
     order = sorted(node_cpus)
     distances = _distances(node_dir, order) if len(order) > 1 else None
@@ -122,16 +67,7 @@ def read_sysfs(
         hostname=hostname,
         architecture=os.uname().machine,
         hwloc_version=None,
-        packages=tuple(
-            Package(
-                os_index=p,
-                logical_index=i,
-                cpus=package_cpus[p],
-                nodes=CpuSet(n for n, c in node_cpus.items() if c & package_cpus[p]),
-                cpu_model=model.get(package_cpus[p].first()),
-            )
-            for i, p in enumerate(packages)
-        ),
+        packages=_packages(packages, facts, node_cpus, model),
         nodes=tuple(
             NumaNode(
                 os_index=n,
@@ -145,7 +81,7 @@ def read_sysfs(
         ),
         l3=l3,
         cores=cores,
-        pus=pus,
+        pus=_pus(cores, node_of_cpu, allowed_cpus),
         complete_cpus=complete,
         online_cpus=online,
         allowed_cpus=allowed_cpus,
@@ -154,6 +90,125 @@ def read_sysfs(
         distances=distances,
         cgroup=cgroup,
         devices=sysfs_devices(root, CpuSet(order)),
+    )
+
+
+def _numa_nodes(
+    node_dir: Path, meminfo: Path, online: CpuSet
+) -> tuple[dict[int, CpuSet], dict[int, int | None]]:
+    """Each NUMA node's online CPUs and its memory. A kernel without NUMA has no node
+    directory; hwloc shows one node then, with all the CPUs and the machine's memory."""
+    node_ids = (
+        sorted(int(p.name[4:]) for p in node_dir.glob("node[0-9]*")) if node_dir.is_dir() else []
+    )
+    node_cpus = {
+        n: CpuSet.parse(_read(node_dir / f"node{n}/cpulist") or "") & online for n in node_ids
+    } or {0: online}
+    memory = {n: _node_memory(node_dir / f"node{n}/meminfo") for n in node_cpus}
+    if not node_ids:
+        memory[0] = _node_memory(meminfo)
+    return node_cpus, memory
+
+
+def _packages_by_first_cpu(facts: dict[int, dict]) -> list[int]:
+    """The packages' OS indexes by their first CPU, as hwloc orders them (by their cpusets,
+    offline CPUs included: the kernel removes an offline CPU's topology files, so with offline
+    CPUs the order can differ)."""
+    return sorted(
+        {f["package"] for f in facts.values()},
+        key=lambda p: min(c for c, f in facts.items() if f["package"] == p),
+    )
+
+
+def _tree_order(
+    facts: dict[int, dict],
+    node_cpus: dict[int, CpuSet],
+    node_of_cpu: dict[int, int],
+    package_logical: dict[int, int],
+) -> Callable[[CpuSet], tuple[int, ...]]:
+    """A sort key that puts sets of CPUs in hwloc's logical order, which is its tree's:
+    package, then the NUMA node's CPUs (a Group or Die below the package), then L3, then the
+    core, each by its first CPU."""
+
+    def tree_order(cpus: CpuSet) -> tuple[int, ...]:
+        first = cpus.first()
+        node = node_of_cpu.get(first)
+        l3_cpus = facts[first]["l3"][0] if facts[first]["l3"] else cpus
+        return (
+            package_logical[facts[first]["package"]],
+            node_cpus[node].first() if node is not None else -1,
+            l3_cpus.first(),
+            first,
+        )
+
+    return tree_order
+
+
+def _l3_domains(
+    facts: dict[int, dict], tree_order: Callable[[CpuSet], tuple[int, ...]]
+) -> tuple[CacheDomain, ...]:
+    """The L3 caches (each the CPUs that share one, and its size) in hwloc's tree order."""
+    l3_sets = sorted(
+        {f["l3"] for f in facts.values() if f["l3"] is not None}, key=lambda s: tree_order(s[0])
+    )
+    return tuple(CacheDomain(i, size, cpus) for i, (cpus, size) in enumerate(l3_sets))
+
+
+def _cores(
+    facts: dict[int, dict],
+    tree_order: Callable[[CpuSet], tuple[int, ...]],
+    package_logical: dict[int, int],
+    node_of_cpu: dict[int, int],
+    l3: tuple[CacheDomain, ...],
+) -> tuple[Core, ...]:
+    """The cores (each a set of SMT siblings) in hwloc's tree order."""
+    l3_of_cpu = {cpu: d.logical_index for d in l3 for cpu in d.cpus}
+    core_sets = sorted({f["siblings"] for f in facts.values()}, key=tree_order)
+    return tuple(
+        Core(
+            logical_index=i,
+            os_index=facts[cpus.first()]["core_id"],
+            cpus=cpus,
+            package=package_logical[facts[cpus.first()]["package"]],
+            node=node_of_cpu.get(cpus.first()),
+            l3=l3_of_cpu.get(cpus.first()),
+        )
+        for i, cpus in enumerate(core_sets)
+    )
+
+
+def _pus(
+    cores: tuple[Core, ...], node_of_cpu: dict[int, int], allowed_cpus: CpuSet
+) -> tuple[Pu, ...]:
+    """The hardware threads, numbered core by core as hwloc numbers them."""
+    return tuple(
+        Pu(
+            os_index=cpu,
+            logical_index=i,
+            core=core.logical_index,
+            node=node_of_cpu.get(cpu),
+            allowed=cpu in allowed_cpus,
+        )
+        for i, (core, cpu) in enumerate((c, cpu) for c in cores for cpu in c.cpus)
+    )
+
+
+def _packages(
+    packages: list[int],
+    facts: dict[int, dict],
+    node_cpus: dict[int, CpuSet],
+    model: dict[int, str],
+) -> tuple[Package, ...]:
+    package_cpus = {p: CpuSet(c for c, f in facts.items() if f["package"] == p) for p in packages}
+    return tuple(
+        Package(
+            os_index=p,
+            logical_index=i,
+            cpus=package_cpus[p],
+            nodes=CpuSet(n for n, c in node_cpus.items() if c & package_cpus[p]),
+            cpu_model=model.get(package_cpus[p].first()),
+        )
+        for i, p in enumerate(packages)
     )
 
 

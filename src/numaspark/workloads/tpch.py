@@ -53,6 +53,8 @@ def _frame(directory: Path, table: str, columns: list[str]):
 
 
 def reference_answers(directory: Path) -> dict:
+    """Q1, Q3 and Q6 answered with pandas, with the dates of the Spark job's SQL
+    (workloads/jobs/tpch.py), in the shapes that job reports them."""
     import pandas as pd
 
     line = _frame(
@@ -69,7 +71,22 @@ def reference_answers(directory: Path) -> dict:
         ],
     )
     line["l_shipdate"] = pd.to_datetime(line["l_shipdate"])
-    q1 = line[line["l_shipdate"] <= pd.Timestamp("1998-09-02")].copy()
+    customer = _frame(directory, "customer", ["c_custkey", "c_mktsegment"])
+    orders = _frame(
+        directory, "orders", ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"]
+    )
+    orders["o_orderdate"] = pd.to_datetime(orders["o_orderdate"])
+    return {
+        "q1": _q1(line, shipped_by=pd.Timestamp("1998-09-02")),  # 1998-12-01 less 90 days
+        "q3": _q3(customer, orders, line, day=pd.Timestamp("1995-03-15")),
+        "q6": _q6(line, pd.Timestamp("1994-01-01"), pd.Timestamp("1995-01-01")),
+    }
+
+
+def _q1(line, shipped_by) -> list[list]:
+    """Q1, the pricing summary: quantities and prices of the items shipped by
+    ``shipped_by``, per return flag and line status."""
+    q1 = line[line["l_shipdate"] <= shipped_by].copy()
     q1["disc_price"] = q1["l_extendedprice"] * (1 - q1["l_discount"])
     q1 = (
         q1.groupby(["l_returnflag", "l_linestatus"])
@@ -82,26 +99,31 @@ def reference_answers(directory: Path) -> dict:
         .reset_index()
         .sort_values(["l_returnflag", "l_linestatus"])
     )
-    q6 = line[
-        (line["l_shipdate"] >= pd.Timestamp("1994-01-01"))
-        & (line["l_shipdate"] < pd.Timestamp("1995-01-01"))
-        & line["l_discount"].between(0.05, 0.07)
-        & (line["l_quantity"] < 24)
+    return [
+        [
+            r.l_returnflag,
+            r.l_linestatus,
+            float(r.sum_qty),
+            float(r.sum_base_price),
+            float(r.sum_disc_price),
+            int(r.count_order),
+        ]
+        for r in q1.itertuples()
     ]
-    customer = _frame(directory, "customer", ["c_custkey", "c_mktsegment"])
-    orders = _frame(
-        directory, "orders", ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"]
-    )
-    orders["o_orderdate"] = pd.to_datetime(orders["o_orderdate"])
+
+
+def _q3(customer, orders, line, day) -> list[list]:
+    """Q3, shipping priority: the 10 orders of the BUILDING segment with the most revenue
+    still to ship on ``day`` (ordered before it, items shipped after), as [key, revenue]."""
     joined = (
         customer[customer["c_mktsegment"] == "BUILDING"]
         .merge(
-            orders[orders["o_orderdate"] < pd.Timestamp("1995-03-15")],
+            orders[orders["o_orderdate"] < day],
             left_on="c_custkey",
             right_on="o_custkey",
         )
         .merge(
-            line[line["l_shipdate"] > pd.Timestamp("1995-03-15")],
+            line[line["l_shipdate"] > day],
             left_on="o_orderkey",
             right_on="l_orderkey",
         )
@@ -114,21 +136,19 @@ def reference_answers(directory: Path) -> dict:
         .sort_values(["revenue", "o_orderdate"], ascending=[False, True])
         .head(10)
     )
-    return {
-        "q1": [
-            [
-                r.l_returnflag,
-                r.l_linestatus,
-                float(r.sum_qty),
-                float(r.sum_base_price),
-                float(r.sum_disc_price),
-                int(r.count_order),
-            ]
-            for r in q1.itertuples()
-        ],
-        "q3": [[int(r.l_orderkey), float(r.revenue)] for r in q3.itertuples()],
-        "q6": float((q6["l_extendedprice"] * q6["l_discount"]).sum()),
-    }
+    return [[int(r.l_orderkey), float(r.revenue)] for r in q3.itertuples()]
+
+
+def _q6(line, shipped_from, shipped_before) -> float:
+    """Q6, forecasting revenue change: what discounts of 5 to 7% took off the items of fewer
+    than 24 units shipped in ``[shipped_from, shipped_before)``."""
+    q6 = line[
+        (line["l_shipdate"] >= shipped_from)
+        & (line["l_shipdate"] < shipped_before)
+        & line["l_discount"].between(0.05, 0.07)
+        & (line["l_quantity"] < 24)
+    ]
+    return float((q6["l_extendedprice"] * q6["l_discount"]).sum())
 
 
 def check_tpch(facts: dict, answer: dict):
