@@ -8,7 +8,9 @@ step; options that several commands share are declared once in options.py.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
+import typing
 from pathlib import Path
 from typing import Annotated
 
@@ -18,9 +20,11 @@ import numaspark.cli.terminal as long_work
 from numaspark import __version__
 from numaspark.cli.terminal import Terminal
 from numaspark.errors import UsageError
+from numaspark.experiment.clusterref import ClusterRef
+from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
-from numaspark.placement import Binder, Mode, Platform, target_files, write_files
+from numaspark.placement import Binder, Mode, Placement, Platform, target_files, write_files
 from numaspark.placement.devices import parse_resources
 from numaspark.placement.share import Split
 from numaspark.report import console as views
@@ -58,6 +62,7 @@ from numaspark.cli.options import (
     cosched_workload,
     inventory_of,
     line_target,
+    option_group,
     params,
     topology_of,
     with_application,
@@ -101,6 +106,22 @@ app = typer.Typer(
 term = Terminal()
 
 
+def options_of(group: type) -> list[inspect.Parameter]:
+    """A dataclass's fields as a command's options, for `option_group`: each field's type is
+    its option (typer's ``Annotated``) and its default the option's, so that a group of
+    options is declared once, as the class that holds them."""
+    hints = typing.get_type_hints(group, include_extras=True)
+    return [
+        inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=field.default,
+            annotation=hints[field.name],
+        )
+        for field in dataclasses.fields(group)
+    ]
+
+
 # --- see and place ------------------------------------------------------------------------
 
 
@@ -125,63 +146,92 @@ def topology(
     term.json(topo.to_dict()) if as_json else term.print(views.topology_view(topo))
 
 
-@app.command("plan")
-@with_placement
-def plan_command(
-    where: Where,
-    driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1,
-    driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g",
+@dataclasses.dataclass(frozen=True)
+class PlanOptions:
+    """``plan``'s own options (``@with_plan_options``), in the order its --help shows them."""
+
+    driver_cores: Annotated[int, Opt(help="Driver cores.")] = 1
+    driver_memory: Annotated[str, Opt(help="Driver heap.")] = "1g"
     mode: Annotated[
         Mode, Opt(help="Where tasks run: local, in one JVM; standalone, in executors.")
-    ] = Mode.STANDALONE,
+    ] = Mode.STANDALONE
     target: Annotated[
         Platform,
         Opt(
             help="Also print settings for YARN, Kubernetes, or a standalone cluster numaspark did not start (a spark-defaults.conf fragment)."
         ),
-    ] = Platform.SPARK,
-    xml: XmlOpt = None,
-    synthetic: SyntheticOpt = None,
-    as_json: JsonOpt = False,
-    hosts: HostsOpt = None,
-    hosts_file: HostsFileOpt = None,
+    ] = Platform.SPARK
+    xml: XmlOpt = None
+    synthetic: SyntheticOpt = None
+    as_json: JsonOpt = False
+    hosts: HostsOpt = None
+    hosts_file: HostsFileOpt = None
     out: Annotated[
         Path | None,
         Opt(
             help="With --target yarn, k8s or standalone: write the files to apply (yarn-site.xml, spark-defaults.conf, kubelet-config.yaml, the executor pod template, README.txt) into this directory."
         ),
-    ] = None,
+    ] = None
     plugin_jar: Annotated[
         str | None,
         Opt(
             help="With --target k8s: a URL every pod fetches the plugin's jar from (default: local:///opt/numaspark/numaspark-affinity.jar, in the image)."
         ),
-    ] = None,
+    ] = None
     image: Annotated[
         str | None,
         Opt(
             help="With --target k8s: the Spark image of the driver and executors (spark.kubernetes.container.image)."
         ),
-    ] = None,
+    ] = None
     python_memory: Annotated[
         str | None,
         Opt(
             help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod."
         ),
-    ] = None,
+    ] = None
     gpus_per_executor: Annotated[
         int | None,
         Opt(
             help="GPUs each executor owns: each node runs as many executors as its GPUs give, bound to that node (Spark's spark.executor.resource.gpu.amount)."
         ),
-    ] = None,
+    ] = None
     resource: Annotated[
         list[str] | None,
         Opt(
             help="NAME=N: devices of another kind each executor owns, as --gpus-per-executor (gpu, nic, nvme, accelerator); repeat for several."
         ),
-    ] = None,
-) -> None:
+    ] = None
+
+    def python_bytes(self) -> int:
+        """The options for one target only, checked; the Python workers' memory in bytes."""
+        if (self.plugin_jar or self.image) and self.target is not Platform.K8S:
+            raise UsageError("--plugin-jar and --image are for --target k8s")
+        if self.python_memory and self.target not in (Platform.YARN, Platform.K8S):
+            raise UsageError(
+                "--python-memory sizes YARN containers and Kubernetes pods: give "
+                "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)"
+            )
+        return parse_size(self.python_memory, "--python-memory") if self.python_memory else 0
+
+    def sized(self) -> dict:
+        """The driver's size and the devices each executor owns, as `Where.place` takes them."""
+        resources = parse_resources(self.gpus_per_executor, self.resource or [])
+        return {
+            "driver_cores": self.driver_cores,
+            "driver_memory": self.driver_memory,
+            "resources": resources,
+        }
+
+
+# plan's own options, handed to it as one ``options: PlanOptions`` (before the placement's)
+with_plan_options = option_group("options", options_of(PlanOptions), PlanOptions)
+
+
+@app.command("plan")
+@with_placement
+@with_plan_options
+def plan_command(where: Where, options: PlanOptions) -> None:
     """Place executors on this machine, or on each of --hosts.
 
     Each JVM gets its CPUs, nodes, heap and numactl prefix; with --hosts, from each
@@ -192,11 +242,9 @@ def plan_command(
     Example:
       numaspark plan --executors-per-node 1 --bind node
     """
-    python_bytes = _target_options(target, plugin_jar, image, python_memory)
-    resources = parse_resources(gpus_per_executor, resource or [])
-    sized = {"driver_cores": driver_cores, "driver_memory": driver_memory, "resources": resources}
-
-    inventory = inventory_of(hosts, hosts_file)
+    python_bytes = options.python_bytes()
+    sized = options.sized()
+    inventory = inventory_of(options.hosts, options.hosts_file)
     if inventory is not None:  # the driver stays here; executors go to the hosts
         found = plan_hosts(
             inventory,
@@ -205,107 +253,183 @@ def plan_command(
         driver = driver_address(inventory)
         return (
             term.json(plans_to_dict(found, driver))
-            if as_json
+            if options.as_json
             else term.print(views.hosts_view(found, driver))
         )
-    topo = topology_of(xml, synthetic)
-    placement = where.place(topo, mode, **sized)
-    extra = target.settings(placement, topo, where.mem_policy, plugin_jar, image, python_bytes)
+    topo = topology_of(options.xml, options.synthetic)
+    placement = where.place(topo, options.mode, **sized)
+    target, out = options.target, options.out
+    extra = target.settings(
+        placement, topo, where.mem_policy, options.plugin_jar, options.image, python_bytes
+    )
     # the files are written before anything is printed: a bad --out is the only line shown
     written = write_files(out, target_files(target, extra, out)) if out is not None else []
-    if as_json:
+    if options.as_json:
         term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
     else:
-        manager = {Platform.YARN: "YARN", Platform.K8S: "Kubernetes"}.get(target)
-        term.print(views.placement_view(placement, manager))
-        # standalone: lines to paste into the standing cluster's spark-defaults.conf
-        if target is Platform.STANDALONE:
-            term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
-            if "worker" in extra:  # devices: what each worker offers Spark's scheduler
-                term.print(views.settings_view("standalone", {"worker": extra["worker"]}))
-        elif extra:
-            term.print(views.settings_view(target.value.upper(), extra))
+        _show_plan(placement, target, extra)
     for path in written:
         term.note("wrote", str(path), colour="green")
 
 
-def _target_options(
-    target: Platform, plugin_jar: str | None, image: str | None, python_memory: str | None
-) -> int:
-    """plan's options for one target only, checked; the Python workers' memory in bytes."""
-    if (plugin_jar or image) and target is not Platform.K8S:
-        raise UsageError("--plugin-jar and --image are for --target k8s")
-    if python_memory and target not in (Platform.YARN, Platform.K8S):
-        raise UsageError(
-            "--python-memory sizes YARN containers and Kubernetes pods: give "
-            "--target yarn or k8s (elsewhere pass --conf spark.executor.pyspark.memory)"
-        )
-    return parse_size(python_memory, "--python-memory") if python_memory else 0
+def _show_plan(placement: Placement, target: Platform, extra: dict) -> None:
+    """The placement, and what ``target`` is given to apply it (``extra``: its settings)."""
+    manager = {Platform.YARN: "YARN", Platform.K8S: "Kubernetes"}.get(target)
+    term.print(views.placement_view(placement, manager))
+    # standalone: lines to paste into the standing cluster's spark-defaults.conf
+    if target is Platform.STANDALONE:
+        term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
+        if "worker" in extra:  # devices: what each worker offers Spark's scheduler
+            term.print(views.settings_view("standalone", {"worker": extra["worker"]}))
+    elif extra:
+        term.print(views.settings_view(target.value.upper(), extra))
 
 
 # --- run ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """``run``'s own options (``@with_run_options``), in the order its --help shows them,
+    checked here, and the request they make."""
+
+    size: SizeOpt = "tiny"
+    mode: Annotated[
+        Mode, Opt(help="Where tasks run: local, in one bound JVM; standalone, in bound workers.")
+    ] = Mode.LOCAL
+    repeat: RepeatOpt = 1
+    warmup: WarmupOpt = 0
+    out: OutOpt = Path("numaspark-out")
+    cluster: Annotated[
+        Path | None, Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")
+    ] = None
+    data: DataOpt = None
+    timeout: Annotated[float, Opt(help="Seconds before a run is stopped as failed.", min=1)] = (
+        1800.0
+    )
+    conf: ConfOpt = None
+    param: ParamOpt = None
+    rate: Annotated[
+        float | None, Opt(help="Streaming: events a second the source sends (default 1000).")
+    ] = None
+    duration: Annotated[
+        str | None,
+        Opt(
+            help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it has run that long on Spark."
+        ),
+    ] = None
+    stream_warmup: Annotated[str, Opt(help="Streaming: time sent before the measured window.")] = (
+        "10s"
+    )
+    collect: Annotated[bool, Opt(help="Sample OS, NUMA and perf counters during the run.")] = True
+    interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s"
+    gc_log: Annotated[
+        bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")
+    ] = False
+    profile: Annotated[
+        bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")
+    ] = False
+    xml: XmlOpt = None
+    synthetic: SyntheticOpt = None
+    time: TimeOpt = DEFAULT_TIME
+    numa_balancing: Annotated[
+        str | None,
+        Opt(
+            help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found)."
+        ),
+    ] = None
+
+    def check(self, workload) -> None:
+        """--rate is for a stream; --duration for a stream or the user's application."""
+        streaming, own = workload.streaming, workload.application is not None
+        if not streaming and self.rate is not None:
+            raise UsageError(f"--rate is for streaming workloads; {workload.name} is batch")
+        if not streaming and not own and self.duration is not None:
+            raise UsageError(
+                f"--duration is for streaming workloads and your own application; "
+                f"{workload.name} is batch"
+            )
+
+    def node_topology(self, master: str | None):
+        """--xml's or --synthetic's topology, the nodes' of ``master`` k8s:// (None when
+        neither is given); anywhere else they are refused: run starts real JVMs."""
+        if (self.xml is not None or self.synthetic is not None) and not (master or "").startswith(
+            "k8s://"
+        ):
+            raise UsageError(
+                "run starts real JVMs on this machine: --xml and --synthetic are for "
+                "'plan', and for --master k8s:// (its nodes' topology)"
+            )
+        return topology_of(self.xml, self.synthetic) if self.xml or self.synthetic else None
+
+    def request(self, workload, where: Where, mode: Mode, cluster: ClusterRef | None) -> RunRequest:
+        """The run of ``workload`` these options ask for, placed by ``where`` in ``mode``, on
+        ``cluster`` (None: this machine, where alone --numa-balancing can switch the kernel's)."""
+        if self.numa_balancing not in (None, "on", "off"):
+            raise UsageError(f"--numa-balancing {self.numa_balancing}: give on or off")
+        if self.numa_balancing is not None and cluster is not None:
+            raise UsageError(
+                "--numa-balancing switches this machine's kernel setting: it is for "
+                "runs here, not with --hosts or --master"
+            )
+        own = workload.application is not None
+        request = RunRequest(
+            workload=workload.name,
+            size=self.size,
+            layout=where.layout(Mode.STANDALONE if self.cluster else mode),
+            numa_balancing=None if self.numa_balancing is None else self.numa_balancing == "on",
+            binding=where.bind,
+            mem_policy=where.mem_policy,
+            pu_order=where.pu_order,
+            only_nodes=where.only_nodes,
+            repeat=self.repeat,
+            warmup=self.warmup,
+            out=self.out,
+            cluster_dir=self.cluster,
+            data_root=self.data,
+            timeout_s=self.timeout,
+            spark_conf=conf_of(self.conf),
+            params=params(self.param),
+            rate=1000.0 if self.rate is None else self.rate,
+            duration_s=parse_duration(self.duration or "60s", "--duration"),
+            stream_warmup_s=parse_duration(self.stream_warmup, "--stream-warmup"),
+            collect=self.collect,
+            interval_s=parse_duration(self.interval, "--interval"),
+            gc_log=self.gc_log,
+            profile=self.profile,
+            time=self.time,
+            stop_after_s=parse_duration(self.duration, "--duration")
+            if own and self.duration
+            else None,
+        )
+        return cluster.applied(request) if cluster is not None else request
+
+    def title(self, workload) -> str:
+        """What the table of ``workload``'s runs shows of each."""
+        return f"{workload.name}: " + (
+            "the measured window of each run"
+            if workload.streaming
+            else f"{TIMES[self.time]} of the measured runs"
+            if workload.application is not None
+            else "wall time of the measured runs"
+        )
+
+
+# run's own options, handed to it as one ``options: RunOptions`` (after its workload)
+with_run_options = option_group("options", options_of(RunOptions), RunOptions)
 
 
 @app.command()
 @with_placement
 @with_cluster
 @with_application
+@with_run_options
 def run(
     where: Where,
     on: ClusterOptions,
     application: AppOptions,
-    workload: Annotated[
-        str | None,
-        typer.Argument(
-            help="A workload's name (numaspark workloads), your application (./job.py, ./job.jar), or nothing and your spark-submit line after '--'.",
-            show_default=False,
-        ),
-    ] = None,
-    size: SizeOpt = "tiny",
-    mode: Annotated[
-        Mode, Opt(help="Where tasks run: local, in one bound JVM; standalone, in bound workers.")
-    ] = Mode.LOCAL,
-    repeat: RepeatOpt = 1,
-    warmup: WarmupOpt = 0,
-    out: OutOpt = Path("numaspark-out"),
-    cluster: Annotated[
-        Path | None, Opt(help="Reuse a cluster started by 'numaspark cluster up DIR'.")
-    ] = None,
-    data: DataOpt = None,
-    timeout: Annotated[
-        float, Opt(help="Seconds before a run is stopped as failed.", min=1)
-    ] = 1800.0,
-    conf: ConfOpt = None,
-    param: ParamOpt = None,
-    rate: Annotated[
-        float | None, Opt(help="Streaming: events a second the source sends (default 1000).")
-    ] = None,
-    duration: Annotated[
-        str | None,
-        Opt(
-            help="Streaming: measured time per iteration, e.g. 60s (default 60s); your application: stopped after it has run that long on Spark."
-        ),
-    ] = None,
-    stream_warmup: Annotated[
-        str, Opt(help="Streaming: time sent before the measured window.")
-    ] = "10s",
-    collect: Annotated[bool, Opt(help="Sample OS, NUMA and perf counters during the run.")] = True,
-    interval: Annotated[str, Opt(help="Collectors' sampling interval.")] = "1s",
-    gc_log: Annotated[
-        bool, Opt(help="Write JVM GC logs (-Xlog:gc*) per JVM into the run directory.")
-    ] = False,
-    profile: Annotated[
-        bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")
-    ] = False,
-    xml: XmlOpt = None,
-    synthetic: SyntheticOpt = None,
-    time: TimeOpt = DEFAULT_TIME,
-    numa_balancing: Annotated[
-        str | None,
-        Opt(
-            help="The kernel's automatic NUMA balancing for this run, on or off (kernel.numa_balancing, root), put back after it (default: as found)."
-        ),
-    ] = None,
+    options: RunOptions,
+    workload: StudyWorkloadArg = None,
 ) -> None:
     """Run a workload or your own application, placed as planned.
 
@@ -316,72 +440,18 @@ def run(
       numaspark run wordcount --size tiny --bind node
     """
     # lazy: it brings pandas, which a command that does not need it never loads
-    from numaspark.experiment.runner import RunRequest, run_workload
+    from numaspark.experiment.runner import run_workload
 
     chosen = application.workload(workload)
-    streaming, own = chosen.streaming, chosen.application is not None
-    if not streaming and rate is not None:
-        raise UsageError(f"--rate is for streaming workloads; {chosen.name} is batch")
-    if not streaming and not own and duration is not None:
-        raise UsageError(
-            f"--duration is for streaming workloads and your own application; "
-            f"{chosen.name} is batch"
-        )
-    where, mode, master = line_target(where, mode, on.master, chosen)
-    if (xml is not None or synthetic is not None) and not (master or "").startswith("k8s://"):
-        raise UsageError(
-            "run starts real JVMs on this machine: --xml and --synthetic are for "
-            "'plan', and for --master k8s:// (its nodes' topology)"
-        )
-    cluster_ref = on.ref(master, topology_of(xml, synthetic) if xml or synthetic else None)
-    if numa_balancing not in (None, "on", "off"):
-        raise UsageError(f"--numa-balancing {numa_balancing}: give on or off")
-    if numa_balancing is not None and cluster_ref is not None:
-        raise UsageError(
-            "--numa-balancing switches this machine's kernel setting: it is for "
-            "runs here, not with --hosts or --master"
-        )
-    request = RunRequest(
-        workload=chosen.name,
-        size=size,
-        layout=where.layout(Mode.STANDALONE if cluster else mode),
-        numa_balancing=None if numa_balancing is None else numa_balancing == "on",
-        binding=where.bind,
-        mem_policy=where.mem_policy,
-        pu_order=where.pu_order,
-        only_nodes=where.only_nodes,
-        repeat=repeat,
-        warmup=warmup,
-        out=out,
-        cluster_dir=cluster,
-        data_root=data,
-        timeout_s=timeout,
-        spark_conf=conf_of(conf),
-        params=params(param),
-        rate=1000.0 if rate is None else rate,
-        duration_s=parse_duration(duration or "60s", "--duration"),
-        stream_warmup_s=parse_duration(stream_warmup, "--stream-warmup"),
-        collect=collect,
-        interval_s=parse_duration(interval, "--interval"),
-        gc_log=gc_log,
-        profile=profile,
-        time=time,
-        stop_after_s=parse_duration(duration, "--duration") if own and duration else None,
-    )
-    if cluster_ref is not None:
-        request = cluster_ref.applied(request)
-    with term.interruptible(out):
+    options.check(chosen)
+    where, mode, master = line_target(where, options.mode, on.master, chosen)
+    cluster_ref = on.ref(master, options.node_topology(master))
+    request = options.request(chosen, where, mode, cluster_ref)
+    with term.interruptible(options.out):
         results = run_workload(request, topology_of(), progress=term.say)
     term.lines(views.run_lines(results))
-    title = f"{chosen.name}: " + (
-        "the measured window of each run"
-        if streaming
-        else f"{TIMES[time]} of the measured runs"
-        if own
-        else "wall time of the measured runs"
-    )
-    failed = long_work.show_runs(term, results, title, streaming)
-    term.print(f"results: {(out / RESULTS_FILE).resolve()}")
+    failed = long_work.show_runs(term, results, options.title(chosen), chosen.streaming)
+    term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
     if failed:
         raise typer.Exit(1)
 
@@ -1148,57 +1218,68 @@ def show_many_logs(scan, as_json: bool) -> None:
         term.lines(views.history_lines(scan))
 
 
-@app.command()
-@with_cluster
-@with_application
-def tune(
-    on: ClusterOptions,
-    application: AppOptions,
-    workload: Annotated[
-        str | None,
-        typer.Argument(
-            help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay)."
-        ),
-    ] = None,
+@dataclasses.dataclass(frozen=True)
+class TuneOptions:
+    """``tune``'s own options (``@with_tune_options``), in the order its --help shows them:
+    a replayed table's, the search's, and its trials' (real runs)."""
+
     replay: Annotated[
         Path | None,
         Opt(
             help="Replay a recorded CSV (one row per configuration) instead of Spark; its machine: --xml/--synthetic, else TABLE.json's or DIR/topology.json's beside it."
         ),
-    ] = None,
-    minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s",
+    ] = None
+    minimize: Annotated[str, Opt(help="With --replay: the column to minimize.")] = "wall_s"
     column: Annotated[
         list[str] | None,
         Opt(
             "--column",
             help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none (searched without a prior: also undoes a role read from the column's name).",
         ),
-    ] = None,
-    budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10,
-    budget_time: Annotated[
-        str | None, Opt(help="Start no trial after this long, e.g. 30m.")
-    ] = None,
-    seed: Annotated[int, Opt(help="Seed of the search.")] = 0,
+    ] = None
+    budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10
+    budget_time: Annotated[str | None, Opt(help="Start no trial after this long, e.g. 30m.")] = None
+    seed: Annotated[int, Opt(help="Seed of the search.")] = 0
     noise: Annotated[
         float,
         Opt(
             help="Relative difference treated as noise (the model's error; runs within it of the best are moved from too; early stop; a tie re-measured)."
         ),
-    ] = 0.05,
-    early_stop: Annotated[
-        bool, Opt(help="Stop when no configuration left can beat the best.")
-    ] = True,
-    size: SizeOpt = "tiny",
-    repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2,
-    warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1,
-    out: OutOpt = Path("numaspark-out"),
-    data: DataOpt = None,
-    conf: ConfOpt = None,
-    param: ParamOpt = None,
-    xml: XmlOpt = None,
-    synthetic: SyntheticOpt = None,
-    as_json: JsonOpt = False,
-    time: TimeOpt = DEFAULT_TIME,
+    ] = 0.05
+    early_stop: Annotated[bool, Opt(help="Stop when no configuration left can beat the best.")] = (
+        True
+    )
+    size: SizeOpt = "tiny"
+    repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2
+    warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1
+    out: OutOpt = Path("numaspark-out")
+    data: DataOpt = None
+    conf: ConfOpt = None
+    param: ParamOpt = None
+    xml: XmlOpt = None
+    synthetic: SyntheticOpt = None
+    as_json: JsonOpt = False
+    time: TimeOpt = DEFAULT_TIME
+
+
+# tune's own options, handed to it as one ``options: TuneOptions`` (after its workload)
+with_tune_options = option_group("options", options_of(TuneOptions), TuneOptions)
+
+
+@app.command()
+@with_cluster
+@with_application
+@with_tune_options
+def tune(
+    on: ClusterOptions,
+    application: AppOptions,
+    options: TuneOptions,
+    workload: Annotated[
+        str | None,
+        typer.Argument(
+            help="Workload or your application (./job.py, ./job.jar, or -- spark-submit ...) to tune by real runs (or give --replay)."
+        ),
+    ] = None,
 ) -> None:
     """Find a good layout and binding in few runs.
 
@@ -1209,35 +1290,50 @@ def tune(
     Example:
       numaspark tune wordcount --budget 10
     """
+    if options.column and options.replay is None:
+        raise UsageError("--column declares a --replay table's columns: give --replay TABLE")
+    ref = None
+    if options.replay is None and (workload is not None or application.app_args):
+        workload_of = application.workload(workload)
+        workload, ref = workload_of.name, cluster_of(on, workload_of)
+    elif options.replay is not None and on.ref() is not None:
+        raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
+    space, found = _tuned(options, workload, ref)
+    if options.as_json:
+        term.json(found.to_dict())
+        return
+    measured = options.minimize if options.replay else "median s"
+    term.print(views.trials_table(found, space, measured))
+    term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
+    if workload is not None:
+        term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
+
+
+def _tuned(options: TuneOptions, workload: str | None, ref: ClusterRef | None) -> tuple:
+    """The search ``options`` ask for, over a --replay table or by real runs of ``workload``
+    (``ref``: on that cluster; None: here): its space and its result."""
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.tune import parse_columns, read_table, replay_objective
     from numaspark.decide.tune_runs import live_objective, live_space, tune_machine
 
-    if column and replay is None:
-        raise UsageError("--column declares a --replay table's columns: give --replay TABLE")
-    ref = None
-    if replay is None and (workload is not None or application.app_args):
-        workload_of = application.workload(workload)
-        workload, ref = workload_of.name, cluster_of(on, workload_of)
-    elif replay is not None and on.ref() is not None:
-        raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
-    here = ref is None
+    replay, out, here = options.replay, options.out, ref is None
     planned = None if replay is not None else planned_on(ref)
-    machine = tune_machine(workload, replay, xml, synthetic, topology_of, planned)
+    machine = tune_machine(workload, replay, options.xml, options.synthetic, topology_of, planned)
+    budget_time = options.budget_time
     search = dict(
-        seed=seed,
-        noise=noise,
-        early_stop=early_stop,
+        seed=options.seed,
+        noise=options.noise,
+        early_stop=options.early_stop,
         machine=machine,
-        columns=parse_columns(column or []),
+        columns=parse_columns(options.column or []),
         time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None,
     )
     if replay is not None:
-        space, lookup = read_table(replay, minimize, skipped := [])
+        space, lookup = read_table(replay, options.minimize, skipped := [])
         term.warn(skipped)
         objective = replay_objective(lookup, space)
     else:
-        check_repeat(repeat, warmup)
+        check_repeat(options.repeat, options.warmup)
         # autonuma is one more binding where kernel.numa_balancing switches: here only
         cannot = why_not() if here else ref.realiser.balancing
         if cannot is not None:
@@ -1245,25 +1341,32 @@ def tune(
         space, configs = live_space(
             planned,
             workload,
-            size,
-            params(param),
-            conf_of(conf),
+            options.size,
+            params(options.param),
+            conf_of(options.conf),
             autonuma=cannot is None,
             local=here,
         )
         objective = live_objective(
-            configs, planned, out, repeat, warmup, data, time=time, cluster=ref
+            configs,
+            planned,
+            out,
+            options.repeat,
+            options.warmup,
+            options.data,
+            time=options.time,
+            cluster=ref,
         )
     found = long_work.run_tuner(
-        term, space, objective, budget, workload or replay.name, out if workload else None, **search
+        term,
+        space,
+        objective,
+        options.budget,
+        workload or replay.name,
+        out if workload else None,
+        **search,
     )
-    if as_json:
-        term.json(found.to_dict())
-        return
-    term.print(views.trials_table(found, space, minimize if replay else "median s"))
-    term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
-    if workload is not None:
-        term.print(f"results: {(out / RESULTS_FILE).resolve()}")
+    return space, found
 
 
 @app.command()

@@ -922,28 +922,45 @@ def _python_memory(subject: Subject) -> Finding | NotAssessed:
     text = f"executor {executor}'s Python workers peaked at {human_size(python)}"
     limit = subject.conf.get(PYSPARK_MEMORY)
     if limit:
-        try:
-            allowed = parse_size(limit if limit[-1].isalpha() else limit + "m", PYSPARK_MEMORY)
-        except UsageError:
-            return NotAssessed("python-memory", f"{PYSPARK_MEMORY}={limit} is not a size we read")
-        evidence["pyspark_memory_bytes"] = allowed
-        if python <= allowed * 0.9:
-            return Finding(
-                "python-memory",
-                Severity.NONE,
-                f"{text}, within {PYSPARK_MEMORY} {human_size(allowed)}",
-                evidence,
-            )
+        return _python_memory_limited(limit, text, evidence, suggested, raise_it)
+    return _python_memory_in_overhead(subject.overhead_bytes(), text, evidence, suggested, raise_it)
+
+
+def _python_memory_limited(
+    limit: str, text: str, evidence: dict, suggested: int, raise_it: RunRequest
+) -> Finding | NotAssessed:
+    """The workers' peak against spark.executor.pyspark.memory (``limit``; MiB without a
+    unit): each worker is limited to its share of it, and fails with MemoryError past it."""
+    python = evidence["python_rss_bytes"]
+    try:
+        allowed = parse_size(limit if limit[-1].isalpha() else limit + "m", PYSPARK_MEMORY)
+    except UsageError:
+        return NotAssessed("python-memory", f"{PYSPARK_MEMORY}={limit} is not a size we read")
+    evidence["pyspark_memory_bytes"] = allowed
+    if python <= allowed * 0.9:
         return Finding(
             "python-memory",
-            Severity.SEVERE,
-            f"{text}, at {PYSPARK_MEMORY} {human_size(allowed)}: each worker is "
-            "limited to its share of it, and fails with MemoryError past it",
+            Severity.NONE,
+            f"{text}, within {PYSPARK_MEMORY} {human_size(allowed)}",
             evidence,
-            f"raise {PYSPARK_MEMORY} to {jvm_size(suggested)}",
-            raise_it,
         )
-    overhead = subject.overhead_bytes()
+    return Finding(
+        "python-memory",
+        Severity.SEVERE,
+        f"{text}, at {PYSPARK_MEMORY} {human_size(allowed)}: each worker is "
+        "limited to its share of it, and fails with MemoryError past it",
+        evidence,
+        f"raise {PYSPARK_MEMORY} to {jvm_size(suggested)}",
+        raise_it,
+    )
+
+
+def _python_memory_in_overhead(
+    overhead: int | None, text: str, evidence: dict, suggested: int, raise_it: RunRequest
+) -> Finding:
+    """The workers' peak against the memoryOverhead they share with the JVM's off-heap
+    memory (spark.executor.pyspark.memory unset): a container is killed past it."""
+    python = evidence["python_rss_bytes"]
     evidence["overhead_bytes"] = overhead
     if overhead is None or python <= overhead // 2:
         within = f", within the {human_size(overhead)} overhead" if overhead else ""

@@ -432,72 +432,112 @@ def features(
 ) -> dict[str, tuple[float, float, float]]:
     """The rules' features of a candidate: name -> (value, prior mean weight, prior sd).
     ``params`` are keyed by numaspark names (`roles`); absent columns give no feature."""
-    out: dict[str, tuple[float, float, float]] = {}
-
-    def put(name: str, value: float, mean: float | None = None, sd: float | None = None) -> None:
-        weight, spread = WEIGHTS.get(name, (0.0, UNKNOWN_SD))
-        out[name] = (value, weight if mean is None else mean, spread if sd is None else sd)
-
     found = shape(params, machine)
-    layout, executors, slots = found.layout, found.executors, found.slots
-    threads = layout.threads_per_executor
-    if found.busy_cores is not None and found.threads_per_core is not None:
-        # 1. every physical core (of those the layout can use), at the threads per core the
-        # machine's SMT width starts from
-        put("cores idle", _side(found.busy_cores, machine.cores)[1])
-        over, under = _side(max(found.threads_per_core, 1.0), start_threads_per_core(machine))
-        if machine.smt > 2:
-            put("threads per core over (wide SMT)", over)
-            put("threads per core under (wide SMT)", under)
-        else:
-            put("threads per core over", over)
+    out: dict[str, tuple[float, float, float]] = {}
+    # the studies' rules 1 to 9 in order (the order of the tuner's model columns); rule 6
+    # reads rule 3's feature
+    _thread_rules(out, found, machine)
+    _executor_rules(out, params, found, machine)
+    _placement_rules(out, params, found, machine)
+    _task_rules(out, params, found, input_bytes)
+    return out
+
+
+def _put(
+    out: dict[str, tuple[float, float, float]],
+    name: str,
+    value: float,
+    mean: float | None = None,
+    sd: float | None = None,
+) -> None:
+    """A feature's value, with its weight's prior mean and sd (WEIGHTS', unless given)."""
+    weight, spread = WEIGHTS.get(name, (0.0, UNKNOWN_SD))
+    out[name] = (value, weight if mean is None else mean, spread if sd is None else sd)
+
+
+def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
+    """1. Every physical core (of those the layout can use), at the threads per core the
+    machine's SMT width starts from."""
+    if found.busy_cores is None or found.threads_per_core is None:
+        return
+    _put(out, "cores idle", _side(found.busy_cores, machine.cores)[1])
+    over, under = _side(max(found.threads_per_core, 1.0), start_threads_per_core(machine))
+    if machine.smt > 2:
+        _put(out, "threads per core over (wide SMT)", over)
+        _put(out, "threads per core under (wide SMT)", under)
+    else:
+        _put(out, "threads per core over", over)
+
+
+def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:
+    """2. At least one executor per node, and moderate executors in physical cores; 3. none
+    wider than a node (remote memory); 4. no large heaps (GC)."""
+    layout = found.layout
     per_node = _number(params.get("executors_per_node"))
-    if per_node is None and executors is not None:
-        per_node = executors / machine.nodes
-    if per_node is not None and not layout.local:  # 2. at least one executor per node
-        put("executors per node under", _side(per_node, 1.0)[1])
-    if threads is not None and found.cores_per_executor is not None:
-        cores = found.cores_per_executor  # 2. moderate executors, in physical cores
-        over, under = _side(cores, moderate_cores(machine))
-        put("cores per executor over", over)
-        put("cores per executor under", under)
-        if found.shares_a_core is not None:
-            put("executor shares a core", 1.0 if found.shares_a_core else 0.0)
-        span = machine.nodes if layout.local else math.ceil(cores / machine.cores_per_node - 1e-9)
-        put("executor wider than a node", 1.0 if span > 1 else 0.0)  # 3. remote memory
-        put("gc of large executors", max(0.0, math.log2(threads / 8)))  # 4. large heaps
-    binding = _word(params.get("binding", ""))
+    if per_node is None and found.executors is not None:
+        per_node = found.executors / machine.nodes
+    if per_node is not None and not layout.local:
+        _put(out, "executors per node under", _side(per_node, 1.0)[1])
+    threads = layout.threads_per_executor
+    if threads is None or found.cores_per_executor is None:
+        return
+    cores = found.cores_per_executor
+    over, under = _side(cores, moderate_cores(machine))
+    _put(out, "cores per executor over", over)
+    _put(out, "cores per executor under", under)
+    if found.shares_a_core is not None:
+        _put(out, "executor shares a core", 1.0 if found.shares_a_core else 0.0)
+    span = machine.nodes if layout.local else math.ceil(cores / machine.cores_per_node - 1e-9)
+    _put(out, "executor wider than a node", 1.0 if span > 1 else 0.0)
+    _put(out, "gc of large executors", max(0.0, math.log2(threads / 8)))
+
+
+def _placement_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:
+    """5. Bound beats unbound on several nodes, on one there is nothing to gain; 6. local
+    memory, interleave for executors wider than a node; 7. local mode: one JVM, no executor
+    to start, but on several nodes it spans them."""
     several = machine.nodes > 1
-    if binding:  # 5. bound beats unbound on several nodes; on one there is nothing to gain
+    binding = _word(params.get("binding", ""))
+    if binding:
         table = BINDING_SEVERAL if several else BINDING_ONE
         sd = CATEGORY_SD["binding"] if several else ONE_NODE_SD["binding"]
-        put(f"binding {binding}", 1.0, table.get(binding, 0.08), sd)
+        _put(out, f"binding {binding}", 1.0, table.get(binding, 0.08), sd)
     policy = _word(params.get("mem_policy", ""))
-    if policy:  # 6. local memory; interleave for executors wider than a node
+    if policy:
         wide = out.get("executor wider than a node", (0.0,))[0] > 0
         table = (POLICY_WIDE if wide else POLICY) if several else {}
         sd = CATEGORY_SD["mem_policy"] if several else ONE_NODE_SD["mem_policy"]
-        put(f"memory policy {policy}", 1.0, table.get(policy, 0.0 if not several else 0.08), sd)
+        _put(
+            out, f"memory policy {policy}", 1.0, table.get(policy, 0.0 if not several else 0.08), sd
+        )
     mode = _word(params.get("mode", ""))
-    if mode:  # 7. local mode: one JVM, no executor to start; on several nodes it spans them
+    if mode:
         if mode == "local":
             cost = 0.1 if several else 0.0
         else:
-            cost = 0.1 if not several and (executors or 1) <= 1 else 0.0
-        put(f"mode {mode}", 1.0, cost, CATEGORY_SD["mode"])
+            cost = 0.1 if not several and (found.executors or 1) <= 1 else 0.0
+        _put(out, f"mode {mode}", 1.0, cost, CATEGORY_SD["mode"])
+
+
+def _task_rules(
+    out: dict, params: dict[str, object], found: Shape, input_bytes: float | None
+) -> None:
+    """8. One wave of tasks, unless the input fills several; 9. memory per task slot (per
+    executor where its width is unknown)."""
+    slots = found.slots
     per_slot = _number(params.get("partitions_per_slot"))
     partitions = _number(params.get("partitions"))
     if per_slot is None and partitions is not None and slots:
         per_slot = partitions / slots
-    if per_slot is not None:  # 8. one wave of tasks, unless the input fills several
+    if per_slot is not None:
         over, under = _side(per_slot, tasks_per_slot(input_bytes, slots))
-        put("tasks per slot over", over)
-        put("tasks per slot under", under)
+        _put(out, "tasks per slot over", over)
+        _put(out, "tasks per slot under", under)
     memory = _number(params.get("memory"))
-    if memory is not None:  # 9. memory per task slot (per executor where its width is unknown)
+    if memory is not None:
         # signed halvings: a linear term, so the unit (GB, MB) only moves the model's bias
-        put(MEMORY, -math.log2(memory / threads if threads else memory))
-    return out
+        threads = found.layout.threads_per_executor
+        _put(out, MEMORY, -math.log2(memory / threads if threads else memory))
 
 
 def penalties(

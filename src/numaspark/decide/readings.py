@@ -25,31 +25,60 @@ from numaspark.units import human_size
 
 def readings(result) -> list[str]:
     """Lines for a `RunResult` (or anything with ``metrics`` and ``measurements``)."""
-    lines: list[str] = []
     metrics = Metrics.of(result.metrics)
     found = Measurements.of(result.measurements)
-    if found.cpu_utilisation is not None:
-        share, kinds = found.cpu_utilisation, found.cpu_shares
-        advice = (
-            "the CPUs were mostly idle: more parallelism (cores, partitions) may help"
-            if share < IDLE_CPU
-            else "the CPUs were busy"
-        )
-        lines.append(
-            f"CPU utilisation {share:.0%} (user {kinds['user'] or 0:.0%}, system "
-            f"{kinds['system'] or 0:.0%}, iowait {kinds['iowait'] or 0:.0%}): {advice}"
-        )
-    if found.context_switches_per_s is not None:
-        migrations = sum(j.migrations for j in found.jvm_use)
-        advice = (
-            "threads are migrating between CPUs: binding at core level keeps them put"
-            if migrations > MIGRATIONS
-            else "few migrations"
-        )
-        lines.append(
-            f"{found.context_switches_per_s:,.0f} context switches/s machine-wide, "
-            f"{migrations:,} CPU migrations of the JVMs' threads: {advice}"
-        )
+    gap = found.cpu_gap
+    pinning = getattr(result, "affinity", None)
+    lines = [
+        cpu_use_reading(found),
+        migrations_reading(found),
+        *locality_readings(found),
+        gc_reading(metrics),
+        cpu_reading(gap) if gap else plugin_python_reading(result, metrics),
+        process_tree_reading(found.process_tree),
+        _pinning(pinning) if pinning else None,
+        bandwidth_reading(found),
+        counters_reading(found),
+    ]
+    return [line for line in lines if line]
+
+
+def cpu_use_reading(found: Measurements) -> str | None:
+    """The machine's CPU utilisation and its kinds: idle CPUs ask for more parallelism."""
+    if found.cpu_utilisation is None:
+        return None
+    share, kinds = found.cpu_utilisation, found.cpu_shares
+    advice = (
+        "the CPUs were mostly idle: more parallelism (cores, partitions) may help"
+        if share < IDLE_CPU
+        else "the CPUs were busy"
+    )
+    return (
+        f"CPU utilisation {share:.0%} (user {kinds['user'] or 0:.0%}, system "
+        f"{kinds['system'] or 0:.0%}, iowait {kinds['iowait'] or 0:.0%}): {advice}"
+    )
+
+
+def migrations_reading(found: Measurements) -> str | None:
+    """Context switches and the JVMs' CPU migrations: many migrations ask for core binding."""
+    if found.context_switches_per_s is None:
+        return None
+    migrations = sum(j.migrations for j in found.jvm_use)
+    advice = (
+        "threads are migrating between CPUs: binding at core level keeps them put"
+        if migrations > MIGRATIONS
+        else "few migrations"
+    )
+    return (
+        f"{found.context_switches_per_s:,.0f} context switches/s machine-wide, "
+        f"{migrations:,} CPU migrations of the JVMs' threads: {advice}"
+    )
+
+
+def locality_readings(found: Measurements) -> list[str]:
+    """Each bound JVM's share of resident pages on its own nodes: memory that strayed asks
+    for memory binding too."""
+    lines = []
     for jvm in found.locality:
         share = jvm.share_on_bound_nodes
         if share is None:
@@ -63,47 +92,41 @@ def readings(result) -> list[str]:
             f"{jvm.name}: {share:.0%} of its resident pages on its bound node(s) "
             f"{','.join(map(str, jvm.bound_nodes or []))}: {advice}"
         )
-    gc_share = metrics.gcShare
-    if gc_share is not None:
-        advice = (
-            "give executors more heap, or use more, smaller executors"
-            if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE
-            else "GC is not what limits this run"
-        )
-        lines.append(f"GC takes {gc_share:.0%} of executor time: {advice}")
-    gap = found.cpu_gap
-    if gap:
-        lines.append(cpu_reading(gap))
-    else:
-        reported = plugin_python_reading(result, metrics)
-        if reported:
-            lines.append(reported)
-    memory = process_tree_reading(found.process_tree)
-    if memory:
-        lines.append(memory)
-    pinning = getattr(result, "affinity", None)
-    if pinning:
-        lines.append(_pinning(pinning))
-    bandwidth = bandwidth_reading(found)
-    if bandwidth:
-        lines.append(bandwidth)
-    if found.counter_problem:
-        lines.append(f"hardware counters: unavailable ({found.counter_problem})")
-    elif found.counted:
-        if found.ipc is not None:
-            advice = (
-                "low IPC: the cores wait on memory; fewer threads per node or better locality"
-                if found.ipc < LOW_IPC
-                else "the cores are mostly computing"
-            )
-            lines.append(f"IPC {found.ipc:.2f}: {advice}")
-        else:
-            lines.append(
-                "IPC: unavailable, this machine's CPU exposes no hardware counters "
-                f"({', '.join(found.unsupported_counters) or 'none counted'}); "
-                "software events were recorded"
-            )
     return lines
+
+
+def gc_reading(metrics: Metrics) -> str | None:
+    """GC's share of executor time: a large one asks for more heap or smaller executors."""
+    gc_share = metrics.gcShare
+    if gc_share is None:
+        return None
+    advice = (
+        "give executors more heap, or use more, smaller executors"
+        if GC_SHARE.grade(gc_share) >= GC_WORTH_A_CHANGE
+        else "GC is not what limits this run"
+    )
+    return f"GC takes {gc_share:.0%} of executor time: {advice}"
+
+
+def counters_reading(found: Measurements) -> str | None:
+    """IPC from the hardware counters, or why there is none: a low one means the cores wait
+    on memory."""
+    if found.counter_problem:
+        return f"hardware counters: unavailable ({found.counter_problem})"
+    if not found.counted:
+        return None
+    if found.ipc is not None:
+        advice = (
+            "low IPC: the cores wait on memory; fewer threads per node or better locality"
+            if found.ipc < LOW_IPC
+            else "the cores are mostly computing"
+        )
+        return f"IPC {found.ipc:.2f}: {advice}"
+    return (
+        "IPC: unavailable, this machine's CPU exposes no hardware counters "
+        f"({', '.join(found.unsupported_counters) or 'none counted'}); "
+        "software events were recorded"
+    )
 
 
 def cpu_reading(gap: dict) -> str:

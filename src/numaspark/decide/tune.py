@@ -37,6 +37,7 @@ import collections
 import itertools
 import math
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,25 +191,7 @@ class Prior:
     ) -> None:
         self.space = space
         self.declared = check_columns(space, columns or {})
-        # a column whose name suggests a role (`guessed_roles`: nodes, instances, scaleout; CPUs
-        # per one; memory in a unit per one) is read as that role unless declared otherwise or
-        # the role is another column's by name: a performance engineer reads "nodes" and
-        # "vcpus_per_node" so too. The rule it brings is a prior like any other, which the runs
-        # can contradict (RuleModel.fit); `--column NAME=none` searches it without
-        known = {canonical(n) for n in space.names} | set(self.declared.values())
-        self.guessed = {
-            c: name
-            for c, role in guessed_roles(
-                [
-                    n
-                    for n in space.names
-                    if n not in self.declared
-                    and space.ordered(n)
-                    and all(v > 0 for v in space.values[n])
-                ]  # counts and sizes: positive numbers
-            ).items()
-            if (name := canonical(role)) not in known
-        }
+        self.guessed = self._guessed()
         self.roles = roles(space.names, {**self.guessed, **self.declared})
         # the mean log2 of each positive numeric column of three or more values (its trend)
         self._centre = {
@@ -226,25 +209,12 @@ class Prior:
             and bool(named & {"executors", "executors_per_node"})
             and not named & {"cores_per_executor", "slots"}
         )
-        if machine is None:
-            largest = max(
-                (layout_of(self._named(c)).slots or 1.0 for c in space.candidates), default=1.0
-            )
-            machine = table_machine(largest)
-            self.machine_given = False
-        else:
-            self.machine_given = True
-        self.machine = machine
+        self.machine_given = machine is not None
+        self.machine = machine if machine is not None else self._table_machine()
         # the rules as a linear model's features: a column per feature any candidate has,
         # with the prior mean and sd of its weight; columns no rule knows, one per value
         rows = {c: self._features(c) for c in space.candidates}
-        names: dict[str, tuple[float, float]] = {}
-        for found in rows.values():
-            for name, (_, mean, sd) in found.items():
-                names.setdefault(name, (mean, sd))
-        self.feature_names = list(names)
-        self.weight_mean = np.array([names[n][0] for n in self.feature_names])
-        self.weight_sd = np.array([names[n][1] for n in self.feature_names])
+        self.feature_names, self.weight_mean, self.weight_sd = _weight_prior(rows)
         self.matrix = {
             c: np.array([rows[c].get(n, (0.0,))[0] for n in self.feature_names])
             for c in space.candidates
@@ -252,6 +222,37 @@ class Prior:
         self.penalty = {
             c: float(self.matrix[c] @ self.weight_mean) + self._middle(c) for c in space.candidates
         }
+
+    def _guessed(self) -> dict[str, str]:
+        """The columns read as a role from their names (column -> numaspark name).
+
+        A column whose name suggests a role (`guessed_roles`: nodes, instances, scaleout; CPUs
+        per one; memory in a unit per one) is read as that role unless declared otherwise or
+        the role is another column's by name: a performance engineer reads "nodes" and
+        "vcpus_per_node" so too. The rule it brings is a prior like any other, which the runs
+        can contradict (RuleModel.fit); `--column NAME=none` searches it without."""
+        space = self.space
+        known = {canonical(n) for n in space.names} | set(self.declared.values())
+        return {
+            c: name
+            for c, role in guessed_roles(
+                [
+                    n
+                    for n in space.names
+                    if n not in self.declared
+                    and space.ordered(n)
+                    and all(v > 0 for v in space.values[n])
+                ]  # counts and sizes: positive numbers
+            ).items()
+            if (name := canonical(role)) not in known
+        }
+
+    def _table_machine(self) -> Machine:
+        """No machine given: one as large as the table's largest layout."""
+        largest = max(
+            (layout_of(self._named(c)).slots or 1.0 for c in self.space.candidates), default=1.0
+        )
+        return table_machine(largest)
 
     def _middle(self, candidate: tuple) -> float:
         """Columns without a prior: the middle value first (a tie-break, not a cost)."""
@@ -332,6 +333,21 @@ class Prior:
         if self.unknown():
             line += f"; searched without a prior: {', '.join(self.unknown())}"
         return line
+
+
+def _weight_prior(
+    rows: dict[tuple, dict[str, tuple[float, float, float]]],
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Every feature any candidate has (in order of first appearance) and the prior mean and
+    sd of its weight, from each candidate's features (value, mean, sd)."""
+    names: dict[str, tuple[float, float]] = {}
+    for found in rows.values():
+        for name, (_, mean, sd) in found.items():
+            names.setdefault(name, (mean, sd))
+    feature_names = list(names)
+    weight_mean = np.array([names[n][0] for n in feature_names])
+    weight_sd = np.array([names[n][1] for n in feature_names])
+    return feature_names, weight_mean, weight_sd
 
 
 def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
@@ -570,79 +586,114 @@ def neighbours(
     any other value of a category). Fine moves step every column one value either way (and
     the two diagonals of each pair of layout columns), once coarse moves found no better."""
     feasible = set(space.candidates)
-    found: dict[tuple, Move] = {}
-    names = space.names
     layout = {
         prior.roles.get(n): i
-        for i, n in enumerate(names)
+        for i, n in enumerate(space.names)
         if prior.roles.get(n) in LAYOUT_NAMES and space.ordered(n)
     }
     count = layout.get("executors", layout.get("executors_per_node"))
     width = layout.get("cores_per_executor")
     coarse_layout = not fine and count is not None and width is not None
-
-    def moved(base: tuple, index: int, step: int) -> tuple[tuple, Move] | None:
-        """The next value of column ``index`` that can run with the others as they are;
-        on a sparse table where none can, the runnable candidate of the column's next value
-        that is nearest in the other columns (a node shape: more nodes of other memory)."""
-        values = space.values[names[index]]
-        position = values.index(base[index]) + step
-        while 0 <= position < len(values):
-            other = (*base[:index], values[position], *base[index + 1 :])
-            if other in feasible:
-                return other, ("step", index, step)
-            position += step
-        position = values.index(base[index]) + step
-        while 0 <= position < len(values):
-            there = [c for c in space.candidates if c[index] == values[position]]
-            if there:
-                nearest = min(there, key=lambda c: (space.distance(c, base), prior.penalty[c]))
-                return nearest, ("near", index, step)
-            position += step
-        return None
-
+    moves: list[tuple[tuple, Move]] = []
     if coarse_layout:
         assert count is not None and width is not None
-        e, c = float(candidate[count]), float(candidate[width])  # type: ignore[arg-type]
-        same = space.same_except(candidate, (count, width))
-        for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
-            best, error = None, 0.6  # within 0.6 of a doubling of the aim
-            for other in same:
-                miss = abs(math.log2(float(other[count]) / (e * fe))) + abs(
-                    math.log2(float(other[width]) / (c * fc))
-                )
-                if miss < error and other != candidate:
-                    best, error = other, miss
-            if best is not None:
-                found.setdefault(best, ("layout", fe, fc))
-    for index, name in enumerate(names):
-        if coarse_layout and index in (count, width):
-            continue
-        if space.ordered(name):
-            for step in (-1, 1):
-                landed = moved(candidate, index, step)
-                if landed is not None:
-                    found.setdefault(*landed)
-            for factor, other in scaled(space, candidate, index):
-                found.setdefault(other, ("scale", index, factor))
-        else:
-            for value in space.values[name]:
-                if value != candidate[index]:
-                    other = (*candidate[:index], value, *candidate[index + 1 :])
-                    if other in feasible:
-                        found.setdefault(other, ("set", index, value))
+        moves += _layout_moves(space, candidate, count, width)
+    for index in range(len(space.names)):
+        if not (coarse_layout and index in (count, width)):
+            moves += _column_moves(space, prior, feasible, candidate, index)
     if fine:
-        for a, b in itertools.combinations(sorted(layout.values()), 2):
-            for step in (-1, 1):
-                values_a, values_b = space.values[names[a]], space.values[names[b]]
-                ia, ib = values_a.index(candidate[a]) + step, values_b.index(candidate[b]) - step
-                if 0 <= ia < len(values_a) and 0 <= ib < len(values_b):
-                    other = list(candidate)
-                    other[a], other[b] = values_a[ia], values_b[ib]
-                    if tuple(other) in feasible:
-                        found.setdefault(tuple(other), ("diagonal", a, step, b))
+        moves += _diagonal_moves(space, feasible, candidate, sorted(layout.values()))
+    found: dict[tuple, Move] = {}
+    for other, move in moves:
+        found.setdefault(other, move)  # a candidate two moves reach: the first move's
     found.pop(candidate, None)
     return list(found.items())
+
+
+def _layout_moves(
+    space: Space, candidate: tuple, count: int, width: int
+) -> list[tuple[tuple, Move]]:
+    """Twice or half the executors (column ``count``) or the cores per executor (``width``),
+    or the same threads shaped otherwise: each the candidate equal elsewhere nearest the aim,
+    within 0.6 of a doubling of it."""
+    e, c = float(candidate[count]), float(candidate[width])  # type: ignore[arg-type]
+    same = space.same_except(candidate, (count, width))
+    found: list[tuple[tuple, Move]] = []
+    for fe, fc in ((2, 1), (0.5, 1), (1, 2), (1, 0.5), (2, 0.5), (0.5, 2)):
+        best, error = None, 0.6  # within 0.6 of a doubling of the aim
+        for other in same:
+            miss = abs(math.log2(float(other[count]) / (e * fe))) + abs(
+                math.log2(float(other[width]) / (c * fc))
+            )
+            if miss < error and other != candidate:
+                best, error = other, miss
+        if best is not None:
+            found.append((best, ("layout", fe, fc)))
+    return found
+
+
+def _column_moves(
+    space: Space, prior: Prior, feasible: set[tuple], candidate: tuple, index: int
+) -> list[tuple[tuple, Move]]:
+    """One column's moves: an ordered column's next value either way (`_stepped`) and twice or
+    half its value (`scaled`); a category's every other value that can run."""
+    name = space.names[index]
+    found: list[tuple[tuple, Move]] = []
+    if space.ordered(name):
+        for step in (-1, 1):
+            landed = _stepped(space, prior, feasible, candidate, index, step)
+            if landed is not None:
+                found.append(landed)
+        for factor, other in scaled(space, candidate, index):
+            found.append((other, ("scale", index, factor)))
+    else:
+        for value in space.values[name]:
+            if value != candidate[index]:
+                other = (*candidate[:index], value, *candidate[index + 1 :])
+                if other in feasible:
+                    found.append((other, ("set", index, value)))
+    return found
+
+
+def _stepped(
+    space: Space, prior: Prior, feasible: set[tuple], base: tuple, index: int, step: int
+) -> tuple[tuple, Move] | None:
+    """The next value of column ``index`` that can run with the others as they are; on a
+    sparse table where none can, the runnable candidate of the column's next value that is
+    nearest in the other columns (a node shape: more nodes of other memory)."""
+    values = space.values[space.names[index]]
+    position = values.index(base[index]) + step
+    while 0 <= position < len(values):
+        other = (*base[:index], values[position], *base[index + 1 :])
+        if other in feasible:
+            return other, ("step", index, step)
+        position += step
+    position = values.index(base[index]) + step
+    while 0 <= position < len(values):
+        there = [c for c in space.candidates if c[index] == values[position]]
+        if there:
+            nearest = min(there, key=lambda c: (space.distance(c, base), prior.penalty[c]))
+            return nearest, ("near", index, step)
+        position += step
+    return None
+
+
+def _diagonal_moves(
+    space: Space, feasible: set[tuple], candidate: tuple, columns: list[int]
+) -> list[tuple[tuple, Move]]:
+    """Fine moves of the layout: of each pair of ``columns``, one a value up and the other a
+    value down."""
+    found: list[tuple[tuple, Move]] = []
+    for a, b in itertools.combinations(columns, 2):
+        for step in (-1, 1):
+            values_a, values_b = space.values[space.names[a]], space.values[space.names[b]]
+            ia, ib = values_a.index(candidate[a]) + step, values_b.index(candidate[b]) - step
+            if 0 <= ia < len(values_a) and 0 <= ib < len(values_b):
+                other = list(candidate)
+                other[a], other[b] = values_a[ia], values_b[ib]
+                if tuple(other) in feasible:
+                    found.append((tuple(other), ("diagonal", a, step, b)))
+    return found
 
 
 LAYOUT_NAMES = ("executors", "executors_per_node", "cores_per_executor", "slots")
@@ -686,8 +737,6 @@ def tune(
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
     ``time_budget_s``, start no run after that many seconds); ``columns`` declares what
     columns mean (column -> numaspark name, `parse_columns`)."""
-    import time
-
     check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
@@ -695,21 +744,53 @@ def tune(
     prior = Prior(space, machine, columns)
     result = TuneResult(prior=prior.describe())
     search = _Search(space, objective, result, on_trial)
-    started = time.monotonic()
-
-    def out_of_time() -> bool:
-        return time_budget_s is not None and time.monotonic() - started > time_budget_s
-
+    deadline = _Deadline(time_budget_s, time.monotonic())
     # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
     start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
     search.evaluate(start, "prior: " + _rules_line(prior, start))
-    # 2. local moves from the best so far (coarse, then fine): what the best run's readings
-    # favour, else along the axis the last move paid on (or back, if it cost), else the
-    # largest expected improvement under the rules updated by the runs so far
+    _local_moves(search, prior, budget, noise, rng, deadline)
+    _global_steps(
+        search, prior, budget, noise, rng, deadline, early_stop, seed, proposals_per_trial
+    )
+    if not result.stopped:
+        result.stopped = f"budget: {budget} run(s)"
+    elif not deadline.passed():  # stopped early, with time left: a tie for the best is re-measured
+        search.remeasure_ties(budget, noise)
+    return result
+
+
+@dataclass(frozen=True)
+class _Deadline:
+    """A search's time budget: no run starts ``seconds`` after ``started`` (time.monotonic);
+    ``seconds`` None: none."""
+
+    seconds: float | None
+    started: float
+
+    def passed(self) -> bool:
+        return self.seconds is not None and time.monotonic() - self.started > self.seconds
+
+    def reason(self) -> str:
+        """Why the search stopped, once it has passed."""
+        return f"time budget: {self.seconds:.0f} s"
+
+
+def _local_moves(
+    search: _Search,
+    prior: Prior,
+    budget: int,
+    noise: float,
+    rng: random.Random,
+    deadline: _Deadline,
+) -> None:
+    """2. Local moves from the best so far (coarse, then fine), until a local optimum: what
+    the best run's readings favour, else along the axis the last move paid on (or back, if it
+    cost), else the largest expected improvement under the rules updated by the runs so far."""
+    space, result = search.space, search.result
     fine = False
     while len(result.trials) < budget:
-        if out_of_time():
-            result.stopped = f"time budget: {time_budget_s:.0f} s"
+        if deadline.passed():
+            result.stopped = deadline.reason()
             break
         incumbent = search.incumbent()
         if incumbent is None:  # the start failed: the next best by the rules
@@ -720,22 +801,7 @@ def tune(
             continue
         model = RuleModel(prior, noise, search.pressure())
         model.fit(search.measured)
-        best = search.measured[incumbent]
-        # moves from the best and from every run within the noise of it (a tie is no evidence
-        # against its direction: the best of a few noisy runs is partly luck); a neighbour the
-        # updated rules are sure is worse (even 2 sd optimistic) is not run
-        centres = sorted(
-            (c for c, v in search.measured.items() if v <= best * (1 + noise)),
-            key=search.measured.__getitem__,
-        )
-        options = list(
-            {
-                c: (c, m)
-                for centre in reversed(centres)
-                for c, m in neighbours(space, centre, prior, fine)
-                if c in search.unseen and model.plausible(c, best)
-            }.values()
-        )
+        options = _plausible_moves(search, prior, model, incumbent, noise, fine)
         if not options:
             if fine:
                 break  # a local optimum: no neighbour left that could beat the best
@@ -743,22 +809,7 @@ def tune(
             continue
         chosen = _steered(space, prior, search, incumbent, noise, fine, model)
         if chosen is None:
-            # where the budget could run every configuration there is no region to keep the
-            # search in: every one left competes, not only the neighbours (a sparse table's
-            # one-column moves land on arbitrary shapes). On a larger space, scored whole
-            # from one or two runs, the rules' uncertainty sends the search to the extremes
-            pool = options
-            if len(space.candidates) <= budget:
-                moves = dict(options)
-                pool = [
-                    (c, moves.get(c))
-                    for c in search.remaining()
-                    if c in moves or model.plausible(c, best)
-                ]
-            (candidate, move), why = model.choose(
-                pool, best, incumbent, len(search.measured), rng, key=lambda o: o[0]
-            )
-            chosen = candidate, move, why
+            chosen = _chosen_by_rules(search, model, options, incumbent, budget, rng)
         candidate, move, why = chosen
         if move is None:
             search.evaluate(candidate, f"every configuration left scored ({why})")
@@ -768,17 +819,81 @@ def tune(
             f"move: {_move_text(space, move, prior, candidate)} ({why})",
             origin=(incumbent, move),
         )
-    # 3. from a local optimum: TPE proposals, the additive model picks; stop when the model
-    # says nothing left can beat the best, 2 sd optimistic; re-measure a tie at the end
+
+
+def _plausible_moves(
+    search: _Search, prior: Prior, model: RuleModel, incumbent: tuple, noise: float, fine: bool
+) -> list[tuple[tuple, Move]]:
+    """The moves not yet run from the best and from every run within the noise of it (a tie
+    is no evidence against its direction: the best of a few noisy runs is partly luck); a
+    neighbour the updated rules are sure is worse (even 2 sd optimistic) is not run."""
+    best = search.measured[incumbent]
+    centres = sorted(
+        (c for c, v in search.measured.items() if v <= best * (1 + noise)),
+        key=search.measured.__getitem__,
+    )
+    return list(
+        {
+            c: (c, m)
+            for centre in reversed(centres)
+            for c, m in neighbours(search.space, centre, prior, fine)
+            if c in search.unseen and model.plausible(c, best)
+        }.values()
+    )
+
+
+def _chosen_by_rules(
+    search: _Search,
+    model: RuleModel,
+    options: list[tuple[tuple, Move]],
+    incumbent: tuple,
+    budget: int,
+    rng: random.Random,
+) -> tuple[tuple, Move | None, str]:
+    """The move (None: a configuration left, not a move) with the largest expected gain under
+    the updated rules, and why.
+
+    Where the budget could run every configuration there is no region to keep the search in:
+    every one left competes, not only the neighbours (a sparse table's one-column moves land
+    on arbitrary shapes). On a larger space, scored whole from one or two runs, the rules'
+    uncertainty sends the search to the extremes."""
+    best = search.measured[incumbent]
+    pool: list[tuple[tuple, Move | None]] = list(options)
+    if len(search.space.candidates) <= budget:
+        moves = dict(options)
+        pool = [
+            (c, moves.get(c)) for c in search.remaining() if c in moves or model.plausible(c, best)
+        ]
+    (candidate, move), why = model.choose(
+        pool, best, incumbent, len(search.measured), rng, key=lambda o: o[0]
+    )
+    return candidate, move, why
+
+
+def _global_steps(
+    search: _Search,
+    prior: Prior,
+    budget: int,
+    noise: float,
+    rng: random.Random,
+    deadline: _Deadline,
+    early_stop: bool,
+    seed: int,
+    proposals_per_trial: int,
+) -> None:
+    """3. From a local optimum: every configuration left scored where few are left, else TPE
+    proposals that the additive model picks from; with ``early_stop``, stop when that model
+    says nothing left can beat the best, 2 sd optimistic."""
+    result = search.result
     while len(result.trials) < budget and not result.stopped:
-        if out_of_time():
-            result.stopped = f"time budget: {time_budget_s:.0f} s"
+        if deadline.passed():
+            result.stopped = deadline.reason()
             break
         left = search.remaining()
         if not left:
             result.stopped = "every configuration that can run was measured"
             break
-        if early_stop and _cannot_improve(space, search.measured, left, noise):
+        if early_stop and _cannot_improve(search.space, search.measured, left, noise):
             best = min(search.measured.values())
             result.stopped = (
                 f"early: no configuration left is predicted to beat the best "
@@ -790,11 +905,6 @@ def tune(
             search.scored_step(left, prior, noise, rng)
         else:
             search.global_step(left, seed, proposals_per_trial, prior)
-    if not result.stopped:
-        result.stopped = f"budget: {budget} run(s)"
-    elif not out_of_time():
-        search.remeasure_ties(budget, noise)
-    return result
 
 
 def _steered(

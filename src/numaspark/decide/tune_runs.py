@@ -116,8 +116,7 @@ def live_space(
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
     if chosen.application is None:
         chosen.size(size)
-    cores = len(topology.allowed_cores())
-    width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)
+    width = max((len(cpus) for _, cpus in topology.allowed_cores()), default=1)  # SMT width
     smt = width > 1
     bindings = [
         "none",
@@ -126,8 +125,32 @@ def live_space(
         "core",
         *(["pu"] if smt else []),
     ]
-    # executors and their widths: doublings, and the multiples of the nodes and divisors of a
-    # node's cores that fill nodes exactly (6-core nodes: 3 and 6)
+    keys = [
+        (mode, executors, per, per_core, binding, per_slot)
+        for mode, executors, per in _layouts(topology, local)
+        for binding in bindings
+        for per_core in (
+            sorted(set(_powers(width)) | {width}) if smt and binding in ("core", "pu") else [1]
+        )
+        for per_slot in PER_SLOT
+    ]
+    configs = {key: _config(key, workload, size, params, conf, smt, autonuma) for key in keys}
+    runnable, _ = check_configs(list(configs.values()), topology)
+    runnable_keys = {c.key for c in runnable}
+    configs = {k: c for k, c in configs.items() if c.key in runnable_keys}
+    values = {
+        name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
+        for i, name in enumerate(PARAMETERS)
+    }
+    return Space(values, list(configs)), configs
+
+
+def _layouts(topology: Topology, local: bool) -> list[tuple[str, int, int]]:
+    """(mode, executors, cores per executor) to try: local mode of each width (with
+    ``local``), and standalone executors x widths that fit the cores. Executors and widths are
+    doublings, and the multiples of the nodes and divisors of a node's cores that fill nodes
+    exactly (6-core nodes: 3 and 6)."""
+    cores = len(topology.allowed_cores())
     nodes = max(1, len(topology.cpu_nodes))
     per_node = max(1, cores // nodes)
     divisors = {d for d in range(1, per_node + 1) if per_node % d == 0}
@@ -135,49 +158,47 @@ def live_space(
     widths = sorted(set(_powers(cores)) | divisors)
     layouts = [("local", 1, p) for p in widths] if local else []
     layouts += [("standalone", e, c) for e in counts for c in widths if e * c <= cores]
-    configs: dict[tuple, Config] = {}
-    for mode, executors, per in layouts:
-        for binding in bindings:
-            whole = smt and binding in ("core", "pu")
-            for per_core in sorted(set(_powers(width)) | {width}) if whole else [1]:
-                balancing = (
-                    None
-                    if not autonuma or binding not in ("none", "autonuma")
-                    else (binding == "autonuma")
-                )
-                for per_slot in PER_SLOT:
-                    partitions = str(executors * per * per_core * per_slot)
-                    threads = per_core if whole else None
-                    layout = (
-                        Layout(cores_per_executor=per, mode=Mode.LOCAL, threads_per_core=threads)
-                        if mode == "local"
-                        else Layout(
-                            executors=executors, cores_per_executor=per, threads_per_core=threads
-                        )
-                    )
-                    config = Config(
-                        workload,
-                        size,
-                        dict(params or {}),
-                        layout,
-                        Binding.NONE if binding == "autonuma" else Binding(binding),
-                        None,
-                        {
-                            **(conf or {}),
-                            "spark.default.parallelism": partitions,
-                            "spark.sql.shuffle.partitions": partitions,
-                        },
-                        numa_balancing=balancing,
-                    )
-                    configs[(mode, executors, per, per_core, binding, per_slot)] = config
-    runnable, _ = check_configs(list(configs.values()), topology)
-    keys = {c.key for c in runnable}
-    configs = {k: c for k, c in configs.items() if c.key in keys}
-    values = {
-        name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
-        for i, name in enumerate(PARAMETERS)
-    }
-    return Space(values, list(configs)), configs
+    return layouts
+
+
+def _config(
+    key: tuple,
+    workload: str,
+    size: str,
+    params: dict | None,
+    conf: dict | None,
+    smt: bool,
+    autonuma: bool,
+) -> Config:
+    """The configuration of one candidate (``key``: its values of PARAMETERS): its layout
+    (threads per core where core- or pu-bound executors own whole cores of an SMT machine),
+    its binding, a shuffle of ``per_slot`` tasks per task slot over ``conf``; with
+    ``autonuma``, kernel.numa_balancing on for the ``autonuma`` binding, off for ``none``."""
+    mode, executors, per, per_core, binding, per_slot = key
+    balancing = (
+        None if not autonuma or binding not in ("none", "autonuma") else (binding == "autonuma")
+    )
+    partitions = str(executors * per * per_core * per_slot)
+    threads = per_core if smt and binding in ("core", "pu") else None
+    layout = (
+        Layout(cores_per_executor=per, mode=Mode.LOCAL, threads_per_core=threads)
+        if mode == "local"
+        else Layout(executors=executors, cores_per_executor=per, threads_per_core=threads)
+    )
+    return Config(
+        workload,
+        size,
+        dict(params or {}),
+        layout,
+        Binding.NONE if binding == "autonuma" else Binding(binding),
+        None,
+        {
+            **(conf or {}),
+            "spark.default.parallelism": partitions,
+            "spark.sql.shuffle.partitions": partitions,
+        },
+        numa_balancing=balancing,
+    )
 
 
 def live_objective(

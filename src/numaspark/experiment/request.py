@@ -178,12 +178,34 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
     (its file, class and arguments stand where the workload's name would). What ``run`` has
     no option for (the driver's size, the seed, --mem-nodes, a label) and the hosts it runs
     on are not said."""
-    layout = request.layout
-    duration = request.stop_after_s  # your application: stopped after it
-    if duration is None and request.duration_s != 60.0:  # a stream's measured window
-        duration = request.duration_s
     options: list[tuple[str, object]] = [
         ("--size", None if application is not None or request.size == "tiny" else request.size),
+        *_placement_options(request),
+        *_run_options(request),
+    ]
+    argv = []
+    for option, value in options:
+        if value is not None:
+            argv += [option, str(value)]
+    for flag, on in (
+        ("--no-collect", not request.collect),
+        ("--gc-log", request.gc_log),
+        ("--profile", request.profile),
+    ):
+        argv += [flag] if on else []
+    for key, value in sorted(request.params.items()):
+        argv += ["--param", f"{key}={value}"]
+    for key, value in sorted(request.spark_conf.items()):
+        argv += ["--conf", f"{key}={value}"]
+    if application is not None:  # the user's own, with its class and arguments
+        return application.command(argv)
+    return [request.workload, *argv]
+
+
+def _placement_options(request: RunRequest) -> list[tuple[str, object]]:
+    """``run``'s options of where the JVMs go, in its order; a value None: left out."""
+    layout = request.layout
+    return [
         ("--mode", layout.mode.value),
         ("--executors", layout.executors),
         ("--executors-per-node", layout.executors_per_node),
@@ -204,6 +226,16 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
             "--numa-balancing",
             None if request.numa_balancing is None else ("on" if request.numa_balancing else "off"),
         ),
+    ]
+
+
+def _run_options(request: RunRequest) -> list[tuple[str, object]]:
+    """``run``'s options of how the run goes (a stream's, the times, the repetitions, where
+    its results and data go, measurement), in its order; a value None: left out."""
+    duration = request.stop_after_s  # your application: stopped after it
+    if duration is None and request.duration_s != 60.0:  # a stream's measured window
+        duration = request.duration_s
+    return [
         ("--rate", f"{request.rate:g}" if request.rate != 1000.0 else None),
         ("--duration", _seconds(duration) if duration is not None else None),
         (
@@ -220,23 +252,6 @@ def run_argv(request: RunRequest, application: Application | None = None) -> lis
         ("--timeout", f"{request.timeout_s:g}" if request.timeout_s != 1800.0 else None),
         ("--interval", _seconds(request.interval_s) if request.interval_s != 1.0 else None),
     ]
-    argv = []
-    for option, value in options:
-        if value is not None:
-            argv += [option, str(value)]
-    for flag, on in (
-        ("--no-collect", not request.collect),
-        ("--gc-log", request.gc_log),
-        ("--profile", request.profile),
-    ):
-        argv += [flag] if on else []
-    for key, value in sorted(request.params.items()):
-        argv += ["--param", f"{key}={value}"]
-    for key, value in sorted(request.spark_conf.items()):
-        argv += ["--conf", f"{key}={value}"]
-    if application is not None:  # the user's own, with its class and arguments
-        return application.command(argv)
-    return [request.workload, *argv]
 
 
 def run_command(request: RunRequest, application: Application | None = None) -> str:

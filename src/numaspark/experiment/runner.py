@@ -207,18 +207,7 @@ class Runner:
         """A cluster numaspark did not start: planned for the cluster (a standalone master's
         workers; YARN's running NodeManagers; Kubernetes nodes' topology as given); at
         --bind node the plugin binds each executor to a node from inside."""
-        if request.mem_policy is not None and request.binding is not Binding.NODE:
-            raise UsageError(
-                "--mem-policy on a cluster numaspark did not start goes with "
-                "--bind node (the plugin binds each executor from inside)"
-            )
-        if request.mem_policy is MemPolicy.LOCAL:
-            raise UsageError(
-                "--mem-policy local: the plugin moves an executor's memory to its "
-                "node with preferred (the default), bind or interleave"
-            )
-        if request.binding is Binding.NODE and request.mem_policy is None:
-            request = dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
+        request = _policy_from_inside(request)
         has = read_cluster(
             request.master,
             ui=request.master_ui,
@@ -513,6 +502,25 @@ def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
     cores = int(conf.get("spark.driver.cores") or 1)
     memory = conf.get("spark.driver.memory") or "1g"
     return cores, parse_size(memory if memory[-1].isalpha() else memory + "m", "driver") // MIB
+
+
+def _policy_from_inside(request: RunRequest) -> RunRequest:
+    """``request`` on a cluster numaspark did not start, where the plugin binds from inside:
+    a memory policy only with --bind node, and not local (the plugin moves an executor's
+    memory with preferred, bind or interleave); preferred unless another is given."""
+    if request.mem_policy is not None and request.binding is not Binding.NODE:
+        raise UsageError(
+            "--mem-policy on a cluster numaspark did not start goes with "
+            "--bind node (the plugin binds each executor from inside)"
+        )
+    if request.mem_policy is MemPolicy.LOCAL:
+        raise UsageError(
+            "--mem-policy local: the plugin moves an executor's memory to its "
+            "node with preferred (the default), bind or interleave"
+        )
+    if request.binding is Binding.NODE and request.mem_policy is None:
+        return dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
+    return request
 
 
 def check_deploy_mode(master: str | None, application) -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import random
 import tomllib
@@ -236,6 +237,9 @@ def on_cluster(
 
 
 def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
+    """A spec's tables (`read_spec`) checked and expanded: every workload in every
+    combination of the settings, planned on ``topology``; any mistake is one line
+    (UsageError) before anything runs."""
     unknown = set(data) - TOP_KEYS
     if unknown:
         raise _fail(
@@ -248,6 +252,43 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
     repeat, warmup = data.get("repeat", 3), data.get("warmup", 1)
     if not isinstance(repeat, int) or repeat < 1 or not isinstance(warmup, int) or warmup < 0:
         raise _fail(source, "repeat must be an integer >= 1 and warmup an integer >= 0")
+    settings = _settings(data, source)
+    configs = [
+        Config(
+            workload.name,
+            size,
+            params,
+            layout,
+            binding,
+            policy,
+            {str(k): str(v) for k, v in conf.items()},
+            only_nodes=nodes,
+        )
+        for workload, size, params in (_checked_workload(entry, source) for entry in workloads)
+        for layout, binding, policy, conf, nodes in settings
+    ]
+    _order(configs, data, source)
+    budget = data.get("budget")
+    experiment = Experiment(
+        name=str(data.get("name", Path(source).stem)),
+        configs=[],
+        repeat=repeat,
+        warmup=warmup,
+        budget_s=parse_duration(str(budget), "budget") if budget is not None else None,
+        stream=dict(data.get("stream", {})),
+        time=str(data.get("time", DEFAULT_TIME)),
+    )
+    if experiment.time not in TIMES:
+        raise _fail(source, f"time must be one of {', '.join(TIMES)}, not {experiment.time!r}")
+    experiment.configs, experiment.skipped = check_configs(configs, topology)
+    return experiment
+
+
+def _settings(
+    data: dict, source: str
+) -> list[tuple[Layout, Binding, MemPolicy | None, dict, CpuSet | None]]:
+    """Every combination of a spec's layouts, bindings, memory policies, [[conf]] tables and
+    node sets, in the order each workload runs them."""
     layouts = _layouts(data.get("layouts", {}), source)
     bindings = [
         _enum(Binding, b, "bindings", source)
@@ -266,52 +307,31 @@ def build(data: dict, topology: Topology, source: str = "spec") -> Experiment:
         None if n == "all" else CpuSet.parse(str(n))
         for n in _list(data.get("nodes", ["all"]), "nodes", source)
     ]
-    configs: list[Config] = []
-    for entry in workloads:
-        workload = _workload(entry, source)
-        params = {str(k): str(v) for k, v in (entry.get("params") or {}).items()}
-        workload.with_params(params)  # unknown or mistyped parameters fail here, before any run
-        size = str(entry.get("size", "tiny"))
-        if workload.application is not None:
-            size = "-"
-        elif not workload.streaming:
-            workload.size(size)
-        for layout in layouts:
-            for binding in bindings:
-                for policy in policies:
-                    for conf in confs:
-                        for nodes in node_sets:
-                            configs.append(
-                                Config(
-                                    workload.name,
-                                    size,
-                                    params,
-                                    layout,
-                                    binding,
-                                    policy,
-                                    {str(k): str(v) for k, v in conf.items()},
-                                    only_nodes=nodes,
-                                )
-                            )
+    return list(itertools.product(layouts, bindings, policies, confs, node_sets))
+
+
+def _checked_workload(entry: dict, source: str) -> tuple[Workload, str, dict[str, str]]:
+    """A ``[[workloads]]`` entry's workload, size ("-" for an application) and parameters,
+    checked: unknown or mistyped parameters and sizes fail here, before any run."""
+    workload = _workload(entry, source)
+    params = {str(k): str(v) for k, v in (entry.get("params") or {}).items()}
+    workload.with_params(params)
+    size = str(entry.get("size", "tiny"))
+    if workload.application is not None:
+        size = "-"
+    elif not workload.streaming:
+        workload.size(size)
+    return workload, size, params
+
+
+def _order(configs: list[Config], data: dict, source: str) -> None:
+    """The spec's ``order``: as listed, or shuffled in place by its ``seed`` (which spreads
+    drift over the configurations)."""
     order = data.get("order", "listed")
     if order not in ("listed", "random"):
         raise _fail(source, f"order must be 'listed' or 'random', not {order!r}")
     if order == "random":
         random.Random(data.get("seed", 1)).shuffle(configs)
-    budget = data.get("budget")
-    experiment = Experiment(
-        name=str(data.get("name", Path(source).stem)),
-        configs=[],
-        repeat=repeat,
-        warmup=warmup,
-        budget_s=parse_duration(str(budget), "budget") if budget is not None else None,
-        stream=dict(data.get("stream", {})),
-        time=str(data.get("time", DEFAULT_TIME)),
-    )
-    if experiment.time not in TIMES:
-        raise _fail(source, f"time must be one of {', '.join(TIMES)}, not {experiment.time!r}")
-    experiment.configs, experiment.skipped = check_configs(configs, topology)
-    return experiment
 
 
 def _workload(entry: object, source: str) -> Workload:

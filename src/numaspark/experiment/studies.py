@@ -16,6 +16,7 @@ shared/topologies); on this machine they are reported as not runnable, with why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -23,7 +24,7 @@ from numaspark.experiment.clusterref import Realiser
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.placement import Binding, Layout, MemPolicy, Mode
-from numaspark.topology import CpuSet, Topology
+from numaspark.topology import CpuSet, NumaNode, Topology
 from numaspark.workloads import get_workload
 
 
@@ -115,9 +116,29 @@ def binding(
     conf = dict(conf or {})
     nodes = list(topology.cpu_nodes)
     memory_nodes = [n for n in topology.nodes if n.allowed]
-    compared = autonuma is True
+    configs = _bound_or_not(make, nodes, conf, compared=autonuma is True)
+    cannot = []
+    if isinstance(autonuma, str):
+        cannot.append(f"autonuma (unbound, the kernel's NUMA balancing on): {autonuma}")
+    if len(memory_nodes) < 2:
+        cannot.append(
+            f"remote memory (CPUs on node i, memory on node j) and binding to 2..N nodes need "
+            f"several NUMA nodes; this machine has {len(memory_nodes)}"
+        )
+    else:
+        configs += _memory_pairs(make, nodes, memory_nodes, conf)
+    experiment, more = _experiment("binding", configs, topology, repeat, warmup, cannot)
+    return Study("binding", experiment, more, baseline=configs[0].label)
+
+
+def _bound_or_not(
+    make: Callable[..., Config], nodes: list[NumaNode], conf: dict, compared: bool
+) -> list[Config]:
+    """n executors, one per node on the first n nodes, n = 1..N: unbound (nU) and node-bound
+    with their memory (nB); ``compared``: also unbound with the kernel's NUMA balancing on
+    (nA), and nU with it off."""
     configs = []
-    for count in range(1, len(nodes) + 1):  # n executors, one per node, unbound (nU) and bound (nB)
+    for count in range(1, len(nodes) + 1):
         chosen = CpuSet(n.os_index for n in nodes[:count])
         layout = Layout(executors_per_node=1)  # on the chosen nodes: count executors
         configs.append(
@@ -153,31 +174,29 @@ def binding(
                 note=f"{count}B",
             )
         )
-    cannot = []
-    if isinstance(autonuma, str):
-        cannot.append(f"autonuma (unbound, the kernel's NUMA balancing on): {autonuma}")
-    if len(memory_nodes) < 2:
-        cannot.append(
-            f"remote memory (CPUs on node i, memory on node j) and binding to 2..N nodes need "
-            f"several NUMA nodes; this machine has {len(memory_nodes)}"
-        )
-    else:
-        for cpu_node in nodes:
-            for mem_node in memory_nodes:
-                where = "local" if cpu_node.os_index == mem_node.os_index else "remote"
-                configs.append(
-                    make(
-                        Layout(executors=1),
-                        Binding.NODE,
-                        MemPolicy.BIND,
-                        conf,
-                        only_nodes=CpuSet([cpu_node.os_index]),
-                        mem_nodes=CpuSet([mem_node.os_index]),
-                        note=f"{where} cpu{cpu_node.os_index}-mem{mem_node.os_index}",
-                    )
+    return configs
+
+
+def _memory_pairs(
+    make: Callable[..., Config], nodes: list[NumaNode], memory_nodes: list[NumaNode], conf: dict
+) -> list[Config]:
+    """One node-bound executor per (CPU node, memory node) pair: its memory local or remote."""
+    configs = []
+    for cpu_node in nodes:
+        for mem_node in memory_nodes:
+            where = "local" if cpu_node.os_index == mem_node.os_index else "remote"
+            configs.append(
+                make(
+                    Layout(executors=1),
+                    Binding.NODE,
+                    MemPolicy.BIND,
+                    conf,
+                    only_nodes=CpuSet([cpu_node.os_index]),
+                    mem_nodes=CpuSet([mem_node.os_index]),
+                    note=f"{where} cpu{cpu_node.os_index}-mem{mem_node.os_index}",
                 )
-    experiment, more = _experiment("binding", configs, topology, repeat, warmup, cannot)
-    return Study("binding", experiment, more, baseline=configs[0].label)
+            )
+    return configs
 
 
 def scaling(
