@@ -168,12 +168,15 @@ def test_a_plain_cluster_mode_submit_of_a_jar_writes_placement_into_its_event_lo
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "plugin-standalone"
 
 
-def _history_server(logs: Path, classpath: str | None, out: Path) -> dict:
+def _history_server(logs: Path, classpath: str | None, out: Path, home: Path | None = None) -> dict:
     """Spark's own History Server over ``logs`` on 127.0.0.1 (its jar on the daemon's class
-    path when ``classpath``): what its REST API says of the one application there."""
+    path when ``classpath``), of the Spark at ``home`` (default: numaspark's): what its REST
+    API says of the one application there."""
     port = free_port()
+    home = home or spark_home()
     env = {
         **spark_env("127.0.0.1"),
+        "SPARK_HOME": str(home),
         "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
         f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s",
         "SPARK_DAEMON_CLASSPATH": classpath or "",
@@ -181,7 +184,7 @@ def _history_server(logs: Path, classpath: str | None, out: Path) -> dict:
     api = f"http://127.0.0.1:{port}/api/v1/applications"
     with out.open("w") as said:
         proc = subprocess.Popen(
-            [str(spark_home() / "bin" / "spark-class"), HISTORY_SERVER],
+            [str(home / "bin" / "spark-class"), HISTORY_SERVER],
             env=env,
             stdout=said,
             stderr=subprocess.STDOUT,
@@ -204,6 +207,9 @@ def _history_server(logs: Path, classpath: str | None, out: Path) -> dict:
             "app": apps[0],
             "executors": json.loads(urllib.request.urlopen(f"{api}/{app}/allexecutors").read()),
             "jobs": json.loads(urllib.request.urlopen(f"{api}/{app}/jobs").read()),
+            "version": json.loads(
+                urllib.request.urlopen(f"{api.removesuffix('/applications')}/version").read()
+            ),
         }
     finally:
         proc.terminate()

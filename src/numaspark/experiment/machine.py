@@ -34,11 +34,17 @@ def environment(topology_fingerprint: str, spark_version: str | None) -> Environ
     )
 
 
-@lru_cache(maxsize=1)
 def java_version() -> str | None:
-    refuse_jvm(["java"])
+    """The Java Spark's scripts run: ``$JAVA_HOME/bin/java``, else the ``java`` on the PATH."""
+    home = os.environ.get("JAVA_HOME")
+    return _java_version(os.path.join(home, "bin", "java") if home else "java")
+
+
+@lru_cache(maxsize=4)
+def _java_version(java: str) -> str | None:
+    refuse_jvm([java])
     try:
-        proc = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
     match = re.search(r'version "([^"]+)"', proc.stderr)

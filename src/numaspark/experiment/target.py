@@ -49,7 +49,7 @@ from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, run_app, submit_log
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
-from numaspark.spark.home import LOOPBACK
+from numaspark.spark.home import LOOPBACK, spark_python
 from numaspark.spark.managers import read_cluster
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.standalone import Cluster
@@ -303,7 +303,7 @@ class ExternalTarget:
             self.say(said)
         if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
             # spark-submit would run the driver, here, with the executors' Python too
-            options["extra_conf"][DRIVER_PYTHON_KEY] = sys.executable
+            options["extra_conf"][DRIVER_PYTHON_KEY] = spark_python() or sys.executable
         # in cluster mode the driver, and the reports it gathers, are on the cluster: the
         # record's placement comes from its event log, and YARN or the master say its end
         wait = None if cluster_mode else self.first_executor(placement, reports, run_dir)

@@ -88,7 +88,8 @@ def build_jar(force: bool = False, run_tests: bool = False) -> Path:
             return target  # an installed numaspark without its checkout: keep the jar
         raise ToolMissingError(f"{SOURCE}/pom.xml is missing: build from a checkout of numaspark")
     # what the jar is built from: jvm/'s sources and pom, and the pyspark it compiles against
-    current = sources_digest(SOURCE, "*.java", salt=pyspark.__version__)
+    # its Java, the NUMA page's HTML, the service files: every file under src with a suffix
+    current = sources_digest(SOURCE, "*.*", salt=pyspark.__version__)
     if not force and not run_tests and up_to_date(target, stamp, current):
         return target
     mvn_package(

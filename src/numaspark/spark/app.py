@@ -14,7 +14,7 @@ from numaspark.placement.plugin import slots_env
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
 from numaspark.spark.conf import layered, merged
-from numaspark.spark.home import LOOPBACK, free_port, spark_env, spark_home
+from numaspark.spark.home import LOOPBACK, free_port, require_spark_python, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.spark.progress import AppProgress
 from numaspark.spark.standalone import Cluster
@@ -162,6 +162,8 @@ def run_app(
     otherwise), and ``say`` is told its URL once the driver has bound it; the suite's runs
     have none.
     """
+    if str(job).endswith(".py"):
+        require_spark_python()  # one line where no Python here imports the Spark it runs on
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
@@ -299,12 +301,28 @@ def _what_it_left(
     log; the first of the suite's)."""
     run.effective = watcher.effective()
     run.placement_warnings = watcher.warnings() + ([clock.note] if clock.note else [])
+    run.placement_warnings += _plugin_off(run.log)
     run.event_log, run.app_id = find_event_log(events)
     if ui is not None and run.ui_url is None:  # an application shorter than a poll
         run.ui_url = ui_url(ui.follower.new_text(), ui.host)
     if run.failure is None and run.returncode != 0 and not run.stopped:
         line = last_error_line(run.log) if users_app else error_line(run.log)
         run.failure = f"spark-submit exited with {run.returncode}: {line}"
+
+
+#: What the affinity plugin's entry class logs in a JVM older than Java 17 (AffinityPlugin.java)
+PLUGIN_OFF = "numaspark's affinity plugin needs Java 17; this JVM is "
+
+
+def _plugin_off(log: Path) -> list[str]:
+    """The plugin's word, in the driver's log, that it stayed off (a Java older than 17: the
+    tasks were not pinned, nothing was bound or reported from inside), as a warning."""
+    try:
+        with log.open(errors="replace") as lines:
+            said = next((line for line in lines if PLUGIN_OFF in line), None)
+    except OSError:
+        return []
+    return [said[said.index(PLUGIN_OFF) :].strip()] if said else []
 
 
 class _Progress:

@@ -18,7 +18,8 @@ def sources_digest(source: Path, pattern: str, salt: str = "") -> str:
     """A short hash of ``source``'s pom.xml and the files under ``source/src`` matching
     ``pattern`` (their paths and contents), and of ``salt`` (what else the build depends on)."""
     digest = hashlib.sha256(salt.encode())
-    for path in sorted([source / "pom.xml", *(source / "src").rglob(pattern)]):
+    files = (p for p in (source / "src").rglob(pattern) if p.is_file())
+    for path in sorted([source / "pom.xml", *files]):
         digest.update(str(path.relative_to(source)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

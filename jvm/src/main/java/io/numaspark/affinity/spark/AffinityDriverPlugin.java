@@ -1,6 +1,8 @@
 package io.numaspark.affinity.spark;
 
 import com.codahale.metrics.Gauge;
+import io.numaspark.affinity.spark.ui.NumaPage;
+import io.numaspark.affinity.spark.ui.NumaUi;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,6 +25,9 @@ import org.slf4j.LoggerFactory;
  * and at the end ({@code executor} {@code driver}): what a History Server keeps of an
  * application then says where it ran, in every deploy mode and on every cluster manager. Only
  * the driver posts to the listener bus.
+ *
+ * <p>With Spark's UI on, the latest reports are also a page of it, {@code /numa/} ({@link
+ * NumaUi}); a UI that is off or cannot take the page is one log line.
  */
 public final class AffinityDriverPlugin implements DriverPlugin {
   private static final Logger LOG = LoggerFactory.getLogger(AffinityDriverPlugin.class);
@@ -30,7 +35,10 @@ public final class AffinityDriverPlugin implements DriverPlugin {
   private final Map<String, PlacementReport> latest = new ConcurrentHashMap<>();
   private JsonLines out = JsonLines.none();
   private EventLogPoster eventLog; // null: Spark's event log is off
-  private PlacementReporter driver; // the driver's own placement, into the event log
+  private PlacementReporter driver; // the driver's own placement: the event log, the page
+  private NumaPage page; // null: no page in Spark's UI
+  private volatile boolean driverLogged; // its first report is in the event log
+  private volatile boolean closing;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -43,20 +51,39 @@ public final class AffinityDriverPlugin implements DriverPlugin {
     } catch (RuntimeException e) {
       LOG.warn("numaspark: cannot record executor placement: {}", e.toString());
     }
+    page = NumaUi.live(sc);
     if (sc.conf().getBoolean("spark.eventLog.enabled", false)) {
       try {
         var bus = sc.listenerBus(); // private[spark] in Scala, public to Java: stable 3.0-4.x
         eventLog = new EventLogPoster(bus::post).every(conf.eventLogIntervalMs());
-        if (!sc.isLocal()) { // in local mode the executor plugin reports this JVM as "driver"
-          driver = new PlacementReporter(eventLog::add, "driver");
-          driver.start(0);
-        }
+        sc.addSparkListener(eventLog.atApplicationEnd()); // Spark 3.5: the last batch
       } catch (RuntimeException | LinkageError e) {
         LOG.warn("numaspark: placement reports will not be in the event log: {}", e.toString());
         eventLog = null;
       }
     }
+    // in local mode the executor plugin reports this JVM as "driver"
+    if ((eventLog != null || page != null) && !sc.isLocal()) {
+      try {
+        driver = new PlacementReporter(this::ownReport, "driver");
+        driver.start(page != null ? conf.reportIntervalMs() : 0);
+      } catch (RuntimeException | LinkageError e) {
+        LOG.warn("numaspark: the driver's own placement is not reported: {}", e.toString());
+        driver = null;
+      }
+    }
     return Map.of();
+  }
+
+  /** The driver's own report: to the page each time, to the event log at start and at end. */
+  private void ownReport(Map<String, Object> report) {
+    if (page != null) {
+      page.add(PlacementReport.fromMap(report));
+    }
+    if (eventLog != null && (!driverLogged || closing)) {
+      driverLogged = true;
+      eventLog.add(report);
+    }
   }
 
   @Override
@@ -82,6 +109,9 @@ public final class AffinityDriverPlugin implements DriverPlugin {
         PlacementReport report = PlacementReport.fromMap(map);
         latest.put(String.valueOf(report.executor()), report);
         out.append(report.json());
+        if (page != null) {
+          page.add(report);
+        }
         if (eventLog != null) {
           eventLog.add(report.toMap());
         }
@@ -95,10 +125,11 @@ public final class AffinityDriverPlugin implements DriverPlugin {
   @Override
   public void shutdown() {
     out.close();
-    if (eventLog != null) { // before the listener bus stops (SparkContext.stop's order)
-      if (driver != null) {
-        driver.close(); // the driver's last word: its pages at the end
-      }
+    if (driver != null) { // before the listener bus stops (SparkContext.stop's order)
+      closing = true;
+      driver.close(); // the driver's last word: its pages at the end
+    }
+    if (eventLog != null) {
       eventLog.close();
     }
   }

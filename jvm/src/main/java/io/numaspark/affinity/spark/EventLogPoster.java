@@ -10,6 +10,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +22,12 @@ import org.slf4j.LoggerFactory;
  * since the previous one: an executor's first report whole (it carries its host's topology),
  * then only its latest, so a batch of N executors holds at most 2N reports. A batch goes out
  * every {@code intervalMs} when something arrived, and the rest at {@link #close()}.
+ *
+ * <p>What arrived is also posted when the application ends ({@link #atApplicationEnd()}):
+ * Spark 3.5 stops its listener bus before it shuts the plugins down, and a post to a stopped
+ * bus is dropped without a word, so there the batch at {@link #close()} never reaches the log
+ * (Spark 4 shuts the plugins down first). Reports that arrive after the end (the executors'
+ * last) are in a Spark 4 log only.
  *
  * <p>Measurement never breaks the job it measures: a post that fails (the listener bus
  * stopped, an event log that cannot be written) is one warning, and the reports are dropped.
@@ -50,6 +58,16 @@ final class EventLogPoster implements AutoCloseable {
       timer.scheduleWithFixedDelay(this::flush, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
     }
     return this;
+  }
+
+  /** A listener (for {@code SparkContext.addSparkListener}) that posts a batch at the end. */
+  SparkListener atApplicationEnd() {
+    return new SparkListener() {
+      @Override
+      public void onApplicationEnd(SparkListenerApplicationEnd end) {
+        flush();
+      }
+    };
   }
 
   /** One report (its JSON fields), kept for the next batch. */

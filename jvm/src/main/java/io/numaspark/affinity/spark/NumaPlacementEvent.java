@@ -2,6 +2,13 @@ package io.numaspark.affinity.spark;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.scheduler.SparkListenerEvent;
@@ -28,8 +35,26 @@ import org.apache.spark.scheduler.SparkListenerEvent;
 public record NumaPlacementEvent(
     @JsonProperty("version") int version,
     @JsonProperty("time_ms") long timeMs,
-    @JsonProperty("reports") List<Map<String, Object>> reports)
+    @JsonProperty("reports") @JsonDeserialize(using = PlainReports.class)
+    List<Map<String, Object>> reports)
     implements SparkListenerEvent {
   /** The shape written today. */
   public static final int VERSION = 1;
+
+  /**
+   * Reads the reports as plain JDK values. Spark's mapper has Scala's Jackson module, which
+   * reads a nested JSON object of an {@code Object} field as a Scala map, which no Java reader
+   * of a report (a History Server's listener: {@code PlacementReport.fromMap}) can take.
+   */
+  static final class PlainReports extends JsonDeserializer<List<Map<String, Object>>> {
+    private static final ObjectMapper PLAIN = new ObjectMapper();
+    private static final TypeReference<List<Map<String, Object>>> REPORTS =
+        new TypeReference<>() {};
+
+    @Override
+    public List<Map<String, Object>> deserialize(JsonParser parser, DeserializationContext ctx)
+        throws IOException {
+      return PLAIN.convertValue(parser.readValueAsTree(), REPORTS);
+    }
+  }
 }

@@ -81,5 +81,7 @@ class EventLogPosterTest {
     String read = lines.get(1);
     assertTrue(read.startsWith(NumaPlacementEvent.class.getName() + " 1795438078846 ["), read);
     assertTrue(read.contains("executor=driver") && read.contains("local_share=0.75"), read);
+    // nested objects read back as JDK maps, not Scala's (a History Server's listener reads them)
+    assertTrue(read.contains("bytes_per_node={0=3145728}"), read);
   }
 }
