@@ -16,20 +16,18 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from history_server import history_server, rest
 from nscluster import NamespaceCluster
 
 from numaspark.metrics.eventlog import parse_event_log, read_events
 from numaspark.placement.plugin import PLACEMENT_EVENT, jar_path
-from numaspark.spark.home import free_port, spark_env, spark_home
+from numaspark.spark.home import spark_env, spark_home
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm]
 APPS = Path(__file__).resolve().parent / "apps"
-HISTORY_SERVER = "org.apache.spark.deploy.history.HistoryServer"
 
 
 def _numaspark(*args: str) -> subprocess.CompletedProcess[str]:
@@ -169,55 +167,16 @@ RECORDED = Path(__file__).resolve().parent / "fixtures" / "eventlogs" / "plugin-
 
 
 def _history_server(logs: Path, classpath: str | None, out: Path, home: Path | None = None) -> dict:
-    """Spark's own History Server over ``logs`` on 127.0.0.1 (its jar on the daemon's class
-    path when ``classpath``), of the Spark at ``home`` (default: numaspark's): what its REST
-    API says of the one application there."""
-    port = free_port()
-    home = home or spark_home()
-    env = {
-        **spark_env("127.0.0.1"),
-        "SPARK_HOME": str(home),
-        "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
-        f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s",
-        "SPARK_DAEMON_CLASSPATH": classpath or "",
-    }
-    api = f"http://127.0.0.1:{port}/api/v1/applications"
-    with out.open("w") as said:
-        proc = subprocess.Popen(
-            [str(home / "bin" / "spark-class"), HISTORY_SERVER],
-            env=env,
-            stdout=said,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, out.read_text()[-3000:]
-            try:
-                apps = json.loads(urllib.request.urlopen(api, timeout=10).read())
-                if apps:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, out.read_text()[-3000:]
-            time.sleep(0.5)
-        app = apps[0]["id"]
+    """What Spark's own History Server over ``logs`` (tests/history_server.py) says of the one
+    application there: its entry, executors, jobs and the server's version."""
+    with history_server(logs, out, classpath, home) as base:
+        (app,) = rest(base, "applications")
         return {
-            "app": apps[0],
-            "executors": json.loads(urllib.request.urlopen(f"{api}/{app}/allexecutors").read()),
-            "jobs": json.loads(urllib.request.urlopen(f"{api}/{app}/jobs").read()),
-            "version": json.loads(
-                urllib.request.urlopen(f"{api.removesuffix('/applications')}/version").read()
-            ),
+            "app": app,
+            "executors": rest(base, f"applications/{app['id']}/allexecutors"),
+            "jobs": rest(base, f"applications/{app['id']}/jobs"),
+            "version": rest(base, "version"),
         }
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 @pytest.mark.parametrize("with_jar", [False, True], ids=["without-the-jar", "with-the-jar"])

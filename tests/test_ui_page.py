@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from history_server import history_server
 from test_report import ARTIFACTS, chromium
 
 from numaspark.placement.plugin import PLUGIN_CLASS, jar_path
@@ -170,41 +171,8 @@ def test_the_live_page_lists_the_executors(tmp_path, no_spark_left):
 def _history_server(logs: Path, jar: Path, out: Path, home: Path) -> Iterator[str]:
     """Spark's own History Server (of the Spark at ``home``) over ``logs`` on 127.0.0.1,
     ``jar`` on its class path; its address once it lists every application there."""
-    port = free_port()
-    env = {
-        **spark_env("127.0.0.1"),
-        "SPARK_HOME": str(home),
-        "SPARK_HISTORY_OPTS": f"-Dspark.history.fs.logDirectory={logs.as_uri()} "
-        f"-Dspark.history.ui.port={port} -Dspark.history.fs.update.interval=1s",
-        "SPARK_DAEMON_CLASSPATH": str(jar),
-    }
-    base = f"http://127.0.0.1:{port}"
-    with out.open("w") as said:
-        proc = subprocess.Popen(
-            [str(home / "bin" / "spark-class"), HISTORY_SERVER],
-            env=env,
-            stdout=said,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, out.read_text()[-3000:]
-            with contextlib.suppress(OSError, ValueError):
-                status, body = _get(f"{base}/api/v1/applications")
-                if status == 200 and len(json.loads(body)) == len(list(logs.iterdir())):
-                    break
-            assert time.monotonic() < deadline, out.read_text()[-3000:]
-            time.sleep(0.5)
+    with history_server(logs, out, str(jar), home) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 def _two_applications(logs: Path) -> dict[str, str]:
