@@ -167,26 +167,17 @@ def run_app(
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "eventlog"
     events.mkdir(exist_ok=True)
-    address = driver.address or DriverAddress(host, "numaspark's cluster")
-    conf = run_settings(
+    run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
+    conf, run.conf_notes = _submit_conf(
         placement,
+        driver,
         events,
-        address,
+        host,
         app_conf,
         extra_conf or {},
         pyspark=str(job).endswith(".py"),
-        cluster_mode=driver.cluster_mode,
+        java_options=(java_options or [], task_jvm_options or []),
     )
-    _add_java_options(conf, placement, java_options or [], task_jvm_options or [])
-    run = AppRun(run_dir=run_dir, log=submit_log(run_dir))
-    conf, run.conf_notes = merged(app_conf or {}, conf)
-    for key in ("spark.master", *driver.drop_conf):
-        conf.pop(key, None)
-    if driver.cluster_mode:  # a standalone client waits for the driver's end, as YARN's does
-        conf[DEPLOY_MODE_KEY] = "cluster"
-        conf[WAIT_COMPLETION_KEY] = "true"
-    else:
-        conf.pop(DEPLOY_MODE_KEY, None)
     argv = _submit_argv(driver, conf, [*(submit_options or []), str(job), *job_args])
 
     cluster = driver.cluster
@@ -202,42 +193,117 @@ def run_app(
         die_with_parent=True,
         env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)), **dict(driver.env)},
     )
-    ui = None
-    if not driver.cluster_mode and conf.get("spark.ui.enabled", "true").strip().lower() != "false":
-        bind = local_ip(conf, host)
-        ui = UiWatch(run.log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
-    checks = [c for c in (_relaunches(cluster, known_apps), check) if c is not None]
-    watcher = Watch(
-        _watched(placement, cluster, submit.pid if driver.runs_tasks else None),
-        check=lambda: next((why for why in (c() for c in checks) if why), None),
-    )
-    watcher.start()
+    ui = _ui_watch(driver, conf, host, run.log)
+    watcher = _started_watch(placement, driver, submit.pid, known_apps, check)
     if collectors:
         run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
         run.collectors.begin()
-    progress = _Progress(say)
     try:
-        while submit.popen.poll() is None:
-            if ui is not None and run.ui_url is None:
-                run.ui_url = ui.poll()
-                if run.ui_url is not None and say is not None:
-                    say(f"the application's Spark UI: {run.ui_url}")
-            progress.tell(run.ui_url)
-            if _ends(run, watcher, clock, stop_after_s, timeout_s):
-                break
-            time.sleep(0.2)
+        _watch_until_it_ends(run, submit, watcher, ui, clock, say, (stop_after_s, timeout_s))
     finally:
-        if run.collectors is not None:
-            run.collectors.finish()
-        watcher.stop()
-        if submit.popen.poll() is None:
-            tracker.stop(submit)
-        else:
-            tracker.forget(submit)
+        _stop_watching(run, watcher, submit, tracker)
     run.wall_s = time.monotonic() - started
     run.returncode = submit.popen.returncode
     _what_it_left(run, watcher, clock, events, ui, users_app=app_conf is not None)
     return run
+
+
+def _submit_conf(
+    placement: Placement,
+    driver: Driver,
+    events: Path,
+    host: str,
+    app_conf: dict[str, str] | None,
+    extra_conf: dict[str, str],
+    pyspark: bool,
+    java_options: tuple[list[str], list[str]],
+) -> tuple[dict[str, str], list[str]]:
+    """Every setting spark-submit is given, and the notes on the user's settings numaspark
+    replaced: the run's (run_settings), the java options, the user's merged under them, then
+    what the driver's master decides by itself dropped and the deploy mode set."""
+    address = driver.address or DriverAddress(host, "numaspark's cluster")
+    conf = run_settings(
+        placement,
+        events,
+        address,
+        app_conf,
+        extra_conf,
+        pyspark=pyspark,
+        cluster_mode=driver.cluster_mode,
+    )
+    _add_java_options(conf, placement, *java_options)
+    conf, notes = merged(app_conf or {}, conf)
+    for key in ("spark.master", *driver.drop_conf):
+        conf.pop(key, None)
+    if driver.cluster_mode:  # a standalone client waits for the driver's end, as YARN's does
+        conf[DEPLOY_MODE_KEY] = "cluster"
+        conf[WAIT_COMPLETION_KEY] = "true"
+    else:
+        conf.pop(DEPLOY_MODE_KEY, None)
+    return conf, notes
+
+
+def _ui_watch(driver: Driver, conf: dict[str, str], host: str, log: Path) -> UiWatch | None:
+    """What reads the application's UI address from its driver's log: none in cluster mode
+    (the UI is the driver host's) or with the UI off."""
+    if driver.cluster_mode or conf.get("spark.ui.enabled", "true").strip().lower() == "false":
+        return None
+    bind = local_ip(conf, host)
+    return UiWatch(log, conf.get(HOST_KEY, bind), bind, conf.get("spark.ui.port"))
+
+
+def _started_watch(
+    placement: Placement,
+    driver: Driver,
+    submit_pid: int,
+    known_apps: set[str],
+    check: Callable[[], str | None] | None,
+) -> Watch:
+    """The watch over the JVMs that run tasks (the driver itself in local mode), asking the
+    standalone cluster's relaunches and the target's ``check`` why it must stop."""
+    checks = [c for c in (_relaunches(driver.cluster, known_apps), check) if c is not None]
+    watcher = Watch(
+        _watched(placement, driver.cluster, submit_pid if driver.runs_tasks else None),
+        check=lambda: next((why for why in (c() for c in checks) if why), None),
+    )
+    watcher.start()
+    return watcher
+
+
+def _stop_watching(run: AppRun, watcher: Watch, submit, tracker: ProcessTracker) -> None:
+    """Once the loop ends, however: the collectors and the watch stopped, and spark-submit
+    stopped if it still runs (forgotten if it ended by itself)."""
+    if run.collectors is not None:
+        run.collectors.finish()
+    watcher.stop()
+    if submit.popen.poll() is None:
+        tracker.stop(submit)
+    else:
+        tracker.forget(submit)
+
+
+def _watch_until_it_ends(
+    run: AppRun,
+    submit,
+    watcher: Watch,
+    ui: UiWatch | None,
+    clock: AppClock,
+    say: Callable[[str], None] | None,
+    limits: tuple[float | None, float],
+) -> None:
+    """Five times a second until spark-submit exits or `_ends` says why it must stop
+    (``limits``: the --duration and the timeout): the UI's URL said once it is bound, the
+    progress said as it changes."""
+    progress = _Progress(say)
+    while submit.popen.poll() is None:
+        if ui is not None and run.ui_url is None:
+            run.ui_url = ui.poll()
+            if run.ui_url is not None and say is not None:
+                say(f"the application's Spark UI: {run.ui_url}")
+        progress.tell(run.ui_url)
+        if _ends(run, watcher, clock, *limits):
+            return
+        time.sleep(0.2)
 
 
 def _add_java_options(
