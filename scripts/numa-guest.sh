@@ -2,7 +2,10 @@
 # Run COMMAND on a real multi-node Linux kernel: this machine booted again under QEMU's software
 # emulation with N NUMA nodes, its root read-only under a tmpfs overlay, with this repository,
 # its venv (numaspark on PATH, the repository's src/ first) and the plugin jar.
-#   bash scripts/numa-guest.sh [--nodes N] [--cpus-per-node C] [--memory-per-node M] -- COMMAND...
+#   bash scripts/numa-guest.sh [--nodes N] [--cpus-per-node C] [--memory-per-node M]
+#                              [--gpus-per-node G] -- COMMAND...
+# --gpus-per-node: G stand-in GPUs on each node (display controllers, PCI class 0380, behind a
+# PCI expander bridge whose numa_node the kernel reports; no default VGA card).
 # prints COMMAND's output and exits with its status (125: the guest ended first). The kernel is
 # fetched once (apt-get download, about 70 MB) into ~/.cache/numaspark/numa-guest; the whole
 # console goes to --log (default ~/.cache/numaspark/numa-guest/last-boot/console.log). A boot

@@ -7,7 +7,9 @@
 # (NUMASPARK_GUEST_PLUGIN=0 leaves it out: about two minutes); a four-node guest then proves the
 # plugin with four executors (about 8 minutes). NUMASPARK_GUEST_SPARK=1 adds a Spark standalone
 # worker bound to each node (about 3 minutes more). PySpark's Python workers (issue 40) get a
-# boot of their own with two CPUs per node: `bash scripts/test-guest.sh -k python_workers` alone. The consoles are saved in
+# boot of their own with two CPUs per node: `bash scripts/test-guest.sh -k python_workers` alone;
+# executors bound by their devices (issue 50) one with a stand-in GPU on each node (`-k devices`,
+# 10 to 30 minutes: the machine's load decides). The consoles are saved in
 # test-artifacts/numa-guest/console.log (console-4-nodes.log), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,6 +27,16 @@ and the workers it forked, found by their parents in /proc/PID/stat): all its th
 the executor's node CPUs, at least 90% of its anonymous pages on that node, every task's worker
 among them; at level core an executor's workers not all on one core.
 
+``topology-gpus-per-node`` and ``device-node-binding`` (issue 50) boot a guest of their own,
+two nodes with a stand-in GPU on each (``guest_devices``: ``--gpus-per-node 1``, a display
+controller of PCI class 0380 behind a PCI expander bridge of its node): the kernel's sysfs and
+``numaspark topology`` place them alike; then a plain standalone worker offers them through
+the shipped discovery script, a plain spark-submit of ``plan --gpus-per-executor 1 --target
+standalone``'s spark-defaults.conf runs ``holdjob.py`` with the plugin at level node, and the
+check reads each executor's /proc: every thread on the CPUs of the node its GPU (the one the
+worker handed it, named in its ``--resourcesFile``) hangs off, at least 90% of its anonymous
+pages there (tests/guest/gpus.py).
+
 The two-node boot takes 5 to 11 minutes (the plugin check 4 to 8 of them: the plain cluster up
 in 42 to 110 s, the first job done 190 to 400 s after submission), the four-node one about 8 (the kernel is
 fetched once, in seconds); it needs qemu-system-x86_64, which scripts/setup.sh installs for the tests.
@@ -103,6 +113,7 @@ def _boot(
     checks: tuple[str, ...] = (),
     log_name: str | None = None,
     cpus_per_node: int = 1,
+    gpus_per_node: int = 0,
 ) -> dict:
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
@@ -123,6 +134,8 @@ def _boot(
         str(cpus_per_node),
         "--memory-per-node",
         memory,
+        "--gpus-per-node",
+        str(gpus_per_node),
         "--timeout",
         str(build.timeout_s()),
         "--log",
@@ -193,6 +206,19 @@ def guest_python(tmp_path_factory) -> dict:
         checks=("python-workers",),
         log_name="console-python.log",
         cpus_per_node=2,
+    )
+
+
+@pytest.fixture(scope="module")
+def guest_devices(tmp_path_factory) -> dict:
+    """Two nodes with a stand-in GPU on each (``--gpus-per-node 1``: a display controller,
+    PCI class 0380, behind a PCI expander bridge of its node; issue 50)."""
+    return _boot(
+        tmp_path_factory,
+        2,
+        checks=("devices",),
+        log_name="console-devices.log",
+        gpus_per_node=1,
     )
 
 
@@ -287,3 +313,18 @@ def test_python_workers_stay_with_their_executor_in_the_guest(guest_python, name
     at --bind core with two-core executors, not all on one core (tests/guest/checks.py
     python_workers)."""
     test_check_passed_in_the_guest(guest_python, name)
+
+
+@pytest.mark.skipif(
+    os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1",
+    reason="NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proofs out",
+)
+@pytest.mark.parametrize("name", ("topology-gpus-per-node", "device-node-binding"))
+def test_executors_bound_by_their_devices_in_the_guest(guest_devices, name):
+    """Issue 50: a stand-in GPU on each node, which the kernel (sysfs ``numa_node``) and
+    ``numaspark topology`` place alike; a plain standalone worker offering them through the
+    shipped discovery script, a plain spark-submit of plan's spark-defaults.conf (the plugin at
+    level node, one GPU per executor): each executor, with the GPU the worker handed it, has
+    every thread on that GPU's node CPUs and at least 90% of its anonymous pages there, read
+    from the guest's /proc by the check (tests/guest/gpus.py)."""
+    test_check_passed_in_the_guest(guest_devices, name)

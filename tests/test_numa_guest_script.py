@@ -33,6 +33,31 @@ def test_qemu_gets_every_vcpu_and_all_memory(tmp_path):
     assert f"NUMASPARK_COMMAND={tmp_path / 'command.sh'}" in argv[argv.index("-append") + 1]
 
 
+def test_each_node_gets_an_expander_bridge_and_its_gpus(tmp_path):
+    shape = build.Shape(nodes=2, gpus_per_node=2)
+    argv = build.qemu_argv(tmp_path, shape, tmp_path / "command.sh")
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]
+    # the last node's expander opens the lowest bus: GPU 0 in bus order is on node 1
+    assert devices == [
+        "pxb,id=pxb0,bus=pci.0,bus_nr=32,numa_node=0",
+        "bochs-display,bus=pxb0,addr=0x1",
+        "bochs-display,bus=pxb0,addr=0x2",
+        "pxb,id=pxb1,bus=pci.0,bus_nr=16,numa_node=1",
+        "bochs-display,bus=pxb1,addr=0x1",
+        "bochs-display,bus=pxb1,addr=0x2",
+    ]
+    assert argv[argv.index("-vga") + 1] == "none"  # the default VGA card sits on no node
+    # after -virtfs: QEMU puts a device given no bus (virtio-9p) on the newest PCI bus
+    assert argv.index("-virtfs") < argv.index("-device")
+    script = build.command_script(["true"], tmp_path, shape, tmp_path / "cmds")
+    assert "export NUMASPARK_GUEST_GPUS_PER_NODE=2" in script.read_text()
+
+
+def test_without_gpus_the_machine_is_as_before(tmp_path):
+    argv = build.qemu_argv(tmp_path, build.Shape(), tmp_path / "command.sh")
+    assert "-device" not in argv and "-vga" not in argv
+
+
 @pytest.mark.parametrize(
     ("shape", "words"),
     [
@@ -40,6 +65,8 @@ def test_qemu_gets_every_vcpu_and_all_memory(tmp_path):
         ({"nodes": 5}, "1 to 4 nodes"),
         ({"cpus_per_node": 0}, "--cpus-per-node"),
         ({"node_mib": 100}, "at least 512"),
+        ({"gpus_per_node": 5}, "--gpus-per-node 5: give 0 to 4"),
+        ({"gpus_per_node": -1}, "--gpus-per-node"),
     ],
 )
 def test_a_shape_the_guest_cannot_take_is_refused(shape, words):
@@ -83,6 +110,7 @@ def test_memory_sizes(text, mib):
     [
         (["--nodes", "5", "--", "true"], "--nodes 5: the guest has 1 to 4 nodes"),
         (["--memory-per-node", "lots", "--", "true"], "give MiB (2048) or a size like 2G"),
+        (["--gpus-per-node", "9", "--", "true"], "--gpus-per-node 9: give 0 to 4"),
         (["--"], "no command: give one after --"),
     ],
 )

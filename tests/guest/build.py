@@ -27,6 +27,10 @@ out): a plain master and worker (daemons C1-only, 256 MiB heaps) up in 42 to 110
 application whose first job ends 190 to 400 s after submission, so a boot takes 5 to 11 minutes
 (``timeout_s`` allows 45).
 
+``--gpus-per-node G`` (``Shape.gpus_per_node``) gives each node G stand-in GPUs, display
+controllers behind a PCI expander bridge of that node (``Shape.qemu_devices``), for the proof
+that executors bind by their devices (``checks.py devices``, gpus.py; issue 50).
+
 The guest runs the repository it was booted from: the command script puts its ``src/`` first on
 PYTHONPATH, so a git worktree tests its own code with the main checkout's venv.
 """
@@ -59,6 +63,8 @@ MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")  # and what they depen
 NODES = 2
 NODE_MIB = int(os.environ.get("NUMASPARK_GUEST_NODE_MIB", "2048"))
 MAX_NODES = 4
+MAX_GPUS_PER_NODE = 4
+PXB_BUS_STEP = 16  # the expander bridges open PCI buses 16, 32, ... (the last node's first)
 
 # PID 1 of the initramfs: the modules, this machine's / read-only over 9p (tag "host") under a
 # tmpfs overlay, then init.sh of the repository the test runs from (NUMASPARK_REPO, from the
@@ -186,12 +192,15 @@ class Shape:
     nodes: int = NODES
     cpus_per_node: int = 1
     node_mib: int = NODE_MIB
+    gpus_per_node: int = 0  # stand-in GPUs on each node (``qemu_devices``)
 
     def __post_init__(self) -> None:
         if not 1 <= self.nodes <= MAX_NODES:
             raise GuestError(f"--nodes {self.nodes}: the guest has 1 to {MAX_NODES} nodes")
         if not 1 <= self.cpus_per_node <= 8:
             raise GuestError(f"--cpus-per-node {self.cpus_per_node}: give 1 to 8")
+        if not 0 <= self.gpus_per_node <= MAX_GPUS_PER_NODE:
+            raise GuestError(f"--gpus-per-node {self.gpus_per_node}: give 0 to {MAX_GPUS_PER_NODE}")
         if self.node_mib < 512:
             raise GuestError(
                 f"--memory-per-node {self.node_mib} MiB: give at least 512 MiB "
@@ -213,6 +222,28 @@ class Shape:
                 "-numa",
                 f"node,nodeid={node},cpus={cpus},memdev=m{node}",
             ]
+        return argv
+
+    def qemu_devices(self) -> list[str]:
+        """Per node i, a PCI expander bridge (``pxb``) whose ``numa_node=i`` QEMU writes as its
+        root bus's ``_PXM``, so Linux gives every function behind it ``numa_node`` i, and
+        behind it ``gpus_per_node`` display controllers: ``bochs-display``, PCI class 0380
+        ("other display controller"), which numaspark's topology and the plugin's
+        ``PciDevices`` count as a ``gpu`` (QEMU's ``VGA``, 0300 of a vendor other than NVIDIA,
+        would be a console ``display``). ``-vga none``: the default VGA card sits on bus 0, on
+        no node. The last node's expander opens the lowest bus (16, then 32, ...), so GPU 0
+        in bus order, Spark's address 0, is on the last node: the order of addresses is not
+        that of nodes."""
+        if not self.gpus_per_node:
+            return []
+        argv = ["-vga", "none"]
+        for node in range(self.nodes):
+            expander = f"pxb{node}"
+            bus = PXB_BUS_STEP * (self.nodes - node)
+            argv += ["-device", f"pxb,id={expander},bus=pci.0,bus_nr={bus},numa_node={node}"]
+            # bus=pxbN: the bus behind the expander's own bridge (its root bus takes bridges only)
+            for slot in range(self.gpus_per_node):
+                argv += ["-device", f"bochs-display,bus={expander},addr={slot + 1:#x}"]
         return argv
 
 
@@ -241,6 +272,7 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
         "NUMASPARK_GUEST_NODES": str(shape.nodes),
         "NUMASPARK_GUEST_CPUS_PER_NODE": str(shape.cpus_per_node),
         "NUMASPARK_GUEST_NODE_MIB": str(shape.node_mib),
+        "NUMASPARK_GUEST_GPUS_PER_NODE": str(shape.gpus_per_node),
     }
     lines = ["#!/bin/sh", f"export PATH={shlex.quote(str(venv_bin))}:$PATH"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items())]
@@ -274,6 +306,8 @@ def qemu_argv(kernel_dir: Path, shape: Shape, script: Path) -> list[str]:
         append,
         "-virtfs",
         "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap",
+        # after -virtfs: a device given no bus goes to the newest PCI bus, an expander's
+        *shape.qemu_devices(),
         "-nic",
         "none",
         "-nographic",
@@ -371,6 +405,13 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=NODES, help="NUMA nodes, 1 to 4 (2)")
     parser.add_argument("--cpus-per-node", type=int, default=1, help="vCPUs per node (1)")
     parser.add_argument("--memory-per-node", default=f"{NODE_MIB}M", help="e.g. 2G (2048M)")
+    parser.add_argument(
+        "--gpus-per-node",
+        type=int,
+        default=0,
+        help="stand-in GPUs on each node: display controllers (PCI class 0380) behind a PCI "
+        "expander bridge of that node, -vga none (0)",
+    )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds (3600)")
     parser.add_argument(
         "--log",
@@ -382,7 +423,9 @@ def main(args: list[str] | None = None) -> int:
     opts = parser.parse_args(args)
     command = opts.command[1:] if opts.command[:1] == ["--"] else opts.command
     try:
-        shape = Shape(opts.nodes, opts.cpus_per_node, size_mib(opts.memory_per_node))
+        shape = Shape(
+            opts.nodes, opts.cpus_per_node, size_mib(opts.memory_per_node), opts.gpus_per_node
+        )
         if shutil.which("qemu-system-x86_64") is None:
             raise GuestError(
                 "qemu-system-x86_64 not found: NUMASPARK_SETUP_TESTS=1 bash "

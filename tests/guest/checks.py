@@ -366,8 +366,9 @@ class PlainCluster:
     once (a failure fails every check that needs it, with the daemons' logs); ``down()``
     stops it."""
 
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, worker_env: dict | None = None) -> None:
         self.work = work
+        self.worker_env = worker_env or {}  # the worker's alone (its resources: gpus.py)
         self.daemons: list[subprocess.Popen] = []
         self.failed: str | None = None
         self.master: list[str] = []
@@ -426,7 +427,7 @@ class PlainCluster:
                     "--work-dir",
                     str(work / "work"),
                 ],
-                env=env,
+                env={**env, **self.worker_env},
                 stdout=(work / "worker.log").open("w"),
                 stderr=subprocess.STDOUT,
             ),
@@ -1103,6 +1104,16 @@ def main() -> int:
         return 0 if all(results) else 1
     if sys.argv[1:] == ["python-workers"]:  # a boot of its own: two CPUs per node
         python_checks()
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
+        return 0 if all(results) else 1
+    if sys.argv[1:] == ["devices"]:  # a boot of its own, a stand-in GPU on each node
+        from gpus import device_checks
+
+        for name, test in device_checks():
+            check(name, test)
         print(
             f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
             flush=True,
