@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_event_log_reports import TWO_NODES, _report  # the hand-written two-node host
 
 from numaspark.decide.advise import Severity, advise_event_log
 from numaspark.decide.readings import reported_placement
@@ -28,24 +29,12 @@ from numaspark.placement.plugin import DEVICE_RESOURCE_KEY, LEVEL_KEY, PLACEMENT
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.report.console import placement_lines
 
-TWO_NODES = {"nodes": {"0": "0-3", "1": "4-7"}, "cores": [str(c) for c in range(8)]}
 ETH0_NODE0 = {"name": "eth0", "node": 0, "pci_busid": "0000:18:00.0", "route": "route to x"}
 
 
 def _gpu(address: str, node: int | None, busid: str | None = "0000:3b:00.0") -> dict:
     device = {"resource": "gpu", "address": address, "pci_busid": busid, "node": node}
     return {k: v for k, v in device.items() if v is not None}
-
-
-def _report(executor: str, cpus: str, **fields) -> dict:
-    return {
-        "executor": executor,
-        "host": "two-node",
-        "pid": 7,
-        "cpus": cpus,
-        "mems": "0-1",
-        **fields,
-    }
 
 
 def _log(path: Path, reports: list[dict], master: str = "spark://m:7077") -> Path:
