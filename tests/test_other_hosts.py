@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -85,12 +86,19 @@ def test_a_users_application_keeps_its_conf_and_its_ui(tmp_path, no_spark_left):
 
 
 def _page_once_ready(url: str, wait_s: float = 60.0) -> tuple[int, bytes]:
-    """The page, once Spark serves more than its "Spark is starting up" placeholder."""
+    """The page, once Spark serves more than its "Spark is starting up" placeholder. Spark
+    binds its UI's server before it attaches the tabs, so for a moment /jobs/ is a 404: that
+    is waited out too (CI met it once), and the last answer is returned at the deadline."""
     deadline = time.monotonic() + wait_s
     while True:
-        with urllib.request.urlopen(url, timeout=10) as page:
-            answered = page.status, page.read()
-        if b"starting up" not in answered[1] or time.monotonic() > deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as page:
+                answered = page.status, page.read()
+        except urllib.error.HTTPError as refused:
+            answered = refused.code, refused.read()
+        if answered[0] == 200 and b"starting up" not in answered[1]:
+            return answered
+        if time.monotonic() > deadline:
             return answered
         time.sleep(0.5)
 
