@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from numaspark import records
 from numaspark.decide.readings import readings
 from numaspark.experiment.result import RunResult
 
@@ -52,7 +53,7 @@ def main() -> None:
         if done.returncode != 0:
             raise SystemExit(f"numaspark run failed: {done.stderr.strip().splitlines()[-1:]}")
         (line,) = (out / "results.jsonl").read_text().splitlines()
-        run = RunResult.from_dict(json.loads(line))
+        run = records.load(RunResult, json.loads(line))
     gap = run.figures.cpu_gap or {}
     print(f"mode {options.mode}, bind {options.bind}, ALS {' '.join(options.args)}")
     print(

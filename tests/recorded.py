@@ -15,6 +15,7 @@ import shutil
 import time
 from pathlib import Path
 
+from numaspark import records
 from numaspark.experiment.assemble import ANSWERS_FILE, APP_FILE
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.app import AppRun, find_event_log
@@ -80,7 +81,7 @@ class RecordedTarget:
             event_log=event_log,
             log=run_dir / "spark-submit.log",
             failure=app["failure"],
-            effective=[EffectiveJvm.from_dict(e) for e in app["effective"]],
+            effective=[records.load(EffectiveJvm, e) for e in app["effective"]],
         )
 
     def _answers(self, source: Path, run_dir: Path, iterations: int) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from conftest import FIXTURES, SPARK_EVENTS, invoke_cli, run_cli, spark_expectation
 
+from numaspark import records
 from numaspark.decide.advise import advise_event_log
 from numaspark.decide.history import NUMA_RULE_NAMES, many_logs, scan_directory, summarize_log
 from numaspark.decide.observational import MIN_RUNS, OBSERVATIONAL
@@ -199,7 +200,7 @@ def test_a_second_scan_reads_only_new_or_changed_logs(tmp_path):
     assert (first.read, first.from_cache) == (5, 0)
     again = scan_directory(directory)
     assert (again.read, again.from_cache) == (5 - 5, 5)
-    assert [s.to_dict() for s in again.summaries] == [s.to_dict() for s in first.summaries]
+    assert [records.dump(s) for s in again.summaries] == [records.dump(s) for s in first.summaries]
     touched = directory / "plain"
     os.utime(touched, ns=(touched.stat().st_atime_ns, touched.stat().st_mtime_ns + 10**9))
     with (directory / "eventlog_v2_local-1795304350000" / "events_2_local-1795304350000").open(

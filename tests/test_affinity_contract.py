@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from numaspark import records
 from numaspark.placement import plugin
 from numaspark.placement.plugin import CONF_PREFIX, SLOTS_ENV, PlacementReport, TaskRecord
 from numaspark.spark.affinity import TASK_DETAIL, read_records
@@ -105,15 +106,15 @@ def test_an_executors_node_choice_is_in_the_run_record():
         "binding": "every thread (40 now) bound to CPUs 12-23; 1 MB migrated to node(s) 1",
     }
     jvm = EffectiveJvm.reported(PlacementReport.from_json(line), 0)
-    stored = jvm.to_dict()
+    stored = records.dump(jvm)
     assert stored["chosen_nodes"] == "1" and stored["choice"].startswith("slot 0 of node 1")
     assert stored["binding"].startswith("every thread") and stored["bytes_per_node"] == {"1": 4096}
-    assert EffectiveJvm.from_dict(stored) == jvm
+    assert records.load(EffectiveJvm, stored) == jvm
     below = EffectiveJvm.reported(
         PlacementReport.from_json({**line, "chosen_nodes": None, "choice": None, "binding": None}),
         0,
     )
-    assert not {"chosen_nodes", "choice", "binding"} & set(below.to_dict())  # as before
+    assert not {"chosen_nodes", "choice", "binding"} & set(records.dump(below))  # as before
 
 
 def test_recorded_placement_reports_have_only_contract_fields():

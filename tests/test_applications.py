@@ -18,6 +18,7 @@ import pytest
 from conftest import FIXTURES, run_cli
 from recorded import APP_FAILS, APP_OK, JAR_OK, RecordedTarget, recording_for, targets
 
+from numaspark import records
 from numaspark.cli.options import AppOptions, Where, line_target
 from numaspark.errors import UsageError
 from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
@@ -399,7 +400,7 @@ def test_advice_on_an_application_run_prints_a_command_that_runs_it_again():
     from numaspark.decide.advise import Subject
     from numaspark.experiment.request import run_command
 
-    run = RunResult.from_dict(json.loads((APP_OK / "results.jsonl").read_text()))
+    run = records.load(RunResult, json.loads((APP_OK / "results.jsonl").read_text()))
     changed = Subject(log=None, result=run).changed(binding=Binding.CORE)
     argv = shlex.split(run_command(changed, run.spec.application))
     assert argv[:3] == ["numaspark", "run", run.spec.application.path] and "--size" not in argv
@@ -411,9 +412,9 @@ def test_advice_on_an_application_run_prints_a_command_that_runs_it_again():
 
 
 def _plan(recording: Path, first: int = 0, timed: str = "app") -> RunPlan:
-    stored = RunResult.from_dict(json.loads((recording / "results.jsonl").read_text()))
+    stored = records.load(RunResult, json.loads((recording / "results.jsonl").read_text()))
     register_application(stored.spec.application)
-    spec = RunSpec.from_dict({**stored.spec.to_dict(), "timed": timed})
+    spec = records.load(RunSpec, {**records.dump(stored.spec), "timed": timed})
     return RunPlan(
         workload=get_workload(stored.spec.workload),
         spec=spec,
@@ -601,7 +602,7 @@ def test_an_interrupted_application_run_keeps_what_finished(tmp_path):
 def test_old_stores_still_load():
     """numaspark.run/1 lines (stop 28's format) load, with no application and the iteration's time."""
     for line in (FIXTURES / "runs" / "wordcount-core" / "results.jsonl").read_text().splitlines():
-        run = RunResult.from_dict(json.loads(line))
+        run = records.load(RunResult, json.loads(line))
         assert run.schema == "numaspark.run/1" and run.spec.application is None
         assert run.timed_by("job") is run
 
@@ -889,7 +890,9 @@ def test_a_dstream_like_application_without_progress_says_what_cannot_be_measure
     plan = RunPlan(
         **{
             **plan.__dict__,
-            "spec": RunSpec.from_dict({**plan.spec.to_dict(), "stream": {"duration_s": 30.0}}),
+            "spec": records.load(
+                RunSpec, {**records.dump(plan.spec), "stream": {"duration_s": 30.0}}
+            ),
         }
     )
     (made,) = assemble(read_outputs(APP_OK), plan)

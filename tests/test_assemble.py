@@ -10,6 +10,7 @@ from dataclasses import replace
 import pytest
 from conftest import FIXTURES
 
+from numaspark import records
 from numaspark.experiment.assemble import AppRecord, RunPlan, assemble, read_outputs
 from numaspark.experiment.result import Environment, Measurements, RunResult, measured
 from numaspark.workloads import get_workload
@@ -19,7 +20,7 @@ RECORDED = FIXTURES / "runs" / "wordcount-core"
 
 def _stored() -> list[RunResult]:
     return [
-        RunResult.from_dict(json.loads(line))
+        records.load(RunResult, json.loads(line))
         for line in (RECORDED / "results.jsonl").read_text().splitlines()
     ]
 
@@ -54,10 +55,10 @@ def test_the_recorded_run_assembles_into_the_records_it_stored(tmp_path):
         # ns times are now summed as the integers Spark wrote, then scaled: the last digit of
         # a float may differ from the per-task sum this record was stored with
         assert new.metrics == pytest.approx(old.metrics, rel=1e-12) and new.metrics["numTasks"] > 0
-        assert new.measurements.to_dict() == old.measurements.to_dict()
+        assert records.dump(new.measurements) == records.dump(old.measurements)
         assert new.affinity == old.affinity and new.affinity["level"] == "core"
         assert new.effective_placement == old.effective_placement
-        assert new.spec.to_dict() == old.spec.to_dict()
+        assert records.dump(new.spec) == records.dump(old.spec)
     assert len(measured(made)) == 2
 
 
@@ -109,7 +110,7 @@ def test_records_round_trip_through_their_json_unchanged():
     for line in (RECORDED / "results.jsonl").read_text().splitlines():
         data = json.loads(line)
         assert data["schema"] == "numaspark.run/1"
-        again = json.loads(json.dumps(RunResult.from_dict(data).to_dict(), default=str))
+        again = json.loads(json.dumps(records.dump(records.load(RunResult, data)), default=str))
         data.pop("readings", None)  # computed when shown now: not kept
         data["app"]["job_time_ms"] = None
         data["spec"].update(application=None, timed=None, numa_balancing=None)
@@ -117,14 +118,15 @@ def test_records_round_trip_through_their_json_unchanged():
 
 
 def test_old_and_hand_written_records_still_load():
-    old = RunResult.from_dict(
+    old = records.load(
+        RunResult,
         {
             "spec": {"workload": "wordcount", "warmup": 0, "unknown": 1},
             "environment": {"host": "h"},
             "status": "ok",
             "readings": ["GC takes 1%"],
             "measurements": None,
-        }
+        },
     )
     assert old.spec.workload == "wordcount" and old.environment == Environment(host="h")
     assert old.measurements is None and old.figures == Measurements()

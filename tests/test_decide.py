@@ -12,6 +12,7 @@ from pathlib import Path
 from conftest import FIXTURES, invoke_cli, run_cli, run_request, topology_file
 from tune_models import evaluations_to, random_search
 
+from numaspark import records
 from numaspark.decide.advise import (
     Severity,
     Subject,
@@ -201,12 +202,12 @@ def test_the_machine_knows_its_memory_and_cgroup_limit():
     from numaspark.topology.model import CgroupLimits, Topology
 
     server = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
-    stored = Topology.from_dict(json.loads(json.dumps(server.to_dict())))
-    assert stored.to_dict() == server.to_dict() and stored.fingerprint == server.fingerprint
+    stored = records.load(Topology, json.loads(json.dumps(records.dump(server))))
+    assert records.dump(stored) == records.dump(server) and stored.fingerprint == server.fingerprint
     memory = server.total_memory
     assert memory and Machine.of(stored).memory == memory
     limited = changed(stored, cgroup=CgroupLimits(2, "/x", None, memory // 4))
-    assert Machine.of(Topology.from_dict(limited.to_dict())).memory == memory // 4
+    assert Machine.of(records.load(Topology, records.dump(limited))).memory == memory // 4
     unknown = changed(stored, nodes=tuple(changed(n, memory=None) for n in stored.nodes))
     assert Machine.of(unknown).memory is None
     here = load()  # this machine, as hwloc sees it
@@ -337,7 +338,7 @@ def _gc_run_on(tmp_path: Path, xml: str) -> Path:
             jvm["heap_bytes"] = 12 * 2**30
         lines.append(json.dumps(record))
     (out / "results.jsonl").write_text("\n".join(lines) + "\n")
-    (out / "topology.json").write_text(json.dumps(load(xml=topology_file(xml)).to_dict()))
+    (out / "topology.json").write_text(json.dumps(records.dump(load(xml=topology_file(xml)))))
     return out
 
 
@@ -389,8 +390,8 @@ def test_every_printed_command_is_its_changed_request_to_the_real_command_line(
 
     (advice,) = advise_source(_gc_run_on(tmp_path, "96em64t-4n4d3ca2co-pci.xml"))
     findings = [f for f in advice.findings if f.command]
-    app_run = RunResult.from_dict(
-        json.loads((FIXTURES / "runs" / "app-squares" / "results.jsonl").read_text())
+    app_run = records.load(
+        RunResult, json.loads((FIXTURES / "runs" / "app-squares" / "results.jsonl").read_text())
     )
     squares = Path(__file__).resolve().parent / "apps" / "squares.py"  # here, not where it ran
     application = apps.from_file(str(squares), list(app_run.spec.application.args))
@@ -445,7 +446,7 @@ def test_a_change_the_planner_refuses_has_no_command_and_one_line_why():
         f"24 task slots, but the machine allows 12 cores ({topo.allowed_cpus}): use fewer "
         "executors or cores per executor"
     )
-    assert finding.to_dict()["command"] == "" and "\n" not in finding.to_dict()["check"]
+    assert records.dump(finding)["command"] == "" and "\n" not in records.dump(finding)["check"]
     lines = advice_lines([advice], show_all=False)
     assert f"           ! {finding.check}" in lines and not any("$ " in line for line in lines)
     unrecorded = _finding(advise(Subject(None, smt, [st, smt]), "smt"), "smt")
@@ -456,7 +457,7 @@ def test_a_change_the_planner_refuses_has_no_command_and_one_line_why():
 def test_a_changed_executor_count_replaces_the_runs_count_per_node():
     """A run laid out per node (2 per node on 2 nodes: 4 executors) advised to use fewer,
     larger executors gets --executors 2, not its own layout back. numaspark's records store
-    the total; a hand-written one may give the layout per node (Placement.from_dict reads it)."""
+    the total; a hand-written one may give the layout per node (records.load reads it)."""
     topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
     layout = Layout(executors_per_node=2, mode=Mode.STANDALONE)
     placement = placement_to_dict(plan(topo, layout, Binding.NODE))

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_event_log_reports import TWO_NODES, _report  # the hand-written two-node host
 
+from numaspark import records
 from numaspark.decide.advise import Severity, advise_event_log
 from numaspark.decide.readings import reported_placement
 from numaspark.metrics.eventlog import parse_event_log
@@ -169,9 +170,9 @@ def test_read_back_names_each_executors_devices_and_interface(tmp_path):
     assert line.endswith(", gpu 0 on node 1, traffic via eth0 (node 0)"), line
     (jvm,) = log.placement.effective()
     assert jvm.devices[0]["pci_busid"] == "0000:3b:00.0" and jvm.nic["name"] == "eth0"
-    assert EffectiveJvm.from_dict(jvm.to_dict()) == jvm
+    assert records.load(EffectiveJvm, records.dump(jvm)) == jvm
     bare = parse_event_log(_log(tmp_path / "app-2", [_report("1", "0-3")])).placement
-    assert {"devices", "nic"}.isdisjoint(bare.effective()[0].to_dict())
+    assert {"devices", "nic"}.isdisjoint(records.dump(bare.effective()[0]))
 
 
 # --- real Spark -------------------------------------------------------------------------

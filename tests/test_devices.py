@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, topology_file
 
+from numaspark import records
 from numaspark.topology import Topology, load_machine, load_xml, read_sysfs
 from numaspark.topology.cpuset import CpuSet
 from numaspark.topology.devices import classify, sysfs_devices
@@ -115,12 +116,12 @@ def test_devices_stay_out_of_the_fingerprint_and_survive_a_record(name):
     without = replace(topo, devices=(), _pu_by_os={})
     assert without.fingerprint == topo.fingerprint
     assert "devices" not in topo.structure()
-    record = topo.to_dict()
-    again = Topology.from_dict(record)
+    record = records.dump(topo)
+    again = records.load(Topology, record)
     assert again.devices == topo.devices and again.fingerprint == topo.fingerprint
     # a record written before devices existed loads, with none known, and still compares
     del record["devices"]
-    older = Topology.from_dict(record)
+    older = records.load(Topology, record)
     assert older.devices == () and older.fingerprint == topo.fingerprint
 
 

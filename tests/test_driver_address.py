@@ -19,6 +19,7 @@ from conftest import run_cli, run_request
 from netns import OtherHost
 from recorded import APP_OK, RecordedTarget, targets
 
+from numaspark import records
 from numaspark.decide.advise import Subject
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult
@@ -331,9 +332,9 @@ def test_the_record_keeps_the_configuration_spark_ran_with_key_by_key(tmp_path):
 def test_records_without_the_configuration_load_and_write_as_before():
     line = (APP_OK / "results.jsonl").read_text().splitlines()[0]
     data = json.loads(line)
-    again = RunResult.from_dict(data)
+    again = records.load(RunResult, data)
     assert again.app.spark_conf is None and again.app.ui_url is None
-    assert again.to_dict()["app"] == data["app"]  # no new keys in an old record
+    assert records.dump(again)["app"] == data["app"]  # no new keys in an old record
 
 
 # --- Kubernetes: the nodes' topology, never this machine's ---------------------------------------

@@ -113,6 +113,9 @@ def test_a_plain_spark_submit_writes_placement_into_its_event_log(tmp_path, no_s
     assert "(node 0)" in line and "Python process" in line, analyzed.stdout
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# numaspark's own --deploy-mode cluster test stays in the default lane
+@pytest.mark.long(script="bash scripts/test.sh --long")
 def test_a_plain_cluster_mode_submit_of_a_jar_writes_placement_into_its_event_log(
     tmp_path, no_spark_left
 ):

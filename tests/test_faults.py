@@ -15,6 +15,9 @@ def _nothing_running_before():
     assert not leftovers(), f"Spark JVMs or perf stat already running: {leftovers()}"
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# SIGINT and SIGTERM mid-run stay in the default lane (test_spark_runs.py)
+@pytest.mark.long(script="bash scripts/test.sh --long")
 @pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.parametrize("name", ["sigkill-sweep"])

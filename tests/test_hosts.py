@@ -18,6 +18,7 @@ import pytest
 from conftest import invoke_cli, run_cli, topology_file
 from testhosts import NamespaceHosts
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.experiment.target import hosts_balancing
@@ -107,7 +108,7 @@ def test_hosts_that_differ_get_plans_of_their_own_merged_into_one_record():
     # the record keeps each executor's host, and reads back the same
     from numaspark.placement import placement_to_dict
 
-    again = Placement.from_dict(placement_to_dict(merged))
+    again = records.load(Placement, placement_to_dict(merged))
     assert again.hosts == merged.hosts and again.shape == merged.shape
     document = plans_to_dict(plans, "10.0.0.9")
     assert [h["host"] for h in document["hosts"]] == ["big", "wide"]
@@ -433,6 +434,9 @@ def test_a_cluster_kept_up_on_two_hosts_and_stopped_even_half_started(tmp_path, 
         assert _nothing_left(hosts)
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# SIGTERM mid-run on this machine stays in the default lane (test_spark_runs.py)
+@pytest.mark.long(script="bash scripts/test-hosts.sh")
 @pytest.mark.jvm
 @pytest.mark.integration
 def test_sigterm_during_a_run_on_hosts_stops_every_remote_process(tmp_path, no_spark_left):

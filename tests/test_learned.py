@@ -16,6 +16,7 @@ import pytest
 from conftest import FIXTURES, topology_file
 from statuspage import recorded_status, serving
 
+from numaspark import records
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.runner import Runner
 from numaspark.placement import Binding, Layout, inside_slice_cpus
@@ -100,7 +101,9 @@ def test_a_reported_host_is_the_same_machine_as_its_hwloc_xml(name):
     assert [learned.distance(a, b) for a, b in pairs] == [xml.distance(a, b) for a, b in pairs]
     assert learned.total_memory == xml.total_memory
     assert learned.allowed_cpus == learned.online_cpus == xml.online_cpus
-    assert Topology.from_dict(learned.to_dict()) == learned  # as the cluster's file keeps it
+    assert (
+        records.load(Topology, records.dump(learned)) == learned
+    )  # as the cluster's file keeps it
 
 
 def test_the_two_node_smt_server_hand_checked():

@@ -18,6 +18,7 @@ from math import floor
 import pytest
 from conftest import run_cli, topology_file
 
+from numaspark import records
 from numaspark.errors import PlacementError, UsageError
 from numaspark.placement import (
     Binding,
@@ -31,6 +32,7 @@ from numaspark.placement import (
     target_files,
 )
 from numaspark.placement.devices import parse_resources
+from numaspark.placement.plugin import DEVICE_RESOURCE_KEY
 from numaspark.placement.resources import (
     DISCOVERY_SCRIPT,
     resource_env,
@@ -151,7 +153,7 @@ def test_the_plan_json_names_each_executors_devices_and_loads_back(dgx2):
         "kind": "gpu",
     }
     assert "devices" not in record["jvms"][0]  # the driver owns none
-    again = Placement.from_dict(json.loads(json.dumps(record)))
+    again = records.load(Placement, json.loads(json.dumps(record)))
     assert again.layout.resources == (("gpu", 4),)
     assert [j.devices for j in again.executors] == [j.devices for j in placement.executors]
 
@@ -324,3 +326,31 @@ def test_kubernetes_asks_for_nvidia_gpus_on_one_numa_node(dgx2):
     assert "nvidia.com/gpu" in settings["cost"]["devices"]
     # the plugin's alternative asks Spark for the same devices
     assert settings["spark-plugin"]["spark.executor.resource.gpu.amount"] == "8"
+
+
+@pytest.mark.parametrize(
+    ("resources", "named"),
+    [((("nic", 1),), "nic"), ((("gpu", 1), ("nic", 1)), "gpu,nic"), ((("gpu", 1),), "gpu")],
+)
+def test_the_plugin_binds_by_every_resource_the_plan_gives(wholeio, resources, named):
+    """At level node the plugin binds an executor to the node of the devices its
+    deviceResource names (comma-separated, jvm/ AffinityConf): every rendering of the plugin
+    names each resource the plan gives executors, so a NIC binds as a GPU does."""
+    placement = plan(wholeio, Layout(resources=resources), Binding.NODE)
+    standalone = Platform.STANDALONE.settings(placement, wholeio)["spark-defaults.conf"]
+    assert standalone[DEVICE_RESOURCE_KEY] == named
+    for target in (Platform.YARN, Platform.K8S):
+        assert target.settings(placement, wholeio)["spark-plugin"][DEVICE_RESOURCE_KEY] == named
+    pinned = plan(wholeio, Layout(resources=resources), Binding.CORE)
+    assert spark_conf(pinned)[DEVICE_RESOURCE_KEY] == named  # the tasks' plugin, told too
+
+
+def test_the_command_line_names_a_nic_to_the_plugin_and_a_plan_without_devices_nothing():
+    xml = str(topology_file("32em64t-2n8c2t-pci-wholeio.xml"))
+    target = ["--xml", xml, "--bind", "node", "--target", "standalone", "--json"]
+    proc = run_cli("plan", *target, "--resource", "nic=1", check=True)
+    assert (
+        json.loads(proc.stdout)["standalone"]["spark-defaults.conf"][DEVICE_RESOURCE_KEY] == "nic"
+    )
+    plain = run_cli("plan", *target, "--executors-per-node", "1", check=True)
+    assert DEVICE_RESOURCE_KEY not in json.loads(plain.stdout)["standalone"]["spark-defaults.conf"]

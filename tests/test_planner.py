@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 from conftest import topology_file
 
+from numaspark import records
 from numaspark.errors import PlacementError, UsageError
 from numaspark.placement import (
     Binding,
@@ -464,10 +465,10 @@ def test_threads_per_core_is_recorded_and_older_records_load_without_it():
     data = placement_to_dict(plan(topology, layout, Binding.CORE))
     assert data["layout"]["cores_per_executor"] == 6 and data["layout"]["threads_per_core"] == 2
     assert data["spark_conf"]["spark.executor.cores"] == "12"
-    loaded = Placement.from_dict(data)
+    loaded = records.load(Placement, data)
     assert loaded.layout.threads_per_core == 2 and loaded.layout.cores_per_executor == 6
     del data["layout"]["threads_per_core"]  # a record written before threads per core
-    assert Placement.from_dict(data).layout.threads_per_core is None
+    assert records.load(Placement, data).layout.threads_per_core is None
     request = request_of(
         RunSpec(workload="wordcount", mode="standalone", binding="core", placement=loaded)
     )

@@ -21,6 +21,7 @@ import pytest
 from conftest import run_cli, spark_jvms
 from statuspage import serving
 
+from numaspark import records
 from numaspark.placement.plugin import LOCK_DIR_KEY, REPORT_INTERVAL_KEY
 from numaspark.readback.proc import read_effective
 from numaspark.spark.affinity import plugin_effective
@@ -243,7 +244,7 @@ def test_placement_reported_by_the_plugin_agrees_with_proc(
     assert scraped.get("taskMigrations", -1) >= 0
     # every report the executor sent is kept beside the run
     run_dir = Path(record["artifacts"]["run_dir"])
-    assert [e.to_dict() for e in plugin_effective(run_dir / "placement.jsonl")] == reported
+    assert [records.dump(e) for e in plugin_effective(run_dir / "placement.jsonl")] == reported
 
 
 @pytest.mark.jvm
@@ -342,6 +343,9 @@ def test_executors_of_a_cluster_numaspark_did_not_start_choose_their_nodes(
     assert (locks / "node-0.slot-0.lock").stat().st_mode & 0o777 == 0o666
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# learning from a report is also tested on recorded reports in the fast lane
+@pytest.mark.long(script="bash scripts/test.sh --long")
 @pytest.mark.jvm
 def test_a_cluster_is_learned_from_its_first_run_and_planned_with_on_the_next(
     tmp_path, nothing_but_the_cluster, plain_cluster

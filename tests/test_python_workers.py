@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from numaspark import records
 from numaspark.collect.numa import NumaCollector
 from numaspark.collect.os_stats import OsCollector
 from numaspark.decide.advise import Severity, Subject, advise, advise_results
@@ -267,7 +268,7 @@ def test_the_record_keeps_them_under_their_jvm_and_old_records_load():
         python=procs,
         python_at_once=1,
     )
-    data = entry.to_dict()
+    data = records.dump(entry)
     assert data["python"][1] == {
         "pid": 6,
         "role": "worker",
@@ -276,17 +277,17 @@ def test_the_record_keeps_them_under_their_jvm_and_old_records_load():
         "cpu_s": 2.0,
         "ended": True,
     }
-    assert EffectiveJvm.from_dict(json.loads(json.dumps(data))) == entry
+    assert records.load(EffectiveJvm, json.loads(json.dumps(data))) == entry
     old = json.loads(SQUARES_RUNS.read_text().splitlines()[0])
-    run = RunResult.from_dict(old)
+    run = records.load(RunResult, old)
     assert run.effective_placement and all(e.python == () for e in run.effective_placement)
-    assert run.to_dict()["effective_placement"] == old["effective_placement"]
+    assert records.dump(run)["effective_placement"] == old["effective_placement"]
 
 
 def test_numaspark_run_says_where_each_python_process_ran():
     """The lines under ``numaspark run``: each Python process under its JVM."""
     old = json.loads(SQUARES_RUNS.read_text().splitlines()[-1])
-    run = RunResult.from_dict(old)
+    run = records.load(RunResult, old)
     worker = PythonProcess(
         pid=77,
         role=WORKER,
@@ -353,7 +354,7 @@ def test_the_readings_say_python_dominates_and_never_blame_the_jvms_for_it():
 
 def _pyspark_run(process_tree: dict | None = None, conf: dict | None = None) -> RunResult:
     old = json.loads(SQUARES_RUNS.read_text().splitlines()[-1])
-    run = RunResult.from_dict(old)
+    run = records.load(RunResult, old)
     found = {"executor_cpu_gap": ALS_GAP}
     if process_tree is not None:
         found["process_tree"] = process_tree
@@ -430,29 +431,29 @@ def test_the_report_plots_jvm_and_python_memory_per_node_and_names_the_configura
     """The recorded run's collector samples with a Python reading added to one JVM: the
     memory plot has a JVM and a Python series per node; the runs table and the advice name
     the configuration by its shape, never None."""
-    records = [
+    samples_read = [
         json.loads(line)
         for line in (FIXTURES / "runs" / "app-squares" / "collectors.jsonl")
         .read_text()
         .splitlines()
     ]
-    numa = next(r for r in records if r["collector"] == "numa")
+    numa = next(r for r in samples_read if r["collector"] == "numa")
     for sample in numa["samples"]:
         for jvm in sample["jvms"].values():
             jvm["python_bytes_per_node"] = {"0": 50 << 20}
     samples = tmp_path / "collectors.jsonl"
-    samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    samples.write_text("".join(json.dumps(r) + "\n" for r in samples_read))
     _, _, nodes = _series(samples)
     assert set(nodes) == {"0 JVM", "0 Python"}
     assert max(nodes["0 Python"][1]) == 50 << 20  # samples before the JVM was seen: 0
-    run = RunResult.from_dict(json.loads(SQUARES_RUNS.read_text().splitlines()[-1]))
+    run = records.load(RunResult, json.loads(SQUARES_RUNS.read_text().splitlines()[-1]))
     run = dataclasses.replace(
         run,
         artifacts=dataclasses.replace(
             run.artifacts, collector_samples=str(samples), event_log=None
         ),
     )
-    (tmp_path / "results.jsonl").write_text(json.dumps(run.to_dict()) + "\n")
+    (tmp_path / "results.jsonl").write_text(json.dumps(records.dump(run)) + "\n")
     html = build_report(tmp_path)
     assert "<td>local 1x2 bind=node mem=bind</td>" in html and "<td>None</td>" not in html
     assert "squares: local 1x2 bind=node mem=bind" in html
@@ -599,7 +600,7 @@ def test_where_numaspark_does_not_sample_the_plugins_python_cpu_is_read():
         run,
         measurements=None,
         effective_placement=[reported],
-        metrics=Metrics.of({**run.metrics.to_dict(), "executorCpuTime": 500.0}),
+        metrics=Metrics.of({**records.dump(run.metrics), "executorCpuTime": 500.0}),
     )
     (line,) = [r for r in readings(run) if r.startswith("CPU time")]
     assert line == (
@@ -644,7 +645,7 @@ def test_core_bound_pyspark_workers_run_on_the_executors_cpus_and_are_measured(
     )
     assert proc.returncode == 0, proc.stderr
     (line,) = (out / "results.jsonl").read_text().splitlines()
-    run = RunResult.from_dict(json.loads(line))
+    run = records.load(RunResult, json.loads(line))
     (jvm,) = run.effective_placement
     placed = [p for p in jvm.python if p.policy not in (None, "unknown")]
     assert {p.role for p in placed} >= {"daemon", "worker", "driver"}, jvm.python

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, invoke_cli, run_cli, topology_file
 
+from numaspark import records
+
 ARTIFACTS = Path(os.environ.get("NUMASPARK_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
 
@@ -82,7 +84,7 @@ def _synthetic_results(directory: Path) -> None:
     from numaspark.topology import load
 
     topo = load(xml=topology_file("24em64t-2n6c2t-pci.xml"))
-    (directory / TOPOLOGY_FILE).write_text(json.dumps(topo.to_dict()))
+    (directory / TOPOLOGY_FILE).write_text(json.dumps(records.dump(topo)))
     store, rng = ResultStore(directory), random.Random(1)
     shapes = [
         ("standalone", e, c, b)
@@ -262,6 +264,9 @@ def test_report_renders_in_headless_chromium(tuned, tmp_path):
     )
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# the GC rule is also tested on recorded runs in the fast lane
+@pytest.mark.long(script="bash scripts/test.sh --long")
 @pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conftest import run_request, topology_file
 
+from numaspark import records
 from numaspark.experiment.request import RunRequest, plan_request, request_of, run_argv, run_command
 from numaspark.experiment.result import RunSpec
 from numaspark.experiment.runner import _check as check_request
@@ -110,7 +111,7 @@ def _stored(request: RunRequest, topology) -> RunSpec:
     """The spec the run loop stores for ``request``, as it is read back from results.jsonl."""
     workload, size = check_request(request)  # the run loop's own reading of the request
     spec = base_spec(request, workload, size, None, plan_request(topology, request), None)
-    return RunSpec.from_dict(json.loads(json.dumps(spec.to_dict(), default=str)))
+    return records.load(RunSpec, json.loads(json.dumps(records.dump(spec), default=str)))
 
 
 def test_a_stored_run_gives_back_the_request_it_came_from():

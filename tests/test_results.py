@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES, run_cli
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.experiment.result import Artifacts, RunResult
 from numaspark.experiment.stats import summarize
@@ -88,7 +89,9 @@ def test_lines_that_are_not_runs_are_skipped_and_named(tmp_path):
 
 
 def test_a_json_array_instead_of_lines_is_a_clear_error(tmp_path):
-    (tmp_path / "results.jsonl").write_text(json.dumps([_run().to_dict(), _run().to_dict()]))
+    (tmp_path / "results.jsonl").write_text(
+        json.dumps([records.dump(_run()), records.dump(_run())])
+    )
     with pytest.raises(UsageError, match="no line is a run result .*JSON list"):
         ResultStore(tmp_path).load()
     proc = run_cli("results", str(tmp_path))
@@ -159,9 +162,9 @@ def test_metrics_are_typed_from_the_registry_and_read_as_a_mapping():
     )
     measured = Metrics.of({"gcShare": 0.25, "numTasks": 4.0, "notAMetric": 1.0})
     assert measured.gcShare == 0.25 and measured["numTasks"] == 4.0 and measured.cpuShare is None
-    assert len(measured) == len(METRIC_NAMES) and "notAMetric" not in measured.to_dict()
+    assert len(measured) == len(METRIC_NAMES) and "notAMetric" not in records.dump(measured)
     assert {**measured}["gcShare"] == 0.25 and measured.get("gcShare") == 0.25
-    assert not Metrics() and Metrics().to_dict() == {}  # a run without an event log has none
+    assert not Metrics() and records.dump(Metrics()) == {}  # a run without an event log has none
     with pytest.raises(KeyError):
         _ = measured["notAMetric"]
     with pytest.raises(AttributeError):
@@ -178,11 +181,16 @@ def test_artifacts_are_typed_and_stored_as_before():
         "flame_graphs": ["/r/profiles/profile-1.svg"],
         "later": {"x": 1},
     }
-    artifacts = Artifacts.from_dict(stored)
+    artifacts = records.load(Artifacts, stored)
     assert artifacts.flame_graphs == ("/r/profiles/profile-1.svg",) and artifacts.gc_logs == ()
     assert artifacts.collector_samples is None and artifacts.extra == {"later": {"x": 1}}
-    assert artifacts.to_dict() == stored
-    assert Artifacts.from_dict(None) == Artifacts()
+    assert records.dump(artifacts) == stored
+    # a record whose artifacts are null (or absent) has none
+    assert RunResult({"workload": "w"}, {}, "ok", artifacts=None).artifacts == Artifacts()
+    assert (
+        records.load(RunResult, {**records.dump(_run()), "artifacts": None}).artifacts
+        == Artifacts()
+    )
 
 
 def _two_places(tmp_path: Path) -> Path:

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 from conftest import FIXTURES
 
+from numaspark import records
 from numaspark.decide.prior import Machine
 from numaspark.decide.steer import Observation, hint, observe, opposite, pressure
 from numaspark.decide.tune import Prior, RuleModel, Space, tune
@@ -70,8 +71,8 @@ def test_each_reading_names_its_axis(recorded):
         replace(
             r,
             measurements={
-                **r.measurements.to_dict(),
-                "os": {**r.measurements.to_dict()["os"], "cpu_utilisation": 0.3},
+                **records.dump(r.measurements),
+                "os": {**records.dump(r.measurements)["os"], "cpu_utilisation": 0.3},
             },
         )
         for r in recorded
@@ -92,7 +93,7 @@ def test_each_reading_names_its_axis(recorded):
         replace(
             r,
             measurements={
-                **r.measurements.to_dict(),
+                **records.dump(r.measurements),
                 "memory_bandwidth": {"estimate_bps": 9e10, "share": 0.95, "region": "exponential"},
             },
         )

@@ -255,6 +255,9 @@ def _stream_run(out: Path, rate: int) -> dict:
     return run
 
 
+# a scenario of a minute, run by the long lane to keep CI short:
+# the streaming queries' own test stays in the default lane
+@pytest.mark.long(script="bash scripts/test.sh --long")
 @pytest.mark.jvm
 @pytest.mark.integration
 @pytest.mark.usefixtures("no_spark_left")

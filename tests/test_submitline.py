@@ -405,3 +405,30 @@ def test_a_properties_file_is_read_by_javas_rules(tmp_path):
         "spark.driver.extraClassPath": "/opt/a.jar:/opt/b.jar",
         "spark.key=with=equals": "x",
     }
+
+
+def test_a_properties_file_keeps_javas_comments_escapes_and_line_ends(tmp_path):
+    """The rest of java.util.Properties' rules: '#' and indented '!' comments and blank lines
+    skipped, ':' with no spaces, a continuation's indentation dropped (an escaped space kept),
+    an escaped separator in a key, a value ending in an escaped backslash (no continuation),
+    escapes in a value, and a key alone (an empty value)."""
+    props = tmp_path / "spark.conf"
+    props.write_text(
+        "# a hash comment\n"
+        "   ! an indented bang comment\n"
+        "\n"
+        "spark.a:1\n"
+        "spark.b=two\\\n"
+        "       \\ lines\n"
+        "spark.c\\:d = e\\\\\n"
+        "spark.e f\\tg\n"
+        "spark.empty\n",
+        encoding="utf-8",
+    )
+    assert read_properties(str(props)) == {
+        "spark.a": "1",
+        "spark.b": "two lines",
+        "spark.c:d": "e\\",
+        "spark.e": "f\tg",
+        "spark.empty": "",
+    }

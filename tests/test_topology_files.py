@@ -10,6 +10,7 @@ import pytest
 from conftest import topology_file
 from prereq import require
 
+from numaspark import records
 from numaspark.topology import load_xml
 
 # file: packages, nodes, nodes with CPUs, cores, PUs, allowed CPUs, allowed nodes, offline CPUs
@@ -132,7 +133,7 @@ def test_fingerprint_is_stable_and_structural():
 
 
 def test_json_schema_fields():
-    data = load_xml(topology_file("24em64t-2n6c2t-pci.xml")).to_dict()
+    data = records.dump(load_xml(topology_file("24em64t-2n6c2t-pci.xml")))
     assert data["schema"] == "numaspark.topology/1"
     assert data["summary"]["numa_nodes"] == 2
     assert data["pus"][0]["siblings"] == "12"

@@ -30,6 +30,7 @@ from tune_models import (
     random_search_median,
 )
 
+from numaspark import records
 from numaspark.decide.advise import Subject, advise_source, recorded_machine
 from numaspark.decide.prior import (
     BINDING_ONE,
@@ -154,7 +155,7 @@ def test_a_table_gets_the_machine_written_beside_it(tmp_path):
     --table DIR/t.csv`), or the synthetic description bench/record_table.py writes in
     TABLE.json, which wins; other JSON is no machine."""
     server = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
-    (tmp_path / "topology.json").write_text(json.dumps(server.to_dict()))
+    (tmp_path / "topology.json").write_text(json.dumps(records.dump(server)))
     table = _grid(tmp_path / "t.csv", ("executors", "cores_per_executor"), Machine.of(server))
     args = ("tune", "--replay", str(table), "--minimize", "time_s", "--budget", "2", "--json")
     found = json.loads(run_cli(*args, check=True).stdout)
@@ -727,7 +728,7 @@ def _results_on(tmp_path: Path, xml: str) -> Path:
     """The recorded run directory, as if it had run on another server (its topology.json)."""
     out = tmp_path / "out"
     shutil.copytree(FIXTURES / "runs" / "wordcount-core", out)
-    (out / "topology.json").write_text(json.dumps(load_xml(topology_file(xml)).to_dict()))
+    (out / "topology.json").write_text(json.dumps(records.dump(load_xml(topology_file(xml)))))
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from statuspage import serving
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult, YarnApplication
 from numaspark.metrics.eventlog import parse_event_log
@@ -143,9 +144,12 @@ def test_the_record_names_the_yarn_application_and_its_containers():
     assert container.container_id == "container_1795645376588_0001_01_000002"
     assert (container.host, container.node_http_address) == ("localhost", "localhost:34737")
     record = RunResult(spec={"workload": "wordcount"}, environment={}, status="ok", yarn=app)
-    again = RunResult.from_dict(json.loads(json.dumps(record.to_dict())))
+    again = records.load(RunResult, json.loads(json.dumps(records.dump(record))))
     assert again.yarn == app
     # a run elsewhere (no container attributes) records none, and writes no key
     assert YarnApplication.of("app-1", {"0": {"host": "h", "attributes": {}}}) is None
     plain = RunResult(spec={"workload": "wordcount"}, environment={}, status="ok")
-    assert "yarn" not in plain.to_dict() and RunResult.from_dict(plain.to_dict()).yarn is None
+    assert (
+        "yarn" not in records.dump(plain)
+        and records.load(RunResult, records.dump(plain)).yarn is None
+    )

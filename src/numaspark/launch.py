@@ -14,7 +14,9 @@ CPUs' nodes.
 Placeholders in COMMAND, replaced per process: ``{index}``, ``{heap}`` (e.g.
 ``256m``), ``{cores}``, ``{cpus}``, ``{nodes}``, ``{mem_nodes}``. The same
 values are in the environment as NUMASPARK_JVM_INDEX, NUMASPARK_HEAP,
-NUMASPARK_CORES, NUMASPARK_CPUS, NUMASPARK_NODES, NUMASPARK_MEM_NODES.
+NUMASPARK_CORES, NUMASPARK_CPUS, NUMASPARK_NODES, NUMASPARK_MEM_NODES; a process whose JVM
+owns devices (``--gpus-per-executor``, ``--resource``) has their addresses in
+NUMASPARK_RESOURCE_GPU (..._NIC, ...), as a Spark worker numaspark starts has them.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from numaspark import records
 from numaspark.collect.base import CollectorSet
 from numaspark.collect.numa import NumaCollector
 from numaspark.errors import UsageError
 from numaspark.placement import Binder, JvmPlacement, MemPolicy, Placement, bind_argv
 from numaspark.placement.render import placement_to_dict
+from numaspark.placement.resources import resource_env
 from numaspark.readback.proc import parse_policy
 from numaspark.spark.logs import error_line
 from numaspark.supervise.processes import ProcessTracker, Tracked, supervised
@@ -152,6 +156,7 @@ def _start_each(
         argv = bind_argv(jvm, binder) + command_for(command, jvm)
         env = dict(os.environ)
         env.update({_ENV[key]: value for key, value in values(jvm).items()})
+        env.update(resource_env(jvm))  # its planned devices (--gpus-per-executor)
         log = out / "logs" / f"{jvm.role}-{jvm.index}.log"
         try:
             tracked = tracker.start(argv, name=jvm.name, log=log, env=env)
@@ -268,7 +273,7 @@ def _entry(
         entry["problems"] = [f"{jvm.name} ended before its placement could be read"]
         return entry
     cpu_nodes = nodes_of(CpuSet.parse(effective.cpus or ""), topology)
-    entry["effective"] = {**effective.to_dict(), "cpu_nodes": str(cpu_nodes)}
+    entry["effective"] = {**records.dump(effective), "cpu_nodes": str(cpu_nodes)}
     entry["problems"] = list(effective.differences)
     entry["memory"] = memory_locality(effective.policy or "unknown", cpu_nodes)
     if pages:

@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 import numaspark.cli.terminal as long_work
-from numaspark import __version__
+from numaspark import __version__, records
 from numaspark.cli.terminal import Terminal
 from numaspark.errors import UsageError
 from numaspark.experiment.clusterref import ClusterRef
@@ -25,7 +25,6 @@ from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Binder, Mode, Placement, Platform, target_files, write_files
-from numaspark.placement.devices import parse_resources
 from numaspark.placement.share import Split
 from numaspark.report import console as views
 from numaspark.topology.cpuset import CpuSet
@@ -143,7 +142,7 @@ def topology(
       numaspark topology
     """
     topo = topology_of(xml, synthetic, host, hosts_file)
-    term.json(topo.to_dict()) if as_json else term.print(views.topology_view(topo))
+    term.json(records.dump(topo)) if as_json else term.print(views.topology_view(topo))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,18 +189,6 @@ class PlanOptions:
             help="With --target yarn or k8s: each executor's Python workers' memory (spark.executor.pyspark.memory, e.g. 2g), counted in its container or pod."
         ),
     ] = None
-    gpus_per_executor: Annotated[
-        int | None,
-        Opt(
-            help="GPUs each executor owns: each node runs as many executors as its GPUs give, bound to that node (Spark's spark.executor.resource.gpu.amount)."
-        ),
-    ] = None
-    resource: Annotated[
-        list[str] | None,
-        Opt(
-            help="NAME=N: devices of another kind each executor owns, as --gpus-per-executor (gpu, nic, nvme, accelerator); repeat for several."
-        ),
-    ] = None
 
     def python_bytes(self) -> int:
         """The options for one target only, checked; the Python workers' memory in bytes."""
@@ -215,13 +202,9 @@ class PlanOptions:
         return parse_size(self.python_memory, "--python-memory") if self.python_memory else 0
 
     def sized(self) -> dict:
-        """The driver's size and the devices each executor owns, as `Where.place` takes them."""
-        resources = parse_resources(self.gpus_per_executor, self.resource or [])
-        return {
-            "driver_cores": self.driver_cores,
-            "driver_memory": self.driver_memory,
-            "resources": resources,
-        }
+        """The driver's size, as `Where.place` takes it (the devices each executor owns are
+        placement options: `Where.resources`)."""
+        return {"driver_cores": self.driver_cores, "driver_memory": self.driver_memory}
 
 
 # plan's own options, handed to it as one ``options: PlanOptions`` (before the placement's)
@@ -433,7 +416,8 @@ def run(
 ) -> None:
     """Run a workload or your own application, placed as planned.
 
-    It runs with repetitions, and every run is stored as it ends.
+    It runs with repetitions, and every run is stored as it ends. With
+    --gpus-per-executor, each executor owns GPUs of the node it is bound to.
 
     \b
     Example:
@@ -447,8 +431,11 @@ def run(
     where, mode, master = line_target(where, options.mode, on.master, chosen)
     cluster_ref = on.ref(master, options.node_topology(master))
     request = options.request(chosen, where, mode, cluster_ref)
+    here = topology_of()
+    if cluster_ref is None:  # the JVMs start here: the devices asked for must be here
+        where.check_here(here)
     with term.interruptible(options.out):
-        results = run_workload(request, topology_of(), progress=term.say)
+        results = run_workload(request, here, progress=term.say)
     term.lines(views.run_lines(results))
     failed = long_work.show_runs(term, results, options.title(chosen), chosen.streaming)
     term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
@@ -493,7 +480,7 @@ def launch(
     """
 
     topo = topology_of()
-    placement = where.place(topo, mode)
+    placement = where.place_here(topo, mode)
     if mem_nodes is not None:
         placement = memory_on(placement, CpuSet.parse(mem_nodes), topo)
     with term.interruptible(None):
@@ -531,19 +518,18 @@ def cluster_up(
 ) -> None:
     """Start a master and bound workers, and leave them running.
 
-    One worker per planned executor, here or on each of --hosts over SSH.
+    One worker per planned executor, here or on each of --hosts over SSH; with
+    --gpus-per-executor, each worker offers Spark its executor's planned GPUs.
 
     \b
     Example:
       numaspark cluster up ./cluster --executors 2 --bind core
     """
 
+    inventory = inventory_of(hosts, hosts_file)
+    place = where.place if inventory is not None else where.place_here  # here: devices checked
     cluster = start_kept_cluster(
-        lambda topo: where.place(topo, Mode.STANDALONE),
-        directory,
-        host,
-        term.say,
-        inventory_of(hosts, hosts_file),
+        lambda topo: place(topo, Mode.STANDALONE), directory, host, term.say, inventory
     )
     term.print(
         f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
@@ -1091,11 +1077,57 @@ def doctor(as_json: JsonOpt = False) -> None:
 # --- decide and show ------------------------------------------------------------------------
 
 
+# results' and report's: a SOURCE read as event logs (decide/history.py tells it as advise does)
+EventLogsOpt = Annotated[
+    bool,
+    Opt(
+        "--event-logs",
+        help="Read the directory as event logs, one row per application. Without it a directory is told by what it holds: numaspark's results.jsonl (or cosched.jsonl) makes it a results directory; eventlog_v2_* directories, .inprogress logs or files whose first line is a Spark event make it a directory of event logs.",
+    ),
+]
+InProgressOpt = Annotated[
+    bool,
+    Opt(
+        "--in-progress",
+        help="With event logs: also read those still being written (.inprogress), skipped otherwise.",
+    ),
+]
+SourceArg = Annotated[
+    str,
+    typer.Argument(
+        help="A results directory (--out); or an event log, a directory of event logs (a History Server's) or a History Server's URL (http://host:18080).",
+        show_default=False,
+    ),
+]
+
+
+def _read_event_logs(source: str, forced: bool, in_progress: bool, results_only: dict):
+    """The scan of the event logs ``source`` names, under a progress bar; None where it is a
+    results directory. ``results_only``: options given (name -> value) that only a results
+    directory has, refused with event logs."""
+    from numaspark.decide import history
+
+    if not history.reads_as_logs(source, forced):
+        return None
+    if given := [name for name, value in results_only.items() if value]:
+        raise UsageError(
+            f"{', '.join(given)}: only for a results directory (--out); {source} is read as "
+            "event logs"
+        )
+    return long_work.counted(
+        term,
+        "reading event logs",
+        lambda progress: history.read_logs(source, forced, in_progress, progress),
+    )
+
+
 @app.command()
 def results(
-    directory: Annotated[Path, typer.Argument(help="A --out directory of run or characterize.")],
-    csv: Annotated[Path | None, Opt(help="Export one row per run to CSV.")] = None,
-    parquet: Annotated[Path | None, Opt(help="Export one row per run to Parquet.")] = None,
+    source: SourceArg,
+    csv: Annotated[Path | None, Opt(help="Export one row per run (or application) to CSV.")] = None,
+    parquet: Annotated[
+        Path | None, Opt(help="Export one row per run (or application) to Parquet.")
+    ] = None,
     config_table: Annotated[
         Path | None,
         Opt(
@@ -1105,20 +1137,51 @@ def results(
     ] = None,
     time: CompareTimeOpt = None,
     mixed: MixedOpt = False,
+    as_json: JsonOpt = False,
+    event_logs: EventLogsOpt = False,
+    in_progress: InProgressOpt = False,
 ) -> None:
     """List stored runs, compare configurations, export them.
+
+    Given event logs (a History Server's directory or URL, or one log): one row per
+    application, grouped by name, with its status, jobs, stages, tasks and placement.
 
     \b
     Example:
       numaspark results numaspark-out --csv runs.csv
+      numaspark results /shared/spark-events --json
     """
     # lazy: it brings pandas and pyarrow, which a command that does not need it never loads
-    from numaspark.report.export import export_results
+    from numaspark.report.export import export_applications, export_results, results_rows
 
+    only = {"--table": config_table, "--time": time, "--mixed": mixed}
+    scan = _read_event_logs(source, event_logs, in_progress, only)
+    if scan is not None:
+        term.warn(scan.all_warnings())
+        if as_json:
+            term.json(scan.listing())
+        else:
+            term.print(views.applications_table(scan))
+            term.lines([scan.tally()])
+        _written(export_applications(scan.rows(), [csv, parquet]), as_json)
+        return
+    directory = Path(source)
     stored = retimed(ResultStore(directory).load(), time)
     refuse_mixed(stored, directory, mixed)
-    long_work.show_stored(term, stored)
-    term.lines(export_results(stored, runs=[csv, parquet], configs=config_table))
+    if as_json:
+        term.json({"source": source, "runs": results_rows(stored)})
+    else:
+        long_work.show_stored(term, stored)
+    _written(export_results(stored, runs=[csv, parquet], configs=config_table), as_json)
+
+
+def _written(lines: list[str], as_json: bool) -> None:
+    """What an export wrote: on stdout, or on stderr beside JSON (which stdout holds alone)."""
+    if not as_json:
+        term.lines(lines)
+        return
+    for line in lines:
+        term.err.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -1140,7 +1203,7 @@ def classify(
     refuse_mixed(stored, directory, mixed)
     found = classify_runs(stored)
     if as_json:
-        term.json(found.to_dict())
+        term.json(records.dump(found))
         return
     if not found.configs:
         raise UsageError(f"{directory}: no measured ok run to classify")
@@ -1203,7 +1266,7 @@ def advise(
         return
     advices = rules.advise_source(Path(source), mixed)
     if as_json:
-        term.json({"source": str(source), "advice": [a.to_dict() for a in advices]})
+        term.json({"source": str(source), "advice": records.dump(advices)})
     else:
         term.lines(views.advice_lines(advices, show_all))
 
@@ -1212,7 +1275,7 @@ def show_many_logs(scan, as_json: bool) -> None:
     """``advise`` of many event logs (a `decide.history.Scan`): the table, or JSON."""
     term.warn(scan.all_warnings())
     if as_json:
-        term.json(scan.to_dict())
+        term.json(records.dump(scan))
     else:
         term.print(views.history_table(scan))
         term.lines(views.history_lines(scan))
@@ -1300,7 +1363,7 @@ def tune(
         raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
     space, found = _tuned(options, workload, ref)
     if options.as_json:
-        term.json(found.to_dict())
+        term.json(records.dump(found))
         return
     measured = options.minimize if options.replay else "median s"
     term.print(views.trials_table(found, space, measured))
@@ -1399,25 +1462,43 @@ def fit(
 
 @app.command()
 def report(
-    directory: Annotated[Path, typer.Argument(help="A results directory (--out of any command).")],
+    source: SourceArg,
     output: Annotated[Path, Opt("-o", "--output", help="The HTML file to write.")] = Path(
         "numaspark-report.html"
     ),
     time: CompareTimeOpt = None,
     mixed: MixedOpt = False,
+    event_logs: EventLogsOpt = False,
+    in_progress: InProgressOpt = False,
 ) -> None:
     """Write one self-contained HTML report of a results directory.
 
-    It has plots, the topology and the advice.
+    It has plots, the topology and the advice. Given event logs: every application in a
+    table, and the latest each with a section (grouped by name): its stage times, its NUMA
+    findings and its executors' placement.
 
     \b
     Example:
       numaspark report numaspark-out -o report.html
+      numaspark report /shared/spark-events -o history.html
     """
     # lazy: it brings pandas, jinja2 and plotly, which a command that does not need it never loads
-    from numaspark.report.html import write_report
+    from numaspark.decide.history import read_applications
+    from numaspark.report.applications import MAX_APPLICATIONS, write_log_report
+    from numaspark.report.html import check_target, write_report
 
-    written = write_report(directory, output, time, mixed)
+    check_target(output)
+    scan = _read_event_logs(source, event_logs, in_progress, {"--time": time, "--mixed": mixed})
+    if scan is None:
+        written = write_report(Path(source), output, time, mixed)
+    else:
+        applications, warnings = long_work.counted(
+            term,
+            "reading applications",
+            lambda progress: read_applications(scan, MAX_APPLICATIONS, progress),
+        )
+        term.warn(scan.all_warnings() + warnings)
+        written = write_log_report(scan, applications, warnings, output)
     term.print(f"report: {written.resolve()}", highlight=False)
 
 

@@ -1,8 +1,9 @@
 """The options several commands share, declared once, and what they mean.
 
 typer reads a command's options from its signature; the ``Annotated`` aliases
-below are those options. ``@with_placement`` gives a command the nine placement
-options at once (typer has no option groups), handed to it as one `Where`;
+below are those options. ``@with_placement`` gives a command the eleven placement
+options at once (typer has no option groups), handed to it as one `Where`, the devices
+each executor owns among them;
 ``@with_cluster`` the seven that say where its runs go, as one `ClusterOptions`;
 ``@with_application`` those that name a user's application, as one `AppOptions`.
 """
@@ -24,6 +25,7 @@ from numaspark.errors import UsageError
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
+from numaspark.placement.devices import parse_resources, refuse_missing_here
 from numaspark.topology import load
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_duration, parse_pairs, parse_size
@@ -110,6 +112,20 @@ NodesOpt = Annotated[
 PuOrderOpt = Annotated[
     PuOrder,
     Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together."),
+]
+GpusOpt = Annotated[
+    int | None,
+    Opt(
+        "--gpus-per-executor",
+        help="GPUs each executor owns: each node runs as many executors as its GPUs give, bound to that node (Spark's spark.executor.resource.gpu.amount).",
+    ),
+]
+ResourceOpt = Annotated[
+    list[str] | None,
+    Opt(
+        "--resource",
+        help="NAME=N: devices of another kind each executor owns, as --gpus-per-executor (gpu, nic, nvme, accelerator); repeat for several.",
+    ),
 ]
 OutOpt = Annotated[
     Path, Opt("--out", help="Directory for results.jsonl and run artefacts.", callback=writable_dir)
@@ -237,18 +253,20 @@ class Where:
     nodes: str | None = None
     pu_order: PuOrder = PuOrder.CORES_FIRST
     threads_per_core: int | None = None
+    gpus_per_executor: int | None = None
+    resource: list[str] | None = None
 
     @property
     def only_nodes(self) -> CpuSet | None:
         return CpuSet.parse(self.nodes) if self.nodes is not None else None
 
-    def layout(
-        self,
-        mode: Mode,
-        driver_cores: int = 1,
-        driver_memory: str = "1g",
-        resources: tuple[tuple[str, int], ...] = (),
-    ) -> Layout:
+    @property
+    def resources(self) -> tuple[tuple[str, int], ...]:
+        """The devices each executor owns, by Spark resource name (--gpus-per-executor,
+        --resource), checked."""
+        return parse_resources(self.gpus_per_executor, self.resource or [])
+
+    def layout(self, mode: Mode, driver_cores: int = 1, driver_memory: str = "1g") -> Layout:
         memory = self.memory_per_executor
         return Layout(
             executors=self.executors,
@@ -261,7 +279,7 @@ class Where:
             driver_memory=parse_size(driver_memory, "--driver-memory"),
             mode=mode,
             threads_per_core=self.threads_per_core,
-            resources=resources,
+            resources=self.resources,
         )
 
     def place(self, topo, mode: Mode, **driver):
@@ -273,6 +291,16 @@ class Where:
             self.pu_order,
             only_nodes=self.only_nodes,
         )
+
+    def check_here(self, topo) -> None:
+        """On this machine, where numaspark starts the JVMs (run, cluster up, launch): a
+        device kind it lacks is one line that points to ``plan --xml``."""
+        refuse_missing_here(topo, self.resources)
+
+    def place_here(self, topo, mode: Mode, **driver):
+        """`place` on this machine, checked first (`check_here`)."""
+        self.check_here(topo)
+        return self.place(topo, mode, **driver)
 
 
 WHERE = [
@@ -287,6 +315,8 @@ WHERE = [
         ("nodes", NodesOpt, None),
         ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST),
         ("threads_per_core", ThreadsPerCoreOpt, None),
+        ("gpus_per_executor", GpusOpt, None),
+        ("resource", ResourceOpt, None),
     )
 ]
 
@@ -314,7 +344,7 @@ def option_group(argument: str, parameters: list[inspect.Parameter], make):
     return decorate
 
 
-# the nine placement options, handed to a command as one ``where: Where``
+# the eleven placement options, handed to a command as one ``where: Where``
 with_placement = option_group("where", WHERE, Where)
 
 

@@ -32,7 +32,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
+from numaspark import records
 from numaspark.decide.prior import Machine, moderate_cores
 from numaspark.decide.thresholds import (
     BANDWIDTH_REGION,
@@ -72,6 +74,7 @@ from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, spark
 from numaspark.placement.devices import RESOURCE_KINDS
 from numaspark.placement.plugin import DEVICE_RESOURCE_KEY, LEVEL_KEY
 from numaspark.readback.plugin_reports import DRIVER, ReportedJvm
+from numaspark.records import Shape
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import human_size, jvm_size, parse_size
 
@@ -79,6 +82,9 @@ COMPRESSED_OOPS_LIMIT = 31 * 1024**3  # above ~32 GB the JVM turns compressed oo
 PARTITION_KEYS = ("spark.default.parallelism", "spark.sql.shuffle.partitions")
 AQE_SKEW = ("spark.sql.adaptive.enabled", "spark.sql.adaptive.skewJoin.enabled")  # both default on
 LAYOUT = frozenset(f.name for f in dataclasses.fields(Layout))
+
+# a severity is stored as its word: none, low, moderate, severe, critical
+records.value_type(Severity, lambda severity: severity.word, lambda word: Severity[word.upper()])
 
 
 @dataclass
@@ -92,16 +98,7 @@ class Finding:
     command: str = ""  # printed: the request's numaspark run once checked, or another command
     check: str = ""  # one line when the planner did not take the request: why, or unchecked
 
-    def to_dict(self) -> dict:
-        return {
-            "rule": self.rule,
-            "severity": self.severity.word,
-            "finding": self.finding,
-            "evidence": self.evidence,
-            "recommendation": self.recommendation,
-            "command": self.command,
-            "check": self.check,
-        }
+    __json__: ClassVar[Shape] = Shape(skip=("request",))  # the command says what it runs
 
 
 @dataclass
@@ -116,17 +113,13 @@ class Advice:
     findings: list[Finding] = field(default_factory=list)
     not_assessed: list[NotAssessed] = field(default_factory=list)
 
+    __json__: ClassVar[Shape] = Shape(
+        computed=("worst",), order=("subject", "worst", "findings", "not_assessed")
+    )
+
     @property
     def worst(self) -> Severity:
         return max((f.severity for f in self.findings), default=Severity.NONE)
-
-    def to_dict(self) -> dict:
-        return {
-            "subject": self.subject,
-            "worst": self.worst.word,
-            "findings": [f.to_dict() for f in self.findings],
-            "not_assessed": [{"rule": n.rule, "why": n.why} for n in self.not_assessed],
-        }
 
 
 __all__ = [

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from numaspark.experiment.result import RunResult, by_configuration
+from numaspark.records import Shape
 
 WITHIN = 0.10  # "within 10% of the best"
 LOW_CPU = 0.50  # busy share of the CPUs a configuration was given
@@ -45,6 +47,8 @@ class Label:
     name: str  # a key of LABELS
     evidence: dict  # metric -> {"value": this configuration's, "best": the best's}
 
+    __json__: ClassVar[Shape] = Shape(computed=("text",), order=("name", "text", "evidence"))
+
     @property
     def text(self) -> str:
         return LABELS[self.name]
@@ -59,26 +63,11 @@ class Classified:
     metrics: dict  # medians of what the labels look at (None when not measured)
     labels: list[Label] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {
-            "config": self.config,
-            "label": self.label,
-            "runs": self.runs,
-            "wall_s": self.wall_s,
-            "metrics": self.metrics,
-            "labels": [
-                {"name": x.name, "text": x.text, "evidence": x.evidence} for x in self.labels
-            ],
-        }
-
 
 @dataclass
 class Classification:
     configs: list[Classified]
     not_assessed: dict[str, str]  # label -> why no configuration could get it
-
-    def to_dict(self) -> dict:
-        return {"configs": [c.to_dict() for c in self.configs], "not_assessed": self.not_assessed}
 
 
 def run_metrics(result: RunResult) -> dict:

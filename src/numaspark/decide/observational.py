@@ -14,9 +14,12 @@ resample one, the other or their mean, so its interval would be their range.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
+
+from numaspark.records import Shape
 
 MIN_RUNS = 3
 CONFIDENCE = 0.95
@@ -41,8 +44,8 @@ class Comparison:
     high: float | None = None
     why_not: str | None = None
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "confidence": CONFIDENCE}
+    confidence: ClassVar[float] = CONFIDENCE  # of the interval [low, high]
+    __json__: ClassVar[Shape] = Shape(computed=("confidence",))
 
     def line(self) -> str:
         counts = f"{self.name}: {self.bound_runs} runs node-bound, {self.unbound_runs} unbound"

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from numaspark import records
 from numaspark.errors import UsageError
+from numaspark.records import Shape
 
 KNEE_EFFICIENCY = 0.8
 
@@ -32,21 +35,13 @@ class Fit:
     rmse: float  # of the fitted times, seconds
     peak: float | None  # concurrency of the highest predicted speedup (USL), None if unbounded
 
+    __json__: ClassVar[Shape] = Shape(keys={"rmse": "rmse_s", "peak": "peak_concurrency"})
+
     def speedup(self, p: float) -> float:
         return p / (1 + self.sigma * (p - 1) + self.kappa * p * (p - 1))
 
     def time(self, p: float) -> float:
         return self.t1 / self.speedup(p)
-
-    def to_dict(self) -> dict:
-        return {
-            "model": self.model,
-            "sigma": self.sigma,
-            "kappa": self.kappa,
-            "t1": self.t1,
-            "rmse_s": self.rmse,
-            "peak_concurrency": self.peak,
-        }
 
 
 def _check(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -168,7 +163,7 @@ def fit_report(points: list[tuple[float, float]], predict: list[float] | None = 
         if repeated
         else [],
         "points": efficiency_table(points),
-        "models": {name: m.to_dict() for name, m in models.items()},
+        "models": records.dump(models),
         "knee": knee(points),
         "predictions": [
             {"p": p, **{f"{name}_time_s": m.time(p) for name, m in models.items()}}

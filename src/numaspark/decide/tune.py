@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 import numpy as np
 
@@ -64,6 +64,7 @@ from numaspark.decide.prior import (
 )
 from numaspark.decide.steer import Observation, hint, opposite, pressure
 from numaspark.errors import UsageError
+from numaspark.records import Shape
 
 Params = dict[str, object]
 MIN_RUNS_TO_STOP = 6  # the model's leave-one-out error means little on fewer runs
@@ -142,20 +143,17 @@ class Trial:
     value: float | None
     source: str  # "prior", "tpe", "tpe (nearest)" - how it was chosen
 
-    def to_dict(self) -> dict:
-        return {
-            "number": self.number,
-            "params": self.params,
-            "value": self.value,
-            "source": self.source,
-        }
-
 
 @dataclass
 class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     stopped: str = ""
     prior: str = ""  # which columns had a prior, on which machine
+
+    # ``tune --json`` (docs/schemas.md): the best configuration after the trials
+    __json__: ClassVar[Shape] = Shape(
+        computed=("best",), order=("trials", "best", "stopped", "prior")
+    )
 
     @property
     def best(self) -> Trial | None:
@@ -171,15 +169,6 @@ class TuneResult:
         key = min(median, key=median.__getitem__)
         first = runs[key][0]
         return Trial(first.number, first.params, median[key], first.source)
-
-    def to_dict(self) -> dict:
-        best = self.best
-        return {
-            "trials": [t.to_dict() for t in self.trials],
-            "best": best.to_dict() if best else None,
-            "stopped": self.stopped,
-            "prior": self.prior,
-        }
 
 
 class Prior:

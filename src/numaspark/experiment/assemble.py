@@ -14,6 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from numaspark import records
 from numaspark.collect import SAMPLES_FILE, Recording
 from numaspark.errors import NumasparkError
 from numaspark.experiment.result import (
@@ -122,8 +123,8 @@ class RunPlan:
             "owner": [os.getpid(), round(psutil.Process().create_time(), 2)],
             "workload": self.workload.name,
             "params": params,
-            "spec": self.spec.to_dict(),
-            "environment": self.environment.to_dict(),
+            "spec": records.dump(self.spec),
+            "environment": records.dump(self.environment),
             "iterations": self.iterations,
             "warmup": self.warmup,
             "facts": self.facts,
@@ -145,7 +146,7 @@ class RunPlan:
             with contextlib.suppress(psutil.NoSuchProcess):
                 if abs(psutil.Process(pid).create_time() - started) < 0.05:
                     return None  # its numaspark still runs: it stores them itself
-            spec = RunSpec.from_dict(data["spec"])
+            spec = records.load(RunSpec, data["spec"])
             if spec.application is not None:
                 register_application(spec.application)
             workload = get_workload(data["workload"]).with_params(data.get("params") or {})
@@ -153,7 +154,7 @@ class RunPlan:
                 workload=workload,
                 spec=spec,
                 first=data.get("first", 0),
-                environment=Environment.from_dict(data["environment"]),
+                environment=records.load(Environment, data["environment"]),
                 iterations=data["iterations"],
                 warmup=data["warmup"],
                 facts=data.get("facts"),
@@ -270,7 +271,7 @@ def _python_missed(effective: list, log: EventLog) -> list[str]:
     tasks = python_tasks(log)
     if reuse != "false" or not tasks or not effective:
         return []
-    entries = [e if isinstance(e, dict) else e.to_dict() for e in effective]
+    entries = [e if isinstance(e, dict) else records.dump(e) for e in effective]
     seen = sum(1 for e in entries for p in e.get("python") or () if p.get("role") == "worker")
     if seen >= tasks:
         return []
@@ -478,7 +479,7 @@ def _read_check(run_dir: Path) -> Check | None:
     if not path.exists():
         return None
     with contextlib.suppress(OSError, ValueError, TypeError):
-        return Check.from_dict(json.loads(path.read_text()))
+        return records.load(Check, json.loads(path.read_text()))
     return Check(passed=False, details=f"{path} is damaged")
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
+from numaspark import records
 from numaspark.collect import default_collectors
 from numaspark.errors import UsageError
 from numaspark.experiment.machine import environment
@@ -286,6 +287,6 @@ def cosched(
         )
         with open(store, "a") as handle:
             for row in found:
-                handle.write(json.dumps({**row, "environment": env.to_dict()}) + "\n")
+                handle.write(json.dumps({**row, "environment": records.dump(env)}) + "\n")
         rows.extend(found)
     return rows

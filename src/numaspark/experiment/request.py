@@ -118,6 +118,7 @@ def request_of(spec: RunSpec) -> RunRequest:
         cores_per_executor=recorded.cores_per_executor or spec.cores_per_executor,
         mode=mode,
         threads_per_core=recorded.threads_per_core,
+        resources=recorded.resources,
     )
     own = spec.application is not None
     stream = spec.stream or {}
@@ -222,10 +223,19 @@ def _placement_options(request: RunRequest) -> list[tuple[str, object]]:
             request.pu_order.value if request.pu_order is not PuOrder.CORES_FIRST else None,
         ),
         ("--nodes", str(request.only_nodes) if request.only_nodes is not None else None),
+        *_device_options(layout.resources),
         (
             "--numa-balancing",
             None if request.numa_balancing is None else ("on" if request.numa_balancing else "off"),
         ),
+    ]
+
+
+def _device_options(resources: tuple[tuple[str, int], ...]) -> list[tuple[str, object]]:
+    """The devices each executor owns, as ``run`` spells them: GPUs by their own option."""
+    return [
+        ("--gpus-per-executor", amount) if name == "gpu" else ("--resource", f"{name}={amount}")
+        for name, amount in resources
     ]
 
 

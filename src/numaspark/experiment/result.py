@@ -27,7 +27,9 @@ Schema history (``numaspark.run/N``):
 Everything a reader needs is a typed field: the spec (`RunSpec`, with its
 `Placement`), the environment (`Environment`) and the collectors' figures
 (`Measurements`, whose accessors are the one place their keys are spelled).
-The JSON on disk is what ``to_dict`` gives, the same as before the types.
+The JSON on disk is what ``records.dump`` gives (each class's fields, and its ``__json__``
+where the JSON differs), the same as before the types; ``records.load(RunResult, data)``
+reads every version in `READABLE_SCHEMAS` (older ones through records.UPGRADES).
 """
 
 from __future__ import annotations
@@ -41,11 +43,14 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.metrics.registry import Metrics
 from numaspark.placement import Placement, placement_to_dict
 from numaspark.readback.proc import EffectiveJvm
+from numaspark.records import Shape
 from numaspark.workloads.application import Application
 
 RUN_SCHEMA = "numaspark.run/2"
@@ -66,11 +71,6 @@ class Status(enum.StrEnum):
     OK = "ok"
     FAILED = "failed"
     DISTURBED = "disturbed"  # right answer, but Spark replaced an executor it lost meanwhile
-
-
-def _known(cls, data: dict) -> dict:
-    names = {f.name for f in dataclasses.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,9 @@ class RunSpec:
     dataset: dict | None = None  # the generated input: sha256, bytes, rows, seed, facts
     application: Application | None = None  # a user's application (None: a built-in)
     timed: str | None = None  # what wall_time_s is: "iteration", or TIMES' keys
+
+    # the placement as its plan document (numaspark.placement/1, docs/schemas.md)
+    __json__: ClassVar[Shape] = Shape(forms={"placement": (placement_to_dict, None)})
 
     @property
     def title(self) -> str:
@@ -138,25 +141,6 @@ class RunSpec:
         """Task slots in all, by the placement (0 when none is recorded)."""
         return sum(j.cores for j in self.task_jvms)
 
-    def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["placement"] = placement_to_dict(self.placement) if self.placement else None
-        data["application"] = self.application.to_dict() if self.application else None
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RunSpec:
-        known = _known(cls, data)
-        placement = known.get("placement")
-        if isinstance(placement, dict):
-            known["placement"] = Placement.from_dict(placement)
-        if isinstance(known.get("application"), dict):
-            known["application"] = Application.from_dict(known["application"])
-        known["warmup"] = bool(known.get("warmup"))
-        known["params"] = dict(known.get("params") or {})
-        known["spark_conf"] = dict(known.get("spark_conf") or {})
-        return cls(**known)
-
 
 @dataclass(frozen=True)
 class Environment:
@@ -184,13 +168,6 @@ class Environment:
             for k in self.MUST_MATCH
             if getattr(self, k) != getattr(other, k)
         ]
-
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Environment:
-        return cls(**_known(cls, data))
 
 
 @dataclass(frozen=True)
@@ -226,6 +203,8 @@ class Measurements:
     """
 
     data: dict = field(default_factory=dict)
+
+    __json__: ClassVar[Shape] = Shape(value="data")  # stored as the collectors wrote it
 
     @classmethod
     def of(cls, value: Measurements | dict | None) -> Measurements:
@@ -339,9 +318,6 @@ class Measurements:
         ``unavailable`` with why."""
         return self._section("memory_bandwidth")
 
-    def to_dict(self) -> dict:
-        return self.data
-
 
 @dataclass(frozen=True)
 class AppInfo:
@@ -357,6 +333,9 @@ class AppInfo:
     spark_conf: dict[str, str] | None = None
     ui_url: str | None = None  # its Spark UI, as its driver bound it (None: no UI, or unsaid)
 
+    # absent when not recorded, as in the records before them
+    __json__: ClassVar[Shape] = Shape(omit_none=("spark_conf", "ui_url"))
+
     def seconds(self, time: str) -> float | None:
         """One of `TIMES` in seconds, None where it was not measured."""
         value = {
@@ -365,20 +344,6 @@ class AppInfo:
             "submit": None if self.wall_time_s is None else self.wall_time_s * 1000,
         }[time]
         return None if value is None else round(value / 1000, 3)
-
-    def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        for key in _APP_ADDED:  # absent when not recorded, as in the records before them
-            if data[key] is None:
-                del data[key]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> AppInfo:
-        return cls(**_known(cls, data))
-
-
-_APP_ADDED = ("spark_conf", "ui_url")
 
 
 @dataclass(frozen=True)
@@ -391,13 +356,7 @@ class Check:
     answer: dict | None = None  # the suite's job answer
     command: list[str] | None = None  # an application's --check argv
 
-    def to_dict(self) -> dict:
-        data = {"passed": self.passed, "details": self.details, "answer": self.answer}
-        return {**data, "command": self.command} if self.command is not None else data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Check:
-        return cls(**_known(cls, data))
+    __json__: ClassVar[Shape] = Shape(omit_none=("command",))  # the suite's checks as before
 
 
 @dataclass(frozen=True)
@@ -413,30 +372,10 @@ class Artifacts:
     gc_logs: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
 
-    def to_dict(self) -> dict:
-        """The stored JSON, as before: the files a run has (absent optional ones left out)."""
-        data: dict = {
-            "run_dir": self.run_dir,
-            "event_log": self.event_log,
-            "spark_submit_log": self.spark_submit_log,
-        }
-        if self.collector_samples:
-            data["collector_samples"] = self.collector_samples
-        if self.flame_graphs:
-            data["flame_graphs"] = list(self.flame_graphs)
-        if self.gc_logs:
-            data["gc_logs"] = list(self.gc_logs)
-        return {**data, **self.extra}
-
-    @classmethod
-    def from_dict(cls, data: dict | None) -> Artifacts:
-        data = data or {}
-        known = _known(cls, data)
-        known.pop("extra", None)
-        for key in ("flame_graphs", "gc_logs"):
-            known[key] = tuple(known.get(key) or ())
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**known, extra={k: v for k, v in data.items() if k not in names})
+    # the files a run has, as before: absent optional ones left out
+    __json__: ClassVar[Shape] = Shape(
+        omit_empty=("collector_samples", "flame_graphs", "gc_logs"), extra="extra"
+    )
 
 
 @dataclass(frozen=True)
@@ -447,9 +386,6 @@ class YarnContainer:
     container_id: str
     host: str | None = None  # the NodeManager's host
     node_http_address: str | None = None  # its web address (the container's logs)
-
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True)
@@ -476,21 +412,6 @@ class YarnApplication:
         if not containers or not app_id:
             return None
         return cls(application_id=app_id, containers=containers)
-
-    def to_dict(self) -> dict:
-        return {
-            "application_id": self.application_id,
-            "containers": [c.to_dict() for c in self.containers],
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> YarnApplication:
-        return cls(
-            application_id=str(data.get("application_id")),
-            containers=tuple(
-                YarnContainer(**_known(YarnContainer, c)) for c in data.get("containers") or ()
-            ),
-        )
 
 
 def _executor_order(executor: str) -> tuple[int, str]:
@@ -521,12 +442,18 @@ class RunResult:
     started_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     schema: str = RUN_SCHEMA
 
+    # a run on YARN only has ``yarn``: other lines stay as they were; a record without a spec
+    # or an environment (one a person wrote) reads them empty
+    __json__: ClassVar[Shape] = Shape(
+        omit_none=("yarn",), absent={"spec": {}, "environment": {}}, schemas=READABLE_SCHEMAS
+    )
+
     def __post_init__(self) -> None:
         # records built from their JSON parts (tests, hand-written fixtures) get their types
         if isinstance(self.spec, dict):
-            object.__setattr__(self, "spec", RunSpec.from_dict(self.spec))
+            object.__setattr__(self, "spec", records.load(RunSpec, self.spec))
         if isinstance(self.environment, dict):
-            object.__setattr__(self, "environment", Environment.from_dict(self.environment))
+            object.__setattr__(self, "environment", records.load(Environment, self.environment))
         if isinstance(self.measurements, dict):
             object.__setattr__(self, "measurements", Measurements(self.measurements))
         if not isinstance(self.metrics, Metrics):
@@ -534,13 +461,13 @@ class RunResult:
         if not isinstance(self.status, Status):
             object.__setattr__(self, "status", Status(self.status))
         if isinstance(self.app, dict):
-            object.__setattr__(self, "app", AppInfo.from_dict(self.app))
+            object.__setattr__(self, "app", records.load(AppInfo, self.app))
         if isinstance(self.check, dict):
-            object.__setattr__(self, "check", Check.from_dict(self.check))
+            object.__setattr__(self, "check", records.load(Check, self.check))
         if isinstance(self.yarn, dict):
-            object.__setattr__(self, "yarn", YarnApplication.from_dict(self.yarn))
+            object.__setattr__(self, "yarn", records.load(YarnApplication, self.yarn))
         if not isinstance(self.artifacts, Artifacts):
-            object.__setattr__(self, "artifacts", Artifacts.from_dict(self.artifacts))
+            object.__setattr__(self, "artifacts", records.load(Artifacts, self.artifacts or {}))
         if not all(isinstance(e, EffectiveJvm) for e in self.effective_placement):
             object.__setattr__(
                 self, "effective_placement", [_effective(e) for e in self.effective_placement]
@@ -592,23 +519,6 @@ class RunResult:
         """The experiment configuration's key, or the shape's key for a lone run."""
         return self.spec.config or self.key
 
-    def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["spec"] = self.spec.to_dict()
-        data["environment"] = self.environment.to_dict()
-        data["measurements"] = self.measurements.to_dict() if self.measurements else None
-        data["status"] = self.status.value
-        data["metrics"] = self.metrics.to_dict()
-        data["app"] = self.app.to_dict()
-        data["check"] = self.check.to_dict() if self.check else None
-        data["effective_placement"] = [e.to_dict() for e in self.effective_placement]
-        data["artifacts"] = self.artifacts.to_dict()
-        if self.yarn is not None:  # written only for runs on YARN: other lines stay as they were
-            data["yarn"] = self.yarn.to_dict()
-        else:
-            data.pop("yarn")
-        return data
-
     @property
     def settings(self) -> dict[str, str]:
         """The user's Spark settings (`RunSpec.own_conf`) at the values Spark ran them with,
@@ -632,29 +542,13 @@ class RunResult:
             spec=dataclasses.replace(self.spec, timed=time),
         )
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RunResult:
-        """A stored record of any version numaspark has written (`READABLE_SCHEMAS`)."""
-        schema = data.get("schema", READABLE_SCHEMAS[0])
-        if schema not in READABLE_SCHEMAS:
-            raise UsageError(
-                f"schema {schema!r} is not one this numaspark reads "
-                f"({', '.join(READABLE_SCHEMAS)}): a newer numaspark wrote it"
-            )
-        known = _known(cls, data)
-        known["spec"] = RunSpec.from_dict(known.get("spec") or {})
-        known["environment"] = Environment.from_dict(known.get("environment") or {})
-        if known.get("measurements") is not None:
-            known["measurements"] = Measurements(known["measurements"])
-        return cls(**known)
-
 
 def _effective(entry: object) -> EffectiveJvm:
     if isinstance(entry, EffectiveJvm):
         return entry
     if not isinstance(entry, dict):
         raise TypeError(f"an effective placement entry is a {type(entry).__name__}, not an object")
-    return EffectiveJvm.from_dict(entry)
+    return records.load(EffectiveJvm, entry)
 
 
 def retimed(results: Iterable[RunResult], time: str | None) -> list[RunResult]:

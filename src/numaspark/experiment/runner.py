@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from numaspark import records
 from numaspark.collect import default_collectors
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.assemble import (
@@ -366,7 +367,7 @@ class Runner:
             wall_s=app.wall_s,
             app_id=app.app_id,
             failure=app.failure,
-            effective=[e.to_dict() for e in app.effective],
+            effective=records.dump(app.effective),
             placement_warnings=[*app.placement_warnings, *app.conf_notes],
             stopped=app.stopped,
             ui_url=app.ui_url,
@@ -450,7 +451,7 @@ class Runner:
             wall_s=app.wall_s,
             app_id=app.app_id,
             failure=app.failure,
-            effective=[e.to_dict() for e in app.effective],
+            effective=records.dump(app.effective),
             placement_warnings=app.placement_warnings,
         ).save(run_dir)
         if profiler:
@@ -667,7 +668,7 @@ def run_check(
             f"timed out after {timeout_s:.0f} s" if code is None else f"exited with {code}{said}"
         )
         verdict = Check(passed=code == 0, details=details, command=list(argv))
-    (run_dir / CHECK_FILE).write_text(json.dumps(verdict.to_dict()))
+    (run_dir / CHECK_FILE).write_text(json.dumps(records.dump(verdict)))
     return verdict
 
 

@@ -14,11 +14,13 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.experiment.result import RunResult, json_kinds
 from numaspark.topology import Topology
 
 RESULTS_FILE = "results.jsonl"
+COSCHED_FILE = "cosched.jsonl"  # study cosched's rounds (experiment/cosched.py writes it)
 TOPOLOGY_FILE = "topology.json"
 
 
@@ -36,7 +38,7 @@ def recorded_topology(source: Path, levels: int = 6) -> tuple[Topology | None, P
         for path in candidates:
             if path.is_file():
                 try:
-                    return Topology.from_dict(json.loads(path.read_text())), path
+                    return records.load(Topology, json.loads(path.read_text())), path
                 except (OSError, ValueError, KeyError, TypeError, AttributeError):
                     continue  # not a topology numaspark wrote: the next candidate
     return None, None
@@ -58,7 +60,7 @@ class ResultStore:
 
     def append(self, result: RunResult) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(result.to_dict(), default=str) + "\n"
+        line = json.dumps(records.dump(result), default=str) + "\n"
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -149,7 +151,7 @@ class ResultStore:
         path = self.directory / (topology_file(host) if host else TOPOLOGY_FILE)
         if not path.exists():
             self.directory.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(topology.to_dict(), indent=1))
+            path.write_text(json.dumps(records.dump(topology), indent=1))
 
 
 def _run_result(data: object) -> tuple[RunResult | None, str | None]:
@@ -179,7 +181,7 @@ def _run_result(data: object) -> tuple[RunResult | None, str | None]:
         if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
             return None, f'metric "{name}" is of type {type(value).__name__}'
     try:
-        return RunResult.from_dict(data), None
+        return records.load(RunResult, data), None
     except UsageError as exc:  # a schema this version does not read
         return None, str(exc)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:

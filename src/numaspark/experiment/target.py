@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
@@ -118,7 +119,7 @@ class StandaloneTarget:
         self._owned = False
         if attached is not None:
             self.cluster = kept_clusters.attach(attached)
-            self._shape = Placement.from_dict(self.cluster.placement).shape
+            self._shape = records.load(Placement, self.cluster.placement).shape
 
     def prepare(self, placement: Placement, say: Say) -> None:
         if self.cluster is not None and self._shape == placement.shape:

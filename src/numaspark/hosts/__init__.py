@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.hosts.route import NoRouteError, route_source
 from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
@@ -187,7 +188,7 @@ def host_topology(ssh: Ssh):
     )
     if text.lstrip().startswith("{"):
         try:
-            read = Topology.from_dict(json.loads(text))
+            read = records.load(Topology, json.loads(text))
         except (ValueError, KeyError, TypeError) as exc:
             raise HostError(
                 f"{ssh.host.name}: its topology is not numaspark's JSON ({exc})"

@@ -77,14 +77,6 @@ class Host:
     def target(self) -> str:
         return f"{self.user}@{self.address}" if self.user else self.address
 
-    def to_dict(self) -> dict:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Host:
-        paths = {k: Path(data[k]) if data.get(k) else None for k in ("key", "known_hosts")}
-        return cls(**{**data, **paths})
-
 
 def python_on(host: Host) -> str:
     return host.python or sys.executable

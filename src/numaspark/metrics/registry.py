@@ -141,9 +141,6 @@ class _Aggregates(Mapping):
         """Spark's event log gave these figures (a run without one has none)."""
         return any(getattr(self, name) is not None for name in METRIC_NAMES)
 
-    def to_dict(self) -> dict[str, float | None]:
-        return dict(self.items())
-
     @classmethod
     def of(cls, data: Mapping | None) -> Metrics:
         """From a record's JSON or an aggregate's dict (names not in the registry left out)."""

@@ -1,4 +1,5 @@
-"""Executors placed by their devices (``plan --gpus-per-executor N``, ``--resource NAME=N``).
+"""Executors placed by their devices (``--gpus-per-executor N``, ``--resource NAME=N`` of
+``plan``, ``run``, ``cluster up`` and ``launch``).
 
 Rules (each tested in tests/test_plan_devices.py):
 - a node runs as many executors as its devices give: floor(its devices / N), the fewest of
@@ -7,7 +8,8 @@ Rules (each tested in tests/test_plan_devices.py):
   level asked to that node (the planner's home node);
 - a request no node can hold is one line: no device of the kind, none with a known node, or
   more per executor than any node has (the planner refuses a node with fewer cores than the
-  executors its devices ask for);
+  executors its devices ask for); where numaspark starts the JVMs here, a kind this machine
+  lacks says so and points to ``plan --xml`` (`refuse_missing_here`);
 - a device's address, as Spark's scheduler hands it out: a GPU's NVML (else CUDA) index
   where hwloc names every GPU so, else its rank in PCI bus id order; a NIC's or an NVMe
   drive's name.
@@ -62,6 +64,20 @@ def parse_resources(
 def asked(name: str, amount: int) -> str:
     """The option as the user gives it."""
     return f"--gpus-per-executor {amount}" if name == "gpu" else f"--resource {name}={amount}"
+
+
+def refuse_missing_here(topology: Topology, resources: tuple[tuple[str, int], ...]) -> None:
+    """Where numaspark starts the JVMs on this machine (run, cluster up, launch): a device
+    kind it lacks is one line that points to the plan of a server that has them."""
+    for name, amount in resources:
+        kind = RESOURCE_KINDS[name]
+        if not topology.devices_of(kind):
+            raise UsageError(
+                f"this machine has no {name}: {asked(name, amount)} gives each executor "
+                f"numaspark starts here {NOUNS[kind]}s of its own NUMA node (numaspark "
+                "topology lists this machine's devices); plan --xml SERVER.xml shows a "
+                "server's plan"
+            )
 
 
 def executors_by_node(topology: Topology, resources: tuple[tuple[str, int], ...]) -> dict[int, int]:

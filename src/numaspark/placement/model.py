@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
+from numaspark.records import Shape
 from numaspark.topology import CpuSet
 from numaspark.units import GIB, parse_size
 
-#: Version of the JSON written by :meth:`Placement.to_dict`. History:
+#: Version of a plan's JSON (render.placement_to_dict; read back by records.load). History:
 #: 1 - first version (numaspark 0.1).
 PLACEMENT_SCHEMA = "numaspark.placement/1"
 
@@ -62,6 +64,16 @@ class Layout:
     # node then decide its executors (placement/devices.py)
     resources: tuple[tuple[str, int], ...] = ()
 
+    # as a plan's ``layout`` holds it (render.placement_to_dict): sizes in the JVM's spelling,
+    # devices by resource name
+    __json__: ClassVar[Shape] = Shape(
+        forms={
+            "memory_per_executor": (None, lambda size: parse_size(str(size), "memory")),
+            "driver_memory": (None, lambda size: parse_size(str(size), "memory")),
+            "resources": (dict, lambda found: tuple((str(k), int(v)) for k, v in found.items())),
+        }
+    )
+
     @property
     def slots_per_executor(self) -> int | None:
         """Task slots per executor (spark.executor.cores), when the layout says."""
@@ -81,26 +93,11 @@ class ExecutorDevice:
     node: int | None
     kind: str  # the topology's device kind (gpu, nic, nvme, accelerator)
 
-    def to_dict(self) -> dict:
-        return {
-            "resource": self.resource,
-            "address": self.address,
-            "name": self.name,
-            "pci_busid": self.pci_busid,
-            "node": self.node,
-            "kind": self.kind,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ExecutorDevice:
-        return cls(
-            resource=str(data.get("resource", "")),
-            address=str(data.get("address", "")),
-            name=str(data.get("name", "")),
-            pci_busid=str(data.get("pci_busid", "")),
-            node=data.get("node"),
-            kind=str(data.get("kind", "")),
-        )
+    # a hand-written plan may leave any of them out
+    __json__: ClassVar[Shape] = Shape(
+        absent=dict.fromkeys(("resource", "address", "name", "pci_busid", "kind"), "")
+        | {"node": None}
+    )
 
 
 @dataclass(frozen=True)
@@ -124,6 +121,14 @@ class JvmPlacement:
     host: str | None = None  # the host it runs on (None: this one); its CPUs are that host's
     devices: tuple[ExecutorDevice, ...] = ()  # the devices it owns (plan --gpus-per-executor)
 
+    # one of a plan's ``jvms`` (render.placement_to_dict writes them, with the JVM's spelling
+    # of its heap and its binding prefix); what a hand-written plan leaves out reads neutral
+    __json__: ClassVar[Shape] = Shape(
+        keys={"heap": "heap_bytes", "overhead": "overhead_bytes"},
+        absent={"role": "executor", "index": 0, "cores": 0, "heap": 0, "overhead": 0}
+        | {"binding": "none", "cpus": "", "nodes": "", "mem_policy": None, "mem_nodes": ""},
+    )
+
     @property
     def name(self) -> str:
         return "driver" if self.role == "driver" else f"executor {self.index}"
@@ -135,34 +140,15 @@ class JvmPlacement:
             return None
         return frozenset(self.mem_nodes if len(self.mem_nodes) else self.nodes)
 
-    @classmethod
-    def from_dict(cls, data: dict, binding: Binding = Binding.NONE) -> JvmPlacement:
-        """One entry of ``placement_to_dict``'s ``jvms``; fields an older or hand-written
-        record leaves out take neutral defaults."""
-        heap = data.get("heap_bytes")
-        if heap is None and data.get("heap"):
-            heap = parse_size(str(data["heap"]), "heap")
-        return cls(
-            role=str(data.get("role", "executor")),
-            index=int(data.get("index", 0)),
-            cores=int(data.get("cores") or 0),
-            heap=int(heap or 0),
-            overhead=int(data.get("overhead_bytes") or 0),
-            binding=Binding(data["binding"]) if data.get("binding") else binding,
-            cpus=CpuSet.parse(str(data.get("cpus") or "")),
-            nodes=CpuSet.parse(str(data.get("nodes") or "")),
-            mem_policy=MemPolicy(data["mem_policy"]) if data.get("mem_policy") else None,
-            mem_nodes=CpuSet.parse(str(data.get("mem_nodes") or "")),
-            runs_tasks=bool(data.get("runs_tasks", True)),
-            java_options=tuple(data.get("java_options") or ()),
-            slots=tuple(CpuSet.parse(str(s)) for s in data.get("slots") or ()),
-            host=str(data["host"]) if data.get("host") else None,
-            devices=tuple(ExecutorDevice.from_dict(d) for d in data.get("devices") or ()),
-        )
+
+def _offered(devices: tuple[ExecutorDevice, ...]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """An executor's devices in a cluster's shape: (resource, address) each; nothing when it
+    owns none, so a plan without devices has the shape it always had."""
+    return (tuple((d.resource, d.address) for d in devices),) if devices else ()
 
 
-def _count(value: object) -> int | None:
-    return int(value) if value is not None else None  # type: ignore[call-overload]
+def _recorded_conf(conf: object) -> tuple[tuple[str, str], ...] | None:
+    return tuple((str(k), str(v)) for k, v in conf.items()) if isinstance(conf, dict) else None
 
 
 @dataclass(frozen=True)
@@ -180,6 +166,20 @@ class Placement:
     # None for a fresh plan, whose conf is rendered from the fields above
     recorded_conf: tuple[tuple[str, str], ...] | None = field(default=None, compare=False)
 
+    # read back from its plan document (render.placement_to_dict writes it, with the layout,
+    # binding prefixes and Spark conf rendering gives); what one leaves out reads neutral
+    __json__: ClassVar[Shape] = Shape(
+        keys={
+            "topology_source": "topology.source",
+            "topology_fingerprint": "topology.fingerprint",
+            "recorded_conf": "spark_conf",
+        },
+        forms={"recorded_conf": (dict, _recorded_conf)},
+        absent={"topology_source": "", "topology_fingerprint": "", "binding": "none"}
+        | {"mem_policy": None, "jvms": (), "layout": {}},
+        schemas=(PLACEMENT_SCHEMA,),
+    )
+
     @property
     def executors(self) -> tuple[JvmPlacement, ...]:
         return tuple(j for j in self.jvms if j.runs_tasks)
@@ -193,47 +193,15 @@ class Placement:
         return sum(j.cores for j in self.executors)
 
     @property
-    def shape(self) -> tuple[tuple[str | None, int, CpuSet, int], ...]:
+    def shape(self) -> tuple[tuple, ...]:
         """What a running cluster must match to serve this placement: each executor's host,
-        task slots, CPUs and heap (the driver is started per application: it does not count)."""
-        return tuple((j.host, j.cores, j.cpus, j.heap) for j in self.executors)
+        task slots, CPUs and heap, and the devices its worker offers where it owns any (the
+        driver is started per application: it does not count)."""
+        return tuple(
+            (j.host, j.cores, j.cpus, j.heap, *_offered(j.devices)) for j in self.executors
+        )
 
     @property
     def hosts(self) -> tuple[str, ...]:
         """The hosts its executors run on, in order (empty: all on this machine)."""
         return tuple(dict.fromkeys(j.host for j in self.executors if j.host is not None))
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Placement:
-        """The inverse of ``placement_to_dict`` (schema ``PLACEMENT_SCHEMA``), lenient with
-        records that leave fields out: old results and hand-written ones still load."""
-        layout = data.get("layout") or {}
-        binding = Binding(data.get("binding") or "none")
-        policy = data.get("mem_policy")
-        memory = layout.get("memory_per_executor")
-        driver_memory = layout.get("driver_memory")
-        topology = data.get("topology") or {}
-        return cls(
-            topology_source=str(topology.get("source", "")),
-            topology_fingerprint=str(topology.get("fingerprint", "")),
-            layout=Layout(
-                executors=layout.get("executors"),
-                executors_per_node=layout.get("executors_per_node"),
-                cores_per_executor=layout.get("cores_per_executor"),
-                memory_per_executor=parse_size(str(memory), "memory") if memory else None,
-                driver_cores=int(layout.get("driver_cores") or 1),
-                driver_memory=parse_size(str(driver_memory), "memory") if driver_memory else GIB,
-                mode=Mode(layout.get("mode") or "standalone"),
-                threads_per_core=_count(layout.get("threads_per_core")),
-                resources=tuple(
-                    (str(k), int(v)) for k, v in (layout.get("resources") or {}).items()
-                ),
-            ),
-            binding=binding,
-            mem_policy=MemPolicy(policy) if policy else None,
-            jvms=tuple(JvmPlacement.from_dict(j, binding) for j in data.get("jvms") or ()),
-            notes=tuple(data.get("notes") or ()),
-            recorded_conf=tuple((str(k), str(v)) for k, v in data["spark_conf"].items())
-            if isinstance(data.get("spark_conf"), dict)
-            else None,
-        )

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from numaspark import records
 from numaspark.errors import ToolMissingError, UsageError
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
@@ -20,6 +21,7 @@ from numaspark.placement.model import (
 )
 from numaspark.placement.plugin import (
     CONF_PREFIX,
+    DEVICE_RESOURCE_KEY,
     LEVEL_KEY,
     MEM_POLICY_KEY,
     PLUGIN_CLASS,
@@ -159,7 +161,15 @@ def affinity_conf(placement: Placement) -> dict[str, str]:
     }
     if placement.layout.mode is not Mode.LOCAL:
         conf["spark.executor.extraClassPath"] = str(jar_path())
-    return conf
+    return {**conf, **device_resource_conf(placement)}
+
+
+def device_resource_conf(placement: Placement) -> dict[str, str]:
+    """The plugin's ``deviceResource``: every resource the plan gives executors devices of
+    (``gpu,nic``), so that at level node an executor binds to the node of whichever it owns;
+    nothing for a plan without devices (the plugin's default, gpu, stands)."""
+    names = [name for name, _ in placement.layout.resources]
+    return {DEVICE_RESOURCE_KEY: ",".join(names)} if names else {}
 
 
 def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
@@ -175,7 +185,7 @@ def shipped_plugin_conf(placement: Placement) -> dict[str, str]:
     policy = placement.mem_policy
     if placement.binding is Binding.NODE and policy not in (None, MemPolicy.PREFERRED):
         conf[MEM_POLICY_KEY] = policy.value  # preferred, the plugin's default, is left out
-    return conf
+    return {**conf, **device_resource_conf(placement)}
 
 
 def inside_slice(topology: Topology, start: int, cores: int) -> CpuSet:
@@ -448,7 +458,7 @@ def standalone_settings(
     return {
         "spark-defaults.conf": conf,
         # each worker offers the host's planned devices (the file beside the others, --out)
-        "worker": worker_conf(placement, WORKER_RESOURCES),
+        "worker": worker_conf(worker_resources(placement), WORKER_RESOURCES),
         "worker-resources": worker_resources(placement),
     }
 
@@ -498,7 +508,7 @@ def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dic
                 "java_options": list(j.java_options),
                 "slots": [str(s) for s in j.slots],
                 **({"host": j.host} if j.host is not None else {}),
-                **({"devices": [d.to_dict() for d in j.devices]} if j.devices else {}),
+                **({"devices": records.dump(j.devices)} if j.devices else {}),
             }
             for j in placement.jvms
         ],

@@ -4,15 +4,19 @@ Spark schedules GPUs and other devices by name and address: an executor asks for
 ``spark.executor.resource.NAME.amount`` of them, each task for
 ``spark.task.resource.NAME.amount``, and learns its addresses from the cluster manager (a
 standalone worker's resources file) or from a discovery script it runs as it starts. Where
-numaspark starts the JVMs, each worker is handed its executor's planned addresses in
-``NUMASPARK_RESOURCE_<NAME>`` and the shipped script (discover_resources.py, in the wheel)
-prints them; a standing standalone worker reads them from its resources file
-(``spark.worker.resourcesFile``). YARN and Kubernetes hand the devices out themselves
-(``yarn.io/gpu``, ``nvidia.com/gpu``).
+numaspark starts the JVMs (``run``, ``cluster up``: one worker per executor), each worker
+offers Spark exactly its executor's planned devices from a resources file of its own
+(``spark.worker.resourcesFile``, `worker_env`), so the master hands that executor those, and
+its environment holds their addresses in ``NUMASPARK_RESOURCE_<NAME>``, which the shipped
+script (discover_resources.py, in the wheel) prints; a standing standalone worker reads the
+host's from its resources file (``plan --target standalone --out DIR``). YARN and
+Kubernetes hand the devices out themselves (``yarn.io/gpu``, ``nvidia.com/gpu``).
 """
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Iterable
 from decimal import ROUND_DOWN, Decimal
 from pathlib import Path
 
@@ -65,8 +69,14 @@ def resource_env(jvm: JvmPlacement) -> dict[str, str]:
 def worker_resources(placement: Placement) -> list[dict]:
     """A standalone worker's resources file (``spark.worker.resourcesFile``): every device
     planned for an executor of this host, by resource."""
+    return allocations(placement.executors)
+
+
+def allocations(jvms: Iterable[JvmPlacement]) -> list[dict]:
+    """The devices planned for ``jvms``, by resource, as Spark's resources file lists them
+    (``ResourceAllocation``: the component, the resource's name, its addresses)."""
     by_name: dict[str, list[str]] = {}
-    for jvm in placement.executors:
+    for jvm in jvms:
         for device in jvm.devices:
             by_name.setdefault(device.resource, []).append(device.address)
     return [
@@ -75,10 +85,27 @@ def worker_resources(placement: Placement) -> list[dict]:
     ]
 
 
-def worker_conf(placement: Placement, resources_file: str) -> dict[str, str]:
-    """What each worker is started with to offer them (in SPARK_WORKER_OPTS as -D options)."""
+def worker_conf(entries: list[dict], resources_file: str) -> dict[str, str]:
+    """What a worker is started with to offer the devices of ``entries`` (its resources file's,
+    `allocations`), as -D options in SPARK_WORKER_OPTS; empty without devices."""
     conf = {
         f"spark.worker.resource.{entry['id']['resourceName']}.amount": str(len(entry["addresses"]))
-        for entry in worker_resources(placement)
+        for entry in entries
     }
     return {**conf, "spark.worker.resourcesFile": resources_file} if conf else {}
+
+
+def worker_env(jvm: JvmPlacement, resources_file: str, given_opts: str = "") -> dict[str, str]:
+    """The environment of the worker numaspark starts for ``jvm`` (one worker per executor)
+    that offers Spark exactly its planned devices: SPARK_WORKER_OPTS naming its resources file
+    (after ``given_opts``, the user's own), and the addresses for the discovery script, which
+    its executor inherits. Empty for an executor without devices."""
+    conf = worker_conf(allocations([jvm]), resources_file)
+    if not conf:
+        return {}
+    # Spark's launcher splits SPARK_WORKER_OPTS as a shell would: a path with a space is quoted
+    options = " ".join(f"-D{shlex.quote(f'{key}={value}')}" for key, value in conf.items())
+    return {
+        "SPARK_WORKER_OPTS": f"{given_opts} {options}".strip(),
+        **resource_env(jvm),
+    }

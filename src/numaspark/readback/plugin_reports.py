@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numaspark import records
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement.plugin import PlacementReport
 from numaspark.readback.proc import EffectiveJvm
@@ -163,7 +164,7 @@ def _over_the_run(reports: list[PlacementReport], host_nodes: dict | None) -> Re
     seen: dict[int, PythonProcess] = {}
     at_once = python_peak = jvm_peak = 0
     for report in reports:
-        listed = [PythonProcess.from_dict(p) for p in report.python or ()]
+        listed = [records.load(PythonProcess, p) for p in report.python or ()]
         seen.update({p.pid: p for p in listed})
         at_once = max(at_once, sum(1 for p in listed if p.role == WORKER))
         python_peak = max(python_peak, sum(p.rss_bytes or 0 for p in listed))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from numaspark.placement import Binding, JvmPlacement, MemPolicy
 from numaspark.placement.plugin import PlacementReport
 from numaspark.readback.python_processes import PythonProcess
+from numaspark.records import Shape
 from numaspark.topology import CpuSet
 
 _NODE_PAGES = re.compile(r"\bN(\d+)=(\d+)")
@@ -68,14 +70,6 @@ class EffectivePlacement:
     mems: CpuSet  # Mems_allowed_list
     policy: str  # numa_maps policy of most mappings: "default", "bind:0", "interleave:0-1", ...
 
-    def to_dict(self) -> dict:
-        return {
-            "pid": self.pid,
-            "cpus": str(self.cpus),
-            "mems": str(self.mems),
-            "policy": self.policy,
-        }
-
 
 @dataclass(frozen=True)
 class EffectiveJvm:
@@ -113,6 +107,20 @@ class EffectiveJvm:
     devices: tuple[dict, ...] = ()
     nic: dict | None = None
     extra: dict = field(default_factory=dict)  # keys a newer numaspark wrote
+
+    # The stored JSON: the fields a source fills, absent ones left out as before (a PySpark
+    # JVM's python, an executor given devices, one whose interface was read, one at level
+    # node); a record older than ``source`` was read from /proc and writes back without it.
+    __json__: ClassVar[Shape] = Shape(
+        omit_none=(
+            *("source", "host", "bytes_per_node", "local_share", "pinned_tasks"),
+            *("task_migrations", "chosen_nodes", "choice", "binding"),
+        ),
+        omit_empty=("python", "python_at_once", "devices", "nic"),
+        absent={"jvm": "?", "source": None}
+        | dict.fromkeys(("index", "pid", "cpus", "mems", "policy")),
+        extra="extra",
+    )
 
     @classmethod
     def read(
@@ -158,39 +166,6 @@ class EffectiveJvm:
             nic=report.nic,
             source="plugin",
         )
-
-    def to_dict(self) -> dict:
-        """The stored JSON: the fields a source fills (absent ones left out, as before)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
-        data["differences"] = list(self.differences)
-        data["python"] = [p.to_dict() for p in self.python]
-        data["devices"] = list(self.devices)
-        # only a PySpark JVM's, an executor given devices, one whose interface was read: older
-        # lines unchanged
-        for key in ("python", "python_at_once", "devices", "nic"):
-            if not data[key]:
-                del data[key]
-        optional = ("host", "bytes_per_node", "local_share", "pinned_tasks", "task_migrations")
-        if self.source in ("proc", None):
-            data = {k: v for k, v in data.items() if k not in optional or v is not None}
-        node_level = ("chosen_nodes", "choice", "binding")  # only an executor at level node
-        data = {k: v for k, v in data.items() if k not in node_level or v is not None}
-        if self.source is None:
-            del data["source"]
-        return {**data, **self.extra}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> EffectiveJvm:
-        names = {f.name for f in fields(cls)} - {"extra"}
-        known = {k: v for k, v in data.items() if k in names}
-        known["differences"] = tuple(known.get("differences") or ())
-        known["python"] = tuple(PythonProcess.from_dict(p) for p in known.get("python") or ())
-        known["devices"] = tuple(known.get("devices") or ())
-        known.setdefault("jvm", "?")
-        known.setdefault("source", None)
-        for key in ("index", "pid", "cpus", "mems", "policy"):
-            known.setdefault(key, None)
-        return cls(**known, extra={k: v for k, v in data.items() if k not in names})
 
 
 def read_effective(pid: int, proc: Path = Path("/proc")) -> EffectivePlacement | None:

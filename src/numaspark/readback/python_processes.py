@@ -5,7 +5,10 @@ numaspark from /proc (readback/tree.py) or the affinity plugin from inside the e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from numaspark.records import Shape
 
 DAEMON = "daemon"
 WORKER = "worker"
@@ -28,20 +31,11 @@ class PythonProcess:
     threads: int | None = None
     ended: bool = False  # gone before the run ended (seen, then not)
 
-    def to_dict(self) -> dict:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in data.items() if v is not None}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PythonProcess:
-        names = {f.name for f in fields(cls)}
-        known = {k: v for k, v in data.items() if k in names}
-        known.setdefault("pid", 0)
-        known.setdefault("role", WORKER)
-        known["bytes_per_node"] = {
-            str(k): int(v) for k, v in (known.get("bytes_per_node") or {}).items()
-        }
-        return cls(**known)
+    # what was not read is left out; a report that leaves out the pid or role reads as a worker
+    __json__: ClassVar[Shape] = Shape(
+        omit_none=("cpus", "mems", "policy", "cpu_s", "rss_bytes", "threads"),
+        absent={"pid": 0, "role": WORKER},
+    )
 
 
 def python_cpu_s(

@@ -12,7 +12,7 @@ from its parent, not its command line.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -44,9 +44,6 @@ class ProcText:
     status: str
     numa_maps: str
     stat: str
-
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def read_tree_here(root: int, proc: Path = Path("/proc"), maps: bool = True) -> list[ProcText]:

@@ -801,3 +801,45 @@ def history_lines(scan) -> list[str]:
         lines += [f"  {escape(c.line())}" for c in comparisons]
     lines.append(scan.tally())
     return lines
+
+
+def applications_table(scan) -> Table:
+    """``numaspark results DIR|LOG`` of event logs: one row per application, grouped by name
+    (a section each): what ran, how long, and where as the affinity plugin reported it."""
+    groups = scan.groups()
+    table = Table(
+        title=f"{sum(map(len, groups.values()))} application(s) in {escape(scan.source)}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    # narrow terminals: cells wrap (an id folds) rather than lose their ends to an ellipsis
+    table.add_column("application", max_width=28)
+    table.add_column("app id", overflow="fold")
+    table.add_column("Spark", max_width=14, overflow="fold")
+    table.add_column("start (UTC)")
+    table.add_column("duration", justify="right")
+    table.add_column("status")
+    for head in ("jobs", "stages", "tasks", "executors"):
+        table.add_column(head, justify="right", overflow="fold")
+    table.add_column("placement")
+    table.add_column("local pages", justify="right")
+    for name, runs in groups.items():
+        for i, summary in enumerate(runs):
+            row = summary.row()
+            failed = f" ({row['failed_jobs']} failed)" if row["failed_jobs"] else ""
+            table.add_row(
+                Text(name) if i == 0 else "",
+                Text(row["app_id"] or "-"),
+                Text(row["spark_version"] or "-"),
+                (row["start"] or "-").replace("T", " ").removesuffix("Z"),
+                "-" if row["duration_s"] is None else f"{row['duration_s']:,.1f} s",
+                Text(row["status"], style="red" if row["status"] == "failed" else ""),
+                f"{row['jobs']:,}{failed}",
+                f"{row['stages']:,}",
+                f"{row['tasks']:,}",
+                str(row["executors"]),
+                _scan_placement(summary),
+                "-" if row["local_share"] is None else f"{row['local_share']:.0%}",
+                end_section=i == len(runs) - 1,
+            )
+    return table

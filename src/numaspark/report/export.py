@@ -1,7 +1,8 @@
-"""Results and event-log tables to CSV and Parquet (pandas/pyarrow)."""
+"""Results, event logs' applications and their tables to CSV and Parquet (pandas/pyarrow)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +45,22 @@ def results_frame(results: list[RunResult]) -> pd.DataFrame:
         row.update({f"stream.{k}": v for k, v in (r.streaming or {}).items()})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def results_rows(results: list[RunResult]) -> list[dict]:
+    """``results --json``: the rows --csv writes, missing values null."""
+    return json.loads(results_frame(results).to_json(orient="records"))
+
+
+def export_applications(rows: list[dict], targets: list[Path | None]) -> list[str]:
+    """Event logs' applications (decide/history.py's ``Scan.rows``: its APPLICATION_COLUMNS),
+    one row each, to each of ``targets`` (.csv or .parquet); what was written."""
+    frame = pd.DataFrame(rows)
+    written = []
+    for target in (t for t in targets if t is not None):
+        write_table(frame, target)
+        written.append(f"wrote {len(frame)} application(s) to {target}")
+    return written
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:

@@ -5,7 +5,8 @@ topology with each configuration's placement drawn on it; the runs; the
 configurations with their classification; the layout grid as a heat map;
 bindings compared with error bars; co-scheduling completions; speedup with the
 fitted model and knee; CPU and per-node memory over time for each
-application; the advice; links to flame graphs. Rendered with jinja2.
+application; the advice; links to flame graphs. Rendered with jinja2, by the
+template that the report of event logs (report/applications.py) renders too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from numaspark import __version__
+from numaspark import __version__, records
 from numaspark.decide.advise import Severity, advise_results
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
@@ -32,6 +33,7 @@ from numaspark.experiment.result import (
     retimed,
 )
 from numaspark.experiment.store import (
+    COSCHED_FILE,
     RESULTS_FILE,
     TOPOLOGY_FILE,
     ResultStore,
@@ -434,7 +436,12 @@ def _application_scatters(
 def topology_svg(topology: Topology, placement: Placement) -> str:
     """Packages, NUMA nodes, cores and hardware threads; each JVM's CPUs in its colour."""
     # the standalone driver runs no task: the executors only
-    drawing = _TopologyDrawing.of(topology, placement.executors)
+    return jvms_svg(topology, placement.executors)
+
+
+def jvms_svg(topology: Topology, jvms: tuple[JvmPlacement, ...]) -> str:
+    """`topology_svg` of these JVMs (a placement's, or those a log's reports describe)."""
+    drawing = _TopologyDrawing.of(topology, jvms)
     parts, y, width = [], 10, 0
     for package in topology.packages or [Package(None, 0, CpuSet(), CpuSet(), None)]:
         package_parts, package_w, nodes_h = drawing.package(package, y)
@@ -585,7 +592,7 @@ def _topology(directory: Path, results: list[RunResult]) -> tuple[Topology | Non
     path = directory / TOPOLOGY_FILE
     if path.exists():
         try:
-            return Topology.from_dict(json.loads(path.read_text())), f"from {TOPOLOGY_FILE}"
+            return records.load(Topology, json.loads(path.read_text())), f"from {TOPOLOGY_FILE}"
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None, f"{TOPOLOGY_FILE} is not one numaspark wrote"
     fingerprints = {r.environment.topology_fingerprint for r in results}
@@ -619,7 +626,7 @@ def by_host(placement: Placement) -> list[tuple[str | None, Placement]]:
 def _host_topology(directory: Path, host: str) -> Topology | None:
     path = directory / topology_file(host)
     try:
-        return Topology.from_dict(json.loads(path.read_text())) if path.exists() else None
+        return records.load(Topology, json.loads(path.read_text())) if path.exists() else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # not one numaspark wrote: that host's placements are not drawn
 
@@ -653,9 +660,9 @@ def where_they_ran(results: list[RunResult]) -> list[dict]:
 def _environment(results: list[RunResult]) -> tuple[dict, list[str]]:
     if not results:
         return {}, []
-    first = results[0].environment.to_dict()
+    first = records.dump(results[0].environment)
     differing = sorted(
-        {k for r in results for k, v in r.environment.to_dict().items() if first.get(k) != v}
+        {k for r in results for k, v in records.dump(r.environment).items() if first.get(k) != v}
     )
     return first, differing
 
@@ -670,9 +677,6 @@ def build_report(
     relative to ``links_from`` (the report's folder; default: the directory). ``compare_by``:
     which of an application's times is compared (result.TIMES; default: what each run stored).
     ``mixed``: runs of several places (clusters, hosts, topologies) too, else refused."""
-    import jinja2
-    from plotly.offline import get_plotlyjs
-
     directory = Path(directory)
     results, cosched_rows = _stored_runs(directory, compare_by, mixed)
     classification = classify(results)
@@ -685,19 +689,12 @@ def build_report(
     environment, differing = _environment(results)
     flame_graphs = _flame_graphs(directory, links_from or directory)
     streaming = [r for r in measured(results) if r.streaming]
-    template = jinja2.Environment(
-        loader=jinja2.PackageLoader("numaspark.report", "templates"),
-        autoescape=jinja2.select_autoescape(["html", "j2"]),
-    ).get_template("report.html.j2")
-    return template.render(
-        title=f"numaspark report: {directory.resolve().name}",
-        generated=time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        version=__version__,
-        directory=str(directory.resolve()),
-        plotly_js=get_plotlyjs(),
+    return render(
+        f"numaspark report: {directory.resolve().name}",
+        str(directory.resolve()),
         environment=environment,
         differing=differing,
-        topology=topology.to_dict() if topology else None,
+        topology=records.dump(topology) if topology else None,
         topology_source=topology_source,
         placements=placements,
         runs=results,
@@ -707,11 +704,55 @@ def build_report(
         plots=plots,
         cosched=cosched_rows,
         advices=advices,
-        Severity=Severity,
         flame_graphs=flame_graphs,
         streaming=streaming,
-        stream_metrics=STREAM_METRICS,
         where=where_they_ran(results),
+    )
+
+
+# every section the template has, empty: a report fills those it has what they need for
+_NO_SECTIONS: dict[str, object] = {
+    "environment": {},
+    "differing": [],
+    "topology": None,
+    "topology_source": "",
+    "placements": [],
+    "runs": [],
+    "configs": [],
+    "classification": None,
+    "best": None,
+    "plots": [],
+    "cosched": [],
+    "advices": [],
+    "flame_graphs": [],
+    "streaming": [],
+    "where": [],
+    "applications": [],  # the report of event logs (report/applications.py): every one
+    "groups": [],  # and a section per application read whole, by application name
+    "notes": [],
+}
+
+
+def render(title: str, source: str, **sections: object) -> str:
+    """The report's one template with ``sections`` (every other section left out)."""
+    import jinja2
+    from plotly.offline import get_plotlyjs
+
+    if unknown := set(sections) - set(_NO_SECTIONS):
+        raise TypeError(f"the report's template has no section {sorted(unknown)}")
+    template = jinja2.Environment(
+        loader=jinja2.PackageLoader("numaspark.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+    ).get_template("report.html.j2")
+    return template.render(
+        title=title,
+        generated=time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        version=__version__,
+        directory=source,
+        plotly_js=get_plotlyjs(),
+        Severity=Severity,
+        stream_metrics=STREAM_METRICS,
+        **(_NO_SECTIONS | sections),
     )
 
 
@@ -720,10 +761,10 @@ def _stored_runs(
 ) -> tuple[list[RunResult], list[dict]]:
     """The runs and co-scheduling rounds stored in ``directory``; a UsageError where it
     holds neither, or runs of several places that ``mixed`` does not allow."""
-    results_path, cosched_path = directory / RESULTS_FILE, directory / "cosched.jsonl"
+    results_path, cosched_path = directory / RESULTS_FILE, directory / COSCHED_FILE
     if not results_path.exists() and not cosched_path.exists():
         raise UsageError(
-            f"{directory} has no {RESULTS_FILE} or cosched.jsonl: give a --out "
+            f"{directory} has no {RESULTS_FILE} or {COSCHED_FILE}: give a --out "
             "directory of run, sweep, study or characterize"
         )
     results = retimed(ResultStore(directory).load(), compare_by) if results_path.exists() else []
@@ -785,14 +826,24 @@ def write_report(
 ) -> Path:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory: give the --out of a run or study")
+    check_target(target)
+    return write_html(
+        target, build_report(directory, links_from=target.parent, compare_by=time, mixed=mixed)
+    )
+
+
+def check_target(target: Path) -> None:
+    """A UsageError where ``target`` cannot be the report's file (before any work)."""
     if target.is_dir():
         raise UsageError(
             f"-o {target} is a directory: give the HTML file to write, e.g. "
             f"{target / 'report.html'}"
         )
+
+
+def write_html(target: Path, text: str) -> Path:
+    """Write the report to ``target`` (its folder made); ``target``."""
+    check_target(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(
-        build_report(directory, links_from=target.parent, compare_by=time, mixed=mixed),
-        encoding="utf-8",
-    )
+    target.write_text(text, encoding="utf-8")
     return target

@@ -20,17 +20,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ClassVar
 
+from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement.plugin import PlacementReport
+from numaspark.records import Shape
 from numaspark.spark.yarn import RM_KEY, conf_dir, read_site
 from numaspark.supervise.ledger import state_base
 from numaspark.topology import Topology
 from numaspark.topology.reported import from_report
 
 #: Version of a learned cluster's file. History:
-#: 1 - first version: the cluster, and each host's topology (Topology.to_dict) and when.
+#: 1 - first version: the cluster, and each host's topology (numaspark.topology/1) and when.
 LEARNED_SCHEMA = "numaspark.learned/1"
 
 Warn = Callable[[str], None]
@@ -44,11 +47,8 @@ class LearnedHost:
     topology: Topology
     learned: datetime  # UTC
 
-    def to_dict(self) -> dict:
-        return {
-            "learned": self.learned.isoformat(timespec="seconds"),
-            "topology": self.topology.to_dict(),
-        }
+    # stored under its host's name: when, then what
+    __json__: ClassVar[Shape] = Shape(skip=("host",), order=("learned", "topology"))
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,7 @@ def load_learned(cluster: str, warn: Warn) -> LearnedCluster | None:
         if data.get("schema") != LEARNED_SCHEMA or data.get("cluster") != cluster:
             raise ValueError(f"not {LEARNED_SCHEMA} of {cluster}")
         hosts = tuple(
-            LearnedHost(
-                host=name,
-                topology=Topology.from_dict(entry["topology"]),
-                learned=datetime.fromisoformat(entry["learned"]),
-            )
+            records.load(LearnedHost, {**entry, "host": name})
             for name, entry in sorted(data["hosts"].items())
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -155,7 +151,7 @@ def learn(
     data = {
         "schema": LEARNED_SCHEMA,
         "cluster": cluster,
-        "hosts": {name: kept[name].to_dict() for name in sorted(kept)},
+        "hosts": {name: records.dump(kept[name]) for name in sorted(kept)},
     }
     try:
         _write_whole(cluster_file(cluster), json.dumps(data, indent=1))

@@ -5,7 +5,11 @@ The master runs on the first host and one worker per planned executor on each
 host, under that executor's numactl prefix (a worker's binding passes on to the
 executors it forks), every daemon bound to its host's address on ports free on
 that host. The pip package of Spark has no sbin/ start scripts, so each daemon
-is started directly with ``bin/spark-class``, which execs java.
+is started directly with ``bin/spark-class``, which execs java. A worker whose executor owns
+devices (``--gpus-per-executor``, ``--resource``) offers Spark exactly those: a resources file
+of its own (``spark.worker.resourcesFile``, written on its host in the cluster's directory)
+and their amounts, in SPARK_WORKER_OPTS; their addresses are in its environment too, for the
+discovery script its executor runs should Spark ask it (placement/resources.py).
 
 Each daemon is started through its host's shell (hosts/shell.py: `Local` here,
 `Ssh` on a host) under a small ``sh`` watch run by one local process that the
@@ -46,10 +50,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from numaspark import records
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.hosts import LOCAL, Host, HostError, Shell, python_on, shell_for
 from numaspark.placement import Binder, JvmPlacement, Placement, bind_argv, placement_to_dict
 from numaspark.placement.plugin import slots_env
+from numaspark.placement.resources import allocations, worker_env
 from numaspark.readback.proc import (
     EffectiveJvm,
     EffectivePlacement,
@@ -97,6 +103,7 @@ DETACH = (
     'setsid "$@" </dev/null >>"$log" 2>&1 & echo "numaspark-pid $!"'
 )
 WRITE_SECRET = 'umask 077 && mkdir -p "$1" && cat > "$1/spark-auth.conf"'
+WRITE_FILE = 'mkdir -p "$(dirname "$1")" && cat > "$1"'  # stdin into the file $1
 
 
 def start_timeout(default: float = START_TIMEOUT_S) -> float:
@@ -413,13 +420,14 @@ class Cluster:
             str(work),
             *self._properties(),
         ]
-        # its executors inherit the worker's environment: the affinity plugin's slots
+        # its executors inherit the worker's environment: the affinity plugin's slots, and
+        # the addresses of the devices it offers (the discovery script's)
         self._start(
             tracker,
             host,
             f"worker {index}",
             argv,
-            env=slots_env(executor.slots),
+            env={**slots_env(executor.slots), **self._offer_devices(host, index, executor)},
             index=index,
             port=ports[0],
             webui=ports[1],
@@ -427,6 +435,21 @@ class Cluster:
             memory_mb=memory_mb,
             work_dir=str(work),
         )
+
+    def _offer_devices(self, host: Host, index: int, executor: JvmPlacement) -> dict[str, str]:
+        """The worker of ``executor`` offers Spark exactly its planned devices: their resources
+        file, written on its host (a worker per executor, so the master hands that executor
+        those), and the environment that names it; nothing for an executor without devices."""
+        entries = allocations([executor])
+        if not entries:
+            return {}
+        path = str(self.directory / f"worker-{index}-resources.json")
+        self.shell(host).run(
+            ["sh", "-c", WRITE_FILE, "sh", path],
+            input=json.dumps(entries, indent=2),
+            what=f"writing worker {index}'s resources file",
+        )
+        return worker_env(executor, path, os.environ.get("SPARK_WORKER_OPTS", ""))
 
     def _share_secret(self) -> None:
         """A fresh secret in a 0600 file here (for the driver) and on every host."""
@@ -510,7 +533,7 @@ class Cluster:
             )
         return cls(
             directory=directory,
-            hosts=[Host.from_dict(h) for h in state["hosts"]],
+            hosts=[records.load(Host, h) for h in state["hosts"]],
             local=state.get("local", False),
             master_url=state["master_url"],
             master_host=state["master_host"],
@@ -585,7 +608,7 @@ class Cluster:
             "master_host": self.master_host,
             "master_webui": self.master_webui,
             "driver_address": self.driver_address,
-            "hosts": [h.to_dict() for h in self.hosts],
+            "hosts": records.dump(self.hosts),
             "processes": self.processes,
             "placement": self.placement,
             "encrypt": self.encrypt,
@@ -746,7 +769,7 @@ class Cluster:
             return self._yarn_status()
         state = self.master_state() or {}
         alive = {(w.get("host"), w.get("port")): w for w in state.get("workers", [])}
-        planned = {j.index: j for j in Placement.from_dict(self.placement).executors}
+        planned = {j.index: j for j in records.load(Placement, self.placement).executors}
         workers = []
         for w in self.workers:
             argv = w["argv"]
@@ -756,7 +779,7 @@ class Cluster:
             effective = None
             if text is not None and w["index"] in planned:
                 actual = parse_effective(int(w["pid"]), *text)
-                effective = EffectiveJvm.read(planned[w["index"]], actual).to_dict()
+                effective = records.dump(EffectiveJvm.read(planned[w["index"]], actual))
             pages = pages_per_node(text[1]) if text else {}
             workers.append(
                 {

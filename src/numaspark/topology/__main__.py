@@ -1,4 +1,4 @@
-"""``python -m numaspark.topology``: this machine's topology as JSON (`Topology.to_dict`), read as
+"""``python -m numaspark.topology``: this machine's topology as JSON (`records.dump`), read as
 `numaspark.topology.load_machine` reads it (hwloc, else sysfs). A host over SSH that has no
 hwloc answers with it: the wheel is all it needs."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
+from numaspark import records
 from numaspark.topology import load_machine
 
 if __name__ == "__main__":
-    json.dump(load_machine().to_dict(), sys.stdout)
+    json.dump(records.dump(load_machine()), sys.stdout)

@@ -8,17 +8,24 @@ and everything that talks to the OS uses OS indexes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
+from numaspark import records
+from numaspark.records import Shape
 from numaspark.topology.cpuset import CpuSet
 
-#: Version of the JSON written by :meth:`Topology.to_dict`. History:
+#: Version of a topology's JSON (each class's ``__json__``; docs/schemas.md). History:
 #: 1 - first version (numaspark 0.1); ``devices`` added within version 1 (a record without
 #: them has none known).
 TOPOLOGY_SCHEMA = "numaspark.topology/1"
+
+# a CPU or node set is stored in Linux's list format (0-3,8-11)
+records.value_type(CpuSet, str, CpuSet.parse)
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,14 @@ class Pu:
     core: int  # logical index of its core
     node: int | None  # OS index of the NUMA node with CPUs it belongs to, if any
     allowed: bool  # in this process's allowed CPU set (cgroup/cpuset)
+    # the other hardware threads of its core, filled in by its Topology (the JSON spells them
+    # out for a reader; they are not read back)
+    siblings: CpuSet = field(default_factory=CpuSet, compare=False, repr=False)
+
+    __json__: ClassVar[Shape] = Shape(
+        order=("logical_index", "os_index", "core", "node", "siblings", "allowed"),
+        absent={"node": None},
+    )
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,11 @@ class Core:
     node: int | None  # OS index of its NUMA node with CPUs
     l3: int | None  # logical index of its L3 domain
 
+    __json__: ClassVar[Shape] = Shape(
+        order=("logical_index", "os_index", "cpus", "package", "node", "l3"),
+        absent=dict.fromkeys(("package", "node", "l3")),
+    )
+
 
 @dataclass(frozen=True)
 class NumaNode:
@@ -54,6 +74,13 @@ class NumaNode:
     cpus: CpuSet  # CPUs local to this node; empty for a memory-only node
     subtype: str | None  # e.g. "MCDRAM" for high-bandwidth memory
     allowed: bool
+
+    __json__: ClassVar[Shape] = Shape(
+        keys={"memory": "memory_bytes"},
+        computed=("has_cpus",),
+        order=("logical_index", "os_index", "memory", "cpus", "has_cpus", "subtype", "allowed"),
+        absent={"memory": None, "subtype": None},
+    )
 
     @property
     def has_cpus(self) -> bool:
@@ -68,6 +95,11 @@ class Package:
     nodes: CpuSet  # OS indexes of NUMA nodes inside or attached to it
     cpu_model: str | None
 
+    __json__: ClassVar[Shape] = Shape(
+        order=("logical_index", "os_index", "cpus", "nodes", "cpu_model"),
+        absent={"cpu_model": None},
+    )
+
 
 @dataclass(frozen=True)
 class CacheDomain:
@@ -76,6 +108,8 @@ class CacheDomain:
     logical_index: int
     size: int | None  # bytes
     cpus: CpuSet
+
+    __json__: ClassVar[Shape] = Shape(keys={"size": "size_bytes"}, absent={"size": None})
 
 
 @dataclass(frozen=True)
@@ -86,6 +120,11 @@ class CgroupLimits:
     path: str
     cpu_quota: float | None  # CPUs worth of time per period; None = unlimited
     memory_limit: int | None  # bytes; None = unlimited
+
+    __json__: ClassVar[Shape] = Shape(
+        keys={"memory_limit": "memory_limit_bytes"},
+        absent={"cpu_quota": None, "memory_limit": None},
+    )
 
 
 @dataclass(frozen=True)
@@ -102,30 +141,7 @@ class Device:
     names: tuple[str, ...] = ()  # every OS device name of it (hwloc's, or the kernel's)
     index: int | None = None  # its NVML (else CUDA) index, where an OS device says
 
-    def to_dict(self) -> dict:
-        return {
-            "kind": self.kind,
-            "name": self.name,
-            "pci_busid": self.pci_busid,
-            "node": self.node,
-            "pci_class": self.pci_class,
-            "pci_id": self.pci_id,
-            "names": list(self.names),
-            "index": self.index,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Device:
-        return cls(
-            kind=str(data["kind"]),
-            name=str(data["name"]),
-            pci_busid=str(data["pci_busid"]),
-            node=data.get("node"),
-            pci_class=str(data.get("pci_class", "")),
-            pci_id=str(data.get("pci_id", "")),
-            names=tuple(data.get("names") or ()),
-            index=data.get("index"),
-        )
+    __json__: ClassVar[Shape] = Shape(absent={"node": None, "pci_class": "", "pci_id": ""})
 
 
 @dataclass(frozen=True)
@@ -153,8 +169,41 @@ class Topology:
     devices: tuple[Device, ...] = ()
     _pu_by_os: dict[int, Pu] = field(default_factory=dict, repr=False, compare=False)
 
+    schema: ClassVar[str] = TOPOLOGY_SCHEMA
+    # ``topology --json`` and a results directory's topology.json (docs/schemas.md): what a
+    # reader wants first (the fingerprint, the counts), the CPU sets grouped
+    __json__: ClassVar[Shape] = Shape(
+        keys={
+            **{"nodes": "numa_nodes", "l3": "l3_domains"},
+            **{"complete_cpus": "cpus.complete", "online_cpus": "cpus.online"},
+            **{"offline_cpus": "cpus.offline", "allowed_cpus": "cpus.allowed"},
+            **{"distance_nodes": "distances.nodes", "distances": "distances.matrix"},
+        },
+        computed=("schema", "fingerprint", "cpu_model", "summary", "offline_cpus"),
+        order=(
+            *("schema", "source", "fingerprint", "hostname", "architecture", "cpu_model"),
+            *("hwloc_version", "summary", "complete_cpus", "online_cpus", "offline_cpus"),
+            *("allowed_cpus", "allowed_nodes", "packages", "nodes", "l3", "cores", "pus"),
+            *("distance_nodes", "distances", "cgroup", "devices"),
+        ),
+        null_empty=("distances",),
+        absent=dict.fromkeys(("hostname", "architecture", "hwloc_version")),
+        schemas=(TOPOLOGY_SCHEMA,),
+    )
+
     def __post_init__(self) -> None:
+        pus = tuple(self._with_siblings(pu) for pu in self.pus)
+        if any(new is not old for new, old in zip(pus, self.pus, strict=True)):
+            object.__setattr__(self, "pus", pus)
         self._pu_by_os.update({pu.os_index: pu for pu in self.pus})
+
+    def _with_siblings(self, pu: Pu) -> Pu:
+        """``pu`` told its SMT siblings, once: a PU that has them (a copy of this topology, a
+        stored one read back) keeps them."""
+        cpus = self.cores[pu.core].cpus
+        if pu.siblings or len(cpus) < 2:
+            return pu
+        return dataclasses.replace(pu, siblings=cpus - CpuSet([pu.os_index]))
 
     # --- lookups -------------------------------------------------------------
     def node(self, os_index: int) -> NumaNode:
@@ -241,40 +290,8 @@ class Topology:
         blob = json.dumps(self.structure(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
-    def to_dict(self) -> dict:
-        """The JSON form; docs/schemas.md documents it (schema `TOPOLOGY_SCHEMA`)."""
-        return {
-            "schema": TOPOLOGY_SCHEMA,
-            "source": self.source,
-            "fingerprint": self.fingerprint,
-            "hostname": self.hostname,
-            "architecture": self.architecture,
-            "cpu_model": self.cpu_model,
-            "hwloc_version": self.hwloc_version,
-            "summary": self._summary(),
-            "cpus": {
-                "complete": str(self.complete_cpus),
-                "online": str(self.online_cpus),
-                "offline": str(self.offline_cpus),
-                "allowed": str(self.allowed_cpus),
-            },
-            "allowed_nodes": str(self.allowed_nodes),
-            "packages": [_package_to_json(p) for p in self.packages],
-            "numa_nodes": [_node_to_json(n) for n in self.nodes],
-            "l3_domains": [
-                {"logical_index": c.logical_index, "size_bytes": c.size, "cpus": str(c.cpus)}
-                for c in self.l3
-            ],
-            "cores": [_core_to_json(c) for c in self.cores],
-            "pus": [_pu_to_json(p, self.siblings(p.os_index)) for p in self.pus],
-            "distances": None
-            if self.distances is None
-            else {"nodes": list(self.distance_nodes), "matrix": [list(r) for r in self.distances]},
-            "cgroup": None if self.cgroup is None else _cgroup_to_json(self.cgroup),
-            "devices": [d.to_dict() for d in self.devices],
-        }
-
-    def _summary(self) -> dict:
+    @property
+    def summary(self) -> dict:
         """The counts a reader of the JSON wants first, so it need not count the lists."""
         return {
             "packages": len(self.packages),
@@ -286,137 +303,3 @@ class Topology:
             "smt": self.smt,
             "memory_bytes": self.total_memory,
         }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Topology:
-        """A topology stored by :meth:`to_dict` (a results directory's topology.json), read
-        back into the one type: every reader counts its cores and memory the same way.
-        Raises ValueError (or KeyError, TypeError) when ``data`` is not one."""
-        if data.get("schema", TOPOLOGY_SCHEMA) != TOPOLOGY_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {TOPOLOGY_SCHEMA}")
-        cpus, cgroup = data["cpus"], data.get("cgroup")
-        distances = data.get("distances")
-        return cls(
-            source=data["source"],
-            hostname=data.get("hostname"),
-            architecture=data.get("architecture"),
-            hwloc_version=data.get("hwloc_version"),
-            packages=tuple(_package_from_json(p) for p in data["packages"]),
-            nodes=tuple(_node_from_json(n) for n in data["numa_nodes"]),
-            l3=tuple(
-                CacheDomain(c["logical_index"], c.get("size_bytes"), CpuSet.parse(c["cpus"]))
-                for c in data["l3_domains"]
-            ),
-            cores=tuple(_core_from_json(c) for c in data["cores"]),
-            pus=tuple(_pu_from_json(p) for p in data["pus"]),
-            complete_cpus=CpuSet.parse(cpus["complete"]),
-            online_cpus=CpuSet.parse(cpus["online"]),
-            allowed_cpus=CpuSet.parse(cpus["allowed"]),
-            allowed_nodes=CpuSet.parse(data["allowed_nodes"]),
-            distance_nodes=tuple(distances["nodes"]) if distances else (),
-            distances=tuple(tuple(r) for r in distances["matrix"]) if distances else None,
-            cgroup=None if cgroup is None else _cgroup_from_json(cgroup),
-            devices=tuple(Device.from_dict(d) for d in data.get("devices") or ()),
-        )
-
-
-# --- the JSON form of each part of a Topology, written and read side by side ----------------
-
-
-def _package_to_json(p: Package) -> dict:
-    return {
-        "logical_index": p.logical_index,
-        "os_index": p.os_index,
-        "cpus": str(p.cpus),
-        "nodes": str(p.nodes),
-        "cpu_model": p.cpu_model,
-    }
-
-
-def _package_from_json(p: dict) -> Package:
-    return Package(
-        p["os_index"],
-        p["logical_index"],
-        CpuSet.parse(p["cpus"]),
-        CpuSet.parse(p["nodes"]),
-        p.get("cpu_model"),
-    )
-
-
-def _node_to_json(n: NumaNode) -> dict:
-    return {
-        "logical_index": n.logical_index,
-        "os_index": n.os_index,
-        "memory_bytes": n.memory,
-        "cpus": str(n.cpus),
-        "has_cpus": n.has_cpus,
-        "subtype": n.subtype,
-        "allowed": n.allowed,
-    }
-
-
-def _node_from_json(n: dict) -> NumaNode:
-    return NumaNode(
-        n["os_index"],
-        n["logical_index"],
-        n.get("memory_bytes"),
-        CpuSet.parse(n["cpus"]),
-        n.get("subtype"),
-        bool(n["allowed"]),
-    )
-
-
-def _core_to_json(c: Core) -> dict:
-    return {
-        "logical_index": c.logical_index,
-        "os_index": c.os_index,
-        "cpus": str(c.cpus),
-        "package": c.package,
-        "node": c.node,
-        "l3": c.l3,
-    }
-
-
-def _core_from_json(c: dict) -> Core:
-    return Core(
-        c["logical_index"],
-        c["os_index"],
-        CpuSet.parse(c["cpus"]),
-        c.get("package"),
-        c.get("node"),
-        c.get("l3"),
-    )
-
-
-def _pu_to_json(p: Pu, siblings: CpuSet) -> dict:
-    """A PU with its SMT siblings spelled out (a reader's convenience; not read back)."""
-    return {
-        "logical_index": p.logical_index,
-        "os_index": p.os_index,
-        "core": p.core,
-        "node": p.node,
-        "siblings": str(siblings),
-        "allowed": p.allowed,
-    }
-
-
-def _pu_from_json(p: dict) -> Pu:
-    return Pu(p["os_index"], p["logical_index"], p["core"], p.get("node"), bool(p["allowed"]))
-
-
-def _cgroup_to_json(cgroup: CgroupLimits) -> dict:
-    return {
-        "version": cgroup.version,
-        "path": cgroup.path,
-        "cpu_quota": cgroup.cpu_quota,
-        "memory_limit_bytes": cgroup.memory_limit,
-    }
-
-
-def _cgroup_from_json(cgroup: dict) -> CgroupLimits:
-    return CgroupLimits(
-        cgroup["version"],
-        cgroup["path"],
-        cgroup.get("cpu_quota"),
-        cgroup.get("memory_limit_bytes"),
-    )

@@ -20,8 +20,11 @@ import shlex
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
+from numaspark import records
 from numaspark.errors import UsageError
+from numaspark.records import Shape
 from numaspark.workloads.submitline import SubmitLine, merge_list, parse_submit_line
 
 CATEGORY = "application"
@@ -65,6 +68,14 @@ class Application:
     sha256: str | None  # of the application file; None for a URI numaspark cannot read
     given_line: bool = False  # the user gave the line: its --master and layout count
     check: tuple[str, ...] = ()  # --check: run after each iteration, its exit status decides
+
+    # ``spec.application`` of a run (docs/schemas.md): what the line says, spelled out first
+    __json__: ClassVar[Shape] = Shape(
+        keys={"main_class": "class"},
+        computed=("path", "main_class", "args"),
+        order=("path", "sha256", "main_class", "args", "name", "line", "given_line", "check"),
+        null_empty=("check",),
+    )
 
     @property
     def path(self) -> str:
@@ -125,27 +136,9 @@ class Application:
         argv += options or []
         return [*argv, "--", *self.args] if self.args else argv
 
-    def to_dict(self) -> dict:
-        return {
-            "path": self.path,
-            "sha256": self.sha256,
-            "class": self.main_class,
-            "args": list(self.args),
-            "name": self.name,
-            "line": self.line.to_argv(),
-            "given_line": self.given_line,
-            "check": list(self.check) or None,
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Application:
-        return cls(
-            line=parse_submit_line(data["line"]),
-            name=data["name"],
-            sha256=data.get("sha256"),
-            given_line=bool(data.get("given_line")),
-            check=tuple(data.get("check") or ()),
-        )
+# a spark-submit line is stored as its argv
+records.value_type(SubmitLine, SubmitLine.to_argv, parse_submit_line)
 
 
 def from_file(

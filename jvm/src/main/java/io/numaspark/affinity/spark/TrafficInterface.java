@@ -10,19 +10,22 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
  * The network interface an executor's traffic leaves by, and the NUMA node it hangs off: the
  * route to the driver's address ({@code spark.driver.host}), the best match of the kernel's
- * main routing table ({@code /proc/net/route}: the longest prefix, then the lowest metric), or
- * the interface holding that address when the driver is on this host. Its node is the {@code
+ * routing table ({@code /proc/net/route} for an IPv4 address, {@code /proc/net/ipv6_route}
+ * for an IPv6 one: the longest prefix, then the lowest metric), or the interface holding that
+ * address when the driver is on this host. Its node is the {@code
  * numa_node} of the PCI function {@code /sys/class/net/IFACE/device} leads to (a virtio NIC
  * sits one level below its PCI function); a virtual interface (loopback, bridge, bond, veth)
  * has none. Advice only: nothing is bound by it. It never throws: what cannot be read is said.
  */
 final class TrafficInterface {
   private static final int RTF_UP = 0x1;
+  private static final long RTF_REJECT = 0x200; // an unreachable route: no interface sends by it
   private static final String VIRTUAL = "the interface has no NUMA node (virtual: no PCI "
       + "device of its own, as a loopback, bridge, bond, VLAN or veth)";
 
@@ -46,12 +49,12 @@ final class TrafficInterface {
       if (local != null) {
         return of(local, "holds " + what + " (the driver is on this host)", root);
       }
-      if (!(to instanceof Inet4Address)) {
-        return new NicReport(null, null, null, "to " + what, "an IPv6 route: not read");
-      }
-      String iface = routeInterface(Files.readAllLines(root.resolve("proc/net/route")), to);
+      boolean v4 = to instanceof Inet4Address;
+      String table = v4 ? "proc/net/route" : "proc/net/ipv6_route";
+      List<String> lines = Files.readAllLines(root.resolve(table));
+      String iface = v4 ? routeInterface(lines, to) : route6Interface(lines, to);
       if (iface == null) {
-        return new NicReport(null, null, null, "to " + what, "no route in /proc/net/route");
+        return new NicReport(null, null, null, "to " + what, "no route in /" + table);
       }
       return of(iface, "route to " + what, root);
     } catch (IOException | RuntimeException e) {
@@ -107,6 +110,56 @@ final class TrafficInterface {
       }
     }
     return best;
+  }
+
+  /**
+   * The interface of the best route to the IPv6 address {@code to} in {@code
+   * /proc/net/ipv6_route}'s lines (destination, its prefix length, source, its prefix length,
+   * next hop, metric, reference count, use, flags, interface; addresses in network order, the
+   * numbers in hex): up and not a reject route, for any source, its destination matching
+   * under its prefix, the longest prefix, then the lowest metric; null when none matches.
+   */
+  static String route6Interface(List<String> lines, InetAddress to) {
+    byte[] address = to.getAddress();
+    String best = null;
+    int bestBits = -1;
+    long bestMetric = Long.MAX_VALUE;
+    for (String line : lines) {
+      String[] column = line.strip().split("\\s+");
+      if (column.length < 10 || column[0].length() != 32) {
+        continue;
+      }
+      try {
+        int bits = Integer.parseInt(column[1], 16);
+        long metric = Long.parseLong(column[5], 16);
+        long flags = Long.parseLong(column[8], 16);
+        boolean usable = (flags & RTF_UP) != 0 && (flags & RTF_REJECT) == 0
+            && Integer.parseInt(column[3], 16) == 0; // a source-specific route: not ours to know
+        boolean better = bits > bestBits || bits == bestBits && metric < bestMetric;
+        if (usable && better && matches(address, HexFormat.of().parseHex(column[0]), bits)) {
+          best = column[9];
+          bestBits = bits;
+          bestMetric = metric;
+        }
+      } catch (IllegalArgumentException e) {
+        // a line of another shape: skipped (NumberFormatException is one)
+      }
+    }
+    return best;
+  }
+
+  /** Whether the first {@code bits} bits of {@code address} are {@code prefix}'s. */
+  private static boolean matches(byte[] address, byte[] prefix, int bits) {
+    if (bits > 8 * address.length || prefix.length != address.length) {
+      return false;
+    }
+    for (int bit = 0; bit < bits; bit++) {
+      int mask = 0x80 >>> (bit % 8);
+      if ((address[bit / 8] & mask) != (prefix[bit / 8] & mask)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
