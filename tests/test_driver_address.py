@@ -205,8 +205,8 @@ class _Captured:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
 
-    def __call__(self, placement, job, job_args, run_dir, tracker, driver, **options) -> AppRun:
-        self.calls.append((driver, options))
+    def __call__(self, placement, job, job_args, run_dir, tracker, driver, options) -> AppRun:
+        self.calls.append((driver, vars(options)))  # run_app's AppOptions, as a dict
         return AppRun(run_dir=run_dir, returncode=0)
 
 

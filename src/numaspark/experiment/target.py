@@ -47,7 +47,7 @@ from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept_clusters
 from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
-from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, run_app, submit_log
+from numaspark.spark.app import DEPLOY_MODE_KEY, AppOptions, AppRun, Driver, run_app, submit_log
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import LOOPBACK, spark_python
@@ -96,8 +96,9 @@ class LocalTarget:
     def submit(
         self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
     ) -> AppRun:
+        driver = Driver.local(placement)
         return run_app(
-            placement, job, job_args, run_dir, self.tracker, Driver.local(placement), **options
+            placement, job, job_args, run_dir, self.tracker, driver, AppOptions(**options)
         )
 
     @property
@@ -153,7 +154,7 @@ class StandaloneTarget:
             run_dir,
             self.tracker,
             Driver.standalone(self.cluster),
-            **options,
+            AppOptions(**options),
         )
 
     @property
@@ -229,8 +230,7 @@ class HostsTarget:
             run_dir,
             self.tracker,
             Driver.standalone(self.cluster),
-            host=self.driver_address,
-            **options,
+            AppOptions(host=self.driver_address, **options),
         )
 
     @property
@@ -318,7 +318,13 @@ class ExternalTarget:
         app = None
         try:
             app = run_app(
-                placement, job, job_args, run_dir, self.tracker, driver, check=wait, **options
+                placement,
+                job,
+                job_args,
+                run_dir,
+                self.tracker,
+                driver,
+                AppOptions(check=wait, **options),
             )
         finally:
             if cluster_mode and (app is None or app.failure is not None):

@@ -129,6 +129,35 @@ class Driver:
         )
 
 
+@dataclass(frozen=True)
+class AppOptions:
+    """How `run_app` runs an application, beyond where (the placement and the driver).
+
+    ``collectors`` sample the JVMs that run tasks (and the machine) every ``interval_s``
+    from the start of spark-submit to its end. A user's application brings ``app_conf``
+    (its own settings, which numaspark's are merged over, spark/conf.py) and
+    ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
+    ``stop_after_s`` stops it, as planned rather than failed, once it has run that long
+    (from the moment its SparkContext is up: its event log appears); ``check``, asked twice
+    a second, says why it must stop (no executor came), or None. A user's application keeps
+    its Spark UI (on a free port of the driver's address unless it says otherwise), and
+    ``say`` is told its URL once the driver has bound it; the suite's runs have none.
+    """
+
+    extra_conf: dict[str, str] | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    host: str = LOOPBACK
+    collectors: list[Collector] | None = None
+    interval_s: float = 1.0
+    java_options: list[str] | None = None
+    task_jvm_options: list[str] | None = None
+    app_conf: dict[str, str] | None = None
+    submit_options: list[str] | None = None
+    stop_after_s: float | None = None
+    check: Callable[[], str | None] | None = None
+    say: Callable[[str], None] | None = None
+
+
 def run_app(
     placement: Placement,
     job: str | Path,
@@ -136,32 +165,9 @@ def run_app(
     run_dir: Path,
     tracker: ProcessTracker,
     driver: Driver,
-    extra_conf: dict[str, str] | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    host: str = LOOPBACK,
-    collectors: list[Collector] | None = None,
-    interval_s: float = 1.0,
-    java_options: list[str] | None = None,
-    task_jvm_options: list[str] | None = None,
-    app_conf: dict[str, str] | None = None,
-    submit_options: list[str] | None = None,
-    stop_after_s: float | None = None,
-    check: Callable[[], str | None] | None = None,
-    say: Callable[[str], None] | None = None,
+    options: AppOptions = AppOptions(),
 ) -> AppRun:
-    """Run ``job`` as placed, submitted as ``driver`` says.
-
-    ``collectors`` sample the JVMs that run tasks (and the machine) every
-    ``interval_s`` from the start of spark-submit to its end. A user's application brings
-    ``app_conf`` (its own settings, which numaspark's are merged over, spark/conf.py) and
-    ``submit_options`` (its spark-submit options that set no key, ``--class`` among them);
-    ``stop_after_s`` stops it, as planned rather than failed, once it has run that long (from
-    the moment its SparkContext is up: its event log appears); ``check``,
-    asked twice a second, says why it must stop (no executor came), or None. A user's
-    application keeps its Spark UI (on a free port of the driver's address unless it says
-    otherwise), and ``say`` is told its URL once the driver has bound it; the suite's runs
-    have none.
-    """
+    """Run ``job`` as placed, submitted as ``driver`` says, as ``options`` say."""
     if str(job).endswith(".py"):
         require_spark_python()  # one line where no Python here imports the Spark it runs on
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -172,13 +178,13 @@ def run_app(
         placement,
         driver,
         events,
-        host,
-        app_conf,
-        extra_conf or {},
+        options.host,
+        options.app_conf,
+        options.extra_conf or {},
         pyspark=str(job).endswith(".py"),
-        java_options=(java_options or [], task_jvm_options or []),
+        java_options=(options.java_options or [], options.task_jvm_options or []),
     )
-    argv = _submit_argv(driver, conf, [*(submit_options or []), str(job), *job_args])
+    argv = _submit_argv(driver, conf, [*(options.submit_options or []), str(job), *job_args])
 
     cluster = driver.cluster
     known_apps = set(cluster.app_ids()) if cluster else set()
@@ -191,20 +197,24 @@ def run_app(
         name="spark-submit",
         log=run.log,
         die_with_parent=True,
-        env={**spark_env(local_ip(conf, host), hostname=conf.get(HOST_KEY)), **dict(driver.env)},
+        env={
+            **spark_env(local_ip(conf, options.host), hostname=conf.get(HOST_KEY)),
+            **dict(driver.env),
+        },
     )
-    ui = _ui_watch(driver, conf, host, run.log)
-    watcher = _started_watch(placement, driver, submit.pid, known_apps, check)
-    if collectors:
-        run.collectors = CollectorSet(collectors, watcher.jvms, run_dir, interval_s)
+    ui = _ui_watch(driver, conf, options.host, run.log)
+    watcher = _started_watch(placement, driver, submit.pid, known_apps, options.check)
+    if options.collectors:
+        run.collectors = CollectorSet(options.collectors, watcher.jvms, run_dir, options.interval_s)
         run.collectors.begin()
+    limits = (options.stop_after_s, options.timeout_s)
     try:
-        _watch_until_it_ends(run, submit, watcher, ui, clock, say, (stop_after_s, timeout_s))
+        _watch_until_it_ends(run, submit, watcher, ui, clock, options.say, limits)
     finally:
         _stop_watching(run, watcher, submit, tracker)
     run.wall_s = time.monotonic() - started
     run.returncode = submit.popen.returncode
-    _what_it_left(run, watcher, clock, events, ui, users_app=app_conf is not None)
+    _what_it_left(run, watcher, clock, events, ui, users_app=options.app_conf is not None)
     return run
 
 
