@@ -9,6 +9,7 @@ system paths (/proc, /sys, /tmp, /usr) are the same everywhere and are fine."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from pathlib import Path
@@ -95,3 +96,30 @@ def test_the_formatter_owns_the_layout():
                     unexplained.append(f"{relative}:{number}")
     assert len(found) <= FMT_SKIPS_ALLOWED, found
     assert not unexplained, f"say why above each: {unexplained}"
+
+
+LONGEST_FUNCTION = 60  # lines, decorators apart: a function one screen shows whole
+
+
+def long_functions(text: str, name: str) -> list[str]:
+    """Each function (or method) of TEXT longer than LONGEST_FUNCTION lines, as NAME:LINE."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines = node.end_lineno - node.lineno + 1
+            if lines > LONGEST_FUNCTION:
+                found.append(f"{name}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_in_src_is_longer_than_a_screen():
+    found = []
+    for path in sorted((ROOT / "src" / "numaspark").rglob("*.py")):
+        found += long_functions(path.read_text(), path.relative_to(ROOT).as_posix())
+    assert not found, f"split them: {found}"
+
+
+def test_the_length_check_counts_a_long_function_and_passes_a_short_one():
+    short = "def f():\n" + "    x = 1\n" * 59
+    assert long_functions(short, "s.py") == []
+    assert long_functions(short + "    x = 2\n", "l.py") == ["l.py:1 f (61 lines)"]
