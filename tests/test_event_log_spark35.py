@@ -11,6 +11,7 @@ import json
 
 from conftest import FIXTURES, run_cli
 
+from numaspark.decide.advise import Subject
 from numaspark.metrics.eventlog import parse_event_log
 
 DIRECTORY = FIXTURES / "eventlogs" / "plugin-spark35"
@@ -49,8 +50,20 @@ def test_analyze_shows_the_placement_of_a_spark35_log():
     assert any(x.startswith("driver on") for x in lines), proc.stdout
 
 
-def test_a_directory_of_spark35_logs_is_read_as_a_history_servers():
+def test_a_directory_of_spark35_logs_is_read_as_a_history_servers(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path))  # its cache of what it read
     proc = run_cli("advise", str(DIRECTORY))
     assert proc.returncode == 0, proc.stderr
     row = next(x for x in proc.stdout.splitlines() if "app-20261127200936-0000" in x)
     assert "3.5.9" in row and "bound 0" in row, row
+
+
+def test_a_local_cluster_log_is_judged_by_its_executors_not_its_driver():
+    """local-cluster[N,C,M] (this log's master) starts executors of their own: the driver runs
+    no tasks there, so the placement rules judge executor 0 only (local mode judges the
+    driver, which runs the tasks)."""
+    log = parse_event_log(LOG)
+    assert log.spark_properties["spark.master"].startswith("local-cluster[")
+    subject = Subject(log, None)
+    assert not subject.local
+    assert [j.name for j in subject.reported()] == ["executor 0"]

@@ -161,8 +161,9 @@ def test_sparks_history_server_logs_from_spark_1_to_4():
         parsed = parse_event_log(row["log"], tasks=False)
         failed = int((parsed.jobs["result"] == "JobFailed").sum()) if len(parsed.jobs) else 0
         assert (row["jobs"], row["failed_jobs"]) == (len(parsed.jobs), failed), row["log"]
+        exited = parsed.exit_code not in (None, 0)  # the driver's status, where Spark wrote it
         assert row["status"] == (
-            "incomplete" if not parsed.complete else "failed" if failed else "ok"
+            "incomplete" if not parsed.complete else "failed" if failed or exited else "ok"
         )
     assert {"ok", "failed", "incomplete"} <= {r["status"] for r in listing["applications"]}
 

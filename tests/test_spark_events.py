@@ -14,6 +14,7 @@ import pytest
 from conftest import SPARK_EVENTS, spark_expectation
 
 from numaspark.decide.advise import advise_event_log
+from numaspark.decide.history import summarize_log
 from numaspark.metrics.aggregate import aggregate
 from numaspark.metrics.eventlog import parse_event_log
 
@@ -74,3 +75,15 @@ def test_a_log_that_ends_before_it_starts_says_so_and_times_its_tasks():
     assert 0 < elapsed < 60_000, elapsed
     why = {n.rule: n.why for n in advise_event_log(LOGS / "local-1426533911242").not_assessed}
     assert why["driver-time"] == "the log ends before the application starts"
+
+
+def test_a_driver_that_exited_with_1_makes_its_application_failed():
+    """Spark writes the driver's exit status at the application's end (ExitCode, in Spark's
+    own test data; Spark 3.5 and later): 1 is failed even with every job succeeded, 0 ok, and
+    a log without one keeps what its jobs say."""
+    failed = summarize_log(LOGS / "local-1430917381536")
+    assert failed.exit_code == 1 and failed.failed_jobs == 0 and failed.status == "failed"
+    ok = summarize_log(LOGS / "eventlog_v2_local-1766844910796")
+    assert ok.exit_code == 0 and ok.status == "ok"
+    unsaid = summarize_log(LOGS / "application_1538416563558_0014")
+    assert unsaid.exit_code is None and unsaid.status == "ok"

@@ -214,7 +214,8 @@ class Subject:
         if self.result is not None:
             return self.spec.mode == "local"
         master = (self.log.spark_properties if self.log else {}).get("spark.master", "")
-        return master.startswith("local")
+        # local-cluster[N,C,M] starts executors of their own: not local mode
+        return master == "local" or master.startswith("local[")
 
     def task_jvms(self) -> tuple:
         return self.spec.task_jvms

@@ -46,7 +46,7 @@ from numaspark.supervise.ledger import state_base
 from numaspark.topology import CpuSet
 
 # 2: status, jobs, stages, tasks and local pages (a cache of 1 lacks them: its logs read anew)
-CACHE_FORMAT = f"numaspark.advise-cache/2 {__version__}"  # another numaspark reads logs anew
+CACHE_FORMAT = f"numaspark.advise-cache/3 {__version__}"  # another numaspark reads logs anew
 NOT_ASSESSED = "not assessed"
 NO_NAME = "(no name)"
 INCOMPLETE = "incomplete"
@@ -86,6 +86,7 @@ class LogSummary:
     executors: int = 0
     jobs: int = 0
     failed_jobs: int = 0  # jobs whose result is JobFailed
+    exit_code: int | None = None  # the driver's, where the log says (Spark 3.5 and later)
     stages: int = 0  # stage attempts (analyze's numStages)
     tasks: int = 0  # tasks that ended (analyze's numTasks)
     placement: str = "not recorded"  # bound, unbound, or not recorded (no plugin events)
@@ -113,11 +114,12 @@ class LogSummary:
 
     @property
     def status(self) -> str:
-        """``ok``, ``failed`` (a job failed) or ``incomplete`` (no end: still running, or its
-        driver died), in the words of a run's status."""
+        """``ok``, ``failed`` (a job failed, or the driver exited with a status other than 0)
+        or ``incomplete`` (no end: still running, or its driver died), in the words of a run's
+        status."""
         if self.end_ms is None:
             return INCOMPLETE
-        return "failed" if self.failed_jobs else "ok"
+        return "failed" if self.failed_jobs or self.exit_code not in (None, 0) else "ok"
 
     @property
     def start(self) -> str | None:
@@ -165,6 +167,7 @@ def _summary(path: Path, log: EventLog, subject: Subject, advice: Advice) -> Log
         executors=len(log.executors),
         jobs=len(log.jobs),
         failed_jobs=int((log.jobs["result"] == "JobFailed").sum()) if len(log.jobs) else 0,
+        exit_code=log.exit_code,
         stages=len(log.stages),
         tasks=len(log.tasks),
         placement=placement,

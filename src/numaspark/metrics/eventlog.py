@@ -63,6 +63,9 @@ class EventLog:
     spark_version: str | None = None
     start_time: int | None = None  # ms since the epoch
     end_time: int | None = None
+    # the driver's exit status at the application's end (Spark 3.5 and later write it); None:
+    # not written (older Spark, or no end)
+    exit_code: int | None = None
     executors: dict[str, dict] = field(default_factory=dict)
     spark_properties: dict[str, str] = field(default_factory=dict)  # from the environment update
     # one row per task that ended: every column, or those asked for (parse_event_log's tasks)
@@ -403,6 +406,8 @@ class _Events:
 
     def _application_end(self, event: dict) -> None:
         self.log.end_time = _number(event.get("Timestamp"))
+        code = event.get("ExitCode")
+        self.log.exit_code = code if isinstance(code, int) and not isinstance(code, bool) else None
 
     def _executor_added(self, event: dict) -> None:
         info = _obj(event.get("Executor Info"))
