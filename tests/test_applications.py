@@ -238,13 +238,13 @@ class _NoStart:
 def _submitted_conf(binding: Binding, mode: Mode, tmp_path: Path, **options) -> dict[str, str]:
     """The --conf pairs of the spark-submit line that run_app builds (nothing is started)."""
     from numaspark.placement import plan
-    from numaspark.spark.app import AppOptions, Driver, run_app
+    from numaspark.spark.app import Driver, SubmitOptions, run_app
 
     placement = plan(load(), Layout(mode=mode), binding)
     driver = Driver.local(placement) if mode is Mode.LOCAL else Driver(master="spark://h:7077")
     with pytest.raises(_Submitted) as submitted:
         run_app(
-            placement, "app.py", [], tmp_path / "run", _NoStart(), driver, AppOptions(**options)
+            placement, "app.py", [], tmp_path / "run", _NoStart(), driver, SubmitOptions(**options)
         )
     argv = submitted.value.args[0]
     return dict(argv[i + 1].split("=", 1) for i, word in enumerate(argv) if word == "--conf")
@@ -327,7 +327,7 @@ def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_
     from numaspark.placement.plugin import jar_path
 
     def submitted(*args):
-        raise _Submitted(args[-1].extra_conf)  # run_app's AppOptions
+        raise _Submitted(args[-1].extra_conf)  # run_app's SubmitOptions
 
     monkeypatch.setattr("numaspark.experiment.target.require_jar", jar_path)
     monkeypatch.setattr("numaspark.experiment.target.run_app", submitted)

@@ -206,7 +206,7 @@ class _Captured:
         self.calls: list[tuple] = []
 
     def __call__(self, placement, job, job_args, run_dir, tracker, driver, options) -> AppRun:
-        self.calls.append((driver, vars(options)))  # run_app's AppOptions, as a dict
+        self.calls.append((driver, vars(options)))  # run_app's SubmitOptions, as a dict
         return AppRun(run_dir=run_dir, returncode=0)
 
 

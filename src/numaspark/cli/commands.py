@@ -40,6 +40,8 @@ from numaspark.cli.options import (
     HostsFileOpt,
     HostsOpt,
     CompareTimeOpt,
+    EventLogsOpt,
+    InProgressOpt,
     JsonOpt,
     MixedOpt,
     Opt,
@@ -1077,21 +1079,6 @@ def doctor(as_json: JsonOpt = False) -> None:
 # --- decide and show ------------------------------------------------------------------------
 
 
-# results' and report's: a SOURCE read as event logs (decide/history.py tells it as advise does)
-EventLogsOpt = Annotated[
-    bool,
-    Opt(
-        "--event-logs",
-        help="Read the directory as event logs, one row per application. Without it a directory is told by what it holds: numaspark's results.jsonl (or cosched.jsonl) makes it a results directory; eventlog_v2_* directories, .inprogress logs or files whose first line is a Spark event make it a directory of event logs.",
-    ),
-]
-InProgressOpt = Annotated[
-    bool,
-    Opt(
-        "--in-progress",
-        help="With event logs: also read those still being written (.inprogress), skipped otherwise.",
-    ),
-]
 SourceArg = Annotated[
     str,
     typer.Argument(
@@ -1224,20 +1211,8 @@ def advise(
     show_all: Annotated[bool, Opt("--all", help="Also list the rules that found nothing.")] = False,
     as_json: JsonOpt = False,
     mixed: MixedOpt = False,
-    event_logs: Annotated[
-        bool,
-        Opt(
-            "--event-logs",
-            help="Read the directory as event logs, one table row per log. Without it a directory is told by what it holds: numaspark's results.jsonl makes it a results directory; eventlog_v2_* directories, .inprogress logs or files whose first line is a Spark event make it a directory of event logs.",
-        ),
-    ] = False,
-    in_progress: Annotated[
-        bool,
-        Opt(
-            "--in-progress",
-            help="With many logs: also read those still being written (.inprogress), skipped otherwise.",
-        ),
-    ] = False,
+    event_logs: EventLogsOpt = False,
+    in_progress: InProgressOpt = False,
 ) -> None:
     """Say what to change, with the numbers behind it.
 

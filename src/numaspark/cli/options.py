@@ -75,6 +75,21 @@ SyntheticOpt = Annotated[
     Opt("--synthetic", help='A hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".'),
 ]
 JsonOpt = Annotated[bool, Opt("--json", help="Print JSON (schema in docs/schemas.md).")]
+# advise's, results' and report's: a SOURCE read as event logs (decide/history.py tells it)
+EventLogsOpt = Annotated[
+    bool,
+    Opt(
+        "--event-logs",
+        help="Read the directory as event logs, one row per application. Without it a directory is told by what it holds: numaspark's results.jsonl (or cosched.jsonl) makes it a results directory; eventlog_v2_* directories, .inprogress logs or files whose first line is a Spark event make it a directory of event logs.",
+    ),
+]
+InProgressOpt = Annotated[
+    bool,
+    Opt(
+        "--in-progress",
+        help="With event logs: also read those still being written (.inprogress), skipped otherwise.",
+    ),
+]
 ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
 PerNodeOpt = Annotated[
     int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")

@@ -47,7 +47,7 @@ from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.spark import kept_clusters
 from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
-from numaspark.spark.app import DEPLOY_MODE_KEY, AppOptions, AppRun, Driver, run_app, submit_log
+from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, SubmitOptions, run_app, submit_log
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import LOOPBACK, spark_python
@@ -98,7 +98,7 @@ class LocalTarget:
     ) -> AppRun:
         driver = Driver.local(placement)
         return run_app(
-            placement, job, job_args, run_dir, self.tracker, driver, AppOptions(**options)
+            placement, job, job_args, run_dir, self.tracker, driver, SubmitOptions(**options)
         )
 
     @property
@@ -154,7 +154,7 @@ class StandaloneTarget:
             run_dir,
             self.tracker,
             Driver.standalone(self.cluster),
-            AppOptions(**options),
+            SubmitOptions(**options),
         )
 
     @property
@@ -230,7 +230,7 @@ class HostsTarget:
             run_dir,
             self.tracker,
             Driver.standalone(self.cluster),
-            AppOptions(host=self.driver_address, **options),
+            SubmitOptions(host=self.driver_address, **options),
         )
 
     @property
@@ -324,7 +324,7 @@ class ExternalTarget:
                 run_dir,
                 self.tracker,
                 driver,
-                AppOptions(check=wait, **options),
+                SubmitOptions(check=wait, **options),
             )
         finally:
             if cluster_mode and (app is None or app.failure is not None):

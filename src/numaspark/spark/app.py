@@ -130,7 +130,7 @@ class Driver:
 
 
 @dataclass(frozen=True)
-class AppOptions:
+class SubmitOptions:
     """How `run_app` runs an application, beyond where (the placement and the driver).
 
     ``collectors`` sample the JVMs that run tasks (and the machine) every ``interval_s``
@@ -165,7 +165,7 @@ def run_app(
     run_dir: Path,
     tracker: ProcessTracker,
     driver: Driver,
-    options: AppOptions = AppOptions(),
+    options: SubmitOptions = SubmitOptions(),
 ) -> AppRun:
     """Run ``job`` as placed, submitted as ``driver`` says, as ``options`` say."""
     if str(job).endswith(".py"):
