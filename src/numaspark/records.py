@@ -101,12 +101,45 @@ def placement_1(data: dict) -> dict:
     return {**data, "jvms": jvms}
 
 
+def cluster_1_to_2(data: dict) -> dict:
+    """``numaspark.cluster/1`` -> 2: numaspark 0.1's state of a cluster on this machine (its
+    address, the master's pid and port, its workers; daemons started unwatched) as version 2
+    keeps every cluster: one host named ``local`` (hosts.LOCAL), the master then the workers
+    as its processes, kept (``cluster down`` stops them by pid). Its workers keep their keys."""
+    here = "local"  # the name version 2 gives this machine's host (hosts.LOCAL)
+    master = {
+        "name": "master",
+        "host": here,
+        "pid": data.get("master_pid"),
+        "log": "",
+        "argv": [],
+        "webui": data.get("master_webui"),
+    }
+    workers = [
+        {**w, "name": f"worker {w.get('index')}", "host": here}
+        for w in data.get("workers") or ()
+        if isinstance(w, dict)
+    ]
+    # its master_url, master_webui and placement are version 2's; its other keys read as none
+    return {
+        **data,
+        "local": True,
+        "master_host": here,
+        "driver_address": None,
+        "hosts": [{"name": here, "address": data.get("host")}],
+        "processes": [master, *workers],
+        "kept": True,
+    }
+
+
 #: What a record of each version needs to read as today's: what the next version changed (a
 #: chain to today's), or keys that older writers of the version left out. The ``schema`` it
-#: was stored with is kept: it writes back as the version it was.
+#: was stored with is kept (where its class stores it as a field): it writes back as the
+#: version it was.
 UPGRADES: dict[str, Callable[[dict], dict]] = {
     "numaspark.run/1": run_1_to_2,
     "numaspark.placement/1": placement_1,
+    "numaspark.cluster/1": cluster_1_to_2,
 }
 
 

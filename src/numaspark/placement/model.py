@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import ClassVar
 
 from numaspark.records import Shape
 from numaspark.topology import CpuSet
-from numaspark.units import GIB, parse_size
+from numaspark.units import GIB, jvm_size, parse_size
 
 #: Version of a plan's JSON (render.placement_to_dict; read back by records.load). History:
 #: 1 - first version (numaspark 0.1).
@@ -64,14 +64,19 @@ class Layout:
     # node then decide its executors (placement/devices.py)
     resources: tuple[tuple[str, int], ...] = ()
 
-    # as a plan's ``layout`` holds it (render.placement_to_dict): sizes in the JVM's spelling,
-    # devices by resource name
+    # as a plan's ``layout`` holds it (`Placement.planned_layout`: what the plan realises, so
+    # no executors per node): sizes in the JVM's spelling, devices by resource name, threads
+    # per core and devices only where asked (a plan without them is as before they existed)
     __json__: ClassVar[Shape] = Shape(
+        order=("mode", "executors", "cores_per_executor", "threads_per_core", "resources")
+        + ("memory_per_executor", "driver_cores", "driver_memory"),
+        omit_none=("threads_per_core",),
+        omit_empty=("resources",),
         forms={
-            "memory_per_executor": (None, lambda size: parse_size(str(size), "memory")),
-            "driver_memory": (None, lambda size: parse_size(str(size), "memory")),
+            "memory_per_executor": (jvm_size, lambda size: parse_size(str(size), "memory")),
+            "driver_memory": (jvm_size, lambda size: parse_size(str(size), "memory")),
             "resources": (dict, lambda found: tuple((str(k), int(v)) for k, v in found.items())),
-        }
+        },
     )
 
     @property
@@ -121,13 +126,25 @@ class JvmPlacement:
     host: str | None = None  # the host it runs on (None: this one); its CPUs are that host's
     devices: tuple[ExecutorDevice, ...] = ()  # the devices it owns (plan --gpus-per-executor)
 
-    # one of a plan's ``jvms`` (render.placement_to_dict writes them, with the JVM's spelling
-    # of its heap and its binding prefix); what a hand-written plan leaves out reads neutral
+    # one of a plan's ``jvms`` (render.placement_to_dict adds its binding prefix before its
+    # java_options), its heap in bytes and in the JVM's spelling; its host and devices only
+    # where it has them; what a hand-written plan leaves out reads neutral
     __json__: ClassVar[Shape] = Shape(
-        keys={"heap": "heap_bytes", "overhead": "overhead_bytes"},
+        keys={"heap_size": "heap", "heap": "heap_bytes", "overhead": "overhead_bytes"},
+        computed=("heap_size",),
+        order=("role", "index", "runs_tasks", "cores", "heap_size", "heap", "overhead")
+        + ("binding", "cpus", "nodes", "mem_policy", "mem_nodes", "java_options", "slots")
+        + ("host", "devices"),
+        omit_none=("host",),
+        omit_empty=("devices",),
         absent={"role": "executor", "index": 0, "cores": 0, "heap": 0, "overhead": 0}
         | {"binding": "none", "cpus": "", "nodes": "", "mem_policy": None, "mem_nodes": ""},
     )
+
+    @property
+    def heap_size(self) -> str:
+        """Its heap in the JVM's spelling (``14432m``), as -Xmx and spark.executor.memory say."""
+        return jvm_size(self.heap)
 
     @property
     def name(self) -> str:
@@ -166,14 +183,20 @@ class Placement:
     # None for a fresh plan, whose conf is rendered from the fields above
     recorded_conf: tuple[tuple[str, str], ...] | None = field(default=None, compare=False)
 
-    # read back from its plan document (render.placement_to_dict writes it, with the layout,
-    # binding prefixes and Spark conf rendering gives); what one leaves out reads neutral
+    schema: ClassVar[str] = PLACEMENT_SCHEMA
+    # its plan document (render.placement_to_dict adds the binding prefixes, and a fresh
+    # plan's Spark conf, where ``spark_conf`` is null here): the layout it realises, read back
+    # as its layout; what a hand-written one leaves out reads neutral
     __json__: ClassVar[Shape] = Shape(
         keys={
             "topology_source": "topology.source",
             "topology_fingerprint": "topology.fingerprint",
+            "planned_layout": "layout",
             "recorded_conf": "spark_conf",
         },
+        computed=("schema", "planned_layout"),
+        order=("schema", "topology_source", "topology_fingerprint", "planned_layout", "binding")
+        + ("mem_policy", "jvms", "recorded_conf", "notes"),
         forms={"recorded_conf": (dict, _recorded_conf)},
         absent={"topology_source": "", "topology_fingerprint": "", "binding": "none"}
         | {"mem_policy": None, "jvms": (), "layout": {}},
@@ -183,6 +206,18 @@ class Placement:
     @property
     def executors(self) -> tuple[JvmPlacement, ...]:
         return tuple(j for j in self.jvms if j.runs_tasks)
+
+    @property
+    def planned_layout(self) -> Layout:
+        """The layout the plan realises: its executors, each one's cores (whole cores, with
+        threads per core) and heap, beside what was asked of the driver, threads and devices."""
+        first = self.executors[0]
+        return replace(
+            self.layout,
+            executors=len(self.executors),
+            cores_per_executor=first.cores // (self.layout.threads_per_core or 1),
+            memory_per_executor=first.heap,
+        )
 
     @property
     def driver(self) -> JvmPlacement:

@@ -12,7 +12,6 @@ from itertools import combinations
 from numaspark import records
 from numaspark.errors import ToolMissingError, UsageError
 from numaspark.placement.model import (
-    PLACEMENT_SCHEMA,
     Binding,
     JvmPlacement,
     MemPolicy,
@@ -463,57 +462,23 @@ def standalone_settings(
     }
 
 
-def _per_core(threads: int | None) -> dict[str, int]:
-    """The layout's threads per core, where it has them (older plans and records do not)."""
-    return {"threads_per_core": threads} if threads is not None else {}
-
-
 def placement_to_dict(placement: Placement, binder: Binder | None = None) -> dict:
-    """The JSON form of a plan; docs/schemas.md documents it (schema `PLACEMENT_SCHEMA`)."""
-    layout = placement.layout
-    return {
-        "schema": PLACEMENT_SCHEMA,
-        "topology": {
-            "source": placement.topology_source,
-            "fingerprint": placement.topology_fingerprint,
-        },
-        "layout": {
-            "mode": layout.mode.value,
-            "executors": len(placement.executors),
-            # task slots; with threads per core, the physical cores that run them
-            "cores_per_executor": placement.executors[0].cores // (layout.threads_per_core or 1),
-            **_per_core(layout.threads_per_core),
-            **({"resources": dict(layout.resources)} if layout.resources else {}),
-            "memory_per_executor": jvm_size(placement.executors[0].heap),
-            "driver_cores": layout.driver_cores,
-            "driver_memory": jvm_size(layout.driver_memory),
-        },
-        "binding": placement.binding.value,
-        "mem_policy": placement.mem_policy.value if placement.mem_policy else None,
-        "jvms": [
-            {
-                "role": j.role,
-                "index": j.index,
-                "runs_tasks": j.runs_tasks,
-                "cores": j.cores,
-                "heap": jvm_size(j.heap),
-                "heap_bytes": j.heap,
-                "overhead_bytes": j.overhead,
-                "binding": j.binding.value,
-                "cpus": str(j.cpus),
-                "nodes": str(j.nodes),
-                "mem_policy": j.mem_policy.value if j.mem_policy else None,
-                "mem_nodes": str(j.mem_nodes),
-                "prefix": bind_argv(j, binder),
-                "java_options": list(j.java_options),
-                "slots": [str(s) for s in j.slots],
-                **({"host": j.host} if j.host is not None else {}),
-                **({"devices": records.dump(j.devices)} if j.devices else {}),
-            }
-            for j in placement.jvms
-        ],
-        "spark_conf": dict(placement.recorded_conf)
-        if placement.recorded_conf is not None
-        else spark_conf(placement),
-        "notes": list(placement.notes),
-    }
+    """The JSON form of a plan (schema `PLACEMENT_SCHEMA`, docs/schemas.md): the record as its
+    `Placement.__json__` stores it, with what rendering adds beside its fields: each JVM's
+    binding prefix (``binder``'s; default this machine's) and a fresh plan's Spark conf (a
+    loaded one keeps the conf it recorded). Read back by ``records.load(Placement, ...)``."""
+    document = records.dump(placement)
+    document["jvms"] = [
+        _with_prefix(stored, bind_argv(jvm, binder))
+        for stored, jvm in zip(document["jvms"], placement.jvms, strict=True)
+    ]
+    if placement.recorded_conf is None:
+        document["spark_conf"] = spark_conf(placement)
+    return document
+
+
+def _with_prefix(stored: dict, prefix: list[str]) -> dict:
+    """A JVM's stored fields with its binding prefix before its ``java_options``."""
+    items = list(stored.items())
+    at = list(stored).index("java_options")
+    return dict([*items[:at], ("prefix", prefix), *items[at:]])

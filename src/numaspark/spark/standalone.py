@@ -49,6 +49,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from numaspark import records
 from numaspark.errors import NumasparkError, UsageError
@@ -181,6 +182,17 @@ class Cluster:
     _shells: dict[str, Shell] = field(default_factory=dict, repr=False)
     _binders: dict[str, Binder] = field(default_factory=dict, repr=False)
     _clients: dict[int, Tracked] = field(default_factory=dict, repr=False)  # by process index
+
+    schema: ClassVar[str] = CLUSTER_SCHEMA
+    # its state file (docs/schemas.md): what a live object holds (its directory: where the
+    # file is; its shells, binders and clients) is not stored; a numaspark.hosts-cluster/1
+    # has no ``local`` (on hosts), a numaspark.cluster/1 reads through records.UPGRADES
+    __json__: ClassVar[records.Shape] = records.Shape(
+        skip=("directory", "_shells", "_binders", "_clients"),
+        computed=("schema", "saved_at"),
+        absent={"local": False},
+        schemas=(*OLD_SCHEMAS, CLUSTER_SCHEMA),
+    )
 
     # --- life cycle ---------------------------------------------------------------
     @classmethod
@@ -514,37 +526,17 @@ class Cluster:
             )
         try:
             state = json.loads(path.read_text())
+            if not isinstance(state, dict):
+                raise ValueError(f"a JSON {type(state).__name__}, not an object")
+            # the directory it is in is the live object's, never stored
+            return records.load(cls, {**state, "directory": directory})
+        except records.SchemaError as exc:  # a newer numaspark's: one line, naming the file
+            raise UsageError(f"{path}: {exc}") from None
         except ValueError as exc:
             raise UsageError(
                 f"{path} is not a cluster's state ({exc}): remove it, and stop its "
                 "processes by hand if any are left"
             ) from None
-        return cls._from_dict(directory, state)
-
-    @classmethod
-    def _from_dict(cls, directory: Path, state: dict) -> Cluster:
-        schema = state.get("schema")
-        if schema == "numaspark.cluster/1":  # one host, this one; daemons started unwatched
-            state = _from_local_v1(state)
-        elif schema not in (CLUSTER_SCHEMA, "numaspark.hosts-cluster/1"):
-            raise UsageError(
-                f"{directory / STATE_FILE}: schema {schema!r} is not one this "
-                "numaspark reads (a newer numaspark wrote it?)"
-            )
-        return cls(
-            directory=directory,
-            hosts=[records.load(Host, h) for h in state["hosts"]],
-            local=state.get("local", False),
-            master_url=state["master_url"],
-            master_host=state["master_host"],
-            master_webui=state["master_webui"],
-            driver_address=state.get("driver_address"),
-            processes=state["processes"],
-            placement=state["placement"],
-            encrypt=state.get("encrypt", False),
-            kept=state.get("kept", False),
-            kind=state.get("kind", STANDALONE),
-        )
 
     @classmethod
     def attach(cls, directory: Path) -> Cluster:
@@ -600,25 +592,14 @@ class Cluster:
                 by_host.setdefault(entry["host"], []).append(int(entry["pid"]))
         return by_host
 
+    def saved_at(self) -> float:
+        """When its state is written (seconds since the epoch): stored, never read back."""
+        return time.time()
+
     def _save(self) -> None:
-        state = {
-            "schema": CLUSTER_SCHEMA,
-            "local": self.local,
-            "master_url": self.master_url,
-            "master_host": self.master_host,
-            "master_webui": self.master_webui,
-            "driver_address": self.driver_address,
-            "hosts": records.dump(self.hosts),
-            "processes": self.processes,
-            "placement": self.placement,
-            "encrypt": self.encrypt,
-            "kept": self.kept,
-            "kind": self.kind,
-            "saved_at": time.time(),
-        }
         path = self.directory / STATE_FILE
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state, indent=2))
+        tmp.write_text(json.dumps(records.dump(self), indent=2))
         tmp.replace(path)
 
     # --- what is running (the run's watcher asks) --------------------------------------
@@ -862,31 +843,6 @@ def _refuse_running(directory: Path) -> None:
             f"--cluster {directory} or stop it with 'numaspark cluster down "
             f"{directory}'"
         )
-
-
-def _from_local_v1(state: dict) -> dict:
-    """A ``numaspark.cluster/1`` state (one host, this one) in today's shape."""
-    host = state["host"]
-    master = {
-        "name": "master",
-        "host": LOCAL,
-        "pid": state["master_pid"],
-        "log": "",
-        "argv": [],
-        "webui": state["master_webui"],
-    }
-    workers = [{**w, "name": f"worker {w['index']}", "host": LOCAL} for w in state["workers"]]
-    return {
-        "local": True,
-        "master_url": state["master_url"],
-        "master_host": LOCAL,
-        "master_webui": state["master_webui"],
-        "driver_address": None,
-        "hosts": [{"name": LOCAL, "address": host}],
-        "processes": [master, *workers],
-        "placement": state["placement"],
-        "kept": True,
-    }
 
 
 def stop_cluster_state(directory: Path) -> list[int]:
