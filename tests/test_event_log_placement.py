@@ -217,6 +217,8 @@ def test_cluster_deploy_mode_of_a_jar_on_a_standalone_master(tmp_path, no_spark_
             host.master,
             "--master-ui",
             host.ui,
+            "--bind",
+            "node",
             "--out",
             str(out),
             "--",
@@ -241,5 +243,13 @@ def test_cluster_deploy_mode_of_a_jar_on_a_standalone_master(tmp_path, no_spark_
     assert [r["status"] for r in records] == ["ok", "failed"], records[-1]["failure_reason"]
     effective = records[0]["effective_placement"]
     assert effective and all(e["source"] == "plugin" for e in effective), effective
+    # the driver, over there, took a node slot of its host itself (the driver plugin, at
+    # level node): its reports in the event log say which node and what it applied
+    (driver,) = [
+        j
+        for j in parse_event_log(records[0]["artifacts"]["event_log"]).placement.jvms(driver=True)
+        if j.name == "driver"
+    ]
+    assert driver.latest.chosen_nodes == "0", driver.latest  # unbound, it would be None
     assert failed.returncode != 0
     assert "ended FAILED on the cluster" in records[1]["failure_reason"], records[1]

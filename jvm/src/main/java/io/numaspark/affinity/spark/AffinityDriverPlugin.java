@@ -1,6 +1,7 @@
 package io.numaspark.affinity.spark;
 
 import com.codahale.metrics.Gauge;
+import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.spark.ui.NumaPage;
 import io.numaspark.affinity.spark.ui.NumaUi;
 import java.nio.file.Path;
@@ -39,6 +40,7 @@ public final class AffinityDriverPlugin implements DriverPlugin {
   private NumaPage page; // null: no page in Spark's UI
   private volatile boolean driverLogged; // its first report is in the event log
   private volatile boolean closing;
+  private NodeBinder bound; // cluster deploy mode at level node: the driver's own node slot
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext ctx) {
@@ -62,10 +64,14 @@ public final class AffinityDriverPlugin implements DriverPlugin {
         eventLog = null;
       }
     }
+    bound = bindInClusterMode(sc, conf);
     // in local mode the executor plugin reports this JVM as "driver"
     if ((eventLog != null || page != null) && !sc.isLocal()) {
       try {
         driver = new PlacementReporter(this::ownReport, "driver");
+        if (bound != null) {
+          driver.nodeBinding(bound);
+        }
         driver.start(page != null ? conf.reportIntervalMs() : 0);
       } catch (RuntimeException | LinkageError e) {
         LOG.warn("numaspark: the driver's own placement is not reported: {}", e.toString());
@@ -73,6 +79,27 @@ public final class AffinityDriverPlugin implements DriverPlugin {
       }
     }
     return Map.of();
+  }
+
+  /**
+   * In cluster deploy mode the driver runs on a worker (or in YARN's application master),
+   * where nobody bound it: at level node it takes a node slot of that host like an executor
+   * ({@link NodeBinder}: spread with the executors there, every thread bound, its memory
+   * moved), for {@code spark.driver.cores}. In client mode the driver runs where the user
+   * started it, placed by whoever started it. Never throws: what it did is in its reports.
+   */
+  private static NodeBinder bindInClusterMode(SparkContext sc, AffinityConf conf) {
+    if (conf.level() != AffinityConf.Level.NODE
+        || !"cluster".equals(sc.conf().get("spark.submit.deployMode", "client"))) {
+      return null;
+    }
+    try {
+      int cores = sc.conf().getInt("spark.driver.cores", 1);
+      return NodeBinder.start(conf, Affinity.currentThreadAffinity(), cores);
+    } catch (RuntimeException | LinkageError e) {
+      LOG.warn("numaspark affinity: the driver is not bound: {}", e.toString());
+      return null;
+    }
   }
 
   /** The driver's own report: to the page each time, to the event log at start and at end. */
@@ -131,6 +158,9 @@ public final class AffinityDriverPlugin implements DriverPlugin {
     }
     if (eventLog != null) {
       eventLog.close();
+    }
+    if (bound != null) {
+      bound.close(); // its node slot goes back to the host's pool
     }
   }
 }
