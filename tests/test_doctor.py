@@ -212,3 +212,29 @@ def test_thp_governor_affinity_and_node_memory(tmp_path):
     assert "CPUs 0-3 and NUMA nodes 0" in affinity[0][1]
     assert affinity[1][0] == WARNING
     assert any(level == WARNING for level, _ in _levels(results, "node memory"))
+
+
+def test_spark_35_on_java_11_runs_but_says_the_plugin_is_off(tmp_path):
+    """Spark 3.5 runs on Java 8, 11 and 17 (Spark 4 on 17 only): on Java 11 the check warns
+    that the affinity plugin (built for Java 17) stays off, and does not call it an error;
+    jlink's cut-down runtimes matter to Spark 4's module only."""
+
+    class Spark35(ReplayedSystem):
+        def spark_home(self):
+            return "3.5.9", "/opt/spark-3.5.9"
+
+    java = CommandResult(0, "", 'openjdk version "11.0.2" 2019-01-15\n')
+    results = run_checks(Spark35(_tree(tmp_path, {}), {"java": java}))
+    levels = _levels(results, "java")
+    assert [level for level, _ in levels] == [STATE, WARNING], levels
+    assert "affinity plugin needs Java 17 and stays off below it" in levels[1][1]
+    missing = run_checks(Spark35(_tree(tmp_path, {}), {}))
+    assert "Spark 3 needs Java 8 or newer" in _levels(missing, "java")[0][1]
+
+
+def test_spark_home_is_the_spark_that_doctor_checks(tmp_path, monkeypatch):
+    home = tmp_path / "spark"
+    (home / "jars").mkdir(parents=True)
+    (home / "jars" / "spark-core_2.12-3.5.9.jar").write_bytes(b"")
+    monkeypatch.setenv("SPARK_HOME", str(home))
+    assert System().spark_home() == ("3.5.9", str(home))

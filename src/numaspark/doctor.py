@@ -22,7 +22,7 @@ from pathlib import Path
 from numaspark.kernel import NUMA_BALANCING, THP_DEFRAG, THP_ENABLED, selected
 from numaspark.metrics.perf import HARDWARE_EVENTS, SOFTWARE_EVENTS, parse_perf_csv
 from numaspark.placement.plugin import JAR_ENV, jar_path
-from numaspark.spark.home import SPARK_MODULE, java_modules
+from numaspark.spark.home import SPARK_MODULE, java_modules, spark_version
 from numaspark.supervise.processes import NO_JVM
 from numaspark.topology import CpuSet
 
@@ -95,7 +95,11 @@ class System:
         return CpuSet(os.sched_getaffinity(0))
 
     def spark_home(self) -> tuple[str, str] | None:
-        """(pyspark version, its directory), or None when pyspark is not importable."""
+        """(Spark's version, its directory): $SPARK_HOME's where it is set (the user's Spark,
+        which numaspark runs), else the importable pyspark's; None when there is neither."""
+        given = os.environ.get("SPARK_HOME")
+        if given:
+            return spark_version(Path(given)) or "unknown", given
         spec = importlib.util.find_spec("pyspark")
         if spec is None or not spec.submodule_search_locations:
             return None
@@ -129,11 +133,13 @@ def check_java(system: System) -> list[Message]:
             )
         ]
     result = system.run([java, "-version"])
+    spark = _spark_line(system)
     if result is None:
         return [
             Message(
                 ERROR,
-                f"java not found in {where}: Spark 4 needs Java 17 or newer "
+                f"java not found in {where}: Spark {spark} needs Java "
+                f"{17 if spark == '4' else 8} or newer "
                 "(apt-get install openjdk-17-jdk-headless, or docs/install.md), "
                 "and JAVA_HOME pointing to it",
             )
@@ -144,16 +150,9 @@ def check_java(system: System) -> list[Message]:
     major = int(first) if first.isdigit() else 0
     exe = system.which(java)
     messages = [Message(STATE, f"Java {version} from {where} ({exe or java}, {origin(exe)})")]
-    if major and major < 17:
-        messages.append(
-            Message(
-                ERROR,
-                f"Spark 4 needs Java 17 or newer, and {where} is Java "
-                f"{version}: point JAVA_HOME to a JDK 17+",
-            )
-        )
+    messages += _java_for(spark, major, version, where)
     modules = system.java_modules(exe) if exe else None
-    if modules is not None and SPARK_MODULE not in modules:
+    if spark == "4" and modules is not None and SPARK_MODULE not in modules:
         messages.append(
             Message(
                 ERROR,
@@ -166,6 +165,35 @@ def check_java(system: System) -> list[Message]:
     return messages
 
 
+def _spark_line(system: System) -> str:
+    """ "4" or "3": the Spark numaspark runs ($SPARK_HOME's, else pyspark's; 4 when unknown)."""
+    found = system.spark_home()
+    return "3" if found is not None and found[0].startswith("3.") else "4"
+
+
+def _java_for(spark: str, major: int, version: str, where: str) -> list[Message]:
+    """What Java ``major`` means for Spark ``spark``: 4 needs 17; 3.5 runs on 8, 11 and 17,
+    where the affinity plugin (built for Java 17) is off below 17, said in one line."""
+    if not major or major >= 17:
+        return []
+    if spark == "4":
+        return [
+            Message(
+                ERROR,
+                f"Spark 4 needs Java 17 or newer, and {where} is Java "
+                f"{version}: point JAVA_HOME to a JDK 17+",
+            )
+        ]
+    return [
+        Message(
+            WARNING,
+            f"Spark 3 runs on Java {version}, but numaspark's affinity plugin needs Java 17 and "
+            "stays off below it (no binding from inside, no placement reports): point "
+            "JAVA_HOME to a JDK 17+ to have it (docs/install.md)",
+        )
+    ]
+
+
 def check_spark(system: System) -> list[Message]:
     found = system.spark_home()
     if found is None:
@@ -176,7 +204,7 @@ def check_spark(system: System) -> list[Message]:
             )
         ]
     version, home = found
-    messages = [Message(STATE, f"pyspark {version} at {home} ({origin(home)})")]
+    messages = [Message(STATE, f"Spark {version} at {home} ({origin(home)})")]
     if system.read(f"{home}/bin/spark-class") is None:
         messages.append(
             Message(WARNING, f"{home}/bin/spark-class is missing: standalone mode will not start")
