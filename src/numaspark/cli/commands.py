@@ -27,6 +27,7 @@ from numaspark.experiment.store import RESULTS_FILE
 from numaspark.placement import Binder, Mode, Placement, Platform, target_files, write_files
 from numaspark.placement.share import Split
 from numaspark.report import console as views
+from numaspark.topology import Topology
 from numaspark.topology.cpuset import CpuSet
 from numaspark.units import parse_counts, parse_duration, parse_size
 
@@ -1291,6 +1292,13 @@ class TuneOptions:
     repeat: Annotated[int, Opt(help="Measured iterations per trial.")] = 2
     warmup: Annotated[int, Opt(help="Warm-up iterations per trial.")] = 1
     out: OutOpt = Path("numaspark-out")
+    resume: Annotated[
+        bool,
+        Opt(
+            "--resume",
+            help="Continue an earlier tune stored in --out: its measured configurations are read back into the search, first, and count against --budget.",
+        ),
+    ] = False
     data: DataOpt = None
     conf: ConfOpt = None
     param: ParamOpt = None
@@ -1352,9 +1360,9 @@ def _tuned(options: TuneOptions, workload: str | None, ref: ClusterRef | None) -
     (``ref``: on that cluster; None: here): its space and its result."""
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.tune import parse_columns, read_table, replay_objective
-    from numaspark.decide.tune_runs import live_objective, live_space, tune_machine
+    from numaspark.decide.tune_runs import tune_machine
 
-    replay, out, here = options.replay, options.out, ref is None
+    replay, out = options.replay, options.out
     planned = None if replay is not None else planned_on(ref)
     machine = tune_machine(workload, replay, options.xml, options.synthetic, topology_of, planned)
     budget_time = options.budget_time
@@ -1367,34 +1375,13 @@ def _tuned(options: TuneOptions, workload: str | None, ref: ClusterRef | None) -
         time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None,
     )
     if replay is not None:
+        if options.resume:
+            raise UsageError("--resume continues real runs stored in --out, not a --replay table")
         space, lookup = read_table(replay, options.minimize, skipped := [])
         term.warn(skipped)
         objective = replay_objective(lookup, space)
     else:
-        check_repeat(options.repeat, options.warmup)
-        # autonuma is one more binding where kernel.numa_balancing switches: here only
-        cannot = why_not() if here else ref.realiser.balancing
-        if cannot is not None:
-            term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
-        space, configs = live_space(
-            planned,
-            workload,
-            options.size,
-            params(options.param),
-            conf_of(options.conf),
-            autonuma=cannot is None,
-            local=here,
-        )
-        objective = live_objective(
-            configs,
-            planned,
-            out,
-            options.repeat,
-            options.warmup,
-            options.data,
-            time=options.time,
-            cluster=ref,
-        )
+        space, objective, search["resumed"] = _live_search(options, workload, planned, ref)
     found = long_work.run_tuner(
         term,
         space,
@@ -1405,6 +1392,42 @@ def _tuned(options: TuneOptions, workload: str | None, ref: ClusterRef | None) -
         **search,
     )
     return space, found
+
+
+def _live_search(
+    options: TuneOptions, workload: str, planned: Topology, ref: ClusterRef | None
+) -> tuple:
+    """Real runs of ``workload`` on ``planned`` (``ref``: that cluster's; None: here): the
+    space, the objective that runs a candidate, and an earlier tune's candidates (--resume)."""
+    # lazy, as _tuned's: the tuner brings numpy and pandas, which other commands never load
+    from numaspark.decide.tune_runs import live_objective, live_space, resumed_trials
+
+    check_repeat(options.repeat, options.warmup)
+    # autonuma is one more binding where kernel.numa_balancing switches: here only
+    cannot = why_not() if ref is None else ref.realiser.balancing
+    if cannot is not None:
+        term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
+    space, configs = live_space(
+        planned,
+        workload,
+        options.size,
+        params(options.param),
+        conf_of(options.conf),
+        autonuma=cannot is None,
+        local=ref is None,
+    )
+    resumed = resumed_trials(configs, options.out, options.resume)
+    objective = live_objective(
+        configs,
+        planned,
+        options.out,
+        options.repeat,
+        options.warmup,
+        options.data,
+        time=options.time,
+        cluster=ref,
+    )
+    return space, objective, resumed
 
 
 @app.command()

@@ -38,7 +38,7 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -722,10 +722,13 @@ def tune(
     proposals_per_trial: int = 32,
     on_trial: Callable[[Trial], None] | None = None,
     columns: dict[str, str] | None = None,
+    resumed: Sequence[tuple] = (),
 ) -> TuneResult:
     """Search ``space`` for the smallest objective in at most ``budget`` runs (and, with
     ``time_budget_s``, start no run after that many seconds); ``columns`` declares what
-    columns mean (column -> numaspark name, `parse_columns`)."""
+    columns mean (column -> numaspark name, `parse_columns`); ``resumed``: candidates an
+    earlier search measured, asked of ``objective`` first (which reads them back) and counted
+    against the budget."""
     check_search(budget, noise)
     if not space.candidates:
         raise UsageError("the search space has no configuration that can run")
@@ -734,9 +737,13 @@ def tune(
     result = TuneResult(prior=prior.describe())
     search = _Search(space, objective, result, on_trial)
     deadline = _Deadline(time_budget_s, time.monotonic())
+    for candidate in resumed:  # an earlier tune's, where it stopped
+        if len(result.trials) < budget and candidate in search.unseen:
+            search.evaluate(candidate, "stored: measured by an earlier tune, read back")
     # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
     start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
-    search.evaluate(start, "prior: " + _rules_line(prior, start))
+    if not result.trials:
+        search.evaluate(start, "prior: " + _rules_line(prior, start))
     _local_moves(search, prior, budget, noise, rng, deadline)
     _global_steps(
         search, prior, budget, noise, rng, deadline, early_stop, seed, proposals_per_trial

@@ -238,3 +238,21 @@ def live_objective(
         return observe(runs_of(config)[before:])
 
     return objective
+
+
+def resumed_trials(configs: dict[tuple, Config], out: Path, resume: bool) -> list[tuple]:
+    """The candidates an earlier tune measured in ``out`` (its runs' configuration keys), in
+    the order it first ran them: with ``resume`` they go back into the search first. Without
+    it, a tune that would mix its runs with an earlier one's is refused in one line."""
+    store = ResultStore(out)
+    if not store.path.exists():  # a first tune
+        return []
+    keys = {config.key: candidate for candidate, config in configs.items()}
+    stored = [r.spec.config for r in measured(store.load()) if r.spec.config in keys]
+    found = [keys[key] for key in dict.fromkeys(stored)]
+    if found and not resume:
+        raise UsageError(
+            f"{out} holds {len(found)} configuration(s) an earlier tune measured: --resume reads "
+            "them back into the search (they count against --budget), or give another --out"
+        )
+    return found
