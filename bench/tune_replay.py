@@ -21,7 +21,8 @@ search's exact median.
                                           [--fast] [--json] [--untold]
 
 --untold tells the tuner no machine (its rules then take the table's largest layout), to
-compare with the tuner told the table's machine: told must not do worse.
+compare with the tuner told the table's machine: told must not do worse. Both sides at once,
+per table and summed per set of tables (and before -> after a change): bench/tune_told.py.
 
 --fast leaves out the tuner without its early stop (most of the time: its budget's TPE steps).
 """

@@ -16,8 +16,11 @@ sure the studies are, in log-time per doubling away from the rule:
    with another pays. Bound executors use only their own nodes' cores: fewer of them than
    nodes leave nodes idle.
 2. ``executors-per-node``: one or two executors per NUMA node (two on nodes of 8 or more
-   cores); an executor's width counts physical cores, not task slots. Node-bound executors avoid remote memory (~10% dearer on average), and several
-   small executors beat one large one by up to 36% through less GC.
+   cores). An executor's width counts what the table gives: physical cores where it says
+   how many an executor owns (a threads-per-core column), else task slots, the unit the
+   studies varied (never cores inferred from how all executors' threads spread: fractions of
+   a core on wide SMT). Node-bound executors avoid remote memory (~10% dearer on average),
+   and several small executors beat one large one by up to 36% through less GC.
 3. ``executor-span``: an executor wider than a node pays remote memory (~10%) however it
    is bound.
 4. ``gc``: more than 8 cores in one JVM means a large heap that collects longer.
@@ -334,8 +337,9 @@ UNKNOWN_SD = 0.2  # a column no rule knows: each value may cost this much either
 
 
 def moderate_cores(machine: Machine) -> float:
-    """Rule 2's executor width in physical cores (not task slots): half a node's cores, kept
-    within 4-8 (several executors per node, none so small that its fixed costs dominate)."""
+    """Rule 2's executor width: half a node's cores, kept within 4-8 (several executors per
+    node, none so small that its fixed costs dominate); compared with the width the table
+    gives (physical cores with a threads-per-core column, else task slots)."""
     return min(8.0, max(4.0, machine.cores_per_node / 2), machine.cores_per_node)
 
 
@@ -470,8 +474,8 @@ def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
 
 
 def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:
-    """2. At least one executor per node, and moderate executors in physical cores; 3. none
-    wider than a node (remote memory); 4. no large heaps (GC)."""
+    """2. At least one executor per node, and moderate executors (in the table's width unit);
+    3. none wider than a node (remote memory, in physical cores); 4. no large heaps (GC)."""
     layout = found.layout
     per_node = _number(params.get("executors_per_node"))
     if per_node is None and found.executors is not None:
@@ -482,7 +486,12 @@ def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine:
     if threads is None or found.cores_per_executor is None:
         return
     cores = found.cores_per_executor
-    over, under = _side(cores, moderate_cores(machine))
+    # the width in the table's own unit: physical cores where a threads-per-core column says
+    # how many an executor owns, else task threads (Spark's executor cores, what the studies
+    # varied). Cores inferred from a shared spread are fractions on wide SMT (a 4-thread
+    # executor among 128 threads on 24 cores is "0.75 cores"): priced as too narrow, they
+    # kept the told tuner from the small executors GC favours (issue 48)
+    over, under = _side(layout.cores_per_executor, moderate_cores(machine))
     _put(out, "cores per executor over", over)
     _put(out, "cores per executor under", under)
     if found.shares_a_core is not None:
