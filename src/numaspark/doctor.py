@@ -97,7 +97,7 @@ class System:
     def spark_home(self) -> tuple[str, str] | None:
         """(Spark's version, its directory): $SPARK_HOME's where it is set (the user's Spark,
         which numaspark runs), else the importable pyspark's; None when there is neither."""
-        given = os.environ.get("SPARK_HOME")
+        given = self.env("SPARK_HOME")
         if given:
             return spark_version(Path(given)) or "unknown", given
         spec = importlib.util.find_spec("pyspark")
