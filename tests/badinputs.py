@@ -774,6 +774,7 @@ _PRELOAD = [
     "numaspark.metrics.eventlog",
     "numaspark.report.export",
     "typer._adapters",
+    "forkfrozen",  # last: freezes what the others imported (tests/forkfrozen.py)
 ]
 _forkserver = None
 # multiprocessing's Process is not thread-safe: start() polls every process started before, and

@@ -91,6 +91,7 @@ def _fixtures(directory: Path) -> Path:
 # --- the table -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_directory_of_logs_is_one_table_grouped_by_name(tmp_path):
     directory = _fixtures(tmp_path / "events")
     _write_log(directory / "app-2", "squares", "app-2", 20.0, "unbound")
@@ -151,6 +152,7 @@ def test_a_logs_summary_is_the_advice_on_that_log_alone(tmp_path):
 # --- bound against unbound -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_bound_against_unbound_matches_a_direct_computation(tmp_path):
     directory = tmp_path / "events"
     directory.mkdir()

@@ -9,7 +9,7 @@ import pytest
 from badinputs import CorpusShrank, corpus, run_corpus
 
 CHUNKS = 6  # the corpus in parts, so parallel test workers share it
-FAST_CHUNKS = 2  # scripts/test.sh --fast: a third of the corpus, to stay under a minute
+FAST_CHUNKS = 2  # scripts/test.sh --fast: a third of the corpus (every command among them)
 # the corpus as it is (372 cases): a floor, so that it never shrinks unnoticed; raise it
 # when cases are added. The generated mutations have floors of their own: each is made from
 # files found on disk (recorded logs, runs, the servers' XML), where a glob may come back empty
@@ -61,6 +61,12 @@ def test_bad_inputs_get_one_clear_line_never_a_traceback(tmp_path, chunk):
         if o.problems
     ]
     assert not failures, f"{len(failures)} of {len(outcomes)} cases:\n" + "\n".join(failures)
+
+
+def test_the_fast_lanes_parts_hold_a_case_of_every_command(tmp_path):
+    cases = corpus(tmp_path)
+    fast = {c.args[0] for chunk in range(FAST_CHUNKS) for c in cases[chunk::CHUNKS]}
+    assert fast == {c.args[0] for c in cases}
 
 
 def test_no_generated_part_of_the_corpus_comes_back_empty(tmp_path):

@@ -143,6 +143,7 @@ def test_a_sweep_spec_names_its_cluster_in_a_table(tmp_path):
     assert files.hosts_file == tmp_path / "hosts.toml"  # beside the spec, as its apps are
 
 
+@pytest.mark.slow
 def test_every_command_that_runs_spark_takes_the_same_cluster_options():
     for command in (
         ["run"],

@@ -9,6 +9,7 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, invoke_cli, run_cli, run_request, topology_file
 from tune_models import evaluations_to, random_search
 
@@ -264,6 +265,7 @@ def _as_plan(command: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_layout_advice_is_a_placement_the_planner_accepts():
     """Advice that changes the layout or the heap is checked by the planner on the run's own
     machine (a real 2-node server's XML; this machine has one node): `numaspark plan` with the

@@ -117,6 +117,7 @@ def _mkdocs(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_site_builds_with_strict(tmp_path: Path) -> None:
     """The strict build (`--strict`, and `strict: true` in mkdocs.yml for `mkdocs build`):
     the site builds; a copy with one broken link does not."""

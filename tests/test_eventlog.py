@@ -169,6 +169,7 @@ def _stdlib_sums(path) -> dict:
     return {"numTasks": tasks, "executorRunTime": run, "executorCpuTime": cpu / 1e6}
 
 
+@pytest.mark.slow
 def test_a_log_cut_in_segments_and_parsed_in_parallel_gives_the_same_tables(tmp_path, monkeypatch):
     from numaspark.metrics import logfiles
 

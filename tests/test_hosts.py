@@ -115,6 +115,7 @@ def test_hosts_that_differ_get_plans_of_their_own_merged_into_one_record():
     assert document["driver"]["address"] == "10.0.0.9"
 
 
+@pytest.mark.slow
 @pytest.mark.integration
 def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
     with NamespaceHosts(2, tmp_path) as hosts:

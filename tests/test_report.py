@@ -154,6 +154,7 @@ def _synthetic_results(directory: Path) -> None:
                 )
 
 
+@pytest.mark.slow
 def test_every_kind_of_plot_renders_in_chromium(tmp_path):
     directory = tmp_path / "results"
     directory.mkdir()

@@ -210,6 +210,7 @@ def _two_places(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_runs_of_two_places_are_compared_only_when_asked(tmp_path):
     """results, classify, advise and report refuse, in one line, runs of a host and of a
     cluster (or of two topologies); --mixed compares them anyway."""

@@ -144,6 +144,7 @@ def test_advise_and_results_read_a_directory_once(tmp_path):
     assert (listing["read"], listing["from_cache"]) == (0, len(RECORDED))
 
 
+@pytest.mark.slow
 def test_sparks_history_server_logs_from_spark_1_to_4():
     """Spark's own test logs: every application advise lists, with the same duration and
     executors; each job count and failure is the reader's."""
@@ -238,6 +239,7 @@ def _neither(root: Path) -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["results", "report"])
 def test_what_is_neither_results_nor_logs_is_one_line(tmp_path, command):
     for label, args in _neither(tmp_path / "in").items():
@@ -269,6 +271,7 @@ def test_the_table_option_is_for_results_directories_only(tmp_path):
 # --- the report ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_report_of_event_logs_has_a_section_per_application(tmp_path):
     directory = _events(tmp_path / "events")
     target = tmp_path / "report.html"
@@ -290,6 +293,7 @@ def test_the_report_of_event_logs_has_a_section_per_application(tmp_path):
     assert {"applications", "group-1"} <= set(sections)
 
 
+@pytest.mark.slow
 def test_the_report_of_one_log_and_of_sparks_own_logs(tmp_path):
     one = tmp_path / "one.html"
     assert invoke_cli("report", str(SPARK35), "-o", str(one)).returncode == 0

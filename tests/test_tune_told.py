@@ -10,6 +10,7 @@ with the recorded and public tables, is bench/tune_told.py's (docs/decide.md). N
 
 from __future__ import annotations
 
+import pytest
 from conftest import topology_file
 from tune_models import MACHINES, machine_tables
 from tune_told import GRID, OURS, searches, summary
@@ -20,6 +21,7 @@ from numaspark.topology import load_synthetic, load_xml
 WIDE_SMT = ("smt8", "knl-snc4")
 
 
+@pytest.mark.slow
 def test_told_needs_no_more_runs_than_untold_on_wide_smt(tmp_path):
     """Before issue 48's fix, told needed 14 runs to untold's 7 on these published grids
     (workers x hardware threads per worker): the width rule priced workers by the physical

@@ -69,6 +69,7 @@ def made_at_seed_7(tmp_path_factory):
     return made
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", BATCH)
 def test_generators_are_deterministic_and_reused(tmp_path, name, made_at_seed_7):
     workload = get_workload(name)
