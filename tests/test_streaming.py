@@ -123,6 +123,21 @@ def test_stream_summary_measures_only_the_window_and_its_drain():
     assert summarize_stream(progress, "none")["batches"] == 0
 
 
+def test_a_users_stream_without_a_window_is_not_rated_by_its_first_batchs_backlog():
+    """A rate source of 200 rows/s whose query started 14 s late: its first batch read the
+    2800 rows that waited (the CI failure of 2026-11-28: 460 rows/s from two batches); each
+    later batch reads what came since the one before started."""
+    t0 = 1_700_000_000_000
+    progress = [
+        _progress("r", t0, 1500, 2800),
+        _progress("r", t0 + 1500, 1000, 300),
+        _progress("r", t0 + 2500, 1000, 200),
+    ]
+    s = summarize_stream(progress, "r")
+    assert s["batches"] == 3 and s["inputRate"] == pytest.approx(500 / 2.5)
+    assert summarize_stream(progress[:1], "r")["inputRate"] is None  # one batch: no rate
+
+
 def test_window_must_be_a_multiple_of_the_slide(tmp_path):
     proc = run_cli(
         "run",

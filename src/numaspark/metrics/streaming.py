@@ -22,7 +22,12 @@ OBSERVED = "numaspark_events"
 
 # name -> (label, unit, what it is), in report order
 STREAM_METRICS = {
-    "inputRate": ("input rate", "events/s", "rows read by the measured batches / measured seconds"),
+    "inputRate": (
+        "input rate",
+        "events/s",
+        "rows read by the measured batches / measured seconds (without a window: the batches"
+        " after the first, over the time from the first batch's start to the last's)",
+    ),
     "processingRate": (
         "processing rate",
         "events/s",
@@ -76,6 +81,20 @@ def compact_progress(progress: dict) -> dict:
     }
 
 
+def _input_rate(
+    working: list[dict], rows: np.ndarray, from_ms: int | None, until_ms: int | None
+) -> float | None:
+    """Rows per second: over the window where one was given; without one (a user's stream),
+    between the first batch's start and the last's. A batch reads what its source offered
+    since the batch before it started, so the first batch's rows (all that waited since the
+    source started: a query that started late read a backlog) are left out, and one batch
+    alone gives no rate."""
+    if from_ms is not None and until_ms is not None and until_ms > from_ms:
+        return float(rows.sum() / ((until_ms - from_ms) / 1000))
+    seconds = (working[-1]["start_ms"] - working[0]["start_ms"]) / 1000
+    return float(rows[1:].sum() / seconds) if seconds > 0 else None
+
+
 def summarize_stream(
     progress: list[dict],
     run_id: str,
@@ -100,12 +119,8 @@ def summarize_stream(
         result["drainMs"] = float(max(0, last["start_ms"] + (last["duration_ms"] or 0) - until_ms))
     if working:
         durations = np.array([p["duration_ms"] or 0 for p in working], dtype=float)
-        if from_ms is not None and until_ms is not None and until_ms > from_ms:
-            seconds = (until_ms - from_ms) / 1000
-        else:  # no window given: from the first batch's start to the end of the last
-            seconds = (working[-1]["start_ms"] + durations[-1] - working[0]["start_ms"]) / 1000
         rows = np.array([p["rows"] for p in working], dtype=float)
-        result["inputRate"] = float(rows.sum() / seconds) if seconds > 0 else None
+        result["inputRate"] = _input_rate(working, rows, from_ms, until_ms)
         result["processingRate"] = float(np.mean(rows / np.maximum(durations, 1) * 1000))
         result["batchDurationMean"] = float(durations.mean())
         result["batchDurationP95"] = float(np.percentile(durations, 95))
