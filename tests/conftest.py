@@ -26,8 +26,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 # Every JVM a test starts lives seconds: the JIT's second tier (C2) spends most of its CPU
 # compiling code that never runs long enough to repay it, on two cores shared by a driver, a
-# master, a worker and an executor. C1 alone took the tests marked jvm 19% less time here
-# (three standalone scenarios: 151 s -> 123 s, CPU 264 s -> 182 s; docs/tests.md). The java
+# master, a worker and an executor. With C1 alone, three standalone scenarios took 19% less
+# time here (151 s -> 123 s, their CPU 264 s -> 182 s; docs/tests.md). The java
 # launcher of JDK 9 and later reads JDK_JAVA_OPTIONS (and says so on stderr); a value the
 # developer set is kept. What numaspark measures for users (bench/, scripts/main.sh) runs the
 # JVM's default tiers.
