@@ -4,6 +4,7 @@ collectors on and 1.02 with them off).
 
     .venv/bin/python bench/app_overhead.py [--pairs 3] [--short-rows N] [--long-rows N]
     .venv/bin/python bench/app_overhead.py --cluster [--pairs 5]     # as root (namespaces)
+    .venv/bin/python bench/app_overhead.py --cluster --leave-out 4   # which settings cost
 
 ``--cluster`` measures numaspark's fixed cost per application on a cluster at another address
 (goal: at most 2 s): a plain standalone Master and two Workers on two network-namespace hosts
@@ -181,6 +182,126 @@ def on_cluster(rows: int, pairs: int, startup: float) -> None:
     print(f"goal, fixed cost per application on a cluster <= 2 s: {found['added_s']:.2f} s: {met}")
 
 
+# numaspark's settings on a cluster, in groups that `--leave-out` leaves out one at a time
+GROUPS = {
+    "event log": ("spark.eventLog.",),
+    "plugin": ("spark.plugins", "spark.jars", "spark.numaspark."),
+    "executor metrics": (
+        "spark.executor.processTreeMetrics.",
+        "spark.executor.metrics.",
+    ),
+    "java options": ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"),
+    "layout": (
+        "spark.executor.instances",
+        "spark.executor.cores",
+        "spark.executor.memory",
+        "spark.cores.max",
+        "spark.task.cpus",
+        "spark.default.parallelism",
+        "spark.sql.shuffle.partitions",
+    ),
+}
+# what Spark itself writes into an application's properties, run by run
+RUNTIME = ("spark.app.", "spark.driver.port", "spark.executor.id", "spark.submit.", "spark.ui.port")
+
+
+def _properties(event_dir: Path) -> dict[str, str]:
+    from numaspark.metrics.eventlog import parse_event_log
+
+    (log_path,) = [p for p in event_dir.iterdir() if not p.name.startswith(".")]
+    return dict(parse_event_log(log_path).spark_properties)
+
+
+def numasparks_settings(rows: int, tmp: Path, where: Where) -> dict[str, str]:
+    """The settings numaspark's run gave the application beyond the user's line: its
+    record's Spark properties less those of the same line run plainly with an event log."""
+    probe = tmp / "probe-events"
+    probe.mkdir()
+    logged = ["--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={probe}"]
+    plain_line = line(rows, tmp / "probe.json", where)
+    subprocess.run(
+        [plain_line[0], *logged, *plain_line[1:]],
+        check=True,
+        capture_output=True,
+        env=spark_env(where.here),
+    )
+    plain = _properties(probe)
+    out = tmp / "probe-ns"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "numaspark",
+            "run",
+            "--out",
+            str(out),
+            "--no-collect",
+            "--master-ui",
+            str(where.ui),
+            "--",
+            *line(rows, tmp / "probe-ns.json", where),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    ours = record["app"]["spark_conf"]
+    return {
+        k: v
+        for k, v in ours.items()
+        if not k.startswith(RUNTIME) and (plain.get(k) != v or k.startswith("spark.eventLog."))
+    }
+
+
+def with_settings(rows: int, tmp: Path, where: Where, settings: dict[str, str]) -> float:
+    """The user's line run by plain spark-submit with ``settings`` added."""
+    plain_line = line(rows, tmp / "set.json", where)
+    confs = [x for k, v in settings.items() for x in ("--conf", f"{k}={v}")]
+    started = time.monotonic()
+    subprocess.run(
+        [plain_line[0], *confs, *plain_line[1:]],
+        check=True,
+        capture_output=True,
+        env=spark_env(where.here),
+    )
+    return time.monotonic() - started
+
+
+def leave_out(rows: int, rounds: int) -> None:
+    """Plain spark-submit, then with all of numaspark's settings, then with all but one group
+    at a time, on the cluster at another address, in rounds of rotating order: which of
+    numaspark's settings its cost per application comes from."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from nscluster import SparkHosts
+
+    with tempfile.TemporaryDirectory() as tmp, SparkHosts(Path(tmp) / "hosts") as cluster:
+        where = Where(cluster.master, cluster.ui, cluster.here)
+        settings = numasparks_settings(rows, Path(tmp), where)
+        (Path(tmp) / "events").mkdir(exist_ok=True)
+        settings = {
+            k: (str(Path(tmp) / "events") if k == "spark.eventLog.dir" else v)
+            for k, v in settings.items()
+        }
+        print("numaspark's settings:", json.dumps(settings, indent=1), flush=True)
+        variants = {"plain": {}, "all of numaspark's": settings}
+        for group, prefixes in GROUPS.items():
+            left = {k: v for k, v in settings.items() if not k.startswith(prefixes)}
+            if left != settings:
+                variants[f"all but {group}"] = left
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        names = list(variants)
+        for round_ in range(rounds):
+            for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+                times[name].append(with_settings(rows, Path(tmp), where, variants[name]))
+                print(f"  round {round_}: {name} {times[name][-1]:.2f} s", flush=True)
+    plain = statistics.median(times["plain"])
+    print("\n| settings | median s | over plain s | runs |\n|---|---:|---:|---|")
+    for name, found in times.items():
+        median = statistics.median(found)
+        runs = ", ".join(f"{t:.1f}" for t in found)
+        print(f"| {name} | {median:.2f} | {median - plain:+.2f} | {runs} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=3)
@@ -188,7 +309,17 @@ def main() -> None:
     parser.add_argument("--long-rows", type=int, default=400_000_000)
     parser.add_argument("--only", choices=("short", "long"), default=None)
     parser.add_argument("--cluster", action="store_true", help="on namespace hosts (root)")
+    parser.add_argument(
+        "--leave-out",
+        type=int,
+        metavar="ROUNDS",
+        help="with --cluster: plain spark-submit with numaspark's settings, all and all but "
+        "one group at a time, in ROUNDS rounds",
+    )
     args = parser.parse_args()
+    if args.leave_out:
+        leave_out(args.short_rows, args.leave_out)
+        return
     startup = startup_s()
     if args.cluster:
         on_cluster(args.short_rows, args.pairs, startup)

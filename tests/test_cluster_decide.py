@@ -120,7 +120,8 @@ def test_the_binding_study_of_a_pyspark_application_on_the_cluster(tmp_path, clu
 def test_three_trials_of_the_tuner_on_the_cluster(tmp_path, cluster, app):
     """--budget 3 --no-early-stop: exactly three trials, each one measured application on the
     cluster (no local layout proposed: local mode would run here), each with why it was
-    chosen."""
+    chosen. The space is what the master says the cluster holds: one executor of two cores
+    would never be granted by two one-core workers, so it is not proposed (said in a line)."""
     out = tmp_path / "out"
     done = _numaspark(
         tmp_path,
@@ -145,9 +146,12 @@ def test_three_trials_of_the_tuner_on_the_cluster(tmp_path, cluster, app):
         "20000",
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "not proposed: 9 configuration(s) the cluster cannot hold now" in done.stderr
+    assert "cannot hold 1 executor(s) of 2 core(s)" in done.stderr, done.stderr[-3000:]
     trials = json.loads(done.stdout)["trials"]
     assert len(trials) == 3, trials
     assert all(t["params"]["mode"] == "standalone" and t["source"] for t in trials), trials
+    assert all(t["params"]["cores_per_executor"] == 1 for t in trials), trials
     records = _records(out)
     assert len(records) == 3 and len({r["spec"]["config"] for r in records}) == 3
     for record in records:

@@ -287,3 +287,51 @@ def test_cluster_deploy_mode_of_a_pyspark_application_on_yarn(yarn, tmp_path):
         assert [(e["source"], e["host"]) for e in reported] == [("plugin", host.address)]
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_three_trials_of_the_tuner_on_yarn_at_another_address(yarn, tmp_path):
+    """Issue 48, item 4: `tune APP --master yarn --budget 3`: three trials of one measured
+    application each, planned on what the ResourceManager says its node has (2 vcores and
+    the largest container it grants: no local layout, nothing wider than the node), each run
+    ok in containers over there, placed by the plugin, and chosen for a reason it says."""
+    host, conf = yarn
+    out = tmp_path / "out"
+    ran = _numaspark(
+        conf,
+        tmp_path,
+        "tune",
+        str(APPS / "squares.py"),
+        "--master",
+        "yarn",
+        "--budget",
+        "3",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--no-early-stop",
+        "--out",
+        str(out),
+        "--json",
+        "--",
+        str(tmp_path / "squares.json"),
+        "20000",
+    )
+    logs = "".join(p.read_text(errors="replace")[-3000:] for p in out.glob("runs/*/*.log"))
+    assert ran.returncode == 0, ran.stderr[-3000:] + logs
+    assert "cluster: planned on yarn: 1 running node(s)" in ran.stderr, ran.stderr[-2000:]
+    trials = json.loads(ran.stdout)["trials"]
+    assert len(trials) == 3, trials
+    for trial in trials:
+        params = trial["params"]
+        assert params["mode"] == "standalone" and trial["source"], trial
+        assert params["executors"] * params["cores_per_executor"] <= 2, trial
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and len({r["spec"]["config"] for r in records}) == 3
+    for record in records:
+        assert record["status"] == "ok", record["failure_reason"]
+        assert record["spec"]["cluster"] == "yarn"
+        reported = record["effective_placement"]
+        assert reported and {(e["source"], e["host"]) for e in reported} == {
+            ("plugin", host.address)
+        }, reported

@@ -25,6 +25,12 @@ class UsageError(NumasparkError):
     exit_code = 2
 
 
+class ClusterRefusal(UsageError):
+    """A cluster numaspark did not start cannot hold a plan now: its free cores or memory,
+    the largest container it grants. A search over configurations takes it as that one's
+    failure (a configuration asking as much is refused too), not as the end of the search."""
+
+
 class PlacementError(NumasparkError):
     """A layout the machine cannot hold (more cores than allowed, a missing node)."""
 

@@ -1350,6 +1350,7 @@ def tune(
         return
     measured = options.minimize if options.replay else "median s"
     term.print(views.trials_table(found, space, measured))
+    term.lines(views.trial_failures(found))
     term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
     if workload is not None:
         term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
@@ -1400,7 +1401,12 @@ def _live_search(
     """Real runs of ``workload`` on ``planned`` (``ref``: that cluster's; None: here): the
     space, the objective that runs a candidate, and an earlier tune's candidates (--resume)."""
     # lazy, as _tuned's: the tuner brings numpy and pandas, which other commands never load
-    from numaspark.decide.tune_runs import live_objective, live_space, resumed_trials
+    from numaspark.decide.tune_runs import (
+        cluster_refusals,
+        live_objective,
+        live_space,
+        resumed_trials,
+    )
 
     check_repeat(options.repeat, options.warmup)
     # autonuma is one more binding where kernel.numa_balancing switches: here only
@@ -1415,7 +1421,14 @@ def _live_search(
         conf_of(options.conf),
         autonuma=cannot is None,
         local=ref is None,
+        refuses=cluster_refusals(ref),
+        refused=(refused := []),
     )
+    if refused:  # bounded by what the cluster holds now, as each run is checked before it starts
+        term.note(
+            "not proposed:",
+            f"{len(refused)} configuration(s) the cluster cannot hold now, e.g. {refused[0]}",
+        )
     resumed = resumed_trials(configs, options.out, options.resume)
     objective = live_objective(
         configs,

@@ -17,6 +17,7 @@ unavailable and is not used; nothing is guessed in its place.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -37,6 +38,9 @@ class Observation:
     spilled_bytes: float | None = None  # memory + disk bytes spilled
     bandwidth_region: str | None = None  # constant, linear, exponential (saturated)
     bandwidth_unavailable: str | None = None  # why there is no bandwidth figure
+    failure: str | None = None  # why it failed, one line (value None)
+    # what the cluster could not give it: resources (refused), memory (killed), None (other)
+    refused: str | None = None
 
     def figures(self) -> str:
         """The readings, one phrase each (what was not measured is left out)."""
@@ -54,11 +58,43 @@ class Observation:
         return ", ".join(parts)
 
 
-def observe(results: list) -> Observation:
+# What a cluster says when it refuses a configuration or kills it for what it asks: a
+# configuration asking at least as much is refused too (`Refusal`). The phrases are the
+# runner's own (spark/first_executor.py, placement/cluster_has.py) and Spark's and YARN's
+# (YarnAllocator's "exceeding physical memory limits", an executor's OutOfMemoryError).
+_REFUSED = re.compile(
+    r"no executor started within|cannot hold|grants at most|above the max threshold|"
+    r"has not accepted any resources"
+)
+_KILLED = re.compile(
+    r"exceeding (?:physical |virtual )?memory limits|OutOfMemoryError|OOMKilled|"
+    r"Container killed|ExecutorLostFailure|executors? (?:were |was )?lost|"
+    r"Max number of executor failures"
+)
+
+
+def refusal(failure: str | None) -> str | None:
+    """What a failure says the cluster could not give: ``resources`` (it refused the
+    executors: not granted, more than it holds) or ``memory`` (it killed executors for their
+    memory, or lost them); None for any other failure (the application's own error)."""
+    if not failure:
+        return None
+    if _REFUSED.search(failure):
+        return "resources"
+    if _KILLED.search(failure):
+        return "memory"
+    return None
+
+
+def observe(results: list, failed: list | None = None) -> Observation:
     """A trial's observation from its measured runs (`RunResult`s, ok ones): the median wall
-    time and the median of each reading over the runs that have it."""
+    time and the median of each reading over the runs that have it. With none, the value is
+    None and ``failed`` (its failed runs) says why, in the first one's words."""
     if not results:
-        return Observation(None)
+        reasons = [r.failure_reason for r in failed or () if r.failure_reason]
+        if not reasons:
+            return Observation(None)
+        return Observation(None, failure=_one_line(reasons[0]), refused=refusal(reasons[0]))
 
     def median(values: list) -> float | None:
         present = [float(v) for v in values if v is not None]
@@ -82,6 +118,11 @@ def observe(results: list) -> Observation:
         bandwidth_region=max(set(regions), key=regions.count) if regions else None,
         bandwidth_unavailable=None if regions or not missing else str(missing[0]),
     )
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,9 @@ class Trial:
     params: Params
     value: float | None
     source: str  # "prior", "tpe", "tpe (nearest)" - how it was chosen
+    failure: str | None = None  # why it failed, one line (value None; None: not said)
+
+    __json__: ClassVar[Shape] = Shape(omit_none=("failure",))
 
 
 @dataclass
@@ -149,10 +152,12 @@ class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     stopped: str = ""
     prior: str = ""  # which columns had a prior, on which machine
+    # what the failures taught: a line per trial whose cluster refused or killed it
+    learned: list[str] = field(default_factory=list)
 
     # ``tune --json`` (docs/schemas.md): the best configuration after the trials
     __json__: ClassVar[Shape] = Shape(
-        computed=("best",), order=("trials", "best", "stopped", "prior")
+        computed=("best",), order=("trials", "best", "stopped", "prior", "learned")
     )
 
     @property
@@ -735,7 +740,7 @@ def tune(
     rng = random.Random(seed)
     prior = Prior(space, machine, columns)
     result = TuneResult(prior=prior.describe())
-    search = _Search(space, objective, result, on_trial)
+    search = _Search(space, objective, result, on_trial, prior.roles)
     deadline = _Deadline(time_budget_s, time.monotonic())
     for candidate in resumed:  # an earlier tune's, where it stopped
         if len(result.trials) < budget and candidate in search.unseen:
@@ -1037,8 +1042,10 @@ class _Search:
         objective: Objective,
         result: TuneResult,
         on_trial: Callable[[Trial], None] | None,
+        roles: dict[str, str] | None = None,
     ) -> None:
         self.space, self.objective, self.result, self.on_trial = space, objective, result, on_trial
+        self.roles = roles or {}  # column -> numaspark name (what a refusal's rule reads)
         self.measured: dict[tuple, float] = {}  # the median of each measured candidate
         self.values: dict[tuple, list[float]] = {}
         self.failed: set[tuple] = set()
@@ -1075,12 +1082,13 @@ class _Search:
     ) -> None:
         space = self.space
         found = self.objective(space.params(candidate))
+        failure = refused = None
         if isinstance(found, Observation):
             self.observed[candidate] = found
-            value = found.value
+            value, failure, refused = found.value, found.failure, found.refused
         else:
             value = found
-        trial = Trial(len(self.result.trials) + 1, space.params(candidate), value, source)
+        trial = Trial(len(self.result.trials) + 1, space.params(candidate), value, source, failure)
         self.result.trials.append(trial)
         self.unseen.discard(candidate)
         if origin is not None:
@@ -1089,12 +1097,33 @@ class _Search:
         if value is None or not math.isfinite(value) or value <= 0:
             self.failed.add(candidate)
             self.history.append((index, None))
+            self._refused(trial, candidate, refused)
         else:
             self.values.setdefault(candidate, []).append(value)
             self.measured[candidate] = float(np.median(self.values[candidate]))
             self.history.append((index, value))
         if self.on_trial:
             self.on_trial(trial)
+
+    def _refused(self, trial: Trial, candidate: tuple, kind: str | None) -> None:
+        """A configuration the cluster refused (``resources``) or killed for its memory
+        (``memory``): every configuration left that asks it at least as much is left out too
+        and told to TPE as failed, never proposed; said in ``result.learned``."""
+        if kind is None:
+            return
+        implied = [c for c in self.remaining() if asks_as_much(self, c, candidate, kind)]
+        if not implied:
+            return
+        for other in implied:
+            self.unseen.discard(other)
+            self.failed.add(other)
+            index = {n: self.space.values[n].index(v) for n, v in self.space.params(other).items()}
+            self.history.append((index, None))
+        what = "refused its executors" if kind == "resources" else "killed or lost its executors"
+        self.result.learned.append(
+            f"trial {trial.number}: the cluster {what}; left out {len(implied)} configuration(s) "
+            f"that ask as much ({_demand_text(self, kind)})"
+        )
 
     def scored_step(
         self, left: list[tuple], prior: Prior, noise: float, rng: random.Random
@@ -1161,6 +1190,39 @@ class _Search:
         sigma = model.sigma if math.isfinite(model.sigma) else 1.0
         chosen = min(proposals, key=lambda p: model.predict(p[0]) - sigma)  # optimistic pick
         self.evaluate(chosen[0], chosen[1] + " + model")
+
+
+# what a configuration asks of the cluster, by the columns' roles: more executors, wider
+# ones, more task threads. A refusal (``resources``) also holds for more memory each; a kill
+# for memory (``memory``) for less memory each and fewer tasks (more data per task)
+_ASKS_MORE = ("executors", "executors_per_node", "cores_per_executor", "threads_per_core", "slots")
+_MORE = {"resources": ("memory",), "memory": ()}
+_LESS = {"resources": (), "memory": ("partitions_per_slot", "partitions", "memory")}
+
+
+def asks_as_much(search: _Search, other: tuple, failed: tuple, kind: str) -> bool:
+    """Whether ``other`` asks the cluster at least what ``failed`` asked, refused or killed
+    for ``kind``: as many executors or more, each as wide or wider, in the same mode (and the
+    memory and tasks `_MORE` and `_LESS` say). Columns without such a role (binding, a table's
+    own) do not matter; a space without executors or cores implies nothing."""
+    roles = {r: search.space.names.index(c) for c, r in search.roles.items()}
+    if not any(r in roles for r in _ASKS_MORE):
+        return False
+    if "mode" in roles and other[roles["mode"]] != failed[roles["mode"]]:
+        return False
+    more = [roles[r] for r in (*_ASKS_MORE, *_MORE[kind]) if r in roles]
+    less = [roles[r] for r in _LESS[kind] if r in roles]
+    return all(other[i] >= failed[i] for i in more) and all(other[i] <= failed[i] for i in less)
+
+
+def _demand_text(search: _Search, kind: str) -> str:
+    """The columns `asks_as_much` read, in words."""
+    roles = {r: c for c, r in search.roles.items()}
+    more = [roles[r] for r in (*_ASKS_MORE, *_MORE[kind]) if r in roles]
+    less = [roles[r] for r in _LESS[kind] if r in roles]
+    return f"as many {', '.join(more)} or more" + (
+        f", as many {', '.join(less)} or fewer" if less else ""
+    )
 
 
 def _cannot_improve(

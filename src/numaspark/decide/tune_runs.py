@@ -12,14 +12,16 @@ from pathlib import Path
 from numaspark.decide.prior import Machine
 from numaspark.decide.steer import Observation, observe
 from numaspark.decide.tune import Objective, Params, Space
-from numaspark.errors import NumasparkError, UsageError
+from numaspark.errors import ClusterRefusal, NumasparkError, UsageError
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.experiment.result import DEFAULT_TIME, measured
-from numaspark.experiment.runner import TargetFactory
+from numaspark.experiment.runner import TargetFactory, placed_on
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore, recorded_topology
-from numaspark.experiment.sweep import run_sweep
+from numaspark.experiment.sweep import request_for, run_sweep
 from numaspark.placement import Binding, Layout, Mode
+from numaspark.placement.cluster_has import ClusterHas
+from numaspark.spark.managers import read_cluster
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 
@@ -101,6 +103,8 @@ def live_space(
     conf: dict | None = None,
     autonuma: bool = False,
     local: bool = True,
+    refuses: Callable[[Config], str | None] | None = None,
+    refused: list[str] | None = None,
 ) -> tuple[Space, dict[tuple, Config]]:
     """Layouts (local p; standalone e x c, e x c <= cores), bindings, partitions per slot; the
     candidates are the combinations the planner accepts on ``topology``. Where the machine
@@ -110,7 +114,8 @@ def live_space(
     leave their placement to the kernel. ``autonuma``: one binding more, ``autonuma``
     (unbound, kernel.numa_balancing on), and ``none`` then runs with it off; the caller has
     checked that it can be switched. ``local``: local mode's layouts too (not on a cluster,
-    where local mode would run here)."""
+    where local mode would run here). ``refuses``: why the cluster cannot hold a
+    configuration now (`cluster_refusals`); those are left out, each said in ``refused``."""
     chosen = get_workload(workload).with_params(params or {})
     if chosen.streaming:
         raise UsageError(f"{workload} is a streaming workload: the tuner minimizes batch wall time")
@@ -138,11 +143,51 @@ def live_space(
     runnable, _ = check_configs(list(configs.values()), topology)
     runnable_keys = {c.key for c in runnable}
     configs = {k: c for k, c in configs.items() if c.key in runnable_keys}
+    if refuses is not None:
+        configs = _held(configs, refuses, refused if refused is not None else [])
     values = {
         name: sorted({k[i] for k in configs}, key=lambda v: (str(type(v)), v))
         for i, name in enumerate(PARAMETERS)
     }
     return Space(values, list(configs)), configs
+
+
+def _held(
+    configs: dict[tuple, Config], refuses: Callable[[Config], str | None], refused: list[str]
+) -> dict[tuple, Config]:
+    """The configurations the cluster can hold now; the others said in ``refused``, and none
+    at all one line."""
+    why = {k: refuses(c) for k, c in configs.items()}
+    refused.extend(f"{configs[k].label}: {w}" for k, w in why.items() if w)
+    if configs and all(why.values()):
+        first = next(iter(why.values()))
+        raise UsageError(f"the cluster can hold no configuration of the search now: {first}")
+    return {k: c for k, c in configs.items() if not why[k]}
+
+
+def cluster_refusals(ref: ClusterRef | None) -> Callable[[Config], str | None] | None:
+    """Why the cluster ``ref`` names cannot hold a configuration now (None: it can), from
+    what its manager says it has, read once (`refusals_on`). None where no manager says it
+    (this machine; hosts numaspark starts its workers on)."""
+    if ref is None or ref.master is None:
+        return None
+    return refusals_on(read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology), ref)
+
+
+def refusals_on(has: ClusterHas, ref: ClusterRef) -> Callable[[Config], str | None]:
+    """Why the cluster ``has`` describes cannot hold a configuration sent there by ``ref``:
+    the runner's own check before each run (`placed_on`), so a configuration it would refuse
+    is never proposed."""
+    experiment = Experiment("tune", [], cluster=ref)
+
+    def refuses(config: Config) -> str | None:
+        try:
+            placed_on(has, request_for(config, experiment, Path(".")))
+        except ClusterRefusal as exc:
+            return str(exc)
+        return None
+
+    return refuses
 
 
 def _layouts(topology: Topology, local: bool) -> list[tuple[str, int, int]]:
@@ -221,7 +266,7 @@ def live_objective(
     asked: set[str] = set()
 
     def runs_of(config: Config) -> list:
-        return [r for r in measured(ResultStore(out).load()) if r.spec.config == config.key]
+        return [r for r in ResultStore(out).load() if r.spec.config == config.key]
 
     def objective(params: Params) -> Observation:
         config = configs[tuple(params[n] for n in PARAMETERS)]
@@ -231,11 +276,22 @@ def live_objective(
         experiment = Experiment(
             "tune", [config], repeat=repeat, warmup=warmup, time=time, cluster=cluster
         )
-        run_sweep(
-            experiment, topology, out, resume=not again, data_root=data, say=say, targets=targets
-        )
-        # its median wall time, and the readings that name the next axis (decide/steer.py)
-        return observe(runs_of(config)[before:])
+        try:
+            run_sweep(
+                experiment,
+                topology,
+                out,
+                resume=not again,
+                data_root=data,
+                say=say,
+                targets=targets,
+            )
+        except ClusterRefusal as exc:  # the cluster's room changed since the search began
+            return Observation(None, failure=str(exc), refused="resources")
+        runs = runs_of(config)[before:]
+        # its median wall time, and the readings that name the next axis (decide/steer.py);
+        # failed, why, in its runs' own words
+        return observe(measured(runs), failed=[r for r in runs if not r.ok])
 
     return objective
 

@@ -53,6 +53,7 @@ from numaspark.placement import (
     Placement,
     bound_from_inside,
 )
+from numaspark.placement.cluster_has import ClusterHas
 from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
@@ -225,9 +226,7 @@ class Runner:
                 f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a "
                 f"{has.fitting.host if has.fitting else 'host'} are left to the driver"
             )
-        placement = has.place(
-            lambda topology: plan_request(topology, request), request.layout.memory_per_executor
-        )
+        placement = placed_on(has, request)
         cores = max(e.cores for e in placement.executors)
         notes = [has.learned] if has.learned else []
         if has.learned:
@@ -503,6 +502,15 @@ def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
     cores = int(conf.get("spark.driver.cores") or 1)
     memory = conf.get("spark.driver.memory") or "1g"
     return cores, parse_size(memory if memory[-1].isalpha() else memory + "m", "driver") // MIB
+
+
+def placed_on(has: ClusterHas, request: RunRequest) -> Placement:
+    """``request`` planned on the cluster ``has`` describes (its memory policy as the plugin
+    realises it); ClusterRefusal when the cluster cannot hold it now."""
+    request = _policy_from_inside(request)
+    return has.place(
+        lambda topology: plan_request(topology, request), request.layout.memory_per_executor
+    )
 
 
 def _policy_from_inside(request: RunRequest) -> RunRequest:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from numaspark.errors import PlacementError, UsageError
+from numaspark.errors import ClusterRefusal, PlacementError, UsageError
 from numaspark.placement.model import Placement
 from numaspark.placement.planner import MAX_COMPRESSED_OOPS_HEAP, SPARK_MIN_HEAP, spark_overhead
 from numaspark.placement.render import inside_slice_cpus
@@ -218,7 +218,7 @@ class ClusterHas:
         try:
             placement = plan(self.topology())
         except (PlacementError, UsageError) as exc:
-            raise UsageError(
+            raise ClusterRefusal(
                 f"planned on the {fitting.host}s of {fitting.cluster} at "
                 f"{self.address} ({self.describe()}): {exc}"
             ) from None
@@ -249,7 +249,7 @@ class ClusterHas:
                 if fitting.reserved_mb
                 else ""
             )
-            raise UsageError(
+            raise ClusterRefusal(
                 f"{fitting.cluster} at {self.address} has {self.describe()}: "
                 f"{per_host} executor(s) on a {fitting.host} would get "
                 f"{heap // MIB} MB heap each{beside}, below Spark's minimum of "
@@ -291,7 +291,7 @@ class ClusterHas:
             )
             too_big = fitting.maximum_mb is not None and taken > fitting.maximum_mb
             if too_big or (fitting.maximum_cores is not None and cores > fitting.maximum_cores):
-                raise UsageError(
+                raise ClusterRefusal(
                     f"{fitting.cluster} at {self.address} grants at most "
                     f"{fitting.maximum_mb} MB and {fitting.maximum_cores} vcore(s) "
                     f"per container, not {what.split(' of ', 1)[1]}: give less "
@@ -315,7 +315,7 @@ class ClusterHas:
             if fitting.reserved_mb
             else ""
         )
-        raise UsageError(
+        raise ClusterRefusal(
             f"{fitting.cluster} at {self.address} cannot hold {what}{beside} (room "
             f"for {room}; its {fitting.listed.split(' ', 1)[0]} "
             f"{fitting.host}s: {have}): give fewer --executors, "

@@ -486,6 +486,14 @@ def trials_table(found, space, value_name: str) -> Table:
     return table
 
 
+def trial_failures(found) -> list[str]:
+    """A line per failed trial that says why, then what the failures taught the search."""
+    return [
+        *(escape(f"trial {t.number} failed: {t.failure}") for t in found.trials if t.failure),
+        *(escape(f"learned: {line}") for line in found.learned),
+    ]
+
+
 def fit_views(name: str, found: dict) -> list[RenderableType]:
     """``numaspark fit``: the measured points, both models, the knee, the predictions."""
     rows = Table(title=f"{name}: measured", title_justify="left")
