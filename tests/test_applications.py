@@ -676,6 +676,7 @@ def test_a_pyspark_file_runs_node_bound_with_its_arguments_intact(
     last 0.6 s each: a worker that lives less than the watch's half-second tick can be
     missed (a 1.3 s job on a loaded machine was, and this test failed)."""
     monkeypatch.setenv("SQUARES_TASK_S", "0.6")
+    monkeypatch.setenv("NUMASPARK_PROGRESS_S", "1")  # asked within its few seconds
     out, answer = tmp_path / "out", tmp_path / "answer.json"
     proc = run_cli(
         "run",

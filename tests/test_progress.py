@@ -16,7 +16,15 @@ from conftest import spark_expectation
 from rich.console import Console
 
 from numaspark.cli import terminal
-from numaspark.spark.progress import POLL_S, AppProgress, progress_line
+from numaspark.spark.app import PROGRESS_EVERY_S
+from numaspark.spark.progress import (
+    FIRST_S,
+    POLL_ENV,
+    POLL_S,
+    AppProgress,
+    poll_s,
+    progress_line,
+)
 
 
 def _spark_answers() -> tuple[list, list]:
@@ -66,17 +74,40 @@ def driver():
     server.server_close()
 
 
-def test_progress_is_asked_of_the_driver_at_most_every_two_seconds(driver):
+def test_progress_is_asked_of_the_driver_late_and_only_as_often_as_a_line_is_said(
+    driver, monkeypatch
+):
+    """Not before FIRST_S (a driver's first answer costs its application: a short one is
+    never asked), then at most every POLL_S: no more often than a progress line is said."""
+    monkeypatch.delenv(POLL_ENV, raising=False)
     url, asked = driver
-    progress = AppProgress(url)
-    assert progress.line(now=100.0) == "jobs 2 done, 1 failed; stage 2: 7/8 tasks"
+    assert POLL_S == PROGRESS_EVERY_S and FIRST_S > POLL_S
+    progress = AppProgress(url, now=100.0)
+    assert progress.line(now=100.0 + FIRST_S - 0.1) is None
+    assert not asked  # the UI was found just under FIRST_S ago: not asked yet
+    start = 100.0 + FIRST_S
+    assert progress.line(now=start) == "jobs 2 done, 1 failed; stage 2: 7/8 tasks"
     assert len(asked) == 3
-    assert progress.line(now=100.0 + POLL_S / 2) == "jobs 2 done, 1 failed; stage 2: 7/8 tasks"
+    assert progress.line(now=start + POLL_S / 2) == "jobs 2 done, 1 failed; stage 2: 7/8 tasks"
     assert len(asked) == 3  # not asked again so soon: the last line is kept
+    progress.line(now=start + POLL_S)
+    assert len(asked) == 5  # the application's id is asked once
+
+
+def test_the_interval_is_numasparks_unless_the_environment_sets_a_positive_one(monkeypatch):
+    monkeypatch.delenv(POLL_ENV, raising=False)
+    assert poll_s() == (FIRST_S, POLL_S)
+    for value, found in (
+        ("1.5", (1.5, 1.5)),
+        ("0", (FIRST_S, POLL_S)),
+        ("soon", (FIRST_S, POLL_S)),
+    ):
+        monkeypatch.setenv(POLL_ENV, value)
+        assert poll_s() == found
 
 
 def test_a_driver_that_does_not_answer_leaves_no_line_and_no_error():
-    assert AppProgress("http://127.0.0.1:1").line(now=100.0) is None
+    assert AppProgress("http://127.0.0.1:1", now=0.0).line(now=100.0) is None
 
 
 def test_long_work_in_a_log_is_a_line_a_minute_not_a_live_display(monkeypatch):

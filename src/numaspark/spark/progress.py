@@ -12,26 +12,49 @@ is not what Spark serves, leaves the line as it was (None before the first answe
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.request
 
-POLL_S = 2.0  # the driver is asked at most this often
+# The driver is asked first `FIRST_S` after its UI is found, then at most every `POLL_S`: no
+# more often than a line is said (spark/app.py's PROGRESS_EVERY_S). Its first answer costs
+# the driver about 1.5 s on the cores its application runs on (Spark's REST API starts on
+# the first request: Jersey, on a cold JVM): asked from the UI's start, it made a 16 s
+# application on a cluster at another address 1.6 s slower, asked every 2 s or every 10 s
+# alike (docs/benchmarks.md). An application shorter than FIRST_S is never asked (it needs no
+# progress); a longer one pays it once. $NUMASPARK_PROGRESS_S sets both (a test's short
+# application is asked within its life)
+FIRST_S = 30.0
+POLL_S = 10.0
+POLL_ENV = "NUMASPARK_PROGRESS_S"
 ANSWER_S = 1.0  # and waited for this long
 
 
-class AppProgress:
-    """The progress of the application whose Spark UI is at ``ui_url``."""
+def poll_s() -> tuple[float, float]:
+    """(`FIRST_S`, `POLL_S`), or $NUMASPARK_PROGRESS_S for both where it is a positive number
+    of seconds."""
+    try:
+        found = float(os.environ.get(POLL_ENV, ""))
+    except ValueError:
+        return FIRST_S, POLL_S
+    return (found, found) if found > 0 else (FIRST_S, POLL_S)
 
-    def __init__(self, ui_url: str) -> None:
+
+class AppProgress:
+    """The progress of the application whose Spark UI is at ``ui_url`` (found at ``now``)."""
+
+    def __init__(self, ui_url: str, now: float | None = None) -> None:
         self.api = ui_url.rstrip("/") + "/api/v1/applications"
         self.app_id: str | None = None
-        self.asked = 0.0
+        first, self.every = poll_s()
+        self.asked = (time.monotonic() if now is None else now) + first - self.every
         self.last: str | None = None
 
     def line(self, now: float | None = None) -> str | None:
-        """The progress in one line, asked of the driver at most every `POLL_S` seconds."""
+        """The progress in one line, asked of the driver `FIRST_S` after its UI was found and
+        then at most every `POLL_S` (`poll_s`)."""
         now = time.monotonic() if now is None else now
-        if now - self.asked < POLL_S:
+        if now - self.asked < self.every:
             return self.last
         self.asked = now
         try:
