@@ -204,3 +204,53 @@ def test_ctrl_c_mid_study_leaves_nothing_there_and_resume_finishes_it(tmp_path, 
         "2B",
         "2U",
     ]
+
+
+def test_ctrl_c_mid_tune_leaves_nothing_there_and_resume_reads_the_trial_back(tmp_path, cluster):
+    """Issue 48, item 7: SIGINT while the tune's second trial holds executors over there:
+    numaspark ends, its driver and the executors with it; `tune --resume` reads the first
+    trial back into the search (it counts against --budget, and is not run again) and runs
+    the second, so the budget of two holds two trials, one of them read back."""
+    out, release = tmp_path / "out", tmp_path / "release"
+    argv = [
+        *("tune", str(APPS / "holds.py"), "--master", cluster.master, "--master-ui", cluster.ui),
+        *("--budget", "2", "--repeat", "1", "--warmup", "0", "--no-early-stop"),
+        *("--out", str(out), "--json", "--", str(release)),
+    ]
+    env = {**os.environ, "COLUMNS": "400", "NUMASPARK_STATE_DIR": str(tmp_path / "state")}
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "numaspark", *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 300
+
+    def executors_there() -> bool:
+        assert cli.poll() is None and time.monotonic() < deadline, cluster.executors()
+        return any(cluster.executors().values())
+
+    while not executors_there():  # the first trial's application holds its executors
+        time.sleep(0.2)
+    release.touch()
+    while not (out / "results.jsonl").exists():
+        assert cli.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    release.unlink()  # before the second application's sum is done (a session takes ~10 s)
+    while not executors_there():
+        time.sleep(0.2)
+    cli.send_signal(signal.SIGINT)
+    _, said = cli.communicate(timeout=60)
+    assert cli.returncode == 130, said.decode()[-2000:]
+    assert gone_within(drivers_here, 10) is not None, drivers_here()
+    assert gone_within(lambda: [p for ps in cluster.executors().values() for p in ps], 20)
+    assert len([r for r in _records(out) if r["status"] == "ok"]) == 1
+    release.touch()
+    resumed = _numaspark(tmp_path, *argv[:-3], "--resume", *argv[-3:])
+    assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-3000:]
+    trials = json.loads(resumed.stdout)["trials"]
+    assert len(trials) == 2, trials
+    assert trials[0]["source"] == "stored: measured by an earlier tune, read back", trials
+    assert trials[1]["params"] != trials[0]["params"]
+    ok = [r for r in _records(out) if r["status"] == "ok"]
+    assert len(ok) == 2 and len({r["spec"]["config"] for r in ok}) == 2, ok
