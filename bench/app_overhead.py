@@ -86,8 +86,10 @@ def baseline(rows: int, tmp: Path, where: Where = Where()) -> float:
     return time.monotonic() - started
 
 
-def numaspark(rows: int, tmp: Path, collect: bool, where: Where = Where()) -> dict[str, float]:
-    out = tmp / f"out-{time.monotonic_ns()}"
+def numaspark(
+    rows: int, tmp: Path, collect: bool, where: Where = Where(), out: Path | None = None
+) -> dict[str, float]:
+    out = out or tmp / f"out-{time.monotonic_ns()}"
     ui = [] if where.ui is None else ["--master-ui", where.ui]
     argv = [
         sys.executable,
@@ -217,33 +219,11 @@ def numasparks_settings(rows: int, tmp: Path, where: Where) -> dict[str, str]:
     record's Spark properties less those of the same line run plainly with an event log."""
     probe = tmp / "probe-events"
     probe.mkdir()
-    logged = ["--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={probe}"]
-    plain_line = line(rows, tmp / "probe.json", where)
-    subprocess.run(
-        [plain_line[0], *logged, *plain_line[1:]],
-        check=True,
-        capture_output=True,
-        env=spark_env(where.here),
-    )
+    logged = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": str(probe)}
+    with_settings(rows, tmp, where, logged)
     plain = _properties(probe)
     out = tmp / "probe-ns"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "numaspark",
-            "run",
-            "--out",
-            str(out),
-            "--no-collect",
-            "--master-ui",
-            str(where.ui),
-            "--",
-            *line(rows, tmp / "probe-ns.json", where),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    numaspark(rows, tmp, False, where, out)
     (record,) = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     ours = record["app"]["spark_conf"]
     return {

@@ -77,6 +77,15 @@ def _on_both_hosts(record: dict) -> None:
     assert {e["host"] for e in effective} == {"spark-a", "spark-b"}, effective
 
 
+def _interrupted(cli: subprocess.Popen, cluster) -> None:
+    """SIGINT to numaspark: it exits 130, and no driver is left here nor executor there."""
+    cli.send_signal(signal.SIGINT)
+    _, said = cli.communicate(timeout=60)
+    assert cli.returncode == 130, said.decode()[-2000:]
+    assert gone_within(drivers_here, 10) is not None, drivers_here()
+    assert gone_within(lambda: [p for ps in cluster.executors().values() for p in ps], 20)
+
+
 def test_the_binding_study_of_a_pyspark_application_on_the_cluster(tmp_path, cluster, app):
     """Unbound against node-bound on the cluster's two workers (planned as two one-core
     nodes), every run ok over there and placed by the plugin on both hosts; what the plugin
@@ -190,11 +199,7 @@ def test_ctrl_c_mid_study_leaves_nothing_there_and_resume_finishes_it(tmp_path, 
     while not all(cluster.executors().values()):
         assert cli.poll() is None and time.monotonic() < deadline, cluster.executors()
         time.sleep(0.2)
-    cli.send_signal(signal.SIGINT)
-    _, said = cli.communicate(timeout=60)
-    assert cli.returncode == 130, said.decode()[-2000:]
-    assert gone_within(drivers_here, 10) is not None, drivers_here()
-    assert gone_within(lambda: [p for ps in cluster.executors().values() for p in ps], 20)
+    _interrupted(cli, cluster)
     # resumed with the application released: both configurations run now, one run each
     (tmp_path / "release").touch()
     resumed = _numaspark(tmp_path, *argv[3:5], *argv[5:-2], "--resume", *argv[-2:])
@@ -239,11 +244,7 @@ def test_ctrl_c_mid_tune_leaves_nothing_there_and_resume_reads_the_trial_back(tm
     release.unlink()  # before the second application's sum is done (a session takes ~10 s)
     while not executors_there():
         time.sleep(0.2)
-    cli.send_signal(signal.SIGINT)
-    _, said = cli.communicate(timeout=60)
-    assert cli.returncode == 130, said.decode()[-2000:]
-    assert gone_within(drivers_here, 10) is not None, drivers_here()
-    assert gone_within(lambda: [p for ps in cluster.executors().values() for p in ps], 20)
+    _interrupted(cli, cluster)
     assert len([r for r in _records(out) if r["status"] == "ok"]) == 1
     release.touch()
     resumed = _numaspark(tmp_path, *argv[:-3], "--resume", *argv[-3:])

@@ -11,13 +11,14 @@ refusal on a cluster at another address is tests/test_cluster_decide.py's (long 
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 import pytest
 from statuspage import recorded_status, serving
 
 from numaspark import records
 from numaspark.decide.steer import Observation, refusal
-from numaspark.decide.tune import tune
+from numaspark.decide.tune import Space, asks_as_much, tune
 from numaspark.decide.tune_runs import PARAMETERS, live_objective, live_space, refusals_on
 from numaspark.experiment.clusterref import ClusterRef
 from numaspark.placement.cluster_has import ClusterHas, HostHas
@@ -189,3 +190,20 @@ def test_an_applications_own_failure_leaves_out_nothing_else():
     _, found, _ = _search_on_a_busy_cluster("exited with 1: ZeroDivisionError", budget=10)
     assert not found.learned
     assert sum(1 for t in found.trials if t.value is None) >= 2
+
+
+def test_a_tables_own_columns_are_read_by_their_roles_and_text_only_by_equality():
+    """A replayed table's columns (workers, memory as text), read by their roles: a refusal
+    at 4 workers of "4g" implies more workers of "4g", never fewer; "8g" is not read as more
+    than "4g" (text has no order), so it is not implied; a kill for memory implies less
+    memory, which text cannot say either."""
+    space = Space({"workers": [2, 4, 8], "memory": ["4g", "8g"]}, [])
+    search = SimpleNamespace(space=space, roles={"workers": "executors", "memory": "memory"})
+    failed = (4, "4g")
+    implied = {
+        other: asks_as_much(search, other, failed, "resources")
+        for other in [(w, m) for w in (2, 4, 8) for m in ("4g", "8g")]
+    }
+    assert {k for k, v in implied.items() if v} == {(4, "4g"), (8, "4g")}
+    assert not asks_as_much(search, (8, "8g"), failed, "memory")
+    assert asks_as_much(search, (8, "4g"), failed, "memory")

@@ -1093,7 +1093,7 @@ class _Search:
         self.unseen.discard(candidate)
         if origin is not None:
             self.origin[candidate] = origin
-        index = {n: space.values[n].index(v) for n, v in zip(space.names, candidate, strict=True)}
+        index = self._index(candidate)
         if value is None or not math.isfinite(value) or value <= 0:
             self.failed.add(candidate)
             self.history.append((index, None))
@@ -1104,6 +1104,13 @@ class _Search:
             self.history.append((index, value))
         if self.on_trial:
             self.on_trial(trial)
+
+    def _index(self, candidate: tuple) -> dict[str, int]:
+        """Each value's position among its column's values (how TPE is told a candidate)."""
+        return {
+            n: self.space.values[n].index(v)
+            for n, v in zip(self.space.names, candidate, strict=True)
+        }
 
     def _refused(self, trial: Trial, candidate: tuple, kind: str | None) -> None:
         """A configuration the cluster refused (``resources``) or killed for its memory
@@ -1117,8 +1124,7 @@ class _Search:
         for other in implied:
             self.unseen.discard(other)
             self.failed.add(other)
-            index = {n: self.space.values[n].index(v) for n, v in self.space.params(other).items()}
-            self.history.append((index, None))
+            self.history.append((self._index(other), None))
         what = "refused its executors" if kind == "resources" else "killed or lost its executors"
         self.result.learned.append(
             f"trial {trial.number}: the cluster {what}; left out {len(implied)} configuration(s) "
@@ -1212,7 +1218,15 @@ def asks_as_much(search: _Search, other: tuple, failed: tuple, kind: str) -> boo
         return False
     more = [roles[r] for r in (*_ASKS_MORE, *_MORE[kind]) if r in roles]
     less = [roles[r] for r in _LESS[kind] if r in roles]
-    return all(other[i] >= failed[i] for i in more) and all(other[i] <= failed[i] for i in less)
+    return all(_at_least(other[i], failed[i]) for i in more) and all(
+        _at_least(failed[i], other[i]) for i in less
+    )
+
+
+def _at_least(a: object, b: object) -> bool:
+    """a >= b for numbers; other values (a table's "4g") only when equal."""
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+    return a >= b if numbers else a == b  # type: ignore[operator]
 
 
 def _demand_text(search: _Search, kind: str) -> str:
