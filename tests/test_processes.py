@@ -13,7 +13,13 @@ from prereq import require
 
 from numaspark.placement import Binding, Layout, plan
 from numaspark.readback.proc import differences, read_effective
-from numaspark.supervise.processes import ProcessTracker, stop_processes, wait_for
+from numaspark.supervise.processes import (
+    EXEC_WINDOW_S,
+    ProcessTracker,
+    runs,
+    stop_processes,
+    wait_for,
+)
 from numaspark.topology import load_machine
 
 # A parent that starts a child which ignores SIGTERM: only SIGKILL stops it.
@@ -194,3 +200,30 @@ def test_a_process_started_die_with_parent_ends_when_numaspark_is_killed(tmp_pat
         assert free.is_running()
     finally:
         stop_processes([p.pid for p in (bound, free) if p.is_running()], grace_s=1)
+
+
+def test_a_command_line_read_between_two_execs_is_asked_again(monkeypatch):
+    """A detached daemon is sh, then setsid, then env, then java: between two execs the
+    kernel shows an empty command line, and a 'cluster down' right after 'cluster up' read
+    the daemon as not Spark's and left it running. runs() asks again; a zombie's command line
+    stays empty, and is not waited for."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "Marker"])
+    try:
+        answers = iter([[], [], ["python", "-c", "...", "Marker"]])
+        real = psutil.Process.cmdline
+        monkeypatch.setattr(
+            psutil.Process,
+            "cmdline",
+            lambda self: next(answers) if self.pid == sleeper.pid else real(self),
+        )
+        assert runs(sleeper.pid, "Marker")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    while psutil.Process(zombie.pid).status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.01)
+    started = time.monotonic()
+    assert not runs(zombie.pid, "pass")
+    assert time.monotonic() - started < EXEC_WINDOW_S / 2
+    zombie.wait()

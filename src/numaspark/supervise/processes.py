@@ -210,11 +210,26 @@ def supervised(grace_s: float = DEFAULT_GRACE_S) -> Iterator[ProcessTracker]:
         yield tracker
 
 
+EXEC_WINDOW_S = 1.0  # how long an empty command line is taken for an exec under way
+
+
 def runs(pid: int, marker: str) -> bool:
     """Whether process ``pid`` is alive and its command line names ``marker`` (a Spark main
     class: a guard against a recycled pid, or a sign that a launcher has exec'd java)."""
     try:
-        return marker in " ".join(psutil.Process(pid).cmdline())
+        process = psutil.Process(pid)
+        line = process.cmdline()
+        # between two execs (a detached daemon's sh, setsid, env, then java) the kernel shows
+        # an empty command line for a moment: asked then, a just-started daemon read as not
+        # Spark's, and 'cluster down' left it running. Asked again, briefly; a zombie's
+        # stays empty
+        deadline = time.monotonic() + EXEC_WINDOW_S
+        while not line and time.monotonic() < deadline:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return False
+            time.sleep(0.02)
+            line = process.cmdline()
+        return marker in " ".join(line)
     except psutil.Error:
         return False
 
