@@ -678,6 +678,22 @@ def corpus(root: Path) -> list[Case]:
             says="--replay table",
         )
     )
+    # --xml names a cluster's hosts (--master); a study here or on --hosts refuses it
+    spec = _write(root / "xml-spec.toml", '[[workloads]]\nname = "wordcount"\n')
+    for command, extra, says in (
+        (["study", "binding", "wordcount"], [], "describes the hosts of a cluster"),
+        (["sweep", spec], [], "describes the hosts of a cluster"),
+        (["study", "layouts", "wordcount"], ["--hosts", "10.0.0.2"], "read with hwloc over SSH"),
+        (["run", "wordcount"], ["--master", "yarn", "--xml", str(root / "no.xml")], ""),
+    ):
+        given = ["--synthetic", "pack:2 numa:2 core:4 pu:2"] if "--xml" not in extra else []
+        add(
+            Case(
+                f"{' '.join(command[:2])}: a topology given {' '.join(extra[:2]) or 'here'}",
+                [*command, *extra, *given],
+                says=says,
+            )
+        )
     for args in (
         ["--xml", str(root / "none.xml")],
         ["--synthetic", "numa:0 core:x"],

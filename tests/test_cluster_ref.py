@@ -6,10 +6,12 @@ Multi-node studies are planned on shared/topologies, as this machine has one nod
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from conftest import run_cli, topology_file
+from statuspage import recorded_status, serving
 
 from numaspark.cli.options import ClusterOptions
 from numaspark.decide.tune_runs import live_space
@@ -21,6 +23,7 @@ from numaspark.experiment.request import RunRequest
 from numaspark.experiment.spec import build, cluster_table
 from numaspark.experiment.spec import on_cluster as spec_on_cluster
 from numaspark.experiment.sweep import request_for
+from numaspark.experiment.target import plan_topology
 from numaspark.placement import Layout, Mode
 from numaspark.topology import load_synthetic, load_xml
 
@@ -47,11 +50,41 @@ def test_the_options_become_one_cluster_ref_or_none():
         (dict(master="yarn", master_ui="http://x:8080"), "--master-ui is a standalone"),
         (dict(hosts="a", python="python3"), "on --hosts give each host's python"),
         (dict(master="yarn", executor_wait="0s"), "--executor-wait must be positive"),
+        (dict(synthetic="pack:2 numa:2 core:4 pu:2"), "--synthetic describes the hosts of a"),
+        (dict(hosts="a", synthetic="pack:1 core:2"), "--hosts are read with hwloc over SSH"),
     ],
 )
 def test_a_cluster_named_wrong_is_one_line(options, says):
     with pytest.raises(UsageError, match=says):
         ClusterOptions(**options).ref()
+
+
+def test_xml_is_the_hosts_topology_of_any_master_one_meaning():
+    """--xml/--synthetic name the topology of the machine the runs are on where numaspark
+    cannot read it: for every --master (standalone, YARN, Kubernetes) the cluster's hosts,
+    carried to every run it sends there. Planned here on a shared/ server's XML: this
+    machine has one node."""
+    xml = topology_file(FOUR_NODES)
+    for master in ("spark://10.0.0.2:7077", "yarn", "k8s://https://10.0.0.9:6443"):
+        ref = ClusterOptions(master=master, xml=xml).ref()
+        assert len(ref.node_topology.cpu_nodes) == 4, master
+        sent = ref.applied(RunRequest("wordcount"))
+        assert sent.node_topology is ref.node_topology
+    assert ClusterOptions(master="yarn").ref().node_topology is None
+    assert ClusterOptions(xml=xml).machine() is not None  # tune --replay: the table's machine
+
+
+def test_plan_topology_says_the_hosts_topology_it_was_given():
+    """A standalone master's workers are still the plan's nodes (its room), the given
+    topology is the hosts' NUMA nodes (known, so --bind node sizes ActiveProcessorCount):
+    the line that says where a study is planned says both."""
+    ref = ClusterOptions(master="spark://127.0.0.1:7077", xml=topology_file(FOUR_NODES))
+    with serving(recorded_status()) as ui:
+        ref = dataclasses.replace(ref, master_ui=ui).ref()
+        topology, said = plan_topology(ref)
+        bare = plan_topology(dataclasses.replace(ref, node_topology=None))[1]
+    assert said.startswith(bare)
+    assert said.endswith("its hosts' NUMA topology as given (4 node(s), 96 CPUs)"), said
 
 
 def test_a_request_sent_to_a_cluster_runs_there_in_standalone_mode():
@@ -141,6 +174,10 @@ def test_a_sweep_spec_names_its_cluster_in_a_table(tmp_path):
         cluster_table({"cluster": {"mastr": "yarn"}}, "spec.toml")
     files = ClusterOptions.from_table({"hosts_file": "hosts.toml"}, str(tmp_path / "s.toml"))
     assert files.hosts_file == tmp_path / "hosts.toml"  # beside the spec, as its apps are
+    # the hosts' topology, by a file beside the spec
+    table = cluster_table({"cluster": {"master": "yarn", "xml": "hosts.xml"}}, "s.toml")
+    given = ClusterOptions.from_table(table, str(tmp_path / "s.toml"))
+    assert given.xml == tmp_path / "hosts.xml"
 
 
 @pytest.mark.slow
@@ -161,6 +198,8 @@ def test_every_command_that_runs_spark_takes_the_same_cluster_options():
             "--python",
             "--hosts",
             "--hosts-file",
+            "--xml",
+            "--synthetic",
         ):
             assert option in said, (command, option)
 

@@ -173,7 +173,7 @@ def test_hosts_over_ssh_are_planned_each_on_its_own_topology():
         ("a", 24, Source.READ),
         ("b", 4, Source.READ),
     ]
-    plans = plan_hosts(inventory, lambda t: plan(t, Layout(executors_per_node=1)), read)
+    plans = plan_hosts(inventory, lambda h, t: plan(t, Layout(executors_per_node=1)), read)
     assert [len(p.placement.executors) for p in plans] == [2, 1]
 
 

@@ -170,9 +170,11 @@ def test_a_table_gets_the_machine_written_beside_it(tmp_path):
     assert shown.returncode == 0 and "no machine given" in shown.stdout
 
 
-def test_live_tuning_refuses_another_machine():
+def test_live_tuning_here_refuses_another_machine():
+    """Runs here are planned on this machine: --synthetic names a cluster's hosts (--master)
+    or a --replay table's machine, never this one's."""
     proc = run_cli("tune", "wordcount", "--synthetic", SERVER)
-    assert proc.returncode == 2 and "--replay table" in proc.stderr
+    assert proc.returncode == 2 and "--synthetic describes the hosts of a cluster" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

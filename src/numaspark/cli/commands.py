@@ -234,7 +234,7 @@ def plan_command(where: Where, options: PlanOptions) -> None:
     if inventory is not None:  # the driver stays here; executors go to the hosts
         found = plan_hosts(
             inventory,
-            lambda topo: where.place(topo, Mode.STANDALONE, **sized),
+            lambda host, topo: where.place(topo, Mode.STANDALONE, **sized),
         )
         driver = driver_address(inventory)
         return (
@@ -315,8 +315,6 @@ class RunOptions:
     profile: Annotated[
         bool, Opt(help="On-CPU flame graph (async-profiler) per task-running JVM.")
     ] = False
-    xml: XmlOpt = None
-    synthetic: SyntheticOpt = None
     time: TimeOpt = DEFAULT_TIME
     numa_balancing: Annotated[
         str | None,
@@ -335,18 +333,6 @@ class RunOptions:
                 f"--duration is for streaming workloads and your own application; "
                 f"{workload.name} is batch"
             )
-
-    def node_topology(self, master: str | None):
-        """--xml's or --synthetic's topology, the nodes' of ``master`` k8s:// (None when
-        neither is given); anywhere else they are refused: run starts real JVMs."""
-        if (self.xml is not None or self.synthetic is not None) and not (master or "").startswith(
-            "k8s://"
-        ):
-            raise UsageError(
-                "run starts real JVMs on this machine: --xml and --synthetic are for "
-                "'plan', and for --master k8s:// (its nodes' topology)"
-            )
-        return topology_of(self.xml, self.synthetic) if self.xml or self.synthetic else None
 
     def request(self, workload, where: Where, mode: Mode, cluster: ClusterRef | None) -> RunRequest:
         """The run of ``workload`` these options ask for, placed by ``where`` in ``mode``, on
@@ -432,7 +418,7 @@ def run(
     chosen = application.workload(workload)
     options.check(chosen)
     where, mode, master = line_target(where, options.mode, on.master, chosen)
-    cluster_ref = on.ref(master, options.node_topology(master))
+    cluster_ref = on.ref(master)
     request = options.request(chosen, where, mode, cluster_ref)
     here = topology_of()
     if cluster_ref is None:  # the JVMs start here: the devices asked for must be here
@@ -1302,8 +1288,6 @@ class TuneOptions:
     data: DataOpt = None
     conf: ConfOpt = None
     param: ParamOpt = None
-    xml: XmlOpt = None
-    synthetic: SyntheticOpt = None
     as_json: JsonOpt = False
     time: TimeOpt = DEFAULT_TIME
 
@@ -1342,9 +1326,9 @@ def tune(
     if options.replay is None and (workload is not None or application.app_args):
         workload_of = application.workload(workload)
         workload, ref = workload_of.name, cluster_of(on, workload_of)
-    elif options.replay is not None and on.ref() is not None:
+    elif options.replay is not None and on.names_cluster:
         raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
-    space, found = _tuned(options, workload, ref)
+    space, found = _tuned(options, workload, ref, on.machine() if ref is None else None)
     if options.as_json:
         term.json(records.dump(found))
         return
@@ -1356,16 +1340,19 @@ def tune(
         term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
 
 
-def _tuned(options: TuneOptions, workload: str | None, ref: ClusterRef | None) -> tuple:
+def _tuned(
+    options: TuneOptions, workload: str | None, ref: ClusterRef | None, given: Topology | None
+) -> tuple:
     """The search ``options`` ask for, over a --replay table or by real runs of ``workload``
-    (``ref``: on that cluster; None: here): its space and its result."""
+    (``ref``: on that cluster; None: here): its space and its result. ``given``: --xml's or
+    --synthetic's machine, where it is not the cluster's (``ref`` holds that)."""
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.tune import parse_columns, read_table, replay_objective
     from numaspark.decide.tune_runs import tune_machine
 
     replay, out = options.replay, options.out
     planned = None if replay is not None else planned_on(ref)
-    machine = tune_machine(workload, replay, options.xml, options.synthetic, topology_of, planned)
+    machine = tune_machine(workload, replay, given, topology_of, planned)
     budget_time = options.budget_time
     search = dict(
         seed=options.seed,

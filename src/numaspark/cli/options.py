@@ -22,7 +22,7 @@ from typing import Annotated
 import typer
 
 from numaspark.errors import UsageError
-from numaspark.experiment.clusterref import ClusterRef
+from numaspark.experiment.clusterref import GIVEN_ON_HOSTS, ClusterRef
 from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
 from numaspark.placement.devices import parse_resources, refuse_missing_here
@@ -426,6 +426,28 @@ CLUSTER = [
         ),
         ("hosts", HostsOpt, None),
         ("hosts_file", HostsFileOpt, None),
+        (
+            "xml",
+            Annotated[
+                Path | None,
+                Opt(
+                    "--xml",
+                    help="The topology of the machine the runs are on where numaspark cannot read it: with --master, the cluster's hosts (hwloc XML, saved on one by lstopo-no-graphics --of xml > f.xml; default: learned from an earlier run, else its manager's cores and memory); with tune --replay, the table's.",
+                ),
+            ],
+            None,
+        ),
+        (
+            "synthetic",
+            Annotated[
+                str | None,
+                Opt(
+                    "--synthetic",
+                    help='As --xml, a hwloc synthetic description, e.g. "pack:2 numa:2 core:12 pu:2".',
+                ),
+            ],
+            None,
+        ),
     )
 ]
 
@@ -442,16 +464,29 @@ class ClusterOptions:
     python: str | None = None
     hosts: str | None = None
     hosts_file: Path | None = None
+    xml: Path | None = None  # the cluster's hosts' topology (tune --replay: the table's)
+    synthetic: str | None = None
 
     @classmethod
     def from_table(cls, table: dict[str, str], source: str) -> ClusterOptions:
         """A sweep spec's ``[cluster]`` table (experiment/spec.py's ``cluster_table``)."""
         values = dict(table)
-        if "hosts_file" in values:
-            given = Path(values["hosts_file"]).expanduser()
-            base = Path(source).parent
-            values["hosts_file"] = given if given.is_absolute() else base / given
+        for key in ("hosts_file", "xml"):  # a file named relative to the spec
+            if key in values:
+                given = Path(values[key]).expanduser()
+                values[key] = given if given.is_absolute() else Path(source).parent / given
         return cls(**values)
+
+    @property
+    def names_cluster(self) -> bool:
+        """Whether they send runs to a cluster (--master, --hosts or --hosts-file)."""
+        return any(v is not None for v in (self.master, self.hosts, self.hosts_file))
+
+    def machine(self):
+        """--xml's or --synthetic's topology; None when neither is given."""
+        if self.xml is None and self.synthetic is None:
+            return None
+        return topology_of(self.xml, self.synthetic)
 
     def over(self, other: ClusterOptions) -> ClusterOptions:
         """These options where given, ``other``'s (a spec's [cluster] table) elsewhere."""
@@ -462,9 +497,10 @@ class ClusterOptions:
         }
         return dataclasses.replace(other, **mine)
 
-    def ref(self, master: str | None = None, node_topology=None) -> ClusterRef | None:
+    def ref(self, master: str | None = None) -> ClusterRef | None:
         """The cluster they name (``master``: a spark-submit line's, when the options name
-        none), checked; None for this machine."""
+        none), with its hosts' topology where --xml or --synthetic gives it, checked; None for
+        this machine."""
         master = master or self.master
         wait_s = parse_duration(self.executor_wait, "--executor-wait")  # checked anywhere
         if wait_s <= 0:
@@ -478,17 +514,27 @@ class ClusterOptions:
                         ("--driver-host", self.driver_host),
                         ("--python", self.python),
                         ("--master-ui", self.master_ui),
+                        ("--xml", self.xml),
+                        ("--synthetic", self.synthetic),
                     )
                     if v
                 ),
                 None,
             )
+            if given in ("--xml", "--synthetic"):
+                raise UsageError(
+                    f"{given} describes the hosts of a cluster (--master), or a tune --replay "
+                    "table's machine: runs here are planned on this machine's own topology "
+                    f"(to plan another server without running anything: numaspark plan {given})"
+                )
             if given is not None:
                 raise UsageError(
                     f"{given} is for a cluster on other hosts (--master, and --driver-host "
                     "for --hosts too): here the driver and executors share this machine"
                 )
             return None
+        if inventory is not None and (self.xml is not None or self.synthetic is not None):
+            raise UsageError(GIVEN_ON_HOSTS)  # before a file is read for nothing
         return ClusterRef(
             master=master,
             master_ui=self.master_ui,
@@ -496,7 +542,7 @@ class ClusterOptions:
             driver_host=self.driver_host,
             executor_wait_s=wait_s,
             python=self.python,
-            node_topology=node_topology,
+            node_topology=self.machine(),
         )
 
 

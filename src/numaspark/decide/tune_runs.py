@@ -47,26 +47,21 @@ def _powers(limit: int) -> list[int]:
 def tune_machine(
     workload: str | None,
     replay: Path | None,
-    xml: Path | None,
-    synthetic: str | None,
+    given: Topology | None,
     topology_of: Callable,
     planned: Topology | None = None,
 ) -> Machine | None:
     """The machine the tuner's rules reason about: for real runs the one they are planned on
-    (``planned``: a cluster's, else this machine); for a replayed table
-    --xml/--synthetic's, or the topology.json of the results directory the table was written
-    into (`numaspark results DIR --table DIR/t.csv`); None without any (the rules then take the
-    table's largest layout for the machine, and say so)."""
+    (``planned``: a cluster's, with its hosts' topology where --xml gave it; else this
+    machine); for a replayed table ``given`` (--xml/--synthetic's), or the topology.json of
+    the results directory the table was written into (`numaspark results DIR --table
+    DIR/t.csv`); None without any (the rules then take the table's largest layout for the
+    machine, and say so)."""
     if (workload is None) == (replay is None):
         raise UsageError("give a WORKLOAD to tune by real runs, or --replay FILE.csv (not both)")
     if workload is not None:
-        if xml is not None or synthetic is not None:
-            raise UsageError(
-                "real runs are tuned on this machine: --xml/--synthetic describe "
-                "the machine of a --replay table"
-            )
         return Machine.of(planned if planned is not None else topology_of())
-    if xml is None and synthetic is None:
+    if given is None:
         described, side = recorded_synthetic(replay)
         if described is not None:  # bench/record_table.py's table, with its machine beside it
             try:
@@ -79,7 +74,7 @@ def tune_machine(
 
         topology, path = recorded_topology(replay.parent, levels=1)
         return Machine.of(topology, str(path)) if topology else None
-    return Machine.of(topology_of(xml, synthetic))
+    return Machine.of(given)
 
 
 def recorded_synthetic(table: Path) -> tuple[str | None, Path]:

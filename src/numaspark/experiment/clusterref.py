@@ -27,6 +27,10 @@ from numaspark.placement import Mode
 from numaspark.topology import Topology
 
 DEFAULT_EXECUTOR_WAIT_S = 300.0
+GIVEN_ON_HOSTS = (
+    "--xml and --synthetic describe the hosts of a cluster numaspark did not start "
+    "(--master): --hosts are read with hwloc over SSH"
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class ClusterRef:
     driver_host: str | None = None  # where executors reach the driver (None: by the route)
     executor_wait_s: float = DEFAULT_EXECUTOR_WAIT_S  # an application with no executor by then
     python: str | None = None  # the executors' Python on their hosts (spark.pyspark.python)
-    node_topology: Topology | None = None  # k8s://: its nodes' topology (--xml, --synthetic)
+    node_topology: Topology | None = None  # --master: its hosts' topology (--xml, --synthetic)
 
     def __post_init__(self) -> None:
         if (self.master is None) == (self.hosts is None):
@@ -54,11 +58,8 @@ class ClusterRef:
                 "--python names the executors' Python on a cluster numaspark did not start "
                 "(--master); on --hosts give each host's python in the hosts file"
             )
-        if self.node_topology is not None and not (self.master or "").startswith("k8s://"):
-            raise UsageError(
-                "--xml and --synthetic describe a Kubernetes cluster's nodes (--master "
-                "k8s://); a standalone master and YARN list their own"
-            )
+        if self.node_topology is not None and self.master is None:
+            raise UsageError(GIVEN_ON_HOSTS)
 
     @property
     def name(self) -> str:

@@ -60,7 +60,7 @@ class RunRequest:
     master_ui: str | None = None  # a standalone master's web UI (default: port 8080 on its host)
     executor_wait_s: float = 300.0  # on --master: an application with no executor by then stops
     driver_host: str | None = None  # on --master: where executors reach the driver (None: route)
-    node_topology: Topology | None = None  # --master k8s://: its nodes' (--xml, --synthetic)
+    node_topology: Topology | None = None  # --master: its hosts' (--xml, --synthetic)
     data_root: Path | None = None
     seed: int = DEFAULT_SEED
     timeout_s: float = 1800.0

@@ -81,6 +81,8 @@ CLUSTER_KEYS = {
     "python",
     "hosts",
     "hosts_file",
+    "xml",
+    "synthetic",
 }
 LAYOUT_KEYS = {
     "mode",
@@ -195,8 +197,8 @@ def load_spec(path: Path, topology: Topology) -> Experiment:
 
 def cluster_table(data: dict, source: str) -> dict[str, str]:
     """A spec's ``[cluster]`` table: where its runs go, in the keys of the command line's
-    options (master, master_ui, driver_host, executor_wait, python, hosts, hosts_file), as
-    text; {} when it has none."""
+    options (master, master_ui, driver_host, executor_wait, python, hosts, hosts_file; xml or
+    synthetic: the hosts' topology), as text; {} when it has none."""
     table = data.get("cluster", {})
     if not isinstance(table, dict):
         raise _fail(source, 'cluster must be a table: [cluster] master = "spark://HOST:7077"')

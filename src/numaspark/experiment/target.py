@@ -176,7 +176,9 @@ class HostsTarget:
     executors at the inventory's driver address. Each host is planned from its own
     topology, read once over SSH."""
 
-    def __init__(self, tracker: ProcessTracker, root: Path, inventory) -> None:
+    def __init__(
+        self, tracker: ProcessTracker, root: Path, inventory, topologies: dict | None = None
+    ) -> None:
 
         self.tracker = tracker
         self.root = root
@@ -184,12 +186,18 @@ class HostsTarget:
         self.driver_address = driver_address(inventory)
         self.cluster: Cluster | None = None
         self._shape: tuple | None = None
-        self._topologies: dict = {}
+        # each host's topology by name, read once (given: shared with other targets)
+        self._topologies: dict = {} if topologies is None else topologies
         self.plans: list = []
 
     def plan(self, place: Callable) -> Placement:
         """Plan every host with ``place(topology)`` (its topology read once); the merged
         placement, and the per-host plans kept for ``prepare``."""
+
+        return self.plan_each(lambda host, topology: place(topology))
+
+    def plan_each(self, place: Callable) -> Placement:
+        """As `plan`, with ``place(host, topology)``: a plan that differs by host."""
 
         self.plans = plan_hosts(self.inventory, place, self._topologies)
         return merge(self.plans)
@@ -512,7 +520,7 @@ def start_kept_cluster(
                 place(load_machine()), directory, tracker, host=host, kept=True, on_progress=say
             )
         else:
-            plans = plan_hosts(inventory, place)
+            plans = plan_hosts(inventory, lambda host, topology: place(topology))
             cluster = Cluster.start(
                 [(p.host, p.placement) for p in plans],
                 merge(plans),
@@ -535,8 +543,14 @@ def plan_topology(
     learned: spark/managers.py), or the first host's own topology read over SSH."""
     if ref.master is not None:
         has = read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology, say=say)
-        topology = has.topology()
-        return topology, f"planned on {ref.master}: {has.describe()}"
+        topology, given = has.topology(), ref.node_topology
+        said = f"planned on {ref.master}: {has.describe()}"
+        if given is not None and has.fitting is not None:  # k8s: the nodes are the given
+            said += (
+                f"; its hosts' NUMA topology as given ({len(given.cpu_nodes)} node(s), "
+                f"{len(given.allowed_cpus)} CPUs)"
+            )
+        return topology, said
     first = ref.hosts.hosts[0]
     topology = read_topology(first)
     return topology, (

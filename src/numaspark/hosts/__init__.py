@@ -235,12 +235,13 @@ def plan_hosts(
     place: Callable[[Topology], Placement],
     topologies: dict[str, Topology] | None = None,
 ) -> list[HostPlan]:
-    """One plan per host from its own topology (hosts may differ: `cluster_has`)."""
+    """One plan per host from its own topology (hosts may differ: `cluster_has`):
+    ``place(host, topology)``."""
     has = cluster_has(inventory, topologies)
     plans = []
     for host in inventory.hosts:
         topology = has.host(host.name).topology
-        plans.append(HostPlan(host, topology, place(topology)))
+        plans.append(HostPlan(host, topology, place(host, topology)))
     return plans
 
 
