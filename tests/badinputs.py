@@ -694,6 +694,13 @@ def corpus(root: Path) -> list[Case]:
                 says=says,
             )
         )
+    add(
+        Case(
+            "study cosched on a cluster numaspark did not start",
+            ["study", "cosched", "wordcount", "terasort", "--master", "spark://127.0.0.1:1"],
+            says="cannot be kept to some of a host's nodes: run it here, or with --hosts",
+        )
+    )
     for args in (
         ["--xml", str(root / "none.xml")],
         ["--synthetic", "numa:0 core:x"],

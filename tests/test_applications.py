@@ -872,9 +872,7 @@ def test_cosched_of_two_applications_counts_their_completions_and_reports(tmp_pa
         load(),
         [good, bad],
         "tiny",
-        window_s=1.0,
-        warmup_s=0.3,
-        cooldown_s=0.3,
+        window=(0.3, 1.0, 0.3),
         out=tmp_path,
         targets=targets(local, RecordedTarget()),
     )

@@ -481,3 +481,89 @@ def test_sigterm_during_a_run_on_hosts_stops_every_remote_process(tmp_path, no_s
         assert cli.returncode in (130, 143), stderr[-2000:]
         assert "Traceback" not in stderr
         assert _nothing_left(hosts)
+
+
+def _allowed(pid: int) -> str | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    return next(
+        (line.split(":")[1].strip() for line in status.splitlines() if "Cpus_allowed_list" in line),
+        None,
+    )
+
+
+@pytest.mark.integration
+@pytest.mark.jvm  # Spark workers on the hosts: the lane that may start JVMs, one at a time
+@pytest.mark.long(script="bash scripts/test-hosts.sh")
+def test_cosched_on_two_hosts_gives_each_workload_its_share_of_every_host(tmp_path, no_spark_left):
+    """study cosched --hosts-file (issue 48, item 5): each host (this machine's two CPUs, in
+    its own network namespace) is split 1-1, each workload gets a cluster of its own with a
+    worker on its CPU of every host; while the bound round runs, the executors of one
+    workload are on CPU 0 of both hosts and the other's on CPU 1, and each completes
+    iterations in the window; the unbound round's executors may use both. Namespaces prove
+    addresses, routes and binding, not speed: the completions are counted, not compared."""
+    import subprocess
+    import time
+
+    with NamespaceHosts(2, tmp_path) as hosts:
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        out = tmp_path / "out"
+        cli = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "numaspark",
+                "study",
+                "cosched",
+                "wordcount",
+                "terasort",
+                "--hosts-file",
+                inventory,
+                "--window",
+                "60s",
+                "--warmup-time",
+                "45s",  # twelve JVMs on two CPUs: each application's first iteration is slow
+                "--cooldown",
+                "5s",
+                "--out",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seen: dict[str, set[str]] = {h.name: set() for h in hosts.inventory.hosts}
+        try:
+            deadline = time.monotonic() + 400
+            while not (out / "cosched.jsonl").exists() and cli.poll() is None:
+                assert time.monotonic() < deadline, "the bound round did not end in 400 s"
+                for host in hosts.inventory.hosts:
+                    for pid in hosts.pids(host):
+                        if "CoarseGrainedExecutorBackend" in _cmdline(pid):
+                            seen[host.name].add(_allowed(pid))
+                time.sleep(0.5)
+            stdout, stderr = cli.communicate(timeout=500)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+        assert cli.returncode == 0, stderr[-3000:]
+        # the bound round: executors of the two workloads on CPU 0 and CPU 1 of each host
+        assert all(cpus - {None} == {"0", "1"} for cpus in seen.values()), seen
+        rows = [json.loads(line) for line in (out / "cosched.jsonl").read_text().splitlines()]
+        assert [(r["split"], r["workload"]) for r in rows] == [
+            ("1-1 CPUs bound", "wordcount"),
+            ("1-1 CPUs bound", "terasort"),
+            ("1-1 CPUs unbound", "wordcount"),
+            ("1-1 CPUs unbound", "terasort"),
+        ]
+        assert [r["cpus"] for r in rows[:2]] == ["host1 0; host2 0", "host1 1; host2 1"]
+        for row in rows:
+            assert row["failure"] is None, row
+            assert row["completions"] >= 1 and row["failed_checks"] == 0, row
+            assert row["where"] == "hosts host1,host2"
+            assert row["context_switches_per_s"] is None  # this machine's /proc: not there
+        assert "co-scheduled on hosts host1,host2" in stderr + stdout
+        print(f"\nstudy cosched on two hosts: {[(r['split'], r['completions']) for r in rows]}")
+        assert _nothing_left(hosts)

@@ -799,7 +799,9 @@ for _kind, _doc in (
 
 
 @study_app.command("cosched")
+@with_cluster
 def study_cosched(
+    on: ClusterOptions,
     workloads: Annotated[
         list[str],
         typer.Argument(
@@ -820,7 +822,8 @@ def study_cosched(
 ) -> None:
     """Run workloads together, bound to shares and unbound.
 
-    Each workload runs in a loop; the study counts its completions in the window.
+    Each workload runs in a loop; the study counts its completions in the window. With
+    --hosts, each host is split alike and each workload gets a cluster of its own there.
 
     \b
     Example:
@@ -830,11 +833,43 @@ def study_cosched(
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
     cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
+    hosts = cosched_hosts(on.ref())
     rows = long_work.run_cosched(
-        term, topology_of(), workloads, size, window_s, warmup_s, cooldown_s, out, data, by.value
+        term,
+        topology_of() if hosts is None else hosts.first,
+        workloads,
+        size,
+        (warmup_s, window_s, cooldown_s),
+        out,
+        data,
+        by.value,
+        hosts,
     )
     term.print(views.cosched_table(rows, window_s, warmup_s))
     term.print(f"results: {(out / 'cosched.jsonl').resolve()}")
+    failed = [f"{r['split']}: {r['workload']} failed: {r['failure']}" for r in rows if r["failure"]]
+    term.warn(failed)
+    if failed:
+        raise typer.Exit(1)
+
+
+def cosched_hosts(ref: ClusterRef | None):
+    """Where study cosched runs: None (here), or ``ref``'s hosts (their topologies read now);
+    a cluster numaspark did not start cannot keep an executor to a share of a host."""
+    # lazy: cosched brings pandas, which a command that does not need it never loads
+    from numaspark.experiment.cosched import OnHosts
+
+    if ref is None:
+        return None
+    if ref.hosts is None:
+        raise UsageError(
+            f"study cosched gives each workload a share of every host, and on {ref.master} "
+            f"{ref.realiser.some_nodes}: run it here, or with --hosts (numaspark starts the "
+            "workers there, under numactl)"
+        )
+    hosts = OnHosts.read(ref.inventory)
+    term.note("cluster:", f"co-scheduled on {hosts.name}: each workload's own cluster")
+    return hosts
 
 
 @app.command()

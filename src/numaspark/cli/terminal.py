@@ -340,40 +340,39 @@ def run_cosched(
     topology,
     workloads: list[str],
     size: str,
-    window_s: float,
-    warmup_s: float,
-    cooldown_s: float,
+    window: tuple[float, float, float],
     out: Path,
     data: Path | None,
     by: str,
+    hosts=None,
 ) -> list[dict]:
-    """Co-scheduling rounds under a progress bar (each round lasts warm-up + window +
-    cool-down); the rows stored in ``out``/cosched.jsonl."""
+    """Co-scheduling rounds under a progress bar (each round lasts ``window``: warm-up, window,
+    cool-down), here or on ``hosts`` (experiment/cosched.py's `OnHosts`); the rows stored in
+    ``out``/cosched.jsonl."""
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.experiment.cosched import cosched
 
     with term.interruptible(out), term.progress() as bar:
         task = bar.add_task("starting", total=None)
+        lasts = f"{sum(window):.0f} s"
 
         def on_round(number: int, total: int, label: str) -> None:
-            bar.update(
-                task,
-                total=total,
-                completed=number,
-                description=f"{label}: {warmup_s + window_s + cooldown_s:.0f} s",
-            )
+            bar.update(task, total=total, completed=number, description=f"{label}: {lasts}")
+
+        def say(message: str) -> None:  # a cluster of a round starting on the hosts
+            bar.update(task, description=message)
 
         rows = cosched(
             topology,
             workloads,
             size,
-            window_s,
-            warmup_s,
-            cooldown_s,
+            window,
             out,
             data,
             by,
             on_round=on_round,
+            hosts=hosts,
+            say=say,
         )
         bar.update(task, completed=bar.tasks[0].total, description="done")
     return rows

@@ -69,6 +69,13 @@ class ClusterRef:
         return "hosts " + ",".join(h.name for h in self.hosts.hosts)
 
     @property
+    def inventory(self):
+        """Its hosts (None: a --master), with --driver-host as their driver address."""
+        if self.hosts is not None and self.driver_host:
+            return dataclasses.replace(self.hosts, driver_address=self.driver_host)
+        return self.hosts
+
+    @property
     def realiser(self) -> Realiser:
         return PLUGIN if self.master is not None else NUMACTL_ON_HOSTS
 
@@ -76,15 +83,12 @@ class ClusterRef:
         """``request`` sent to this cluster: standalone mode, its address and waits, and the
         executors' Python as the Spark key that names it (the request's own key wins)."""
         conf = {"spark.pyspark.python": self.python} if self.python else {}
-        hosts = self.hosts
-        if hosts is not None and self.driver_host:
-            hosts = dataclasses.replace(hosts, driver_address=self.driver_host)
         return dataclasses.replace(
             request,
             layout=dataclasses.replace(request.layout, mode=Mode.STANDALONE),
             master=self.master,
             master_ui=self.master_ui,
-            hosts=hosts,
+            hosts=self.inventory,
             driver_host=self.driver_host,
             executor_wait_s=self.executor_wait_s,
             node_topology=self.node_topology,
