@@ -49,9 +49,13 @@ def last_error_line(path: Path | None) -> str:
     traceback ends with it), else its first error line or its last line."""
     if path is not None and path.exists():
         lines = [line.strip() for line in path.read_text(errors="replace").splitlines()]
-        found = [line for line in lines if _EXCEPTION.match(line)]
+        found = [i for i, line in enumerate(lines) if _EXCEPTION.match(line)]
         if found:
-            return found[-1][:500]
+            last = lines[found[-1]]
+            after = lines[found[-1] + 1] if found[-1] + 1 < len(lines) else ""
+            if after.startswith(": "):  # py4j's "An error occurred while calling": the cause
+                last = f"{last} {after[2:]}"
+            return last[:500]
     return error_line(path)
 
 
