@@ -38,6 +38,7 @@ from numaspark.decide.prior import (
     CATEGORY_SD,
     MEMORY,
     ONE_NODE_SD,
+    OVERSUBSCRIBED,
     PARTITION_BYTES,
     POLICY,
     POLICY_WIDE,
@@ -197,16 +198,19 @@ def test_the_start_is_relative_to_the_machine():
     ]
     space = Space(values, candidates)
     server = Prior(space, Machine.of(load_synthetic(SERVER)))
-    e, c, b = min(candidates, key=server.penalty.__getitem__)
-    assert e * c == 96 and e >= 4 and c <= 24 and b == "core"  # every core, not every thread
+    e, c, b = min(candidates, key=server.rank)
+    # every core; its SMT sibling too (priced neither way on two-way SMT, the tie goes to
+    # what told nothing would take: every hardware thread)
+    assert e * c == 192 and e >= 4 and c <= 24 and b == "core"
     small = Prior(space, ONE_NODE)
     e, c, b = min((x for x in candidates if x[0] * x[1] <= 2), key=small.penalty.__getitem__)
     assert b == "none"  # nothing remote to avoid on one node
 
 
-def test_the_smt_start_is_one_thread_per_core_only_on_two_way_smt():
-    """Rule 1's "SMT left unused first" is a two-way SMT (x86) finding; wider SMT starts in
-    the middle of its axis (these are synthetic machines: this one has no SMT)."""
+def test_the_smt_features_zero_is_one_thread_per_core_only_on_two_way_smt():
+    """Rule 1's threads per core that cost nothing: one without SMT and on two-way SMT (where
+    a second thread is priced neither way: it helped some workloads and hurt others); wider
+    SMT starts in the middle of its axis (synthetic machines: this one has no SMT)."""
     widths = {1: 1.0, 2: 1.0, 4: 2.0, 8: 4.0}
     for width, start in widths.items():
         assert start_threads_per_core(Machine(2, 24, 24 * width)) == start, width
@@ -431,8 +435,8 @@ FOUR = Machine(4, 96, 192)  # 24 cores and 48 threads per node
         pytest.param(  # one standalone executor on one node: a cluster for nothing
             {"mode": "standalone", "executors": 1, "cores_per_executor": 2, "binding": "magic"},
             Machine(1, 8, 8),
-            {
-                "threads per core over": _rule("threads per core over", 0.0),
+            {  # no SMT: threads over cores would time-slice them
+                "threads per core over": (0.0, OVERSUBSCRIBED, WEIGHTS["threads per core over"][1]),
                 "cores idle": _rule("cores idle", 2.0),
                 "executors per node under": _rule("executors per node under", 0.0),
                 "cores per executor over": _rule("cores per executor over", 0.0),
@@ -539,12 +543,17 @@ def test_coarse_moves_double_halve_and_reshape():
     assert {(4, 4), (4, 8), (2, 6), (8, 6), (8, 4), (2, 8)} <= fine
 
 
-def test_moves_follow_what_improved():
-    """The rules start at every core, one thread per core; on a compute-bound model that SMT
-    helps, the second run says so and the tuner keeps every hardware thread from then on."""
+@pytest.mark.parametrize(("profile", "best_threads"), [(PROFILES[0], 192), (PROFILES[1], 96)])
+def test_the_first_two_runs_try_smt_both_ways(profile, best_threads):
+    """On two-way SMT the rules favour neither one thread per core nor two (SMT helped some
+    workloads, hurt others): the start takes every hardware thread, as told nothing would,
+    and the second run the same layout at one thread per core, whichever the workload; the
+    runs then keep what paid (compute-bound: every thread; memory-bound, which SMT hurts: one
+    per core). Before issue 48's fix the start left the siblings unused, a run behind told
+    nothing on work that SMT helps. A synthetic 4-node server: this machine has one node."""
     machine = Machine.of(load_synthetic(SERVER))
     frame = model_table(
-        PROFILES[0], machine, "smt", columns=("executors", "cores_per_executor"), noise=0.0
+        profile, machine, "smt", columns=("executors", "cores_per_executor"), noise=0.0
     )
     lookup = {(int(r.executors), int(r.cores_per_executor)): r.time_s for r in frame.itertuples()}
     space = Space(
@@ -558,8 +567,8 @@ def test_moves_follow_what_improved():
         space, replay_objective(lookup, space), budget=6, machine=machine, early_stop=False
     )
     threads = [t.params["executors"] * t.params["cores_per_executor"] for t in found.trials]
-    assert threads[0] == 96 and 192 in threads[1:3]
-    assert found.best.params["executors"] * found.best.params["cores_per_executor"] == 192
+    assert threads[:2] == [192, 96], found.trials[:2]
+    assert found.best.params["executors"] * found.best.params["cores_per_executor"] == best_threads
 
 
 def test_bound_executors_use_only_their_nodes_cores():
@@ -567,15 +576,44 @@ def test_bound_executors_use_only_their_nodes_cores():
     the cores idle, two threads on each busy core. Unbound, the same threads use every core;
     bound executors of 60 threads each span two nodes, so all four are busy."""
     four = Machine(4, 96, 192)
-    bound = penalties({"executors": 2, "cores_per_executor": 48, "binding": "node"}, four)
-    unbound = penalties({"executors": 2, "cores_per_executor": 48, "binding": "none"}, four)
-    assert bound["cores idle"] > 0 and bound["threads per core over"] > 0
+
+    def values(params: dict) -> dict[str, float]:  # each rule's feature, not its cost
+        return {n: v for n, (v, _, _) in features(params, four).items()}
+
+    bound = values({"executors": 2, "cores_per_executor": 48, "binding": "node"})
+    unbound = values({"executors": 2, "cores_per_executor": 48, "binding": "none"})
+    assert bound["cores idle"] > 0 and bound["threads per core over"] == 1  # 2 per core
     assert unbound["cores idle"] == 0 and unbound["threads per core over"] == 0
-    spread = penalties({"executors": 8, "cores_per_executor": 12, "binding": "node"}, four)
+    spread = values({"executors": 8, "cores_per_executor": 12, "binding": "node"})
     assert spread["cores idle"] == 0 and spread["threads per core over"] == 0
-    wide = penalties({"executors": 2, "cores_per_executor": 60, "binding": "node"}, four)
+    wide = values({"executors": 2, "cores_per_executor": 60, "binding": "node"})
     assert wide["cores idle"] == 0
-    assert wide["threads per core over"] == pytest.approx(0.05 * math.log2(120 / 96))
+    assert wide["threads per core over"] == pytest.approx(math.log2(120 / 96))
+
+
+def test_a_second_thread_per_core_is_priced_only_without_smt():
+    """Two-way SMT: a doubling of threads per core costs nothing before any run (it helped
+    some workloads and hurt others), its sd left for the runs; without SMT, threads over
+    cores time-slice a core and cost OVERSUBSCRIBED per doubling, as before."""
+    smt = features({"executors": 2, "cores_per_executor": 96, "binding": "none"}, FOUR)
+    assert smt["threads per core over"] == (1.0, 0.0, WEIGHTS["threads per core over"][1])
+    alone = penalties({"executors": 2, "cores_per_executor": 8}, Machine(1, 8, 8))
+    assert alone["threads per core over"] == pytest.approx(OVERSUBSCRIBED)
+
+
+def test_where_the_told_rules_tie_the_untold_order_decides():
+    """Told a machine, candidates the rules cost alike are ordered as told nothing would
+    order them (`Prior.untold`): on a 2-node SMT-2 server of shared/topologies (this machine
+    has one node) 3 workers of 4 threads and 6 of 4 cost the same told, and told nothing
+    prefers every hardware thread busy; told nothing, `untold` is no order at all."""
+    machine = Machine.of(load_xml(topology_file("24em64t-2n6c2t-pci.xml")))
+    values = {"workers": [3, 6], "cores_per_worker": [4]}
+    space = Space(values, [(3, 4), (6, 4)])
+    told = Prior(space, machine)
+    assert told.penalty[(3, 4)] == pytest.approx(told.penalty[(6, 4)])
+    assert told.untold[(6, 4)] < told.untold[(3, 4)]
+    assert min(space.candidates, key=told.rank) == (6, 4)
+    assert set(Prior(space).untold.values()) == {0.0}
 
 
 def test_local_moves_skip_what_the_rules_are_sure_is_worse():

@@ -6,10 +6,12 @@ one prior serves a 2-core laptop and a 4-socket, 192-thread server. The numbers 
 rule are the studies' (docs/experiments.md, "How the tuner chooses"); the weights say how
 sure the studies are, in log-time per doubling away from the rule:
 
-1. ``threads``: use every physical core. Threads per core (SMT) start where the machine's
-   SMT width says: on two-way SMT (x86) one thread per core, the SMT siblings left unused,
-   because there the second thread gave -10%..+25% and memory bandwidth saturates before all
-   hardware threads are busy; on wider SMT (POWER's 4 and 8, Xeon Phi's 4) in the middle of
+1. ``threads``: use every physical core. Threads per core (SMT) by the machine's SMT width:
+   on two-way SMT (x86) no way is favoured, because there the second thread gave
+   -10%..+25%: it helped compute-bound work and hurt work whose memory bandwidth saturates
+   first, and which a workload is the rules do not know; the start then is what the tuner
+   would take told nothing (every hardware thread as a core, `tune.Prior.untold`), and the
+   first runs say which way. On wider SMT (POWER's 4 and 8, Xeon Phi's 4) in the middle of
    the axis (2 of 4, 4 of 8), because such cores are built to be filled by several threads
    (one thread leaves most of the core's issue slots idle) and how many pay differs per
    workload. Executors own whole cores where the machine has SMT: one that shares a core
@@ -283,9 +285,11 @@ MEMORY = "memory per task short"
 # a workload that SMT helps, or that wants small executors, turns the rule round after a run
 # or two. Where a rule is split in two (over / under its target), each side learns alone.
 WEIGHTS: dict[str, tuple[float, float]] = {
-    # per doubling of threads per core above the start width (one thread per core on SMT-2):
-    # SMT gave -25%..+10% (sd), a little dearer on average because bandwidth saturates first
-    "threads per core over": (0.05, 0.15),
+    # per doubling of threads per core above one (SMT-2): the second thread gave -25%..+10%
+    # in time, faster for compute-bound work, slower where memory bandwidth saturates first.
+    # No way favoured (the sd lets a run or two say which): a mean of +0.05 left the siblings
+    # unused at the start, a run behind told-nothing wherever they paid (issue 48)
+    "threads per core over": (0.0, 0.15),
     # wide SMT (4 or 8 threads per core) starts in the middle of its axis: either way a
     # doubling may pay or cost, by workload (the runs decide)
     "threads per core over (wide SMT)": (0.1, 0.2),
@@ -309,6 +313,9 @@ WEIGHTS: dict[str, tuple[float, float]] = {
     # way favoured until the runs or their readings show pressure (MEMORY_PRESSURE)
     MEMORY: (0.0, 0.25),
 }
+# without SMT, the same feature counts task threads over cores: no sibling to run them, so they
+# time-slice a core (a little dearer per doubling; its sd is WEIGHTS')
+OVERSUBSCRIBED = 0.05
 # the memory rule's mean once a run shows pressure: a halving of memory per task costs ~10%
 # (a spilling sort or an iterative job whose cache no longer fits loses far more, 2x and over
 # on the public autoscaling tables' sorts; the sd lets the runs say how much)
@@ -344,8 +351,9 @@ def moderate_cores(machine: Machine) -> float:
 
 
 def start_threads_per_core(machine: Machine) -> float:
-    """Rule 1's threads per core to start from: one on two-way SMT and without SMT; the
-    middle of the axis (log scale, the upper of two) on wider SMT: 2 of 4, 4 of 8."""
+    """Rule 1's threads per core that cost nothing, the SMT features' zero: one on two-way
+    SMT (where a second thread is priced neither way) and without SMT; the middle of the axis
+    (log scale, the upper of two) on wider SMT: 2 of 4, 4 of 8."""
     if machine.smt <= 2:
         return 1.0
     return float(2 ** math.ceil(math.log2(machine.smt) / 2))
@@ -460,8 +468,9 @@ def _put(
 
 
 def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
-    """1. Every physical core (of those the layout can use), at the threads per core the
-    machine's SMT width starts from."""
+    """1. Every physical core (of those the layout can use); threads per core against the
+    SMT width's zero (`start_threads_per_core`): either way on wide SMT, neither way on
+    two-way SMT, time-sliced without SMT."""
     if found.busy_cores is None or found.threads_per_core is None:
         return
     _put(out, "cores idle", _side(found.busy_cores, machine.cores)[1])
@@ -470,7 +479,7 @@ def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
         _put(out, "threads per core over (wide SMT)", over)
         _put(out, "threads per core under (wide SMT)", under)
     else:
-        _put(out, "threads per core over", over)
+        _put(out, "threads per core over", over, OVERSUBSCRIBED if machine.smt == 1 else None)
 
 
 def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:

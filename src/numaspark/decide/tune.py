@@ -6,7 +6,8 @@ parallelism, or any column of a recorded table); not every combination can run. 
 
 1. **An informed start.** The studies' rules (decide/prior.py), in the machine's terms
    (threads per core, executors per node, cores per executor against the node), cost every
-   candidate in log-time; the cheapest is run first. Columns the rules do not know are said.
+   candidate in log-time; the cheapest is run first (told a machine, candidates it costs
+   alike go in the order told nothing would take). Columns the rules do not know are said.
 2. **Local moves.** From the best so far, and from every run within the noise of it: twice
    or half the executors or the cores per executor, or the same threads shaped otherwise;
    other columns one value either way (on a sparse table, the nearest configuration with
@@ -216,6 +217,15 @@ class Prior:
         self.penalty = {
             c: float(self.matrix[c] @ self.weight_mean) + self._middle(c) for c in space.candidates
         }
+        # told a machine, each candidate's penalty told none (every hardware thread a core of
+        # one node): where the told rules cost two candidates alike (two-way SMT's second
+        # thread is priced neither way), the search takes the one told nothing would, so that
+        # telling the machine never costs a run where the rules cannot choose (issue 48)
+        self.untold = (
+            Prior(space, None, columns).penalty
+            if machine is not None
+            else dict.fromkeys(space.candidates, 0.0)
+        )
 
     def _guessed(self) -> dict[str, str]:
         """The columns read as a role from their names (column -> numaspark name).
@@ -276,6 +286,11 @@ class Prior:
                 if centre is not None:
                     found[f"{column} per doubling"] = (math.log2(value) - centre, 0.0, TREND_SD)  # type: ignore[arg-type]
         return found
+
+    def rank(self, candidate: tuple) -> tuple[float, float]:
+        """The order the rules put candidates in: by penalty, ties by the penalty told no
+        machine (rounded: sums of the same terms in another order tie)."""
+        return round(self.penalty[candidate], 9), round(self.untold[candidate], 9)
 
     def rules(self, candidate: tuple) -> dict[str, float]:
         return penalties(self._named(candidate), self.machine)
@@ -486,10 +501,14 @@ class RuleModel:
         key: Callable[[T], tuple] = tuple,
     ) -> tuple[T, str]:
         """The option of ``pool`` (its configuration: ``key(option)``) with the largest
-        expected gain over ``best``, the seed's draw breaking ties, and why: the rule that
-        most favours it over ``incumbent``, the rules the runs contradicted, and why memory
-        counts (after ``runs`` runs)."""
-        chosen = max(pool, key=lambda o: (self.expected_gain(key(o), best), rng.random()))
+        expected gain over ``best`` (ties: `Prior.untold`'s favourite, then the seed's draw),
+        and why: the rule that most favours it over ``incumbent``, the rules the runs
+        contradicted, and why memory counts (after ``runs`` runs)."""
+        untold = self.prior.untold  # ties: what the search would take told no machine
+        chosen = max(
+            pool,
+            key=lambda o: (self.expected_gain(key(o), best), -untold[key(o)], rng.random()),
+        )
         why = f"expected gain under the rules updated by {runs} run(s): "
         why += self.why(key(chosen), incumbent)
         if self.dropped:
@@ -745,8 +764,9 @@ def tune(
     for candidate in resumed:  # an earlier tune's, where it stopped
         if len(result.trials) < budget and candidate in search.unseen:
             search.evaluate(candidate, "stored: measured by an earlier tune, read back")
-    # 1. the informed start: the candidate the rules penalise least (ties: by the seed)
-    start = min(space.candidates, key=lambda c: (round(prior.penalty[c], 9), rng.random()))
+    # 1. the informed start: the candidate the rules penalise least (ties: as told nothing
+    # would order them, then by the seed)
+    start = min(space.candidates, key=lambda c: (*prior.rank(c), rng.random()))
     if not result.trials:
         search.evaluate(start, "prior: " + _rules_line(prior, start))
     _local_moves(search, prior, budget, noise, rng, deadline)
@@ -798,7 +818,7 @@ def _local_moves(
             left = search.remaining()
             if not left:
                 break
-            search.evaluate(min(left, key=lambda c: prior.penalty[c]), "prior (start failed)")
+            search.evaluate(min(left, key=prior.rank), "prior (start failed)")
             continue
         model = RuleModel(prior, noise, search.pressure())
         model.fit(search.measured)
@@ -985,6 +1005,8 @@ def _rules_line(prior: Prior, candidate: tuple) -> str:
             f"; {start_threads_per_core(prior.machine):g} of {prior.machine.smt} threads "
             "per core: the middle of a wide SMT axis"
         )
+    elif prior.machine.smt == 2 and prior.machine_given:
+        line += "; two-way SMT: a second thread per core priced neither way before a run"
     return f"{where}, {line}" if where else line
 
 
