@@ -26,6 +26,7 @@ from numaspark.experiment.result import RunResult
 from numaspark.experiment.runner import Runner, RunRequest, run_workload
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.target import ExternalTarget
+from numaspark.experiment.venue import ClusterAt
 from numaspark.hosts import Host, Inventory, driver_address
 from numaspark.hosts.route import NoRouteError, is_loopback, route_source
 from numaspark.metrics.eventlog import parse_event_log
@@ -278,7 +279,7 @@ def test_python_and_driver_host_options_reach_the_request(monkeypatch):
         monkeypatch,
     )
     assert request.spark_conf == {"spark.pyspark.python": "/opt/py/bin/python3"}
-    assert request.driver_host == "10.0.0.2"
+    assert request.venue.driver_host == "10.0.0.2"
 
 
 @pytest.mark.parametrize("option", [("--driver-host", "10.0.0.2"), ("--python", "python3")])
@@ -352,14 +353,16 @@ def test_kubernetes_with_nothing_known_is_refused_in_one_line(tmp_path, monkeypa
     # a first run at --bind none with its layout is planned from the layout alone
     request = RunRequest(
         workload="wordcount",
-        master=K8S,
+        venue=ClusterAt(master=K8S),
         out=tmp_path / "o",
         layout=Layout(executors=2, cores_per_executor=3),
     )
     lines: list[str] = []
     with Runner(load(), tmp_path / "o", progress=lines.append) as runner:
-        _, placement = runner._place(request)
+        _, placement = runner.place(request)
         with pytest.raises(UsageError, match="does not know the topology"):
-            runner._place(RunRequest(workload="wordcount", master=K8S, out=tmp_path / "o"))
+            runner.place(
+                RunRequest(workload="wordcount", venue=ClusterAt(master=K8S), out=tmp_path / "o")
+            )
     assert [e.cores for e in placement.executors] == [3, 3]
     assert lines[0].startswith("planned from your layout alone (2 executor(s) of 3 cores)")

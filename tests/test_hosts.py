@@ -20,8 +20,8 @@ from testhosts import NamespaceHosts
 
 from numaspark import records
 from numaspark.errors import UsageError
-from numaspark.experiment.clusterref import ClusterRef
-from numaspark.experiment.target import hosts_balancing
+from numaspark.experiment.placing import balancing_as_found
+from numaspark.experiment.venue import SshHosts
 from numaspark.hosts import Host, HostError, Ssh, host_topology, load_inventory, parse_hosts
 from numaspark.kernel import NUMA_BALANCING, read_setting
 from numaspark.metrics.eventlog import parse_event_log
@@ -136,7 +136,7 @@ def test_two_hosts_over_ssh_each_with_its_topology(tmp_path):
         # each host's NUMA balancing, read over SSH for a binding study there (one kernel
         # under every namespace: the setting here)
         state = {"0": "off", "1": "on"}.get(read_setting(NUMA_BALANCING) or "", "")
-        said = hosts_balancing(ClusterRef(hosts=hosts.inventory))
+        said = balancing_as_found(SshHosts(hosts=hosts.inventory))
         assert said.startswith("the unbound configurations ran with the kernel's NUMA")
         assert said.endswith(", ".join(f"{h.name} {state}" for h in hosts.inventory.hosts))
 

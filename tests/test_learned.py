@@ -19,6 +19,7 @@ from statuspage import recorded_status, serving
 from numaspark import records
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.runner import Runner
+from numaspark.experiment.venue import ClusterAt
 from numaspark.placement import Binding, Layout, inside_slice_cpus
 from numaspark.placement.plugin import PLACEMENT_FILE, PlacementReport
 from numaspark.placement.render import inside_slice
@@ -228,10 +229,10 @@ def _standing(tmp_path, request: RunRequest, status: dict | None = None, xml: st
         serving(status or recorded_status()) as ui,
         Runner(load(), tmp_path / "out", progress=said.append) as runner,
     ):
-        request = replace(
-            request, master_ui=ui, node_topology=load_xml(topology_file(xml)) if xml else None
-        )
-        _, placement = runner._place(request)
+        given = load_xml(topology_file(xml)) if xml else None
+        ui = ui if request.venue.standalone else None  # a standalone master's own page
+        request = replace(request, venue=replace(request.venue, ui=ui, node_topology=given))
+        _, placement = runner.place(request)
     return said, placement
 
 
@@ -241,7 +242,7 @@ def test_the_next_plan_of_a_learned_cluster_uses_it(tmp_path):
     worker's 2 cores), and the run says and records which topology planned it."""
     request = RunRequest(
         workload="wordcount",
-        master=MASTER,
+        venue=ClusterAt(master=MASTER),
         binding=Binding.NODE,
         layout=Layout(executors=2, cores_per_executor=1),
         out=tmp_path,
@@ -264,7 +265,7 @@ def test_the_next_plan_of_a_learned_cluster_uses_it(tmp_path):
     said, unbound = _standing(tmp_path, replace(request, binding=Binding.NONE))
     assert said == [line] and unbound.executors[0].java_options == ()
     # --xml overrides it: the nodes' topology given, nothing said of what was learned
-    k8s = replace(request, master="k8s://https://127.0.0.1:6443")
+    k8s = replace(request, venue=ClusterAt(master="k8s://https://127.0.0.1:6443"))
     said, given = _standing(tmp_path, k8s, xml="16amd64-4distances.xml")
     assert said == [] and given.executors[0].java_options == ("-XX:ActiveProcessorCount=2",)
 
@@ -278,7 +279,7 @@ def test_an_executor_wider_than_every_learned_node_is_said(tmp_path):
     status["workers"][0]["cores"] = 4
     request = RunRequest(
         workload="wordcount",
-        master=MASTER,
+        venue=ClusterAt(master=MASTER),
         binding=Binding.NODE,
         layout=Layout(executors=1, cores_per_executor=4),
         out=tmp_path,
@@ -305,14 +306,14 @@ def test_kubernetes_without_xml_plans_on_the_learned_node(tmp_path):
     )
     request = RunRequest(
         workload="wordcount",
-        master=master,
+        venue=ClusterAt(master=master),
         binding=Binding.NODE,
         layout=Layout(executors=2, cores_per_executor=6),
         out=tmp_path,
     )
     said = []
     with Runner(load(), tmp_path / "out", progress=said.append) as runner:
-        _, placement = runner._place(request)
+        _, placement = runner.place(request)
     learned = from_report("pod-b", host_report(two))
     assert placement.topology_fingerprint == learned.fingerprint  # the record says which
     assert placement.topology_source == "plugin:pod-b"

@@ -14,8 +14,8 @@ from conftest import run_request, topology_file
 from numaspark import records
 from numaspark.experiment.request import RunRequest, plan_request, request_of, run_argv, run_command
 from numaspark.experiment.result import RunSpec
-from numaspark.experiment.runner import _check as check_request
 from numaspark.experiment.runner import base_spec
+from numaspark.experiment.venue import ClusterAt
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder
 from numaspark.topology import CpuSet, load
 from numaspark.units import GIB
@@ -64,7 +64,7 @@ def _requests(tmp_path: Path) -> list[tuple[RunRequest, apps.Application | None]
             RunRequest(
                 workload="wordcount",
                 layout=Layout(executors=3, mode=Mode.STANDALONE),
-                master="spark://h:7077",
+                venue=ClusterAt(master="spark://h:7077"),
             ),
             None,
         ),
@@ -109,7 +109,7 @@ def test_defaults_are_left_out_but_the_mode():
 
 def _stored(request: RunRequest, topology) -> RunSpec:
     """The spec the run loop stores for ``request``, as it is read back from results.jsonl."""
-    workload, size = check_request(request)  # the run loop's own reading of the request
+    workload, size = request.checked()  # the run loop's own reading of the request
     spec = base_spec(request, workload, size, None, plan_request(topology, request), None)
     return records.load(RunSpec, json.loads(json.dumps(records.dump(spec), default=str)))
 

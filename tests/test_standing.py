@@ -12,6 +12,7 @@ from numaspark.errors import UsageError
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.runner import Runner
 from numaspark.experiment.target import ExternalTarget
+from numaspark.experiment.venue import ClusterAt
 from numaspark.placement import (
     Binding,
     Layout,
@@ -125,16 +126,15 @@ def test_kubernetes_is_planned_on_the_nodes_topology_given(tmp_path):
     node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
     request = RunRequest(
         workload="wordcount",
-        master="k8s://https://127.0.0.1:6443",
+        venue=ClusterAt(master="k8s://https://127.0.0.1:6443", node_topology=node),
         layout=Layout(executors=4, cores_per_executor=24),
-        node_topology=node,
         out=tmp_path,
     )
     with Runner(load(), tmp_path) as runner:
-        target, placement = runner._place(request)
+        target, placement = runner.place(request)
     assert [e.cores for e in placement.executors] == [24] * 4
     assert placement.topology_fingerprint == node.fingerprint
-    assert target.where == request.master
+    assert target.where == request.venue.master
 
 
 def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_path):
@@ -144,15 +144,14 @@ def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_
     node = load_xml(topology_file("96em64t-4n4d3ca2co-pci.xml"))
     request = RunRequest(
         workload="wordcount",
-        master="k8s://https://127.0.0.1:6443",
+        venue=ClusterAt(master="k8s://https://127.0.0.1:6443", node_topology=node),
         layout=Layout(executors=4, cores_per_executor=20),
         binding=Binding.NODE,
-        node_topology=node,
         out=tmp_path,
     )
     with Runner(load(), tmp_path) as runner:
-        _, placement = runner._place(request)
-        _, interleaved = runner._place(replace(request, mem_policy=MemPolicy.INTERLEAVE))
+        _, placement = runner.place(request)
+        _, interleaved = runner.place(replace(request, mem_policy=MemPolicy.INTERLEAVE))
         for wrong, says in (
             (
                 replace(request, binding=Binding.CORE, mem_policy=MemPolicy.BIND),
@@ -161,7 +160,7 @@ def test_bind_node_on_a_cluster_it_did_not_start_is_the_plugins_from_inside(tmp_
             (replace(request, mem_policy=MemPolicy.LOCAL), "--mem-policy local"),
         ):
             with pytest.raises(UsageError, match=says):
-                runner._place(wrong)
+                runner.place(wrong)
     assert placement.mem_policy is MemPolicy.PREFERRED
     assert [e.java_options for e in placement.executors] == [("-XX:ActiveProcessorCount=24",)] * 4
     conf = shipped_plugin_conf(placement)

@@ -20,7 +20,7 @@ from numaspark import records
 from numaspark.decide.steer import Observation, refusal
 from numaspark.decide.tune import Space, asks_as_much, tune
 from numaspark.decide.tune_runs import PARAMETERS, live_objective, live_space, refusals_on
-from numaspark.experiment.clusterref import ClusterRef
+from numaspark.experiment.venue import ClusterAt
 from numaspark.placement.cluster_has import ClusterHas, HostHas
 from numaspark.spark.managers import read_cluster
 from numaspark.spark.standalone_master import FITTING
@@ -77,8 +77,8 @@ def _two_workers(cores_b: int = 1) -> dict:
     return status
 
 
-def _cluster(ui: str) -> ClusterRef:
-    return ClusterRef(master=MASTER, master_ui=ui)
+def _cluster(ui: str) -> ClusterAt:
+    return ClusterAt(master=MASTER, ui=ui)
 
 
 def test_the_space_holds_only_what_the_cluster_can_hold_now():
@@ -126,7 +126,7 @@ def test_a_trial_the_cluster_refuses_as_it_starts_is_failed_with_the_clusters_li
         space, configs = live_space(has.topology(), "wordcount", "tiny", local=False)
     with serving(_two_workers(cores_b=0)) as ui:
         objective = live_objective(
-            configs, has.topology(), tmp_path / "out", repeat=1, warmup=0, cluster=_cluster(ui)
+            configs, has.topology(), tmp_path / "out", repeat=1, warmup=0, venue=_cluster(ui)
         )
         two = next(k for k in space.candidates if k[1] == 2)
         found = objective(dict(zip(PARAMETERS, two, strict=True)))

@@ -20,7 +20,6 @@ import numaspark.cli.terminal as long_work
 from numaspark import __version__, records
 from numaspark.cli.terminal import Terminal
 from numaspark.errors import UsageError
-from numaspark.experiment.clusterref import ClusterRef
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
 from numaspark.experiment.store import RESULTS_FILE
@@ -60,7 +59,7 @@ from numaspark.cli.options import (
     XmlOpt,
     check_repeat,
     conf_of,
-    cluster_of,
+    venue_of,
     cosched_workload,
     inventory_of,
     line_target,
@@ -74,12 +73,14 @@ from numaspark.cli.options import (
 from numaspark.placement import placement_to_dict
 from numaspark.launch import launch as launch_processes
 from numaspark.placement import memory_on
-from numaspark.experiment.target import hosts_balancing, plan_topology, start_kept_cluster
+from numaspark.experiment.placing import balancing_refused, planned_topology
+from numaspark.experiment.target import start_kept_cluster
+from numaspark.experiment.venue import HERE, Venue
 from numaspark.spark.kept_clusters import cluster_status as read_status
 from numaspark.spark.kept_clusters import stop_cluster_dir
 from numaspark.spark.kept_clusters import start_kept_yarn
 from numaspark.experiment.spec import build, cluster_table, read_spec
-from numaspark.experiment.spec import on_cluster as spec_on_cluster
+from numaspark.experiment.spec import at_venue
 from numaspark.decide.readings import log_summary
 from numaspark.probe import build_membench, probe_commands, save_probe
 from numaspark.doctor import run_checks
@@ -90,8 +91,7 @@ from numaspark.decide.classify import classify as classify_runs
 from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import generate
 from numaspark.hosts import driver_address, plan_hosts, plans_to_dict
-from numaspark.experiment.studies import STUDIES, on_cluster
-from numaspark.supervise.balancing import why_not
+from numaspark.experiment.planned_study import plan_study
 # isort: on
 
 app = typer.Typer(
@@ -334,16 +334,11 @@ class RunOptions:
                 f"{workload.name} is batch"
             )
 
-    def request(self, workload, where: Where, mode: Mode, cluster: ClusterRef | None) -> RunRequest:
-        """The run of ``workload`` these options ask for, placed by ``where`` in ``mode``, on
-        ``cluster`` (None: this machine, where alone --numa-balancing can switch the kernel's)."""
+    def request(self, workload, where: Where, mode: Mode, venue: Venue) -> RunRequest:
+        """The run of ``workload`` these options ask for, placed by ``where`` in ``mode``, at
+        ``venue`` (which checks it: --numa-balancing switches this machine's kernel only)."""
         if self.numa_balancing not in (None, "on", "off"):
             raise UsageError(f"--numa-balancing {self.numa_balancing}: give on or off")
-        if self.numa_balancing is not None and cluster is not None:
-            raise UsageError(
-                "--numa-balancing switches this machine's kernel setting: it is for "
-                "runs here, not with --hosts or --master"
-            )
         own = workload.application is not None
         request = RunRequest(
             workload=workload.name,
@@ -374,7 +369,8 @@ class RunOptions:
             if own and self.duration
             else None,
         )
-        return cluster.applied(request) if cluster is not None else request
+        venue.check(request.numa_balancing, workload.application)
+        return request.at(venue)
 
     def title(self, workload) -> str:
         """What the table of ``workload``'s runs shows of each."""
@@ -418,13 +414,9 @@ def run(
     chosen = application.workload(workload)
     options.check(chosen)
     where, mode, master = line_target(where, options.mode, on.master, chosen)
-    cluster_ref = on.ref(master)
-    request = options.request(chosen, where, mode, cluster_ref)
-    here = topology_of()
-    if cluster_ref is None:  # the JVMs start here: the devices asked for must be here
-        where.check_here(here)
+    request = options.request(chosen, where, mode, on.venue(master))
     with term.interruptible(options.out):
-        results = run_workload(request, here, progress=term.say)
+        results = run_workload(request, topology_of(), progress=term.say)
     term.lines(views.run_lines(results))
     failed = long_work.show_runs(term, results, options.title(chosen), chosen.streaming)
     term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
@@ -685,33 +677,30 @@ def sweep(
     table = cluster_table(data_of_spec, str(spec))
     if table:
         on = on.over(ClusterOptions.from_table(table, str(spec)))
-    ref = on.ref()
-    topo = planned_on(ref)
-    experiment = build(data_of_spec, topo, source=str(spec))
-    experiment = on_the_cluster(experiment, ref, topo)
+    venue = on.venue()
+    topo = planned_on(venue)
+    experiment = at(build(data_of_spec, topo, source=str(spec)), venue, topo)
     done = long_work.run_experiment(term, experiment, topo, out, resume, data)
     long_work.show_study(
         term, experiment, out, done, f"{experiment.name}: wall time per configuration"
     )
 
 
-def planned_on(ref):
-    """The machine a command's experiment is planned on: this one, or the cluster's (said)."""
-    if ref is None:
-        return topology_of()
-    topology, said = plan_topology(ref, term.say)
-    term.note("cluster:", said)
+def planned_on(venue: Venue) -> Topology:
+    """The machine a command's experiment is planned on at ``venue`` (said, where it is not
+    this one)."""
+    topology, said = planned_topology(venue, term.say)
+    if said:
+        term.note("cluster:", said)
     return topology
 
 
-def on_the_cluster(experiment, ref, topology):
-    """``experiment`` sent to ``ref``'s cluster, less what cannot run there (each part said)."""
-    if ref is None:
-        return experiment
-    experiment, cannot = spec_on_cluster(experiment, ref.realiser, topology)
+def at(experiment, venue: Venue, topology: Topology):
+    """``experiment`` sent to ``venue``, less what cannot run there (each part said)."""
+    experiment, cannot = at_venue(experiment, venue, topology)
     for line in cannot:
         term.note("cannot run there:", line)
-    return dataclasses.replace(experiment, cluster=ref)
+    return experiment
 
 
 study_app = typer.Typer(
@@ -741,24 +730,24 @@ def _study_command(kind: str, doc: str):
         check_repeat(repeat, warmup)
         workload_of = application.workload(workload)
         chosen = workload_of.name
-        ref = cluster_of(on, workload_of)
-        topo = planned_on(ref)
-        # the binding study compares the kernel's NUMA balancing where it can switch it: here
-        balancing = (why_not() or True) if ref is None else ref.realiser.balancing
-        extra = {"autonuma": balancing} if kind == "binding" else {}
-        study = STUDIES[kind](
-            topo, chosen, size, repeat, warmup, params=params(param), conf=conf_of(conf), **extra
+        venue = venue_of(on, workload_of)
+        topo = planned_on(venue)
+        study, notes = plan_study(
+            kind,
+            venue,
+            topo,
+            chosen,
+            size,
+            repeat=repeat,
+            warmup=warmup,
+            params=params(param),
+            conf=conf_of(conf),
         )
-        if ref is not None:
-            study = on_cluster(study, ref.realiser, topo)
         for line in study.cannot:
-            term.note("cannot run here:" if ref is None else "cannot run there:", line)
-        found = hosts_balancing(ref) if ref is not None and kind == "binding" else None
-        if found is not None:  # hosts numaspark reaches over SSH: their setting, read
-            term.note("note:", found)
+            term.note(f"cannot run {venue.where}:", line)
+        for line in notes:
+            term.note("note:", line)
         experiment = study.experiment
-        if ref is not None:
-            experiment = dataclasses.replace(experiment, cluster=ref)
         done = long_work.run_experiment(term, experiment, topo, out, resume, data)
         medians = long_work.show_study(
             term, experiment, out, done, f"study {kind}: {chosen} {size}", study.baseline
@@ -833,10 +822,10 @@ def study_cosched(
     window_s = parse_duration(window, "--window")
     warmup_s = parse_duration(warmup_time, "--warmup-time") if warmup_time else window_s / 4
     cooldown_s = parse_duration(cooldown, "--cooldown") if cooldown else window_s / 4
-    hosts = cosched_hosts(on.ref())
+    hosts = cosched_hosts(on.venue())
     rows = long_work.run_cosched(
         term,
-        topology_of() if hosts is None else hosts.first,
+        topology_of(),
         workloads,
         size,
         (warmup_s, window_s, cooldown_s),
@@ -853,22 +842,14 @@ def study_cosched(
         raise typer.Exit(1)
 
 
-def cosched_hosts(ref: ClusterRef | None):
-    """Where study cosched runs: None (here), or ``ref``'s hosts (their topologies read now);
-    a cluster numaspark did not start cannot keep an executor to a share of a host."""
+def cosched_hosts(venue: Venue):
+    """The hosts study cosched splits at ``venue`` (None: this machine), said."""
     # lazy: cosched brings pandas, which a command that does not need it never loads
-    from numaspark.experiment.cosched import OnHosts
+    from numaspark.experiment.cosched import hosts_at
 
-    if ref is None:
-        return None
-    if ref.hosts is None:
-        raise UsageError(
-            f"study cosched gives each workload a share of every host, and on {ref.master} "
-            f"{ref.realiser.some_nodes}: run it here, or with --hosts (numaspark starts the "
-            "workers there, under numactl)"
-        )
-    hosts = OnHosts.read(ref.inventory)
-    term.note("cluster:", f"co-scheduled on {hosts.name}: each workload's own cluster")
+    hosts = hosts_at(venue)
+    if hosts:
+        term.note("cluster:", f"co-scheduled on {hosts.name}: each workload's own cluster")
     return hosts
 
 
@@ -907,16 +888,18 @@ def characterize(
     from numaspark.report.html import write_report
 
     check_repeat(repeat, warmup)
-    chosen, ref = DEFAULT_WORKLOADS, on.ref()
+    chosen, venue = DEFAULT_WORKLOADS, on.venue()
     if workload is not None or application.app_args:
         workload_of = application.workload(workload)
-        chosen, ref = (workload_of.name,), cluster_of(on, workload_of)
-    topo = planned_on(ref)
+        chosen, venue = (workload_of.name,), venue_of(on, workload_of)
+    topo = planned_on(venue)
     term.print(views.topology_view(topo))
-    planned = experiment(topo, chosen, size=size, repeat=repeat, warmup=warmup, cluster=bool(ref))
+    planned = experiment(
+        topo, chosen, size=size, repeat=repeat, warmup=warmup, cluster=not venue.here
+    )
     done = long_work.run_experiment(
         term,
-        on_the_cluster(planned, ref, topo),
+        at(planned, venue, topo),
         topo,
         out,
         resume,
@@ -1357,13 +1340,14 @@ def tune(
     """
     if options.column and options.replay is None:
         raise UsageError("--column declares a --replay table's columns: give --replay TABLE")
-    ref = None
+    venue: Venue = HERE
     if options.replay is None and (workload is not None or application.app_args):
         workload_of = application.workload(workload)
-        workload, ref = workload_of.name, cluster_of(on, workload_of)
+        workload, venue = workload_of.name, venue_of(on, workload_of)
     elif options.replay is not None and on.names_cluster:
         raise UsageError("--master and --hosts are for real runs: a --replay table runs nothing")
-    space, found = _tuned(options, workload, ref, on.machine() if ref is None else None)
+    # --xml or --synthetic: the cluster's hosts (the venue holds them), else the machine told
+    space, found = _tuned(options, workload, venue, on.machine() if venue.here else None)
     if options.as_json:
         term.json(records.dump(found))
         return
@@ -1376,17 +1360,17 @@ def tune(
 
 
 def _tuned(
-    options: TuneOptions, workload: str | None, ref: ClusterRef | None, given: Topology | None
+    options: TuneOptions, workload: str | None, venue: Venue, given: Topology | None
 ) -> tuple:
     """The search ``options`` ask for, over a --replay table or by real runs of ``workload``
-    (``ref``: on that cluster; None: here): its space and its result. ``given``: --xml's or
-    --synthetic's machine, where it is not the cluster's (``ref`` holds that)."""
+    at ``venue``: its space and its result. ``given``: --xml's or --synthetic's machine,
+    where it is not the cluster's (the venue holds that)."""
     # lazy: it brings pandas, which a command that does not need it never loads
     from numaspark.decide.tune import parse_columns, read_table, replay_objective
     from numaspark.decide.tune_runs import tune_machine
 
     replay, out = options.replay, options.out
-    planned = None if replay is not None else planned_on(ref)
+    planned = None if replay is not None else planned_on(venue)
     machine = tune_machine(workload, replay, given, topology_of, planned)
     budget_time = options.budget_time
     search = dict(
@@ -1404,7 +1388,7 @@ def _tuned(
         term.warn(skipped)
         objective = replay_objective(lookup, space)
     else:
-        space, objective, search["resumed"] = _live_search(options, workload, planned, ref)
+        space, objective, search["resumed"] = _live_search(options, workload, planned, venue)
     found = long_work.run_tuner(
         term,
         space,
@@ -1417,10 +1401,8 @@ def _tuned(
     return space, found
 
 
-def _live_search(
-    options: TuneOptions, workload: str, planned: Topology, ref: ClusterRef | None
-) -> tuple:
-    """Real runs of ``workload`` on ``planned`` (``ref``: that cluster's; None: here): the
+def _live_search(options: TuneOptions, workload: str, planned: Topology, venue: Venue) -> tuple:
+    """Real runs of ``workload`` on ``planned`` (the machine of ``venue``): the
     space, the objective that runs a candidate, and an earlier tune's candidates (--resume)."""
     # lazy, as _tuned's: the tuner brings numpy and pandas, which other commands never load
     from numaspark.decide.tune_runs import (
@@ -1432,7 +1414,7 @@ def _live_search(
 
     check_repeat(options.repeat, options.warmup)
     # autonuma is one more binding where kernel.numa_balancing switches: here only
-    cannot = why_not() if ref is None else ref.realiser.balancing
+    cannot = balancing_refused(venue)
     if cannot is not None:
         term.note("not compared:", f"autonuma (the kernel's NUMA balancing): {cannot}")
     space, configs = live_space(
@@ -1442,8 +1424,8 @@ def _live_search(
         params(options.param),
         conf_of(options.conf),
         autonuma=cannot is None,
-        local=ref is None,
-        refuses=cluster_refusals(ref),
+        local=venue.here,
+        refuses=cluster_refusals(venue),
         refused=(refused := []),
     )
     if refused:  # bounded by what the cluster holds now, as each run is checked before it starts
@@ -1460,7 +1442,7 @@ def _live_search(
         options.warmup,
         options.data,
         time=options.time,
-        cluster=ref,
+        venue=venue,
     )
     return space, objective, resumed
 

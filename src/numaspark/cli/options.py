@@ -22,7 +22,7 @@ from typing import Annotated
 import typer
 
 from numaspark.errors import UsageError
-from numaspark.experiment.clusterref import GIVEN_ON_HOSTS, ClusterRef
+from numaspark.experiment.venue import GIVEN_ON_HOSTS, HERE, ClusterAt, SshHosts, Venue
 from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
 from numaspark.placement.devices import parse_resources, refuse_missing_here
@@ -363,7 +363,7 @@ def option_group(argument: str, parameters: list[inspect.Parameter], make):
 with_placement = option_group("where", WHERE, Where)
 
 
-# --- where the runs go: this machine, or a cluster (experiment/clusterref.py) --------------
+# --- where the runs go: this machine, hosts, or a cluster (experiment/venue.py) ------------
 
 CLUSTER = [
     inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
@@ -497,64 +497,76 @@ class ClusterOptions:
         }
         return dataclasses.replace(other, **mine)
 
-    def ref(self, master: str | None = None) -> ClusterRef | None:
-        """The cluster they name (``master``: a spark-submit line's, when the options name
-        none), with its hosts' topology where --xml or --synthetic gives it, checked; None for
-        this machine."""
+    def venue(self, master: str | None = None) -> Venue:
+        """Where they send runs (``master``: a spark-submit line's, when the options name
+        none), with its hosts' topology where --xml or --synthetic gives it, checked: this
+        machine when they name no cluster."""
         master = master or self.master
         wait_s = parse_duration(self.executor_wait, "--executor-wait")  # checked anywhere
+        inventory = inventory_of(self.hosts, self.hosts_file)
+        if master is not None and inventory is not None:
+            raise UsageError("give one of --master and --hosts (or --hosts-file), not both")
+        if master is not None:
+            return ClusterAt(
+                master=master,
+                ui=self.master_ui,
+                driver_host=self.driver_host,
+                executor_wait_s=wait_s,
+                python=self.python,
+                node_topology=self.machine(),
+            )
         if wait_s <= 0:
             raise UsageError("--executor-wait must be positive, e.g. --executor-wait 60s")
-        inventory = inventory_of(self.hosts, self.hosts_file)
-        if master is None and inventory is None:
-            given = next(
-                (
-                    o
-                    for o, v in (
-                        ("--driver-host", self.driver_host),
-                        ("--python", self.python),
-                        ("--master-ui", self.master_ui),
-                        ("--xml", self.xml),
-                        ("--synthetic", self.synthetic),
-                    )
-                    if v
-                ),
-                None,
-            )
-            if given in ("--xml", "--synthetic"):
+        given = next(
+            (
+                o
+                for o, v in (
+                    ("--driver-host", self.driver_host if inventory is None else None),
+                    ("--python", self.python),
+                    ("--master-ui", self.master_ui),
+                    ("--xml", self.xml),
+                    ("--synthetic", self.synthetic),
+                )
+                if v
+            ),
+            None,
+        )
+        if inventory is not None:
+            if given == "--master-ui":
                 raise UsageError(
-                    f"{given} describes the hosts of a cluster (--master), or a tune --replay "
-                    "table's machine: runs here are planned on this machine's own topology "
-                    f"(to plan another server without running anything: numaspark plan {given})"
+                    "--master-ui is a standalone master's web UI: give --master spark://"
+                )
+            if given == "--python":
+                raise UsageError(
+                    "--python names the executors' Python on a cluster numaspark did not "
+                    "start (--master); on --hosts give each host's python in the hosts file"
                 )
             if given is not None:
-                raise UsageError(
-                    f"{given} is for a cluster on other hosts (--master, and --driver-host "
-                    "for --hosts too): here the driver and executors share this machine"
-                )
-            return None
-        if inventory is not None and (self.xml is not None or self.synthetic is not None):
-            raise UsageError(GIVEN_ON_HOSTS)  # before a file is read for nothing
-        return ClusterRef(
-            master=master,
-            master_ui=self.master_ui,
-            hosts=inventory,
-            driver_host=self.driver_host,
-            executor_wait_s=wait_s,
-            python=self.python,
-            node_topology=self.machine(),
-        )
+                raise UsageError(GIVEN_ON_HOSTS)  # before a file is read for nothing
+            return SshHosts(hosts=inventory, driver_host=self.driver_host)
+        if given in ("--xml", "--synthetic"):
+            raise UsageError(
+                f"{given} describes the hosts of a cluster (--master), or a tune --replay "
+                "table's machine: runs here are planned on this machine's own topology "
+                f"(to plan another server without running anything: numaspark plan {given})"
+            )
+        if given is not None:
+            raise UsageError(
+                f"{given} is for a cluster on other hosts (--master, and --driver-host "
+                "for --hosts too): here the driver and executors share this machine"
+            )
+        return HERE
 
 
 # the options that say where runs go, handed to a command as one ``on: ClusterOptions``
 with_cluster = option_group("on", CLUSTER, ClusterOptions)
 
 
-def cluster_of(on: ClusterOptions, workload) -> ClusterRef | None:
-    """The cluster a command's runs of ``workload`` go to: the options', or the ``--master``
-    of the user's spark-submit line (``local[N]`` there: this machine)."""
+def venue_of(on: ClusterOptions, workload) -> Venue:
+    """Where a command's runs of ``workload`` go: the options' venue, or the ``--master`` of
+    the user's spark-submit line (``local[N]`` there: this machine)."""
     _, _, master = line_target(Where(), Mode.LOCAL, on.master, workload)
-    return on.ref(master)
+    return on.venue(master)
 
 
 def params(param: list[str] | None) -> dict[str, str]:

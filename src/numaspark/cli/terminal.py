@@ -229,7 +229,7 @@ def run_experiment(
     for config, reason in experiment.skipped:
         term.note("skipped", f"{config.label}: {reason}")
     if not experiment.configs:
-        where = "this machine" if experiment.cluster is None else experiment.cluster.name
+        where = experiment.venue.name
         raise UsageError(f"no configuration of this experiment can run on {where} (see above)")
     with term.interruptible(out), term.progress(remaining=True) as bar:
         task = bar.add_task("starting", total=len(experiment.configs))

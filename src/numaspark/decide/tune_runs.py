@@ -13,15 +13,16 @@ from numaspark.decide.prior import Machine
 from numaspark.decide.steer import Observation, observe
 from numaspark.decide.tune import Objective, Params, Space
 from numaspark.errors import ClusterRefusal, NumasparkError, UsageError
-from numaspark.experiment.clusterref import ClusterRef
+from numaspark.experiment.placing import refusals
+from numaspark.experiment.placing import refusals_on as placing_refusals_on
 from numaspark.experiment.result import DEFAULT_TIME, measured
-from numaspark.experiment.runner import TargetFactory, placed_on
+from numaspark.experiment.runner import TargetFactory
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore, recorded_topology
-from numaspark.experiment.sweep import request_for, run_sweep
+from numaspark.experiment.sweep import run_sweep
+from numaspark.experiment.venue import HERE, Venue
 from numaspark.placement import Binding, Layout, Mode
 from numaspark.placement.cluster_has import ClusterHas
-from numaspark.spark.managers import read_cluster
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 
@@ -160,29 +161,20 @@ def _held(
     return {k: c for k, c in configs.items() if not why[k]}
 
 
-def cluster_refusals(ref: ClusterRef | None) -> Callable[[Config], str | None] | None:
-    """Why the cluster ``ref`` names cannot hold a configuration now (None: it can), from
-    what its manager says it has, read once (`refusals_on`). None where no manager says it
-    (this machine; hosts numaspark starts its workers on)."""
-    if ref is None or ref.master is None:
-        return None
-    return refusals_on(read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology), ref)
+def cluster_refusals(venue: Venue) -> Callable[[Config], str | None] | None:
+    """Why ``venue`` cannot hold a configuration now (None: it can), from what its manager
+    says it has, read once (experiment/placing.py's `refusals`). None where no manager says
+    it (this machine; hosts numaspark starts its workers on)."""
+    experiment = Experiment("tune", [], venue=venue)
+    return refusals(venue, lambda config: experiment.request(config, Path(".")))
 
 
-def refusals_on(has: ClusterHas, ref: ClusterRef) -> Callable[[Config], str | None]:
-    """Why the cluster ``has`` describes cannot hold a configuration sent there by ``ref``:
-    the runner's own check before each run (`placed_on`), so a configuration it would refuse
-    is never proposed."""
-    experiment = Experiment("tune", [], cluster=ref)
-
-    def refuses(config: Config) -> str | None:
-        try:
-            placed_on(has, request_for(config, experiment, Path(".")))
-        except ClusterRefusal as exc:
-            return str(exc)
-        return None
-
-    return refuses
+def refusals_on(has: ClusterHas, venue: Venue) -> Callable[[Config], str | None]:
+    """Why the cluster ``has`` describes cannot hold a configuration sent there: the
+    runner's own check before each run, so a configuration it would refuse is never
+    proposed."""
+    experiment = Experiment("tune", [], venue=venue)
+    return placing_refusals_on(has, lambda config: experiment.request(config, Path(".")))
 
 
 def _layouts(topology: Topology, local: bool) -> list[tuple[str, int, int]]:
@@ -251,13 +243,13 @@ def live_objective(
     say: Callable[[str], None] | None = None,
     time: str = DEFAULT_TIME,
     targets: TargetFactory | None = None,
-    cluster: ClusterRef | None = None,
+    venue: Venue = HERE,
 ) -> Objective:
     """Run a configuration as an experiment of one (stored in ``out``); its value is the
     median wall time of its measured runs, None when it failed. The first time a
     configuration is asked for, runs already stored in ``out`` count (an earlier tune
     resumed); asked again (the tuner re-measuring a tie), it runs again and its value is the
-    median of the new runs. ``cluster``: where the runs go (None: this machine)."""
+    median of the new runs. ``venue``: where the runs go."""
     asked: set[str] = set()
 
     def runs_of(config: Config) -> list:
@@ -269,7 +261,7 @@ def live_objective(
         asked.add(config.key)
         before = len(runs_of(config)) if again else 0
         experiment = Experiment(
-            "tune", [config], repeat=repeat, warmup=warmup, time=time, cluster=cluster
+            "tune", [config], repeat=repeat, warmup=warmup, time=time, venue=venue
         )
         try:
             run_sweep(

@@ -39,6 +39,7 @@ from numaspark.experiment.machine import environment
 from numaspark.experiment.result import Measurements
 from numaspark.experiment.runner import Runner, TargetFactory, run_check
 from numaspark.experiment.target import HostsTarget
+from numaspark.experiment.venue import Venue
 from numaspark.hosts import read_topology
 from numaspark.jsonlines import read_json_lines
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, Placement, plan
@@ -123,6 +124,14 @@ class OnHosts:
         return next(iter(self.topologies.values()))
 
 
+def hosts_at(venue: Venue) -> OnHosts | None:
+    """The hosts study cosched splits at ``venue`` (their topologies read now); None: this
+    machine. A cluster numaspark did not start cannot keep an executor to a share of a host:
+    refused in one line."""
+    inventory = venue.cosched_inventory()
+    return OnHosts.read(inventory) if inventory is not None else None
+
+
 def run_round(
     topology: Topology,
     shares: list[Share],
@@ -184,7 +193,7 @@ def _targets(runner, topology, shares, bound, root, hosts, stack, say) -> list[t
     standalone cluster of its own per workload (one worker per host on the workload's share
     of it), started now and stopped by ``stack``."""
     if hosts is None:
-        local = runner.target(Mode.LOCAL)
+        local = runner.targets.here(Mode.LOCAL)
         return [(local, _placement(topology, share.cpus, bound)) for share in shares]
     placed = []
     for index, share in enumerate(shares):

@@ -12,12 +12,14 @@ Nothing here starts work: the report may import it (it imports advice).
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.experiment.result import DEFAULT_TIME, TIMES, RunSpec
+from numaspark.experiment.venue import HERE, Venue
 from numaspark.placement import (
     Binding,
     Layout,
@@ -30,17 +32,23 @@ from numaspark.placement import (
 )
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import jvm_size
-from numaspark.workloads import get_workload
+from numaspark.workloads import Size, Workload, get_workload
 from numaspark.workloads.application import Application
 from numaspark.workloads.datagen import DEFAULT_SEED
+from numaspark.workloads.defaults import STREAM_RATE, STREAM_WARMUP_S, STREAM_WINDOW_S, TIMEOUT_S
 
 # the placeholder of a command built from an event log alone: no stored run names the workload
 TEMPLATE_WORKLOAD = "WORKLOAD"
 STREAM_PARTITIONS = "spark.sql.shuffle.partitions"  # a stream's default: one per task slot
+DEFAULT_OUT = Path("numaspark-out")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRequest:
+    """What one run asks for: the workload, where its JVMs go and how, where it runs
+    (``venue``), and how it is measured. Its defaults are here and nowhere else; `checked`
+    is its one check."""
+
     workload: str
     size: str = "tiny"
     layout: Layout = field(default_factory=Layout)
@@ -53,25 +61,20 @@ class RunRequest:
     numa_balancing: bool | None = None
     repeat: int = 1
     warmup: int = 0
-    out: Path = Path("numaspark-out")
-    cluster_dir: Path | None = None  # a cluster left up by `numaspark cluster up`
-    hosts: object | None = None  # an inventory (numaspark.hosts): run on those hosts over SSH
-    master: str | None = None  # a cluster numaspark did not start: spark://..., yarn, k8s://
-    master_ui: str | None = None  # a standalone master's web UI (default: port 8080 on its host)
-    executor_wait_s: float = 300.0  # on --master: an application with no executor by then stops
-    driver_host: str | None = None  # on --master: where executors reach the driver (None: route)
-    node_topology: Topology | None = None  # --master: its hosts' (--xml, --synthetic)
+    out: Path = DEFAULT_OUT
+    venue: Venue = HERE  # where it runs: this machine, hosts over SSH, a cluster at an address
+    cluster_dir: Path | None = None  # here: a cluster left up by `numaspark cluster up`
     data_root: Path | None = None
     seed: int = DEFAULT_SEED
-    timeout_s: float = 1800.0
+    timeout_s: float = TIMEOUT_S
     label: str | None = None  # a name for this configuration in tables
     config_key: str | None = None  # the experiment configuration it belongs to (--resume)
     spark_conf: dict[str, str] = field(default_factory=dict)  # extra settings, recorded in the spec
     params: dict[str, str] = field(default_factory=dict)  # workload parameter overrides (text)
     # streaming workloads: events a second, measured seconds, warm-up seconds before them
-    rate: float = 1000.0
-    duration_s: float = 60.0
-    stream_warmup_s: float = 10.0
+    rate: float = STREAM_RATE
+    duration_s: float = STREAM_WINDOW_S
+    stream_warmup_s: float = STREAM_WARMUP_S
     # measurement: OS/NUMA/perf collectors and their interval; JVM GC logs per executor
     collect: bool = True
     interval_s: float = 1.0
@@ -81,6 +84,47 @@ class RunRequest:
     # that never ends by itself (a streaming application; None: when it ends)
     time: str = DEFAULT_TIME
     stop_after_s: float | None = None
+
+    def at(self, venue: Venue) -> RunRequest:
+        """This request sent to ``venue``: on a cluster in standalone mode (local mode's one
+        JVM runs on this machine), with the venue's Spark settings under its own."""
+        mode = self.layout.mode if venue.here else Mode.STANDALONE
+        return dataclasses.replace(
+            self,
+            venue=venue,
+            layout=dataclasses.replace(self.layout, mode=mode),
+            spark_conf={**venue.conf, **self.spark_conf},
+        )
+
+    def checked(self) -> tuple[Workload, Size | None]:
+        """The workload and its size, once the request is known to make sense (a UsageError
+        that says what to change when it does not): the one check of a request."""
+        if self.repeat < 1 or self.warmup < 0:
+            raise UsageError("--repeat must be at least 1 and --warmup at least 0")
+        if self.interval_s <= 0:
+            raise UsageError("--interval must be positive, e.g. --interval 1s")
+        workload = get_workload(self.workload).with_params(self.params)
+        self.venue.check(self.numa_balancing, workload.application)
+        if workload.application is not None:
+            if self.time not in TIMES:
+                raise UsageError(f"--time {self.time!r}: choose one of {', '.join(TIMES)}")
+            if self.stop_after_s is not None and self.stop_after_s <= 0:
+                raise UsageError("--duration must be positive, e.g. --duration 60s")
+            return workload, None
+        if not workload.streaming:
+            return workload, workload.size(self.size)
+        if self.rate <= 0 or self.duration_s <= 0 or self.stream_warmup_s < 0:
+            raise UsageError(
+                "--rate and --duration must be positive and --stream-warmup at least 0 "
+                "(e.g. --rate 1000 --duration 60s)"
+            )
+        window, slide = workload.params.get("window_s"), workload.params.get("slide_s")
+        if window is not None and slide is not None and (slide <= 0 or window % slide):
+            raise UsageError(
+                f"window_s={window} must be a whole multiple of slide_s={slide} "
+                "(e.g. --param window_s=10 --param slide_s=5)"
+            )
+        return workload, Size(f"{self.rate:g}/s", 0)  # a stream's size is its velocity
 
 
 def plan_request(topology: Topology, request: RunRequest) -> Placement:
@@ -140,9 +184,11 @@ def request_of(spec: RunSpec) -> RunRequest:
         numa_balancing={"on": True, "off": False}.get(spec.numa_balancing or ""),
         spark_conf=conf,
         params=_changed_params(spec),
-        rate=float(stream.get("rate", 1000.0)) if streaming else 1000.0,
-        duration_s=float(stream.get("duration_s", 60.0)) if stream else 60.0,
-        stream_warmup_s=float(stream.get("warmup_s", 10.0)) if streaming else 10.0,
+        rate=float(stream.get("rate", STREAM_RATE)) if streaming else STREAM_RATE,
+        duration_s=float(stream.get("duration_s", STREAM_WINDOW_S)) if stream else STREAM_WINDOW_S,
+        stream_warmup_s=(
+            float(stream.get("warmup_s", STREAM_WARMUP_S)) if streaming else STREAM_WARMUP_S
+        ),
         time=spec.timed if own and spec.timed in TIMES else DEFAULT_TIME,
         stop_after_s=float(stop) if stop is not None else None,
     )
@@ -243,23 +289,25 @@ def _run_options(request: RunRequest) -> list[tuple[str, object]]:
     """``run``'s options of how the run goes (a stream's, the times, the repetitions, where
     its results and data go, measurement), in its order; a value None: left out."""
     duration = request.stop_after_s  # your application: stopped after it
-    if duration is None and request.duration_s != 60.0:  # a stream's measured window
+    if duration is None and request.duration_s != STREAM_WINDOW_S:  # a stream's measured window
         duration = request.duration_s
     return [
-        ("--rate", f"{request.rate:g}" if request.rate != 1000.0 else None),
+        ("--rate", f"{request.rate:g}" if request.rate != STREAM_RATE else None),
         ("--duration", _seconds(duration) if duration is not None else None),
         (
             "--stream-warmup",
-            _seconds(request.stream_warmup_s) if request.stream_warmup_s != 10.0 else None,
+            _seconds(request.stream_warmup_s)
+            if request.stream_warmup_s != STREAM_WARMUP_S
+            else None,
         ),
         ("--time", request.time if request.time != DEFAULT_TIME else None),
         ("--repeat", request.repeat if request.repeat != 1 else None),
         ("--warmup", request.warmup if request.warmup else None),
-        ("--out", str(request.out) if request.out != Path("numaspark-out") else None),
+        ("--out", str(request.out) if request.out != DEFAULT_OUT else None),
         ("--cluster", str(request.cluster_dir) if request.cluster_dir else None),
-        ("--master", request.master),
+        ("--master", request.venue.master_url),
         ("--data", str(request.data_root) if request.data_root else None),
-        ("--timeout", f"{request.timeout_s:g}" if request.timeout_s != 1800.0 else None),
+        ("--timeout", f"{request.timeout_s:g}" if request.timeout_s != TIMEOUT_S else None),
         ("--interval", _seconds(request.interval_s) if request.interval_s != 1.0 else None),
     ]
 

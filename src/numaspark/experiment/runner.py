@@ -1,9 +1,9 @@
-"""The run loop: plan -> target.run -> assemble -> store. One loop for every command that runs.
+"""The run loop: recover, then for each request place -> submit -> assemble -> store.
 
 `Runner` owns the one supervised scope of processes (every JVM it starts is stopped
 on success, failure, Ctrl-C and SIGTERM) and the targets a run may happen on; `run`
-plans a request (`RunRequest`, experiment/request.py) on the machine, has its target
-run the application, assembles the records from what the application left behind
+places a request (`RunRequest`, experiment/request.py) at its venue (experiment/placing.py),
+has its target submit the application, assembles the records from what the application left behind
 (experiment/assemble.py) and stores each as it is made. ``numaspark run``, sweeps and studies, characterize,
 co-scheduling and the live tuner all run through it.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from numaspark import records
 from numaspark.collect import default_collectors
-from numaspark.errors import NumasparkError, UsageError
+from numaspark.errors import NumasparkError
 from numaspark.experiment.assemble import (
     ANSWERS_FILE,
     CHECK_FILE,
@@ -36,37 +36,22 @@ from numaspark.experiment.assemble import (
     read_outputs,
 )
 from numaspark.experiment.machine import environment
-from numaspark.experiment.request import RunRequest, plan_request
-from numaspark.experiment.result import TIMES, Check, RunResult, RunSpec
+from numaspark.experiment.placing import Targets, after_run, place
+from numaspark.experiment.request import RunRequest
+from numaspark.experiment.result import Check, RunResult, RunSpec
 from numaspark.experiment.store import ResultStore
-from numaspark.experiment.target import (
-    ExternalTarget,
-    HostsTarget,
-    LocalTarget,
-    StandaloneTarget,
-    Target,
-)
-from numaspark.placement import (
-    Binding,
-    MemPolicy,
-    Mode,
-    Placement,
-    bound_from_inside,
-)
-from numaspark.placement.cluster_has import ClusterHas
-from numaspark.placement.plugin import PLACEMENT_FILE, RECORD_DIR, RECORD_DIR_KEY
+from numaspark.experiment.target import LocalTarget, StandaloneTarget, Target
+from numaspark.placement import Binding, Mode, Placement
+from numaspark.placement.plugin import RECORD_DIR, RECORD_DIR_KEY
 from numaspark.probe import load_probe, sustained_bandwidth_bps
 from numaspark.spark.affinity import require_jar
-from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun
+from numaspark.spark.app import AppRun
 from numaspark.spark.home import check_java, spark_home, spark_version
-from numaspark.spark.learned_topology import cluster_name, learn
-from numaspark.spark.managers import read_cluster
 from numaspark.spark.profiler import agent_library, agent_option, draw_flame_graphs
 from numaspark.supervise.balancing import balancing
 from numaspark.supervise.processes import ProcessTracker, supervised, wait_for
 from numaspark.topology import Topology
-from numaspark.units import MIB, parse_size
-from numaspark.workloads import Size, Workload, get_workload
+from numaspark.workloads import Size, Workload
 from numaspark.workloads.datagen import prepare_input
 from numaspark.workloads.streamsource import PORT_FILE, source_argv
 
@@ -110,35 +95,20 @@ class Runner:
         self.cluster_dir = cluster_dir
         self._scope = contextlib.ExitStack()
         self.tracker: ProcessTracker | None = None
-        self.targets: dict[object, Target] = {}
+        self.targets: Targets | None = None
 
     def __enter__(self) -> Runner:
         self.tracker = self._scope.enter_context(supervised())
         self.recover()
-        self._scope.callback(self._close_targets)
-        self.targets = self.make_targets(
-            self.tracker, self.store.directory / "clusters", self.cluster_dir
+        root = self.store.directory / "clusters"
+        self.targets = Targets(
+            self.tracker, root, self.make_targets(self.tracker, root, self.cluster_dir)
         )
+        self._scope.callback(self.targets.close)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._scope.close()
-
-    def _close_targets(self) -> None:
-        for target in self.targets.values():
-            target.close()
-
-    def target(self, mode: Mode) -> Target:
-        return self.targets[mode]
-
-    def hosts_target(self, inventory) -> HostsTarget:
-        """The target of a run on several hosts, kept while the inventory is the same."""
-        key = ("hosts", inventory)
-        if key not in self.targets:
-            self.targets[key] = HostsTarget(
-                self.tracker, self.store.directory / "clusters", inventory
-            )
-        return self.targets[key]
 
     def run(self, request: RunRequest) -> list[RunResult]:
         """Run ``request``; every run (warm-ups too) is stored in ``out`` as it ends. With
@@ -149,9 +119,9 @@ class Runner:
             return self._run(request)
 
     def _run(self, request: RunRequest) -> list[RunResult]:
-        workload, size = _check(request)
+        workload, size = request.checked()
         check_java()  # the driver runs here whatever the target: one line, before any work
-        target, placement = self._place(request)
+        target, placement = self.place(request)
         target.prepare(placement, self.say)
         if workload.application is not None:
             return self._run_application(target, request, workload, placement)
@@ -186,85 +156,13 @@ class Runner:
             results = self._store(run_dir, run_plan)
         return results
 
-    def _place(self, request: RunRequest) -> tuple[Target, Placement]:
-        """The target ``request`` runs on and its placement there; the machines it uses are
-        saved beside the results."""
-        if request.hosts is not None:
-            target = self.hosts_target(request.hosts)
-            placement = target.plan(lambda topology: plan_request(topology, request))
-        elif request.master is not None:
-            target, placement = self._place_external(request)
-        else:
-            placement = plan_request(self.topology, request)
-            target = self.target(request.layout.mode)
-        self.store.save_topology(self.topology)
-        for found in target.plans if request.hosts is not None else ():
-            self.store.save_topology(found.topology, found.host.name)
-        if request.layout.mode is Mode.LOCAL:
-            # a cluster left idle would share the CPUs a local run is bound to
-            self.targets[Mode.STANDALONE].close()
-        return target, placement
-
-    def _place_external(self, request: RunRequest) -> tuple[Target, Placement]:
-        """A cluster numaspark did not start: planned for the cluster (a standalone master's
-        workers; YARN's running NodeManagers; Kubernetes nodes' topology as given); at
-        --bind node the plugin binds each executor to a node from inside."""
-        request = _policy_from_inside(request)
-        has = read_cluster(
-            request.master,
-            ui=request.master_ui,
-            given=request.node_topology,
-            layout=request.layout,
-            binding=request.binding,
-            warn=self._warn,
-            say=self.say,
-        )
-        driver = cluster_mode_driver(request)
-        if driver is not None:
-            has = has.with_driver(*driver)
-            self.say(
-                f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a "
-                f"{has.fitting.host if has.fitting else 'host'} are left to the driver"
-            )
-        placement = placed_on(has, request)
-        cores = max(e.cores for e in placement.executors)
-        notes = [has.learned] if has.learned else []
-        if has.learned:
-            self.say(has.learned)
-        wide = has.span_note(cores, request.binding is Binding.NODE)
-        if wide is not None:
-            notes.append(wide)
-            self.say(f"note: {wide}")
-        placement = dataclasses.replace(placement, notes=(*placement.notes, *notes))
-        if request.binding is Binding.NODE:
-            placement = bound_from_inside(
-                placement, slice_known=has.numa_known(), slice_cpus=has.slice_cpus(cores)
-            )
-        described = has.describe() if has.fitting is not None else None
-        target = self.targets.setdefault(
-            ("master", request.master, request.executor_wait_s, request.driver_host),
-            ExternalTarget(
-                self.tracker,
-                request.master,
-                request.executor_wait_s,
-                described,
-                has.ui,
-                driver_host=request.driver_host,
-            ),
-        )
-        return target, placement
-
-    def _learn(self, request: RunRequest, run_dir: Path) -> None:
-        """Keep the host topologies the plugin reported in this run for the cluster's next
-        plan; say which hosts were new or changed."""
-        cluster = cluster_name(request.master)
-        for host in learn(cluster, run_dir / PLACEMENT_FILE, self._warn):
-            topology = host.topology
-            self.say(
-                f"learned {host.host}'s topology from the plugin's report: "
-                f"{len(topology.nodes)} NUMA node(s), {len(topology.online_cpus)} CPUs; the "
-                f"next plan of {cluster} uses it"
-            )
+    def place(self, request: RunRequest) -> tuple[Target, Placement]:
+        """The target ``request`` runs on and its placement there (experiment/placing.py);
+        the machines it was planned on are saved beside the results."""
+        placed = place(request, self.targets, self.topology, self.say, self._warn)
+        for topology, host in placed.machines:
+            self.store.save_topology(topology, *(host,) if host else ())
+        return placed.target, placed.placement
 
     def _warn(self, message: str) -> None:
         self.say(f"warning: {message}")
@@ -359,8 +257,7 @@ class Runner:
             stop_after_s=request.stop_after_s,
             say=self.say,
         )
-        if request.master is not None:
-            self._learn(request, run_dir)
+        after_run(request.venue, run_dir, self.say, self._warn)
         AppRecord(
             returncode=app.returncode,
             wall_s=app.wall_s,
@@ -443,8 +340,7 @@ class Runner:
             java_options=_java_options(request, run_dir),
             task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
         )
-        if request.master is not None:
-            self._learn(request, run_dir)
+        after_run(request.venue, run_dir, self.say, self._warn)
         AppRecord(
             returncode=app.returncode,
             wall_s=app.wall_s,
@@ -487,98 +383,6 @@ def run_workload(
     """Run one request in a run loop of its own (``numaspark run``)."""
     with Runner(topology, request.out, progress, on_result, request.cluster_dir, targets) as runner:
         return runner.run(request)
-
-
-def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
-    """The cores and MB a driver in cluster deploy mode takes of a standalone worker or in
-    YARN's application master (its spark.driver.cores and spark.driver.memory, Spark's
-    defaults 1 and 1g); None when the request's driver runs here."""
-    if request.master is None:
-        return None
-    application = get_workload(request.workload).application
-    conf = application.conf() if application is not None else {}
-    if conf.get(DEPLOY_MODE_KEY) != "cluster":
-        return None
-    cores = int(conf.get("spark.driver.cores") or 1)
-    memory = conf.get("spark.driver.memory") or "1g"
-    return cores, parse_size(memory if memory[-1].isalpha() else memory + "m", "driver") // MIB
-
-
-def placed_on(has: ClusterHas, request: RunRequest) -> Placement:
-    """``request`` planned on the cluster ``has`` describes (its memory policy as the plugin
-    realises it); ClusterRefusal when the cluster cannot hold it now."""
-    request = _policy_from_inside(request)
-    return has.place(
-        lambda topology: plan_request(topology, request), request.layout.memory_per_executor
-    )
-
-
-def _policy_from_inside(request: RunRequest) -> RunRequest:
-    """``request`` on a cluster numaspark did not start, where the plugin binds from inside:
-    a memory policy only with --bind node, and not local (the plugin moves an executor's
-    memory with preferred, bind or interleave); preferred unless another is given."""
-    if request.mem_policy is not None and request.binding is not Binding.NODE:
-        raise UsageError(
-            "--mem-policy on a cluster numaspark did not start goes with "
-            "--bind node (the plugin binds each executor from inside)"
-        )
-    if request.mem_policy is MemPolicy.LOCAL:
-        raise UsageError(
-            "--mem-policy local: the plugin moves an executor's memory to its "
-            "node with preferred (the default), bind or interleave"
-        )
-    if request.binding is Binding.NODE and request.mem_policy is None:
-        return dataclasses.replace(request, mem_policy=MemPolicy.PREFERRED)
-    return request
-
-
-def check_deploy_mode(master: str | None, application) -> None:
-    """Cluster deploy mode runs the driver on the cluster: only where a standalone master
-    (JAR applications: Spark refuses Python there) or YARN is given with --master."""
-    if application.conf().get(DEPLOY_MODE_KEY) != "cluster":
-        return
-    if master is None or not (master.startswith("spark://") or master == "yarn"):
-        raise UsageError(
-            "cluster deploy mode needs the cluster the driver runs on: add --master "
-            "spark://HOST:PORT or --master yarn, or drop --deploy-mode cluster"
-        )
-    if master.startswith("spark://") and application.path.endswith(".py"):
-        raise UsageError(
-            "a standalone master runs no Python application in cluster deploy mode (Spark "
-            "refuses it): drop --deploy-mode cluster, or run it on YARN"
-        )
-
-
-def _check(request: RunRequest) -> tuple[Workload, Size | None]:
-    """The workload and its size, once the request is known to make sense."""
-    if request.repeat < 1 or request.warmup < 0:
-        raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-    if request.interval_s <= 0:
-        raise UsageError("--interval must be positive, e.g. --interval 1s")
-    if request.executor_wait_s <= 0:
-        raise UsageError("--executor-wait must be positive, e.g. --executor-wait 60s")
-    workload = get_workload(request.workload).with_params(request.params)
-    if workload.application is not None:
-        if request.time not in TIMES:
-            raise UsageError(f"--time {request.time!r}: choose one of {', '.join(TIMES)}")
-        if request.stop_after_s is not None and request.stop_after_s <= 0:
-            raise UsageError("--duration must be positive, e.g. --duration 60s")
-        check_deploy_mode(request.master, workload.application)
-        return workload, None
-    if not workload.streaming:
-        return workload, workload.size(request.size)
-    if request.rate <= 0 or request.duration_s <= 0 or request.stream_warmup_s < 0:
-        raise UsageError(
-            "--rate and --duration must be positive and --stream-warmup at least 0 "
-            "(e.g. --rate 1000 --duration 60s)"
-        )
-    window, slide = workload.params.get("window_s"), workload.params.get("slide_s")
-    if window is not None and slide is not None and (slide <= 0 or window % slide):
-        raise UsageError(
-            f"window_s={window} must be a whole multiple of slide_s={slide} "
-            "(e.g. --param window_s=10 --param slide_s=5)"
-        )
-    return workload, Size(f"{request.rate:g}/s", 0)  # a stream's size is its velocity
 
 
 def base_spec(

@@ -46,14 +46,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaspark.errors import PlacementError, UsageError
-from numaspark.experiment.clusterref import ClusterRef, Realiser
+from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import DEFAULT_TIME, TIMES
+from numaspark.experiment.venue import HERE, Venue
 from numaspark.placement import Binding, Layout, MemPolicy, Mode, plan
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import parse_duration, parse_size
 from numaspark.workloads import Workload, get_workload
 from numaspark.workloads.application import URI, from_file
 from numaspark.workloads.catalog import register_application
+from numaspark.workloads.defaults import STREAM_RATE, STREAM_WARMUP_S, STREAM_WINDOW_S
 
 TOP_KEYS = {
     "name",
@@ -164,7 +166,34 @@ class Experiment:
     budget_s: float | None = None
     stream: dict = field(default_factory=dict)  # rate, duration, warm-up for streaming workloads
     time: str = DEFAULT_TIME  # which of an application's times is compared (result.TIMES)
-    cluster: ClusterRef | None = None  # where its runs go (None: this machine)
+    venue: Venue = HERE  # where its runs go
+
+    def request(self, config: Config, out: Path, data_root: Path | None = None) -> RunRequest:
+        """The run of ``config`` in this experiment, stored in ``out``, at its venue."""
+        stream = self.stream
+        request = RunRequest(
+            workload=config.workload,
+            size=config.size,
+            layout=config.layout,
+            binding=config.binding,
+            mem_policy=config.mem_policy,
+            only_nodes=config.only_nodes,
+            mem_nodes=config.mem_nodes,
+            numa_balancing=config.numa_balancing,
+            repeat=self.repeat,
+            warmup=self.warmup,
+            out=out,
+            data_root=data_root,
+            label=config.label,
+            config_key=config.key,
+            spark_conf=dict(config.conf),
+            params=dict(config.params),
+            rate=float(stream.get("rate", STREAM_RATE)),
+            duration_s=float(stream.get("duration_s", STREAM_WINDOW_S)),
+            stream_warmup_s=float(stream.get("warmup_s", STREAM_WARMUP_S)),
+            time=self.time,
+        )
+        return request.at(self.venue)
 
 
 def _fail(source: str, message: str) -> UsageError:
@@ -212,12 +241,16 @@ def cluster_table(data: dict, source: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in table.items()}
 
 
-def on_cluster(
-    experiment: Experiment, realiser: Realiser, topology: Topology
+def at_venue(
+    experiment: Experiment, venue: Venue, topology: Topology
 ) -> tuple[Experiment, list[str]]:
-    """The configurations of ``experiment`` (planned on ``topology``, the machine a cluster is
-    planned as) that ``realiser`` can realise there, and a line for each reason why the others
-    cannot run, naming them."""
+    """``experiment`` sent to ``venue`` (planned on ``topology``, the machine the venue is
+    planned as): the configurations whoever places the JVMs there can realise, and a line for
+    each reason why the others cannot run, naming them. This machine realises them all."""
+    experiment = dataclasses.replace(experiment, venue=venue)
+    if venue.here:
+        return experiment, []
+    realiser = venue.realiser
     every_node = CpuSet(n.os_index for n in topology.cpu_nodes)
     why_not: dict[str, list[str]] = {}
     kept = []

@@ -16,13 +16,13 @@ shared/topologies); on this machine they are reported as not runnable, with why.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from numaspark.experiment.clusterref import Realiser
-from numaspark.experiment.spec import Config, Experiment, check_configs
-from numaspark.experiment.spec import on_cluster as spec_on_cluster
+from numaspark.experiment.spec import Config, Experiment, at_venue, check_configs
+from numaspark.experiment.venue import Venue
 from numaspark.placement import Binding, Layout, MemPolicy, Mode
 from numaspark.topology import CpuSet, NumaNode, Topology
 from numaspark.workloads import get_workload
@@ -348,11 +348,13 @@ def affinity(
     return Study("affinity", experiment, more, baseline=configs[0].label)
 
 
-def on_cluster(study: Study, realiser: Realiser, topology: Topology) -> Study:
-    """The parts of ``study`` (planned on ``topology``, the machine a cluster is planned as:
-    experiment/clusterref.py) that ``realiser`` can realise there; each part it cannot is a
-    line in ``cannot`` that says why, as this machine's are."""
-    experiment, more = spec_on_cluster(study.experiment, realiser, topology)
+def study_at(study: Study, venue: Venue, topology: Topology) -> Study:
+    """The parts of ``study`` (planned on ``topology``, the machine ``venue`` is planned as:
+    experiment/placing.py) that whoever places the JVMs there can realise; each part it cannot
+    is a line in ``cannot`` that says why, as this machine's are."""
+    experiment, more = at_venue(study.experiment, venue, topology)
+    if venue.here:
+        return dataclasses.replace(study, experiment=experiment)
     cannot = [line.replace("this machine", "the cluster as planned") for line in study.cannot]
     labels = {c.label for c in experiment.configs}
     baseline = study.baseline if study.baseline in labels else None

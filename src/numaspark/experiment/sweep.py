@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from numaspark.experiment.request import RunRequest
 from numaspark.experiment.result import RunResult, measured
 from numaspark.experiment.runner import Runner, TargetFactory
 from numaspark.experiment.spec import Config, Experiment
@@ -43,33 +42,6 @@ def stored_configs(out: Path, repeat: int) -> set[str]:
     return {k for k, n in counts.items() if n >= repeat}
 
 
-def request_for(config: Config, experiment: Experiment, out: Path, data_root=None) -> RunRequest:
-    stream = experiment.stream
-    request = RunRequest(
-        workload=config.workload,
-        size=config.size,
-        layout=config.layout,
-        binding=config.binding,
-        mem_policy=config.mem_policy,
-        only_nodes=config.only_nodes,
-        mem_nodes=config.mem_nodes,
-        numa_balancing=config.numa_balancing,
-        repeat=experiment.repeat,
-        warmup=experiment.warmup,
-        out=out,
-        data_root=data_root,
-        label=config.label,
-        config_key=config.key,
-        spark_conf=dict(config.conf),
-        params=dict(config.params),
-        rate=float(stream.get("rate", 1000.0)),
-        duration_s=float(stream.get("duration_s", 60.0)),
-        stream_warmup_s=float(stream.get("warmup_s", 10.0)),
-        time=experiment.time,
-    )
-    return request if experiment.cluster is None else experiment.cluster.applied(request)
-
-
 def run_sweep(
     experiment: Experiment,
     topology: Topology,
@@ -95,7 +67,7 @@ def run_sweep(
                 break
             if on_start:
                 on_start(index, len(todo), config)
-            results = runner.run(request_for(config, experiment, out, data_root))
+            results = runner.run(experiment.request(config, out, data_root))
             report.ran.append(config)
             report.results.extend(results)
             if on_end:

@@ -19,7 +19,7 @@ one application on them.
   plugin): it answers the same calls, so the run loop (experiment/runner.py) does not change
   for it.
 
-`plan_topology` is the machine an experiment on a cluster (a `ClusterRef`) is planned on.
+Which target a request runs on, and its placement there, is experiment/placing.py's.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from typing import Protocol
 
 from numaspark import records
 from numaspark.errors import UsageError
-from numaspark.experiment.clusterref import ClusterRef
-from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
+from numaspark.hosts import driver_address, merge, plan_hosts
 from numaspark.hosts.shell import HostError, shell_for
 from numaspark.kernel import NUMA_BALANCING
 from numaspark.placement import Placement, shipped_plugin_conf
@@ -51,12 +50,11 @@ from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, SubmitOptions, 
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import LOOPBACK, spark_python
-from numaspark.spark.managers import read_cluster
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.standalone import Cluster
 from numaspark.spark.yarn import YarnCluster, kill_application
 from numaspark.supervise.processes import ProcessTracker, supervised
-from numaspark.topology import Topology, load_machine
+from numaspark.topology import load_machine
 
 Say = Callable[[str], None]
 PYTHON_KEY = "spark.pyspark.python"  # the executors' (and, unless told, the driver's) Python
@@ -535,38 +533,11 @@ def start_kept_cluster(
     return cluster
 
 
-def plan_topology(
-    ref: ClusterRef, say: Callable[[str], None] = lambda message: None
-) -> tuple[Topology, str]:
-    """The machine an experiment on ``ref`` is planned on, and a line that says what it is:
-    a cluster's manager's hosts (each a node, its free cores; its NUMA topology where given or
-    learned: spark/managers.py), or the first host's own topology read over SSH."""
-    if ref.master is not None:
-        has = read_cluster(ref.master, ui=ref.master_ui, given=ref.node_topology, say=say)
-        topology, given = has.topology(), ref.node_topology
-        said = f"planned on {ref.master}: {has.describe()}"
-        if given is not None and has.fitting is not None:  # k8s: the nodes are the given
-            said += (
-                f"; its hosts' NUMA topology as given ({len(given.cpu_nodes)} node(s), "
-                f"{len(given.allowed_cpus)} CPUs)"
-            )
-        return topology, said
-    first = ref.hosts.hosts[0]
-    topology = read_topology(first)
-    return topology, (
-        f"planned on {first.name}'s topology ({len(topology.cpu_nodes)} NUMA node(s), "
-        f"{len(topology.allowed_cpus)} CPUs), the first of {len(ref.hosts.hosts)} host(s)"
-    )
-
-
-def hosts_balancing(ref: ClusterRef) -> str | None:
-    """The kernel's NUMA balancing on each host of ``ref`` (``--hosts``), read over SSH, as
-    one line for a study whose unbound configurations run with it as found; None on a
-    cluster numaspark did not start, whose hosts it cannot read."""
-    if ref.hosts is None:
-        return None
+def read_hosts_balancing(inventory) -> str:
+    """The kernel's NUMA balancing on each host of ``inventory``, read over SSH, as one line
+    for a study whose unbound configurations run with it as found."""
     states = []
-    for host in ref.hosts.hosts:
+    for host in inventory.hosts:
         shell = shell_for(host, local=False)
         try:
             value = shell.run(["cat", NUMA_BALANCING], timeout_s=20, what="numa_balancing")

@@ -32,11 +32,13 @@ URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 # the longest name shown for an application (its file's stem is cut to it)
 NAME_LIMIT = 60
 
+DEPLOY_MODE_KEY = "spark.submit.deployMode"  # client (the driver here) or cluster
+
 # spark-submit options and the Spark conf key each one sets (SparkSubmitArguments reads
 # the key when the option is absent, and the option wins over the key when present)
 OPTION_CONF: dict[str, str] = {
     "master": "spark.master",
-    "deploy_mode": "spark.submit.deployMode",
+    "deploy_mode": DEPLOY_MODE_KEY,
     "name": "spark.app.name",
     "driver_memory": "spark.driver.memory",
     "driver_cores": "spark.driver.cores",

@@ -1,7 +1,7 @@
-"""One "where" for every command that runs Spark (issue 48, items 1 to 3): the options that
-name a cluster parse into one `ClusterRef`; a study planned as a cluster keeps the parts its
-realiser can realise and says why the others cannot run; a sweep spec names its cluster in
-a [cluster] table. No JVM: real clusters at other addresses are tests/test_cluster_decide.py's.
+"""One venue for every command that runs Spark (issues 48 and 59): the options that say where
+runs go parse into one `Venue` (this machine is a value, `HERE`); a study planned as a cluster
+keeps the parts its realiser can realise and says why the others cannot run; a sweep spec
+names its cluster in a [cluster] table. No JVM: real clusters at other addresses are tests/test_cluster_decide.py's.
 Multi-node studies are planned on shared/topologies, as this machine has one node."""
 
 from __future__ import annotations
@@ -18,27 +18,31 @@ from numaspark.decide.tune_runs import live_space
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.characterize import experiment as characterize_experiment
-from numaspark.experiment.clusterref import NUMACTL_ON_HOSTS, PLUGIN
+from numaspark.experiment.placing import planned_topology
 from numaspark.experiment.request import RunRequest
-from numaspark.experiment.spec import build, cluster_table
-from numaspark.experiment.spec import on_cluster as spec_on_cluster
-from numaspark.experiment.sweep import request_for
-from numaspark.experiment.target import plan_topology
+from numaspark.experiment.spec import at_venue, build, cluster_table
+from numaspark.experiment.venue import HERE, NUMACTL_ON_HOSTS, PLUGIN, ClusterAt, SshHosts
 from numaspark.placement import Layout, Mode
 from numaspark.topology import load_synthetic, load_xml
 
 FOUR_NODES = "96em64t-4n4d3ca2co-pci.xml"
 
 
-def test_the_options_become_one_cluster_ref_or_none():
-    assert ClusterOptions().ref() is None
-    ref = ClusterOptions(master="spark://10.0.0.2:7077", executor_wait="20s", python="py3").ref()
+def _hosts(names: str):
+    return ClusterOptions(hosts=names).venue().hosts
+
+
+def test_the_options_become_one_venue_here_a_value():
+    assert ClusterOptions().venue() is HERE and HERE.here and HERE.name == "this machine"
+    ref = ClusterOptions(master="spark://10.0.0.2:7077", executor_wait="20s", python="py3").venue()
+    assert isinstance(ref, ClusterAt) and not ref.here
     assert (ref.master, ref.executor_wait_s, ref.python) == ("spark://10.0.0.2:7077", 20.0, "py3")
     assert ref.name == "spark://10.0.0.2:7077" and ref.realiser is PLUGIN
-    hosts = ClusterOptions(hosts="a,b", driver_host="10.0.0.1").ref()
+    hosts = ClusterOptions(hosts="a,b", driver_host="10.0.0.1").venue()
+    assert isinstance(hosts, SshHosts)
     assert hosts.name == "hosts a,b" and hosts.realiser is NUMACTL_ON_HOSTS
     # a spark-submit line's --master, where the options name none
-    assert ClusterOptions().ref("yarn").master == "yarn"
+    assert ClusterOptions().venue("yarn").master == "yarn"
 
 
 @pytest.mark.parametrize(
@@ -56,7 +60,7 @@ def test_the_options_become_one_cluster_ref_or_none():
 )
 def test_a_cluster_named_wrong_is_one_line(options, says):
     with pytest.raises(UsageError, match=says):
-        ClusterOptions(**options).ref()
+        ClusterOptions(**options).venue()
 
 
 def test_xml_is_the_hosts_topology_of_any_master_one_meaning():
@@ -66,38 +70,45 @@ def test_xml_is_the_hosts_topology_of_any_master_one_meaning():
     machine has one node."""
     xml = topology_file(FOUR_NODES)
     for master in ("spark://10.0.0.2:7077", "yarn", "k8s://https://10.0.0.9:6443"):
-        ref = ClusterOptions(master=master, xml=xml).ref()
+        ref = ClusterOptions(master=master, xml=xml).venue()
         assert len(ref.node_topology.cpu_nodes) == 4, master
-        sent = ref.applied(RunRequest("wordcount"))
-        assert sent.node_topology is ref.node_topology
-    assert ClusterOptions(master="yarn").ref().node_topology is None
+        sent = RunRequest("wordcount").at(ref)
+        assert sent.venue.node_topology is ref.node_topology
+    assert ClusterOptions(master="yarn").venue().node_topology is None
     assert ClusterOptions(xml=xml).machine() is not None  # tune --replay: the table's machine
 
 
-def test_plan_topology_says_the_hosts_topology_it_was_given():
+def test_planned_topology_says_the_hosts_topology_it_was_given():
     """A standalone master's workers are still the plan's nodes (its room), the given
     topology is the hosts' NUMA nodes (known, so --bind node sizes ActiveProcessorCount):
     the line that says where a study is planned says both."""
     ref = ClusterOptions(master="spark://127.0.0.1:7077", xml=topology_file(FOUR_NODES))
     with serving(recorded_status()) as ui:
-        ref = dataclasses.replace(ref, master_ui=ui).ref()
-        topology, said = plan_topology(ref)
-        bare = plan_topology(dataclasses.replace(ref, node_topology=None))[1]
+        ref = dataclasses.replace(ref, master_ui=ui).venue()
+        topology, said = planned_topology(ref)
+        bare = planned_topology(dataclasses.replace(ref, node_topology=None))[1]
     assert said.startswith(bare)
     assert said.endswith("its hosts' NUMA topology as given (4 node(s), 96 CPUs)"), said
 
 
 def test_a_request_sent_to_a_cluster_runs_there_in_standalone_mode():
-    ref = ClusterOptions(master="spark://h:7077", python="python3.11", driver_host="10.0.0.1").ref()
+    ref = ClusterOptions(
+        master="spark://h:7077", python="python3.11", driver_host="10.0.0.1"
+    ).venue()
     local = RunRequest("wordcount", layout=Layout(mode=Mode.LOCAL), spark_conf={"a": "1"})
-    sent = ref.applied(local)
-    assert sent.layout.mode is Mode.STANDALONE and sent.master == "spark://h:7077"
-    assert sent.driver_host == "10.0.0.1" and sent.executor_wait_s == 300.0
+    assert local.venue is HERE  # a request runs here unless sent elsewhere
+    sent = local.at(ref)
+    assert sent.layout.mode is Mode.STANDALONE and sent.venue.master == "spark://h:7077"
+    assert sent.venue.driver_host == "10.0.0.1" and sent.venue.executor_wait_s == 300.0
     assert sent.spark_conf == {"spark.pyspark.python": "python3.11", "a": "1"}
-    own = ref.applied(RunRequest("wordcount", spark_conf={"spark.pyspark.python": "mine"}))
+    own = RunRequest("wordcount", spark_conf={"spark.pyspark.python": "mine"}).at(ref)
     assert own.spark_conf["spark.pyspark.python"] == "mine"  # the request's own key wins
-    on_hosts = ClusterOptions(hosts="a,b", driver_host="10.0.0.1").ref().applied(local)
-    assert on_hosts.hosts.driver_address == "10.0.0.1" and on_hosts.master is None
+    on_hosts = local.at(ClusterOptions(hosts="a,b", driver_host="10.0.0.1").venue())
+    assert on_hosts.venue.inventory.driver_address == "10.0.0.1"
+    assert on_hosts.venue.master_url is None and on_hosts.layout.mode is Mode.STANDALONE
+    assert local.at(HERE).layout.mode is Mode.LOCAL  # here, local mode stays local
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sent.venue = HERE  # a request is a value: changed only by making another
 
 
 def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_every_node():
@@ -106,7 +117,7 @@ def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_ev
     part is a line naming its configurations; 4U and 4B stay."""
     topology = load_xml(topology_file(FOUR_NODES))
     study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
-    there = studies.on_cluster(study, PLUGIN, topology)
+    there = studies.study_at(study, ClusterAt(master="yarn"), topology)
     assert [c.note for c in there.experiment.configs] == ["4U", "4B"]
     assert there.baseline is None or there.baseline.startswith("4U")
     cannot = "\n".join(there.cannot)
@@ -118,7 +129,7 @@ def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_ev
 def test_the_binding_study_with_numactl_on_hosts_keeps_every_node_count_and_remote_memory():
     topology = load_xml(topology_file(FOUR_NODES))
     study = studies.binding(topology, "wordcount", autonuma=NUMACTL_ON_HOSTS.balancing)
-    there = studies.on_cluster(study, NUMACTL_ON_HOSTS, topology)
+    there = studies.study_at(study, SshHosts(hosts=_hosts("a")), topology)
     assert [c.note for c in there.experiment.configs] == [c.note for c in study.experiment.configs]
     assert any(c.mem_nodes is not None for c in there.experiment.configs)
 
@@ -127,7 +138,7 @@ def test_a_cluster_as_planned_says_so_not_this_machine():
     """A one-worker cluster is planned as one node: the study's one-node line names it."""
     topology = load_synthetic("package:1 numa:1 core:2 pu:1")
     study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
-    there = studies.on_cluster(study, PLUGIN, topology)
+    there = studies.study_at(study, ClusterAt(master="yarn"), topology)
     assert [c.note for c in there.experiment.configs] == ["1U", "1B"]
     assert any("the cluster as planned has 1" in line for line in there.cannot)
     assert not any("this machine" in line for line in there.cannot)
@@ -137,15 +148,17 @@ def test_local_mode_stays_here():
     """Characterize's local-mode configurations would run here: said, not sent."""
     topology = load_synthetic("package:1 numa:1 core:2 pu:1")
     planned = characterize_experiment(topology, ("wordcount",))
-    experiment, cannot = spec_on_cluster(planned, PLUGIN, topology)
+    experiment, cannot = at_venue(planned, ClusterAt(master="yarn"), topology)
     assert [c.title for c in experiment.configs] == ["standalone 2x1, core-bound"]
     assert cannot == [
         "local, unbound, local, node-bound: local mode runs its one JVM on this machine, not on "
         "the cluster"
     ]
     on_cluster = characterize_experiment(topology, ("wordcount",), cluster=True)
-    kept, cannot = spec_on_cluster(on_cluster, PLUGIN, topology)
+    kept, cannot = at_venue(on_cluster, ClusterAt(master="yarn"), topology)
     assert len(kept.configs) == 3 and not cannot
+    # here, every configuration runs
+    assert at_venue(planned, HERE, topology) == (dataclasses.replace(planned, venue=HERE), [])
 
 
 def test_the_tuner_on_a_cluster_proposes_no_local_layout():
@@ -164,12 +177,12 @@ def test_a_sweep_spec_names_its_cluster_in_a_table(tmp_path):
     }
     table = cluster_table(data, "spec.toml")
     assert table == {"master": "spark://10.0.0.2:7077", "executor_wait": "30s"}
-    ref = ClusterOptions(executor_wait="45s").over(ClusterOptions.from_table(table, "x")).ref()
+    ref = ClusterOptions(executor_wait="45s").over(ClusterOptions.from_table(table, "x")).venue()
     assert ref.master == "spark://10.0.0.2:7077" and ref.executor_wait_s == 45.0  # the option wins
     experiment = build(data, load_synthetic("package:1 numa:1 core:2 pu:1"))
-    experiment.cluster = ref
-    request = request_for(experiment.configs[0], experiment, tmp_path)
-    assert request.master == "spark://10.0.0.2:7077" and request.executor_wait_s == 45.0
+    experiment.venue = ref
+    request = experiment.request(experiment.configs[0], tmp_path)
+    assert request.venue == ref and request.venue.executor_wait_s == 45.0
     with pytest.raises(UsageError, match=r"\[cluster\]: unknown key\(s\) mastr"):
         cluster_table({"cluster": {"mastr": "yarn"}}, "spec.toml")
     files = ClusterOptions.from_table({"hosts_file": "hosts.toml"}, str(tmp_path / "s.toml"))
