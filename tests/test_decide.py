@@ -351,7 +351,7 @@ def test_advice_is_planned_on_the_machine_the_run_was_recorded_on(tmp_path, monk
     12 GiB heap of a core-bound JVM (memory bound to its node) fits a node of the 4-node,
     191 GB server, not a node of the 2-node, 36 GB one, where the advice is smaller
     executors and says why in the planner's words."""
-    import numaspark.decide.advise as advice_module
+    import numaspark.decide.advise.subject as advice_module
 
     planned = []
 
