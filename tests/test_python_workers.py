@@ -36,7 +36,8 @@ from numaspark.readback.tree import (
     read_tree_here,
 )
 from numaspark.report.console import run_lines
-from numaspark.report.html import _series, build_report
+from numaspark.report.html import build_report
+from numaspark.report.plots import _series
 from numaspark.spark.address import DriverAddress
 from numaspark.spark.affinity import plugin_effective
 from numaspark.spark.app import run_settings

@@ -1,9 +1,9 @@
 """The HTML report of event logs (``numaspark report DIR|LOG|URL`` where it names Spark's event
-logs, not numaspark's results): the results directory's template, plots and topology drawing
-(report/html.py), with a table of every application and a section for each of the latest,
-grouped by application name as advise's table is: its stage times, its NUMA findings (advise's
-rules on the log alone) and its executors' placement as the affinity plugin reported it, drawn
-on each host's topology from the same reports.
+logs, not numaspark's results): the results directory's template (report/html.py), plots
+(report/plots.py) and topology drawing (report/drawing.py), with a table of every application
+and a section for each of the latest, grouped by application name as advise's table is: its
+stage times, its NUMA findings (advise's rules on the log alone) and its executors' placement
+as the affinity plugin reported it, drawn on each host's topology from the same reports.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from pathlib import Path, PurePosixPath
 
 from numaspark.placement import Binding, JvmPlacement
 from numaspark.readback.plugin_reports import DRIVER, ReportedJvm
-from numaspark.report.html import PALETTE, Plot, _div, jvms_svg, render, write_html
+from numaspark.report.drawing import jvms_svg
+from numaspark.report.html import render, write_html
+from numaspark.report.plots import PALETTE, Plot, figure_div
 from numaspark.topology import CpuSet
 from numaspark.topology.reported import from_report
 
@@ -104,7 +106,7 @@ def stage_plot(stages: list[dict], anchor: str) -> Plot | None:
         if len(drawn) < len(timed)
         else ""
     )
-    return Plot(f"{anchor}-stages", "Stage times", _div(fig, f"{anchor}-stages"), note)
+    return Plot(f"{anchor}-stages", "Stage times", figure_div(fig, f"{anchor}-stages"), note)
 
 
 def _drawings(app) -> list[dict]:
