@@ -27,7 +27,6 @@ from conftest import invoke_cli, run_cli, run_request, topology_file
 from numaspark import records
 from numaspark.experiment.request import RunRequest, plan_request, request_of, run_command
 from numaspark.experiment.result import RunSpec
-from numaspark.experiment.runner import _check as check_request
 from numaspark.experiment.runner import base_spec
 from numaspark.hosts import LOCAL, Host
 from numaspark.metrics.logfiles import event_log_files, lines, segments
@@ -35,6 +34,7 @@ from numaspark.placement import Binding, Layout, Mode, bind_argv, plan, spark_co
 from numaspark.placement.plugin import DEVICE_RESOURCE_KEY
 from numaspark.placement.resources import DISCOVERY_SCRIPT
 from numaspark.spark.standalone import Cluster
+from numaspark.spark.standalone_kind import STANDALONE_KIND
 from numaspark.topology import load_machine, load_xml
 
 NO_GPU = (
@@ -139,7 +139,7 @@ def test_a_stored_device_run_gives_back_its_request(dgx2):
         layout=Layout(mode=Mode.STANDALONE, resources=(("gpu", 4),)),
         binding=Binding.NODE,
     )
-    workload, size = check_request(request)
+    workload, size = request.checked()
     spec = base_spec(request, workload, size, None, plan_request(dgx2, request), None)
     stored = records.load(RunSpec, json.loads(json.dumps(records.dump(spec), default=str)))
     again = request_of(stored)
@@ -182,7 +182,8 @@ def _workers(placement, directory: Path, monkeypatch) -> list[tuple[list[str], d
     monkeypatch.setattr(cluster, "_start", start)
     directory.mkdir(parents=True, exist_ok=True)
     for index, executor in enumerate(placement.executors):
-        cluster._start_worker(None, host, index, executor, [7100 + 2 * index, 7101 + 2 * index])
+        ports = [7100 + 2 * index, 7101 + 2 * index]
+        STANDALONE_KIND.start_worker(cluster, None, host, index, executor, ports)
     return started
 
 

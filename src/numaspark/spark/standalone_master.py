@@ -4,6 +4,7 @@ so that a run is planned for the cluster, never for this machine.
 The master's JSON status (``/json/`` on its web UI) lists its workers with their cores and
 memory, and what running applications use of them. ``spark://HOST:PORT`` does not give the
 web UI's port: the default (8080) on the master's host is tried, or ``--master-ui URL``.
+(`master_json` and `alive_workers` read it for a cluster numaspark started, too.)
 
 A layout is planned on the alive workers with the most free cores, as one machine whose
 NUMA nodes are those workers (a worker does not say its NUMA nodes; the master spreads
@@ -110,3 +111,17 @@ def _status(url: str) -> dict | None:
             return json.loads(r.read())
     except (urllib.error.URLError, OSError, ValueError):
         return None
+
+
+def master_json(address: str, webui: int) -> dict | None:
+    """A standalone master's JSON status page, or None when it does not answer."""
+    try:
+        with urllib.request.urlopen(f"http://{address}:{webui}/json/", timeout=2) as r:
+            return json.loads(r.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def alive_workers(state: dict | None) -> int:
+    """How many workers a master's status page says are alive."""
+    return sum(1 for w in (state or {}).get("workers", []) if w.get("state") == "ALIVE")

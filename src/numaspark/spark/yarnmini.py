@@ -1,5 +1,6 @@
 """The mini YARN's launcher (jvm/yarn-mini/): built with Maven on request, started as one more
-kind of cluster (spark/standalone.py, ``Cluster.yarn_mini``), and what it may leave behind.
+kind of cluster (spark/standalone.py, ``Cluster.yarn_mini``), and what it may leave behind;
+and `MiniYarn`, what such a cluster does its own way (its start, stop, master and status).
 
 The launcher is a small Java program around ``MiniYARNCluster`` (hadoop-client-minicluster, the
 YARN Spark's own YARN suites start): a ResourceManager and N NodeManagers in one JVM, on
@@ -18,7 +19,12 @@ from pathlib import Path
 import psutil
 
 from numaspark.errors import ToolMissingError, UsageError
+from numaspark.hosts import LOCAL
+from numaspark.spark.daemons import ClusterError, progress, start_timeout
+from numaspark.spark.logs import error_line
 from numaspark.spark.maven import mvn_package, sources_digest, up_to_date
+from numaspark.spark.yarn import rm_json
+from numaspark.supervise.processes import ProcessTracker, runs, wait_for
 from numaspark.supervise.stop import stop_processes
 
 SOURCE = Path(__file__).resolve().parents[3] / "jvm" / "yarn-mini"  # the repository's
@@ -171,3 +177,133 @@ def stop_leftovers(directory: Path, grace_s: float = 10.0) -> list[int]:
     if pids:
         stop_processes(pids, grace_s)
     return pids
+
+
+class MiniYarn:
+    """A cluster of kind ``yarn-mini`` (spark/standalone.py's `Cluster` holds one of these):
+    a ResourceManager and NodeManagers in one launcher JVM on this machine, its one process;
+    the same life cycle and state file as a standalone cluster's. ``cluster`` below is that
+    `Cluster`: what the methods read of it is its state, its hosts and its processes."""
+
+    def argv(
+        self,
+        directory: Path,
+        nodemanagers: int,
+        memory_mb: int,
+        vcores: int,
+        minimum_mb: int,
+        host: str,
+        site: Path | None,
+    ) -> list[str]:
+        """The launcher's argv (`launcher_argv`), an old run's yarn-site.xml (its ports) gone."""
+        argv = launcher_argv(directory, nodemanagers, memory_mb, vcores, minimum_mb, host, site)
+        (directory / CONF / "yarn-site.xml").unlink(missing_ok=True)
+        return argv
+
+    def start(
+        self,
+        cluster,
+        tracker: ProcessTracker,
+        argv: list[str],
+        on_progress=None,
+        site: Path | None = None,
+        **size,
+    ) -> None:
+        """Start the launcher (``size``: its NodeManagers, their memory_mb, vcores and
+        minimum_mb) and return once every NodeManager has registered, its yarn-site.xml is
+        written and its ResourceManager answers."""
+        described = (
+            f"sized by {site.name}"
+            if site is not None
+            else f"of {size['vcores']} vcores and {size['memory_mb']} MB"
+        )
+        progress(
+            on_progress,
+            f"mini YARN starting: a ResourceManager and {size['nodemanagers']} NodeManager(s) "
+            f"{described}",
+        )
+        cluster._start(tracker, cluster.hosts[0], "yarn", argv, **size)
+        self._await(cluster, start_timeout(180.0))
+
+    def _await(self, cluster, timeout_s: float) -> None:
+        log = Path(cluster.processes[0]["log"])
+        if not wait_for(lambda: ready_line(log) is not None or cluster.lost(), timeout_s):
+            raise ClusterError(
+                f"the mini YARN did not start in {timeout_s:.0f} s: see {log} (on "
+                "a slow machine, set NUMASPARK_START_TIMEOUT to more seconds)"
+            )
+        ready = ready_line(log)
+        if ready is None:
+            raise ClusterError(
+                f"the mini YARN exited: {failure_line(log) or error_line(log)} (see {log})"
+            )
+        cluster.master_webui = int(ready["rm-webapp"].rpartition(":")[2])
+        cluster.processes[0].update(rm=ready.get("rm"), rm_webapp=ready["rm-webapp"])
+        cluster._save()
+        # up means answering: the web app's first REST answer (Jersey starting) takes seconds
+        # here and minutes under emulation, and the next command sizes its plan by it
+        webapp = f"http://{ready['rm-webapp']}"
+        if not wait_for(
+            lambda: (
+                rm_json(webapp, "/ws/v1/cluster/info", timeout_s=30) is not None or cluster.lost()
+            ),
+            timeout_s,
+            interval_s=1.0,
+        ):
+            raise ClusterError(
+                f"the mini YARN's ResourceManager did not answer at {webapp} in "
+                f"{timeout_s:.0f} s (on a slow machine, set "
+                "NUMASPARK_START_TIMEOUT to more seconds)"
+            )
+
+    def conf_dir(self, cluster) -> Path | None:
+        """Its HADOOP_CONF_DIR (its yarn-site.xml)."""
+        return cluster.directory / CONF
+
+    def stop_daemons(self, cluster, problems: list[str]) -> list[int]:
+        """The launcher, gracefully (its NodeManagers end their containers)."""
+        pids = [p for p in cluster.pids_by_host().get(LOCAL, []) if runs(p, MAIN_CLASS)]
+        stop_processes(pids)
+        return pids
+
+    def stop_rest(self, cluster) -> list[int]:
+        """Any container that outlived the launcher."""
+        return stop_leftovers(cluster.directory)
+
+    def _webapp(self, cluster) -> str:
+        return f"http://{cluster.host(cluster.master_host).address}:{cluster.master_webui}"
+
+    def master_state(self, cluster) -> dict | None:
+        """The ResourceManager's cluster info."""
+        info = rm_json(self._webapp(cluster), "/ws/v1/cluster/info", timeout_s=2)
+        return (info or {}).get("clusterInfo")
+
+    def status(self, cluster) -> dict:
+        """``cluster status``: the ResourceManager's view of its NodeManagers."""
+        info = cluster.master_state() or {}
+        webapp = self._webapp(cluster)
+        listed = ((rm_json(webapp, "/ws/v1/cluster/nodes") or {}).get("nodes") or {}).get("node")
+        nodes = [
+            {
+                "id": n.get("id"),
+                "state": n.get("state"),
+                "containers": n.get("numContainers"),
+                "vcores_free": n.get("availableVirtualCores"),
+                "memory_free_mb": n.get("availMemoryMB"),
+            }
+            for n in listed or []
+        ]
+        launcher = cluster.processes[0] if cluster.processes else {}
+        return {
+            "master_url": "yarn",
+            "kind": cluster.kind,
+            "status": info.get("state"),
+            "rm_webapp": webapp,
+            "hadoop_conf_dir": str(cluster.hadoop_conf_dir),
+            "pid": launcher.get("pid"),
+            "nodes": nodes,
+            "workers": [],
+        }
+
+
+MINI_YARN = MiniYarn()
