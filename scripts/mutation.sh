@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Mutation testing of the three files whose mistakes a user sees first: the planner (a wrong
-# layout or CPU set), CpuSet (a wrong CPU list) and the tuner's prior (a wrong rule). mutmut
+# Mutation testing of the code whose mistakes a user sees first: the planner (a wrong layout or
+# CPU set), CpuSet (a wrong CPU list) and the tuner's prior, decide/tune/rules.py, machine.py
+# and columns.py (a wrong rule, a candidate's wrong shape, a column read wrongly). mutmut
 # changes one thing at a time in them (a number, a comparison, an operator) and runs the fast
 # tests that reach the changed function; a change no test notices "survived". Prints the
 # score per file at the end. A developer's tool, not a CI lane: about 10 minutes here, under

@@ -23,7 +23,7 @@ from numaspark.collect.numa import NumaCollector, read_numastat
 from numaspark.collect.os_stats import OsCollector, read_jvm
 from numaspark.collect.perf_stat import PerfCollector
 from numaspark.decide.readings import readings
-from numaspark.metrics.perf import parse_perf_interval_csv, summarize_counts
+from numaspark.metrics.perf import HARDWARE_EVENTS, parse_perf_interval_csv, summarize_counts
 from numaspark.readback.proc import pages_per_node
 
 WITH_PMU = (FIXTURES / "perf" / "with-pmu-interval.csv").read_text()
@@ -172,8 +172,16 @@ def test_a_watch_that_cannot_say_the_jvms_is_kept_as_why_not_swallowed(tmp_path)
     assert Recording(lines).summarize(0, time.time())["jvms_problem"] == summary["jvms_problem"]
 
 
+#: where the kernel lists a CPU's hardware counters (x86, hybrid Intel, ARM); none in most VMs
+PMU_DEVICES = ("cpu", "cpu_core", "cpu_atom", "armv8_pmuv3")
+
+
 def test_perf_collector_system_wide_here(tmp_path):
-    """This machine's perf: software events counted, hardware events unsupported (no PMU)."""
+    """This machine's perf: system-wide (`perf stat -a`, and the summary says so), software
+    events counted, hardware events unsupported where the machine has no PMU (and each of
+    them named so, not dropped). Fails if perf_stat.py's `-a` is dropped from perf's argv,
+    if its summary's scope is changed from "system-wide", or if metrics/perf.py reads
+    `<not supported>` as "not counted" (the unsupported list then empty)."""
     require("perf")
     collector = PerfCollector(interval_ms=200)
     collector.start(tmp_path)
@@ -181,10 +189,19 @@ def test_perf_collector_system_wide_here(tmp_path):
     start = time.time()
     time.sleep(0.8)
     collector.stop()
+    assert "-a" in collector.popen.args  # every CPU, not perf's own process tree
     summary = collector.summarize(start, time.time())
+    assert summary["scope"] == "system-wide"
     assert summary["events"]["task-clock"]["status"] == "measured"
     assert summary["derived"]["cpus_utilised"] is not None
     assert collector.popen.poll() is not None  # perf stopped with the run
+    devices = Path("/sys/bus/event_source/devices")
+    if not any((devices / name).exists() for name in PMU_DEVICES):
+        assert summary["unsupported"] == sorted(HARDWARE_EVENTS)
+        assert {summary["events"][e]["status"] for e in HARDWARE_EVENTS} == {"unsupported"}
+        assert summary["derived"]["ipc"] is None
+    else:  # a PMU: the basic counters at least are read
+        assert "cycles" not in summary["unsupported"], summary["unsupported"]
 
 
 def test_readings_say_what_is_unavailable():

@@ -65,32 +65,54 @@ def test_memory_on_moves_only_the_executors_memory():
     assert moved.driver == placement.driver
 
 
-def test_launch_bound_records_effective_placement_and_pages(tmp_path):
+def _launch_touch(out, bind: str) -> dict:
+    """`numaspark launch` of TOUCH, one executor bound at ``bind``: its one process entry."""
     proc = run_cli(
         "launch",
         "--executors",
         "1",
         "--bind",
-        "node",
+        bind,
         "--memory-per-executor",
         "450m",
         "--out",
-        str(tmp_path),
+        str(out),
         "--json",
         "--",
         *TOUCH,
     )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record == json.loads((tmp_path / "launch.json").read_text())
+    assert record == json.loads((out / "launch.json").read_text())
     (entry,) = record["processes"]
-    assert entry["argv"][:3] == ["numactl", "--cpunodebind=0", "--membind=0"]
     assert entry["ok"] and entry["status"] == "exited 0"
-    assert entry["effective"]["policy"] == "bind:0" and entry["problems"] == []
-    assert entry["memory"] == "local"
     # the 64 MiB it touched were seen, all on node 0 (the only node here)
     assert entry["pages"]["resident_bytes"] > 64 << 20
-    assert entry["pages"]["share_on_bound_nodes"] == 1.0
+    assert entry["pages"]["bytes_per_node"].keys() == {"0"}
+    assert entry["pages"]["share_on_cpu_nodes"] == 1.0
+    return entry
+
+
+def test_launch_bound_records_effective_placement_and_pages(tmp_path):
+    """A node-bound process is bound (numactl's argv, the policy read back from /proc) and
+    its pages are counted against the nodes its memory is bound to. On this one-node machine
+    every page lands on node 0 whatever the binding, so a share of 1.0 on the bound nodes
+    cannot tell bound memory from unbound by itself: the same program launched unbound must
+    have no share on bound nodes (None: nothing bound), with the same pages on node 0. Fails
+    if launch.py's `_watch_run` counts a process's pages against its CPUs' nodes whatever its
+    memory policy (`frozenset(j.nodes)` for `frozenset(j.mem_nodes) if j.mem_policy is not
+    None else None`: the unbound process then shows 1.0 "on its bound nodes", while the
+    bound one's 1.0 alone still held), or if the bound one's memory policy is lost
+    (`--membind=0` not given, or the policy read back not bind:0)."""
+    bound = _launch_touch(tmp_path / "bound", "node")
+    assert bound["argv"][:3] == ["numactl", "--cpunodebind=0", "--membind=0"]
+    assert bound["effective"]["policy"] == "bind:0" and bound["problems"] == []
+    assert bound["memory"] == "local"
+    assert bound["pages"]["share_on_bound_nodes"] == 1.0
+    unbound = _launch_touch(tmp_path / "unbound", "none")
+    assert unbound["argv"][:3] == TOUCH[:3]  # nothing in front of the program
+    assert unbound["effective"]["policy"] == "default" and unbound["memory"] == "default"
+    assert unbound["pages"]["share_on_bound_nodes"] is None
 
 
 def test_launch_failure_and_bad_input(tmp_path):

@@ -222,15 +222,17 @@ def guest_devices(tmp_path_factory) -> dict:
     )
 
 
-def test_guest_ran_the_checks_and_powered_off(guest):
+def _ran_the_checks_and_powered_off(guest: dict) -> None:
+    """The guest finished its checks and its command exited 0 (shared by every boot)."""
     assert any(line.startswith("NUMASPARK-CHECKS END") for line in guest["lines"]), (
         "the guest never finished its checks: see test-artifacts/numa-guest/console.log"
     )
     assert guest["code"] == 0, f"the checks exited {guest['code']} (125: the guest ended first)"
 
 
-@pytest.mark.parametrize("name", CHECKS)
-def test_check_passed_in_the_guest(guest, name):
+def _check_passed(guest: dict, name: str) -> None:
+    """The guest's last report of check ``name`` is a pass; skipped where the environment
+    leaves that proof out."""
     if name.startswith("plugin-") and os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1":
         pytest.skip("NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proof out")
     if (
@@ -247,18 +249,27 @@ def test_check_passed_in_the_guest(guest, name):
     assert reported[-1].startswith(f"NUMASPARK-CHECK PASS {name}:"), reported[-1]
 
 
+def test_guest_ran_the_checks_and_powered_off(guest):
+    _ran_the_checks_and_powered_off(guest)
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_check_passed_in_the_guest(guest, name):
+    _check_passed(guest, name)
+
+
 @pytest.mark.skipif(not SPARK, reason="NUMASPARK_GUEST_SPARK=1 asks for it (3 minutes more)")
 def test_spark_worker_per_node_in_the_guest(guest):
-    test_check_passed_in_the_guest(guest, "spark-worker-per-node")
+    _check_passed(guest, "spark-worker-per-node")
 
 
 def test_four_node_guest_ran_the_checks_and_powered_off(guest_four):
-    test_guest_ran_the_checks_and_powered_off(guest_four)
+    _ran_the_checks_and_powered_off(guest_four)
 
 
 @pytest.mark.parametrize("name", CHECKS_FOUR)
 def test_check_passed_in_the_four_node_guest(guest_four, name):
-    test_check_passed_in_the_guest(guest_four, name)
+    _check_passed(guest_four, name)
 
 
 def test_any_command_on_three_nodes_of_two_cpus(tmp_path):
@@ -299,7 +310,7 @@ def test_any_command_on_three_nodes_of_two_cpus(tmp_path):
 def test_yarns_own_node_binding_in_the_guest(guest_yarn):
     """Issue 33: a NodeManager with the settings `plan --target yarn` renders binds each
     container it launches to a node (tests/guest/checks.py yarn_node_binding)."""
-    test_check_passed_in_the_guest(guest_yarn, "yarn-node-binding")
+    _check_passed(guest_yarn, "yarn-node-binding")
 
 
 @pytest.mark.skipif(
@@ -312,7 +323,7 @@ def test_python_workers_stay_with_their_executor_in_the_guest(guest_python, name
     on its executor's node CPUs with at least 90% of its anonymous pages there, at --bind node;
     at --bind core with two-core executors, not all on one core (tests/guest/checks.py
     python_workers)."""
-    test_check_passed_in_the_guest(guest_python, name)
+    _check_passed(guest_python, name)
 
 
 @pytest.mark.skipif(
@@ -327,4 +338,4 @@ def test_executors_bound_by_their_devices_in_the_guest(guest_devices, name):
     level node, one GPU per executor): each executor, with the GPU the worker handed it, has
     every thread on that GPU's node CPUs and at least 90% of its anonymous pages there, read
     from the guest's /proc by the check (tests/guest/gpus.py)."""
-    test_check_passed_in_the_guest(guest_devices, name)
+    _check_passed(guest_devices, name)

@@ -114,12 +114,42 @@ def test_memory_sizes(text, mib):
         (["--"], "no command: give one after --"),
     ],
 )
-def test_bad_input_is_one_line_and_boots_nothing(args, message):
+def test_bad_input_is_one_line_and_boots_nothing(args, message, tmp_path):
+    """Bad input: exit 2, stderr one line (numa-guest: ...) and nothing else, and no guest
+    started. A stand-in qemu-system-x86_64 first on PATH leaves a mark if it is ever run, and
+    the guest's cache (NUMASPARK_GUEST_CACHE) holds a ready kernel, so a boot would start at
+    once and offline; after the refusal the mark is absent and the cache holds only that
+    kernel (no command script, no console log). Fails if tests/guest/build.py's main starts
+    qemu-system-x86_64 before it checks its input (the mark), or calls kernel() before the
+    checks (a second stderr line, "kernel: ... (cached)"); run_in_guest with a default
+    Shape() before `Shape(opts.nodes, ...)` is built does both."""
+    cache = tmp_path / "cache"
+    kernel = cache / f"kernel-{build.kernel_key()}"
+    kernel.mkdir(parents=True)
+    for name in ("ready", "vmlinuz", "initrd.img"):
+        (kernel / name).touch()
+    bin_dir, booted = tmp_path / "bin", tmp_path / "booted"
+    bin_dir.mkdir()
+    qemu = bin_dir / "qemu-system-x86_64"
+    qemu.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(booted))}\necho NUMASPARK-GUEST-EXIT 0\n")
+    qemu.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "NUMASPARK_GUEST_CACHE": str(cache),
+    }
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts/numa-guest.sh"), *args], capture_output=True, text=True
+        ["bash", str(ROOT / "scripts/numa-guest.sh"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
     )
-    assert done.returncode == 2
-    (line,) = [line for line in done.stderr.splitlines() if line.startswith("numa-guest:")]
-    assert message in line
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr  # the whole of stderr: one line
+    assert lines[0].startswith("numa-guest:") and message in lines[0]
     assert done.stdout == ""
+    assert not booted.exists(), "qemu was started"
+    assert sorted(p.relative_to(cache) for p in cache.rglob("*")) == sorted(
+        p.relative_to(cache) for p in [kernel, *kernel.iterdir()]
+    )

@@ -1,11 +1,13 @@
 """Where a figure turns from fine to worth acting on: the one set of thresholds that both the
 readings (decide/readings.py, one line per figure under a run) and the advice rules
-(decide/advise.py) judge with, so the two never disagree about the same run.
+(the decide/advise/ package) judge with, so the two never disagree about the same run.
 
-The numbers are the studies' (DESIGN.md): GC above ~10% of executor time is worth a
-layout change (several small executors beat one large one by up to 36% through less
-GC); memory off the bound node costs ~10% on average; past the bandwidth knee more
-threads per node only queue for memory.
+The numbers are the published studies' of Spark on scale-up NUMA servers, as README.md's
+"Why" summarises them (each with its source in docs/experiments.md, "How the tuner
+chooses"): GC above ~10% of executor time is worth a layout change (several small
+executors beat one large one by up to 36% through less GC, Awan et al.); memory off the
+bound node costs ~10% on average (Awan et al.); past the bandwidth knee more threads per
+node only queue for memory.
 """
 
 from __future__ import annotations
