@@ -19,7 +19,8 @@ from conftest import FIXTURES, run_cli
 from recorded import APP_FAILS, APP_OK, JAR_OK, RecordedTarget, recording_for, targets
 
 from numaspark import records
-from numaspark.cli.options import AppOptions, Where, line_target
+from numaspark.cli.app_options import AppOptions, line_settings
+from numaspark.cli.placement_options import PlacementOptions
 from numaspark.errors import UsageError
 from numaspark.experiment.assemble import RunPlan, assemble, read_outputs
 from numaspark.experiment.result import Environment, RunResult, RunSpec, Status, retimed
@@ -344,8 +345,8 @@ def test_on_a_cluster_numaspark_did_not_start_the_users_jars_and_class_path_are_
 
 def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
     def target(line, where=None, master=None):
-        return line_target(
-            where or Where(),
+        return line_settings(
+            where or PlacementOptions(),
             Mode.STANDALONE,
             master,
             register_application(
@@ -363,7 +364,7 @@ def test_a_lines_master_names_the_target_and_its_sizes_the_layout():
     )
     assert master == "spark://h:7077" and (where.executors, where.cores_per_executor) == (2, 4)
     # numaspark's own options win over the line's
-    where, _, _ = target(["--num-executors", "2"], Where(executors_per_node=1))
+    where, _, _ = target(["--num-executors", "2"], PlacementOptions(executors_per_node=1))
     assert where.executors is None and where.executors_per_node == 1
     with pytest.raises(UsageError, match="give one"):
         target(["--master", "local[2]"], master="yarn")
@@ -843,13 +844,13 @@ def test_tune_on_an_application_stays_in_its_budget_and_stores_every_trial(tmp_p
 
 def test_a_study_of_an_application_writes_a_report_naming_it(tmp_path):
     """The binding study on this one-node machine (unbound vs node-bound), replayed."""
-    from numaspark.experiment.studies import STUDIES
+    from numaspark.experiment.studies import STUDIES, StudyRequest
     from numaspark.experiment.sweep import run_sweep
     from numaspark.report.html import write_report
 
     topo = load()
     workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"], name="etl"))
-    study = STUDIES["binding"](topo, workload.name, "tiny", 2, 1)
+    study = STUDIES["binding"](StudyRequest(topo, workload.name, "tiny", 2, 1))
     local, standalone = RecordedTarget(), RecordedTarget(standalone=True)
     done = run_sweep(study.experiment, topo, tmp_path, targets=targets(local, standalone))
     assert len(done.ran) == len(study.experiment.configs) >= 2

@@ -25,6 +25,7 @@ from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.request import RunRequest, request_of, run_argv
 from numaspark.experiment.result import RunSpec
+from numaspark.experiment.studies import StudyRequest
 from numaspark.experiment.sweep import run_sweep
 from numaspark.kernel import NUMA_BALANCING, read_setting
 from numaspark.supervise import balancing as switch
@@ -159,12 +160,14 @@ def test_this_machines_real_setting_is_switched_and_put_back(tmp_path, monkeypat
 
 def test_the_binding_study_compares_autonuma_where_it_can(setting):
     topo = load_machine()
-    plain = studies.binding(topo, "wordcount", "tiny", 1, 0)
+    plain = studies.binding(StudyRequest(topo, "wordcount", "tiny", 1, 0))
     assert [c.note for c in plain.experiment.configs][:2] == ["1U", "1B"]
     assert all(c.numa_balancing is None for c in plain.experiment.configs)
-    cannot = studies.binding(topo, "wordcount", "tiny", 1, 0, autonuma="it cannot, because")
+    cannot = studies.binding(
+        StudyRequest(topo, "wordcount", "tiny", 1, 0), autonuma="it cannot, because"
+    )
     assert "autonuma (unbound, the kernel's NUMA balancing on): it cannot, because" in cannot.cannot
-    compared = studies.binding(topo, "wordcount", "tiny", 1, 0, autonuma=True)
+    compared = studies.binding(StudyRequest(topo, "wordcount", "tiny", 1, 0), autonuma=True)
     first = {c.note: c for c in compared.experiment.configs if c.note.startswith("1")}
     assert [first["1U"].numa_balancing, first["1A"].numa_balancing] == [False, True]
     assert first["1B"].numa_balancing is None and first["1B"].binding.value == "node"
@@ -188,7 +191,7 @@ def test_each_configuration_runs_with_its_setting_and_it_is_put_back(setting, tm
     what was asked (spec) and what the kernel had (environment)."""
     setting.write_text("0")
     topo = load_machine()
-    study = studies.binding(topo, "wordcount", "tiny", 1, 0, autonuma=True)
+    study = studies.binding(StudyRequest(topo, "wordcount", "tiny", 1, 0), autonuma=True)
     study.experiment.configs = [c for c in study.experiment.configs if c.note in ("1U", "1A", "1B")]
     standalone = Observing(standalone=True)
     report = run_sweep(

@@ -1,4 +1,4 @@
-"""What a cluster has (placement/cluster_has.py): one type for a standalone master's workers,
+"""What a cluster has (placement/cluster_capacity.py): one type for a standalone master's workers,
 YARN's nodes, Kubernetes nodes and hosts over SSH, and the plans made from it.
 
 No cluster runs here: the hosts are a recorded master's and ResourceManager's answers,
@@ -15,9 +15,15 @@ from test_learned import WHEN, _reports
 from test_yarn import recorded_nodes, site
 
 from numaspark.errors import UsageError
-from numaspark.hosts import Host, Inventory, cluster_has, plan_hosts
+from numaspark.hosts import Host, Inventory, hosts_capacity, plan_hosts
 from numaspark.placement import Layout, plan
-from numaspark.placement.cluster_has import ClusterHas, Fitting, HostHas, Source, container_mb
+from numaspark.placement.cluster_capacity import (
+    ClusterCapacity,
+    Fitting,
+    HostHas,
+    Source,
+    container_mb,
+)
 from numaspark.spark.learned_topology import learn
 from numaspark.spark.managers import read_cluster
 from numaspark.spark.standalone_master import FITTING
@@ -28,8 +34,8 @@ TWO_NODES = "24em64t-2n6c2t-pci.xml"  # 2 packages, 2 nodes of 6 cores x 2 threa
 FOUR_NODES = "16amd64-4distances.xml"  # an AMD server whose nodes have 2 CPUs each
 
 
-def _standalone(*workers: tuple[str, int, int]) -> ClusterHas:
-    return ClusterHas(
+def _standalone(*workers: tuple[str, int, int]) -> ClusterCapacity:
+    return ClusterCapacity(
         "standalone",
         "spark://10.0.0.5:7077",
         tuple(HostHas(name, cores, memory) for name, cores, memory in workers),
@@ -37,7 +43,7 @@ def _standalone(*workers: tuple[str, int, int]) -> ClusterHas:
     )
 
 
-def _plan(has: ClusterHas, layout: Layout):
+def _plan(has: ClusterCapacity, layout: Layout):
     return has.place(lambda topology: plan(topology, layout), layout.memory_per_executor)
 
 
@@ -167,7 +173,7 @@ def test_hosts_over_ssh_are_planned_each_on_its_own_topology():
         "a": load_xml(topology_file(TWO_NODES)),
         "b": load_synthetic("pack:1 numa:1 core:4 pu:1"),
     }
-    has = cluster_has(inventory, read)
+    has = hosts_capacity(inventory, read)
     assert has.kind == "hosts" and has.fitting is None
     assert [(h.name, h.cores, h.source) for h in has.hosts] == [
         ("a", 24, Source.READ),
@@ -179,7 +185,7 @@ def test_hosts_over_ssh_are_planned_each_on_its_own_topology():
 
 def test_a_cluster_without_a_listed_host_is_refused():
     with pytest.raises(ValueError, match="at least one host"):
-        ClusterHas("standalone", "spark://x:7077", (HostHas("n", topology=None),), FITTING)
+        ClusterCapacity("standalone", "spark://x:7077", (HostHas("n", topology=None),), FITTING)
     with pytest.raises(ValueError, match="at least one host"):
-        ClusterHas("k8s", "k8s://x", ())
+        ClusterCapacity("k8s", "k8s://x", ())
     assert Fitting("c", "h", "l").container_mb(1000) == 1000  # no rounding: the heap alone

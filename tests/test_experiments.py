@@ -14,6 +14,7 @@ from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.spec import build
 from numaspark.experiment.stats import compare, summarize
+from numaspark.experiment.studies import StudyRequest
 from numaspark.experiment.sweep import run_sweep
 from numaspark.topology import load_machine, load_synthetic, load_xml
 
@@ -70,7 +71,7 @@ def test_sweep_command_rejects_a_bad_spec_in_one_line(tmp_path):
 
 
 def test_layout_grid_of_this_machine():
-    study = studies.layouts(load_machine(), "wordcount")
+    study = studies.layouts(StudyRequest(load_machine(), "wordcount"))
     cpus = len(load_machine().allowed_cores())
     shapes = {(c.layout.executors, c.layout.cores_per_executor) for c in study.experiment.configs}
     assert all(e * c <= cpus for e, c in shapes)
@@ -79,7 +80,9 @@ def test_layout_grid_of_this_machine():
 
 
 def test_binding_study_on_a_four_node_server():
-    study = studies.binding(load_xml(topology_file("16amd64-4distances.xml")), "wordcount")
+    study = studies.binding(
+        StudyRequest(load_xml(topology_file("16amd64-4distances.xml")), "wordcount")
+    )
     notes = [c.note for c in study.experiment.configs]
     assert notes[:4] == ["1U", "1B", "2U", "2B"] and "8B" in notes
     remote = [c for c in study.experiment.configs if c.note.startswith("remote")]
@@ -88,7 +91,7 @@ def test_binding_study_on_a_four_node_server():
 
 
 def _binding_study_checked(topology) -> None:
-    study = studies.binding(topology, "wordcount")
+    study = studies.binding(StudyRequest(topology, "wordcount"))
     nodes = len(topology.nodes)
     notes = [c.note for c in study.experiment.configs]
     if nodes == 1:
@@ -101,25 +104,29 @@ def _binding_study_checked(topology) -> None:
 def test_binding_study_says_what_it_cannot_run_on_one_node_and_runs_all_on_two():
     """Both branches on synthetic machines, whatever this one is; then this machine's own."""
     one = load_synthetic("package:1 numa:1 core:2 pu:1")
-    assert studies.binding(one, "wordcount").cannot  # the one-node branch is taken
+    assert studies.binding(StudyRequest(one, "wordcount")).cannot  # the one-node branch is taken
     _binding_study_checked(one)
     two = load_synthetic("package:2 numa:1 core:2 pu:1")
-    assert not studies.binding(two, "wordcount").cannot  # the several-node branch is taken
+    assert not studies.binding(
+        StudyRequest(two, "wordcount")
+    ).cannot  # the several-node branch is taken
     _binding_study_checked(two)
     _binding_study_checked(load_machine())
 
 
 def test_smt_study_plans_on_an_smt_server_and_declines_here():
-    smt = studies.smt(load_xml(topology_file("24em64t-2n6c2t-pci.xml")), "wordcount")
+    smt = studies.smt(StudyRequest(load_xml(topology_file("24em64t-2n6c2t-pci.xml")), "wordcount"))
     assert [c.note for c in smt.experiment.configs] == ["ST 6 cores", "SMT 6 cores", "ST 12 cores"]
     assert not smt.cannot
-    here = studies.smt(load_synthetic("package:1 numa:1 core:2 pu:1"), "wordcount")
+    here = studies.smt(StudyRequest(load_synthetic("package:1 numa:1 core:2 pu:1"), "wordcount"))
     assert "SMT needs two or more hardware threads per core" in here.cannot[0]
     assert studies.ht_effectiveness(1.3, 1.9) == pytest.approx(1.3 * (0.538 + 0.462 / 1.9))
 
 
 def test_executors_study_keeps_total_cores():
-    study = studies.executors(load_synthetic("package:1 numa:1 core:8 pu:1"), "wordcount")
+    study = studies.executors(
+        StudyRequest(load_synthetic("package:1 numa:1 core:8 pu:1"), "wordcount")
+    )
     shapes = [(c.layout.executors, c.layout.cores_per_executor) for c in study.experiment.configs]
     assert shapes == [(1, 8), (2, 4), (4, 2), (8, 1)]
 
@@ -182,7 +189,7 @@ def test_binding_study_interrupted_and_resumed(tmp_path):
     stopping every JVM are tests/test_spark_runs.py's). On this one-node machine the binding
     study is 1U (a standalone executor unbound) and 1B (node-bound with membind)."""
     topo = load_machine()
-    study = studies.STUDIES["binding"](topo, "wordcount", "tiny", 2, 0)
+    study = studies.STUDIES["binding"](StudyRequest(topo, "wordcount", "tiny", 2, 0))
     keys = [c.key for c in study.experiment.configs]
     assert len(keys) >= 2
     first = RecordedTarget(standalone=True, interrupt_after=1)

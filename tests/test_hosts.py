@@ -37,8 +37,8 @@ def test_an_inventory_file_with_defaults(tmp_path):
     )
     inventory = load_inventory(path)
     a, b = inventory.hosts
-    assert (a.name, a.target, a.port, a.key.name) == ("a", "spark@10.0.0.11", 22, "k")
-    assert (b.name, b.target, b.port) == ("b.example", "other@b.example", 2222)
+    assert (a.name, a.destination, a.port, a.key.name) == ("a", "spark@10.0.0.11", 22, "k")
+    assert (b.name, b.destination, b.port) == ("b.example", "other@b.example", 2222)
     assert inventory.driver_address == "10.0.0.1" and inventory.get("b.example") is b
 
 
@@ -63,7 +63,7 @@ def test_a_bad_inventory_is_one_clear_line(tmp_path, text, message):
 
 def test_hosts_on_the_command_line():
     inventory = parse_hosts("node1, spark@node2:2222")
-    assert [(h.name, h.target, h.port) for h in inventory.hosts] == [
+    assert [(h.name, h.destination, h.port) for h in inventory.hosts] == [
         ("node1", "node1", 22),
         ("node2", "spark@node2", 2222),
     ]

@@ -21,7 +21,7 @@ import yaml
 from conftest import ROOT, run_cli, topology_file
 from prereq import require
 
-from numaspark.placement import Binding, Layout, Platform, plan, target_files
+from numaspark.placement import Binding, Layout, Platform, plan, platform_files
 from numaspark.topology import Topology, load_synthetic, load_xml
 
 pytestmark = pytest.mark.long(script="bash scripts/test-kubelet.sh")
@@ -109,7 +109,7 @@ def test_the_kubelets_own_code_takes_the_written_files(
     placement = plan(topology, layout, binding)
     settings = Platform.K8S.settings(placement, topology, None)
     config = tmp_path / "kubelet-config.yaml"
-    config.write_text(target_files(Platform.K8S, settings, tmp_path)["kubelet-config.yaml"])
+    config.write_text(platform_files(Platform.K8S, settings, tmp_path)["kubelet-config.yaml"])
     code, steps = check(kubelet_check, config, topology)
     assert code == 0, steps
     assert steps["validation"].startswith("ok"), steps  # may add: checked as for cgroup v2

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import topology_file
 
-from numaspark.placement import Binding, Layout, Platform, plan, target_files
+from numaspark.placement import Binding, Layout, Platform, plan, platform_files
 from numaspark.placement.kubelet import (
     EXECUTOR_CONTAINER,
     IMAGE_JAR,
@@ -70,7 +70,7 @@ def files_for(topology, layout, binding, tmp_path, **options) -> dict:
     """The files as written, parsed back: kubelet config, pod template, Spark conf(s)."""
     placement = plan(topology, layout, binding)
     settings = Platform.K8S.settings(placement, topology, None, **options)
-    files = target_files(Platform.K8S, settings, tmp_path)
+    files = platform_files(Platform.K8S, settings, tmp_path)
     confs = {
         name: dict(
             line.split(None, 1)

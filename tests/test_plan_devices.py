@@ -28,8 +28,8 @@ from numaspark.placement import (
     Platform,
     placement_to_dict,
     plan,
+    platform_files,
     spark_conf,
-    target_files,
 )
 from numaspark.placement.devices import parse_resources
 from numaspark.placement.plugin import DEVICE_RESOURCE_KEY
@@ -281,7 +281,7 @@ def test_the_discovery_script_refuses_to_guess_in_one_line():
 def test_a_standing_standalone_worker_gets_its_resources_file(dgx2, tmp_path):
     placement = plan(dgx2, _gpus(4), Binding.NODE)
     settings = Platform.STANDALONE.settings(placement, dgx2)
-    files = target_files(Platform.STANDALONE, settings, tmp_path)
+    files = platform_files(Platform.STANDALONE, settings, tmp_path)
     resources = json.loads(files["worker-resources.json"])
     assert resources == [
         {

@@ -1,7 +1,7 @@
 """``run``, ``cluster up`` and ``launch`` by devices (issue 50): ``--gpus-per-executor N`` and
-``--resource NAME=N`` are placement options every command shares (cli/options.py ``Where``),
-parsed once and planned as ``plan`` plans them, and the workers numaspark starts offer Spark
-exactly their executor's planned devices.
+``--resource NAME=N`` are placement options every command shares (cli/placement_options.py
+``PlacementOptions``), parsed once and planned as ``plan`` plans them, and the workers
+numaspark starts offer Spark exactly their executor's planned devices.
 
 This machine has no GPU and one NUMA node (its NIC hangs off node 0): a GPU asked of it is one
 line and exit 2. The positive path is tested on real servers' hwloc XML from
@@ -84,7 +84,7 @@ def test_a_gpu_this_machine_lacks_is_one_line_for_every_command_that_starts_jvms
 def _run_on(topology, command: str, monkeypatch) -> RunRequest:
     """The request the real ``numaspark run`` builds from ``command`` on ``topology`` (as if
     this machine were that server), stopped before it runs anything."""
-    monkeypatch.setattr("numaspark.cli.commands.topology_of", lambda *a, **k: topology)
+    monkeypatch.setattr("numaspark.cli.run.topology_of", lambda *a, **k: topology)
     return run_request(command, monkeypatch)
 
 

@@ -43,7 +43,7 @@ from numaspark.decide.prior import (
     POLICY,
     POLICY_WIDE,
     WEIGHTS,
-    Layout,
+    ExecutorLayout,
     Machine,
     canonical,
     features,
@@ -257,9 +257,9 @@ def test_a_threads_per_core_column_makes_the_width_count_cores():
     assert got["gc of large executors"] == pytest.approx(0.08 * math.log2(12 / 8))  # 12 tasks
     one = penalties({"executors": 8, "cores_per_executor": 3, "threads_per_core": 1}, machine)
     assert one["threads per core under (wide SMT)"] == pytest.approx(0.1 * 2)  # 1 of 4
-    assert layout_of({"executors": 2, "cores_per_executor": 3, "threads_per_core": 4}) == Layout(
-        2, 3, 24, False, 4
-    )
+    assert layout_of(
+        {"executors": 2, "cores_per_executor": 3, "threads_per_core": 4}
+    ) == ExecutorLayout(2, 3, 24, False, 4)
     space = Space(
         {"executors": [8], "cores_per_executor": [3], "smt": [1, 4]}, [(8, 3, 1), (8, 3, 4)]
     )
@@ -279,12 +279,12 @@ def test_rules_on_one_node_leave_binding_alone_and_punish_spanning_on_several():
 
 
 def test_a_layout_is_completed_from_any_two_of_executors_cores_and_slots():
-    assert layout_of({"executors": 3, "cores_per_executor": 8}) == Layout(3, 8, 24, False)
-    assert layout_of({"executors": 3, "slots": 24}) == Layout(3, 8, 24, False)
-    assert layout_of({"cores_per_executor": 6, "slots": 24}) == Layout(4, 6, 24, False)
-    assert layout_of({"executors": 2}) == Layout(2, None, None, False)
+    assert layout_of({"executors": 3, "cores_per_executor": 8}) == ExecutorLayout(3, 8, 24, False)
+    assert layout_of({"executors": 3, "slots": 24}) == ExecutorLayout(3, 8, 24, False)
+    assert layout_of({"cores_per_executor": 6, "slots": 24}) == ExecutorLayout(4, 6, 24, False)
+    assert layout_of({"executors": 2}) == ExecutorLayout(2, None, None, False)
     # local mode is one JVM whatever the executors column says
-    assert layout_of({"mode": " Local", "executors": 4, "cores_per_executor": 8}) == Layout(
+    assert layout_of({"mode": " Local", "executors": 4, "cores_per_executor": 8}) == ExecutorLayout(
         1, 8, 8, True
     )
 
@@ -491,7 +491,7 @@ def test_the_machine_counts_only_what_this_process_may_use():
 
 def test_a_layout_ignores_counts_that_are_not_positive_numbers():
     for bad in (0, -2, float("inf"), float("nan"), "many", True):
-        assert layout_of({"executors": bad, "cores_per_executor": 4}) == Layout(
+        assert layout_of({"executors": bad, "cores_per_executor": 4}) == ExecutorLayout(
             None, 4, None, False
         ), bad
 

@@ -21,7 +21,7 @@ from numaspark.decide.steer import Observation, refusal
 from numaspark.decide.tune import Space, asks_as_much, tune
 from numaspark.decide.tune_runs import PARAMETERS, live_objective, live_space, refusals_on
 from numaspark.experiment.venue import ClusterAt
-from numaspark.placement.cluster_has import ClusterHas, HostHas
+from numaspark.placement.cluster_capacity import ClusterCapacity, HostHas
 from numaspark.spark.managers import read_cluster
 from numaspark.spark.standalone_master import FITTING
 
@@ -105,7 +105,7 @@ def test_the_space_holds_only_what_the_cluster_can_hold_now():
 
 def test_no_configuration_the_cluster_can_hold_is_one_line():
     with serving(_two_workers(cores_b=0)) as ui:
-        has = ClusterHas("standalone", MASTER, (HostHas("10.216.9.11", 0, 1024),), FITTING)
+        has = ClusterCapacity("standalone", MASTER, (HostHas("10.216.9.11", 0, 1024),), FITTING)
         with pytest.raises(Exception, match="the cluster can hold no configuration") as caught:
             live_space(
                 read_cluster(MASTER, ui=ui).topology(),

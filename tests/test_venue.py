@@ -7,6 +7,7 @@ Multi-node studies are planned on shared/topologies, as this machine has one nod
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from numaspark.experiment.characterize import experiment as characterize_experim
 from numaspark.experiment.placing import planned_topology
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.spec import at_venue, build, cluster_table
+from numaspark.experiment.studies import StudyRequest
 from numaspark.experiment.venue import HERE, NUMACTL_ON_HOSTS, PLUGIN, ClusterAt, SshHosts
 from numaspark.placement import Layout, Mode
 from numaspark.topology import load_synthetic, load_xml
@@ -116,7 +118,7 @@ def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_ev
     to some nodes nor put memory on another node, and balancing is switched here only: each
     part is a line naming its configurations; 4U and 4B stay."""
     topology = load_xml(topology_file(FOUR_NODES))
-    study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
+    study = studies.binding(StudyRequest(topology, "wordcount"), autonuma=PLUGIN.balancing)
     there = studies.study_at(study, ClusterAt(master="yarn"), topology)
     assert [c.note for c in there.experiment.configs] == ["4U", "4B"]
     assert there.baseline is None or there.baseline.startswith("4U")
@@ -127,17 +129,38 @@ def test_the_binding_study_through_the_plugin_keeps_unbound_and_node_bound_on_ev
 
 
 def test_the_binding_study_with_numactl_on_hosts_keeps_every_node_count_and_remote_memory():
+    """On hosts numaspark starts JVMs on (numactl there), the binding study on a four-node
+    server keeps what it states: 1 to 4 nodes unbound and node-bound (1U .. 4B), then one
+    executor per (CPU node, memory node) pair, its memory local on the diagonal and remote
+    elsewhere; only the kernel's balancing is left to the hosts. The labels and nodes are
+    written out here, not read from the study planned here, so the test fails if
+    studies.py's node-count loop stops one short (`range(1, len(nodes))`: no 4U/4B), or if
+    `_memory_pairs` puts each executor's memory on its CPUs' node (`mem_nodes` from
+    `cpu_node`: every "remote" pair local)."""
     topology = load_xml(topology_file(FOUR_NODES))
-    study = studies.binding(topology, "wordcount", autonuma=NUMACTL_ON_HOSTS.balancing)
+    study = studies.binding(
+        StudyRequest(topology, "wordcount"), autonuma=NUMACTL_ON_HOSTS.balancing
+    )
     there = studies.study_at(study, SshHosts(hosts=_hosts("a")), topology)
-    assert [c.note for c in there.experiment.configs] == [c.note for c in study.experiment.configs]
-    assert any(c.mem_nodes is not None for c in there.experiment.configs)
+    counts = ["1U", "1B", "2U", "2B", "3U", "3B", "4U", "4B"]
+    pairs = [(cpu, mem) for cpu in range(4) for mem in range(4)]
+    labels = [f"{'local' if c == m else 'remote'} cpu{c}-mem{m}" for c, m in pairs]
+    configs = there.experiment.configs
+    assert [c.note for c in configs] == counts + labels
+    assert [(str(c.only_nodes), str(c.mem_nodes)) for c in configs[len(counts) :]] == [
+        (str(c), str(m)) for c, m in pairs
+    ]
+    assert all(c.mem_nodes is None for c in configs[: len(counts)])
+    # the one part left out: balancing is the hosts' own
+    assert [line.split(":")[0] for line in there.cannot] == [
+        "autonuma (unbound, the kernel's NUMA balancing on)"
+    ]
 
 
 def test_a_cluster_as_planned_says_so_not_this_machine():
     """A one-worker cluster is planned as one node: the study's one-node line names it."""
     topology = load_synthetic("package:1 numa:1 core:2 pu:1")
-    study = studies.binding(topology, "wordcount", autonuma=PLUGIN.balancing)
+    study = studies.binding(StudyRequest(topology, "wordcount"), autonuma=PLUGIN.balancing)
     there = studies.study_at(study, ClusterAt(master="yarn"), topology)
     assert [c.note for c in there.experiment.configs] == ["1U", "1B"]
     assert any("the cluster as planned has 1" in line for line in there.cannot)
@@ -244,3 +267,23 @@ def test_a_spec_with_a_cluster_table_of_a_wrong_key_is_one_line(tmp_path):
     proc = run_cli("sweep", str(spec), "--out", str(tmp_path / "out"))
     [line] = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and "[cluster]: unknown key(s) mastr" in line
+
+
+def test_plan_for_a_cluster_at_another_address_is_sized_for_its_workers(tmp_path):
+    """``plan --master``: the same venue as ``run --master``, planned on what the master says
+    its workers have (a recorded Spark 4.3.0 master: one worker of 2 cores and 2048 MB), never
+    on the machine plan runs on; a layout the workers cannot hold is one line. Here the master
+    is a served status page: the address and its answers are real, a worker's speed is not."""
+    with serving(recorded_status()) as ui:
+        master = ["--master", "spark://127.0.0.1:7077", "--master-ui", ui]
+        planned = run_cli(
+            "plan", *master, "--executors", "2", "--cores-per-executor", "1", "--json", check=True
+        )
+        wide = run_cli("plan", *master, "--cores-per-executor", "4")
+        yarn_ui = run_cli("plan", "--master", "yarn", "--master-ui", ui)
+    executors = [j for j in json.loads(planned.stdout)["jvms"] if j["role"] == "executor"]
+    assert [e["cores"] for e in executors] == [1, 1]  # the worker's 2 cores, one each
+    assert all(e["heap_bytes"] < 2048 * 2**20 for e in executors)  # its 2048 MB, not 24 GiB
+    [line] = wide.stderr.strip().splitlines()
+    assert wide.returncode == 2 and "4" in line, line
+    assert yarn_ui.returncode == 2 and "--master-ui is a standalone" in yarn_ui.stderr

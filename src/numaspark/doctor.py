@@ -107,7 +107,7 @@ class System:
 
 
 @dataclass(frozen=True)
-class Check:
+class MachineCheck:
     name: str
     probe: Callable[[System], list[Message]]
 
@@ -431,19 +431,19 @@ def check_node_memory(system: System) -> list[Message]:
     return messages
 
 
-CHECKS: tuple[Check, ...] = (
-    Check("java", check_java),
-    Check("spark", check_spark),
-    Check("numactl", check_numactl),
-    Check("hwloc", check_hwloc),
-    Check("affinity plugin", check_plugin),
-    Check("C compiler", check_compiler),
-    Check("perf", check_perf),
-    Check("numa_balancing", check_numa_balancing),
-    Check("transparent hugepages", check_thp),
-    Check("cpu governor", check_governor),
-    Check("affinity", check_affinity),
-    Check("node memory", check_node_memory),
+CHECKS: tuple[MachineCheck, ...] = (
+    MachineCheck("java", check_java),
+    MachineCheck("spark", check_spark),
+    MachineCheck("numactl", check_numactl),
+    MachineCheck("hwloc", check_hwloc),
+    MachineCheck("affinity plugin", check_plugin),
+    MachineCheck("C compiler", check_compiler),
+    MachineCheck("perf", check_perf),
+    MachineCheck("numa_balancing", check_numa_balancing),
+    MachineCheck("transparent hugepages", check_thp),
+    MachineCheck("cpu governor", check_governor),
+    MachineCheck("affinity", check_affinity),
+    MachineCheck("node memory", check_node_memory),
 )
 
 

@@ -1,36 +1,41 @@
 """The options several commands share, declared once, and what they mean.
 
 typer reads a command's options from its signature; the ``Annotated`` aliases
-below are those options. ``@with_placement`` gives a command the eleven placement
-options at once (typer has no option groups), handed to it as one `Where`, the devices
-each executor owns among them;
-``@with_cluster`` the seven that say where its runs go, as one `ClusterOptions`;
-``@with_application`` those that name a user's application, as one `AppOptions`.
+below are those options. ``@with_cluster`` gives a command the options that say where its
+runs go at once (typer has no option groups), handed to it as one `ClusterOptions`. The
+eleven placement options (``@with_placement``, one `PlacementOptions`) are in
+placement_options.py, those that name a user's application (``@with_application``, one
+`AppOptions`) in app_options.py, and how a group is made in option_group.py; their names are
+importable from here too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from numaspark.cli.app_options import APPLICATION as APPLICATION
+from numaspark.cli.app_options import AppOptions as AppOptions
+from numaspark.cli.app_options import cosched_workload as cosched_workload
+from numaspark.cli.app_options import line_settings
+from numaspark.cli.app_options import with_application as with_application
+from numaspark.cli.option_group import Opt, option_group
+from numaspark.cli.option_group import options_of as options_of
+from numaspark.cli.placement_options import PLACEMENT as PLACEMENT
+from numaspark.cli.placement_options import PlacementOptions
+from numaspark.cli.placement_options import with_placement as with_placement
 from numaspark.errors import UsageError
 from numaspark.experiment.venue import GIVEN_ON_HOSTS, HERE, ClusterAt, SshHosts, Venue
 from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
-from numaspark.placement import Binding, Layout, MemPolicy, Mode, PuOrder, plan
-from numaspark.placement.devices import parse_resources, refuse_missing_here
+from numaspark.placement import Mode
 from numaspark.topology import load
-from numaspark.topology.cpuset import CpuSet
-from numaspark.units import parse_duration, parse_pairs, parse_size
-from numaspark.workloads import application as apps
-from numaspark.workloads.catalog import get_workload, register_application
+from numaspark.units import parse_duration, parse_pairs
 
 
 def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
@@ -62,7 +67,6 @@ def writable_dir(param: typer.CallbackParam, value: Path | None) -> Path | None:
     return value
 
 
-Opt = typer.Option
 XmlOpt = Annotated[
     Path | None,
     Opt(
@@ -88,58 +92,6 @@ InProgressOpt = Annotated[
     Opt(
         "--in-progress",
         help="With event logs: also read those still being written (.inprogress), skipped otherwise.",
-    ),
-]
-ExecutorsOpt = Annotated[int | None, Opt("--executors", help="Executors in total.")]
-PerNodeOpt = Annotated[
-    int | None, Opt("--executors-per-node", help="Executors on each NUMA node with CPUs.")
-]
-CoresOpt = Annotated[
-    int | None,
-    Opt(
-        "--cores-per-executor",
-        help="Task slots per executor (default: share the CPUs); with --threads-per-core, whole cores.",
-    ),
-]
-ThreadsPerCoreOpt = Annotated[
-    int | None,
-    Opt(
-        "--threads-per-core",
-        help="SMT: hardware threads used of each core an executor owns (1 to the machine's; with --bind core or pu).",
-        min=1,
-    ),
-]
-MemoryOpt = Annotated[
-    str,
-    Opt("--memory-per-executor", help="Executor heap, e.g. 8g, or 'auto' to split node memory."),
-]
-BindOpt = Annotated[Binding, Opt("--bind", help="Binding level of each JVM that runs tasks.")]
-PolicyOpt = Annotated[
-    MemPolicy | None,
-    Opt(
-        "--mem-policy",
-        help="Memory policy (default: bind when numactl binds, preferred when the plugin binds from inside on a cluster numaspark did not start, the kernel's when unbound).",
-    ),
-]
-NodesOpt = Annotated[
-    str | None, Opt("--nodes", help="Use only these NUMA nodes for executors, e.g. 0 or 0-1.")
-]
-PuOrderOpt = Annotated[
-    PuOrder,
-    Opt("--pu-order", help="For --bind pu: one thread per core first, or siblings together."),
-]
-GpusOpt = Annotated[
-    int | None,
-    Opt(
-        "--gpus-per-executor",
-        help="GPUs each executor owns: each node runs as many executors as its GPUs give, bound to that node (Spark's spark.executor.resource.gpu.amount).",
-    ),
-]
-ResourceOpt = Annotated[
-    list[str] | None,
-    Opt(
-        "--resource",
-        help="NAME=N: devices of another kind each executor owns, as --gpus-per-executor (gpu, nic, nvme, accelerator); repeat for several.",
     ),
 ]
 OutOpt = Annotated[
@@ -253,114 +205,6 @@ def inventory_of(hosts: str | None, hosts_file: Path | None):
         inventory.driver_address,
         inventory.encrypt,
     )
-
-
-@dataclass(frozen=True)
-class Where:
-    """The placement options that plan, run, launch and cluster up share (``@with_placement``)."""
-
-    executors: int | None = None
-    executors_per_node: int | None = None
-    cores_per_executor: int | None = None
-    memory_per_executor: str = "auto"
-    bind: Binding = Binding.NONE
-    mem_policy: MemPolicy | None = None
-    nodes: str | None = None
-    pu_order: PuOrder = PuOrder.CORES_FIRST
-    threads_per_core: int | None = None
-    gpus_per_executor: int | None = None
-    resource: list[str] | None = None
-
-    @property
-    def only_nodes(self) -> CpuSet | None:
-        return CpuSet.parse(self.nodes) if self.nodes is not None else None
-
-    @property
-    def resources(self) -> tuple[tuple[str, int], ...]:
-        """The devices each executor owns, by Spark resource name (--gpus-per-executor,
-        --resource), checked."""
-        return parse_resources(self.gpus_per_executor, self.resource or [])
-
-    def layout(self, mode: Mode, driver_cores: int = 1, driver_memory: str = "1g") -> Layout:
-        memory = self.memory_per_executor
-        return Layout(
-            executors=self.executors,
-            executors_per_node=self.executors_per_node,
-            cores_per_executor=self.cores_per_executor,
-            memory_per_executor=None
-            if memory == "auto"
-            else parse_size(memory, "--memory-per-executor"),
-            driver_cores=driver_cores,
-            driver_memory=parse_size(driver_memory, "--driver-memory"),
-            mode=mode,
-            threads_per_core=self.threads_per_core,
-            resources=self.resources,
-        )
-
-    def place(self, topo, mode: Mode, **driver):
-        return plan(
-            topo,
-            self.layout(mode, **driver),
-            self.bind,
-            self.mem_policy,
-            self.pu_order,
-            only_nodes=self.only_nodes,
-        )
-
-    def check_here(self, topo) -> None:
-        """On this machine, where numaspark starts the JVMs (run, cluster up, launch): a
-        device kind it lacks is one line that points to ``plan --xml``."""
-        refuse_missing_here(topo, self.resources)
-
-    def place_here(self, topo, mode: Mode, **driver):
-        """`place` on this machine, checked first (`check_here`)."""
-        self.check_here(topo)
-        return self.place(topo, mode, **driver)
-
-
-WHERE = [
-    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=option)
-    for name, option, default in (
-        ("executors", ExecutorsOpt, None),
-        ("executors_per_node", PerNodeOpt, None),
-        ("cores_per_executor", CoresOpt, None),
-        ("memory_per_executor", MemoryOpt, "auto"),
-        ("bind", BindOpt, Binding.NONE),
-        ("mem_policy", PolicyOpt, None),
-        ("nodes", NodesOpt, None),
-        ("pu_order", PuOrderOpt, PuOrder.CORES_FIRST),
-        ("threads_per_core", ThreadsPerCoreOpt, None),
-        ("gpus_per_executor", GpusOpt, None),
-        ("resource", ResourceOpt, None),
-    )
-]
-
-
-def option_group(argument: str, parameters: list[inspect.Parameter], make):
-    """A decorator that gives a command ``parameters`` as one argument, ``argument``, made by
-    ``make(**values)``. typer reads a command's options from its signature and has no option
-    groups of its own, so the wrapper shows the command's own parameters and then these."""
-
-    def decorate(command):
-        own = [
-            p
-            for p in inspect.signature(command, eval_str=True).parameters.values()
-            if p.name != argument
-        ]
-
-        @functools.wraps(command)
-        def wrapper(**options):
-            grouped = make(**{p.name: options.pop(p.name) for p in parameters})
-            return command(**{argument: grouped}, **options)
-
-        wrapper.__signature__ = inspect.Signature([*own, *parameters])
-        return wrapper
-
-    return decorate
-
-
-# the eleven placement options, handed to a command as one ``where: Where``
-with_placement = option_group("where", WHERE, Where)
 
 
 # --- where the runs go: this machine, hosts, or a cluster (experiment/venue.py) ------------
@@ -565,7 +409,7 @@ with_cluster = option_group("on", CLUSTER, ClusterOptions)
 def venue_of(on: ClusterOptions, workload) -> Venue:
     """Where a command's runs of ``workload`` go: the options' venue, or the ``--master`` of
     the user's spark-submit line (``local[N]`` there: this machine)."""
-    _, _, master = line_target(Where(), Mode.LOCAL, on.master, workload)
+    _, _, master = line_settings(PlacementOptions(), Mode.LOCAL, on.master, workload)
     return on.venue(master)
 
 
@@ -580,193 +424,3 @@ def conf_of(conf: list[str] | None) -> dict[str, str]:
 def check_repeat(repeat: int, warmup: int) -> None:
     if repeat < 1 or warmup < 0:
         raise UsageError("--repeat must be at least 1 and --warmup at least 0")
-
-
-# --- a user's application as the workload (workloads/application.py) -----------------------
-
-APPLICATION = [
-    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
-    for name, option in (
-        (
-            "app_args",
-            Annotated[
-                list[str] | None,
-                typer.Argument(
-                    help="Your application's arguments, after '--' (or: -- spark-submit [its options] APP [ARGS]).",
-                    show_default=False,
-                ),
-            ],
-        ),
-        (
-            "main_class",
-            Annotated[
-                str | None,
-                Opt(
-                    "--class",
-                    help="Your JAR's main class (default: the Main-Class of its manifest).",
-                ),
-            ],
-        ),
-        (
-            "name",
-            Annotated[
-                str | None,
-                Opt(
-                    "--name",
-                    help="The name your application's runs are shown by (default: the file's stem).",
-                ),
-            ],
-        ),
-        (
-            "py_files",
-            Annotated[
-                str | None, Opt("--py-files", help="Your application's spark-submit --py-files.")
-            ],
-        ),
-        (
-            "files",
-            Annotated[str | None, Opt("--files", help="Your application's spark-submit --files.")],
-        ),
-        (
-            "jars",
-            Annotated[str | None, Opt("--jars", help="Your application's spark-submit --jars.")],
-        ),
-        (
-            "packages",
-            Annotated[
-                str | None, Opt("--packages", help="Your application's spark-submit --packages.")
-            ],
-        ),
-        (
-            "check",
-            Annotated[
-                str | None,
-                Opt(
-                    "--check",
-                    help="A command run after each of your application's runs (NUMASPARK_RUN_DIR set; not a shell); its exit status is the run's check.",
-                ),
-            ],
-        ),
-    )
-]
-
-
-@dataclass(frozen=True)
-class AppOptions:
-    """What names a user's application besides its file or line (``@with_application``)."""
-
-    app_args: list[str] | None = None
-    main_class: str | None = None
-    name: str | None = None
-    py_files: str | None = None
-    files: str | None = None
-    jars: str | None = None
-    packages: str | None = None
-    check: str | None = None
-
-    def workload(self, text: str | None):
-        """The workload ``text`` names: a built-in, or the user's application (a file, or a
-        spark-submit line given after ``--``), registered under its name for this process."""
-        if text is None:
-            raise UsageError(
-                "give a workload (numaspark workloads), your application (a .py or "
-                "a .jar), or your line after '--': -- spark-submit ... APP"
-            )
-        args = list(self.app_args or [])
-        if text == "spark-submit" or text.endswith("/spark-submit"):
-            if self.main_class or self.py_files or self.files or self.jars or self.packages:
-                raise UsageError(
-                    "--class, --py-files, --files, --jars and --packages belong in "
-                    "your spark-submit line when you give one"
-                )
-            return register_application(apps.from_line([text, *args], self.name, self.check))
-        if apps.is_application(text):
-            options = {
-                "--py-files": self.py_files,
-                "--files": self.files,
-                "--jars": self.jars,
-                "--packages": self.packages,
-            }
-            return register_application(
-                apps.from_file(text, args, self.main_class, options, self.name, self.check)
-            )
-        given = [
-            o
-            for o, v in (
-                ("arguments after --", args),
-                ("--class", self.main_class),
-                ("--check", self.check),
-                ("--py-files", self.py_files),
-                ("--jars", self.jars),
-                ("--files", self.files),
-                ("--packages", self.packages),
-            )
-            if v
-        ]
-        if given:
-            raise UsageError(
-                f"{text} is a built-in workload: {', '.join(given)} are for your own "
-                "application (a .py or a .jar)"
-            )
-        return get_workload(text)
-
-
-# the options that name a user's application, handed to a command as one
-# ``application: AppOptions`` (its arguments come last, after ``--``)
-with_application = option_group("application", APPLICATION, AppOptions)
-
-
-def line_target(
-    where: Where, mode, master: str | None, workload
-) -> tuple[Where, object, str | None]:
-    """Where a spark-submit line's own settings say it runs, for what numaspark's options
-    leave open: its ``--master`` (``local[N]`` is local mode with N task slots; any other is
-    a cluster numaspark did not start) and its executors, cores and heap."""
-    application = getattr(workload, "application", None)
-    if application is None or not application.given_line:
-        return where, mode, master
-    line = application.line
-    changes: dict = {}
-    if line.master and line.master.startswith("local"):
-        if master is not None:
-            raise UsageError(f"your line runs {line.master} and --master says {master}: give one")
-        mode = Mode.LOCAL
-        slots = line.master.removeprefix("local").strip("[]").split(",")[0]
-        if where.cores_per_executor is None and slots.isdigit():
-            changes["cores_per_executor"] = int(slots)
-        elif where.cores_per_executor is None and not slots:
-            changes["cores_per_executor"] = 1
-    elif line.master:
-        if master is not None and master != line.master:
-            raise UsageError(
-                f"your line's --master {line.master} and numaspark's --master "
-                f"{master} differ: give one"
-            )
-        master = line.master
-    if where.executors is None and where.executors_per_node is None and line.num_executors:
-        changes["executors"] = _count(line.num_executors, "--num-executors")
-    if where.cores_per_executor is None and line.executor_cores:
-        changes["cores_per_executor"] = _count(line.executor_cores, "--executor-cores")
-    if where.memory_per_executor == "auto" and line.executor_memory:
-        changes["memory_per_executor"] = line.executor_memory
-    return dataclasses.replace(where, **changes), mode, master
-
-
-def _count(text: str, option: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise UsageError(f"your line's {option} {text!r}: give a whole number of at least 1")
-    return int(text)
-
-
-def cosched_workload(text: str) -> str:
-    """A co-scheduled workload's name: a built-in, or an application given with its
-    arguments as one word (``'./etl.py in out'``, split as a shell would, never run by one)."""
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise UsageError(f"{text!r}: {exc}: quote it as a shell would") from None
-    if not words:
-        raise UsageError("an empty workload: give a name or your application")
-    if len(words) == 1 and not apps.is_application(words[0]):
-        return get_workload(words[0]).name
-    return AppOptions(app_args=words[1:]).workload(words[0]).name

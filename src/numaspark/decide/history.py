@@ -32,7 +32,7 @@ from typing import ClassVar
 
 from numaspark import __version__, records
 from numaspark.decide.advise import NUMA_RULES, Advice, Subject, advise
-from numaspark.decide.observational import OBSERVATIONAL, Comparison, compare
+from numaspark.decide.observational import OBSERVATIONAL, BoundVsUnbound, compare
 from numaspark.decide.readings import reported_placement
 from numaspark.decide.thresholds import Severity
 from numaspark.errors import NumasparkError, UsageError
@@ -313,7 +313,7 @@ class NamedGroup:
 
     name: str
     applications: list[LogSummary]
-    comparison: Comparison | None  # None: fewer than two finished runs
+    comparison: BoundVsUnbound | None  # None: fewer than two finished runs
 
 
 @dataclass
@@ -362,7 +362,7 @@ class Scan:
             for name, runs in sorted(groups.items())
         }
 
-    def comparisons(self) -> list[Comparison]:
+    def comparisons(self) -> list[BoundVsUnbound]:
         """Bound against unbound, for each application name with two finished runs or more."""
         found = []
         for name, runs in self.groups().items():
@@ -544,7 +544,7 @@ def read_logs(
 
 
 @dataclass(frozen=True)
-class Application:
+class LoggedApplication:
     """One log as the report shows it: its summary, the NUMA rules' advice, its stages, and
     its JVMs as the affinity plugin reported them (none without the plugin)."""
 
@@ -556,13 +556,13 @@ class Application:
     hosts: dict[str, dict]  # each host's topology as the plugin reported it
 
 
-def read_application(path: Path, workers: int | None = 1) -> Application | LogSummary:
+def read_application(path: Path, workers: int | None = 1) -> LoggedApplication | LogSummary:
     """One log read for the report (the summary's parse and rules); a summary saying why not."""
     read = _read(path, workers)
     if isinstance(read, LogSummary):
         return read
     log, subject, advice = read
-    return Application(
+    return LoggedApplication(
         _summary(path, log, subject, advice),
         advice,
         _stages(log),
@@ -605,7 +605,7 @@ def _known(value: object) -> float | None:
 
 def read_applications(
     scan: Scan, limit: int, progress: Progress | None = None
-) -> tuple[list[Application], list[str]]:
+) -> tuple[list[LoggedApplication], list[str]]:
     """The latest ``limit`` applications of a scan read whole (by name, then start), and a
     warning for each that could not be read again."""
     latest = sorted(

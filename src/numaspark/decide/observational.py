@@ -29,7 +29,7 @@ OBSERVATIONAL = "observational (not a controlled experiment: runs differ in data
 
 
 @dataclass(frozen=True)
-class Comparison:
+class BoundVsUnbound:
     """One application's bound and unbound runs: counts, median seconds, the ratio of the
     unbound median to the bound one (above 1: the bound runs were faster), its interval;
     ``why_not`` instead of figures when the groups are too small to compare."""
@@ -62,19 +62,19 @@ def _seconds(value: float | None) -> str:
     return f"{value or 0:,.0f} s" if (value or 0) >= 100 else f"{value or 0:.1f} s"
 
 
-def compare(name: str, bound: list[float], unbound: list[float]) -> Comparison:
+def compare(name: str, bound: list[float], unbound: list[float]) -> BoundVsUnbound:
     """The runs' durations (seconds) of one application, bound and unbound, compared."""
     counts = (name, len(bound), len(unbound))
     if not bound or not unbound:
         missing = "node-bound" if not bound else "unbound"
-        return Comparison(*counts, why_not=f"no {missing} run to compare with")
+        return BoundVsUnbound(*counts, why_not=f"no {missing} run to compare with")
     if min(len(bound), len(unbound)) < MIN_RUNS:
-        return Comparison(*counts, why_not=f"fewer than {MIN_RUNS} finished runs in a group")
+        return BoundVsUnbound(*counts, why_not=f"fewer than {MIN_RUNS} finished runs in a group")
     if min(bound) <= 0:
-        return Comparison(*counts, why_not="a bound run took no time")
+        return BoundVsUnbound(*counts, why_not="a bound run took no time")
     bound_median, unbound_median = statistics.median(bound), statistics.median(unbound)
     low, high = ratio_interval(bound, unbound)
-    return Comparison(
+    return BoundVsUnbound(
         *counts,
         bound_median_s=bound_median,
         unbound_median_s=unbound_median,

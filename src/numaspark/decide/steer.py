@@ -60,7 +60,7 @@ class Observation:
 
 # What a cluster says when it refuses a configuration or kills it for what it asks: a
 # configuration asking at least as much is refused too (`Refusal`). The phrases are the
-# runner's own (spark/first_executor.py, placement/cluster_has.py) and Spark's and YARN's
+# runner's own (spark/first_executor.py, placement/cluster_capacity.py) and Spark's and YARN's
 # (YarnAllocator's "exceeding physical memory limits", an executor's OutOfMemoryError).
 _REFUSED = re.compile(
     r"no executor started within|cannot hold|grants at most|above the max threshold|"

@@ -16,13 +16,13 @@ from numaspark.errors import ClusterRefusal, NumasparkError, UsageError
 from numaspark.experiment.placing import refusals
 from numaspark.experiment.placing import refusals_on as placing_refusals_on
 from numaspark.experiment.result import DEFAULT_TIME, measured
-from numaspark.experiment.runner import TargetFactory
+from numaspark.experiment.runner import Runner, TargetFactory
 from numaspark.experiment.spec import Config, Experiment, check_configs
 from numaspark.experiment.store import ResultStore, recorded_topology
 from numaspark.experiment.sweep import run_sweep
 from numaspark.experiment.venue import HERE, Venue
 from numaspark.placement import Binding, Layout, Mode
-from numaspark.placement.cluster_has import ClusterHas
+from numaspark.placement.cluster_capacity import ClusterCapacity
 from numaspark.topology import Topology
 from numaspark.workloads import get_workload
 
@@ -169,7 +169,7 @@ def cluster_refusals(venue: Venue) -> Callable[[Config], str | None] | None:
     return refusals(venue, lambda config: experiment.request(config, Path(".")))
 
 
-def refusals_on(has: ClusterHas, venue: Venue) -> Callable[[Config], str | None]:
+def refusals_on(has: ClusterCapacity, venue: Venue) -> Callable[[Config], str | None]:
     """Why the cluster ``has`` describes cannot hold a configuration sent there: the
     runner's own check before each run, so a configuration it would refuse is never
     proposed."""
@@ -244,12 +244,16 @@ def live_objective(
     time: str = DEFAULT_TIME,
     targets: TargetFactory | None = None,
     venue: Venue = HERE,
+    runner: Runner | None = None,
 ) -> Objective:
     """Run a configuration as an experiment of one (stored in ``out``); its value is the
     median wall time of its measured runs, None when it failed. The first time a
     configuration is asked for, runs already stored in ``out`` count (an earlier tune
     resumed); asked again (the tuner re-measuring a tie), it runs again and its value is the
-    median of the new runs. ``venue``: where the runs go."""
+    median of the new runs. ``venue``: where the runs go. ``runner``: the tune session's run
+    loop, kept open across trials, so that a cluster numaspark started serves every trial whose
+    placement has its shape and is restarted only when the shape changes (None: a run loop
+    per trial)."""
     asked: set[str] = set()
 
     def runs_of(config: Config) -> list:
@@ -272,6 +276,7 @@ def live_objective(
                 data_root=data,
                 say=say,
                 targets=targets,
+                runner=runner,
             )
         except ClusterRefusal as exc:  # the cluster's room changed since the search began
             return Observation(None, failure=str(exc), refused="resources")

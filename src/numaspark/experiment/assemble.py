@@ -20,7 +20,7 @@ from numaspark.errors import NumasparkError
 from numaspark.experiment.result import (
     AppInfo,
     Artifacts,
-    Check,
+    CheckVerdict,
     Environment,
     Measurements,
     RunResult,
@@ -324,7 +324,7 @@ def _iteration(outputs: AppOutputs, plan: RunPlan, answer: dict, shared: dict) -
         streaming=streaming,
         measurements=found,
         affinity=affinity,
-        check=Check(passed=passed, details=details, answer=answer["answer"]),
+        check=CheckVerdict(passed=passed, details=details, answer=answer["answer"]),
         **shared,
     )
 
@@ -474,13 +474,13 @@ def assemble_application(outputs: AppOutputs, plan: RunPlan) -> list[RunResult]:
     ]
 
 
-def _read_check(run_dir: Path) -> Check | None:
+def _read_check(run_dir: Path) -> CheckVerdict | None:
     path = run_dir / CHECK_FILE
     if not path.exists():
         return None
     with contextlib.suppress(OSError, ValueError, TypeError):
-        return records.load(Check, json.loads(path.read_text()))
-    return Check(passed=False, details=f"{path} is damaged")
+        return records.load(CheckVerdict, json.loads(path.read_text()))
+    return CheckVerdict(passed=False, details=f"{path} is damaged")
 
 
 def _application_stream(log: EventLog | None, plan: RunPlan, warnings: list[str]) -> dict | None:

@@ -30,9 +30,9 @@ from numaspark.experiment.target import (
     read_hosts_balancing,
 )
 from numaspark.experiment.venue import ClusterAt, SshHosts, Venue
-from numaspark.hosts import read_topology
+from numaspark.hosts import merge, plan_hosts, read_topology
 from numaspark.placement import Binding, MemPolicy, Mode, Placement, bound_from_inside
-from numaspark.placement.cluster_has import ClusterHas
+from numaspark.placement.cluster_capacity import ClusterCapacity
 from numaspark.placement.devices import refuse_missing_here
 from numaspark.placement.plugin import PLACEMENT_FILE
 from numaspark.spark.learned_topology import cluster_name, learn
@@ -106,7 +106,7 @@ def refusals(venue: Venue, request_of: Callable) -> Callable | None:
     )
 
 
-def refusals_on(has: ClusterHas, request_of: Callable) -> Callable:
+def refusals_on(has: ClusterCapacity, request_of: Callable) -> Callable:
     """Why the cluster ``has`` describes cannot hold a candidate: the runner's own check
     before each run (`placed_on`), so a candidate it would refuse is never proposed."""
 
@@ -120,7 +120,7 @@ def refusals_on(has: ClusterHas, request_of: Callable) -> Callable:
     return refuses
 
 
-def placed_on(has: ClusterHas, request: RunRequest) -> Placement:
+def placed_on(has: ClusterCapacity, request: RunRequest) -> Placement:
     """``request`` planned on the cluster ``has`` describes (its memory policy as the plugin
     realises it); ClusterRefusal when the cluster cannot hold it now."""
     request = policy_from_inside(request)
@@ -197,7 +197,7 @@ class Targets:
             self._made[key] = HostsTarget(self.tracker, self.root, inventory)
         return self._made[key]
 
-    def at(self, venue: ClusterAt, has: ClusterHas) -> ExternalTarget:
+    def at(self, venue: ClusterAt, has: ClusterCapacity) -> ExternalTarget:
         key = ("master", venue.master, venue.executor_wait_s, venue.driver_host)
         if key not in self._made:
             self._made[key] = ExternalTarget(
@@ -238,9 +238,23 @@ def place(
 def _place_at(
     venue: ClusterAt, request: RunRequest, targets: Targets, say: Say, warn: Say
 ) -> tuple[Target, Placement]:
-    """A cluster numaspark did not start: planned for the cluster (a standalone master's
-    workers; YARN's running NodeManagers; Kubernetes nodes' topology as given); at --bind
-    node the plugin binds each executor to a node from inside."""
+    """A cluster numaspark did not start: the request's placement there, and the target that
+    sends it there."""
+    placement, has = placement_at(venue, request, cluster_mode_driver(request), say, warn)
+    return targets.at(venue, has), placement
+
+
+def placement_at(
+    venue: ClusterAt,
+    request: RunRequest,
+    driver: tuple[int, int] | None = None,
+    say: Say = _quiet,
+    warn: Say = _quiet,
+) -> tuple[Placement, ClusterCapacity]:
+    """``request`` planned for the cluster at ``venue`` (a standalone master's workers; YARN's
+    running NodeManagers; Kubernetes nodes' topology as given), less ``driver``'s cores and MB
+    where the driver runs there (cluster deploy mode); at --bind node the plugin binds each
+    executor to a node from inside. What the cluster has now, with it."""
     request = policy_from_inside(request)
     has = read_cluster(
         venue.master,
@@ -251,7 +265,6 @@ def _place_at(
         warn=warn,
         say=say,
     )
-    driver = cluster_mode_driver(request)
     if driver is not None:
         has = has.with_driver(*driver)
         say(
@@ -272,7 +285,31 @@ def _place_at(
         placement = bound_from_inside(
             placement, slice_known=has.numa_known(), slice_cpus=has.slice_cpus(cores)
         )
-    return targets.at(venue, has), placement
+    return placement, has
+
+
+@dataclass(frozen=True)
+class PlannedAt:
+    """A plan made for a venue without running anything (``numaspark plan``): the placement,
+    the machine it was planned on (this one or a saved one; the first host's; a cluster's as
+    its manager says it), and on hosts over SSH each host's own plan."""
+
+    placement: Placement
+    topology: Topology
+    hosts: tuple = ()
+
+
+def plan_at(venue: Venue, request: RunRequest, machine: Topology, say: Say = _quiet) -> PlannedAt:
+    """``request`` planned for ``venue``: on ``machine`` here (this machine, or a saved
+    server's), on each host over SSH from its own topology, or on what a cluster at an address
+    has now (``plan --master``: sized for its workers, not for the machine ``plan`` runs on)."""
+    if isinstance(venue, ClusterAt):
+        placement, has = placement_at(venue, request, say=say, warn=say)
+        return PlannedAt(placement, has.topology())
+    if isinstance(venue, SshHosts):
+        plans = plan_hosts(venue.inventory, lambda host, topology: plan_request(topology, request))
+        return PlannedAt(merge(plans), plans[0].topology, tuple(plans))
+    return PlannedAt(plan_request(machine, request), machine)
 
 
 def after_run(venue: Venue, run_dir: Path, say: Say = _quiet, warn: Say = _quiet) -> None:

@@ -5,7 +5,7 @@ switch. The CLI's ``study`` commands say it and run it."""
 from __future__ import annotations
 
 from numaspark.experiment.placing import balancing_as_found, balancing_refused
-from numaspark.experiment.studies import STUDIES, Study, study_at
+from numaspark.experiment.studies import STUDIES, Study, StudyRequest, study_at
 from numaspark.experiment.venue import Venue
 from numaspark.topology import Topology
 
@@ -24,5 +24,5 @@ def plan_study(
         extra["autonuma"] = balancing_refused(venue) or True
         found = balancing_as_found(venue)
         notes += [found] if found else []
-    study = STUDIES[kind](topology, workload, size, **how, **extra)
+    study = STUDIES[kind](StudyRequest(topology, workload, size, **how), **extra)
     return study_at(study, venue, topology), notes

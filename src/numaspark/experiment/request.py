@@ -1,11 +1,14 @@
 """`RunRequest`: what one run asks for; the request a stored run came from; its command line.
 
-The run loop executes a request (experiment/runner.py) and plans it with `plan_request`;
-advice changes one and has the planner check it on the run's own machine
-(decide/advise.py). `request_of` is the one place a stored `RunSpec` becomes a request
-again, and `run_argv` the one place a request becomes ``numaspark run``'s options: the
-spellings of cli/options.py and cli/commands.py's ``run``, which tests/test_decide.py
-parses back through the real command line to the same request.
+A request is a frozen value: its defaults are declared once, in its fields (and
+workloads/defaults.py), and `RunRequest.checked` is its one check. Where it runs is its
+``venue`` (experiment/venue.py); `RunRequest.at` sends it there. The run loop executes a
+request (experiment/runner.py) and plans it with `plan_request`; advice changes one and has
+the planner check it on the run's own machine (decide/advise/). `request_of` is the one place
+a stored `RunSpec` becomes a request again, and `run_argv` the one place a request becomes
+``numaspark run``'s options: the spellings of cli/placement_options.py and cli/run.py's
+``run``, which tests/test_decide.py parses back through the real command line to the same
+request.
 
 Nothing here starts work: the report may import it (it imports advice).
 """

@@ -347,7 +347,7 @@ class AppInfo:
 
 
 @dataclass(frozen=True)
-class Check:
+class CheckVerdict:
     """Whether a run did its work right: the suite's answer check, or an application's
     ``--check`` command (its exit status)."""
 
@@ -434,7 +434,7 @@ class RunResult:
     affinity: dict | None = None
     effective_placement: list[EffectiveJvm] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    check: Check | None = None
+    check: CheckVerdict | None = None
     app: AppInfo = field(default_factory=AppInfo)  # the application that ran it
     artifacts: Artifacts = field(default_factory=Artifacts)  # paths: run dir, event log, logs
     yarn: YarnApplication | None = None  # a run on YARN: its application and containers
@@ -463,7 +463,7 @@ class RunResult:
         if isinstance(self.app, dict):
             object.__setattr__(self, "app", records.load(AppInfo, self.app))
         if isinstance(self.check, dict):
-            object.__setattr__(self, "check", records.load(Check, self.check))
+            object.__setattr__(self, "check", records.load(CheckVerdict, self.check))
         if isinstance(self.yarn, dict):
             object.__setattr__(self, "yarn", records.load(YarnApplication, self.yarn))
         if not isinstance(self.artifacts, Artifacts):

@@ -38,7 +38,7 @@ from numaspark.experiment.assemble import (
 from numaspark.experiment.machine import environment
 from numaspark.experiment.placing import Targets, after_run, place
 from numaspark.experiment.request import RunRequest
-from numaspark.experiment.result import Check, RunResult, RunSpec
+from numaspark.experiment.result import CheckVerdict, RunResult, RunSpec
 from numaspark.experiment.store import ResultStore
 from numaspark.experiment.target import LocalTarget, StandaloneTarget, Target
 from numaspark.placement import Binding, Mode, Placement
@@ -238,36 +238,19 @@ class Runner:
         run_dir: Path,
         run_plan: RunPlan,
     ) -> AppRun:
-        conf = dict(run_plan.spec.spark_conf)
-        if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
-            require_jar()
-            conf.setdefault(RECORD_DIR_KEY, str(run_dir / RECORD_DIR))
-        app = target.submit(
+        app = self._send(
+            target,
+            request,
             placement,
-            application.path,
-            list(application.args),
+            (application.path, list(application.args)),
             run_dir,
-            extra_conf=conf,
-            timeout_s=request.timeout_s,
-            collectors=default_collectors() if request.collect else None,
-            interval_s=request.interval_s,
-            java_options=_java_options(request, run_dir),
+            run_plan,
             app_conf=application.conf(),
             submit_options=application.passthrough(),
             stop_after_s=request.stop_after_s,
             say=self.say,
         )
-        after_run(request.venue, run_dir, self.say, self._warn)
-        AppRecord(
-            returncode=app.returncode,
-            wall_s=app.wall_s,
-            app_id=app.app_id,
-            failure=app.failure,
-            effective=records.dump(app.effective),
-            placement_warnings=[*app.placement_warnings, *app.conf_notes],
-            stopped=app.stopped,
-            ui_url=app.ui_url,
-        ).save(run_dir)
+        self._after(request, app, run_dir, own=True)
         if application.check:
             run_check(self.tracker, application.check, run_dir, request.timeout_s)
         return app
@@ -313,44 +296,77 @@ class Runner:
             }
         else:
             job_args = workload.job_arguments(run_plan.facts)
-        conf = dict(run_plan.spec.spark_conf)
-        if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
-            require_jar()
-            conf.setdefault(RECORD_DIR_KEY, str(run_dir / RECORD_DIR))
         profiler = agent_library() if request.profile else None
         if profiler:
             (run_dir / "profiles").mkdir(parents=True, exist_ok=True)
         if workload.streaming:
             self._start_source(request, workload, input_dir, run_plan.iterations)
-        app = target.submit(
+        job_args = [
+            str(input_dir),
+            str(run_dir / "output"),
+            str(run_dir / ANSWERS_FILE),
+            str(run_plan.iterations),
+            json.dumps(job_args),
+        ]
+        app = self._send(
+            target,
+            request,
             placement,
-            workload.job_path,
-            [
-                str(input_dir),
-                str(run_dir / "output"),
-                str(run_dir / ANSWERS_FILE),
-                str(run_plan.iterations),
-                json.dumps(job_args),
-            ],
+            (workload.job_path, job_args),
+            run_dir,
+            run_plan,
+            task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
+        )
+        self._after(request, app, run_dir, own=False)
+        if profiler:
+            draw_flame_graphs(run_dir / "profiles", {e.pid: e.jvm for e in app.effective})
+
+    def _send(
+        self,
+        target: Target,
+        request: RunRequest,
+        placement: Placement,
+        job: tuple[str | Path, list[str]],
+        run_dir: Path,
+        run_plan: RunPlan,
+        **options,
+    ) -> AppRun:
+        """One application (``job``: its file and arguments) of ``request`` submitted to
+        ``target`` with what every application gets (the spec's settings, the plugin's task
+        records at core and PU level, the timeout, the collectors, the JVM options) and
+        ``options``, its kind's own."""
+        conf = dict(run_plan.spec.spark_conf)
+        if placement.binding in (Binding.CORE, Binding.PU):  # the plugin records every task here
+            require_jar()
+            conf.setdefault(RECORD_DIR_KEY, str(run_dir / RECORD_DIR))
+        return target.submit(
+            placement,
+            *job,
             run_dir,
             extra_conf=conf,
             timeout_s=request.timeout_s,
             collectors=default_collectors() if request.collect else None,
             interval_s=request.interval_s,
             java_options=_java_options(request, run_dir),
-            task_jvm_options=[agent_option(profiler, run_dir / "profiles")] if profiler else None,
+            **options,
         )
+
+    def _after(self, request: RunRequest, app: AppRun, run_dir: Path, own: bool) -> None:
+        """After an application: what its venue learned, and its record in ``run_dir`` (a
+        user's application (``own``) also keeps Spark's notes on its settings, whether
+        numaspark stopped it, and its UI's address)."""
         after_run(request.venue, run_dir, self.say, self._warn)
+        notes = app.conf_notes if own else []
         AppRecord(
             returncode=app.returncode,
             wall_s=app.wall_s,
             app_id=app.app_id,
             failure=app.failure,
             effective=records.dump(app.effective),
-            placement_warnings=app.placement_warnings,
+            placement_warnings=[*app.placement_warnings, *notes],
+            stopped=app.stopped if own else False,
+            ui_url=app.ui_url if own else None,
         ).save(run_dir)
-        if profiler:
-            draw_flame_graphs(run_dir / "profiles", {e.pid: e.jvm for e in app.effective})
 
     def _start_source(
         self, request: RunRequest, workload: Workload, directory: Path, connections: int
@@ -456,7 +472,7 @@ def _sustained_bandwidth(fingerprint: str) -> float | None:
 
 def run_check(
     tracker: ProcessTracker, argv: tuple[str, ...], run_dir: Path, timeout_s: float
-) -> Check:
+) -> CheckVerdict:
     """An application's ``--check``: ``argv`` (never a shell) with the run's directory in
     ``NUMASPARK_RUN_DIR``; its exit status is the verdict, kept in ``check.json``."""
     log = run_dir / "check.log"
@@ -464,7 +480,7 @@ def run_check(
     try:
         process = tracker.start(list(argv), name="check", log=log, env=env, cwd=Path.cwd())
     except OSError as exc:
-        verdict = Check(
+        verdict = CheckVerdict(
             passed=False, details=f"--check could not start: {exc.strerror}", command=list(argv)
         )
     else:
@@ -479,7 +495,7 @@ def run_check(
         details = (
             f"timed out after {timeout_s:.0f} s" if code is None else f"exited with {code}{said}"
         )
-        verdict = Check(passed=code == 0, details=details, command=list(argv))
+        verdict = CheckVerdict(passed=code == 0, details=details, command=list(argv))
     (run_dir / CHECK_FILE).write_text(json.dumps(records.dump(verdict)))
     return verdict
 

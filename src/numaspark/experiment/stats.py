@@ -44,7 +44,7 @@ def summarize(values: list[float]) -> Summary | None:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class MedianRatio:
     """B against A: the ratio of medians and whether it stands out of the noise."""
 
     ratio: float  # median(b) / median(a): below 1 means b is faster
@@ -59,7 +59,7 @@ class Comparison:
         return f"{faster:.2f}x ({verdict}; 95% interval {1 / self.high:.2f}-{1 / self.low:.2f}x)"
 
 
-def compare(a: list[float], b: list[float], seed: int = 0, resamples: int = 2000) -> Comparison:
+def compare(a: list[float], b: list[float], seed: int = 0, resamples: int = 2000) -> MedianRatio:
     """Ratio of medians with a bootstrap interval, and a rank test (scipy) for significance.
 
     Significant when the interval excludes 1 and, with at least 3 runs a side,
@@ -81,4 +81,4 @@ def compare(a: list[float], b: list[float], seed: int = 0, resamples: int = 2000
         p_value = float(sps.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
     outside = low > 1.0 or high < 1.0
     significant = outside and (p_value is None or p_value < 0.05) and min(len(a), len(b)) >= 2
-    return Comparison(float(np.median(xb) / np.median(xa)), low, high, p_value, significant)
+    return MedianRatio(float(np.median(xb) / np.median(xa)), low, high, p_value, significant)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 
 from numaspark.experiment.spec import Config, Experiment, at_venue, check_configs
 from numaspark.experiment.venue import Venue
@@ -46,61 +45,57 @@ def _powers(limit: int) -> list[int]:
     return values
 
 
-def _experiment(
-    name: str,
-    configs: list[Config],
-    topology: Topology,
-    repeat: int,
-    warmup: int,
-    cannot: list[str] | None = None,
-) -> tuple[Experiment, list[str]]:
-    runnable, skipped = check_configs(configs, topology)
-    return Experiment(name, runnable, skipped, repeat, warmup), list(cannot or [])
+@dataclass(frozen=True)
+class StudyRequest:
+    """What a study is asked for: the machine it is planned on, the workload (checked as it is
+    made), its input size, repetitions and warm-ups, parameters and Spark settings."""
+
+    topology: Topology
+    workload: str
+    size: str = "tiny"
+    repeat: int = 3
+    warmup: int = 1
+    params: dict = field(default_factory=dict)
+    conf: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        chosen = get_workload(self.workload).with_params(self.params)
+        if not chosen.streaming and chosen.application is None:
+            chosen.size(self.size)
+
+    def make(self, *how, **named) -> Config:
+        """A configuration of this study's workload, placed ``how``."""
+        return Config(self.workload, self.size, self.params, *how, **named)
+
+    def experiment(
+        self, name: str, configs: list[Config], cannot: list[str] | None = None
+    ) -> tuple[Experiment, list[str]]:
+        """The study's experiment of the ``configs`` this machine can run, and what it cannot."""
+        runnable, skipped = check_configs(configs, self.topology)
+        return Experiment(name, runnable, skipped, self.repeat, self.warmup), list(cannot or [])
 
 
-def _check_workload(workload: str, size: str, params: dict) -> None:
-    chosen = get_workload(workload).with_params(params)
-    if not chosen.streaming and chosen.application is None:
-        chosen.size(size)
-
-
-def layouts(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
-) -> Study:
+def layouts(asked: StudyRequest) -> Study:
     """Every executors x cores-per-executor the allowed CPUs hold (standalone, core-bound)."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
     slots = len(topology.allowed_cores())  # whole cores: core binding never splits one
     configs = [
         make(
             Layout(executors=e, cores_per_executor=c),
             Binding.CORE,
             None,
-            dict(conf or {}),
+            dict(conf),
         )
         for e in _powers(slots)
         for c in _powers(slots)
         if e * c <= slots
     ]
-    experiment, cannot = _experiment("layouts", configs, topology, repeat, warmup)
+    experiment, cannot = asked.experiment("layouts", configs)
     return Study("layouts", experiment, cannot)
 
 
 def binding(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
+    asked: StudyRequest,
     autonuma: bool | str = False,
 ) -> Study:
     """n executors (one per node) unbound vs node-bound, n = 1..N (nU vs nB); local vs remote
@@ -110,10 +105,8 @@ def binding(
     nU with it off (kernel.numa_balancing switched for each run and put back: the caller has
     checked that it can be, ``supervise.balancing.why_not``); a text is why it cannot be,
     reported once with what else cannot run."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
-    conf = dict(conf or {})
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
+    conf = dict(conf)
     nodes = list(topology.cpu_nodes)
     memory_nodes = [n for n in topology.nodes if n.allowed]
     configs = _bound_or_not(make, nodes, conf, compared=autonuma is True)
@@ -127,7 +120,7 @@ def binding(
         )
     else:
         configs += _memory_pairs(make, nodes, memory_nodes, conf)
-    experiment, more = _experiment("binding", configs, topology, repeat, warmup, cannot)
+    experiment, more = asked.experiment("binding", configs, cannot)
     return Study("binding", experiment, more, baseline=configs[0].label)
 
 
@@ -199,31 +192,21 @@ def _memory_pairs(
     return configs
 
 
-def scaling(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
-) -> Study:
+def scaling(asked: StudyRequest) -> Study:
     """1..N concurrent tasks in one core-bound local JVM (local[p] on p cores)."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
     slots = len(topology.allowed_cores())
     configs = [
         make(
             Layout(cores_per_executor=p, mode=Mode.LOCAL),
             Binding.CORE,
             None,
-            dict(conf or {}),
+            dict(conf),
             note=f"p={p}",
         )
         for p in range(1, slots + 1)
     ]
-    experiment, cannot = _experiment("scaling", configs, topology, repeat, warmup)
+    experiment, cannot = asked.experiment("scaling", configs)
     if slots < 3:
         cannot.append(
             f"this machine has {slots} allowed core(s): a scaling curve of "
@@ -232,52 +215,32 @@ def scaling(
     return Study("scaling", experiment, cannot, baseline=configs[0].label)
 
 
-def executors(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
-) -> Study:
+def executors(asked: StudyRequest) -> Study:
     """1, 2, 4, ... executors sharing the same cores and memory (fewer, bigger vs more, smaller)."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
     slots = len(topology.allowed_cores())
     configs = [
         make(
             Layout(executors=e, cores_per_executor=slots // e),
             Binding.CORE,
             None,
-            dict(conf or {}),
+            dict(conf),
             note=f"{e} executor(s)",
         )
         for e in _powers(slots)
         if slots % e == 0
     ]
-    experiment, cannot = _experiment("executors", configs, topology, repeat, warmup)
+    experiment, cannot = asked.experiment("executors", configs)
     return Study("executors", experiment, cannot, baseline=configs[0].label)
 
 
-def smt(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
-) -> Study:
+def smt(asked: StudyRequest) -> Study:
     """ST on n cores, SMT on the same n cores (2n hardware threads), ST on 2n cores."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
     cores = len(topology.allowed_cores())
     smt_ways = max(1, len(topology.allowed_cpus) // max(1, cores))
     n = max(1, cores // 2)
-    conf = dict(conf or {})
+    conf = dict(conf)
     configs = [
         make(
             Layout(cores_per_executor=n, mode=Mode.LOCAL),
@@ -308,32 +271,22 @@ def smt(
             "(hyper-threading off, or a VM without it)"
         )
         configs = [c for c in configs if not c.note.startswith("SMT")]
-    experiment, more = _experiment("smt", configs, topology, repeat, warmup, cannot)
+    experiment, more = asked.experiment("smt", configs, cannot)
     return Study("smt", experiment, more, baseline=configs[0].label)
 
 
-def affinity(
-    topology: Topology,
-    workload: str,
-    size: str = "tiny",
-    repeat: int = 3,
-    warmup: int = 1,
-    params: dict | None = None,
-    conf: dict | None = None,
-) -> Study:
+def affinity(asked: StudyRequest) -> Study:
     """One JVM on every allowed core, bound at each level (Expósito et al.'s comparison):
     none; node (numactl alone); core and pu (numactl, and each running task pinned to its own
     core or hardware thread by the affinity plugin)."""
-    params = params or {}
-    _check_workload(workload, size, params)
-    make = partial(Config, workload, size, params)  # every configuration of this study's workload
+    topology, make, conf = asked.topology, asked.make, dict(asked.conf)
     cores = len(topology.allowed_cores())
     configs = [
         make(
             Layout(cores_per_executor=cores, mode=Mode.LOCAL),
             level,
             None,
-            dict(conf or {}),
+            dict(conf),
             note=f"level {level.value}",
         )
         for level in (Binding.NONE, Binding.NODE, Binding.CORE, Binding.PU)
@@ -344,7 +297,7 @@ def affinity(
             "no SMT here: pu level pins one task per hardware thread, which is one "
             "per core on this machine, so it measures what core does"
         )
-    experiment, more = _experiment("affinity", configs, topology, repeat, warmup, cannot)
+    experiment, more = asked.experiment("affinity", configs, cannot)
     return Study("affinity", experiment, more, baseline=configs[0].label)
 
 

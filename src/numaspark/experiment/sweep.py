@@ -53,23 +53,41 @@ def run_sweep(
     say: Callable[[str], None] | None = None,
     on_result: Callable[[RunResult], None] | None = None,
     targets: TargetFactory | None = None,
+    runner: Runner | None = None,
+) -> SweepReport:
+    """Every configuration of ``experiment`` not stored yet (``resume``), in a run loop of its
+    own, or in ``runner``, one the caller keeps open across sweeps (a tune session: the
+    cluster numaspark started serves every trial whose placement has its shape)."""
+    if runner is not None:
+        return _sweep(runner, experiment, out, resume, data_root, on_start, on_end)
+    with Runner(topology, out, say, on_result, targets=targets) as runner:
+        return _sweep(runner, experiment, out, resume, data_root, on_start, on_end)
+
+
+def _sweep(
+    runner: Runner,
+    experiment: Experiment,
+    out: Path,
+    resume: bool,
+    data_root: Path | None,
+    on_start: Callable[[int, int, Config], None] | None,
+    on_end: Callable[[Config, list[RunResult]], None] | None,
 ) -> SweepReport:
     report = SweepReport()
     started = time.monotonic()
-    with Runner(topology, out, say, on_result, targets=targets) as runner:
-        # after the runner stored what a killed numaspark left unstored: those count as done
-        done = stored_configs(out, experiment.repeat) if resume else set()
-        todo = [c for c in experiment.configs if c.key not in done]
-        report.resumed = [c for c in experiment.configs if c.key in done]
-        for index, config in enumerate(todo):
-            if experiment.budget_s is not None and time.monotonic() - started > experiment.budget_s:
-                report.over_budget = todo[index:]
-                break
-            if on_start:
-                on_start(index, len(todo), config)
-            results = runner.run(experiment.request(config, out, data_root))
-            report.ran.append(config)
-            report.results.extend(results)
-            if on_end:
-                on_end(config, results)
+    # after the runner stored what a killed numaspark left unstored: those count as done
+    done = stored_configs(out, experiment.repeat) if resume else set()
+    todo = [c for c in experiment.configs if c.key not in done]
+    report.resumed = [c for c in experiment.configs if c.key in done]
+    for index, config in enumerate(todo):
+        if experiment.budget_s is not None and time.monotonic() - started > experiment.budget_s:
+            report.over_budget = todo[index:]
+            break
+        if on_start:
+            on_start(index, len(todo), config)
+        results = runner.run(experiment.request(config, out, data_root))
+        report.ran.append(config)
+        report.results.extend(results)
+        if on_end:
+            on_end(config, results)
     return report

@@ -107,7 +107,38 @@ class LocalTarget:
         return None
 
 
-class StandaloneTarget:
+class ClusterTarget:
+    """A standalone cluster numaspark started (or keeps), here or on hosts: an application
+    is submitted to its master, the driver here."""
+
+    tracker: ProcessTracker
+    cluster: Cluster | None
+
+    def submit(
+        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
+    ) -> AppRun:
+        if self.cluster is None:
+            raise RuntimeError("prepare() starts the cluster before submit()")
+        if self.cluster.driver_address:  # on other hosts: the executors reach the driver there
+            # this machine's collectors cannot sample JVMs on other hosts: their placement is
+            # read over SSH instead (the run's effective entries)
+            options.update(collectors=None, host=self.cluster.driver_address)
+        return run_app(
+            placement,
+            job,
+            job_args,
+            run_dir,
+            self.tracker,
+            Driver.standalone(self.cluster),
+            SubmitOptions(**options),
+        )
+
+    @property
+    def where(self) -> str | None:
+        return str(self.cluster.directory) if self.cluster else None
+
+
+class StandaloneTarget(ClusterTarget):
     """A standalone cluster on this host whose workers, and so their executors, are bound."""
 
     def __init__(self, tracker: ProcessTracker, root: Path, attached: Path | None = None) -> None:
@@ -138,27 +169,6 @@ class StandaloneTarget:
         )
         self._shape, self._owned = placement.shape, True
 
-    def submit(
-        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
-    ) -> AppRun:
-        if self.cluster is None:
-            raise RuntimeError("prepare() starts the cluster before submit()")
-        if self.cluster.driver_address:  # a kept cluster on several hosts
-            options.update(collectors=None, host=self.cluster.driver_address)
-        return run_app(
-            placement,
-            job,
-            job_args,
-            run_dir,
-            self.tracker,
-            Driver.standalone(self.cluster),
-            SubmitOptions(**options),
-        )
-
-    @property
-    def where(self) -> str | None:
-        return str(self.cluster.directory) if self.cluster else None
-
     def release(self) -> None:
         """Stop the cluster this target started (never one it was given)."""
         if self.cluster is not None and self._owned:
@@ -169,7 +179,7 @@ class StandaloneTarget:
         self.release()
 
 
-class HostsTarget:
+class HostsTarget(ClusterTarget):
     """A standalone cluster on the inventory's hosts; the driver runs here, reached by the
     executors at the inventory's driver address. Each host is planned from its own
     topology, read once over SSH."""
@@ -220,28 +230,6 @@ class HostsTarget:
             on_progress=say,
         )
         self._shape = placement.shape
-
-    def submit(
-        self, placement: Placement, job: str | Path, job_args: list[str], run_dir: Path, **options
-    ) -> AppRun:
-        if self.cluster is None:
-            raise RuntimeError("prepare() starts the cluster before submit()")
-        # this machine's collectors cannot sample JVMs on other hosts: their placement is
-        # read over SSH instead (the run's effective entries)
-        options["collectors"] = None
-        return run_app(
-            placement,
-            job,
-            job_args,
-            run_dir,
-            self.tracker,
-            Driver.standalone(self.cluster),
-            SubmitOptions(host=self.driver_address, **options),
-        )
-
-    @property
-    def where(self) -> str | None:
-        return str(self.cluster.directory) if self.cluster else None
 
     def close(self) -> None:
         if self.cluster is not None:

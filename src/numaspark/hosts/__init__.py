@@ -24,7 +24,7 @@ from numaspark.errors import UsageError
 from numaspark.hosts.route import NoRouteError, route_source
 from numaspark.hosts.shell import LOCAL, Host, HostError, Local, Shell, Ssh, python_on, shell_for
 from numaspark.placement import Placement, placement_to_dict
-from numaspark.placement.cluster_has import ClusterHas, HostHas, Source
+from numaspark.placement.cluster_capacity import ClusterCapacity, HostHas, Source
 from numaspark.topology import Topology
 from numaspark.topology.hwloc import parse_xml
 from numaspark.units import MIB
@@ -39,7 +39,7 @@ __all__ = [
     "Local",
     "Shell",
     "Ssh",
-    "cluster_has",
+    "hosts_capacity",
     "driver_address",
     "load_inventory",
     "merge",
@@ -206,7 +206,9 @@ class HostPlan:
     placement: Placement
 
 
-def cluster_has(inventory: Inventory, topologies: dict[str, Topology] | None = None) -> ClusterHas:
+def hosts_capacity(
+    inventory: Inventory, topologies: dict[str, Topology] | None = None
+) -> ClusterCapacity:
     """What the inventory's hosts have: each one's topology, read with hwloc on it over SSH
     once (``topologies``, by host name, keeps those read before, and gains the new ones), and
     its allowed CPUs and memory."""
@@ -214,7 +216,7 @@ def cluster_has(inventory: Inventory, topologies: dict[str, Topology] | None = N
     for host in inventory.hosts:
         if host.name not in topologies:
             topologies[host.name] = read_topology(host)
-    return ClusterHas(
+    return ClusterCapacity(
         "hosts",
         ", ".join(h.address for h in inventory.hosts),
         tuple(
@@ -235,9 +237,9 @@ def plan_hosts(
     place: Callable[[Topology], Placement],
     topologies: dict[str, Topology] | None = None,
 ) -> list[HostPlan]:
-    """One plan per host from its own topology (hosts may differ: `cluster_has`):
+    """One plan per host from its own topology (hosts may differ: `hosts_capacity`):
     ``place(host, topology)``."""
-    has = cluster_has(inventory, topologies)
+    has = hosts_capacity(inventory, topologies)
     plans = []
     for host in inventory.hosts:
         topology = has.host(host.name).topology

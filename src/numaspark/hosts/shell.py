@@ -74,7 +74,7 @@ class Host:
     python: str | None = None  # default: this machine's Python
 
     @property
-    def target(self) -> str:
+    def destination(self) -> str:
         return f"{self.user}@{self.address}" if self.user else self.address
 
 
@@ -157,7 +157,7 @@ class Ssh:
 
     def argv(self, remote: list[str]) -> list[str]:
         """The local argv that runs ``remote`` (an argv list) on the host."""
-        return ["ssh", *self.options(), "-T", self.host.target, "--", shlex.join(remote)]
+        return ["ssh", *self.options(), "-T", self.host.destination, "--", shlex.join(remote)]
 
     def run(
         self,
@@ -185,7 +185,7 @@ class Ssh:
             ) from None
         if done.returncode == 255:
             raise HostError(
-                f"cannot reach {self.host.name} ({self.host.target} port "
+                f"cannot reach {self.host.name} ({self.host.destination} port "
                 f"{self.host.port}) over ssh: {_last(done.stderr)}"
             )
         if done.returncode != 0:
@@ -234,7 +234,7 @@ class Ssh:
     def close(self) -> None:
         """End the shared connection (a no-op when none is open)."""
         subprocess.run(
-            ["ssh", *self.options(), "-O", "exit", self.host.target],
+            ["ssh", *self.options(), "-O", "exit", self.host.destination],
             capture_output=True,
             timeout=10,
             check=False,

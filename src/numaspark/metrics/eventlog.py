@@ -140,7 +140,7 @@ _HANDLED = {
 
 
 @dataclass
-class Parsed:
+class ParsedSegment:
     """What one segment holds: its task columns, its other events in order, its warnings."""
 
     columns: dict[str, object]  # the task columns asked for (none: only the sums are kept)
@@ -162,7 +162,7 @@ def _wanted(line: bytes) -> bool:
 
 def parse_segment(
     segment: Segment, keep: tuple[str, ...] = COLUMNS, with_sums: bool = True
-) -> Parsed:
+) -> ParsedSegment:
     """Parse one segment of a log (run in a worker process for large logs); ``keep``: the
     task columns to hand back beside the sums (no sums, None, when not ``with_sums``)."""
     warnings: list[str] = []
@@ -213,12 +213,12 @@ def parse_segment(
     warnings.extend(truncated)
     columns = tasks.finish()
     sums = summarize(columns) if with_sums else None
-    return Parsed({k: columns[k] for k in keep}, sums, events, warnings)
+    return ParsedSegment({k: columns[k] for k in keep}, sums, events, warnings)
 
 
 def _parse_segments(
     parts: list[Segment], workers: int | None, keep: tuple[str, ...], with_sums: bool = True
-) -> Iterator[Parsed]:
+) -> Iterator[ParsedSegment]:
     parse = functools.partial(parse_segment, keep=keep, with_sums=with_sums)
     size = sum(s.size for s in parts)
     forced = workers is not None

@@ -40,7 +40,7 @@ def is_url(source: str) -> bool:
 
 
 @dataclass
-class Fetched:
+class FetchedLogs:
     """The logs of the server's listed attempts, as local paths; what could not be fetched."""
 
     directory: Path
@@ -100,12 +100,12 @@ def _attempts(applications: list[dict]) -> list[tuple[str, str | None, dict]]:
     return found
 
 
-def fetch_logs(url: str, in_progress: bool = False) -> Fetched:
+def fetch_logs(url: str, in_progress: bool = False) -> FetchedLogs:
     """Every listed attempt's log (completed ones, unless ``in_progress``), fetched into the
     server's cache directory when it is new or changed."""
     base = api_base(url)
     attempts = _attempts(list_applications(base))
-    found = Fetched(cache_directory(base))
+    found = FetchedLogs(cache_directory(base))
     found.directory.mkdir(parents=True, exist_ok=True)
     index = _read_index(found.directory)
     wanted = []

@@ -1,7 +1,7 @@
 """place: executor layouts and bindings on a topology, rendered for numactl, Spark, YARN, k8s."""
 
 from numaspark.placement.kubelet import k8s_settings
-from numaspark.placement.manager_files import Platform, target_files, write_files
+from numaspark.placement.manager_files import Platform, platform_files, write_files
 from numaspark.placement.model import (
     PLACEMENT_SCHEMA,
     Binding,
@@ -53,7 +53,7 @@ __all__ = [
     "spark_conf",
     "spark_defaults_text",
     "spark_overhead",
-    "target_files",
+    "platform_files",
     "write_files",
     "yarn_settings",
 ]

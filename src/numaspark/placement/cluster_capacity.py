@@ -1,4 +1,4 @@
-"""What a cluster has, for every kind numaspark plans for: one type, `ClusterHas`.
+"""What a cluster has, for every kind numaspark plans for: one type, `ClusterCapacity`.
 
 A cluster is its address (a standalone master's URL, YARN's ResourceManager, a Kubernetes
 API server, an inventory of hosts over SSH), and its hosts: each with the cores and memory
@@ -9,7 +9,7 @@ memory its manager lists (a standalone worker or a YARN node never says its NUMA
 
 Who reads it: spark/standalone_master.py (a master's ``/json/``), spark/yarn.py (the RM's REST API),
 spark/managers.py (which of those, and what was learned; Kubernetes), hosts/ (SSH). Who plans
-with it: the run loop (experiment/runner.py) calls `ClusterHas.place` for a cluster numaspark
+with it: the run loop (experiment/runner.py) calls `ClusterCapacity.place` for a cluster numaspark
 did not start, whatever its kind; the rules by which a manager fits an executor on a host
 (``Fitting``: a standalone worker counts the heap alone; YARN a container of heap and
 overhead rounded up to its minimum allocation, beside the application master's) live here,
@@ -99,7 +99,7 @@ def room_for(free: list[tuple[int, int]], cores: int, memory_mb: int) -> int:
 
 
 @dataclass(frozen=True)
-class ClusterHas:
+class ClusterCapacity:
     """What one cluster has: its ``kind`` (standalone, yarn, k8s, hosts), ``address``, hosts,
     and the rules its manager fits executors by (``fitting``; None where the plan is made on
     a host's own topology: Kubernetes nodes, hosts over SSH). ``learned``: the line that says
@@ -119,7 +119,7 @@ class ClusterHas:
                 "its manager lists them)"
             )
 
-    def with_driver(self, cores: int, memory_mb: int) -> ClusterHas:
+    def with_driver(self, cores: int, memory_mb: int) -> ClusterCapacity:
         """The cluster less a driver in cluster deploy mode: YARN runs it in the application
         master's container (its heap and overhead, rounded up: the AM this plan reserves); a
         standalone master runs it on a worker, whose cores and memory it takes (on the one
@@ -162,7 +162,7 @@ class ClusterHas:
 
     def with_topologies(
         self, topologies: Iterable[tuple[str, Topology]], source: Source, said: str | None = None
-    ) -> ClusterHas:
+    ) -> ClusterCapacity:
         """Its hosts with these (name, topology) pairs: a listed host of that name gets its
         own; the others are kept beside the listed ones (a manager lists a worker by the
         address it was started on, the plugin names the host by its hostname)."""

@@ -52,7 +52,9 @@ class Platform(str, Enum):
         return {}
 
 
-def target_files(platform: Platform, settings: dict[str, dict], directory: Path) -> dict[str, str]:
+def platform_files(
+    platform: Platform, settings: dict[str, dict], directory: Path
+) -> dict[str, str]:
     """File name -> text for ``plan --out DIRECTORY``; the pod template is named in
     spark-defaults.conf by its absolute path there, as spark-submit reads it where it runs."""
     if platform is Platform.SPARK:

@@ -1,6 +1,6 @@
 """Terminal views (rich) of what every command prints: the topology, a placement and its
 settings, runs and studies, advice, classification, the tuner's trials, fits, the doctor's
-checks and more; one function per view, none of them starts work. cli/commands.py calls them
+checks and more; one function per view, none of them starts work. The cli/ modules call them
 as ``views.X`` of this module, which gathers them from where each is kept: views_machine.py
 (the machine, placements, clusters), views_runs.py (runs, studies, fits), views_advice.py
 (advice, classification, the tuner) and views_event_logs.py (event logs, one or many)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.cluster_has import room_for
+from numaspark.placement.cluster_capacity import room_for
 from numaspark.spark.executor_deaths import Death, DriverLog, executor_stderr, explain
 from numaspark.spark.yarn import YarnCluster, rm_json
 from numaspark.units import MIB

@@ -1,7 +1,7 @@
 """What a cluster numaspark did not start has (``--master``), read once for a run's plan.
 
 One function for every kind, so that the run loop plans them all the same way
-(`ClusterHas.place`, placement/cluster_has.py):
+(`ClusterCapacity.place`, placement/cluster_capacity.py):
 
 - ``spark://...``: the master's workers and their free cores and memory (spark/standalone_master.py);
 - ``yarn``: the ResourceManager's running nodes and its allocation rules (spark/yarn.py);
@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from numaspark.errors import UsageError
 from numaspark.placement import Binding, Layout
-from numaspark.placement.cluster_has import ClusterHas, HostHas, Source
+from numaspark.placement.cluster_capacity import ClusterCapacity, HostHas, Source
 from numaspark.spark.learned_topology import cluster_name, load_learned
 from numaspark.spark.standalone_master import StandingCluster
 from numaspark.spark.yarn import YarnCluster
@@ -39,7 +39,7 @@ def read_cluster(
     binding: Binding = Binding.NONE,
     warn: Say = lambda message: None,
     say: Say = lambda message: None,
-) -> ClusterHas:
+) -> ClusterCapacity:
     """What the cluster at ``master`` has: read from its manager, with the hosts' topology
     ``given`` or learned. ``layout`` and ``binding``: a Kubernetes run's, planned from its
     layout alone when nothing says what its nodes have (said in one line)."""
@@ -52,17 +52,17 @@ def read_cluster(
         if learned is not None:
             learned = replace(learned, hosts=(learned.largest(),))
             host = learned.hosts[0]
-            return ClusterHas(
+            return ClusterCapacity(
                 "k8s",
                 master,
                 (HostHas(host.host, topology=host.topology, source=Source.LEARNED),),
                 learned=learned.say(),
             )
         if given is not None:
-            return ClusterHas(
+            return ClusterCapacity(
                 "k8s", master, (HostHas("nodes", topology=given, source=Source.GIVEN),)
             )
-        return ClusterHas(
+        return ClusterCapacity(
             "k8s",
             master,
             (HostHas("nodes", topology=_layout_only(master, layout or Layout(), binding, say)),),

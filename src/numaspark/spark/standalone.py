@@ -72,7 +72,7 @@ __all__ = [
 
 
 @dataclass
-class Stopped:
+class StoppedDaemons:
     """What ``Cluster.stop`` did: the daemons it stopped, and what it could not reach."""
 
     pids: list[int]
@@ -266,7 +266,7 @@ class Cluster:
             )
         return cluster
 
-    def stop(self) -> Stopped:
+    def stop(self) -> StoppedDaemons:
         """Stop every daemon on every host (workers first), each with its descendants; then
         the local processes that watched them. The state file goes once nothing is left."""
         problems: list[str] = []
@@ -286,7 +286,7 @@ class Cluster:
         stopped += self._kind.stop_rest(self)
         if not problems:  # else kept: 'cluster down' can try again once the host answers
             forget_state(self.directory)
-        return Stopped(stopped, problems)
+        return StoppedDaemons(stopped, problems)
 
     def pids_by_host(self) -> dict[str, list[int]]:
         """The daemons' pids on each host, workers before the master (the order to stop)."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.cluster_has import ClusterHas, Fitting, HostHas
+from numaspark.placement.cluster_capacity import ClusterCapacity, Fitting, HostHas
 from numaspark.topology import Topology
 
 DEFAULT_UI_PORT = 8080
@@ -75,9 +75,9 @@ class StandingCluster:
             )
         return cls(master=master, ui=url, workers=workers)
 
-    def has(self) -> ClusterHas:
-        """What the cluster has (placement/cluster_has.py), which plans it."""
-        return ClusterHas(
+    def has(self) -> ClusterCapacity:
+        """What the cluster has (placement/cluster_capacity.py), which plans it."""
+        return ClusterCapacity(
             kind="standalone",
             address=self.master,
             fitting=FITTING,
@@ -87,7 +87,7 @@ class StandingCluster:
 
     def topology(self) -> Topology:
         """The alive workers with the most free cores as one machine, a node each
-        (`ClusterHas.topology`; their memory is the cluster's to share out: `place` sizes the
+        (`ClusterCapacity.topology`; their memory is the cluster's to share out: `place` sizes the
         heap)."""
         return self.has().topology()
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
-from numaspark.placement.cluster_has import (
-    ClusterHas,
+from numaspark.placement.cluster_capacity import (
+    ClusterCapacity,
     Fitting,
     HostHas,
     container_mb,
@@ -163,8 +163,8 @@ class YarnCluster:
         total = AM_HEAP_MB + AM_OVERHEAD_MB
         return -(-total // max(1, self.minimum_mb)) * max(1, self.minimum_mb)
 
-    def has(self) -> ClusterHas:
-        """What the cluster has (placement/cluster_has.py), which plans it: an executor's
+    def has(self) -> ClusterCapacity:
+        """What the cluster has (placement/cluster_capacity.py), which plans it: an executor's
         container is its heap and overhead rounded up to the minimum allocation, at most the
         maximum, beside the application master's."""
         fitting = Fitting(
@@ -178,7 +178,7 @@ class YarnCluster:
             maximum_cores=self.maximum_vcores,
             reserved_mb=self.am_mb,
         )
-        return ClusterHas(
+        return ClusterCapacity(
             kind="yarn",
             address=self.webapp,
             fitting=fitting,

@@ -48,7 +48,7 @@ def _start_time(pid: int) -> float | None:
 
 
 @dataclass(frozen=True)
-class Left:
+class OrphanProcess:
     """A process a numaspark that is gone left running."""
 
     name: str
@@ -111,10 +111,10 @@ LEDGER = Ledger()
 notify: Callable[[str], None] | None = None
 
 
-def leftovers(directory: Path | None = None) -> dict[Path, list[Left]]:
+def leftovers(directory: Path | None = None) -> dict[Path, list[OrphanProcess]]:
     """The processes numaspark processes that are gone left running, by their ledger."""
     directory = directory or state_dir()
-    found: dict[Path, list[Left]] = {}
+    found: dict[Path, list[OrphanProcess]] = {}
     if not directory.is_dir():
         return found
     for path in sorted(directory.glob("*.jsonl")):
@@ -130,7 +130,7 @@ def leftovers(directory: Path | None = None) -> dict[Path, list[Left]]:
     return found
 
 
-def _still_running(path: Path, owner: int) -> list[Left]:
+def _still_running(path: Path, owner: int) -> list[OrphanProcess]:
     entries: dict[int, dict] = {}
     with contextlib.suppress(OSError):
         for line in path.read_text().splitlines():
@@ -144,13 +144,13 @@ def _still_running(path: Path, owner: int) -> list[Left]:
     for pid, entry in entries.items():
         started = _start_time(pid)
         if started is not None and abs(started - float(entry.get("started", 0))) < 0.05:
-            left.append(Left(str(entry.get("name", "?")), pid, owner))
+            left.append(OrphanProcess(str(entry.get("name", "?")), pid, owner))
     return left
 
 
-def reap(directory: Path | None = None) -> list[Left]:
+def reap(directory: Path | None = None) -> list[OrphanProcess]:
     """Stop what numaspark processes that are gone (killed by SIGKILL) left running; say so."""
-    stopped: list[Left] = []
+    stopped: list[OrphanProcess] = []
     for path, left in leftovers(directory).items():
         if left:
             stop_processes([p.pid for p in left], grace_s=5.0)

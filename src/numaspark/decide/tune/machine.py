@@ -75,7 +75,7 @@ def _word(value: object) -> str:
 
 
 @dataclass(frozen=True)
-class Layout:
+class ExecutorLayout:
     """A candidate's layout in the machine's terms (None where the table does not say).
     ``cores_per_executor`` and ``slots`` count task threads (hardware threads, Spark's task
     slots) unless ``threads_per_core`` is given: then ``cores_per_executor`` counts physical
@@ -95,7 +95,7 @@ class Layout:
         return self.cores_per_executor * (self.threads_per_core or 1.0)
 
 
-def layout_of(params: dict[str, object]) -> Layout:
+def layout_of(params: dict[str, object]) -> ExecutorLayout:
     """``params`` keyed by numaspark names (see `roles`)."""
     local = _word(params.get("mode", "")) == "local"
     executors = 1.0 if local else _number(params.get("executors"))
@@ -109,7 +109,7 @@ def layout_of(params: dict[str, object]) -> Layout:
         cores = slots / executors / width
     elif slots is not None and cores is not None:
         executors = slots / cores / width
-    return Layout(executors, cores, slots, local, per_core)
+    return ExecutorLayout(executors, cores, slots, local, per_core)
 
 
 BOUND = ("node", "core", "pu")  # bindings that keep an executor on its node(s)
@@ -126,11 +126,11 @@ def _whole(value: float) -> bool:
 
 
 @dataclass(frozen=True)
-class Shape:
+class CoreFootprint:
     """A candidate in the machine's units: executors of physical cores, each core running
     some threads (None where the table does not say)."""
 
-    layout: Layout
+    layout: ExecutorLayout
     executors: float | None
     slots: float | None  # task threads in all
     cores_per_executor: float | None  # physical cores an executor's threads occupy
@@ -152,7 +152,7 @@ class Shape:
         return " ".join(p for p in parts if p)
 
 
-def shape(params: dict[str, object], machine: Machine) -> Shape:
+def shape(params: dict[str, object], machine: Machine) -> CoreFootprint:
     """Where a candidate's task threads run: on how many physical cores, how many threads on
     each. Without threads per core, threads go one per core before any core gets a second
     (the kernel's spreading, pu binding's cores-first order); with it, an executor owns that
@@ -186,7 +186,7 @@ def shape(params: dict[str, object], machine: Machine) -> Shape:
             # executors own whole cores only at a whole number of threads per core, and of
             # cores per executor
             shared = spread > 1 and not (_whole(spread) and _whole(cores))
-    return Shape(layout, executors, slots, cores, spread, busy, shared)
+    return CoreFootprint(layout, executors, slots, cores, spread, busy, shared)
 
 
 def table_machine(largest_slots: float) -> Machine:

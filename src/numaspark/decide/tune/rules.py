@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 
-from numaspark.decide.tune.machine import Machine, Shape, _number, _word, shape
+from numaspark.decide.tune.machine import CoreFootprint, Machine, _number, _word, shape
 
 MEMORY = "memory per task short"
 # Each rule as features of a candidate and the log-time one unit of a feature costs: the
@@ -164,7 +164,7 @@ def _put(
     out[name] = (value, weight if mean is None else mean, spread if sd is None else sd)
 
 
-def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
+def _thread_rules(out: dict, found: CoreFootprint, machine: Machine) -> None:
     """1. Every physical core (of those the layout can use); threads per core against the
     SMT width's zero (`start_threads_per_core`): either way on wide SMT, neither way on
     two-way SMT, time-sliced without SMT."""
@@ -179,7 +179,9 @@ def _thread_rules(out: dict, found: Shape, machine: Machine) -> None:
         _put(out, "threads per core over", over, OVERSUBSCRIBED if machine.smt == 1 else None)
 
 
-def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:
+def _executor_rules(
+    out: dict, params: dict[str, object], found: CoreFootprint, machine: Machine
+) -> None:
     """2. At least one executor per node, and moderate executors (in the table's width unit);
     3. none wider than a node (remote memory, in physical cores); 4. no large heaps (GC)."""
     layout = found.layout
@@ -207,7 +209,9 @@ def _executor_rules(out: dict, params: dict[str, object], found: Shape, machine:
     _put(out, "gc of large executors", max(0.0, math.log2(threads / 8)))
 
 
-def _placement_rules(out: dict, params: dict[str, object], found: Shape, machine: Machine) -> None:
+def _placement_rules(
+    out: dict, params: dict[str, object], found: CoreFootprint, machine: Machine
+) -> None:
     """5. Bound beats unbound on several nodes, on one there is nothing to gain; 6. local
     memory, interleave for executors wider than a node; 7. local mode: one JVM, no executor
     to start, but on several nodes it spans them."""
@@ -235,7 +239,7 @@ def _placement_rules(out: dict, params: dict[str, object], found: Shape, machine
 
 
 def _task_rules(
-    out: dict, params: dict[str, object], found: Shape, input_bytes: float | None
+    out: dict, params: dict[str, object], found: CoreFootprint, input_bytes: float | None
 ) -> None:
     """8. One wave of tasks, unless the input fills several; 9. memory per task slot (per
     executor where its width is unknown)."""
