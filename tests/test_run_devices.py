@@ -162,8 +162,8 @@ def _cluster_up_plan(topology, monkeypatch, *options: str):
     def here(placement, *args, **kwargs):
         raise _Planned(placement)
 
-    monkeypatch.setattr("numaspark.experiment.target.load_machine", lambda: topology)
-    monkeypatch.setattr("numaspark.experiment.target.Cluster.here", here)
+    monkeypatch.setattr("numaspark.experiment.placing.load_machine", lambda: topology)
+    monkeypatch.setattr("numaspark.experiment.placing.Cluster.here", here)
     with pytest.raises(_Planned) as planned:
         invoke_cli("cluster", "up", "unused-dir", *options)
     return planned.value.placement

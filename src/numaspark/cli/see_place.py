@@ -20,13 +20,11 @@ from numaspark.cli.options import (
     JsonOpt,
     SyntheticOpt,
     XmlOpt,
-    inventory_of,
     topology_of,
 )
 from numaspark.cli.placement_options import PlacementOptions, with_placement
 from numaspark.errors import UsageError
-from numaspark.experiment.placing import plan_at
-from numaspark.experiment.target import start_kept_cluster
+from numaspark.experiment.placing import plan_at, start_kept_cluster
 from numaspark.experiment.venue import Venue
 from numaspark.hosts import driver_address, plans_to_dict
 from numaspark.placement import (
@@ -227,11 +225,9 @@ def cluster_up(
       numaspark cluster up ./cluster --executors 2 --bind core
     """
 
-    inventory = inventory_of(hosts, hosts_file)
-    place = where.place if inventory is not None else where.place_here  # here: devices checked
-    cluster = start_kept_cluster(
-        lambda topo: place(topo, Mode.STANDALONE), directory, host, term.say, inventory
-    )
+    venue = ClusterOptions(hosts=hosts, hosts_file=hosts_file).venue()
+    request = where.request(Mode.STANDALONE).at(venue)
+    cluster = start_kept_cluster(venue, request, directory, host, term.say)
     term.print(
         f"cluster up: {cluster.master_url}, {len(cluster.workers)} worker(s); state in "
         f"{directory / 'cluster.json'}"

@@ -30,15 +30,17 @@ from numaspark.experiment.target import (
     read_hosts_balancing,
 )
 from numaspark.experiment.venue import ClusterAt, SshHosts, Venue
-from numaspark.hosts import merge, plan_hosts, read_topology
+from numaspark.hosts import driver_address, merge, plan_hosts, read_topology
 from numaspark.placement import Binding, MemPolicy, Mode, Placement, bound_from_inside
 from numaspark.placement.cluster_capacity import ClusterCapacity
 from numaspark.placement.devices import refuse_missing_here
 from numaspark.placement.plugin import PLACEMENT_FILE
+from numaspark.spark.home import LOOPBACK
 from numaspark.spark.learned_topology import cluster_name, learn
 from numaspark.spark.managers import read_cluster
+from numaspark.spark.standalone import Cluster
 from numaspark.supervise.balancing import why_not
-from numaspark.supervise.processes import ProcessTracker
+from numaspark.supervise.processes import ProcessTracker, supervised
 from numaspark.topology import Topology, load_machine
 from numaspark.units import MIB, parse_size
 from numaspark.workloads import get_workload
@@ -310,6 +312,39 @@ def plan_at(venue: Venue, request: RunRequest, machine: Topology, say: Say = _qu
         plans = plan_hosts(venue.inventory, lambda host, topology: plan_request(topology, request))
         return PlannedAt(merge(plans), plans[0].topology, tuple(plans))
     return PlannedAt(plan_request(machine, request), machine)
+
+
+def start_kept_cluster(
+    venue: Venue, request: RunRequest, directory: Path, host: str = LOOPBACK, say: Say = _quiet
+) -> Cluster:
+    """``numaspark cluster up``: a cluster that outlives this process, planned for ``venue``
+    (here, where the devices asked for must be; or on each host over SSH) and listening on
+    ``host`` here. A cluster that fails half-way is stopped whole; once up, ``numaspark cluster
+    down`` stops it."""
+    if isinstance(venue, ClusterAt):
+        raise UsageError(f"{venue.master} is a cluster numaspark did not start: it keeps no other")
+    here = load_machine()
+    if venue.here:
+        refuse_missing_here(here, request.layout.resources)
+    planned = plan_at(venue, request, here, say)
+    with supervised() as tracker:
+        if planned.hosts:
+            cluster = Cluster.start(
+                [(p.host, p.placement) for p in planned.hosts],
+                planned.placement,
+                directory,
+                tracker,
+                driver_address=driver_address(venue.inventory),
+                encrypt=venue.inventory.encrypt,
+                kept=True,
+                on_progress=say,
+            )
+        else:
+            cluster = Cluster.here(
+                planned.placement, directory, tracker, host=host, kept=True, on_progress=say
+            )
+        tracker.release_all()
+    return cluster
 
 
 def after_run(venue: Venue, run_dir: Path, say: Say = _quiet, warn: Say = _quiet) -> None:

@@ -49,12 +49,11 @@ from numaspark.spark.affinity import plugin_effective, require_jar
 from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, SubmitOptions, run_app, submit_log
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
-from numaspark.spark.home import LOOPBACK, spark_python
+from numaspark.spark.home import spark_python
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.standalone import Cluster
 from numaspark.spark.yarn import YarnCluster, kill_application
-from numaspark.supervise.processes import ProcessTracker, supervised
-from numaspark.topology import load_machine
+from numaspark.supervise.processes import ProcessTracker
 
 Say = Callable[[str], None]
 PYTHON_KEY = "spark.pyspark.python"  # the executors' (and, unless told, the driver's) Python
@@ -491,34 +490,6 @@ def check_master(master: str) -> None:
             f"--master {master!r}: give spark://HOST:PORT, yarn or k8s://URL "
             "(local mode is --mode local)"
         )
-
-
-def start_kept_cluster(
-    place: Callable, directory: Path, host: str = LOOPBACK, say: Say | None = None, inventory=None
-):
-    """``numaspark cluster up``: start a cluster that outlives this process, planned with
-    ``place(topology)`` here or on each host of ``inventory``. A cluster that fails
-    half-way is stopped whole; once up, ``numaspark cluster down`` stops it."""
-
-    with supervised() as tracker:
-        if inventory is None:
-            cluster = Cluster.here(
-                place(load_machine()), directory, tracker, host=host, kept=True, on_progress=say
-            )
-        else:
-            plans = plan_hosts(inventory, lambda host, topology: place(topology))
-            cluster = Cluster.start(
-                [(p.host, p.placement) for p in plans],
-                merge(plans),
-                directory,
-                tracker,
-                driver_address=driver_address(inventory),
-                encrypt=inventory.encrypt,
-                kept=True,
-                on_progress=say,
-            )
-        tracker.release_all()
-    return cluster
 
 
 def read_hosts_balancing(inventory) -> str:
