@@ -283,16 +283,43 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
     return script
 
 
+# The guest's CPU: QEMU's most capable model under software emulation, less AVX. The default
+# qemu64 model lacks SSE4.2, and `numaspark run` died of SIGILL in the guest (its libraries are
+# built for a newer x86-64): `max` has it. But QEMU 7.2 is the first QEMU whose TCG emulates AVX
+# and AVX2, which `max` then offers, and HotSpot's JIT uses them: the guest's JVMs died of
+# SIGSEGV in C1-compiled code (issue 57: "J 49 c1 java.util.zip.ZipUtils.SH", a driver at a pc
+# in compiled code), not every JVM and not every boot. Without AVX they run; numpy's wheels need
+# only x86-64-v2 (SSE4.2, POPCNT), which stays. NUMASPARK_GUEST_CPU overrides it ("max": as
+# before, to see the crash).
+NO_AVX = (
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx-vnni",
+    "vaes",
+    "vpclmulqdq",
+    "avx512f",
+    "avx512dq",
+    "avx512cd",
+    "avx512bw",
+    "avx512vl",
+)
+GUEST_CPU = "max," + ",".join(f"{feature}=off" for feature in NO_AVX)
+
+
+def guest_cpu() -> str:
+    return os.environ.get("NUMASPARK_GUEST_CPU") or GUEST_CPU
+
+
 def qemu_argv(kernel_dir: Path, shape: Shape, script: Path) -> list[str]:
     append = f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} NUMASPARK_COMMAND={script}"
     return [
-        # -cpu max: the default qemu64 model lacks SSE4.2/AVX, and `numaspark run` died of
-        # SIGILL in the guest (its libraries are built for a newer x86-64)
         "qemu-system-x86_64",
         "-accel",
         "tcg",
         "-cpu",
-        "max",
+        guest_cpu(),
         "-smp",
         str(shape.nodes * shape.cpus_per_node),
         "-m",

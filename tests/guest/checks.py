@@ -17,6 +17,8 @@ import time
 import traceback
 from pathlib import Path
 
+from jvmcrash import jvm_crash  # noqa: E402 (beside this script: run as tests/guest/checks.py)
+
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
 TOUCHER = [
@@ -350,8 +352,10 @@ def hold_job(
             if app.poll() is None:  # timed out: the caller never gets it to stop
                 app.kill()
                 app.wait()
+            crash = jvm_crash(said)
             raise AssertionError(
-                f"no first job (run exited {app.poll()}): "
+                (f"the driver's JVM crashed: {crash} | " if crash else "")
+                + f"no first job (run exited {app.poll()}): "
                 f"{(work / 'run.log').read_text(errors='replace')[-1500:]} "
                 f"| spark-submit.log: {said}".replace("\n", " | ")
             )
@@ -373,6 +377,23 @@ class PlainCluster:
         self.failed: str | None = None
         self.master: list[str] = []
         self.up_s = 0.0
+
+    def _why(self, deadline: float) -> str:
+        """Why the cluster is not up: a daemon's JVM that crashed (its signal, frame and error
+        file), one that exited, or the wait that ran out; each with its log's tail."""
+        said = []
+        for name, daemon in zip(("master", "worker"), self.daemons, strict=True):
+            log = (self.work / f"{name}.log").read_text(errors="replace")
+            crash = jvm_crash(log)
+            if crash is not None:
+                said.append(f"the {name}'s JVM crashed: {crash}")
+            elif daemon.poll() is not None:
+                said.append(f"the {name} exited {daemon.poll()}: {log[-600:]}")
+        if not said:
+            said.append(
+                f"no worker alive after {900 - max(0.0, deadline - time.monotonic()):.0f} s"
+            )
+        return " | ".join(said)
 
     def up(self) -> list[str]:
         """``numaspark run``'s ``--master``/``--master-ui`` options for this cluster."""
@@ -435,10 +456,7 @@ class PlainCluster:
         deadline = time.monotonic() + 900
         while alive_workers(master_json("127.0.0.1", webui)) < 1:
             if time.monotonic() > deadline or any(d.poll() is not None for d in self.daemons):
-                self.failed = " | ".join(
-                    (work / f).read_text(errors="replace")[-600:]
-                    for f in ("master.log", "worker.log")
-                )
+                self.failed = self._why(deadline)
                 raise AssertionError(f"the plain cluster did not start: {self.failed}")
             time.sleep(2)
         self.up_s = time.monotonic() - began
