@@ -1,10 +1,13 @@
 package io.numaspark.affinity;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -15,6 +18,11 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Chooses the NUMA node(s) a process should run on, spread evenly with every other process on
@@ -22,12 +30,21 @@ import java.util.Map;
  *
  * <p>The candidates are the nodes with CPUs in the process's allowed CPUs (a container's cpuset
  * narrows them; the allowed set is never widened). The directory holds one lock file per (node,
- * slot): {@code node-N.slot-K.lock}. A process tries slot 0 of every candidate node in node
- * order, then slot 1 of each, and so on, and holds the first exclusive lock it gets ({@code
- * FileChannel.tryLock}, an fcntl lock) for as long as it lives: the kernel releases it when the
- * process ends, however it ends, so no pid is recorded and no stale file needs cleaning. Lock
- * files are made mode 0666 and the directory 1777, so the processes of other users (YARN's
- * LinuxContainerExecutor) can lock them too.
+ * slot): {@code node-N.slot-K.lock}. A slot is held by whoever holds its file's exclusive lock
+ * ({@code FileChannel.tryLock}, an fcntl lock) for as long as it lives: the kernel releases it
+ * when the process ends, however it ends, so no stale file needs cleaning. The holder writes its
+ * width into the file ({@code cores=N}, then {@code pid=P}); a file whose lock is free is a
+ * freed slot, whatever it says.
+ *
+ * <p>A new process takes a slot on the candidate node whose holders take the fewest cores,
+ * every application's holders counted, each by its width (a 4-core executor weighs 4; a holder
+ * whose file names no width, 1); ties go to the lowest node number, so an empty host fills
+ * node 0, then node 1, ...; within the node, the lowest free slot. With devices, only their
+ * nodes are candidates. Reading the holders and taking the slot are one step for every other
+ * chooser: the whole choice holds the directory's {@code choose.lock} (an fcntl lock of its
+ * own, held only for the choice). A process whose cores span several nodes counts on its
+ * slot's node only. Lock files are made mode 0666 and the directory 1777, so the processes of
+ * other users (YARN's LinuxContainerExecutor) can lock them too.
  *
  * <p>When the cores wanted do not fit in the node's allowed CPUs, the fewest nodes that hold
  * them are taken, nearest by distance to the node whose slot was got.
@@ -38,6 +55,32 @@ public final class NodeChooser {
   /** More processes than this on one host is not a real case: give up rather than loop. */
   static final int MAX_SLOTS = 4096;
 
+  /** The lock file of the choice itself, in the lock directory. */
+  static final String CHOOSE_LOCK = "choose.lock";
+
+  /** How long a chooser waits for another's choice before choosing without the guard. */
+  static final long CHOOSE_WAIT_MS = 10_000;
+
+  /** The line of a slot file that gives its holder's width: {@code cores=4}. */
+  static final String WIDTH_KEY = "cores=";
+
+  private static final Pattern SLOT_FILE = Pattern.compile("node-(\\d+)\\.slot-(\\d+)\\.lock");
+
+  /** One choice at a time in this JVM (the choice lock is a process's: threads share it). */
+  private static final ReentrantLock IN_JVM = new ReentrantLock();
+
+  /**
+   * The slot files this JVM holds (absolute) and their widths: counted from here and never
+   * opened again while held, since closing any channel of a file drops every fcntl lock the
+   * process holds on it.
+   */
+  private static final Map<Path, Holding> HELD = new ConcurrentHashMap<>();
+
+  private record Holding(FileChannel channel, int width) {}
+
+  /** For tests only: a pause between reading the holders and taking a slot (0: none). */
+  static volatile long readToTakePauseMs;
+
   /**
    * A choice, holding its lock until {@link #close()} (or the process's end).
    *
@@ -46,22 +89,22 @@ public final class NodeChooser {
    * @param node the node whose slot was got
    * @param slot that slot
    * @param why how it was chosen, for a report
+   * @param channel the slot file's channel, open while the slot is held
+   * @param lock its exclusive lock
+   * @param file the slot file (absolute)
    */
   public record Choice(CpuSet nodes, CpuSet cpus, int node, int slot, String why,
-      FileChannel channel, FileLock lock) implements AutoCloseable {
+      FileChannel channel, FileLock lock, Path file) implements AutoCloseable {
     /** The same choice, said otherwise. */
     public Choice because(String reason) {
-      return new Choice(nodes, cpus, node, slot, reason, channel, lock);
+      return new Choice(nodes, cpus, node, slot, reason, channel, lock, file);
     }
 
     /** Gives the slot back (closing the channel releases the lock). */
     @Override
     public void close() {
-      try {
-        channel.close();
-      } catch (IOException e) {
-        // released when the process ends anyway
-      }
+      closeQuietly(channel);
+      HELD.computeIfPresent(file, (path, held) -> held.channel() == channel ? null : held);
     }
   }
 
@@ -159,10 +202,10 @@ public final class NodeChooser {
 
   /**
    * The same for a process whose devices hang off {@code deviceNodes} (empty: none known): it
-   * takes a slot of those nodes only (slot 0 of each, then slot 1, ...), never the next free
-   * node, and binds to all of them (devices on two nodes: both), with the nearest nodes added
-   * when they do not hold {@code cores}. Devices on nodes outside the allowed CPUs' (a
-   * container's cpuset) cannot widen them: chosen as without devices, and the reason says so.
+   * takes a slot of those nodes only (the least loaded of them), never another node, and binds
+   * to all of them (devices on two nodes: both), with the nearest nodes added when they do not
+   * hold {@code cores}. Devices on nodes outside the allowed CPUs' (a container's cpuset)
+   * cannot widen them: chosen as without devices, and the reason says so.
    */
   public static Choice choose(Topology topology, CpuSet allowed, int cores, Path lockDir,
       CpuSet deviceNodes) throws IOException {
@@ -183,27 +226,52 @@ public final class NodeChooser {
       deviceNodes = CpuSet.of();
     }
     ensureDirectory(lockDir);
-    String skipped = null;
-    for (int slot = 0; slot < MAX_SLOTS; slot++) {
-      boolean opened = false;
-      for (int node : order.toArray()) {
-        Path file = lockDir.resolve("node-" + node + ".slot-" + slot + ".lock");
+    IN_JVM.lock(); // threads of one JVM (tests) choose one at a time: the fcntl lock is per process
+    try (Guard guard = Guard.take(lockDir)) {
+      Map<Integer, Integer> taken = coresTaken(lockDir, order);
+      int node = order.stream().boxed()
+          .min(Comparator.comparingInt((Integer n) -> taken.getOrDefault(n, 0))
+              .thenComparingInt(n -> n))
+          .orElseThrow();
+      long pause = readToTakePauseMs;
+      if (pause > 0) {
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      String skipped = null;
+      for (int slot = 0; slot < MAX_SLOTS; slot++) {
+        Path file = slotFile(lockDir, node, slot);
+        if (HELD.containsKey(key(file))) {
+          continue; // this JVM's own: never opened twice (closing it would drop the lock)
+        }
         FileLock lock;
         try {
           lock = take(file, lockDir);
         } catch (AccessDeniedException e) { // another user's file without 0666: not ours
+          if (!Files.exists(file)) {
+            throw new IOException("cannot open or create lock files in " + lockDir + " ("
+                + file.getFileName() + ": permission denied)", e);
+          }
           skipped = file.getFileName().toString();
           continue;
         }
-        opened = true;
         if (lock == null) {
           continue;
         }
+        claim(lock.channel(), cores);
+        HELD.put(key(file), new Holding(lock.channel(), Math.max(1, cores)));
         CpuSet base = deviceNodes.isEmpty() ? CpuSet.of(node) : deviceNodes;
         CpuSet nodes = deviceNodes.isEmpty() ? nodesFor(topology, allowed, node, cores)
             : nodesFor(topology, allowed, node, cores, deviceNodes);
         StringBuilder why = new StringBuilder("slot " + slot + " of node " + node + " in "
-            + lockDir + " (nodes " + candidates + " allowed)" + byDevices);
+            + lockDir + " (nodes " + candidates + " allowed)");
+        if (order.size() > 1) {
+          why.append("; cores taken before: ").append(describe(order, taken));
+        }
+        why.append(byDevices);
         if (!nodes.equals(base)) {
           why.append("; ").append(cores).append(" cores need nodes ").append(nodes)
               .append(" (nearest to ").append(node).append(")");
@@ -211,15 +279,200 @@ public final class NodeChooser {
         if (skipped != null) {
           why.append("; ").append(skipped).append(" skipped: not writable");
         }
+        if (guard.unguarded != null) {
+          why.append("; ").append(guard.unguarded);
+        }
         return new Choice(nodes, cpusOf(topology, nodes, allowed), node, slot, why.toString(),
-            lock.channel(), lock);
+            lock.channel(), lock, key(file));
       }
-      if (!opened) { // not one file of this round could be opened or made: no use going on
-        throw new IOException("cannot open or create lock files in " + lockDir + " ("
-            + skipped + ": permission denied)");
+      throw new IOException("every slot of node " + node + " in " + lockDir + " is held");
+    } finally {
+      IN_JVM.unlock();
+    }
+  }
+
+  /** {@code node 0 2, node 1 1}: the cores each node's holders take, as the choice read them. */
+  private static String describe(CpuSet nodes, Map<Integer, Integer> taken) {
+    StringBuilder text = new StringBuilder();
+    for (int node : nodes.toArray()) {
+      if (text.length() > 0) {
+        text.append(", ");
+      }
+      text.append("node ").append(node).append(' ').append(taken.getOrDefault(node, 0));
+    }
+    return text.toString();
+  }
+
+  /** {@code lockDir/node-N.slot-K.lock}. */
+  static Path slotFile(Path lockDir, int node, int slot) {
+    return lockDir.resolve("node-" + node + ".slot-" + slot + ".lock");
+  }
+
+  private static Path key(Path file) {
+    return file.toAbsolutePath().normalize();
+  }
+
+  /**
+   * The cores taken on each of {@code nodes} by the holders of slots in {@code lockDir}: every
+   * process of every application that holds a slot's lock now, each weighing the width its
+   * file says ({@code cores=N}; 1 when it says none: an older plugin's, or one that could not
+   * write it). A file whose lock is free is a freed slot, whatever it contains. Each file is
+   * tested with a shared lock, released at once; this JVM's own slots are counted from memory,
+   * never opened again. A file this user cannot read counts as nothing (not known).
+   */
+  static Map<Integer, Integer> coresTaken(Path lockDir, CpuSet nodes) throws IOException {
+    Map<Integer, Integer> taken = new TreeMap<>();
+    List<Path> files = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(lockDir)) {
+      entries.forEach(files::add);
+    } catch (IOException e) {
+      return taken; // unreadable (a directory of another user without r): spread by slots alone
+    }
+    for (Path file : files) {
+      Matcher name = SLOT_FILE.matcher(file.getFileName().toString());
+      if (!name.matches()) {
+        continue;
+      }
+      int node = Integer.parseInt(name.group(1));
+      if (!nodes.contains(node)) {
+        continue;
+      }
+      Holding mine = HELD.get(key(file));
+      int width = mine != null ? mine.width() : holderWidth(file);
+      if (width > 0) {
+        taken.merge(node, width, Integer::sum);
       }
     }
-    throw new IOException("every slot of nodes " + order + " in " + lockDir + " is held");
+    return taken;
+  }
+
+  /** The width of {@code file}'s holder; 0 when its lock is free (or it cannot be read). */
+  static int holderWidth(Path file) {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      FileLock probe;
+      try {
+        probe = channel.tryLock(0, Long.MAX_VALUE, true);
+      } catch (OverlappingFileLockException e) {
+        probe = null; // locked by this JVM outside the chooser: held
+      }
+      if (probe != null) {
+        probe.release();
+        return 0; // free: a freed slot, whatever the file says
+      }
+      return widthIn(channel);
+    } catch (IOException e) {
+      return 0;
+    }
+  }
+
+  /** The {@code cores=N} line of a slot file; 1 when it has none. */
+  private static int widthIn(FileChannel channel) throws IOException {
+    ByteBuffer buffer = ByteBuffer.allocate(256);
+    while (buffer.hasRemaining() && channel.read(buffer, buffer.position()) > 0) {
+      // read what there is, up to 256 bytes
+    }
+    String text = new String(buffer.array(), 0, buffer.position(), StandardCharsets.US_ASCII);
+    for (String line : text.split("\n")) {
+      if (line.startsWith(WIDTH_KEY)) {
+        try {
+          return Math.max(1, Integer.parseInt(line.substring(WIDTH_KEY.length()).strip()));
+        } catch (NumberFormatException e) {
+          return 1;
+        }
+      }
+    }
+    return 1;
+  }
+
+  /**
+   * Writes the holder's width into its slot file ({@code cores=N}, then {@code pid=P} for a
+   * person reading the directory), replacing what a former holder wrote. A file that cannot be
+   * written keeps its slot: its holder then weighs 1.
+   */
+  private static void claim(FileChannel channel, int cores) {
+    byte[] text = (WIDTH_KEY + Math.max(1, cores) + "\npid=" + ProcessHandle.current().pid()
+        + "\n").getBytes(StandardCharsets.US_ASCII);
+    try {
+      channel.truncate(0);
+      channel.write(ByteBuffer.wrap(text), 0);
+    } catch (IOException e) {
+      // the lock is what holds the slot; the width is only read by the next chooser
+    }
+  }
+
+  /**
+   * For tests: holds slot {@code slot} of {@code node} in {@code lockDir} for a process of
+   * {@code cores} cores, as a chooser that got it would (its width written); null when held.
+   */
+  static FileLock hold(Path lockDir, int node, int slot, int cores) throws IOException {
+    ensureDirectory(lockDir);
+    FileLock lock = take(slotFile(lockDir, node, slot), lockDir);
+    if (lock != null) {
+      claim(lock.channel(), cores);
+    }
+    return lock;
+  }
+
+  /**
+   * The host-wide lock of one choice ({@code choose.lock} in the lock directory, an fcntl lock
+   * held from reading the holders to taking a slot), so that two processes choosing at once
+   * do not both read the same loads. Where it cannot be had (the file cannot be made or
+   * opened; a process holds it past {@link #CHOOSE_WAIT_MS}), the choice goes on without it and
+   * says so ({@link #unguarded}).
+   */
+  private static final class Guard implements AutoCloseable {
+    private final FileChannel channel;
+    final String unguarded;
+
+    private Guard(FileChannel channel, String unguarded) {
+      this.channel = channel;
+      this.unguarded = unguarded;
+    }
+
+    static Guard take(Path lockDir) {
+      Path file = lockDir.resolve(CHOOSE_LOCK);
+      FileChannel channel;
+      try {
+        channel = open(file);
+      } catch (IOException e) {
+        return new Guard(null, "chosen without " + CHOOSE_LOCK + " (" + e + ")");
+      }
+      long deadline = System.nanoTime() + CHOOSE_WAIT_MS * 1_000_000L;
+      try {
+        while (true) {
+          if (channel.tryLock() != null) {
+            return new Guard(channel, null);
+          }
+          if (System.nanoTime() > deadline) {
+            break;
+          }
+          Thread.sleep(2);
+        }
+      } catch (IOException | OverlappingFileLockException e) {
+        closeQuietly(channel);
+        return new Guard(null, "chosen without " + CHOOSE_LOCK + " (" + e + ")");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      closeQuietly(channel);
+      return new Guard(null, "chosen without " + CHOOSE_LOCK + " (held by another process past "
+          + CHOOSE_WAIT_MS + " ms)");
+    }
+
+    @Override
+    public void close() {
+      if (channel != null) {
+        closeQuietly(channel); // releases the choice lock
+      }
+    }
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // released when the process ends anyway
+    }
   }
 
   /**

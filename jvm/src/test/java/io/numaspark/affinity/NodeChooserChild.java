@@ -1,14 +1,26 @@
 package io.numaspark.affinity;
 
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A process that chooses a node slot and holds it (NodeChooserTest starts several): on a
- * synthetic two-node topology (nodes 0: CPUs 0-1, 1: CPUs 2-3), with the lock directory of
- * its argument. It prints "NODE SLOT" and holds the lock until its stdin closes or it is
- * killed.
+ * A process that holds node slots (NodeChooserTest starts several), in the lock directory of
+ * its first argument, until its stdin closes or it is killed:
+ *
+ * <ul>
+ *   <li>{@code DIR}: chooses a slot for 1 core on a synthetic two-node topology (nodes 0: CPUs
+ *       0-1, 1: CPUs 2-3) and prints "NODE SLOT";
+ *   <li>{@code DIR choose CORES PAUSE_MS GO}: the same for CORES cores, first waiting until the
+ *       file GO exists (polled every millisecond: children started together then choose within
+ *       a millisecond of each other), with a pause of PAUSE_MS between reading the holders and
+ *       taking a slot (the window the choice lock must cover);
+ *   <li>{@code DIR hold N:K:C,...}: holds slot K of node N as a holder of C cores would, for
+ *       each triple, and prints "held".
+ * </ul>
  */
 public final class NodeChooserChild {
   static final Topology TWO_NODES = new Topology(
@@ -16,13 +28,43 @@ public final class NodeChooserChild {
       Map.of(0, CpuSet.parse("0-1"), 1, CpuSet.parse("2-3")));
 
   public static void main(String[] args) throws Exception {
-    try (NodeChooser.Choice choice = NodeChooser.choose(TWO_NODES, CpuSet.parse("0-3"), 1,
-        Path.of(args[0]))) {
+    Path locks = Path.of(args[0]);
+    if (args.length > 1 && args[1].equals("hold")) {
+      List<FileLock> held = new ArrayList<>();
+      for (String triple : args[2].split(",")) {
+        String[] parts = triple.split(":");
+        FileLock lock = NodeChooser.hold(locks, Integer.parseInt(parts[0]),
+            Integer.parseInt(parts[1]), Integer.parseInt(parts[2]));
+        if (lock == null) {
+          throw new IllegalStateException("slot " + triple + " is held already");
+        }
+        held.add(lock);
+      }
+      System.out.println("held");
+      System.out.flush();
+      waitForStdin();
+      return;
+    }
+    int cores = 1;
+    if (args.length > 1 && args[1].equals("choose")) {
+      cores = Integer.parseInt(args[2]);
+      NodeChooser.readToTakePauseMs = Long.parseLong(args[3]);
+      Path go = Path.of(args[4]);
+      while (!Files.exists(go)) {
+        Thread.sleep(1);
+      }
+    }
+    try (NodeChooser.Choice choice = NodeChooser.choose(TWO_NODES, CpuSet.parse("0-3"), cores,
+        locks)) {
       System.out.println(choice.node() + " " + choice.slot());
       System.out.flush();
-      while (System.in.read() >= 0) {
-        // hold until the parent closes our stdin
-      }
+      waitForStdin();
+    }
+  }
+
+  private static void waitForStdin() throws java.io.IOException {
+    while (System.in.read() >= 0) {
+      // hold until the parent closes our stdin
     }
   }
 }

@@ -1,7 +1,6 @@
 package io.numaspark.affinity;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -96,7 +95,11 @@ class NodeChooserTest {
       NodeChooser.Choice first = held.get(0);
       assertEquals(CpuSet.of(0), first.nodes());
       assertEquals(xeon.nodes().get(0), first.cpus());
-      assertEquals("slot 0 of node 0 in " + locks + " (nodes 0-1 allowed)", first.why());
+      assertEquals("slot 0 of node 0 in " + locks + " (nodes 0-1 allowed); cores taken "
+          + "before: node 0 0, node 1 0", first.why());
+      // the fifth read node 0's two 4-core holders and node 1's two: a tie, the lowest node
+      assertTrue(held.get(4).why().endsWith("cores taken before: node 0 8, node 1 8"),
+          held.get(4).why());
       held.get(1).close(); // its slot is free again: the next one takes it
       held.set(1, NodeChooser.choose(xeon, xeon.cpus(), 4, locks));
       assertEquals("1/0", held.get(1).node() + "/" + held.get(1).slot());
@@ -182,13 +185,31 @@ class NodeChooserTest {
     assertEquals(CpuSet.parse("0-1,3"), NodeChooser.nodesFor(four, narrowed, 0, 8));
   }
 
-  private static Process child(Path locks) throws IOException {
+  private static Process child(Path locks, String... more) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classPath = String.join(File.pathSeparator, "target/classes", "target/test-classes",
         System.getProperty("java.class.path"));
-    return new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", classPath,
-        NodeChooserChild.class.getName(), locks.toString())
-        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    List<String> command = new ArrayList<>(List.of(java, "-Xshare:auto",
+        "-XX:TieredStopAtLevel=1", "-cp", classPath, NodeChooserChild.class.getName(),
+        locks.toString()));
+    command.addAll(List.of(more));
+    return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+  }
+
+  /** A child holding slots ("N:K:C,...": slot K of node N for C cores), once it holds them. */
+  private static Process holder(Path locks, String slots) throws IOException {
+    Process holder = child(locks, "hold", slots);
+    assertEquals("held", firstLine(holder));
+    return holder;
+  }
+
+  private static void let(List<Process> children) throws InterruptedException, IOException {
+    for (Process child : children) {
+      child.getOutputStream().close(); // its stdin: it lets go and exits
+      if (!child.waitFor(30, TimeUnit.SECONDS)) {
+        child.destroyForcibly();
+      }
+    }
   }
 
   private static String firstLine(Process process) throws IOException {
@@ -222,14 +243,149 @@ class NodeChooserTest {
       assertEquals("1 0", firstLine(next));
       Process another = child(locks);
       children.add(another);
-      assertNotEquals("1 0", firstLine(another));
+      assertEquals("1 1", firstLine(another)); // node 0 holds 2, node 1 one
+
     } finally {
-      for (Process child : children) {
-        child.getOutputStream().close(); // its stdin: it lets go and exits
-        if (!child.waitFor(30, TimeUnit.SECONDS)) {
-          child.destroyForcibly();
+      let(children);
+    }
+  }
+
+  @Test
+  void twoProcessesChoosingAtOnceEndOnTwoNodes(@TempDir Path dir) throws Exception {
+    // Each child waits for the same file, then chooses within a millisecond of the other, and
+    // pauses 300 ms between reading the holders and taking its slot: without the choice lock
+    // both would read an empty host and take node 0. Three rounds, a fresh directory each.
+    for (int round = 0; round < 3; round++) {
+      Path locks = dir.resolve("locks" + round);
+      Path go = dir.resolve("go" + round);
+      List<Process> children = new ArrayList<>();
+      try {
+        for (int i = 0; i < 2; i++) {
+          children.add(child(locks, "choose", "1", "300", go.toString()));
         }
+        Thread.sleep(1500); // both JVMs up and polling
+        Files.createFile(go);
+        List<String> got = new ArrayList<>();
+        for (Process child : children) {
+          got.add(firstLine(child));
+        }
+        got.sort(null);
+        assertEquals(List.of("0 0", "1 0"), got, "round " + round);
+      } finally {
+        let(children);
       }
+    }
+  }
+
+  @Test
+  void afterChurnTheNextGoesToTheNodeWithFewerHolders(@TempDir Path dir) throws Exception {
+    // the lopsided case: executors came and went until node 0 holds slots 1 and 2 and
+    // node 1 slot 1; the next takes node 1's slot 0, not node 0's freed slot 0 (3 against 1)
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      children.add(holder(locks, "0:1:1,0:2:1"));
+      children.add(holder(locks, "1:1:1"));
+      Process next = child(locks);
+      children.add(next);
+      assertEquals("1 0", firstLine(next));
+      // now 2 against 2: the lowest node, its lowest free slot
+      Process then = child(locks);
+      children.add(then);
+      assertEquals("0 0", firstLine(then));
+    } finally {
+      let(children);
+    }
+  }
+
+  @Test
+  void holdersWeighTheirCores(@TempDir Path dir) throws Exception {
+    // node 0: one 4-core executor; node 1: three 1-core ones. Counting executors, node 0 has
+    // fewer; counting cores, node 1 (3 against 4): the next 1-core executor goes there
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      children.add(holder(locks, "0:0:4"));
+      children.add(holder(locks, "1:0:1,1:1:1,1:2:1"));
+      Process next = child(locks);
+      children.add(next);
+      assertEquals("1 3", firstLine(next));
+    } finally {
+      let(children);
+    }
+  }
+
+  @Test
+  void aDeadHolderNoLongerCounts(@TempDir Path dir) throws Exception {
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      Process wide = holder(locks, "0:0:4");
+      children.add(wide);
+      children.add(holder(locks, "1:0:1"));
+      try (NodeChooser.Choice alive = NodeChooser.choose(NodeChooserChild.TWO_NODES,
+          CpuSet.parse("0-3"), 1, locks)) {
+        assertEquals("1/1", alive.node() + "/" + alive.slot()); // 4 against 1
+      }
+      wide.destroyForcibly(); // SIGKILL: the kernel releases its lock, its file stays
+      assertTrue(wide.waitFor(30, TimeUnit.SECONDS));
+      assertTrue(Files.readString(locks.resolve("node-0.slot-0.lock")).startsWith("cores=4\n"));
+      try (NodeChooser.Choice after = NodeChooser.choose(NodeChooserChild.TWO_NODES,
+          CpuSet.parse("0-3"), 1, locks)) {
+        assertEquals("0/0", after.node() + "/" + after.slot()); // 0 against 1: the dead one's
+        assertTrue(after.why().endsWith("cores taken before: node 0 0, node 1 1"), after.why());
+      }
+    } finally {
+      let(children);
+    }
+  }
+
+  @Test
+  void aHolderWritesItsWidthAndAFreedFilesContentCountsForNothing(@TempDir Path dir)
+      throws Exception {
+    Path locks = dir.resolve("locks");
+    Files.createDirectories(locks);
+    // a file left by a holder that ended: its lock is free, whatever it says
+    Files.writeString(locks.resolve("node-0.slot-0.lock"), "cores=99\npid=1\n");
+    Topology four = fourNodes(4);
+    try (NodeChooser.Choice wide = NodeChooser.choose(four, four.cpus(), 3, locks)) {
+      assertEquals("0/0", wide.node() + "/" + wide.slot());
+      assertEquals("cores=3\npid=" + ProcessHandle.current().pid() + "\n",
+          Files.readString(locks.resolve("node-0.slot-0.lock")));
+      try (NodeChooser.Choice next = NodeChooser.choose(four, four.cpus(), 1, locks)) {
+        assertEquals("1/0", next.node() + "/" + next.slot());
+        assertTrue(next.why().contains("cores taken before: node 0 3, node 1 0, node 2 0, "
+            + "node 3 0"), next.why());
+      }
+    }
+    // an older plugin's holder wrote nothing: it weighs 1
+    Process old = child(locks, "hold", "2:0:1");
+    try {
+      assertEquals("held", firstLine(old));
+      Files.writeString(locks.resolve("node-2.slot-0.lock"), ""); // as an older plugin left it
+      assertEquals(1, NodeChooser.coresTaken(locks, CpuSet.of(2)).get(2));
+    } finally {
+      let(List.of(old));
+    }
+  }
+
+  @Test
+  void theChoiceLockIsReleasedAfterEachChoice(@TempDir Path dir) throws Exception {
+    Path locks = dir.resolve("locks");
+    try (NodeChooser.Choice held = NodeChooser.choose(NodeChooserChild.TWO_NODES,
+        CpuSet.parse("0-3"), 1, locks)) {
+      // another process chooses at once: it did not wait for the choice lock
+      long start = System.nanoTime();
+      Process other = child(locks);
+      try {
+        assertEquals("1 0", firstLine(other));
+      } finally {
+        let(List.of(other));
+      }
+      assertTrue(System.nanoTime() - start < NodeChooser.CHOOSE_WAIT_MS * 1_000_000L);
+      assertEquals(0, held.slot());
+      assertEquals("rw-rw-rw-", PosixFilePermissions.toString(
+          Files.getPosixFilePermissions(locks.resolve(NodeChooser.CHOOSE_LOCK))));
     }
   }
 }
