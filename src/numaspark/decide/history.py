@@ -39,14 +39,16 @@ from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.store import COSCHED_FILE, RESULTS_FILE
 from numaspark.metrics import history_server, logdir
 from numaspark.metrics.eventlog import EventLog, parse_event_log
+from numaspark.metrics.executors import churn, executors_per_node, placement_seconds
 from numaspark.placement.plugin import LEVEL_KEY
 from numaspark.readback.plugin_reports import ReportedJvm
 from numaspark.records import Shape
 from numaspark.supervise.ledger import state_base
 from numaspark.topology import CpuSet
 
-# 2: status, jobs, stages, tasks and local pages (a cache of 1 lacks them: its logs read anew)
-CACHE_FORMAT = f"numaspark.advise-cache/3 {__version__}"  # another numaspark reads logs anew
+# 2: status, jobs, stages, tasks and local pages (a cache of 1 lacks them: its logs read anew);
+# 4: the peak executors and slots, executor-seconds and the bound share of them
+CACHE_FORMAT = f"numaspark.advise-cache/4 {__version__}"  # another numaspark reads logs anew
 NOT_ASSESSED = "not assessed"
 NO_NAME = "(no name)"
 INCOMPLETE = "incomplete"
@@ -63,8 +65,12 @@ APPLICATION_COLUMNS = (
     "stages",
     "tasks",
     "executors",
+    "peak_executors",
+    "peak_slots",
+    "executor_seconds",
     "placement",
     "bound_nodes",
+    "bound_share",
     "local_share",
     "log",
 )
@@ -83,7 +89,12 @@ class LogSummary:
     spark_version: str | None = None
     start_ms: int | None = None
     end_ms: int | None = None
-    executors: int = 0
+    executors: int = 0  # every executor ever added
+    # the most executors and task slots alive at once (dynamic allocation adds and removes
+    # them: `executors` counts each one added), and the seconds they were alive, summed
+    peak_executors: int = 0
+    peak_slots: int = 0
+    executor_seconds: float = 0.0
     jobs: int = 0
     failed_jobs: int = 0  # jobs whose result is JobFailed
     exit_code: int | None = None  # the driver's, where the log says (Spark 3.5 and later)
@@ -91,6 +102,9 @@ class LogSummary:
     tasks: int = 0  # tasks that ended (analyze's numTasks)
     placement: str = "not recorded"  # bound, unbound, or not recorded (no plugin events)
     bound_nodes: str | None = None  # the nodes the executors were bound to, where known
+    # the share of the reported executors' seconds they ran bound (metrics/executors.py's
+    # placement_seconds: unbound before the plugin bound them); None: no plugin reports
+    bound_share: float | None = None
     # the least share of a task-running JVM's pages (and its Python processes') on its home
     # nodes, as the plugin reported it: the JVM the remote-pages rule judges; None: no reports
     local_share: float | None = None
@@ -157,6 +171,8 @@ def _summary(path: Path, log: EventLog, subject: Subject, advice: Advice) -> Log
     severities |= {n.rule: NOT_ASSESSED for n in advice.not_assessed}
     worst = advice.findings[0] if advice.findings else None
     placement, nodes = _placement(subject)
+    executors = churn(log)
+    seconds = placement_seconds(executors, log.placement) or {}
     return LogSummary(
         str(path),
         app_id=log.app_id,
@@ -165,6 +181,9 @@ def _summary(path: Path, log: EventLog, subject: Subject, advice: Advice) -> Log
         start_ms=log.start_time,
         end_ms=log.end_time,
         executors=len(log.executors),
+        peak_executors=executors.peak_executors,
+        peak_slots=executors.peak_slots,
+        executor_seconds=round(executors.executor_seconds, 3),
         jobs=len(log.jobs),
         failed_jobs=int((log.jobs["result"] == "JobFailed").sum()) if len(log.jobs) else 0,
         exit_code=log.exit_code,
@@ -172,6 +191,7 @@ def _summary(path: Path, log: EventLog, subject: Subject, advice: Advice) -> Log
         tasks=len(log.tasks),
         placement=placement,
         bound_nodes=nodes,
+        bound_share=seconds.get("bound_share"),
         local_share=_least_local(subject.reported()),
         severities={r: severities[r] for r in sorted(severities, key=_in_table_order)},
         worst=None
@@ -554,6 +574,9 @@ class LoggedApplication:
     placement: list[dict]  # every JVM, the driver too, as analyze lists it
     jvms: list[ReportedJvm]  # the task-running JVMs (advise's Subject.reported)
     hosts: dict[str, dict]  # each host's topology as the plugin reported it
+    # its executors over time (metrics/executors.py's Churn.figures) and ``per_node``: the
+    # executors alive on each node (lane) over time, for the report's timeline
+    executors: dict = field(default_factory=dict)
 
 
 def read_application(path: Path, workers: int | None = 1) -> LoggedApplication | LogSummary:
@@ -569,7 +592,18 @@ def read_application(path: Path, workers: int | None = 1) -> LoggedApplication |
         reported_placement(log.placement),
         subject.reported(),
         log.placement.hosts(),
+        _executors(log),
     )
+
+
+def _executors(log: EventLog) -> dict:
+    """The executors over time, as the report draws them."""
+    executors = churn(log)
+    return {
+        **executors.figures(),
+        "placement_seconds": placement_seconds(executors, log.placement),
+        "per_node": executors_per_node(executors, log.placement),
+    }
 
 
 def _stages(log: EventLog) -> list[dict]:

@@ -19,6 +19,7 @@ from numaspark.decide.thresholds import (
     Severity,
 )
 from numaspark.experiment.result import Measurements
+from numaspark.metrics.executors import churn
 from numaspark.metrics.registry import Metrics
 from numaspark.units import human_size
 
@@ -249,6 +250,16 @@ def log_summary(log) -> dict:
 
     aggregates, gc = aggregate(log), gc_by_executor(log)
     view = SimpleNamespace(metrics=aggregates, measurements={"gc": gc})
+    executors = churn(log)
+    lines = readings(view)
+    if executors.total > executors.peak_executors:  # they came and went
+        endings = ", ".join(f"{n} {kind}" for kind, n in executors.endings.items())
+        lines.append(
+            f"executors: {executors.total} added in all, at most {executors.peak_executors} "
+            f"at once ({executors.peak_slots} task slots); ended: {endings}; "
+            f"{executors.wait_ms / 1000:.1f} s waiting for them to start "
+            "(numaspark advise: executor-churn)"
+        )
     return {
         "event_log": str(log.path),
         "app_id": log.app_id,
@@ -258,8 +269,9 @@ def log_summary(log) -> dict:
         "warnings": log.warnings,
         "aggregates": aggregates,
         "gc_by_executor": gc,
-        "readings": readings(view),
+        "readings": lines,
         "placement": reported_placement(log.placement),
+        "executors": executors.figures(),
     }
 
 

@@ -7,6 +7,15 @@ ended, and its tasks go, in the order Spark launched them, to the slot that
 frees first. The time outside jobs (the driver alone: planning, collecting,
 Python) stays as measured.
 
+Executors that come and go (dynamic allocation, metrics/executors.py): the slots
+are those that existed at each moment, not every executor ever added. A job that
+started with no executor alive waits, in the replay, as long as it waited in the
+log (its submission to its first task: the executors' start-up as the application
+felt it); a job that started with fewer slots alive than simulated gets the others
+after the measured start-up delay (the median of those waits). The default core
+counts go up to twice the most slots alive at once. Without dynamic allocation every
+slot is there from each job's start, as before.
+
 The simulation assumes task durations do not depend on the core count; what
 changes with it in reality (memory bandwidth, GC, shuffle locality) is what
 the error of a prediction measures.
@@ -23,6 +32,7 @@ import pandas as pd
 
 from numaspark.experiment.store import recorded_topology
 from numaspark.metrics.eventlog import EventLog
+from numaspark.metrics.executors import Churn, churn
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,7 @@ class Prediction:
     utilisation: float  # task time / (cores x simulated job time)
     critical_path_s: float  # driver time + per job the longest chain of longest tasks
     driver_s: float  # time with no job running
+    startup_s: float = 0.0  # job time spent waiting for executors to start (dynamic allocation)
 
 
 def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
@@ -41,12 +52,20 @@ def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
     machine's."""
 
     topology = recorded_topology(source)[0]
-    slots = sum(int(e.get("cores") or 0) for e in log.executors.values()) or None
+    executors = churn(log)
+    # the most slots alive at once: under dynamic allocation executors come and go, and the
+    # sum over every executor ever added counts the same slot again each time
+    slots = executors.peak_slots or None
     cores = len(topology.allowed_cores()) if topology is not None else 0
     if cores:
         limit, origin = cores, "the cores of the machine the run was recorded on"
     elif slots:
         limit, origin = 2 * slots, f"up to twice the application's {slots} task slot(s)"
+        if executors.total > executors.peak_executors:
+            origin += (
+                f" (the most at once: {executors.peak_executors} executor(s) at most of "
+                f"{executors.total} added in all)"
+            )
     else:
         return [1, 2, 4, 8], "no machine or slot count recorded: 1, 2, 4, 8"
     counts = sorted(
@@ -100,10 +119,30 @@ def _stage_order(stages: pd.DataFrame, ids: list[int]) -> list[int]:
 TASK_COLUMNS = ("stageId", "successful", "launchTime", "duration")
 
 
-def simulate(log: EventLog, cores: int) -> Prediction:
-    """Replay the application's tasks on ``cores`` slots."""
+def _ready(executors: Churn | None, cores: int) -> dict[int, list[float]]:
+    """Per job, when each of ``cores`` slots is ready (ms from its submission) under dynamic
+    allocation: the slots alive at its submission at once, the others after the start-up
+    delay; a job that waited for its first executor in the log waits as long. Empty: every
+    slot at once (no dynamic allocation, or no start-up measured)."""
+    if executors is None or not executors.dynamic or executors.startup_ms is None:
+        return {}
+    waited = {w.job: w.wait_ms for w in executors.waits}
+    ready = {}
+    for job, submitted in executors.submissions.items():
+        if job in waited:
+            ready[job] = [waited[job]] * cores
+            continue
+        alive = min(cores, executors.alive_at(submitted)[1])
+        ready[job] = [0.0] * alive + [executors.startup_ms] * (cores - alive)
+    return ready
+
+
+def simulate(log: EventLog, cores: int, executors: Churn | None = None) -> Prediction:
+    """Replay the application's tasks on ``cores`` slots; ``executors``: its executors over
+    time (`churn` of the log when not given), for the start-up waits of dynamic allocation."""
     if cores < 1:
         raise ValueError("cores must be at least 1")
+    ready_at = _ready(executors if executors is not None else churn(log), cores)
     tasks = log.tasks[log.tasks["successful"]] if not log.tasks.empty else log.tasks
     stages = (
         log.stages.drop_duplicates("stageId", keep="last") if not log.stages.empty else log.stages
@@ -118,15 +157,18 @@ def simulate(log: EventLog, cores: int) -> Prediction:
         duration = group["duration"].fillna(0).to_numpy(dtype=float)
         order = np.lexsort((duration, group["launchTime"].to_numpy(dtype=float)))
         durations[int(stage)] = duration[order].tolist()
-    jobs_ms, chain_ms, task_ms = 0.0, 0.0, 0.0
+    jobs_ms, chain_ms, task_ms, startup_ms = 0.0, 0.0, 0.0, 0.0
     replayed: set[int] = set()
-    for stage_ids in log.jobs.sort_values("submissionTime")["stageIds"]:
+    ordered = log.jobs.sort_values("submissionTime")
+    for job, stage_ids in zip(ordered["jobId"], ordered["stageIds"], strict=True):
         # a stage whose output a later job reuses is listed again there (skipped): replay it once
         ran = [s for s in stage_ids if s in durations and s not in replayed]
         replayed.update(ran)
         if not ran:
             continue
-        slots = [0.0] * cores
+        slots = sorted(ready_at.get(job, [0.0] * cores))
+        waited = slots[0]  # the job waits for its first slot
+        startup_ms += waited
         ends: dict[int, float] = {}
         longest: dict[int, float] = {}
         for stage in _stage_order(stages, ran):
@@ -143,7 +185,7 @@ def simulate(log: EventLog, cores: int) -> Prediction:
                 (longest.get(p, 0.0) for p in parents.get(stage, [])), default=0.0
             )
         jobs_ms += max(ends.values())
-        chain_ms += max(longest.values())
+        chain_ms += waited + max(longest.values())
     driver_ms = driver_time_ms(log)
     return Prediction(
         cores=cores,
@@ -151,6 +193,7 @@ def simulate(log: EventLog, cores: int) -> Prediction:
         utilisation=task_ms / (cores * jobs_ms) if jobs_ms else 0.0,
         critical_path_s=(driver_ms + chain_ms) / 1000,
         driver_s=driver_ms / 1000,
+        startup_s=startup_ms / 1000,
     )
 
 

@@ -283,7 +283,7 @@ def scaled(name: str, values: np.ndarray) -> np.ndarray:
 
 def summarize(columns: dict[str, object]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per stage attempt: every metric's sum (in Spark's units), tasks ended, scheduler delay, first launch and
-    last finish; per stage and executor: tasks, GC and run time. What the aggregates and GC
+    last finish; per stage and executor: tasks, GC and run time, first launch and last finish. What the aggregates and GC
     per executor need, in a size that does not grow with the number of tasks."""
     executors = columns["executorId"]
     codes, categories = executors
@@ -313,6 +313,9 @@ def summarize(columns: dict[str, object]) -> tuple[pd.DataFrame, pd.DataFrame]:
     by_executor = frame.groupby(["stageId", "executorId"], sort=False, dropna=False)
     executor_sums = by_executor[["jvmGCTime", "executorRunTime"]].sum()
     executor_sums["tasks"] = by_executor.size()
+    # when each executor worked: its first launch and last finish (metrics/executors.py)
+    executor_sums["firstLaunch"] = by_executor["launchTime"].min()
+    executor_sums["lastFinish"] = by_executor["finishTime"].max()
     return stage_sums.reset_index(), executor_sums.reset_index()
 
 
@@ -336,7 +339,10 @@ def merge_summaries(
                 ]
             ),
             pd.DataFrame(
-                columns=["stageId", "executorId", "jvmGCTime", "executorRunTime", "tasks"]
+                columns=[
+                    *("stageId", "executorId", "jvmGCTime", "executorRunTime", "tasks"),
+                    *("firstLaunch", "lastFinish"),
+                ]
             ),
         )
     how = {
@@ -348,6 +354,14 @@ def merge_summaries(
     for name in _SCALE:  # summed as the integers Spark wrote (exact in any order), then scaled
         stages[name] = scaled(name, stages[name].to_numpy())
     executors = (
-        executors.groupby(["stageId", "executorId"], sort=True, dropna=False).sum().reset_index()
+        executors.groupby(["stageId", "executorId"], sort=True, dropna=False)
+        .agg(
+            {
+                **dict.fromkeys(("jvmGCTime", "executorRunTime", "tasks"), "sum"),
+                "firstLaunch": "min",
+                "lastFinish": "max",
+            }
+        )
+        .reset_index()
     )
     return stages, executors

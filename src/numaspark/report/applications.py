@@ -68,7 +68,57 @@ def _section(app, anchor: str) -> dict:
         "drawings": _drawings(app),
         "stages": app.stages,
         "plot": stage_plot(app.stages, anchor),
+        "executors": app.executors,
+        "executors_plot": executors_plot(app.executors, anchor),
     }
+
+
+def executors_plot(executors: dict, anchor: str) -> Plot | None:
+    """Executors alive on each node over time, a step line per node (``host node N``, and
+    ``host unbound`` before an executor's plugin bound it, or without the plugin), stacked:
+    the nodes fill as dynamic allocation adds executors and empty as it removes them."""
+    # lazy: plotly is large, and loaded only where a report draws
+    import plotly.graph_objects as go
+
+    lanes = executors.get("per_node") or {}
+    # drawn where executors came and went; a fixed set of executors is a flat line
+    came_and_went = executors.get("dynamic_allocation") or (
+        executors.get("total", 0) > executors.get("peak_executors", 0)
+    )
+    if not lanes or not came_and_went:
+        return None
+    fig = go.Figure()
+    for number, (lane, series) in enumerate(lanes.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=[t for t, _ in series],
+                y=[n for _, n in series],
+                name=lane,
+                mode="lines",
+                line={"shape": "hv", "color": PALETTE[number % len(PALETTE)]},
+                stackgroup="executors",
+                hovertemplate=f"{lane}: %{{y}} executor(s) from %{{x:.1f}} s<extra></extra>",
+            )
+        )
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero", dtick=1)
+    fig.update_layout(
+        xaxis_title="seconds since the application started",
+        yaxis_title="executors alive",
+        height=320,
+        margin={"t": 20},
+    )
+    endings = ", ".join(f"{n} {kind}" for kind, n in (executors.get("endings") or {}).items())
+    note = (
+        f"{executors.get('total', 0)} executor(s) added in all, at most "
+        f"{executors.get('peak_executors', 0)} at once ({executors.get('peak_slots', 0)} "
+        f"task slots); ended: {endings or 'none'}"
+    )
+    share = (executors.get("placement_seconds") or {}).get("bound_share")
+    if share is not None:  # unbound: before the plugin bound an executor, or never
+        note += f"; {share:.0%} of the executor-seconds bound"
+    div = f"{anchor}-executors"
+    return Plot(div, "Executors per node over time", figure_div(fig, div), note)
 
 
 def stage_plot(stages: list[dict], anchor: str) -> Plot | None:

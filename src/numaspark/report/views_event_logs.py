@@ -13,17 +13,31 @@ from numaspark.report.views_advice import SEVERITY_COLOURS
 
 
 def whatif_table(app_id: str, measured_s: float, predictions: list) -> Table:
+    """One row per core count; with executors that came and go (dynamic allocation), also
+    the job time spent waiting for them to start, said under the table."""
+    startup = any(getattr(p, "startup_s", 0.0) for p in predictions)
     table = Table(title=f"{app_id}: measured {measured_s:.1f} s", title_justify="left")
-    for column in ("cores", "predicted s", "utilisation", "critical path s", "driver only s"):
+    columns = ["cores", "predicted s", "utilisation", "critical path s", "driver only s"]
+    for column in columns + (["executor start-up s"] if startup else []):
         table.add_column(column, justify="right")
     for p in predictions:
+        start = [f"{p.startup_s:.1f}"] if startup else []
         table.add_row(
             str(p.cores),
             f"{p.time_s:.1f}",
             f"{p.utilisation:.0%}",
             f"{p.critical_path_s:.1f}",
             f"{p.driver_s:.1f}",
+            *start,
         )
+    if startup:
+        table.caption = (
+            "executor start-up: dynamic allocation removed the executors between jobs; a job "
+            "that began with none alive waits as it did in the log (its submission to its "
+            "first task), the slots not alive at a job's start come after the median of "
+            "those waits"
+        )
+        table.caption_justify = "left"
     return table
 
 
@@ -108,6 +122,8 @@ def _severity_cell(word: str | None) -> Text:
 
 
 def _scan_placement(summary) -> str:
+    """bound (its nodes), unbound or not recorded (the share of executor-seconds bound is
+    ``bound_share`` in --json, --csv and the report)."""
     if summary.placement == "bound":
         return f"bound {summary.bound_nodes}" if summary.bound_nodes else "bound"
     return summary.placement
@@ -167,6 +183,13 @@ def history_lines(scan) -> list[str]:
     return lines
 
 
+def _at_once(row: dict) -> str:
+    """The most executors alive at once and their task slots (``-``: no executor events)."""
+    if not row.get("peak_executors"):
+        return "-"
+    return f"{row['peak_executors']} ({row['peak_slots']} slots)"
+
+
 def applications_table(scan) -> Table:
     """``numaspark results DIR|LOG`` of event logs: one row per application, grouped by name
     (a section each): what ran, how long, and where as the affinity plugin reported it."""
@@ -183,7 +206,7 @@ def applications_table(scan) -> Table:
     table.add_column("start (UTC)")
     table.add_column("duration", justify="right")
     table.add_column("status")
-    for head in ("jobs", "stages", "tasks", "executors"):
+    for head in ("jobs", "stages", "tasks", "executors", "at once"):
         table.add_column(head, justify="right", overflow="fold")
     table.add_column("placement")
     table.add_column("local pages", justify="right")
@@ -202,6 +225,7 @@ def applications_table(scan) -> Table:
                 f"{row['stages']:,}",
                 f"{row['tasks']:,}",
                 str(row["executors"]),
+                _at_once(row),
                 _scan_placement(summary),
                 "-" if row["local_share"] is None else f"{row['local_share']:.0%}",
                 end_section=i == len(runs) - 1,

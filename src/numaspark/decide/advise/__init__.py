@@ -24,7 +24,7 @@ event log has no placement; this machine has no hardware counters) is reported
 as not assessed, with why, and never guessed.
 
 The package: `findings` (what a rule gives), `subject` (what it looks at), and the rules by
-family: `jvm`, `numa`, `tasks`, `python`, `devices`.
+family: `jvm`, `numa`, `tasks`, `python`, `devices`, `churn` (executors that come and go).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from numaspark.decide.advise.churn import executor_churn
 from numaspark.decide.advise.devices import device_node, nic_node
 from numaspark.decide.advise.findings import Advice, Finding, NotAssessed
 from numaspark.decide.advise.jvm import executor_count, gc, heap_size
@@ -83,6 +84,7 @@ RULES: tuple[Rule, ...] = (
     tasks_per_core,
     driver_time,
     executor_count,
+    executor_churn,
     python_cpu,
     python_memory,
     device_node,

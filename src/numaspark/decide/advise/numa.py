@@ -16,6 +16,7 @@ from numaspark.decide.thresholds import (
     Severity,
 )
 from numaspark.experiment.result import JvmLocality, measured
+from numaspark.metrics.executors import churn
 from numaspark.placement import Binding, MemPolicy, Mode, PuOrder
 from numaspark.placement.plugin import LEVEL_KEY
 
@@ -35,14 +36,18 @@ def numa_straddle(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("numa-straddle", f"no placement recorded ({NO_REPORTS})")
     spanning = [j for j in jvms if len(j["nodes"]) > 1]
     evidence = {"jvms": [{**j, "nodes": str(j["nodes"])} for j in spanning]}
+    weighted = _seconds_share(subject, {j["jvm"] for j in spanning}, {j["jvm"] for j in jvms})
+    if weighted is not None:
+        evidence["executor_seconds_share"] = round(weighted, 4)
     if not spanning:
         return Finding(
             "numa-straddle", Severity.NONE, "every task-running JVM sits on one NUMA node", evidence
         )
+    seconds = "" if weighted is None else f" ({weighted:.0%} of their executor-seconds)"
     return Finding(
         "numa-straddle",
         Severity.MODERATE,
-        f"{len(spanning)} of {len(jvms)} task-running JVM(s) span NUMA nodes: their "
+        f"{len(spanning)} of {len(jvms)} task-running JVM(s){seconds} span NUMA nodes: their "
         "threads reach remote memory (~10% slower on average)",
         evidence,
         "one executor (or more) per node, bound to it",
@@ -53,6 +58,23 @@ def numa_straddle(subject: Subject) -> Finding | NotAssessed:
             mode=Mode.STANDALONE,
         ),
     )
+
+
+def _seconds_share(subject: Subject, some: set[str], judged: set[str]) -> float | None:
+    """The executor-seconds of the JVMs named ``some`` over those of ``judged`` (names as
+    `ReportedJvm.name`), from the log's executors' added and removed times: an executor that
+    ran 5 s weighs 5 s, not one executor. None without a log or any executor-seconds."""
+    if subject.log is None or subject.task_jvms():
+        return None
+    executors = churn(subject.log)
+    seconds = {
+        ("driver" if s.executor == "driver" else f"executor {s.executor}"): s.seconds(
+            executors.end_ms
+        )
+        for s in executors.spans
+    }
+    total = sum(seconds.get(name, 0.0) for name in judged)
+    return sum(seconds.get(name, 0.0) for name in some) / total if total else None
 
 
 def _bound_locality(subject: Subject) -> list[JvmLocality]:

@@ -19,6 +19,7 @@ from numaspark.experiment.request import (
 )
 from numaspark.experiment.result import RunResult, RunSpec
 from numaspark.metrics.eventlog import EventLog
+from numaspark.metrics.executors import churn
 from numaspark.metrics.memory import process_tree_memory
 from numaspark.placement import Layout, Mode, spark_overhead
 from numaspark.readback.plugin_reports import DRIVER, ReportedJvm
@@ -183,17 +184,21 @@ class Subject:
         return [e for e in found if self.local or e["executor"] != "driver"]
 
     def executor_count(self) -> int | None:
+        """The task-running JVMs: an event log's most alive at once (dynamic allocation adds
+        and removes executors: each one ever added is not the application's width)."""
         if self.result is not None and self.task_jvms():
             return len(self.task_jvms())
         if self.log is not None and self.log.executors:
-            return len(self.log.executors)
+            return churn(self.log).peak_executors or len(self.log.executors)
         return None
 
     def slots(self) -> int | None:
+        """Task slots: an event log's most alive at once, as `executor_count`."""
         if self.task_jvms():
             return self.spec.slots or None
         if self.log is not None and self.log.executors:
-            return sum(e.get("cores") or 0 for e in self.log.executors.values()) or None
+            peak = churn(self.log).peak_slots
+            return peak or sum(e.get("cores") or 0 for e in self.log.executors.values()) or None
         return None
 
     def request(self) -> RunRequest:
