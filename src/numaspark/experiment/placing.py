@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.errors import ClusterRefusal, UsageError
-from numaspark.experiment.request import RunRequest, plan_request
+from numaspark.experiment.request import RunRequest, dynamic_allocation, plan_request
 from numaspark.experiment.target import (
     ExternalTarget,
     HostsTarget,
@@ -35,6 +35,7 @@ from numaspark.placement import Binding, MemPolicy, Mode, Placement, bound_from_
 from numaspark.placement.cluster_capacity import ClusterCapacity
 from numaspark.placement.devices import refuse_missing_here
 from numaspark.placement.plugin import PLACEMENT_FILE
+from numaspark.placement.render import executors_per_node, pinned_from_inside
 from numaspark.spark.home import LOOPBACK
 from numaspark.spark.learned_topology import cluster_name, learn
 from numaspark.spark.managers import read_cluster
@@ -124,11 +125,21 @@ def refusals_on(has: ClusterCapacity, request_of: Callable) -> Callable:
 
 def placed_on(has: ClusterCapacity, request: RunRequest) -> Placement:
     """``request`` planned on the cluster ``has`` describes (its memory policy as the plugin
-    realises it); ClusterRefusal when the cluster cannot hold it now."""
+    realises it); ClusterRefusal when the cluster cannot hold it now. With dynamic
+    allocation the cluster may run maxExecutors executors at once: their heaps must fit."""
     request = policy_from_inside(request)
+    at_most = _at_most(request)
     return has.place(
-        lambda topology: plan_request(topology, request), request.layout.memory_per_executor
+        lambda topology: plan_request(topology, request, at_most),
+        request.layout.memory_per_executor,
+        at_most,
     )
+
+
+def _at_most(request: RunRequest) -> int | None:
+    """maxExecutors, where the request turns dynamic allocation on and bounds it."""
+    dynamic = dynamic_allocation(request)
+    return dynamic.maximum if dynamic is not None else None
 
 
 def policy_from_inside(request: RunRequest) -> RunRequest:
@@ -226,6 +237,7 @@ def place(
     if isinstance(venue, SshHosts):
         target = targets.on_hosts(venue.inventory)
         placement = target.plan(lambda topology: plan_request(topology, request))
+        _say_own_workers(request, placement, say)
         found = tuple((p.topology, p.host.name) for p in target.plans)
         return PlacedRequest(target, placement, ((here, None), *found))
     if isinstance(venue, ClusterAt):
@@ -234,7 +246,23 @@ def place(
     # the JVMs start here: a device kind asked for must be here (one line: plan --xml)
     refuse_missing_here(here, request.layout.resources)
     placement = plan_request(here, request)
+    _say_own_workers(request, placement, say)
     return PlacedRequest(targets.here(request.layout.mode), placement, ((here, None),))
+
+
+def _say_own_workers(request: RunRequest, placement: Placement, say: Say) -> None:
+    """Dynamic allocation on a cluster numaspark starts: one worker per planned executor,
+    so the planned count is the most that run at once, whatever maxExecutors says."""
+    dynamic = dynamic_allocation(request)
+    planned = len(placement.executors)
+    if dynamic is None or request.layout.mode is Mode.LOCAL:
+        return
+    if dynamic.maximum is None or dynamic.maximum > planned:
+        say(
+            f"dynamic allocation on numaspark's cluster: one bound worker per planned "
+            f"executor, so at most {planned} run at once (maxExecutors "
+            f"{dynamic.maximum if dynamic.maximum is not None else 'unset'})"
+        )
 
 
 def _place_at(
@@ -283,10 +311,17 @@ def placement_at(
         notes.append(wide)
         say(f"note: {wide}")
     placement = dataclasses.replace(placement, notes=(*placement.notes, *notes))
+    at_most = _at_most(request)
     if request.binding is Binding.NODE:
+        per_host = max(executors_per_node(placement, at_most).values(), default=1)
         placement = bound_from_inside(
-            placement, slice_known=has.numa_known(), slice_cpus=has.slice_cpus(cores)
+            placement,
+            slice_known=has.numa_known(),
+            slice_cpus=has.slice_cpus(cores, per_host),
+            at_most=at_most,
         )
+    elif request.binding in (Binding.CORE, Binding.PU):
+        placement = pinned_from_inside(placement)
     return placement, has
 
 

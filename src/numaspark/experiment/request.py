@@ -33,6 +33,7 @@ from numaspark.placement import (
     memory_on,
     plan,
 )
+from numaspark.placement.render import DynamicAllocation
 from numaspark.topology import CpuSet, Topology
 from numaspark.units import jvm_size
 from numaspark.workloads import Size, Workload, get_workload
@@ -130,9 +131,22 @@ class RunRequest:
         return workload, Size(f"{self.rate:g}/s", 0)  # a stream's size is its velocity
 
 
-def plan_request(topology: Topology, request: RunRequest) -> Placement:
+def dynamic_allocation(request: RunRequest) -> DynamicAllocation | None:
+    """The request's dynamic-allocation settings (its --conf over its application's own
+    spark-submit line's), when they turn it on; None when off."""
+    try:
+        application = get_workload(request.workload).application
+    except UsageError:
+        application = None
+    own = application.conf() if application is not None else {}
+    return DynamicAllocation.of({**own, **request.spark_conf})
+
+
+def plan_request(topology: Topology, request: RunRequest, at_most: int | None = None) -> Placement:
     """Where every JVM of ``request`` goes on ``topology`` (PlacementError or UsageError when
-    it does not fit): the run loop plans every run with it, and advice checks its requests."""
+    it does not fit): the run loop plans every run with it, and advice checks its requests.
+    ``at_most``: the most executors the cluster may run at once when that is more than
+    planned (dynamic allocation's maxExecutors on a cluster numaspark did not start)."""
     placement = plan(
         topology,
         request.layout,
@@ -140,6 +154,7 @@ def plan_request(topology: Topology, request: RunRequest) -> Placement:
         request.mem_policy,
         request.pu_order,
         only_nodes=request.only_nodes,
+        max_executors=at_most,
     )
     if request.mem_nodes is not None:
         placement = memory_on(placement, request.mem_nodes)

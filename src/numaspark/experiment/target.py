@@ -43,6 +43,7 @@ from numaspark.hosts.shell import HostError, shell_for
 from numaspark.kernel import NUMA_BALANCING
 from numaspark.placement import Placement, shipped_plugin_conf
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
+from numaspark.placement.render import DynamicAllocation
 from numaspark.spark import kept_clusters
 from numaspark.spark.address import DriverAddress, address_for
 from numaspark.spark.affinity import plugin_effective, require_jar
@@ -300,7 +301,8 @@ class ExternalTarget:
             options["extra_conf"][DRIVER_PYTHON_KEY] = spark_python() or sys.executable
         # in cluster mode the driver, and the reports it gathers, are on the cluster: the
         # record's placement comes from its event log, and YARN or the master say its end
-        wait = None if cluster_mode else self.first_executor(placement, reports, run_dir)
+        dynamic = DynamicAllocation.of(users)
+        wait = None if cluster_mode else self.first_executor(placement, reports, run_dir, dynamic)
         driver = Driver(
             master=self.master,
             drop_conf=drop,
@@ -387,11 +389,16 @@ class ExternalTarget:
         )
 
     def first_executor(
-        self, placement: Placement, reports: Path, run_dir: Path
+        self,
+        placement: Placement,
+        reports: Path,
+        run_dir: Path,
+        dynamic: DynamicAllocation | None = None,
     ) -> FirstExecutorWait:
         """Why the application must stop before its first executor (the plugin reports from
         each executor as it starts): executors that die as they start, or none within
-        ``executor_wait_s`` of its submission (spark/first_executor.py)."""
+        ``executor_wait_s`` of its submission, or under dynamic allocation with no executor
+        at the start, of the driver's first request for one (spark/first_executor.py)."""
         return FirstExecutorWait(
             self.master,
             self.executor_wait_s,
@@ -402,6 +409,7 @@ class ExternalTarget:
             has=self.has,
             ui=self.ui,
             clock=self.clock,
+            dynamic=dynamic,
         )
 
     @property

@@ -208,10 +208,17 @@ class ClusterCapacity:
         largest = sum(1 for h in self.listed() if (h.cores or 0) == most)
         return load_synthetic(f"package:{largest} numa:1 core:{cores} pu:1")
 
-    def place(self, plan: Callable[[Topology], Placement], asked_heap: int | None) -> Placement:
+    def place(
+        self,
+        plan: Callable[[Topology], Placement],
+        asked_heap: int | None,
+        at_most: int | None = None,
+    ) -> Placement:
         """``plan`` on `topology`; on a cluster whose manager lists its hosts' room, the heap
         (when not asked for) the most that every host holds for the executors its manager
-        spreads onto it, then `check_fits`."""
+        spreads onto it, then `check_fits`. ``at_most``: the most executors that may run at
+        once when that is more than planned (dynamic allocation's maxExecutors): the heap is
+        sized, and the room checked, for that many."""
         fitting = self.fitting
         if fitting is None:
             return plan(self.topology())
@@ -223,15 +230,16 @@ class ClusterCapacity:
                 f"{self.address} ({self.describe()}): {exc}"
             ) from None
         if asked_heap is None:
-            placement = self._sized(placement)
-        self.check_fits(placement)
+            placement = self._sized(placement, at_most)
+        self.check_fits(placement, at_most)
         return placement
 
-    def _sized(self, placement: Placement) -> Placement:
+    def _sized(self, placement: Placement, at_most: int | None = None) -> Placement:
         fitting = self.fitting
         executors = placement.executors
         listed = self.listed()
-        per_host = -(-len(executors) // len(listed))  # the manager spreads them
+        count = max(len(executors), at_most or 0)
+        per_host = -(-count // len(listed))  # the manager spreads them
         memory = sorted(h.memory_mb or 0 for h in listed)
         memory[-1] -= fitting.reserved_mb  # the application master, on the host with most
         budget = min(memory) // per_host
@@ -254,6 +262,11 @@ class ClusterCapacity:
                 f"{per_host} executor(s) on a {fitting.host} would get "
                 f"{heap // MIB} MB heap each{beside}, below Spark's minimum of "
                 "450 MB: give fewer --executors"
+                + (
+                    " or a lower spark.dynamicAllocation.maxExecutors"
+                    if count > len(executors)
+                    else ""
+                )
             )
         jvms = tuple(
             replace(j, heap=heap, overhead=spark_overhead(heap)) if j.runs_tasks else j
@@ -274,15 +287,17 @@ class ClusterCapacity:
             )
         return replace(placement, jvms=jvms, notes=(*notes, note))
 
-    def check_fits(self, placement: Placement) -> None:
+    def check_fits(self, placement: Placement, at_most: int | None = None) -> None:
         """Refuse, in one line naming what is missing, a placement whose executors (and YARN's
-        application master) the listed hosts cannot hold now."""
+        application master) the listed hosts cannot hold now: ``at_most`` of them where that
+        is more than planned (dynamic allocation's maxExecutors)."""
         fitting = self.fitting
         if fitting is None:
             return
-        executors = placement.executors
-        cores = max(e.cores for e in executors)
-        heap_mb = max(e.heap for e in executors) // MIB
+        planned = placement.executors
+        executors = [planned[0]] * max(len(planned), at_most or 0)
+        cores = max(e.cores for e in planned)
+        heap_mb = max(e.heap for e in planned) // MIB
         taken = fitting.container_mb(heap_mb)
         if fitting.container_rounding_mb:
             what = (
@@ -320,13 +335,22 @@ class ClusterCapacity:
             f"for {room}; its {fitting.listed.split(' ', 1)[0]} "
             f"{fitting.host}s: {have}): give fewer --executors, "
             "--cores-per-executor or --memory-per-executor"
+            + (
+                ", or a lower spark.dynamicAllocation.maxExecutors"
+                if len(executors) > len(planned)
+                else ""
+            )
         )
 
-    def slice_cpus(self, cores: int) -> int | None:
-        """The CPUs of the node slice an executor of ``cores`` gets from inside on the hosts
-        whose topology is known (None: the plan is made on such a host itself, or none is)."""
+    def slice_cpus(self, cores: int, per_host: int = 1) -> int | None:
+        """-XX:ActiveProcessorCount of an executor of ``cores`` bound from inside on the hosts
+        whose topology is known, ``per_host`` executors sharing a host: its node slice's CPUs
+        divided by those that may share it (None: the plan is made on such a host itself,
+        or none is)."""
         known = self.topologies(Source.LEARNED, Source.READ)
-        return inside_slice_cpus(known, cores) if known and self.fitting is not None else None
+        if not known or self.fitting is None:
+            return None
+        return inside_slice_cpus(known, cores, per_host)
 
     def span_note(self, cores: int, bound: bool) -> str | None:
         """Executors wider than the largest NUMA node of the known hosts, in words."""

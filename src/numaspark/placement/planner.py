@@ -56,6 +56,15 @@ def spark_overhead(heap: int) -> int:
     return max(384 * MIB, heap // 10)
 
 
+def most_sharing(count: int, planned: int, at_most: int | None) -> int:
+    """The most executors that share what ``count`` of the ``planned`` executors share (a
+    node, a host) when up to ``at_most`` may run at once (dynamic allocation's maxExecutors;
+    None or fewer: the plan's own): spread as the plan spreads them, rounded up."""
+    if at_most is None or at_most <= planned or planned <= 0:
+        return count
+    return -(-count * at_most // planned)
+
+
 @dataclass
 class _Slot:
     """An executor's CPUs taken on one node."""
@@ -72,11 +81,13 @@ def plan(
     mem_policy: MemPolicy | None = None,
     pu_order: PuOrder = PuOrder.CORES_FIRST,
     only_nodes: CpuSet | None = None,
+    max_executors: int | None = None,
 ) -> Placement:
     """Place every JVM of ``layout`` on ``topology``; PlacementError when it cannot fit.
 
-    ``only_nodes`` restricts executors to those NUMA nodes (OS indexes).
-    """
+    ``only_nodes`` restricts executors to those NUMA nodes (OS indexes). ``max_executors``:
+    the most that may run at once (dynamic allocation's maxExecutors): heaps are sized, and
+    checked, for that many, spread as the plan spreads its own."""
     whole_machine = topology
     if only_nodes is not None:
         topology = _restrict(topology, only_nodes)
@@ -105,10 +116,12 @@ def plan(
             for slots in assignments
         ]
         notes.append(_threads_note(topology, per_core))
-    heaps = _heaps(topology, layout, binding, policy, assignments, notes)
+    heaps = _heaps(topology, layout, binding, policy, assignments, notes, max_executors)
     jvms = _task_jvms(
         topology, layout, binding, policy, cores, per_core, assignments, heaps, devices, notes
     )
+    if binding is Binding.NODE and layout.mode is not Mode.LOCAL:
+        jvms = _node_processor_count(jvms, notes)
     if layout.mode is not Mode.LOCAL:
         jvms.insert(0, _driver(whole_machine, layout))
     return Placement(
@@ -178,6 +191,26 @@ def _task_jvms(
             )
         )
     return jvms
+
+
+def _node_processor_count(jvms: list[JvmPlacement], notes: list[str]) -> list[JvmPlacement]:
+    """Node-bound executors that share a node: the JVM would size its GC and JIT threads for
+    every CPU of the node it sees, so -XX:ActiveProcessorCount is the node's CPUs divided by
+    the executors on it, never fewer than an executor's cores (one value for all: the least).
+    Alone on its node an executor sees the node's CPUs, its due: nothing is set."""
+    sharing: dict[int, int] = {}
+    for jvm in jvms:
+        for node in jvm.nodes:
+            sharing[node] = sharing.get(node, 0) + 1
+    if max(sharing.values(), default=1) < 2:
+        return jvms
+    count = min(max(j.cores, len(j.cpus) // max(sharing[n] for n in j.nodes)) for j in jvms)
+    notes.append(
+        f"-XX:ActiveProcessorCount={count}: executors share a node, and each would size its "
+        "GC and JIT threads for the whole node"
+    )
+    option = f"-XX:ActiveProcessorCount={count}"
+    return [replace(j, java_options=(*j.java_options, option)) for j in jvms]
 
 
 def _restrict(topology: Topology, only_nodes: CpuSet) -> Topology:
@@ -484,10 +517,16 @@ def _heaps(
     policy: MemPolicy | None,
     assignments: list[list[_Slot]],
     notes: list[str],
+    max_executors: int | None = None,
 ) -> list[int]:
-    """Heap per executor: the explicit size checked against node memory, or auto."""
+    """Heap per executor, explicit (checked) or auto, for ``max_executors`` at once if more."""
     confined = binding is not Binding.NONE and policy is MemPolicy.BIND
     users = _node_users(binding, assignments)
+    planned = len(assignments)
+    if max_executors is not None and max_executors > planned:
+        notes.append(
+            f"dynamic allocation: heaps sized for up to {max_executors} executor(s) at once"
+        )
     if layout.memory_per_executor is not None:
         heap = layout.memory_per_executor
         if heap < SPARK_MIN_HEAP:
@@ -495,7 +534,7 @@ def _heaps(
                 f"executor heap {jvm_size(heap)} is below Spark's minimum of 450m: "
                 "give --memory-per-executor 450m or more"
             )
-        _check_fits(topology, heap, confined, users, len(assignments))
+        _check_fits(topology, heap, confined, users, planned, max_executors)
         _note_compressed_oops(heap, notes)
         return [heap] * len(assignments)
 
@@ -508,7 +547,7 @@ def _heaps(
         return [DEFAULT_HEAP] * len(assignments)
     heaps = []
     for slots in assignments:
-        share = sum(budgets[s.node] * _weight(s, users[s.node]) for s in slots)
+        share = sum(_share(budgets, s, users[s.node], planned, max_executors) for s in slots)
         heap = int(min(share / 1.1, share - 384 * MIB))
         heap = (heap // MIB) * MIB
         if heap > MAX_COMPRESSED_OOPS_HEAP:
@@ -531,6 +570,15 @@ def _heaps(
         + ", split among its executors, less Spark's off-heap overhead (max(384m, 10%))"
     )
     return heaps
+
+
+def _share(
+    budgets: dict[int, float], slot: _Slot, sharing: list[_Slot], planned: int, most: int | None
+) -> float:
+    """An executor's memory on ``slot``'s node: its weight of the node's budget, less as the
+    node's executors grow from the planned to the most that may run (maxExecutors)."""
+    more = most_sharing(len(sharing), planned, most) / len(sharing)
+    return budgets[slot.node] * _weight(slot, sharing) / more
 
 
 def _node_users(binding: Binding, assignments: list[list[_Slot]]) -> dict[int, list[_Slot]]:
@@ -568,6 +616,7 @@ def _check_fits(
     confined: bool,
     users: dict[int, list[_Slot]],
     count: int,
+    max_executors: int | None = None,
 ) -> None:
     need = heap + spark_overhead(heap)
     if confined:
@@ -575,7 +624,7 @@ def _check_fits(
             memory = topology.node(node_index).memory
             if memory is None:
                 continue
-            executors = len(sharing)
+            executors = most_sharing(len(sharing), count, max_executors)
             if executors * need > memory:
                 raise PlacementError(
                     f"{executors} executor(s) on node {node_index} need {human_size(executors * need)} "
@@ -584,6 +633,7 @@ def _check_fits(
                 )
         return
     memory = topology.total_memory
+    count = max(count, max_executors or 0)
     if memory is not None and count * need > memory:
         raise PlacementError(
             f"{count} executor(s) need {human_size(count * need)} ({jvm_size(heap)} heap + overhead "

@@ -18,6 +18,7 @@ from numaspark.placement.model import (
     Mode,
     Placement,
 )
+from numaspark.placement.planner import most_sharing
 from numaspark.placement.plugin import (
     CONF_PREFIX,
     DEVICE_RESOURCE_KEY,
@@ -213,32 +214,51 @@ def _hops(topology: Topology, a: int, b: int) -> int:
     return known if known is not None else (10 if a == b else 20)  # as the plugin assumes
 
 
-def inside_slice_cpus(hosts: Iterable[Topology], cores: int) -> int:
-    """The fewest CPUs an executor of ``cores`` is bound to from inside on any of ``hosts``,
-    whichever node's slot it gets: its -XX:ActiveProcessorCount (never more than it will have)."""
-    return min(
-        len(inside_slice(host, node.os_index, cores)) for host in hosts for node in host.cpu_nodes
-    )
+def inside_slice_cpus(hosts: Iterable[Topology], cores: int, per_host: int = 1) -> int:
+    """-XX:ActiveProcessorCount of an executor of ``cores`` bound from inside on any of
+    ``hosts``, whichever node's slot it gets: the fewest CPUs of its node slice divided by the
+    most executors that may share that slice when ``per_host`` share a host (spread over its
+    nodes as the plugin's slots spread them), never fewer than its cores."""
+    counts = []
+    for host in hosts:
+        every = max(1, len(host.online_cpus))
+        for node in host.cpu_nodes:
+            cpus = len(inside_slice(host, node.os_index, cores))
+            sharing = -(-per_host * cpus // every)
+            counts.append(active_processors(cpus, cores, sharing))
+    return min(counts)
 
 
 def bound_from_inside(
-    placement: Placement, slice_known: bool, slice_cpus: int | None = None
+    placement: Placement,
+    slice_known: bool,
+    slice_cpus: int | None = None,
+    at_most: int | None = None,
 ) -> Placement:
     """Executors the plugin will bind to a node from inside (level node, on a cluster
     numaspark did not start). They start unbound, so -XX:+UseNUMA is left out (at start their
     memory mask is not their CPUs' nodes: the JVM would switch it off, JDK-8205051); and the
     JVM sizes its GC, JIT and Netty pools for every CPU of the host before the plugin binds
-    it, so -XX:ActiveProcessorCount is the CPUs of the node slice each will get, where the
-    cluster's node topology is known (``slice_known``: --xml of its nodes, not a standalone
-    worker's core count; ``slice_cpus``: the slice's CPUs, from the hosts' topologies the plugin
-    reported, when the plan's own is only a worker's cores)."""
+    it, so -XX:ActiveProcessorCount is fixed as it starts, for the most executors that may
+    share its node: the node's CPUs divided by them (the plan's executors on that node, or
+    with dynamic allocation as many more as maxExecutors, ``at_most``, allows), never fewer
+    than its cores; where the cluster's node topology is known (``slice_known``: --xml of its
+    nodes, not a standalone worker's core count). ``slice_cpus``: that count already made
+    from the hosts' topologies the plugin reported, when the plan's own is only a worker's
+    cores. One value for every executor (one spark.executor.extraJavaOptions): the least."""
+    sharing = executors_per_node(placement, at_most)
+    counts = [
+        active_processors(len(j.cpus), j.cores, max(sharing.get(n, 1) for n in j.nodes))
+        for j in placement.executors
+    ]
+    count = slice_cpus if slice_cpus is not None else min(counts)
     jvms = []
     for jvm in placement.jvms:
         if jvm.runs_tasks:
             options = tuple(o for o in jvm.java_options if o != "-XX:+UseNUMA")
+            options = tuple(o for o in options if not o.startswith(PROCESSOR_COUNT))
             if slice_known:
-                count = slice_cpus if slice_cpus is not None else len(jvm.cpus)
-                options += (f"-XX:ActiveProcessorCount={count}",)
+                options += (f"{PROCESSOR_COUNT}{count}",)
             jvm = replace(jvm, java_options=options)
         jvms.append(jvm)
     note = (
@@ -246,6 +266,28 @@ def bound_from_inside(
         "(a node slot per host in its lock directory), and moves its memory there"
     )
     return replace(placement, jvms=tuple(jvms), notes=(*placement.notes, note))
+
+
+PROCESSOR_COUNT = "-XX:ActiveProcessorCount="
+
+
+def pinned_from_inside(placement: Placement) -> Placement:
+    """Executors whose task threads the plugin pins from inside (level core or pu, on a
+    cluster numaspark did not start): the JVM starts unbound, seeing every CPU of its host, so
+    -XX:ActiveProcessorCount is its own CPUs (its cores, times the threads of each it uses)."""
+    jvms = tuple(
+        replace(
+            j,
+            java_options=(
+                *(o for o in j.java_options if not o.startswith(PROCESSOR_COUNT)),
+                f"{PROCESSOR_COUNT}{len(j.cpus)}",
+            ),
+        )
+        if j.runs_tasks
+        else j
+        for j in placement.jvms
+    )
+    return replace(placement, jvms=jvms)
 
 
 def spark_defaults_text(conf: dict[str, str]) -> str:
@@ -482,3 +524,74 @@ def _with_prefix(stored: dict, prefix: list[str]) -> dict:
     items = list(stored.items())
     at = list(stored).index("java_options")
     return dict([*items[:at], ("prefix", prefix), *items[at:]])
+
+
+# --- dynamic allocation: executors that come and go -------------------------------------------
+
+DA_ENABLED = "spark.dynamicAllocation.enabled"
+DA_MIN, DA_MAX = "spark.dynamicAllocation.minExecutors", "spark.dynamicAllocation.maxExecutors"
+DA_INITIAL = "spark.dynamicAllocation.initialExecutors"
+INSTANCES = "spark.executor.instances"
+SHUFFLE_TRACKING = "spark.dynamicAllocation.shuffleTracking.enabled"
+SHUFFLE_SERVICE = "spark.shuffle.service.enabled"
+
+
+@dataclass(frozen=True)
+class DynamicAllocation:
+    """A user's dynamic-allocation settings, as Spark reads them (ExecutorAllocationManager,
+    Utils.getDynamicAllocationInitialExecutors): executors between ``minimum`` (Spark's
+    default 0) and ``maximum`` (None: unset, Spark's Int.MaxValue); it starts with the most of
+    minExecutors, initialExecutors and spark.executor.instances (``instances``, the user's
+    own; one below minExecutors is ignored, and Spark warns)."""
+
+    minimum: int = 0
+    maximum: int | None = None
+    initial: int = 0
+    instances: int | None = None
+
+    @classmethod
+    def of(cls, conf: dict[str, str]) -> DynamicAllocation | None:
+        """The settings in ``conf`` when dynamic allocation is on there, else None."""
+        if conf.get(DA_ENABLED, "false").strip().lower() != "true":
+            return None
+        maximum = _count(conf.get(DA_MAX))
+        return cls(
+            minimum=_count(conf.get(DA_MIN)) or 0,
+            maximum=None if maximum is None or maximum >= 2**31 - 1 else maximum,
+            initial=_count(conf.get(DA_INITIAL)) or 0,
+            instances=_count(conf.get(INSTANCES)),
+        )
+
+    @property
+    def at_start(self) -> int:
+        """The executors Spark asks for as the application starts (0: none until a job)."""
+        return max(self.minimum, self.initial, self.instances or 0)
+
+    def at_most(self, planned: int) -> int:
+        """The most executors that may run at once: maxExecutors, else the ``planned`` count
+        (unset, Spark asks for as many as the tasks need: the plan is sized for its own)."""
+        return self.maximum if self.maximum is not None else planned
+
+
+def _count(value: str | None) -> int | None:
+    try:
+        return int(value.strip()) if value is not None and value.strip() else None
+    except ValueError:
+        return None
+
+
+def executors_per_node(placement: Placement, at_most: int | None = None) -> dict[int, int]:
+    """The most executors that may share each NUMA node the plan puts executors on (an
+    executor wider than a node counts on each of its nodes)."""
+    executors = placement.executors
+    counts: dict[int, int] = {}
+    for jvm in executors:
+        for node in jvm.nodes:
+            counts[node] = counts.get(node, 0) + 1
+    return {n: most_sharing(c, len(executors), at_most) for n, c in counts.items()}
+
+
+def active_processors(cpus: int, cores: int, sharing: int) -> int:
+    """-XX:ActiveProcessorCount of a node-bound executor of ``cores``: its node's (or slice's)
+    ``cpus`` divided by the most executors that may share it, never fewer than its cores."""
+    return max(cores, cpus // max(1, sharing))

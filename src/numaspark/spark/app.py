@@ -11,9 +11,16 @@ from pathlib import Path
 from numaspark.collect.base import Collector, CollectorSet
 from numaspark.placement import Placement, bind_argv, spark_conf
 from numaspark.placement.plugin import slots_env
+from numaspark.placement.render import INSTANCES, DynamicAllocation
 from numaspark.readback.proc import EffectiveJvm
 from numaspark.spark.address import HOST_KEY, DriverAddress, local_ip
-from numaspark.spark.conf import layered, merged
+from numaspark.spark.conf import (
+    layered,
+    merged,
+    spark_processor_count,
+    with_dynamic_allocation,
+)
+from numaspark.spark.executor_deaths import DriverLog
 from numaspark.spark.home import LOOPBACK, free_port, require_spark_python, spark_env, spark_home
 from numaspark.spark.logs import UiWatch, error_line, error_lines, last_error_line, ui_url
 from numaspark.spark.progress import AppProgress
@@ -203,7 +210,8 @@ def run_app(
         },
     )
     ui = _ui_watch(driver, conf, options.host, run.log)
-    watcher = _started_watch(placement, driver, submit.pid, known_apps, options.check)
+    dynamic_log = run.log if DynamicAllocation.of(conf) is not None else None
+    watcher = _started_watch(placement, driver, submit.pid, known_apps, options.check, dynamic_log)
     if options.collectors:
         run.collectors = CollectorSet(options.collectors, watcher.jvms, run_dir, options.interval_s)
         run.collectors.begin()
@@ -245,6 +253,12 @@ def _submit_conf(
     conf, notes = merged(app_conf or {}, conf)
     for key in ("spark.master", *driver.drop_conf):
         conf.pop(key, None)
+    users = {**(app_conf or {}), **extra_conf}
+    if DynamicAllocation.of(conf) is not None:  # the user's count stands: no line replaced it
+        notes = [n for n in notes if not n.startswith(f"your {INSTANCES}=")]
+    conf, said = with_dynamic_allocation(conf, users, driver.master)
+    conf, more = spark_processor_count(conf, driver.master)
+    notes += said + more
     if driver.cluster_mode:  # a standalone client waits for the driver's end, as YARN's does
         conf[DEPLOY_MODE_KEY] = "cluster"
         conf[WAIT_COMPLETION_KEY] = "true"
@@ -268,10 +282,13 @@ def _started_watch(
     submit_pid: int,
     known_apps: set[str],
     check: Callable[[], str | None] | None,
+    dynamic_log: Path | None = None,
 ) -> Watch:
     """The watch over the JVMs that run tasks (the driver itself in local mode), asking the
-    standalone cluster's relaunches and the target's ``check`` why it must stop."""
-    checks = [c for c in (_relaunches(driver.cluster, known_apps), check) if c is not None]
+    standalone cluster's relaunches and the target's ``check`` why it must stop
+    (``dynamic_log``: the driver's log, when dynamic allocation is on)."""
+    relaunches = _relaunches(driver.cluster, known_apps, dynamic_log)
+    checks = [c for c in (relaunches, check) if c is not None]
     watcher = Watch(
         _watched(placement, driver.cluster, submit_pid if driver.runs_tasks else None),
         check=lambda: next((why for why in (c() for c in checks) if why), None),
@@ -549,9 +566,13 @@ def _read_on(cluster: Cluster, worker: int, pid: int):
     return cluster.read_effective(pid, worker)
 
 
-def _relaunches(cluster: Cluster | None, known_apps: set[str]) -> Callable[[], str | None] | None:
+def _relaunches(
+    cluster: Cluster | None, known_apps: set[str], dynamic_log: Path | None = None
+) -> Callable[[], str | None] | None:
     """Why the run must stop: its cluster lost (a host, a daemon), or executors that keep
-    dying (each launch has a work directory of its own)."""
+    dying (each launch has a work directory of its own). Under dynamic allocation
+    (``dynamic_log``: the driver's log) executors removed when idle are launched again, which
+    is no death: only those the driver's log says died (FAILED, LOST, EXITED) count."""
     if cluster is None:
         return None
 
@@ -561,7 +582,10 @@ def _relaunches(cluster: Cluster | None, known_apps: set[str]) -> Callable[[], s
             return lost
         for app in (a for a in cluster.app_ids() if a not in known_apps):
             launches = cluster.executor_launches(app)
-            if len(launches) > len(cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
+            dead = len(launches)
+            if dynamic_log is not None:
+                dead = sum(d.executor.startswith(app) for d in DriverLog.read(dynamic_log).deaths)
+            if dead > len(cluster.workers) + MAX_EXECUTOR_RELAUNCHES:
                 return (
                     f"executors keep dying ({len(launches)} launched for "
                     f"{len(cluster.workers)} workers): {_executor_error(launches)}"

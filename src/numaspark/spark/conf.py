@@ -10,6 +10,7 @@ the user's, not put in their place.
 
 from __future__ import annotations
 
+from numaspark.placement.render import INSTANCES, DynamicAllocation
 from numaspark.workloads.submitline import merge_java_options, merge_list
 
 # key -> how its items are joined
@@ -36,6 +37,78 @@ WHY = {
     "spark.driver.host": "numaspark's --conf gives it",
     "spark.driver.bindAddress": "numaspark's --conf gives it",
 }
+
+
+# Spark's own -XX:ActiveProcessorCount for executors (SPARK-53209; pyspark 4.3: YARN only): it
+# gives each executor its spark.executor.cores. Spark 3.5 has no such setting.
+SPARK_PROCESSOR_COUNT_KEY = "spark.executor.limitActiveProcessorCount.enabled"
+PROCESSOR_COUNT = "-XX:ActiveProcessorCount="
+EXECUTOR_OPTIONS = "spark.executor.extraJavaOptions"
+
+
+def with_dynamic_allocation(
+    conf: dict[str, str], users: dict[str, str], master: str
+) -> tuple[dict[str, str], list[str]]:
+    """``conf`` (numaspark's merged over ``users``, the application's and the run's --conf)
+    when the user turned dynamic allocation on, and the one line that says what numaspark did
+    about it; unchanged, and no line, when it is off.
+
+    The plan's spark.executor.instances would be Spark's initial and lowest executor count
+    (Spark starts with the most of minExecutors, initialExecutors and it): it is left out
+    unless the user gave it, and kept as the user gave it. On a standalone master the plan's
+    spark.cores.max would cap the executors below maxExecutors: it becomes maxExecutors x
+    spark.executor.cores (left out when maxExecutors is unset), unless the user gave it."""
+    allocation = DynamicAllocation.of(conf)
+    if allocation is None:
+        return conf, []
+    conf = dict(conf)
+    done = []
+    if INSTANCES in users:
+        conf[INSTANCES] = users[INSTANCES]
+    elif conf.pop(INSTANCES, None) is not None:
+        done.append("left spark.executor.instances unset (the plan's count would be its floor)")
+    if master.startswith("spark://") and "spark.cores.max" not in users:
+        cores = int(conf.get("spark.executor.cores") or 1)
+        if allocation.maximum is None:
+            conf.pop("spark.cores.max", None)
+            done.append("left spark.cores.max unset (maxExecutors is)")
+        else:
+            conf["spark.cores.max"] = str(allocation.maximum * cores)
+            done.append(f"set spark.cores.max to maxExecutors x cores, {conf['spark.cores.max']}")
+    allocation = DynamicAllocation.of(conf) or allocation
+    most = allocation.maximum if allocation.maximum is not None else "unbounded"
+    line = (
+        f"dynamic allocation is on: executors come and go between {allocation.minimum} and "
+        f"{most}, {allocation.at_start} at the start"
+        + (f"; numaspark {' and '.join(done)}" if done else "")
+    )
+    return conf, [line]
+
+
+def spark_processor_count(conf: dict[str, str], master: str) -> tuple[dict[str, str], list[str]]:
+    """Spark's own processor count asked for on YARN (``SPARK_PROCESSOR_COUNT_KEY``): Spark
+    puts -XX:ActiveProcessorCount=spark.executor.cores on each executor's command line, and
+    numaspark's (the plan's, in spark.executor.extraJavaOptions) would stand beside it. Where
+    both would be given, numaspark's is left out and one line says so; elsewhere (standalone,
+    Kubernetes, Spark 3.5, which has no such setting) the setting does nothing and the
+    plan's stands."""
+    if master != "yarn" or conf.get(SPARK_PROCESSOR_COUNT_KEY, "").strip().lower() != "true":
+        return conf, []
+    options = conf.get(EXECUTOR_OPTIONS, "").split()
+    ours = [o for o in options if o.startswith(PROCESSOR_COUNT)]
+    if not ours:
+        return conf, []
+    conf = dict(conf)
+    kept = " ".join(o for o in options if not o.startswith(PROCESSOR_COUNT))
+    if kept:
+        conf[EXECUTOR_OPTIONS] = kept
+    else:
+        conf.pop(EXECUTOR_OPTIONS)
+    return conf, [
+        f"{SPARK_PROCESSOR_COUNT_KEY}=true: Spark gives each executor "
+        f"-XX:ActiveProcessorCount={conf.get('spark.executor.cores', '1')} (its cores); "
+        f"numaspark's {ours[-1]} is left out"
+    ]
 
 
 def layered(base: dict[str, str], over: dict[str, str]) -> dict[str, str]:

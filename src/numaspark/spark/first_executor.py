@@ -10,6 +10,12 @@ affinity plugin reports from a first executor:
   queue), and after ``wait_s`` it stops, saying "cannot hold the plan" only when the
   cluster's free cores and memory show it (the master's ``/json/``; YARN's nodes).
 
+Under dynamic allocation with no executor at the start (minExecutors 0, Spark's default, and
+no initialExecutors), no executor is not a failure: the application asks for one only when a
+job's tasks are backlogged, and may end having asked for none. The wait then has no deadline
+until the driver asks ("Requesting N new executor(s) because tasks are backlogged"): it ends
+when the application ends, or ``wait_s`` after that first request with none started.
+
 The clock is a parameter: the tests fake it.
 """
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +34,7 @@ from pathlib import Path
 from numaspark.errors import UsageError
 from numaspark.placement import Placement
 from numaspark.placement.cluster_capacity import room_for
+from numaspark.placement.render import DynamicAllocation
 from numaspark.spark.executor_deaths import Death, DriverLog, executor_stderr, explain
 from numaspark.spark.yarn import YarnCluster, rm_json
 from numaspark.units import MIB
@@ -34,6 +42,8 @@ from numaspark.units import MIB
 DEFAULT_WAIT_S = 300.0  # a busy YARN queue, or an emulated machine, takes minutes
 PROGRESS_S = 30.0
 DEATH_GRACE_S = 10.0  # a lone death this long ago is the answer: a second one is not awaited
+# ExecutorAllocationManager's line (Spark 3.5 and 4.x) as it first asks for executors
+ASKED = re.compile(r"Requesting \d+ new executors? because tasks are backlogged")
 
 Say = Callable[[str], None]
 
@@ -94,6 +104,7 @@ class FirstExecutorWait:
         ui: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         stderr: Callable[[str, Death], str | None] = executor_stderr,
+        dynamic: DynamicAllocation | None = None,
     ) -> None:
         self.master = master
         self.wait_s = wait_s
@@ -105,6 +116,8 @@ class FirstExecutorWait:
         self.ui = ui  # a standalone master's web UI
         self.clock = clock
         self.stderr = stderr
+        # dynamic allocation with no executor at the start: counted from the first request
+        self.on_demand = dynamic is not None and dynamic.at_start == 0
         self.started = clock()
         self.said = self.started
         self.first_death: float | None = None
@@ -120,6 +133,16 @@ class FirstExecutorWait:
         now = self.clock()
         log = DriverLog.read(self.log)
         self.app_id = log.app_id or self.app_id
+        if self.on_demand and (log.launched or log.deaths):  # asked, though not logged so
+            self.on_demand, self.started = False, now
+        if self.on_demand and not self._asked(now):
+            if now - self.said >= PROGRESS_S:
+                self.said = now
+                self.say(
+                    f"no executor from {self.master} yet, none asked for: dynamic allocation "
+                    "with minExecutors 0 asks for one when a job's tasks are backlogged"
+                )
+            return None
         if log.deaths:
             self.first_death = self.first_death if self.first_death is not None else now
             if len(log.deaths) >= 2 or now - self.first_death >= DEATH_GRACE_S:
@@ -133,6 +156,20 @@ class FirstExecutorWait:
                 f"s of --executor-wait {self.wait_s:g} s; {self._state(log)}"
             )
         return None
+
+    def _asked(self, now: float) -> bool:
+        """Whether the driver has asked for executors (dynamic allocation); once it has, the
+        wait's clock starts then."""
+        try:
+            with open(self.log, "rb") as handle:
+                text = handle.read(4 << 20).decode(errors="replace")
+        except OSError:
+            return False
+        if ASKED.search(text) is None:
+            return False
+        self.on_demand = False
+        self.started = self.said = now
+        return True
 
     def _state(self, log: DriverLog) -> str:
         if log.yarn_state is not None:
