@@ -365,7 +365,7 @@ def main() -> None:
             w_s, w_mem, _ = timed_numaspark(
                 ["whatif", str(log), "--cores", "1,8,64", "--json"], args.repeat
             )
-            ours = analyzed[0]["aggregates"]
+            ours = analyzed["logs"][0]["aggregates"]
             row = {
                 "tasks": tasks,
                 "format": fmt,

@@ -128,7 +128,7 @@ def test_analyze_command_json_and_exports(tmp_path):
         str(tmp_path / "stages.csv"),
     )
     assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+    data = json.loads(proc.stdout)["logs"]
     assert [d["aggregates"]["numTasks"] for d in data] == [8, 8]
     tasks = pd.read_parquet(tmp_path / "tasks.parquet")
     assert len(tasks) == 16 and {"executorRunTime", "appId", "locality"} <= set(tasks.columns)

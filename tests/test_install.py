@@ -123,11 +123,11 @@ def test_the_wheel_alone_as_a_user_without_root_hwloc_or_numactl(user_dir, no_sp
     # doctor says what replaced hwloc and numactl, and that the plugin came with the wheel
     doctor = {
         name: " ".join(m["text"] for m in messages)
-        for name, messages in json.loads((work / "doctor.json").read_text()).items()
+        for name, messages in json.loads((work / "doctor.json").read_text())["checks"].items()
     }
     assert doctor["numactl"].startswith("numactl is not installed: numaspark binds"), doctor
     assert doctor["hwloc"].startswith("hwloc is not installed: this machine's topology"), doctor
-    assert doctor["affinity plugin"].endswith("(the wheel)"), doctor
+    assert doctor["affinity_plugin"].endswith("(the wheel)"), doctor
     assert "pip, in this venv" in doctor["spark"], doctor
     plan = json.loads((work / "plan.json").read_text())
     (executor,) = [j for j in plan["jvms"] if j["runs_tasks"]]

@@ -75,7 +75,7 @@ def _listing(*args: str) -> dict:
 def test_a_logs_row_is_what_analyze_and_advise_read(name):
     log = RECORDED[name]
     [row] = _listing(str(log))["applications"]
-    [analyzed] = json.loads(invoke_cli("analyze", str(log), "--json").stdout)
+    [analyzed] = json.loads(invoke_cli("analyze", str(log), "--json").stdout)["logs"]
     aggregates = analyzed["aggregates"]
     assert (row["app_id"], row["application"], row["spark_version"]) == (
         analyzed["app_id"],

@@ -78,13 +78,14 @@ def whatif(
     counts, origin = (given, "--cores") if given else default_counts(log, event_log)
     predictions = [simulate(log, c) for c in counts]
     if as_json:
-        term.json(
+        term.document(
+            "whatif",
             {
                 "event_log": str(event_log),
                 "measured_s": measured_s(log),
                 "counts_from": origin,
                 "predictions": [p.__dict__ for p in predictions],
-            }
+            },
         )
         return
     term.print(views.whatif_table(log.app_id, measured_s(log), predictions))
@@ -114,7 +115,7 @@ def classify(
     refuse_mixed(stored, directory, mixed)
     found = classify_runs(stored)
     if as_json:
-        term.json(records.dump(found))
+        term.document("classify", records.dump(found))
         return
     if not found.configs:
         raise UsageError(f"{directory}: no measured ok run to classify")
@@ -165,7 +166,7 @@ def advise(
         return
     advices = rules.advise_source(Path(source), mixed)
     if as_json:
-        term.json({"source": str(source), "advice": records.dump(advices)})
+        term.document("advise", {"source": str(source), "advice": records.dump(advices)})
     else:
         term.lines(views.advice_lines(advices, show_all))
 
@@ -174,7 +175,7 @@ def show_many_logs(scan, as_json: bool) -> None:
     """``advise`` of many event logs (a `decide.history.Scan`): the table, or JSON."""
     term.warn(scan.all_warnings())
     if as_json:
-        term.json(records.dump(scan))
+        term.document("advise", records.dump(scan))
     else:
         term.print(views.history_table(scan))
         term.lines(views.history_lines(scan))
@@ -292,7 +293,7 @@ def tune(
             **search,
         )
     if options.as_json:
-        term.json(records.dump(found))
+        term.document("tune", records.dump(found))
         return
     measured = options.minimize if options.replay else "median s"
     term.print(views.trials_table(found, space, measured))
@@ -324,7 +325,7 @@ def fit(
     found = fit_report(read_points(table), predict)
     term.warn(found["warnings"])
     if as_json:
-        term.json(found)
+        term.document("fit", found)
         return
     for view in views.fit_views(table.name, found):
         term.print(view, highlight=False)

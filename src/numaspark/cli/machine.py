@@ -3,6 +3,7 @@ workloads it can run and their inputs (``workloads``, ``datagen``), and the vers
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from numaspark import __version__
@@ -15,9 +16,14 @@ from numaspark.workloads import all_workloads
 from numaspark.workloads.datagen import generate
 
 
+def check_key(name: str) -> str:
+    """A check's name as a JSON key: ``affinity plugin`` -> ``affinity_plugin``."""
+    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+
+
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
-    """MachineCheck this machine for NUMA experiments.
+    """Check this machine for NUMA experiments.
 
     It checks the tools, perf events, kernel settings and limits.
 
@@ -28,11 +34,15 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     results = run_checks()
     if as_json:
-        term.json(
+        term.document(
+            "doctor",
             {
-                name: [{"level": m.level, "text": m.text} for m in messages]
-                for name, messages in results
-            }
+                "numaspark": __version__,
+                "checks": {
+                    check_key(name): [{"level": m.level, "text": m.text} for m in messages]
+                    for name, messages in results
+                },
+            },
         )
     else:
         term.print(views.doctor_table(results, __version__))

@@ -43,7 +43,7 @@ def analyze(
     logs = [parse_event_log(path, tasks=tasks is not None) for path in event_logs]
     summaries = [log_summary(log) for log in logs]
     if as_json:
-        term.json(summaries)
+        term.document("analyze", {"logs": summaries})
     else:
         for log, summary in zip(logs, summaries, strict=True):
             term.lines(views.log_lines(log, summary))

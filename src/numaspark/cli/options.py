@@ -32,7 +32,7 @@ from numaspark.cli.placement_options import PlacementOptions
 from numaspark.cli.placement_options import with_placement as with_placement
 from numaspark.errors import UsageError
 from numaspark.experiment.venue import GIVEN_ON_HOSTS, HERE, ClusterAt, SshHosts, Venue
-from numaspark.hosts import Inventory, load_inventory, parse_hosts, read_topology
+from numaspark.hosts import Inventory, host_of, load_inventory, parse_hosts, read_topology
 from numaspark.placement import Mode
 from numaspark.topology import load
 from numaspark.units import parse_duration, parse_pairs
@@ -188,7 +188,7 @@ def topology_of(
 
     if xml is not None or synthetic is not None:
         raise UsageError("give one of --host, --xml and --synthetic")
-    return read_topology(inventory_of(None if hosts_file else host, hosts_file).get(host))
+    return read_topology(host_of(host, load_inventory(hosts_file) if hosts_file else None))
 
 
 def inventory_of(hosts: str | None, hosts_file: Path | None):

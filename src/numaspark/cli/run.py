@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 import numaspark.cli.progress as progress
-from numaspark.cli.app import app, term
+from numaspark.cli.app import app, panelled, term
 from numaspark.cli.app_options import AppOptions, line_settings, with_application
 from numaspark.cli.option_group import Opt, option_group, options_of
 from numaspark.cli.options import (
@@ -156,7 +156,76 @@ class RunOptions:
 with_run_options = option_group("options", options_of(RunOptions), RunOptions)
 
 
-@app.command()
+#: ``run --help``'s headings: where it runs, the layout, the binding, what is measured, the
+#: workload or application, and where the results go
+RUN_HELP = panelled(
+    (
+        "Where",
+        (
+            "--mode",
+            "--cluster",
+            "--master",
+            "--master-ui",
+            "--executor-wait",
+            "--driver-host",
+            "--python",
+            "--hosts",
+            "--hosts-file",
+            "--xml",
+            "--synthetic",
+        ),
+    ),
+    (
+        "Layout",
+        (
+            "--executors",
+            "--executors-per-node",
+            "--cores-per-executor",
+            "--memory-per-executor",
+            "--nodes",
+            "--threads-per-core",
+            "--gpus-per-executor",
+            "--resource",
+        ),
+    ),
+    ("Binding", ("--bind", "--mem-policy", "--pu-order", "--numa-balancing")),
+    (
+        "Measurement",
+        (
+            "--repeat",
+            "--warmup",
+            "--timeout",
+            "--collect",
+            "--interval",
+            "--gc-log",
+            "--profile",
+            "--time",
+        ),
+    ),
+    (
+        "Workload",
+        (
+            "--size",
+            "--data",
+            "--conf",
+            "--param",
+            "--rate",
+            "--duration",
+            "--stream-warmup",
+            "--class",
+            "--name",
+            "--py-files",
+            "--files",
+            "--jars",
+            "--packages",
+            "--check",
+        ),
+    ),
+    ("Output", ("--out",)),
+)
+
+
+@app.command(cls=RUN_HELP)
 @with_placement
 @with_cluster
 @with_application

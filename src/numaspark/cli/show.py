@@ -84,7 +84,7 @@ def results(
     if scan is not None:
         term.warn(scan.all_warnings())
         if as_json:
-            term.json(scan.listing())
+            term.document("results", scan.listing())
         else:
             term.print(views.applications_table(scan))
             term.lines([scan.tally()])
@@ -94,7 +94,7 @@ def results(
     stored = retimed(ResultStore(directory).load(), time)
     refuse_mixed(stored, directory, mixed)
     if as_json:
-        term.json({"source": source, "runs": results_rows(stored)})
+        term.document("results", {"source": source, "runs": results_rows(stored)})
     else:
         progress.show_stored(term, stored)
     _written(export_results(stored, runs=[csv, parquet], configs=config_table), as_json)

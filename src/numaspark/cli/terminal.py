@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rich import progress as bars
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
+from rich.measure import measure_renderables
+from rich.table import Table
 
 from numaspark.errors import NumasparkError
 from numaspark.experiment.store import ResultStore
@@ -93,6 +95,40 @@ class _LogLines:
         self.console.print(f"{time.strftime('%H:%M:%S')} {line}", highlight=False, markup=False)
 
 
+#: the widest a view is measured at in a pipe or a file (a table takes what its content needs)
+PIPED_WIDTH_LIMIT = 1_000_000
+
+
+def _whole_values(renderable: object) -> None:
+    """A view's tables, for a pipe or a file: no column capped in width, and a value wider
+    than its column folded, never cut to an ellipsis (also in a table within a table or a
+    group)."""
+    if isinstance(renderable, Group):
+        for part in renderable.renderables:
+            _whole_values(part)
+    elif isinstance(renderable, Table):
+        for column in renderable.columns:
+            column.max_width = None
+            if column.overflow == "ellipsis":
+                column.overflow = "fold"
+            for cell in column.cells:
+                _whole_values(cell)
+
+
+def utf8_streams() -> None:
+    """stdout and stderr write UTF-8 to a pipe or a file whatever the locale says (a C
+    locale's ASCII would fail on the first box-drawing line or ellipsis); on a terminal whose
+    encoding cannot show a character, it is replaced rather than fail the command."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding == "utf8" or not hasattr(stream, "reconfigure"):
+            continue
+        if stream.isatty():
+            stream.reconfigure(errors="replace")
+        else:
+            stream.reconfigure(encoding="utf-8")
+
+
 class Terminal:
     def __init__(self) -> None:
         self.out = Console()
@@ -100,11 +136,32 @@ class Terminal:
         self.err = Console(stderr=True, soft_wrap=True)
         self._progress_said = -LOG_PROGRESS_EVERY_S
 
-    def print(self, *renderables, **options) -> None:
-        self.out.print(*renderables, **options)
+    def print(self, *renderables: RenderableType, **options) -> None:
+        """On a terminal, at its width. In a pipe or a file, nothing is cut, folded or
+        ellipsised: what is printed is as wide as its widest line needs (rich would otherwise
+        fit it to 80 columns, or COLUMNS, and cut what does not fit)."""
+        if self.out.is_terminal:
+            self.out.print(*renderables, **options)
+            return
+        for renderable in renderables:
+            _whole_values(renderable)
+        measured = self.out.options.update(markup=options.get("markup"))
+        need = measure_renderables(
+            self.out, measured.update_width(PIPED_WIDTH_LIMIT), renderables
+        ).maximum
+        self.out.width = max(need, self.out.width)
+        try:
+            self.out.print(*renderables, **options)
+        finally:
+            self.out.width = None  # sized again from COLUMNS or the default, as at the start
 
     def json(self, data: object) -> None:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+    def document(self, kind: str, data: dict) -> None:
+        """A command's ``--json``: one object, its ``schema`` first, ``numaspark.KIND/1``
+        (docs/schemas.md has a section for each)."""
+        self.json({"schema": f"numaspark.{kind}/1", **data})
 
     def lines(self, lines: list[str]) -> None:
         for line in lines:
@@ -167,6 +224,7 @@ class Terminal:
             if c.__name__ == "ClickException"
         )
 
+        utf8_streams()
         ResultStore.notify = lambda note: self.note("warning:", note)
         ledger.notify = lambda note: self.note("cleaned up:", note)
         try:

@@ -39,6 +39,7 @@ __all__ = [
     "Local",
     "Shell",
     "Ssh",
+    "host_of",
     "hosts_capacity",
     "driver_address",
     "load_inventory",
@@ -119,6 +120,28 @@ def parse_hosts(text: str, defaults: dict | None = None) -> Inventory:
             )
         )
     return _checked(Inventory(tuple(hosts)), "--hosts")
+
+
+def host_of(text: str, inventory: Inventory | None = None) -> Host:
+    """``--host``: one host, a name (or address) in ``inventory`` (``--hosts-file``), else
+    ``[user@]address[:port]``; a user or port given with an inventory's host replaces its
+    own."""
+    match = _SPEC.match(text.strip()) if "," not in text else None
+    if inventory is not None:
+        for host in inventory.hosts:
+            if text.strip() in (host.name, host.address):
+                return host
+        if match is None or match["address"] == text.strip():
+            return inventory.get(text.strip())  # "no host ... in the inventory"
+        known = inventory.get(match["address"])
+        return replace(
+            known,
+            user=match["user"] or known.user,
+            port=int(match["port"]) if match["port"] else known.port,
+        )
+    if match is None:
+        raise UsageError(f"--host {text!r}: give one host, [user@]address[:port], e.g. spark@node2")
+    return parse_hosts(text.strip()).hosts[0]
 
 
 def _host(entry: dict, where: str) -> Host:
