@@ -10,7 +10,9 @@
 # fetched once (apt-get download, about 70 MB) into ~/.cache/numaspark/numa-guest; the whole
 # console goes to --log (default ~/.cache/numaspark/numa-guest/last-boot/console.log). A boot
 # takes about a minute; JVMs start about 20 times slower than here. Timings under emulation say
-# nothing about real NUMA hardware; placements (CPUs, memory policy, pages per node) do.
+# nothing about real NUMA hardware; placements (CPUs, memory policy, pages per node) do. The
+# guest's CPU is QEMU's `max` less AVX (tests/guest/build.py: QEMU 7.2's emulated AVX crashed the
+# JVM's compiled code); NUMASPARK_GUEST_CPU=max gives it back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! command -v qemu-system-x86_64 >/dev/null; then

@@ -46,11 +46,11 @@ from pathlib import Path
 import psutil
 import pytest
 from conftest import run_cli, spark_jvms
+from plugin_churn_cost import start_cluster
 
 from numaspark.placement.plugin import LOCK_DIR_KEY, PLACEMENT_KEY, REPORT_INTERVAL_KEY
 from numaspark.spark.affinity import build_jar
-from numaspark.spark.home import free_port, spark_env, spark_home
-from numaspark.spark.standalone_master import alive_workers, master_json
+from numaspark.spark.home import spark_env, spark_home
 from numaspark.supervise.processes import stop_processes
 
 pytestmark = [pytest.mark.integration, pytest.mark.jvm]
@@ -267,32 +267,6 @@ def _removal_reasons(events: Path) -> dict[str, str]:
     return reasons
 
 
-def _cluster(work: Path) -> tuple[str, list[subprocess.Popen]]:
-    spark_class = str(spark_home() / "bin" / "spark-class")
-    port, webui, wport, wwebui = (free_port() for _ in range(4))
-    env = spark_env()
-    master = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"]
-        + ["--port", str(port), "--webui-port", str(webui)],
-        env=env,
-        stdout=(work / "master.log").open("w"),
-        stderr=subprocess.STDOUT,
-    )
-    worker = subprocess.Popen(
-        [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}"]
-        + ["--host", "127.0.0.1", "--port", str(wport), "--webui-port", str(wwebui)]
-        + ["--cores", "2", "--memory", "2g", "--work-dir", str(work / "work")],
-        env=env,
-        stdout=(work / "worker.log").open("w"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 90
-    while alive_workers(master_json("127.0.0.1", webui)) < 1:
-        assert time.monotonic() < deadline, "the plain cluster did not start"
-        time.sleep(0.5)
-    return f"spark://127.0.0.1:{port}", [master, worker]
-
-
 def _plan(work: Path) -> Path:
     """The conf ``plan --target standalone --bind node`` writes: the plugin at node level."""
     plan = run_cli(
@@ -432,7 +406,7 @@ def churn(tmp_path_factory) -> Churn:
     locks, flags = work / "locks", work / "flags"
     flags.mkdir()
     properties = _plan(work)
-    master, daemons = _cluster(work)
+    master, daemons = start_cluster(work)  # the benchmark's plain cluster (bench/ is on the path)
     seen = Churn()
     apps: list[App] = []
     logs = []
