@@ -4,5 +4,5 @@
 # that did not end in one clear line (or a warning for a partly usable input) and the counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
+NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh >/dev/null
 exec .venv/bin/python tests/badinputs.py "$@"

@@ -5,5 +5,5 @@
 # Name trials to run only those: bash scripts/faults.sh sigkill-run kill-executor
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
+NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh >/dev/null
 exec .venv/bin/python tests/faults.py "$@"

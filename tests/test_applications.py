@@ -982,7 +982,7 @@ def test_characterize_on_an_application_runs_it_three_ways_with_its_own_settings
     from numaspark.experiment.characterize import SPARK_CONF, experiment
     from numaspark.experiment.sweep import run_sweep
 
-    topo = load()
+    topo = load_synthetic("package:1 numa:2 core:1 pu:1")  # two nodes: three placements
     workload = register_application(apps.from_file(str(SQUARES), ["o.json", "1000"]))
     chosen = experiment(topo, (workload.name,), repeat=1, warmup=0)
     assert {c.workload for c in chosen.configs} == {"squares"} and len(chosen.configs) == 3

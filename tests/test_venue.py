@@ -19,13 +19,14 @@ from numaspark.decide.tune_runs import live_space
 from numaspark.errors import UsageError
 from numaspark.experiment import studies
 from numaspark.experiment.characterize import experiment as characterize_experiment
+from numaspark.experiment.characterize import one_node
 from numaspark.experiment.placing import planned_topology
 from numaspark.experiment.request import RunRequest
 from numaspark.experiment.spec import at_venue, build, cluster_table
 from numaspark.experiment.studies import StudyRequest
 from numaspark.experiment.venue import HERE, NUMACTL_ON_HOSTS, PLUGIN, ClusterAt, SshHosts
 from numaspark.placement import Layout, Mode
-from numaspark.topology import load_synthetic, load_xml
+from numaspark.topology import load, load_synthetic, load_xml
 
 FOUR_NODES = "96em64t-4n4d3ca2co-pci.xml"
 
@@ -167,9 +168,20 @@ def test_a_cluster_as_planned_says_so_not_this_machine():
     assert not any("this machine" in line for line in there.cannot)
 
 
+def test_on_one_node_characterize_runs_local_mode_unbound_only():
+    """On a machine of one NUMA node (as this one), local mode bound to the node would be
+    local mode unbound: not run twice. Two nodes run both."""
+    one = characterize_experiment(load_synthetic("package:1 numa:1 core:2 pu:1"), ("wordcount",))
+    assert [c.title for c in one.configs] == ["local, unbound", "standalone 2x1, core-bound"]
+    assert one_node(load())  # this machine, as CI's
+    two = characterize_experiment(load_synthetic("package:1 numa:2 core:2 pu:1"), ("wordcount",))
+    assert [c.binding.value for c in two.configs] == ["none", "node", "core"]
+    assert not one_node(load_synthetic("package:1 numa:2 core:2 pu:1"))
+
+
 def test_local_mode_stays_here():
     """Characterize's local-mode configurations would run here: said, not sent."""
-    topology = load_synthetic("package:1 numa:1 core:2 pu:1")
+    topology = load_synthetic("package:1 numa:2 core:1 pu:1")
     planned = characterize_experiment(topology, ("wordcount",))
     experiment, cannot = at_venue(planned, ClusterAt(master="yarn"), topology)
     assert [c.title for c in experiment.configs] == ["standalone 2x1, core-bound"]

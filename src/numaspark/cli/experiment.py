@@ -257,35 +257,33 @@ def characterize(
 ) -> None:
     """Characterize this machine in one command.
 
-    It shows the topology, then runs two workloads (or your application) placed three
-    ways, and ends with an HTML report.
+    It says the machine in a line, then runs two workloads (or your application) placed
+    three ways (two on a machine of one NUMA node: local mode bound to its one node would
+    be local mode unbound), and ends with an HTML report.
 
     \b
     Example:
       numaspark characterize --repeat 1 --warmup 0
     """
     # lazy: it brings pandas, which a command that does not need it never loads
-    from numaspark.experiment.characterize import DEFAULT_WORKLOADS, experiment
+    from numaspark.experiment import characterize as characterization
     from numaspark.report.html import write_report
 
     check_repeat(repeat, warmup)
-    chosen, venue = DEFAULT_WORKLOADS, on.venue()
+    chosen, venue = characterization.DEFAULT_WORKLOADS, on.venue()
     if workload is not None or application.app_args:
         workload_of = application.workload(workload)
         chosen, venue = (workload_of.name,), venue_of(on, workload_of)
     topo = planned_on(venue)
-    term.print(views.topology_view(topo))
-    planned = experiment(
-        topo, chosen, size=size, repeat=repeat, warmup=warmup, cluster=not venue.here
+    # the machine in a line (numaspark topology draws it, the report too): the main job's
+    # output is the checks, the comparison, the findings and where the report is
+    term.print(f"{topo.source}: {views.machine_line(topo)}", highlight=False)
+    if venue.here and characterization.one_node(topo):
+        term.note("note:", characterization.ONE_NODE_NOTE)
+    planned = characterization.experiment(
+        topo, chosen, size, repeat, warmup, cluster=not venue.here
     )
-    done = progress.run_experiment(
-        term,
-        at(planned, venue, topo),
-        topo,
-        out,
-        resume,
-        data,
-    )
+    done = progress.run_experiment(term, at(planned, venue, topo), topo, out, resume, data)
     failed = progress.show_runs(
         term,
         done,

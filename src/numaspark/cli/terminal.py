@@ -99,20 +99,21 @@ class _LogLines:
 PIPED_WIDTH_LIMIT = 1_000_000
 
 
-def _whole_values(renderable: object) -> None:
-    """A view's tables, for a pipe or a file: no column capped in width, and a value wider
-    than its column folded, never cut to an ellipsis (also in a table within a table or a
-    group)."""
+def _whole_values(renderable: object, capped: bool = False) -> None:
+    """A view's tables: a value wider than its column folded, never cut to an ellipsis (also
+    in a table within a table or a group); for a pipe or a file (not ``capped``), no column
+    capped in width either."""
     if isinstance(renderable, Group):
         for part in renderable.renderables:
-            _whole_values(part)
+            _whole_values(part, capped)
     elif isinstance(renderable, Table):
         for column in renderable.columns:
-            column.max_width = None
-            if column.overflow == "ellipsis":
-                column.overflow = "fold"
+            if not capped:
+                column.max_width = None
+            if column.overflow == "ellipsis" or column.no_wrap:
+                column.overflow, column.no_wrap = "fold", False
             for cell in column.cells:
-                _whole_values(cell)
+                _whole_values(cell, capped)
 
 
 def utf8_streams() -> None:
@@ -137,10 +138,12 @@ class Terminal:
         self._progress_said = -LOG_PROGRESS_EVERY_S
 
     def print(self, *renderables: RenderableType, **options) -> None:
-        """On a terminal, at its width. In a pipe or a file, nothing is cut, folded or
+        """On a terminal, at its width, a value too wide for its column folded. In a pipe or a file, nothing is cut, folded or
         ellipsised: what is printed is as wide as its widest line needs (rich would otherwise
         fit it to 80 columns, or COLUMNS, and cut what does not fit)."""
         if self.out.is_terminal:
+            for renderable in renderables:
+                _whole_values(renderable, capped=True)
             self.out.print(*renderables, **options)
             return
         for renderable in renderables:

@@ -36,7 +36,8 @@ def experiment(
 ) -> Experiment:
     """Three placements x the workloads, ordered so the cluster serves both workloads. On a
     cluster (``cluster``: ``topology`` is the machine it is planned as), an executor per node
-    unbound and node-bound take local mode's place: local mode would run here."""
+    unbound and node-bound take local mode's place: local mode would run here. On a machine
+    of one NUMA node, local mode runs unbound only (`one_node`)."""
     executors = min(len(topology.allowed_cpus), 2)
     if cluster:
         placements = [
@@ -44,10 +45,9 @@ def experiment(
             ("cluster 1/node, node-bound", Layout(executors_per_node=1), Binding.NODE),
         ]
     else:
-        placements = [
-            ("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE),
-            ("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE),
-        ]
+        placements = [("local, unbound", Layout(mode=Mode.LOCAL), Binding.NONE)]
+        if not one_node(topology):
+            placements.append(("local, node-bound", Layout(mode=Mode.LOCAL), Binding.NODE))
     placements.append(
         (
             f"standalone {executors}x1, core-bound",
@@ -61,6 +61,21 @@ def experiment(
         for workload in workloads
     ]
     return Experiment("characterize", configs, repeat=repeat, warmup=warmup)
+
+
+def one_node(topology: Topology) -> bool:
+    """Whether this machine's CPUs allowed here are on one NUMA node: binding local mode's one
+    JVM to its node then gives it the CPUs and memory it has unbound (numactl
+    --cpunodebind=0 --membind=0 on a one-node machine changes nothing), so that
+    configuration would only measure the machine's noise twice."""
+    cpu_nodes = {pu.node for pu in topology.pus if pu.allowed}
+    return len(cpu_nodes) <= 1 and len(topology.allowed_nodes) <= 1
+
+
+ONE_NODE_NOTE = (
+    "one NUMA node here: local mode bound to it is local mode unbound, so it runs unbound "
+    "only (a server of two or more nodes runs both)"
+)
 
 
 def _conf(workload: str) -> dict[str, str]:

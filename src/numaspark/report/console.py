@@ -20,6 +20,7 @@ from numaspark.report.views_event_logs import (
     history_table,
     log_lines,
     placement_lines,
+    whatif_applications_table,
     whatif_table,
 )
 from numaspark.report.views_machine import (
@@ -29,6 +30,7 @@ from numaspark.report.views_machine import (
     doctor_table,
     hosts_view,
     launch_view,
+    machine_line,
     placement_view,
     probe_table,
     settings_view,
@@ -72,10 +74,12 @@ __all__ = [
     "smt_line",
     "spark_defaults_fragment",
     "study_lines",
+    "machine_line",
     "topology_view",
     "trial_failures",
     "trials_table",
     "warning_lines",
+    "whatif_applications_table",
     "whatif_table",
     "workloads_table",
     "yarn_table",

@@ -21,6 +21,16 @@ from numaspark.topology.sysfs import SOURCE as SYSFS_SOURCE
 from numaspark.units import human_size, jvm_size
 
 
+def machine_line(topology: Topology) -> str:
+    """The machine in one line: packages, NUMA nodes, L3 domains, cores, PUs, memory."""
+    return (
+        f"{len(topology.packages)} package(s), {len(topology.nodes)} NUMA node(s) "
+        f"({sum(1 for n in topology.nodes if n.has_cpus)} with CPUs), {len(topology.l3)} L3 "
+        f"domain(s), {len(topology.cores)} cores, {len(topology.pus)} PUs"
+        f"{' (SMT)' if topology.smt else ''}, memory {human_size(topology.total_memory)}"
+    )
+
+
 def topology_view(topology: Topology) -> RenderableType:
     """The machine as a tree (package > node > L3 > cores) plus allowed sets and distances."""
     title = Text.assemble(
@@ -30,13 +40,7 @@ def topology_view(topology: Topology) -> RenderableType:
         f"  fingerprint {topology.fingerprint}",
     )
     tree = Tree(title)
-    summary = (
-        f"{len(topology.packages)} package(s), {len(topology.nodes)} NUMA node(s) "
-        f"({sum(1 for n in topology.nodes if n.has_cpus)} with CPUs), {len(topology.l3)} L3 "
-        f"domain(s), {len(topology.cores)} cores, {len(topology.pus)} PUs"
-        f"{' (SMT)' if topology.smt else ''}, memory {human_size(topology.total_memory)}"
-    )
-    tree.add(summary)
+    tree.add(machine_line(topology))
     if topology.source == SYSFS_SOURCE:
         tree.add("read from the kernel's sysfs: hwloc's lstopo-no-graphics is not on the PATH")
     elif topology.source == "this machine" and topology.hwloc_version:
@@ -83,7 +87,7 @@ def device_table(topology: Topology) -> Table:
     """The PCI devices that matter to Spark (GPUs, NICs, NVMe drives), node by node."""
     table = Table(title="Devices (PCI), by the NUMA node they hang off", title_justify="left")
     for column in ("node", "kind", "name", "PCI bus id", "class", "vendor:device", "OS devices"):
-        table.add_column(column, no_wrap=column != "OS devices")
+        table.add_column(column, overflow="fold")
     by_node = sorted(topology.devices, key=lambda d: (d.node is None, d.node or 0, d.pci_busid))
     for device in by_node:
         table.add_row(
@@ -155,7 +159,7 @@ def placement_view(placement: Placement, manager: str | None = None) -> Renderab
     with_devices = any(j.devices for j in placement.jvms)
     columns = ("JVM", "node(s)", "CPUs", "slots", "heap", "launch prefix")
     for column in columns + (("devices",) if with_devices else ()):
-        table.add_column(column, no_wrap=column in ("JVM", "heap"))
+        table.add_column(column, overflow="fold")
     for jvm in placement.jvms:
         prefix = " ".join(bind_argv(jvm)) or "[dim](unbound)[/]"
         table.add_row(
@@ -311,7 +315,7 @@ def probe_table(found: dict) -> Table:
 
 def doctor_table(results: list, version: str) -> Table:
     table = Table(title=f"numaspark {version} doctor", title_justify="left", show_lines=True)
-    table.add_column("check", style="bold", no_wrap=True)
+    table.add_column("check", style="bold", overflow="fold")
     table.add_column("finding")
     style = {"state": "", "advice": "cyan", "warning": "yellow", "error": "bold red"}
     for name, messages in results:
