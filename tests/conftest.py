@@ -180,11 +180,11 @@ def invoke_cli(*args: str) -> subprocess.CompletedProcess[str]:
     computes or prints. A test of the process itself (an exit code or the one line a mistake
     gives, a signal, what is left running) uses `run_cli`. An exception the command raises is
     raised here, with its traceback, not turned into an exit code."""
-    from typer.testing import CliRunner
+    from click.testing import CliRunner  # what typer's wraps, on the tree built once
 
-    from numaspark.cli.commands import app
+    from numaspark.cli.commands import command
 
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    result = CliRunner().invoke(command(), list(args), env={"COLUMNS": "200"})
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(
@@ -203,9 +203,9 @@ class _Stopped(Exception):
 def run_request(command: str, monkeypatch) -> RunRequest:
     """The `RunRequest` the real ``numaspark run`` builds from ``command`` (a printed
     ``numaspark run ...`` line), stopped before it runs anything."""
-    from typer.testing import CliRunner
+    from click.testing import CliRunner  # what typer's wraps, on the tree built once
 
-    from numaspark.cli.commands import app
+    from numaspark.cli import commands
 
     argv = shlex.split(command)
     assert argv[:2] == ["numaspark", "run"], command
@@ -214,7 +214,7 @@ def run_request(command: str, monkeypatch) -> RunRequest:
         raise _Stopped(request)
 
     monkeypatch.setattr("numaspark.experiment.runner.run_workload", stop)
-    result = CliRunner().invoke(app, argv[1:])
+    result = CliRunner().invoke(commands.command(), argv[1:])
     assert isinstance(result.exception, _Stopped), (command, result.output, result.exception)
     return result.exception.request
 

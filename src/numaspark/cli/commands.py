@@ -12,7 +12,11 @@ pipeline step; options that several commands share are declared once in options.
 
 from __future__ import annotations
 
+import functools
 import sys
+from typing import TYPE_CHECKING
+
+import typer
 
 # imported for their @app.command decorators: each registers its step's commands
 import numaspark.cli.decide  # noqa: F401
@@ -26,12 +30,24 @@ from numaspark.cli.app import app, in_help_order, term
 
 in_help_order()
 
-__all__ = ["app", "main", "term"]
+if TYPE_CHECKING:
+    import click
+
+__all__ = ["app", "command", "main", "term"]
+
+
+@functools.cache
+def command() -> click.Command:
+    """The click command tree that typer builds from the app's functions: built once per
+    process (150 ms of CPU here, most of what a command that only checks its input costs),
+    so that processes forked from one that built it (the bad-input corpus's cases,
+    tests/badinputs.py) do not each build it again."""
+    return typer.main.get_command(app)
 
 
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback."""
-    sys.exit(term.main(app))
+    sys.exit(term.main(command()))
 
 
 if __name__ == "__main__":

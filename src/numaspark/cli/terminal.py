@@ -214,7 +214,7 @@ class Terminal:
         return _Bars(*columns, console=self.err, transient=False, auto_refresh=thread)
 
     def main(self, app) -> int:
-        """Run the typer ``app``; its exit code. Usage errors keep typer's form (usage, a hint)
+        """Run ``app`` (typer's, or the click command it builds); its exit code. Usage errors keep typer's form (usage, a hint)
         and end with one line that says what was wrong (exit 2); ours are one line on stderr,
         never a traceback; a path that cannot be read or written is one line (exit 2); Ctrl-C
         and SIGTERM exit 130."""
