@@ -253,10 +253,10 @@ def test_python_memory_is_for_yarn_and_k8s_only(xeon24):
 
 
 def test_a_plan_for_yarn_or_kubernetes_is_headed_by_its_manager_not_standalone_mode():
-    for target, manager in (
-        ("yarn", "on YARN"),
-        ("k8s", "on Kubernetes"),
-        ("spark", "standalone mode"),
+    for target, heading in (
+        ("yarn", "Placement by YARN's NodeManager (yarn-site.xml, spark-defaults.conf): "),
+        ("k8s", "Placement by the kubelet's managers (kubelet-config.yaml, "),
+        ("spark", "Placement: "),
     ):
         proc = run_cli(
             "plan",
@@ -271,6 +271,6 @@ def test_a_plan_for_yarn_or_kubernetes_is_headed_by_its_manager_not_standalone_m
             check=True,
         )
         title = proc.stdout.splitlines()[0]
-        assert title.startswith("Placement: 2 executor(s)") and f"{manager}, bind node" in title, (
-            title
-        )
+        assert title.startswith(heading) and "2 executor(s)" in title, title
+        assert "standalone mode" not in title or target == "spark", title
+        assert "bind node" in title, title

@@ -43,7 +43,7 @@ PolicyOpt = Annotated[
     MemPolicy | None,
     Opt(
         "--mem-policy",
-        help="Memory policy (default: bind where numactl binds, as plan's table shows; preferred where the affinity plugin binds from inside, on a cluster numaspark did not start, as the plugin settings of plan --target standalone or k8s leave it; the kernel's when unbound).",
+        help="Memory policy (default: bind where numactl binds the JVMs numaspark starts, as plan shows; preferred where the affinity plugin binds from inside, on a cluster numaspark did not start, as plan --target standalone and the plugin's files of --target yarn and k8s show; YARN's NodeManager interleaves whatever is asked; the kernel's when unbound).",
     ),
 ]
 NodesOpt = Annotated[

@@ -4,10 +4,13 @@ across runs (a standalone cluster, a mini YARN)."""
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from numaspark import records
 from numaspark.cli.app import app, cluster_app, term, yarn_app
@@ -24,10 +27,11 @@ from numaspark.cli.options import (
 )
 from numaspark.cli.placement_options import PlacementOptions, with_placement
 from numaspark.errors import UsageError
-from numaspark.experiment.placing import plan_at, start_kept_cluster
+from numaspark.experiment.placing import plan_at, plan_driver, start_kept_cluster
 from numaspark.experiment.venue import Venue
 from numaspark.hosts import driver_address, plans_to_dict
 from numaspark.placement import (
+    MemPolicy,
     Mode,
     Placement,
     Platform,
@@ -62,6 +66,13 @@ def topology(
     term.json(records.dump(topo)) if as_json else term.print(views.topology_view(topo))
 
 
+class DeployMode(str, Enum):
+    """Where spark-submit runs the driver of the application a plan at --master is for."""
+
+    CLIENT = "client"  # where spark-submit runs: the workers keep every core
+    CLUSTER = "cluster"  # on a standalone worker, or in YARN's application master
+
+
 @dataclasses.dataclass(frozen=True)
 class PlanOptions:
     """``plan``'s own options (``@with_plan_options``), in the order its --help shows them."""
@@ -90,6 +101,12 @@ class PlanOptions:
     ] = None
     master_ui: Annotated[
         str | None, Opt(help="With --master spark://: its web UI (default: port 8080 on its host).")
+    ] = None
+    deploy_mode: Annotated[
+        DeployMode | None,
+        Opt(
+            help="With --master spark:// or yarn: where spark-submit will run the driver. cluster: the plan leaves a worker (YARN: the application master) the driver's --driver-cores and --driver-memory; client: the executors get every core. Default: cluster with --target standalone or yarn, whose files then serve either; client otherwise, as run plans."
+        ),
     ] = None
     out: Annotated[
         Path | None,
@@ -140,6 +157,17 @@ class PlanOptions:
             **given,
         ).venue()
 
+    def driver(self, venue: Venue) -> tuple[int, int] | None:
+        """The driver's cores and MB the plan leaves on the cluster at ``venue`` (None: none):
+        unless --deploy-mode says, room for either where plan writes a manager's files
+        (standalone, yarn), none as ``run`` plans a client-mode driver (--target spark)."""
+        if self.deploy_mode is None and self.target is Platform.SPARK:
+            return None
+        mode = self.deploy_mode.value if self.deploy_mode is not None else None
+        return plan_driver(
+            venue, mode, self.driver_cores, parse_size(self.driver_memory, "--driver-memory")
+        )
+
     def sized(self) -> dict:
         """The driver's size, as `PlacementOptions.place` takes it (the devices each executor
         owns are placement options: `PlacementOptions.resources`)."""
@@ -168,7 +196,8 @@ def plan_command(where: PlacementOptions, options: PlanOptions) -> None:
     venue = options.venue()
     request = where.request(options.mode, **options.sized()).at(venue)
     machine = topology_of(options.xml, options.synthetic) if venue.here else None
-    planned = plan_at(venue, request, machine, term.say)
+    driver = options.driver(venue)
+    planned = plan_at(venue, request, machine, term.say, driver)
     if planned.hosts:  # the driver stays here; executors go to the hosts
         driver = driver_address(venue.inventory)
         return (
@@ -179,29 +208,63 @@ def plan_command(where: PlacementOptions, options: PlanOptions) -> None:
     placement, topo = planned.placement, planned.topology
     target, out = options.target, options.out
     extra = target.settings(
-        placement, topo, where.mem_policy, options.plugin_jar, options.image, python_bytes
+        placement,
+        topo,
+        where.mem_policy,
+        options.plugin_jar,
+        options.image,
+        python_bytes,
+        driver=driver is not None,
     )
+    # --out with --target spark: platform_files's one line (no manager's files to write)
+    shown = target is not Platform.SPARK or out is not None
+    files = platform_files(target, extra, out) if shown else {}
     # the files are written before anything is printed: a bad --out is the only line shown
-    written = write_files(out, platform_files(target, extra, out)) if out is not None else []
+    written = write_files(out, files) if out is not None else []
     if options.as_json:
         term.json({**placement_to_dict(placement), **({target.value: extra} if extra else {})})
+    elif target is Platform.SPARK:
+        term.print(views.placement_view(placement))
     else:
-        _show_plan(placement, target, extra)
+        _show_target(placement, target, extra, where.mem_policy)
+        _show_files(files, out)
     for path in written:
         term.note("wrote", str(path), colour="green")
 
 
-def _show_plan(placement: Placement, target: Platform, extra: dict) -> None:
-    """The placement, and what ``target`` is given to apply it (``extra``: its settings)."""
-    manager = {Platform.YARN: "YARN", Platform.K8S: "Kubernetes"}.get(target)
-    term.print(views.placement_view(placement, manager))
-    # standalone: lines to paste into the standing cluster's spark-defaults.conf
-    if target is Platform.STANDALONE:
-        term.print(views.spark_defaults_fragment(extra["spark-defaults.conf"]), soft_wrap=True)
-        if "worker" in extra:  # devices: what each worker offers Spark's scheduler
-            term.print(views.settings_view("standalone", {"worker": extra["worker"]}))
-    elif extra:
-        term.print(views.settings_view(target.value.upper(), extra))
+def _show_target(
+    placement: Placement, target: Platform, extra: dict, asked: MemPolicy | None
+) -> None:
+    """The placement as ``target``'s realisers apply it, one table for each way it offers
+    (``extra``: its settings), and the plan's notes."""
+    for way in target.applied(placement, extra, asked):
+        # the heading on a line of its own: a table's title would be folded at its width
+        term.print(
+            Text.assemble(
+                (f"Placement by {way.who}", "bold"),
+                f": {len(way.rows)} executor(s), bind {placement.binding.value}, "
+                f"memory {way.memory}",
+            ),
+            soft_wrap=True,
+        )
+        table = Table()
+        for column in ("JVM", "node(s)", "CPUs", "slots", "heap", "applied"):
+            table.add_column(column, no_wrap=column in ("JVM", "heap"))
+        for row in way.rows:
+            table.add_row(*(Text(cell) for cell in row))
+        term.print(table)
+    if placement.notes:
+        notes = "\n".join(f"note: {n}" for n in placement.notes)
+        term.print(Text(notes, style="yellow"))
+
+
+def _show_files(files: dict[str, str], out: Path | None) -> None:
+    """Each file the plan writes (--out) or would write, whole, under a ``==> NAME <==``
+    line: what is printed is what is written."""
+    for name, text in files.items():
+        where = str(out / name) if out is not None else f"{name} (written with --out DIR)"
+        term.print(Text(f"\n==> {where} <=="), soft_wrap=True)
+        term.print(Text(text.removesuffix("\n")), soft_wrap=True)
 
 
 @cluster_app.command("up")

@@ -176,6 +176,32 @@ def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
     return cores, parse_size(memory if memory[-1].isalpha() else memory + "m", "driver") // MIB
 
 
+def plan_driver(
+    venue: Venue, deploy_mode: str | None, cores: int, memory: int
+) -> tuple[int, int] | None:
+    """The cores and MB of a driver ``numaspark plan`` leaves room for on the cluster at
+    ``venue`` (``memory`` in bytes): the files it writes serve whichever spark-submit a user
+    runs, and in cluster deploy mode a standalone master runs the driver on a worker, YARN in
+    the application master's container. Unless ``deploy_mode`` is client, a plan at a
+    standalone master or on YARN keeps that room; None where the driver takes nothing of the
+    executors' hosts (client mode; here; hosts over SSH; Kubernetes' own driver pod)."""
+    if deploy_mode is not None and not isinstance(venue, ClusterAt):
+        raise UsageError(
+            f"--deploy-mode {deploy_mode}: a driver runs on the cluster only at --master "
+            "spark://HOST:PORT or yarn"
+        )
+    if deploy_mode == "client" or not isinstance(venue, ClusterAt):
+        return None
+    if not (venue.master.startswith("spark://") or venue.master == "yarn"):
+        if deploy_mode == "cluster":
+            raise UsageError(
+                f"--deploy-mode cluster at {venue.master}: the driver runs in a pod of its "
+                "own there, beside the executors' (give spark://HOST:PORT or yarn)"
+            )
+        return None
+    return cores, memory // MIB
+
+
 # --- the target a request runs on -------------------------------------------------------------
 
 
@@ -280,11 +306,14 @@ def placement_at(
     driver: tuple[int, int] | None = None,
     say: Say = _quiet,
     warn: Say = _quiet,
+    driver_note: str | None = None,
 ) -> tuple[Placement, ClusterCapacity]:
     """``request`` planned for the cluster at ``venue`` (a standalone master's workers; YARN's
     running NodeManagers; Kubernetes nodes' topology as given), less ``driver``'s cores and MB
     where the driver runs there (cluster deploy mode); at --bind node the plugin binds each
-    executor to a node from inside. What the cluster has now, with it."""
+    executor to a node from inside. What the cluster has now, with it. ``driver_note``: the
+    driver's line goes into the placement's notes, with these words after it, instead of
+    being said (``plan``, whose notes are its output)."""
     request = policy_from_inside(request)
     has = read_cluster(
         venue.master,
@@ -295,15 +324,20 @@ def placement_at(
         warn=warn,
         say=say,
     )
+    notes = []
     if driver is not None:
         has = has.with_driver(*driver)
-        say(
+        left = (
             f"cluster deploy mode: {driver[0]} core(s) and {driver[1]} MB of a "
             f"{has.fitting.host if has.fitting else 'host'} are left to the driver"
         )
+        if driver_note is None:
+            say(left)
+        else:
+            notes.append(f"{left} {driver_note}")
     placement = placed_on(has, request)
     cores = max(e.cores for e in placement.executors)
-    notes = [has.learned] if has.learned else []
+    notes += [has.learned] if has.learned else []
     if has.learned:
         say(has.learned)
     wide = has.span_note(cores, request.binding is Binding.NODE)
@@ -336,12 +370,30 @@ class PlannedAt:
     hosts: tuple = ()
 
 
-def plan_at(venue: Venue, request: RunRequest, machine: Topology, say: Say = _quiet) -> PlannedAt:
+def plan_at(
+    venue: Venue,
+    request: RunRequest,
+    machine: Topology,
+    say: Say = _quiet,
+    driver: tuple[int, int] | None = None,
+) -> PlannedAt:
     """``request`` planned for ``venue``: on ``machine`` here (this machine, or a saved
     server's), on each host over SSH from its own topology, or on what a cluster at an address
-    has now (``plan --master``: sized for its workers, not for the machine ``plan`` runs on)."""
+    has now (``plan --master``: sized for its workers, not for the machine ``plan`` runs on),
+    less ``driver``'s cores and MB where a driver in cluster deploy mode may run there
+    (`plan_driver`), said in the plan's notes."""
     if isinstance(venue, ClusterAt):
-        placement, has = placement_at(venue, request, say=say, warn=say)
+        placement, has = placement_at(
+            venue,
+            request,
+            driver,
+            say=say,
+            warn=say,
+            driver_note=(
+                "(in case spark-submit runs it there: --deploy-mode cluster; "
+                "plan --deploy-mode client plans without it)"
+            ),
+        )
         return PlannedAt(placement, has.topology())
     if isinstance(venue, SshHosts):
         plans = plan_hosts(venue.inventory, lambda host, topology: plan_request(topology, request))

@@ -417,6 +417,16 @@ def _numa_nodes(
         f"{YARN_ALLOCATION_MB} MB) plus the application "
         f"master's ({SPARK_AM_MB} MB, {SPARK_AM_VCORES} vcore)"
     )
+    if len(nodes) > 1:
+        node_cpus = sum(per_node[n] * executors[0].cores + SPARK_AM_VCORES for n in nodes)
+        vcores = placement.total_cores + SPARK_AM_VCORES
+        why["node cpus"] = (
+            f"the nodes' cpus sum to {node_cpus}, above the NodeManager's {vcores} vcores "
+            f"(yarn.nodemanager.resource.cpu-vcores), on purpose: each of the {len(nodes)} "
+            f"nodes has room for the application master's {SPARK_AM_VCORES} vcore, as YARN's "
+            "round robin may put it on any of them; the vcores count it once, so YARN grants "
+            "no more than the executors and the master"
+        )
     if short:
         why["too small"] = "; ".join(short) + ": give a smaller --memory-per-executor"
     return conf
@@ -433,13 +443,19 @@ def with_manager(placement: Placement) -> dict[str, str]:
     return conf
 
 
+def plugin_policy(asked: MemPolicy | None) -> MemPolicy:
+    """The memory policy the plugin gives a node-bound executor: the one asked for, else its
+    default (preferred: the numactl plan's default, bind, is numactl's to give a whole
+    process; local is no policy the plugin applies)."""
+    return asked if asked is not None and asked is not MemPolicy.LOCAL else MemPolicy.PREFERRED
+
+
 def _inside(placement: Placement, asked: MemPolicy | None) -> Placement:
     """``placement`` as the plugin realises it from inside: unbound at start, and the memory
-    policy asked for, else the plugin's default (preferred: the numactl plan's default, bind,
-    is numactl's to give a whole process)."""
+    policy asked for, else the plugin's default (`plugin_policy`)."""
     if placement.binding is not Binding.NODE:
         return placement
-    policy = asked if asked is not None and asked is not MemPolicy.LOCAL else MemPolicy.PREFERRED
+    policy = plugin_policy(asked)
     return replace(bound_from_inside(placement, slice_known=True), mem_policy=policy)
 
 
@@ -478,15 +494,20 @@ def plugin_alternative(
 
 
 def standalone_settings(
-    placement: Placement, topology: Topology, asked: MemPolicy | None = None
+    placement: Placement, topology: Topology, asked: MemPolicy | None = None, driver: bool = False
 ) -> dict[str, dict[str, str]]:
     """A standing standalone cluster (one numaspark did not start): the plugin's conf, as a
-    spark-defaults.conf fragment to paste in, for the level and policy of ``placement``."""
+    spark-defaults.conf fragment to paste in, for the level and policy of ``placement``.
+    ``driver``: the plan left a worker room for a driver in cluster deploy mode, whose size
+    the fragment then sets (spark.driver.cores and .memory), so that it takes that room."""
     inside = _inside(placement, asked)
     conf = {
         "spark.executor.cores": str(placement.executors[0].cores),
         "spark.executor.memory": jvm_size(placement.executors[0].heap),
     }
+    if driver:
+        conf["spark.driver.cores"] = str(placement.layout.driver_cores)
+        conf["spark.driver.memory"] = jvm_size(placement.layout.driver_memory)
     conf.update(
         {k: v for k, v in spark_conf(inside).items() if k == "spark.executor.extraJavaOptions"}
     )
