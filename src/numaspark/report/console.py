@@ -33,8 +33,6 @@ from numaspark.report.views_machine import (
     machine_line,
     placement_view,
     probe_table,
-    settings_view,
-    spark_defaults_fragment,
     topology_view,
     yarn_table,
 )
@@ -70,9 +68,7 @@ __all__ = [
     "probe_table",
     "run_lines",
     "scaling_lines",
-    "settings_view",
     "smt_line",
-    "spark_defaults_fragment",
     "study_lines",
     "machine_line",
     "topology_view",

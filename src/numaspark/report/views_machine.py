@@ -5,14 +5,12 @@ bandwidth and latency, the doctor's checks and a standing cluster's state
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from numaspark.placement import Placement, bind_argv, spark_conf, spark_defaults_text
+from numaspark.placement import Placement, bind_argv, spark_conf
 from numaspark.placement.plugin import SLOTS_ENV
 from numaspark.placement.resources import resource_env
 from numaspark.probe import KERNELS
@@ -228,30 +226,6 @@ def hosts_view(plans: list, driver: str) -> RenderableType:
             )
         )
         parts.append(placement_view(found.placement))
-    return Group(*parts)
-
-
-def spark_defaults_fragment(conf: dict[str, str]) -> RenderableType:
-    """``plan --target standalone``: lines to paste into a standing cluster's
-    spark-defaults.conf (the jar must be at the class paths' path on every host)."""
-    text = (
-        "# numaspark: the affinity plugin, for a standalone cluster numaspark did not start;\n"
-        f"# copy {conf.get('spark.executor.extraClassPath', 'the jar')} to the same path on "
-        "every worker host\n" + spark_defaults_text(conf)
-    )
-    return Text(text)  # printed with soft_wrap: pasted whole, never wrapped
-
-
-def settings_view(title: str, sections: dict[str, dict[str, object]]) -> RenderableType:
-    parts: list[RenderableType] = []
-    for name, values in sections.items():
-        table = Table(title=f"{title}: {name}", title_justify="left", box=None)
-        table.add_column("key", style="cyan")
-        table.add_column("value")
-        for key, value in values.items():
-            # the kubelet's maps and lists, and the pod template, as their JSON: one line each
-            table.add_row(key, value if isinstance(value, str) else json.dumps(value))
-        parts.append(table)
     return Group(*parts)
 
 
