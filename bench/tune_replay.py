@@ -51,10 +51,12 @@ from tune_models import (
 
 from numaspark.decide.prior import Machine
 from numaspark.decide.tune import (
+    context_columns,
     read_table,
     replay_objective,
     tune,
 )
+from numaspark.errors import UsageError
 from numaspark.topology import load_synthetic, load_xml
 
 HERE = Path(__file__).resolve().parent
@@ -122,7 +124,16 @@ def tuner_values(
     columns: dict[str, str] | None = None,
 ) -> list[float | None]:
     """The values of one search's trials, in order (``columns``: what the table's columns
-    mean, as `numaspark tune --column NAME=ROLE` declares them)."""
+    mean, as `numaspark tune --column NAME=ROLE` declares them). A table with context columns
+    (the job or its input, which `numaspark tune` holds fixed, a search per context) is
+    refused: one search per table is what is compared (one table per context)."""
+    space, lookup = read_table(csv, value)
+    held = context_columns(space.names, columns)
+    if held:
+        raise UsageError(
+            f"{csv}: {', '.join(held)} describe the job or its input (context, held fixed): "
+            "give one table per context (bench/public_tables.py writes them so)"
+        )
     if cli:
         numaspark = Path(sys.executable).with_name("numaspark")
         argv = [
@@ -143,8 +154,8 @@ def tuner_values(
         if not early_stop:
             argv.append("--no-early-stop")
         found = json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout)
-        return [t["value"] for t in found["trials"]]
-    space, lookup = read_table(csv, value)
+        (search,) = found["contexts"]  # no context column: one search
+        return [t["value"] for t in search["trials"]]
     found = tune(
         space,
         replay_objective(lookup, space),

@@ -238,8 +238,8 @@ def test_a_damaged_log_among_many_is_one_warning(tmp_path):
     assert "Traceback" not in proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
     [garbage] = [w for w in warnings if "app-garbage" in w]
-    assert "app-garbage: not read: holds no Spark application events" in garbage
-    assert any("app-cut" in w and "did not finish" in w for w in warnings)
+    assert "app-garbage: not read: not a Spark event log: its first bytes are binary" in garbage
+    assert any("app-cut" in w and "truncated: cut at byte" in w for w in warnings)
     assert "7 log(s) read" in proc.stdout
 
 

@@ -157,7 +157,8 @@ def test_three_trials_of_the_tuner_on_the_cluster(tmp_path, cluster, app):
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     assert "not proposed: 9 configuration(s) the cluster cannot hold now" in done.stderr
     assert "cannot hold 1 executor(s) of 2 core(s)" in done.stderr, done.stderr[-3000:]
-    trials = json.loads(done.stdout)["trials"]
+    (search,) = json.loads(done.stdout)["contexts"]  # live runs: one search
+    trials = search["trials"]
     assert len(trials) == 3, trials
     assert all(t["params"]["mode"] == "standalone" and t["source"] for t in trials), trials
     assert all(t["params"]["cores_per_executor"] == 1 for t in trials), trials
@@ -249,7 +250,8 @@ def test_ctrl_c_mid_tune_leaves_nothing_there_and_resume_reads_the_trial_back(tm
     release.touch()
     resumed = _numaspark(tmp_path, *argv[:-3], "--resume", *argv[-3:])
     assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-3000:]
-    trials = json.loads(resumed.stdout)["trials"]
+    (search,) = json.loads(resumed.stdout)["contexts"]  # live runs: one search
+    trials = search["trials"]
     assert len(trials) == 2, trials
     assert trials[0]["source"] == "stored: measured by an earlier tune, read back", trials
     assert trials[1]["params"] != trials[0]["params"]

@@ -449,7 +449,7 @@ def test_a_change_the_planner_refuses_has_no_command_and_one_line_why():
         "executors or cores per executor"
     )
     assert records.dump(finding)["command"] == "" and "\n" not in records.dump(finding)["check"]
-    lines = advice_lines([advice], show_all=False)
+    lines = advice_lines([advice], show_all=False, causes=advice.causes)
     assert f"           ! {finding.check}" in lines and not any("$ " in line for line in lines)
     unrecorded = _finding(advise(Subject(None, smt, [st, smt]), "smt"), "smt")
     assert "--bind core" in unrecorded.command
@@ -542,16 +542,30 @@ def test_advice_on_a_recorded_event_log():
     )
 
 
-def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
-    """AQE and its skew join are on by default (Spark 3.2+): the advice for a skewed stage
-    asks for more partitions, and turns AQE back on only in a run that had it off."""
+def _skewed(shuffle: bool = True):
+    """The plain log with one task of its longest stage 9x the others; ``shuffle``: that
+    stage read as a shuffle's reader (its sums say so), else as it is (data made in the
+    driver)."""
     log = parse_event_log(PLAIN_LOG)
     stage = int(log.stages.sort_values("stageDuration").iloc[-1]["stageId"])
     tasks = log.tasks.copy()
     rows = tasks.index[tasks["stageId"] == stage]
     tasks.loc[rows, "duration"] = 100.0
     tasks.loc[rows[0], "duration"] = 900.0  # one task 9x the others
-    skewed = replace(log, tasks=tasks)
+    stages = log.stages.copy()
+    if shuffle:
+        stages.loc[stages["stageId"] == stage, "shuffleRecordsRead"] = 1000.0
+    return replace(log, tasks=tasks, stages=stages)
+
+
+def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
+    """AQE and its skew join are on by default (Spark 3.2+): the advice for a skewed stage
+    asks for more partitions, and turns AQE back on only in a run that had it off."""
+    made, skewed = _skewed(shuffle=False), _skewed()
+    # the stage made its data in the driver: its tasks are the code's partitions
+    neither = _finding(advise(Subject(made), "log"), "task-skew")
+    assert "it reads neither" in neither.finding and "shuffle" not in neither.command
+    assert neither.change == {"spark.default.parallelism": "8"}
     default = _finding(advise(Subject(skewed), "log"), "task-skew")
     assert default.severity > Severity.NONE and "9.0x the median" in default.finding
     assert "spark.sql.shuffle.partitions=" in default.command
@@ -569,6 +583,34 @@ def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
     finding = _finding(advise(Subject(skewed, had), "run"), "task-skew")
     assert "spark.sql.shuffle.partitions=16" in finding.command
     assert "spark.default.parallelism=8" in finding.command
+
+
+def test_a_stored_runs_command_carries_what_it_was_given_and_the_change_only():
+    """A run whose recorded settings hold Spark's own properties beside the user's (an
+    application id, the driver's port, the executor id): its ``numaspark run`` carries the
+    user's setting and the change, never Spark's own (before, every recorded key went into
+    the command), and ``change`` names the settings that differ from the run's."""
+    run = _run("a", 10.0)
+    given = {
+        "spark.app.id": "local-1",
+        "spark.driver.port": "40123",
+        "spark.executor.id": "driver",
+        "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+        "spark.driver.extraJavaOptions": "-XX:+UseSerialGC --add-opens=java.base/java.nio=ALL-UNNAMED",
+    }
+    ran = replace(run, spec=replace(run.spec, spark_conf=given))
+    finding = _finding(advise(Subject(_skewed(), ran), "run"), "task-skew")
+    assert finding.command.startswith("numaspark run wordcount")
+    for key in ("spark.app.id", "spark.driver.port", "spark.executor.id"):
+        assert key not in finding.command
+    assert "spark.serializer=org.apache.spark.serializer.KryoSerializer" in finding.command
+    # the user's JVM flag stays, the launcher's module flag does not
+    assert "spark.driver.extraJavaOptions=-XX:+UseSerialGC" in finding.command
+    assert "--add-opens" not in finding.command
+    assert finding.change == {
+        "spark.default.parallelism": "8",
+        "spark.sql.shuffle.partitions": "8",
+    }
 
 
 def test_advise_groups_a_directory_by_configuration():
@@ -618,7 +660,10 @@ def test_replay_returns_the_trial_sequence_as_json(tmp_path):
         "--json",
     )
     assert proc.returncode == 0, proc.stderr
-    data = json.loads(proc.stdout)
+    document = json.loads(proc.stdout)
+    assert document["held"] == ""  # no column describes the job: one search, of every column
+    (data,) = document["contexts"]
+    assert data["context"] == {}
     trials = data["trials"]
     assert 1 <= len(trials) <= 8
     assert set(trials[0]["params"]) == {"executors", "cores_per_executor", "binding", "partitions"}
@@ -627,7 +672,7 @@ def test_replay_returns_the_trial_sequence_as_json(tmp_path):
     again = json.loads(
         run_cli("tune", "--replay", str(table), "--budget", "8", "--seed", "3", "--json").stdout
     )
-    assert again["trials"] == trials  # the seed fixes the sequence
+    assert again["contexts"][0]["trials"] == trials  # the seed fixes the sequence
 
 
 def test_replay_never_repeats_and_never_tries_an_absent_row(tmp_path):

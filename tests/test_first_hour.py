@@ -197,8 +197,83 @@ def test_docs_say_plugin_jar_is_plans_and_mem_policy_as_plan_prints_it():
     place = (DOCS / "place.md").read_text()
     assert "the placement `plan` prints" in place and "`plan --target standalone`" in place
     help_text = " ".join(run_cli("plan", "--help", check=True).stdout.split())
-    assert "bind where numactl binds, as plan's table shows" in help_text
+    assert "bind where numactl binds the JVMs numaspark starts, as plan shows" in help_text
     shown = run_cli(
         "plan", "--xml", str(DGX2), "--bind", "node", "--target", "standalone", check=True
     ).stdout
-    assert "memory bind" in shown and "spark.numaspark.affinity.memPolicy" not in shown
+    assert "memory preferred (the plugin's default)" in shown and "memory bind" not in shown
+    assert "spark.numaspark.affinity.memPolicy" not in shown
+
+
+def _few_logs(tmp_path) -> Path:
+    """Three of Spark's logs: a name longer than the name column (29 characters), and two
+    attempts of one application."""
+    where = tmp_path / "logs"
+    where.mkdir()
+    for name in (
+        "eventlog_v2_local-1766844910796",
+        "local-1430917381535_1",
+        "local-1430917381535_2",
+    ):
+        source = LOGS / name
+        if source.is_dir():
+            import shutil
+
+            shutil.copytree(source, where / name)
+        else:
+            (where / name).write_bytes(source.read_bytes())
+    return where
+
+
+def _folded(lines: list[str], value: str) -> bool:
+    """Whether ``value`` is in a column, folded over the lines below where it starts."""
+    for i, line in enumerate(lines):
+        start = line.find(value[:8])
+        if start < 0:
+            continue
+        text = ""
+        for below in lines[i : i + 4]:
+            text += below[start:].split("  ")[0].strip()
+            if text.replace(" ", "") == value.replace(" ", ""):  # a fold at a space drops it
+                return True
+    return False
+
+
+def test_many_logs_on_a_narrow_terminal_fold_never_ellipsise(tmp_path):
+    """history_table and applications_table at 140 columns: without overflow="fold" on their
+    columns, the 29-character name "<script>alert('XSS')</script>" was cut to 28 with "…"
+    (checked by removing the overflow arguments). Attempts are named."""
+    from rich.console import Console
+
+    from numaspark.decide import history
+    from numaspark.report import console as views
+
+    scan = history.read_logs(str(_few_logs(tmp_path)))
+    for view in (views.history_table, views.applications_table):
+        out = Console(width=140, record=True, force_terminal=True, color_system=None)
+        out.print(view(scan))
+        shown = out.export_text()
+        assert not _cut(shown), (view.__name__, _cut(shown))
+        lines = shown.splitlines()
+        assert _folded(lines, "<script>alert('XSS')</script>"), (view.__name__, shown)
+        for attempt in ("1", "2"):  # both attempts, named
+            assert _folded(lines, f"local-1430917381535 attempt {attempt}"), view.__name__
+
+
+def test_whatif_of_a_directory_through_a_pipe_has_one_row_per_application(tmp_path):
+    """``whatif DIR`` replayed one application picked from the directory (checked against
+    the code before: it parsed the directory as one log); now a row each, ids whole."""
+    where = _few_logs(tmp_path)
+    found = json.loads(run_cli("whatif", str(where), "--json", check=True).stdout)
+    assert found["schema"].startswith("numaspark.whatif/")
+    apps = found["applications"]
+    assert sorted(a["application"] for a in apps) == [
+        "local-1430917381535 attempt 1",
+        "local-1430917381535 attempt 2",
+        "local-1766844910796",
+    ]
+    assert all(len(a["predictions"]) == len(found["counts"]) for a in apps)
+    shown = _piped("whatif", str(where))
+    assert not _cut(shown), _cut(shown)
+    for app in apps:
+        assert _on_one_line(shown, app["application"], f"{app['measured_s']:.1f}"), app

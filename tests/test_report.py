@@ -213,7 +213,8 @@ def tuned(tmp_path_factory):
         "--json",
     )
     assert proc.returncode == 0, proc.stderr
-    return out, json.loads(proc.stdout)
+    (search,) = json.loads(proc.stdout)["contexts"]  # live runs: one search
+    return out, search
 
 
 @pytest.mark.jvm

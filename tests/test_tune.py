@@ -141,7 +141,8 @@ def test_the_output_says_which_columns_had_a_prior(tmp_path):
         "--json",
     )
     assert proc.returncode == 0, proc.stderr
-    prior = json.loads(proc.stdout)["prior"]
+    (search,) = json.loads(proc.stdout)["contexts"]  # no context column: one search
+    prior = search["prior"]
     assert "spark.executor.instances (= executors)" in prior
     assert "spark.executor.cores (= cores_per_executor)" in prior and "binding" in prior
     assert "searched without a prior: colour" in prior
@@ -159,10 +160,10 @@ def test_a_table_gets_the_machine_written_beside_it(tmp_path):
     (tmp_path / "topology.json").write_text(json.dumps(records.dump(server)))
     table = _grid(tmp_path / "t.csv", ("executors", "cores_per_executor"), Machine.of(server))
     args = ("tune", "--replay", str(table), "--minimize", "time_s", "--budget", "2", "--json")
-    found = json.loads(run_cli(*args, check=True).stdout)
+    (found,) = json.loads(run_cli(*args, check=True).stdout)["contexts"]
     assert "4 NUMA node(s), 96 cores" in found["prior"] and "topology.json" in found["prior"]
     (tmp_path / "t.json").write_text(json.dumps({"minimize": "time_s", "synthetic": SERVER}))
-    found = json.loads(run_cli(*args, check=True).stdout)
+    (found,) = json.loads(run_cli(*args, check=True).stdout)["contexts"]
     assert "4 NUMA node(s), 96 cores, 2 threads per core (" in found["prior"]
     assert "t.json" in found["prior"]
     (tmp_path / "topology.json").unlink()
@@ -823,8 +824,8 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
     assert "searched without a prior: mem" in declared.prior
     plain = tune(space, replay_objective(lookup, space), budget=1)
     assert plain.trials[0].params["boxes"] in (4, 8) and "prior on no column" in plain.prior
-    # a name the rules know, declared as none, is searched without a prior
-    assert roles(["workers", "slots"], {"workers": "none"}) == {"slots": "slots"}
+    # a name the rules know, declared a knob, is searched without a prior
+    assert roles(["workers", "slots"], {"workers": "knob"}) == {"slots": "slots"}
     assert roles(["workers", "instances"], {"instances": "executors"}) == {"instances": "executors"}
     proc = run_cli(
         "tune",
@@ -839,7 +840,7 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
         "--json",
     )
     assert proc.returncode == 0, proc.stderr
-    assert "(= executors, declared)" in json.loads(proc.stdout)["prior"]
+    assert "(= executors, declared)" in json.loads(proc.stdout)["contexts"][0]["prior"]
     for bad, says in (
         (["nodez=workers"], "no such column"),
         (["boxes=racks"], "unknown role"),
@@ -850,10 +851,10 @@ def test_a_declared_column_is_read_as_its_role(tmp_path):
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(tmp_path):
+def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_a_knob(tmp_path):
     """A column the rules do not know but whose name's words suggest a role (a count of
     nodes or instances, CPUs per one, memory in a unit per one) is read as that role, and
-    the prior's line says so and how to undo it; `--column NAME=none`, a role another column
+    the prior's line says so and how to undo it; `--column NAME=knob`, a role another column
     has by its name, or values that are not positive numbers keep it without a prior."""
     assert guessed_roles(["num_nodes", "vcpus_per_instance", "ram_gb_per_vm", "family"]) == {
         "num_nodes": "workers",
@@ -875,8 +876,8 @@ def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(
     space, lookup = read_table(table, "runtime")
     found = tune(space, replay_objective(lookup, space), budget=1)
     assert found.prior.startswith(
-        "prior on scale_out (= executors, from its name: --column scale_out=none if not), "
-        "cores_per_vm (= cores_per_executor, from its name: --column cores_per_vm=none if not)"
+        "prior on scale_out (= executors, from its name: --column scale_out=knob if not), "
+        "cores_per_vm (= cores_per_executor, from its name: --column cores_per_vm=knob if not)"
     )
     assert found.prior.endswith("searched without a prior: family")
     # read as the executors and their width: the start uses the table's most cores
@@ -885,10 +886,10 @@ def test_columns_whose_names_suggest_a_role_are_read_as_it_unless_declared_none(
         space,
         replay_objective(lookup, space),
         budget=1,
-        columns=parse_columns(["scale_out=none", "cores_per_vm=none"]),
+        columns=parse_columns(["scale_out=knob", "cores_per_vm=knob"]),
     )
     assert plain.trials[0].params["scale_out"] == 4 and "prior on no column" in plain.prior
-    assert Prior(space, columns={"scale_out": "none"}).roles == {
+    assert Prior(space, columns={"scale_out": "knob"}).roles == {
         "cores_per_vm": "cores_per_executor"
     }
     # the role is another column's by its name; a column of names is not a count

@@ -320,7 +320,8 @@ def test_three_trials_of_the_tuner_on_yarn_at_another_address(yarn, tmp_path):
     logs = "".join(p.read_text(errors="replace")[-3000:] for p in out.glob("runs/*/*.log"))
     assert ran.returncode == 0, ran.stderr[-3000:] + logs
     assert "cluster: planned on yarn: 1 running node(s)" in ran.stderr, ran.stderr[-2000:]
-    trials = json.loads(ran.stdout)["trials"]
+    (search,) = json.loads(ran.stdout)["contexts"]  # live runs: one search
+    trials = search["trials"]
     assert len(trials) == 3, trials
     for trial in trials:
         params = trial["params"]

@@ -49,7 +49,10 @@ from numaspark.units import parse_counts
 @app.command()
 def whatif(
     event_log: Annotated[
-        Path, typer.Argument(help="An event log file or eventlog_v2_* directory.")
+        Path,
+        typer.Argument(
+            help="An event log file or eventlog_v2_* directory, or a directory of event logs (a History Server's): one row per application."
+        ),
     ],
     cores: Annotated[
         str | None,
@@ -61,37 +64,63 @@ def whatif(
 ) -> None:
     """Predict the application's time on other core counts.
 
-    The prediction replays its real task durations.
+    The prediction replays its real task durations. Given a directory of event logs: each
+    application that finished, one row each, at the same core counts.
 
     \b
     Example:
       numaspark whatif numaspark-out/runs/*/eventlog/eventlog_v2_* --cores 1,2,4
+      numaspark whatif /shared/spark-events --cores 4,8,16
     """
     # lazy: it brings pandas, which a command that does not need it never loads
-    from numaspark.decide.whatif import TASK_COLUMNS, default_counts, measured_s, simulate
+    from numaspark.decide import whatif as replay
     from numaspark.metrics.eventlog import parse_event_log
 
     given = parse_counts(cores, "--cores") if cores is not None else None
-    log = parse_event_log(event_log, tasks=TASK_COLUMNS)
+    if replay.holds_many_logs(event_log):
+        _whatif_many(replay.whatif_directory(event_log, given), as_json)
+        return
+    log = parse_event_log(event_log, tasks=replay.TASK_COLUMNS)
+    term.warn(log.warnings)
     if not log.complete:
-        raise UsageError(f"{event_log}: the application did not finish; what-if needs its end")
-    counts, origin = (given, "--cores") if given else default_counts(log, event_log)
-    predictions = [simulate(log, c) for c in counts]
+        raise UsageError(f"{event_log}: {replay.not_finished(log)}")
+    counts, origin = (given, "--cores") if given else replay.default_counts(log, event_log)
+    predictions = [replay.simulate(log, c) for c in counts]
+    measured_s = replay.measured_s(log)
     if as_json:
         term.document(
             "whatif",
             {
                 "event_log": str(event_log),
-                "measured_s": measured_s(log),
+                "measured_s": measured_s,
                 "counts_from": origin,
                 "predictions": [p.__dict__ for p in predictions],
             },
         )
         return
-    term.print(views.whatif_table(log.app_id, measured_s(log), predictions))
+    term.print(views.whatif_table(log.application, measured_s, predictions))
     term.print(
         f"core counts: {origin}; task durations are kept as measured: what changes with "
         "the core count (memory bandwidth, GC) is not simulated",
+        highlight=False,
+    )
+
+
+def _whatif_many(found, as_json: bool) -> None:
+    """``whatif DIR`` (decide/whatif.py's `ManyWhatif`): the table of applications, or JSON."""
+    term.warn(
+        found.warnings
+        + [f"{n['event_log']}: not simulated: {n['why']}" for n in found.not_simulated]
+    )
+    if not found.applications:
+        raise UsageError(f"{found.source}: no application that finished to simulate")
+    if as_json:
+        term.document("whatif", records.dump(found))
+        return
+    term.print(views.whatif_applications_table(found))
+    term.print(
+        f"core counts: {found.counts_from}; task durations are kept as measured: what "
+        "changes with the core count (memory bandwidth, GC) is not simulated",
         highlight=False,
     )
 
@@ -165,10 +194,19 @@ def advise(
         show_many_logs(scan, as_json)
         return
     advices = rules.advise_source(Path(source), mixed)
+    term.warn([w for advice in advices for w in advice.warnings])
+    causes = rules.not_assessed_by_cause(advices)
     if as_json:
-        term.document("advise", {"source": str(source), "advice": records.dump(advices)})
+        term.document(
+            "advise",
+            {
+                "source": str(source),
+                "advice": records.dump(advices),
+                "not_assessed": records.dump(causes),
+            },
+        )
     else:
-        term.lines(views.advice_lines(advices, show_all))
+        term.lines(views.advice_lines(advices, show_all, causes))
 
 
 def show_many_logs(scan, as_json: bool) -> None:
@@ -197,7 +235,7 @@ class TuneOptions:
         list[str] | None,
         Opt(
             "--column",
-            help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms, or none (searched without a prior: also undoes a role read from the column's name).",
+            help="With --replay: what a column means, NAME=ROLE (repeatable), e.g. scaleout=workers, cpu_cores_per_node=cores_per_worker; roles: the prior's names (executors, cores_per_executor, slots, threads_per_core, binding, partitions, memory, ...) and their synonyms; knob (searched without a prior: also undoes a role or the context read from the column's name); context, or none (not a knob: held fixed, the search runs within each of its values; a column named as the workload, algorithm, query, dataset, input or size is context unless declared a knob).",
         ),
     ] = None
     budget: Annotated[int, Opt(help="Most runs (trials).", min=1)] = 10
@@ -282,23 +320,26 @@ def tune(
     session = tune_search(
         options, workload, venue, given, planned, topology_of, term.note, term.warn
     )
-    with session as (space, objective, search):
-        found = progress.run_tuner(
-            term,
-            space,
-            objective,
-            options.budget,
-            workload or options.replay.name,
-            options.out if workload else None,
-            **search,
+    # a replayed table's context columns (the job, its input) are held: a search in each
+    with session as (contexts, search):
+        label, out = workload or options.replay.name, options.out if workload else None
+        searched = contexts.searched(
+            lambda c: progress.run_tuner(
+                term, c.space, c.objective, options.budget, c.named(label), out, **search
+            )
         )
     if options.as_json:
-        term.document("tune", records.dump(found))
+        term.document("tune", contexts.document(searched))
         return
     measured = options.minimize if options.replay else "median s"
-    term.print(views.trials_table(found, space, measured))
-    term.lines(views.trial_failures(found))
-    term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
+    if contexts.held:
+        term.print(contexts.describe(), highlight=False, markup=False)
+    for context, found in searched:
+        if context.values:
+            term.print(f"\ncontext {context.label()}", highlight=False, markup=False)
+        term.print(views.trials_table(found, context.space, measured))
+        term.lines(views.trial_failures(found))
+        term.print(f"stopped: {found.stopped}\n{found.prior}", highlight=False)
     if workload is not None:
         term.print(f"results: {(options.out / RESULTS_FILE).resolve()}")
 

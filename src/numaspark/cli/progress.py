@@ -94,7 +94,8 @@ def show_runs(
     from numaspark.report.metrics import comparison_table, stream_table
 
     table, warnings = comparison_table(results, title=title)
-    term.print(stream_table(results, title=title) if streaming else table)
+    if streaming or table.row_count:  # no empty table: a run that failed says so below
+        term.print(stream_table(results, title=title) if streaming else table)
     term.warn(warnings + sorted({w for r in results for w in r.warnings}))
     term.lines(
         [
@@ -131,7 +132,14 @@ def show_stored(term: Terminal, stored: list) -> None:
         raise UsageError("no runs are stored there yet (its results.jsonl is empty)")
     term.print(runs_table(stored))
     table, warnings = comparison_table([r for r in stored if not r.streaming])
-    term.print(table)
+    if table.row_count:
+        term.print(table)
+    elif not any(r.streaming for r in stored):  # no empty table: say why
+        term.print(
+            "Comparison: nothing to compare (no measured run ended ok: each failed, or was a "
+            "warm-up)",
+            highlight=False,
+        )
     if any(r.streaming for r in stored):
         term.print(stream_table(stored, title="Streaming runs: their measured windows"))
     term.warn(warnings)

@@ -93,6 +93,14 @@ def results(
     directory = Path(source)
     stored = retimed(ResultStore(directory).load(), time)
     refuse_mixed(stored, directory, mixed)
+    term.warn(
+        [
+            f"run {r.run_id}: its event log is missing: {r.artifacts.event_log} (moved or "
+            "deleted): its Spark figures are those stored with the run"
+            for r in stored
+            if r.artifacts.event_log and not Path(r.artifacts.event_log).exists()
+        ]
+    )
     if as_json:
         term.document("results", {"source": source, "runs": results_rows(stored)})
     else:

@@ -48,7 +48,7 @@ from numaspark.topology import CpuSet
 
 # 2: status, jobs, stages, tasks and local pages (a cache of 1 lacks them: its logs read anew);
 # 4: the peak executors and slots, executor-seconds and the bound share of them
-CACHE_FORMAT = f"numaspark.advise-cache/4 {__version__}"  # another numaspark reads logs anew
+CACHE_FORMAT = f"numaspark.advise-cache/5 {__version__}"  # another numaspark reads logs anew
 NOT_ASSESSED = "not assessed"
 NO_NAME = "(no name)"
 INCOMPLETE = "incomplete"
@@ -56,6 +56,7 @@ INCOMPLETE = "incomplete"
 APPLICATION_COLUMNS = (
     "application",
     "app_id",
+    "attempt_id",
     "spark_version",
     "start",
     "duration_s",
@@ -85,6 +86,7 @@ class LogSummary:
 
     log: str
     app_id: str | None = None
+    attempt_id: str | None = None  # Spark's "App Attempt ID" (YARN, cluster mode); None: one
     name: str | None = None
     spark_version: str | None = None
     start_ms: int | None = None
@@ -160,7 +162,8 @@ def _read(path: Path, workers: int | None) -> LogSummary | tuple[EventLog, Subje
         # no stage sums: python-cpu's task CPU is the one task figure the NUMA rules read
         log = parse_event_log(path, workers, tasks=("executorCpuTime",), sums=False)
     except (NumasparkError, OSError, ValueError) as exc:  # damaged, or not a log at all
-        why = " ".join(str(exc).split()).removeprefix(f"{path} ")  # the warning names the log
+        # the warning names the log: its message's own naming of it is left out
+        why = " ".join(str(exc).split()).removeprefix(f"{path}: ").removeprefix(f"{path} ")
         return LogSummary(str(path), error=why)
     subject = Subject(log)
     return log, subject, advise(subject, str(path), NUMA_RULES)
@@ -176,6 +179,7 @@ def _summary(path: Path, log: EventLog, subject: Subject, advice: Advice) -> Log
     return LogSummary(
         str(path),
         app_id=log.app_id,
+        attempt_id=log.attempt_id,
         name=log.app_name,
         spark_version=log.spark_version,
         start_ms=log.start_time,

@@ -66,26 +66,39 @@ def tune_search(
     note: Note,
     warn: Warn,
 ) -> Iterator[tuple]:
-    """The search ``options`` ask for, over a --replay table or by real runs of ``workload``
-    at ``venue``, whose machine is ``planned`` (None with --replay): its space, the objective
-    a trial calls, and the tuner's settings (``tune``'s keywords), valid while the session is
-    open (its run loop stops every JVM it started as it closes). ``given``: --xml's or
-    --synthetic's machine, where it is not the cluster's (the venue holds that);
-    ``topology_of`` reads the machine the options name."""
+    """The searches ``options`` ask for, over a --replay table or by real runs of
+    ``workload`` at ``venue``, whose machine is ``planned`` (None with --replay): its
+    contexts (`numaspark.decide.tune.Contexts`: a replayed table's columns that describe the
+    job or its input are held fixed, one search per combination of their values; live runs
+    are one search), each with its space and the objective a trial calls, and the tuner's
+    settings (``tune``'s keywords), valid while the session is open (its run loop stops every
+    JVM it started as it closes). ``given``: --xml's or --synthetic's machine, where it is not
+    the cluster's (the venue holds that); ``topology_of`` reads the machine the options
+    name."""
     # lazy: they bring pandas, which a command that does not need it never loads
-    from numaspark.decide.tune import parse_columns, read_table, replay_objective
+    from numaspark.decide.tune import (
+        CONTEXT,
+        check_columns,
+        context_columns,
+        parse_columns,
+        read_table,
+        replay_objective,
+        split,
+    )
     from numaspark.decide.tune_runs import tune_machine
     from numaspark.experiment.runner import Runner
 
     replay = options.replay
     machine = tune_machine(workload, replay, given, topology_of, planned)
     budget_time = options.budget_time
+    declared = parse_columns(options.column or [])
     search = dict(
         seed=options.seed,
         noise=options.noise,
         early_stop=options.early_stop,
         machine=machine,
-        columns=parse_columns(options.column or []),
+        # the knobs' roles: a context column is no knob of any search
+        columns={c: n for c, n in declared.items() if n != CONTEXT},
         time_budget_s=parse_duration(budget_time, "--budget-time") if budget_time else None,
     )
     if replay is not None:
@@ -93,13 +106,14 @@ def tune_search(
             raise UsageError("--resume continues real runs stored in --out, not a --replay table")
         space, lookup = read_table(replay, options.minimize, skipped := [])
         warn(skipped)
-        yield space, replay_objective(lookup, space), search
+        held = context_columns(space.names, check_columns(space, declared))
+        yield split(space, replay_objective(lookup, space), held), search
         return
     with Runner(planned, options.out) as runner:
         space, objective, search["resumed"] = live_search(
             options, workload, planned, venue, note, runner
         )
-        yield space, objective, search
+        yield split(space, objective, {}), search
 
 
 def live_search(

@@ -16,6 +16,9 @@ after the measured start-up delay (the median of those waits). The default core
 counts go up to twice the most slots alive at once. Without dynamic allocation every
 slot is there from each job's start, as before.
 
+Given a directory of event logs (a History Server's), each application that finished is
+replayed at the same core counts: one row each (`whatif_directory`).
+
 The simulation assumes task durations do not depend on the core count; what
 changes with it in reality (memory bandwidth, GC, shuffle locality) is what
 the error of a prediction measures.
@@ -24,15 +27,20 @@ the error of a prediction measures.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from numaspark.errors import NumasparkError
 from numaspark.experiment.store import recorded_topology
-from numaspark.metrics.eventlog import EventLog
+from numaspark.metrics import logdir
+from numaspark.metrics.eventlog import EventLog, parse_event_log
 from numaspark.metrics.executors import Churn, churn
+from numaspark.metrics.logdir import attempt_named
+from numaspark.records import Shape
 
 
 @dataclass(frozen=True)
@@ -199,3 +207,105 @@ def simulate(log: EventLog, cores: int, executors: Churn | None = None) -> Predi
 
 def measured_s(log: EventLog) -> float:
     return float(log.end_time - log.start_time) / 1000
+
+
+# --- many applications: a directory of event logs ------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplicationWhatif:
+    """One application's replay: its log, its id (and attempt), name, measured time and one
+    prediction per core count."""
+
+    event_log: str
+    app_id: str | None
+    attempt_id: str | None
+    name: str | None
+    measured_s: float
+    predictions: list[Prediction]
+
+    __json__: ClassVar[Shape] = Shape(
+        computed=("application",),
+        order=(
+            *("application", "name", "app_id", "attempt_id", "event_log", "measured_s"),
+            "predictions",
+        ),
+    )
+
+    @property
+    def application(self) -> str:
+        """Its id, with its attempt where the log names one (else its log's name)."""
+        return attempt_named(self.app_id, self.attempt_id) or Path(self.event_log).name
+
+
+@dataclass
+class ManyWhatif:
+    """``whatif DIR``: one replay per application that finished, the logs not replayed (each
+    with why), the logs' warnings (named by log), and the core counts and where they came
+    from."""
+
+    source: str
+    counts: list[int]
+    counts_from: str
+    applications: list[ApplicationWhatif] = field(default_factory=list)
+    not_simulated: list[dict] = field(default_factory=list)  # event_log, why
+    warnings: list[str] = field(default_factory=list)
+
+
+def holds_many_logs(path: Path) -> bool:
+    """Whether ``path`` is a directory of event logs (a History Server's), not one log."""
+    if not path.is_dir() or logdir.is_one_log(path):
+        return False
+    entries = [p for p in path.iterdir() if not p.name.startswith(".")]
+    if len(entries) == 1 and entries[0].name.startswith(logdir.ROLLING_PREFIX):
+        return False  # a run's eventlog/ folder of one rolling log
+    return logdir.holds_event_logs(path)
+
+
+def not_finished(log: EventLog) -> str:
+    """Why a log cannot be replayed: what-if needs the application's end."""
+    why = log.truncated or "no application end (still running, or its driver died)"
+    return f"{why}; what-if needs the application's end"
+
+
+def whatif_directory(directory: Path, counts: list[int] | None = None) -> ManyWhatif:
+    """Every finished application of a directory of event logs replayed at ``counts`` (None:
+    each application's `default_counts`, all of them on every application, so that the rows
+    compare)."""
+    listed = logdir.list_logs(directory)
+    found = ManyWhatif(str(directory), [], "--cores" if counts else "")
+    found.warnings += [f"{directory / entry}" for entry in listed.not_logs]
+    logs: list[EventLog] = []
+    for path in listed.logs:
+        try:
+            log = parse_event_log(path, tasks=TASK_COLUMNS)
+        except (NumasparkError, OSError, ValueError) as exc:  # not a log, or damaged at start
+            why = " ".join(str(exc).split()).removeprefix(f"{path}: ").removeprefix(f"{path} ")
+            found.not_simulated.append({"event_log": str(path), "why": why})
+            continue
+        if not log.complete or log.start_time is None or log.end_time < log.start_time:
+            found.not_simulated.append({"event_log": str(path), "why": not_finished(log)})
+            continue  # its damage is in why
+        found.warnings += [f"{path}: {w}" for w in log.warnings]
+        logs.append(log)
+    if counts is None:
+        most = max((max(default_counts(log, log.path)[0]) for log in logs), default=8)
+        counts = sorted({2**k for k in range(most.bit_length())} | {most})
+        found.counts_from = (
+            f"powers of two up to {most}, the largest of the applications' own counts (twice "
+            "its task slots, or its machine's cores), on every application"
+        )
+    found.counts = counts
+    for log in sorted(logs, key=lambda x: (x.app_name or "", x.start_time or 0, x.app_id or "")):
+        executors = churn(log)
+        found.applications.append(
+            ApplicationWhatif(
+                str(log.path),
+                log.app_id,
+                log.attempt_id,
+                log.app_name,
+                measured_s(log),
+                [simulate(log, c, executors) for c in counts],
+            )
+        )
+    return found

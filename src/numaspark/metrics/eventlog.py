@@ -7,8 +7,10 @@ large. Task-end events, nearly all of a log, are decoded straight into
 columns (metrics/taskend.py); task-start events are skipped unread; the few
 other events are decoded whole, the affinity plugin's placement reports among
 them (``NumaPlacementEvent``, read by readback/plugin_reports.py). Unknown
-event types are skipped; a line that is not JSON is skipped and reported, and a
-truncated last line (a driver that crashed mid-write) is reported as such.
+event types are skipped; a line that is not JSON is skipped and reported, a log cut
+mid-line (a driver that crashed mid-write, a short copy) is said to be truncated, where and
+with what it leaves out, and a file that is no event log is refused: metrics/damage.py
+words each.
 """
 
 from __future__ import annotations
@@ -25,7 +27,17 @@ import numpy as np
 import pandas as pd
 
 from numaspark.errors import UsageError
-from numaspark.metrics.logfiles import Segment, event_log_files, lines, rolling_gaps, segments
+from numaspark.metrics import damage
+from numaspark.metrics.damage import BadLine
+from numaspark.metrics.logdir import attempt_named
+from numaspark.metrics.logfiles import (
+    Segment,
+    codec,
+    event_log_files,
+    lines,
+    rolling_gaps,
+    segments,
+)
 from numaspark.metrics.registry import TASK_METRICS
 from numaspark.metrics.streaming import compact_progress
 from numaspark.metrics.taskend import (
@@ -59,6 +71,7 @@ class EventLog:
 
     path: Path
     app_id: str | None = None
+    attempt_id: str | None = None  # Spark's "App Attempt ID" (YARN's attempts); None: not said
     app_name: str | None = None
     spark_version: str | None = None
     start_time: int | None = None  # ms since the epoch
@@ -85,6 +98,18 @@ class EventLog:
     # what the affinity plugin reported from inside the JVMs (its NumaPlacementEvent lines)
     placement: PluginReports = field(default_factory=PluginReports)
     warnings: list[str] = field(default_factory=list)
+    # the latest time an event names (a task's end, a stage's or job's, a timestamp): where
+    # the figures of a log without its end stop
+    last_event_ms: float | None = None
+    # where a log cut mid-line was cut and what that leaves out (metrics/damage.py's words,
+    # also among the warnings); None: not cut
+    truncated: str | None = None
+
+    @property
+    def application(self) -> str | None:
+        """The application's id, with its attempt where the log names one (``app attempt 2``):
+        a re-run application's attempts share the id."""
+        return attempt_named(self.app_id, self.attempt_id)
 
     @property
     def complete(self) -> bool:
@@ -141,12 +166,55 @@ _HANDLED = {
 
 @dataclass
 class ParsedSegment:
-    """What one segment holds: its task columns, its other events in order, its warnings."""
+    """What one segment holds: its task columns, its other events in order, its warnings, and
+    what is needed to say how it is damaged (metrics/damage.py says it)."""
 
     columns: dict[str, object]  # the task columns asked for (none: only the sums are kept)
     sums: tuple[pd.DataFrame, pd.DataFrame] | None  # per stage attempt, per stage and executor
     events: list[dict]
     warnings: list[str]
+    bad: list[BadLine] = field(default_factory=list)  # lines not JSON (numbered in the segment)
+    lines: int = 0  # lines read
+    first: bytes | None = None  # its first non-empty line
+    cut: bool = False  # its last line is cut (the log's last segment only)
+    latest_ms: float | None = None  # the latest time an event of it names
+    file: str = ""  # the name of the file it is (a part of)
+
+
+class _FinishTime(msgspec.Struct):
+    """The one field read of a task end to date the log's last events."""
+
+    Finish_Time: float | None = msgspec.field(name="Finish Time", default=None)
+
+
+class _LastTask(msgspec.Struct):
+    Task_Info: _FinishTime | None = msgspec.field(name="Task Info", default=None)
+
+
+_LAST_TASK = msgspec.json.Decoder(_LastTask)
+
+
+def _finish_ms(line: bytes) -> float | None:
+    """When a task-end line says its task finished (None: not said, or not readable)."""
+    try:
+        info = _LAST_TASK.decode(line).Task_Info
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        return None
+    return info.Finish_Time if info is not None else None
+
+
+def _event_ms(event: dict) -> float | None:
+    """The latest time an event names (its timestamp, a job's or stage's times)."""
+    info = _obj(event.get("Stage Info"))
+    times = [
+        event.get("Timestamp"),
+        event.get("Submission Time"),
+        event.get("Completion Time"),
+        info.get("Submission Time"),
+        info.get("Completion Time"),
+    ]
+    known = [t for t in map(_number, times) if t is not None]
+    return max(known) if known else None
 
 
 def _wanted(line: bytes) -> bool:
@@ -168,52 +236,81 @@ def parse_segment(
     warnings: list[str] = []
     tasks, events = TaskColumns(), []
     where = segment.file.name + (f" (from byte {segment.start})" if segment.start else "")
-    number, bad, last_line = 0, [], None
+    number, offset, bad, first, latest = 0, segment.start, [], None, None
+    last_line: tuple[int, int, bytes] | None = None  # number, byte, line
     for batch in lines(segment, warnings):
         task_lines, task_numbers = [], []
         for line in batch:
             number += 1
+            starts, offset = offset, offset + len(line) + 1
             if line.strip():
-                last_line = line
+                last_line = (number, starts, line)
+                first = line if first is None else first
             if line.startswith(_TASK_END):
                 task_lines.append(line)
-                task_numbers.append(number)
+                task_numbers.append((number, starts))
             elif line.startswith(_TASK_START):  # as many as task ends, and nothing in them used
                 continue
             elif _wanted(line):
                 try:
                     event = msgspec.json.decode(line)
                 except (msgspec.DecodeError, UnicodeDecodeError):  # not JSON, or bad UTF-8
-                    bad.append((number, line))
+                    bad.append((number, starts, line))
                     continue
                 if not isinstance(event, dict) or not isinstance(event.get("Event"), str):
                     continue
                 if event["Event"] == "SparkListenerTaskEnd":  # written other than Spark writes
                     task_lines.append(line)
-                    task_numbers.append(number)
+                    task_numbers.append((number, starts))
                 else:
                     events.append(event)
+                    latest = _later(latest, _event_ms(event))
+        if task_lines:
+            latest = _later(latest, _finish_ms(task_lines[-1]))
         bad += [
-            (task_numbers[i], task_lines[i]) for i in tasks.add_lines(task_lines, warnings, where)
+            (*task_numbers[i], task_lines[i]) for i in tasks.add_lines(task_lines, warnings, where)
         ]
-    bad.sort(key=lambda b: b[0])
-    if bad and segment.last and bad[-1][1] is last_line:
-        bad.pop()
-        truncated = [f"{where}: last line is truncated (the driver stopped mid-write); skipped"]
-    else:
-        truncated = []
-    shown = ", ".join(str(n) for n, _ in bad[:5]) + (
-        f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-    )
-    if bad:
-        warnings.append(
-            f"{where}: {'line' if len(bad) == 1 else 'lines'} {shown} "
-            f"{'is' if len(bad) == 1 else 'are'} not JSON; skipped"
-        )
-    warnings.extend(truncated)
+    cut = _cut_last_line(bad, last_line if segment.last else None)
     columns = tasks.finish()
     sums = summarize(columns) if with_sums else None
-    return ParsedSegment({k: columns[k] for k in keep}, sums, events, warnings)
+    return ParsedSegment(
+        {k: columns[k] for k in keep},
+        sums,
+        events,
+        warnings,
+        [BadLine(segment.file.name, n, at, len(line)) for n, at, line in bad],
+        number,
+        first,
+        cut,
+        latest,
+        segment.file.name,
+    )
+
+
+def _cut_last_line(bad: list, last_line: tuple[int, int, bytes] | None) -> bool:
+    """Whether the log's last line is cut (not JSON), sorting ``bad`` (number, byte, line)
+    and adding that line to it when it was not decoded (an event type skipped unread)."""
+    bad.sort(key=lambda b: b[0])
+    if last_line is None:
+        return False
+    listed = bool(bad) and bad[-1][2] is last_line[2]
+    if not listed and _is_json(last_line[2]):
+        return False
+    if not listed:
+        bad.append(last_line)
+    return True
+
+
+def _is_json(line: bytes) -> bool:
+    try:
+        msgspec.json.decode(line)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _later(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
 
 
 def _parse_segments(
@@ -287,37 +384,112 @@ def parse_event_log(
     parts: list[dict[str, object]] = []
     stage_sums: list[tuple[pd.DataFrame, pd.DataFrame]] = []
     events = _Events(log)
+    read = _Read(named=len(files) > 1 or path.is_dir())
     for parsed in _parse_segments(segments(files), workers, keep, with_sums):
         parts.append(parsed.columns)
         if parsed.sums is not None:
             stage_sums.append(parsed.sums)
         log.warnings.extend(parsed.warnings)
+        read.add(parsed)
         for event in parsed.events:
             events.add(event)
+    log.last_event_ms = read.latest_ms
+    if read.bad_in_middle:
+        log.warnings.extend(damage.bad_lines(read.bad_in_middle))
+    if log.spark_version is None and (legacy := _legacy_version(path)):
+        log.spark_version = legacy
+    old_spark = _before_1_4(log.spark_version)
     if log.start_time is None and log.app_id is None:
-        if log.warnings:  # damage before the application's start: say so, not "is it a log?"
-            raise UsageError(
-                f"{path} holds no Spark application events before its damage "
-                f"({log.warnings[-1]}): give an undamaged copy of the log"
-            )
-        raise UsageError(
-            f"{path} holds no Spark application events: is it a Spark event log? "
-            "(give the file or eventlog_v2_* directory Spark wrote)"
-        )
-    if not log.complete:
-        log.warnings.append("no SparkListenerApplicationEnd: the application did not finish")
-    elif log.start_time is not None and log.end_time < log.start_time:
+        raise _no_application(log, read, codec(files[0]))
+    if log.complete and log.start_time is not None and log.end_time < log.start_time:
         log.warnings.append(
             f"the application ends ({log.end_time}) before it starts ({log.start_time}): "
             "its clock or log was altered; its elapsed time is taken from its tasks"
         )
-    if log.spark_version is None and (legacy := _legacy_version(path)):
-        log.spark_version = legacy
     log.stage_sums, log.executor_sums = merge_summaries(stage_sums)
     log.tasks = _task_table(parts, keep)
     log.stages = _stage_table(events.stages, log.stage_sums)
-    log.jobs = _job_table(events.jobs, log)
+    unfinished_jobs = _unfinished_jobs(events.jobs) if not old_spark else 0
+    unfinished_stages = _unfinished_stages(log.stages)
+    log.jobs = _job_table(events.jobs, log, old_spark)
+    _say_what_is_missing(log, read, unfinished_jobs, unfinished_stages)
     return log
+
+
+def _no_application(log: EventLog, read: _Read, compressed: str | None) -> UsageError:
+    """Why a log without the application's start gives nothing: no event log at all (what it
+    is instead), damage before the start (which), or Spark events without an application."""
+    nothing = read.first is None and not read.stream_damaged  # empty, not damaged at once
+    if nothing or (read.first is not None and not damage.is_event_line(read.first)):
+        return damage.not_an_event_log(log.path, read.first, compressed)
+    if read.cut is not None or log.warnings:  # damage before the start: say so
+        said = damage.truncated(read.cut, read.compressed, "") if read.cut else None
+        return damage.before_start(log.path, said or log.warnings[-1])
+    return UsageError(
+        f"{log.path} holds no Spark application events: is it a Spark event log? "
+        "(give the file or eventlog_v2_* directory Spark wrote)"
+    )
+
+
+def _say_what_is_missing(log: EventLog, read: _Read, jobs: int, stages: int) -> None:
+    """A log cut mid-line, or without the application's end: where, and what is left out
+    (``jobs`` and ``stages`` without an end)."""
+    missing = damage.left_out(log.complete, log.start_time, log.last_event_ms, jobs, stages)
+    if read.cut is not None:
+        log.truncated = damage.truncated(read.cut, read.compressed, missing)
+        log.warnings.append(log.truncated)
+    elif missing:
+        log.warnings.append(damage.unended(missing, read.stream_damaged))
+
+
+class _Read:
+    """The segments' damage, gathered in order: lines numbered in their file, the cut."""
+
+    def __init__(self, named: bool) -> None:
+        self.named = named  # bad lines are named by their file (a log of several files)
+        self.first: bytes | None = None
+        self.bad_in_middle: list[BadLine] = []
+        self.cut: BadLine | None = None
+        self.compressed = False
+        self.stream_damaged = False  # a compressed stream cut or damaged (said by logfiles)
+        self.latest_ms: float | None = None
+        self._file: str | None = None
+        self._lines = 0  # lines of the current file in the segments before
+
+    def add(self, parsed: ParsedSegment) -> None:
+        if self.first is None:
+            self.first = parsed.first
+        if parsed.file != self._file:  # line numbers count from each file's first
+            self._file, self._lines = parsed.file, 0
+        bad = [
+            BadLine(b.file if self.named else "", b.line + self._lines, b.byte, b.length)
+            for b in parsed.bad
+        ]
+        if parsed.cut:
+            self.cut = bad.pop()
+            self.compressed = codec(Path(parsed.file)) is not None
+        self.bad_in_middle += bad
+        self._lines += parsed.lines
+        self.latest_ms = _later(self.latest_ms, parsed.latest_ms)
+        self.stream_damaged |= any(damage.is_stream_damage(w) for w in parsed.warnings)
+
+
+def _before_1_4(version: str | None) -> bool:
+    """Whether Spark of ``version`` wrote no job times (before 1.4; no version: 1.0-1.2)."""
+    if version is None:
+        return True
+    numbers = re.findall(r"\d+", version)[:2]
+    return len(numbers) == 2 and (int(numbers[0]), int(numbers[1])) < (1, 4)
+
+
+def _unfinished_jobs(jobs: dict[int, dict]) -> int:
+    return sum(1 for job in jobs.values() if job.get("completionTime") is None)
+
+
+def _unfinished_stages(stages: pd.DataFrame) -> int:
+    if stages.empty or "completionTime" not in stages:
+        return 0
+    return int(stages["completionTime"].isna().sum())
 
 
 def _legacy_version(path: Path) -> str | None:
@@ -328,9 +500,10 @@ def _legacy_version(path: Path) -> str | None:
     return names[0].removeprefix("SPARK_VERSION_") if names else None
 
 
-def _job_table(jobs: dict[int, dict], log: EventLog) -> pd.DataFrame:
-    """One row per job. Spark before 1.4 wrote no submission or completion time on a job's
-    events: its span is then its stages' (first submission to last completion), said once."""
+def _job_table(jobs: dict[int, dict], log: EventLog, old_spark: bool) -> pd.DataFrame:
+    """One row per job. A job without submission or completion time (Spark before 1.4 wrote
+    none; a later Spark's job that did not end) spans its stages (first submission to last
+    completion); Spark before 1.4's is said once, a later one's is in the log's damage."""
     frame = pd.DataFrame(
         list(jobs.values()),
         columns=["jobId", "jobGroup", "stageIds", "submissionTime", "completionTime", "result"],
@@ -347,10 +520,8 @@ def _job_table(jobs: dict[int, dict], log: EventLog) -> pd.DataFrame:
             frame.at[row, "submissionTime"] = stages.loc[ids, "submissionTime"].min()
         if pd.isna(frame.at[row, "completionTime"]):
             frame.at[row, "completionTime"] = stages.loc[ids, "completionTime"].max()
-    log.warnings.append(
-        f"{int(untimed.sum())} job(s) without submission or completion time (Spark before "
-        "1.4): their spans are taken from their stages"
-    )
+    if old_spark:
+        log.warnings.append(damage.untimed_jobs(int(untimed.sum())))
     return frame
 
 
@@ -395,6 +566,8 @@ class _Events:
 
     def _application_start(self, event: dict) -> None:
         self.log.app_id = event.get("App ID")
+        attempt = event.get("App Attempt ID")
+        self.log.attempt_id = None if attempt is None else str(attempt)
         self.log.app_name = event.get("App Name")
         self.log.start_time = _number(event.get("Timestamp"))
 

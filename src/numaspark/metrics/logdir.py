@@ -8,6 +8,9 @@ its ``appstatus_<app>.inprogress`` file; a Spark 1.x one lacks ``APPLICATION_COM
 Hidden files (Hadoop's ``.crc``) are not logs. The directory is listed, never walked: as the
 History Server, its subdirectories other than these are not logs.
 
+Several attempts of one application (YARN re-runs a failed driver) are logs with the same
+application id: each is named with its attempt wherever applications are listed.
+
 A directory is told apart from a results directory by what it holds: numaspark's
 ``results.jsonl`` makes a results directory; logs (by name, or a first line that is a Spark
 event) make an event-log directory.
@@ -77,6 +80,13 @@ def _as_log(entry: Path) -> tuple[Path | None, bool, str]:
     if any(_ROLLING_FILE.match(n) for n in names):
         return entry, False, ""  # a rolling log renamed: its files say what it is
     return None, False, "a directory that is not an event log (no events_N_* or EVENT_LOG_1)"
+
+
+def attempt_named(app_id: str | None, attempt_id: str | None) -> str | None:
+    """An application's id named with its attempt, as every listing of applications names it."""
+    if app_id is None or attempt_id is None:
+        return app_id
+    return f"{app_id} attempt {attempt_id}"
 
 
 def is_one_log(directory: Path) -> bool:

@@ -8,7 +8,8 @@ same way, and a log of a long production application (millions of tasks,
 gigabytes of JSON) is never held whole in memory: each file is cut into
 segments that are decompressed and split into lines piece by piece.
 A damaged or cut-short compressed stream keeps what came before the damage
-and says so.
+and says so (in metrics/damage.py's words); one whose first bytes are not of its codec is
+not an event log.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from numaspark.errors import UsageError
+from numaspark.metrics.damage import not_a_stream, stream_cut, stream_damaged
 
 _ROLLING_FILE = re.compile(r"^events_(\d+)_")
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _CODECS = {".zstd": "zstd", ".zst": "zstd", ".lz4": "lz4", ".snappy": "snappy", ".lzf": "lzf"}
 PIECE = 8 << 20  # bytes read (or decompressed) at a time
 SEGMENT = 96 << 20  # a plain file is parsed in segments of about this size, in parallel
@@ -172,8 +175,12 @@ def _zstd(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
     import zstandard
 
     frame = zstandard.ZstdDecompressor().decompressobj()
-    started, out = False, bytearray()
+    started, out, read = False, bytearray(), 0
+    if (magic := handle.read(4)) and magic != _ZSTD_MAGIC:
+        raise not_a_stream(name, "zstd", "no zstd frame header")
+    handle.seek(0)
     while data := handle.read(16 << 10):  # small: damage loses at most this much
+        read += len(data)
         while data:
             if started and frame.eof:
                 frame = zstandard.ZstdDecompressor().decompressobj()
@@ -182,10 +189,7 @@ def _zstd(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
                 out += frame.decompress(data)
             except zstandard.ZstdError as exc:
                 yield bytes(out)
-                warnings.append(
-                    f"{name}: compressed stream is damaged ({exc}); "
-                    "the events before the damage are kept"
-                )
+                warnings.append(stream_damaged(name, "zstd", read, exc))
                 return
             data = frame.unused_data if frame.eof else b""
         if len(out) >= PIECE:
@@ -194,7 +198,7 @@ def _zstd(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
     if out:
         yield bytes(out)
     if started and not frame.eof:
-        warnings.append(f"{name}: compressed stream ends early (the driver stopped mid-write)")
+        warnings.append(stream_cut(name, "zstd", read))
 
 
 # Spark's lz4 and snappy codecs write the framing of lz4-java
@@ -213,8 +217,13 @@ def _lz4_java_blocks(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
         header = handle.read(21)
         if not header:  # no end marker: as Spark's reader, take the blocks that are whole
             return
-        if len(header) < 21 or header[:8] != _LZ4_MAGIC:
-            warnings.append(f"{name}: lz4 stream ends early or is damaged at byte {pos}")
+        if len(header) < 21:
+            warnings.append(stream_cut(name, "lz4", pos))
+            return
+        if header[:8] != _LZ4_MAGIC:
+            if pos == 0:
+                raise not_a_stream(name, "lz4", "no LZ4Block header")
+            warnings.append(stream_damaged(name, "lz4", pos, "no LZ4Block header"))
             return
         token = header[8]
         compressed_len, plain_len, _checksum = struct.unpack("<iii", header[9:21])
@@ -222,7 +231,7 @@ def _lz4_java_blocks(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
             return
         body = handle.read(max(compressed_len, 0))
         if compressed_len < 0 or len(body) < compressed_len:
-            warnings.append(f"{name}: lz4 stream ends early at byte {pos}")
+            warnings.append(stream_cut(name, "lz4", pos))
             return
         try:
             if token & 0xF0 == 0x10:  # stored uncompressed
@@ -230,9 +239,7 @@ def _lz4_java_blocks(handle, name: str, warnings: list[str]) -> Iterator[bytes]:
             else:
                 yield bytes(cramjam.lz4.decompress_block(body, output_len=plain_len))
         except cramjam.DecompressionError as exc:
-            warnings.append(
-                f"{name}: lz4 block at byte {pos} is damaged ({exc}); the events before it are kept"
-            )
+            warnings.append(stream_damaged(name, "lz4", pos, exc))
             return
         pos += 21 + compressed_len
 
@@ -241,7 +248,7 @@ def _snappy_java_stream(handle, name: str, warnings: list[str]) -> Iterator[byte
     import cramjam
 
     if handle.read(8) != _SNAPPY_MAGIC:
-        raise UsageError(f"{name}: not a snappy-java stream (bad magic header)")
+        raise not_a_stream(name, "snappy", "no snappy-java header")
     handle.read(8)  # version, compatible version
     pos = 16
     while True:
@@ -249,19 +256,16 @@ def _snappy_java_stream(handle, name: str, warnings: list[str]) -> Iterator[byte
         if not head:
             return
         if len(head) < 4:
-            warnings.append(f"{name}: snappy stream ends early at byte {pos}")
+            warnings.append(stream_cut(name, "snappy", pos))
             return
         (length,) = struct.unpack(">i", head)
         chunk = handle.read(max(length, 0))
         if length < 0 or len(chunk) < length:
-            warnings.append(f"{name}: snappy stream ends early at byte {pos}")
+            warnings.append(stream_cut(name, "snappy", pos))
             return
         try:
             yield bytes(cramjam.snappy.decompress_raw(chunk))
         except cramjam.DecompressionError as exc:
-            warnings.append(
-                f"{name}: snappy block at byte {pos} is damaged ({exc}); "
-                "the events before it are kept"
-            )
+            warnings.append(stream_damaged(name, "snappy", pos, exc))
             return
         pos += 4 + length

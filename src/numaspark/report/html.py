@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from numaspark import __version__, records
-from numaspark.decide.advise import Severity, advise_results
+from numaspark.decide.advise import Severity, advise_results, not_assessed_by_cause
 from numaspark.decide.classify import classify
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.result import (
@@ -182,6 +182,7 @@ def build_report(
         plots=plots,
         cosched=cosched_rows,
         advices=advices,
+        advice_causes=not_assessed_by_cause(advices),  # said once, under every configuration's
         flame_graphs=flame_graphs,
         streaming=streaming,
         where=where_they_ran(results),
@@ -202,6 +203,7 @@ _NO_SECTIONS: dict[str, object] = {
     "plots": [],
     "cosched": [],
     "advices": [],
+    "advice_causes": [],  # the rules the advice could not assess, one entry per cause
     "flame_graphs": [],
     "streaming": [],
     "where": [],

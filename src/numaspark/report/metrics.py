@@ -74,7 +74,7 @@ def runs_table(results: list[RunResult]) -> Table:
         table.add_row(
             r.run_id,
             s.workload or "?",
-            str(s.size),
+            "-" if s.size is None else str(s.size),  # -: no size (a user's application)
             str(s.mode),
             str(s.binding),
             f"{s.executors}x{s.cores_per_executor}",

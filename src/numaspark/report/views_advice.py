@@ -59,27 +59,49 @@ SEVERITY_COLOURS = {
 }
 
 
-def advice_lines(advices: list, show_all: bool) -> list[str]:
-    """The findings of each advice with their severity colour, recommendation and command."""
+def advice_lines(advices: list, show_all: bool, causes: list) -> list[str]:
+    """The findings of each advice first, with their severity colour, recommendation and what
+    to run or set; then, once for all of them, the rules not assessed, one line per cause
+    (``causes``: decide/advise's `not_assessed_by_cause` of ``advices``)."""
 
     colours = SEVERITY_COLOURS
     lines = []
     for advice in advices:
-        lines.append(f"[bold]{advice.subject}[/]: worst {advice.worst.word}")
+        lines.append(f"[bold]{escape(advice.subject)}[/]: worst {advice.worst.word}")
         for f in advice.findings:
             if f.severity is Severity.NONE and not show_all:
                 continue
-            lines.append(f"  [{colours[f.severity]}]{f.severity.word:>8}[/] {f.rule}: {f.finding}")
+            lines.append(
+                f"  [{colours[f.severity]}]{f.severity.word:>8}[/] {f.rule}: {escape(f.finding)}"
+            )
             if f.recommendation:
-                lines.append(f"           -> {f.recommendation}")
+                lines.append(f"           -> {escape(f.recommendation)}")
             if f.command:
-                lines.append(f"           $ {f.command}")
+                lines.append(f"           {_command_mark(f.command)} {escape(f.command)}")
             if f.check:
-                lines.append(f"           ! {f.check}")
+                lines.append(f"           ! {escape(f.check)}")
         quiet = [f.rule for f in advice.findings if f.severity is Severity.NONE]
         if quiet and not show_all:
             lines.append(f"  nothing found by: {', '.join(quiet)}")
-        lines += [f"  [dim]not assessed {n.rule}: {n.why}[/]" for n in advice.not_assessed]
+    return lines + not_assessed_lines(causes)
+
+
+def _command_mark(command: str) -> str:
+    """What precedes a suggestion: ``$`` before a command to run; before spark-submit's options
+    (advice on an event log alone: the settings that differ from the application's own), what
+    they are added to."""
+    return "add to spark-submit:" if command.startswith("--") else "$"
+
+
+def not_assessed_lines(causes: list) -> list[str]:
+    """The rules not assessed (`NotAssessedCause` each), a line per cause: its rules, the
+    subjects it applies to where not all of them, and why."""
+    if not causes:
+        return []
+    lines = ["[dim]not assessed:[/]"]
+    for cause in causes:
+        whom = "" if cause.every_subject else f" (for {'; '.join(cause.subjects)})"
+        lines.append(f"  [dim]{escape(cause.rule_list() + whom)}: {escape(cause.why)}[/]")
     return lines
 
 

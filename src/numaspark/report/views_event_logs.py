@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from numaspark.metrics.logdir import attempt_named
 from numaspark.report.views_advice import SEVERITY_COLOURS
 
 
@@ -138,20 +139,22 @@ def history_table(scan) -> Table:
         title_justify="left",
         box=box.SIMPLE_HEAD,
     )
-    table.add_column("application", min_width=12, max_width=28)
-    table.add_column("app id", no_wrap=True)
-    table.add_column("Spark", min_width=5, max_width=14)
-    table.add_column("duration", justify="right", no_wrap=True)
-    table.add_column("executors", justify="right")
-    table.add_column("placement", no_wrap=True)
+    # narrow terminals: the names and ids fold rather than lose their ends to an ellipsis;
+    # the short columns keep their heads' width (a severity word is at most 8 characters)
+    table.add_column("application", min_width=12, max_width=28, overflow="fold")
+    table.add_column("app id", min_width=12, overflow="fold")
+    table.add_column("Spark", min_width=5, max_width=14, overflow="fold")
+    table.add_column("duration", justify="right", min_width=8, overflow="fold")
+    table.add_column("executors", justify="right", min_width=9, overflow="fold")
+    table.add_column("placement", min_width=9, overflow="fold")
     for head in _RULE_HEADS.values():
-        table.add_column(head, no_wrap=True)
+        table.add_column(head, min_width=max(len(head), 8), overflow="fold")
     for name, runs in groups.items():
         for i, summary in enumerate(runs):
             duration = summary.duration_s
             table.add_row(
                 Text(name) if i == 0 else "",
-                Text(summary.app_id or "-"),
+                Text(_application_id(summary) or "-"),
                 Text(summary.spark_version or "-"),
                 "-" if duration is None else f"{duration:,.1f} s",
                 str(summary.executors),
@@ -172,7 +175,7 @@ def history_lines(scan) -> list[str]:
     if findings:
         lines.append("Worst NUMA finding of each application that has one:")
         lines += [
-            f"  {escape(s.app_id or s.log)}: {w['severity']} {w['rule']}: {escape(w['finding'])}"
+            f"  {escape(_application_id(s) or s.log)}: {w['severity']} {w['rule']}: {escape(w['finding'])}"
             for s, w in findings
         ]
     comparisons = scan.comparisons()
@@ -181,6 +184,11 @@ def history_lines(scan) -> list[str]:
         lines += [f"  {escape(c.line())}" for c in comparisons]
     lines.append(scan.tally())
     return lines
+
+
+def _application_id(summary) -> str | None:
+    """A summary's application id, with its attempt where the log names one."""
+    return attempt_named(summary.app_id, getattr(summary, "attempt_id", None))
 
 
 def _at_once(row: dict) -> str:
@@ -200,23 +208,23 @@ def applications_table(scan) -> Table:
         box=box.SIMPLE_HEAD,
     )
     # narrow terminals: cells wrap (an id folds) rather than lose their ends to an ellipsis
-    table.add_column("application", max_width=28)
+    table.add_column("application", max_width=28, overflow="fold")
     table.add_column("app id", overflow="fold")
     table.add_column("Spark", max_width=14, overflow="fold")
-    table.add_column("start (UTC)")
-    table.add_column("duration", justify="right")
-    table.add_column("status")
+    table.add_column("start (UTC)", overflow="fold")
+    table.add_column("duration", justify="right", overflow="fold")
+    table.add_column("status", overflow="fold")
     for head in ("jobs", "stages", "tasks", "executors", "at once"):
         table.add_column(head, justify="right", overflow="fold")
-    table.add_column("placement")
-    table.add_column("local pages", justify="right")
+    table.add_column("placement", overflow="fold")
+    table.add_column("local pages", justify="right", overflow="fold")
     for name, runs in groups.items():
         for i, summary in enumerate(runs):
             row = summary.row()
             failed = f" ({row['failed_jobs']} failed)" if row["failed_jobs"] else ""
             table.add_row(
                 Text(name) if i == 0 else "",
-                Text(row["app_id"] or "-"),
+                Text(attempt_named(row["app_id"], row["attempt_id"]) or "-"),
                 Text(row["spark_version"] or "-"),
                 (row["start"] or "-").replace("T", " ").removesuffix("Z"),
                 "-" if row["duration_s"] is None else f"{row['duration_s']:,.1f} s",
@@ -230,4 +238,33 @@ def applications_table(scan) -> Table:
                 "-" if row["local_share"] is None else f"{row['local_share']:.0%}",
                 end_section=i == len(runs) - 1,
             )
+    return table
+
+
+def whatif_applications_table(found) -> Table:
+    """``whatif DIR`` (decide/whatif.py's `ManyWhatif`): one row per application, its
+    measured time and the predicted time at each core count."""
+    table = Table(
+        title=f"{len(found.applications)} application(s) in {escape(found.source)}: "
+        "predicted s at each core count",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("application", max_width=28, overflow="fold")
+    table.add_column("app id", overflow="fold")
+    table.add_column("measured s", justify="right")
+    for cores in found.counts:
+        table.add_column(f"{cores} core{'' if cores == 1 else 's'}", justify="right")
+    apps = found.applications
+    for i, app in enumerate(apps):
+        name = app.name or "-"
+        first = i == 0 or (apps[i - 1].name or "-") != name
+        last = i == len(apps) - 1 or (apps[i + 1].name or "-") != name
+        table.add_row(
+            Text(name) if first else "",
+            Text(app.application),
+            f"{app.measured_s:.1f}",
+            *(f"{p.time_s:.1f}" for p in app.predictions),
+            end_section=last,
+        )
     return table

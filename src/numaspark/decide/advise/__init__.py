@@ -10,20 +10,24 @@ Spark-side rules (skew, spill, too few tasks per core, driver time) are
 Sparklens' and Dr. Elephant's.
 
 Each rule gives a `Finding` with a severity (none, low, moderate, severe,
-critical), the evidence (numbers), a recommendation and, where it changes the
+critical), the evidence, a recommendation and, where it changes the
 configuration, the changed `RunRequest`: the request the stored run came from
-(experiment/request.py `request_of`) with the change made. The planner checks it
-on the machine the run was recorded on (its stored topology, never this one),
-with the function the run loop plans with; the command printed is the request's
-``numaspark run`` (`run_command`) when the planner takes it, and none, with the
-planner's reason in one line, when it refuses it. Where the run's machine is not
-recorded the command is printed and said to be unchecked. An event log alone
-names no run to repeat: its requests are templates (``numaspark run WORKLOAD``,
-the log's mode and settings), not checked. A rule whose inputs are missing (an
-event log has no placement; this machine has no hardware counters) is reported
-as not assessed, with why, and never guessed.
+(experiment/request.py `request_of`, less any of Spark's own properties) with
+the change made. The planner checks it on the machine the run was recorded on
+(its stored topology, never this one), with the function the run loop plans
+with; the command printed is the request's ``numaspark run`` (`run_command`)
+when the planner takes it, and none, with the planner's reason in one line,
+when it refuses it. Where the run's machine is not recorded the command is
+printed and said to be unchecked. An event log alone names no run to repeat:
+its suggestion is the Spark settings that differ from the log's own, as
+spark-submit's ``--conf`` options (settings.py: never Spark's own properties).
+A rule whose inputs are missing (an event log has no placement; this machine
+has no hardware counters), or whose figures do not add up (a share over 100%),
+is reported as not assessed, with why, and never guessed; a command says each
+cause once (`not_assessed_by_cause`).
 
-The package: `findings` (what a rule gives), `subject` (what it looks at), and the rules by
+The package: `findings` (what a rule gives), `subject` (what it looks at), `settings` (the
+Spark settings a suggestion carries), and the rules by
 family: `jvm`, `numa`, `tasks`, `python`, `devices`, `churn` (executors that come and go).
 """
 
@@ -34,7 +38,13 @@ from pathlib import Path
 
 from numaspark.decide.advise.churn import executor_churn
 from numaspark.decide.advise.devices import device_node, nic_node
-from numaspark.decide.advise.findings import Advice, Finding, NotAssessed
+from numaspark.decide.advise.findings import (
+    Advice,
+    Finding,
+    NotAssessed,
+    NotAssessedCause,
+    not_assessed_by_cause,
+)
 from numaspark.decide.advise.jvm import executor_count, gc, heap_size
 from numaspark.decide.advise.numa import (
     memory_bandwidth,
@@ -59,12 +69,14 @@ __all__ = [
     "Advice",
     "Finding",
     "NotAssessed",
+    "NotAssessedCause",
     "Severity",
     "Subject",
     "advise",
     "advise_event_log",
     "advise_results",
     "grade",
+    "not_assessed_by_cause",
 ]
 
 
@@ -131,7 +143,10 @@ def advise_event_log(path: Path) -> Advice:
     """Advice on an event log alone: its commands are templates (no stored run to repeat);
     the machine of the results it is in, if any, sizes the smaller executors."""
     topology, _ = recorded_topology(path)
-    return advise(Subject(parse_event_log(path), topology=topology), str(path))
+    log = parse_event_log(path)
+    advice = advise(Subject(log, topology=topology), str(path))
+    advice.warnings = list(log.warnings)  # a damaged log is said, as every reader says it
+    return advice
 
 
 def advise_results(results: list[RunResult], topology: Topology | None = None) -> list[Advice]:
@@ -140,6 +155,7 @@ def advise_results(results: list[RunResult], topology: Topology | None = None) -
     groups = by_configuration(results)
     advices = []
     logs: dict[str, EventLog | None] = {}
+    unread: dict[str, str] = {}  # a log not read: why (missing, or damaged)
     for runs in groups.values():
         runs.sort(key=lambda r: r.wall_time_s)
         median = runs[(len(runs) - 1) // 2]
@@ -147,13 +163,24 @@ def advise_results(results: list[RunResult], topology: Topology | None = None) -
         if path not in logs:
             try:
                 logs[path] = parse_event_log(path) if path and Path(path).exists() else None
-            except (NumasparkError, OSError, ValueError):  # a damaged log: its rules unassessed
-                logs[path] = None
+            except (NumasparkError, OSError, ValueError) as exc:  # damaged: rules unassessed
+                logs[path], unread[path] = None, " ".join(str(exc).split())
+            if path and logs[path] is None and path not in unread:  # gone since the run
+                unread[path] = f"the run's event log is missing: {path} (moved or deleted)"
         subject = Subject(logs[path], median, results, topology)
-        advices.append(
-            advise(subject, median.spec.title if median.spec.label else _name(median.spec))
-        )
+        advice = advise(subject, median.spec.title if median.spec.label else _name(median.spec))
+        if path in unread:  # the rules that read the log say why it is not there
+            advice.not_assessed = [
+                NotAssessed(n.rule, unread[path], n.detail) if _reads_the_log(n.why) else n
+                for n in advice.not_assessed
+            ]
+        advices.append(advice)
     return advices
+
+
+def _reads_the_log(why: str) -> bool:
+    """Whether a rule was not assessed for want of the run's event log."""
+    return "event log" in why and "event log alone" not in why
 
 
 def advise_source(source: Path, mixed: bool = False) -> list[Advice]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
-from numaspark.decide.advise.findings import Finding, NotAssessed
+from numaspark.decide.advise.findings import Finding, NotAssessed, share_beyond_whole
 from numaspark.decide.advise.subject import Subject
 from numaspark.decide.thresholds import Grades, Severity
-from numaspark.metrics.executors import IDLE, IDLE_TIMEOUT_KEY, churn
+from numaspark.metrics.executors import IDLE, IDLE_TIMEOUT_KEY, Churn, churn
 
 RULE = "executor-churn"
 # the application's time spent waiting for executors to start
@@ -34,21 +34,10 @@ def executor_churn(subject: Subject) -> Finding | NotAssessed:
     if not executors.spans or not total:
         return NotAssessed(RULE, "no executor added in the log, or no application time")
     share = executors.wait_ms / total
-    idle = executors.endings.get(IDLE, 0)
+    if beyond := share_beyond_whole(RULE, share, "the wait for executors over the application"):
+        return beyond
     emptied = [w for w in executors.waits if w.gap_before_ms is not None]
-    evidence = {
-        "startup_wait_s": round(executors.wait_ms / 1000, 3),
-        "application_s": round(total / 1000, 3),
-        "share": round(share, 3),
-        "jobs_that_waited": len(executors.waits),
-        "startup_median_s": _s(executors.startup_ms),
-        "executors_added": executors.total,
-        "peak_executors": executors.peak_executors,
-        "removed_idle": idle,
-        "dynamic_allocation": executors.dynamic,
-        "idle_timeout_s": executors.idle_timeout_ms / 1000 if executors.dynamic else None,
-        "gaps_between_jobs_s": [round(g / 1000, 3) for g in executors.gaps_ms],
-    }
+    evidence = _evidence(executors, share)
     text = (
         f"{share:.0%} of the application waited for executors to start "
         f"({evidence['startup_wait_s']:.1f} s in {len(executors.waits)} job(s) begun with none "
@@ -84,6 +73,23 @@ def executor_churn(subject: Subject) -> Finding | NotAssessed:
         "spark.dynamicAllocation.minExecutors for some of them",
         subject.changed({IDLE_TIMEOUT_KEY: f"{longer}s"}),
     )
+
+
+def _evidence(executors: Churn, share: float) -> dict:
+    """The figures the rule judged."""
+    return {
+        "startup_wait_s": round(executors.wait_ms / 1000, 3),
+        "application_s": round(executors.duration_ms / 1000, 3),
+        "share": round(share, 3),
+        "jobs_that_waited": len(executors.waits),
+        "startup_median_s": _s(executors.startup_ms),
+        "executors_added": executors.total,
+        "peak_executors": executors.peak_executors,
+        "removed_idle": executors.endings.get(IDLE, 0),
+        "dynamic_allocation": executors.dynamic,
+        "idle_timeout_s": executors.idle_timeout_ms / 1000 if executors.dynamic else None,
+        "gaps_between_jobs_s": [round(g / 1000, 3) for g in executors.gaps_ms],
+    }
 
 
 def _s(ms: float | None) -> float | None:

@@ -3,7 +3,7 @@ against several small ones (`executor_count`)."""
 
 from __future__ import annotations
 
-from numaspark.decide.advise.findings import Finding, NotAssessed
+from numaspark.decide.advise.findings import Finding, NotAssessed, share_beyond_whole
 from numaspark.decide.advise.subject import COMPRESSED_OOPS_LIMIT, Subject
 from numaspark.decide.thresholds import GC_SHARE, Severity
 from numaspark.metrics.registry import Metrics
@@ -21,6 +21,8 @@ def gc(subject: Subject) -> Finding | NotAssessed:
         share = gc_ms / run_ms if run_ms else 0.0
     else:
         return NotAssessed("gc", "no task metrics")
+    if beyond := share_beyond_whole("gc", share, "GC time over executor run time"):
+        return beyond
     heap = subject.heap_bytes()
     severity = GC_SHARE.grade(share)
     evidence = {
@@ -54,14 +56,17 @@ def gc(subject: Subject) -> Finding | NotAssessed:
             f"twice the heap ({human_size(heap * 2)}) does not fit the run's machine: "
             f"{subject.refusal(twice)}"
         )
-    return Finding(
-        "gc",
-        severity,
-        text,
-        evidence,
-        f"use more, smaller executors: {why}",
-        subject.smaller_executors_request(),
-    )
+    smaller = subject.smaller_executors_request()
+    if smaller is None:  # one task per executor already: only the heap is left to give
+        return Finding(
+            "gc",
+            severity,
+            text,
+            evidence,
+            f"each executor runs one task at a time already: give it more heap "
+            f"(spark.executor.memory) where it fits ({why})",
+        )
+    return Finding("gc", severity, text, evidence, f"use more, smaller executors: {why}", smaller)
 
 
 def heap_size(subject: Subject) -> Finding | NotAssessed:
@@ -115,6 +120,8 @@ def executor_count(subject: Subject) -> Finding | NotAssessed:
     if count is None or metrics.gcShare is None:
         return NotAssessed("executor-count", "no executor count or GC share")
     gc = metrics.gcShare
+    if beyond := share_beyond_whole("executor-count", gc, "GC time over executor run time"):
+        return beyond
     total = metrics.shuffleTotalBytesRead or 0.0
     remote = (metrics.shuffleRemoteBytesRead or 0.0) / total if total else 0.0
     evidence = {

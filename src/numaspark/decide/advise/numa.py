@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from numaspark.decide.advise.findings import Finding, NotAssessed
+from numaspark.decide.advise.findings import Finding, NotAssessed, share_beyond_whole
 from numaspark.decide.advise.subject import NO_REPORTS, Subject
 from numaspark.decide.thresholds import (
     BANDWIDTH_REGION,
@@ -33,7 +33,7 @@ def numa_straddle(subject: Subject) -> Finding | NotAssessed:
         if j.nodes is not None
     ]
     if not jvms:
-        return NotAssessed("numa-straddle", f"no placement recorded ({NO_REPORTS})")
+        return NotAssessed("numa-straddle", NO_REPORTS)
     spanning = [j for j in jvms if len(j["nodes"]) > 1]
     evidence = {"jvms": [{**j, "nodes": str(j["nodes"])} for j in spanning]}
     weighted = _seconds_share(subject, {j["jvm"] for j in spanning}, {j["jvm"] for j in jvms})
@@ -101,8 +101,11 @@ def remote_pages(subject: Subject) -> Finding | NotAssessed:
     bound = _bound_locality(subject)
     if not bound:
         why = "no bound JVM with per-node page counts"
-        return NotAssessed("remote-pages", why if subject.result else f"{why} ({NO_REPORTS})")
+        return NotAssessed("remote-pages", why if subject.result else NO_REPORTS)
     worst = min(bound, key=lambda j: j.share_on_bound_nodes or 0.0)
+    most = max(j.share_on_bound_nodes or 0.0 for j in bound)
+    if beyond := share_beyond_whole("remote-pages", most, "pages on the bound nodes"):
+        return beyond
     off = 1 - (worst.share_on_bound_nodes or 0.0)
     severity = REMOTE_PAGES.grade(off)
     evidence = {
@@ -143,7 +146,7 @@ def numa_balancing(subject: Subject) -> Finding | NotAssessed:
     if setting is None:
         why = "kernel.numa_balancing was not readable"
         if where == "log":
-            why = f"the kernel's settings are not in this event log ({NO_REPORTS})"
+            why = NO_REPORTS
         return NotAssessed("numa-balancing", why)
     evidence = {"numa_balancing": setting, "binding": binding, "read_from": where}
     if setting == "0" or binding in (None, "none"):

@@ -8,6 +8,12 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from numaspark.decide.advise.findings import Finding
+from numaspark.decide.advise.settings import (
+    changed_settings,
+    layout_settings,
+    submit_options,
+    users_settings,
+)
 from numaspark.decide.prior import Machine, moderate_cores
 from numaspark.errors import NumasparkError, UsageError
 from numaspark.experiment.request import (
@@ -31,10 +37,11 @@ PARTITION_KEYS = ("spark.default.parallelism", "spark.sql.shuffle.partitions")
 LAYOUT = frozenset(f.name for f in dataclasses.fields(Layout))
 
 
-# why a placement rule cannot judge an event log: the plugin was not in the application
+# why a placement rule cannot judge an event log: the plugin was not in the application (the
+# same words for every such rule, so that the cause is said once)
 NO_REPORTS = (
-    "an event log holds placement only from the affinity plugin: "
-    "numaspark plan --target ... --out DIR writes its settings"
+    "no placement reports in the log: an event log holds placement only from the affinity "
+    "plugin (numaspark plan --target ... --out DIR writes its settings)"
 )
 
 
@@ -53,12 +60,13 @@ class Subject:
 
     def smaller_executors(self) -> dict[str, int]:
         """Several smaller executors on the run's own machine: the tuner's moderate width
-        (decide/prior.py), at least two executors, the run's slots shared out; two halves
-        of the slots when the machine is not known."""
+        (decide/prior.py), at least two executors, the run's slots shared out; where the
+        machine is not known, twice the executors it had, each with half their slots."""
         slots = self.slots() or 2
         machine = self.machine
         if machine is None:
-            return {"executors": 2, "cores_per_executor": max(1, slots // 2)}
+            executors = 2 * (self.executor_count() or 1)
+            return {"executors": executors, "cores_per_executor": max(1, slots // executors)}
         per_node = max(1, round(machine.cores_per_node / moderate_cores(machine)))
         executors = max(2, machine.nodes * per_node)
         return {
@@ -66,10 +74,14 @@ class Subject:
             "cores_per_executor": max(1, min(slots, machine.cores) // executors),
         }
 
-    def smaller_executors_request(self) -> RunRequest:
+    def smaller_executors_request(self) -> RunRequest | None:
         """The run with several smaller executors, each with the planner's auto heap (which
         fits the nodes and stays under 31 GB); a local run moves to a standalone cluster, as
-        local mode has one JVM whatever the executor options say."""
+        local mode has one JVM whatever the executor options say. None where its executors
+        run one task each already (no smaller one is possible)."""
+        slots, count = self.slots(), self.executor_count()
+        if self.machine is None and slots and count and slots <= count:
+            return None
         change: dict[str, object] = {"memory_per_executor": None, **self.smaller_executors()}
         if self.local:
             change["mode"] = Mode.STANDALONE
@@ -204,8 +216,9 @@ class Subject:
     def request(self) -> RunRequest:
         """The request the run came from; from an event log alone, a template: its mode and
         its Spark settings, the workload to be filled in."""
-        if self.result is not None:
-            return request_of(self.spec)
+        if self.result is not None:  # what the run was given, less any of Spark's own
+            request = request_of(self.spec)
+            return dataclasses.replace(request, spark_conf=users_settings(request.spark_conf))
         conf = {k: str(v) for k, v in self.conf.items() if k != "spark.master"}
         mode = Mode.LOCAL if self.local else Mode.STANDALONE
         return RunRequest(workload=TEMPLATE_WORKLOAD, layout=Layout(mode=mode), spark_conf=conf)
@@ -239,18 +252,22 @@ class Subject:
         return None
 
     def settle(self, finding: Finding) -> Finding:
-        """The command of ``finding``'s request, once the planner took it on the run's machine;
-        no command and the planner's reason when it refuses it."""
+        """The suggestion of ``finding``'s request: for an event log alone, the settings that
+        differ from the log's as spark-submit's options; for a stored run, the request's
+        ``numaspark run`` once the planner took it on the run's machine (no command and the
+        planner's reason when it refuses it)."""
         request = finding.request
         if request is None:
             return finding
+        if self.result is None:  # a log alone: no run, nor its machine, to check on
+            return self._as_settings(finding, request)
+        change = changed_settings(self.request().spark_conf, request.spark_conf)
         command = run_command(request, self.spec.application)
-        if self.result is None:  # a template: there is no run, nor its machine, to check on
-            return dataclasses.replace(finding, command=command)
         if self.topology is None:
             return dataclasses.replace(
                 finding,
                 command=command,
+                change=change,
                 check=(
                     "not checked by the planner: the run's machine is not recorded (no "
                     "topology.json with its results)"
@@ -261,6 +278,19 @@ class Subject:
             return dataclasses.replace(
                 finding,
                 command="",
+                change=change,
                 check=f"no command: the planner refuses it on the run's machine: {refused}",
             )
-        return dataclasses.replace(finding, command=command)
+        return dataclasses.replace(finding, command=command, change=change)
+
+    def _as_settings(self, finding: Finding, request: RunRequest) -> Finding:
+        """``finding`` on an event log alone: its change as the Spark settings that differ
+        from the log's, in spark-submit's options (none where nothing differs)."""
+        template = self.request()
+        own = self.log.spark_properties if self.log else {}
+        layout, options = layout_settings(
+            template, request, own, self.executor_count(), self.slots(), self.heap_bytes()
+        )
+        change = {**changed_settings(own, request.spark_conf), **layout}
+        command = submit_options(change, options) if change or options else ""
+        return dataclasses.replace(finding, command=command, change=change)

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import shlex
 
-from numaspark.decide.advise.findings import Finding, NotAssessed
+import pandas as pd
+
+from numaspark.decide.advise.findings import Finding, NotAssessed, share_beyond_whole
 from numaspark.decide.advise.subject import Subject
 from numaspark.decide.thresholds import DRIVER_ONLY, NARROW_STAGES, TASK_SKEW, Severity
 from numaspark.decide.whatif import driver_time_ms
+from numaspark.errors import UsageError
 from numaspark.metrics.eventlog import EventLog
-from numaspark.units import human_size
+from numaspark.units import human_size, jvm_size, parse_size
 
 AQE_SKEW = ("spark.sql.adaptive.enabled", "spark.sql.adaptive.skewJoin.enabled")  # both default on
 
@@ -52,6 +55,18 @@ def task_skew(subject: Subject) -> Finding | NotAssessed:
     if severity is Severity.NONE:
         return Finding("task-skew", severity, text, evidence)
     slots = subject.slots() or 1
+    rows = log.stages[log.stages["stageId"] == stage]
+    kind = stage_reads(rows).iloc[0] if not rows.empty else READS_SHUFFLE
+    if kind != READS_SHUFFLE:  # its tasks are the input's splits or the code's partitions
+        words, settings = _more_tasks(subject, rows, kind, 4 * slots)
+        return Finding(
+            "task-skew",
+            severity,
+            f"{text}; it reads {kind}",
+            evidence,
+            f"split the skewed partitions: {words}",
+            subject.changed(settings) if settings else None,
+        )
     change = subject.more_partitions(4 * slots)
     # AQE's skew join is on by default since Spark 3.2 (and splits only sort-merge join
     # inputs): setting it is advice only where the run turned it, or AQE, off
@@ -102,6 +117,37 @@ def spill(subject: Subject) -> Finding | NotAssessed:
     )
 
 
+# what decides a stage's task count, by what its tasks read (`stage_reads`)
+READS_SHUFFLE, READS_INPUT, READS_NEITHER = "shuffle", "input", "neither"
+MAX_PARTITION_BYTES = "spark.sql.files.maxPartitionBytes"  # a file source's split, 128 MiB
+SMALLEST_SPLIT = 1024**2  # below this, a file's splits cost more to open than they hold
+
+
+def stage_reads(stages: pd.DataFrame) -> pd.Series:
+    """What each stage's tasks read, from its tasks' sums: shuffle data (its task count is
+    the shuffle partitions), else input (a file's or table's splits), else neither (data
+    made in the driver or by a range: the partitions the code asked for). Without the sums
+    (no task ended), a stage with parent stages reads their shuffle."""
+
+    def column(name: str) -> pd.Series:
+        return stages[name].fillna(0) if name in stages else pd.Series(0, index=stages.index)
+
+    shuffle = (
+        column("shuffleRecordsRead")
+        + column("shuffleLocalBytesRead")
+        + column("shuffleRemoteBytesRead")
+    ) > 0
+    if "parentIds" in stages and "shuffleRecordsRead" not in stages:
+        shuffle |= stages["parentIds"].map(
+            lambda ids: bool(ids) if isinstance(ids, list) else False
+        )
+    reads_input = (column("bytesRead") + column("recordsRead")) > 0
+    kinds = pd.Series(READS_NEITHER, index=stages.index)
+    kinds[reads_input & ~shuffle] = READS_INPUT
+    kinds[shuffle] = READS_SHUFFLE
+    return kinds
+
+
 def tasks_per_core(subject: Subject) -> Finding | NotAssessed:
     log, slots = subject.log, subject.slots()
     if log is None or log.stages.empty or not slots:
@@ -112,23 +158,86 @@ def tasks_per_core(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("tasks-per-core", "no stage time")
     narrow = stages[stages["numTasks"] < slots]
     share = float(narrow["stageDuration"].sum()) / total
+    kinds = stage_reads(narrow)
+    by_kind = {
+        kind: [int(s) for s in narrow["stageId"][kinds == kind]]
+        for kind in (READS_INPUT, READS_SHUFFLE, READS_NEITHER)
+        if (kinds == kind).any()
+    }
     evidence = {
         "slots": slots,
         "stage_time_with_fewer_tasks_than_slots": round(share, 3),
         "stages": [int(s) for s in narrow["stageId"]],
+        "stages_by_what_they_read": by_kind,
     }
     text = f"{share:.0%} of stage time ran with fewer tasks than the {slots} task slots"
     severity = NARROW_STAGES.grade(share)
     if severity is Severity.NONE:
         return Finding("tasks-per-core", severity, text, evidence)
+    read = ", ".join(f"{len(ids)} reading {kind}" for kind, ids in by_kind.items())
+    target = 3 * slots
+    how, change = [], {}
+    # the stages that took the most time first: their fix is the one that matters
+    time_of = narrow.groupby(kinds)["stageDuration"].sum().sort_values(ascending=False)
+    for kind in time_of.index:
+        words, settings = _more_tasks(subject, narrow[kinds == kind], kind, target)
+        how.append(words)
+        change.update(settings)
     return Finding(
         "tasks-per-core",
         severity,
-        text,
+        f"{text} ({read})",
         evidence,
-        "give every stage 2-3 tasks per slot (partitions, input splits)",
-        subject.changed(subject.more_partitions(3 * slots)),
+        f"give every stage 2-3 tasks per slot ({target}): " + "; ".join(how),
+        subject.changed(change) if change else None,
     )
+
+
+def _more_tasks(
+    subject: Subject, stages: pd.DataFrame, kind: str, target: int
+) -> tuple[str, dict[str, str]]:
+    """What gives ``stages`` (all reading ``kind``) ``target`` tasks: the words, and the
+    settings that do it where a setting does (a shuffle's partitions, a file source's splits;
+    an RDD's input or data made in the driver is partitioned in the code)."""
+    if kind == READS_SHUFFLE:
+        return "more shuffle partitions", subject.more_partitions(target)
+    if kind == READS_NEITHER:
+        return (
+            "more partitions where the data is made (parallelize's numSlices, range's "
+            f"numPartitions: {target}); spark.default.parallelism where the code gives none",
+            {"spark.default.parallelism": str(target)},
+        )
+    largest = float(stages["bytesRead"].fillna(0).max()) if "bytesRead" in stages else 0.0
+    split = int(largest // target)
+    if split < SMALLEST_SPLIT:
+        return (
+            f"the input ({human_size(int(largest))}) is too small to split further: "
+            f"repartition({target}) after reading it",
+            {},
+        )
+    had = _size_setting(subject.conf.get(MAX_PARTITION_BYTES)) or 128 * 1024**2
+    rdd = (
+        f"an RDD's input takes them in the code (textFile(path, {target}), or "
+        f"repartition({target}) after reading)"
+    )
+    if split >= had:
+        return f"more input splits: {rdd}", {}
+    return (
+        f"smaller input splits: {MAX_PARTITION_BYTES} for a file source; {rdd}",
+        {MAX_PARTITION_BYTES: jvm_size(split)},
+    )
+
+
+def _size_setting(text: object) -> int | None:
+    """A size setting in bytes (Spark reads a bare number as bytes here); None: unset or a
+    form not read."""
+    if not text:
+        return None
+    value = str(text).strip()
+    try:
+        return int(value) if value.isdigit() else parse_size(value, MAX_PARTITION_BYTES)
+    except UsageError:
+        return None
 
 
 def driver_time(subject: Subject) -> Finding | NotAssessed:
@@ -142,6 +251,10 @@ def driver_time(subject: Subject) -> Finding | NotAssessed:
         return NotAssessed("driver-time", "the application took no time")
     driver = driver_time_ms(log)
     share = driver / total
+    if beyond := share_beyond_whole(
+        "driver-time", share, "driver-only time over the application's"
+    ):
+        return beyond
     evidence = {"driver_ms": driver, "application_ms": total, "share": round(share, 3)}
     text = f"{share:.0%} of the application ran no job (driver only: start-up, planning, Python)"
     severity = DRIVER_ONLY.grade(share)

@@ -27,6 +27,10 @@ parallelism, or any column of a recorded table); not every combination can run. 
    left and the runner-up is within the noise of the best, both are run once more and judged
    on medians.
 
+A table's columns that describe the job or its input (the workload, the dataset, its size:
+``columns.context_columns``) are context, not knobs: ``context.split`` makes one search per
+context, and `tune` runs in each, never moving a context column.
+
 `tune` takes any objective: `replay_objective` (replay.py) looks values up in a recorded table
 (to compare strategies offline: bench/tune_replay.py); `live_objective` in decide/tune_runs.py
 runs Spark and stores every trial as a normal run.
@@ -35,7 +39,8 @@ The package, each module importing only those above it:
 
 - ``space``: the search space, the objective, trials and the result;
 - ``machine``: the machine and a candidate's layout and shape in its terms;
-- ``columns``: what a table's columns mean (names, synonyms, roles, ``--column``);
+- ``columns``: what a table's columns mean (names, synonyms, roles, context, ``--column``);
+- ``context``: a table's context columns (the job, its input) held fixed: a search per context;
 - ``rules``: the studies' rules as features and penalties in log-time;
 - ``models``: `Prior`, `RuleModel` and `AdditiveModel`;
 - ``moves``: the local moves and their words;
@@ -45,14 +50,17 @@ The package, each module importing only those above it:
 """
 
 from numaspark.decide.tune.columns import (
+    CONTEXT,
     NO_ROLE,
     SYNONYMS,
     canonical,
     check_columns,
+    context_columns,
     guessed_roles,
     parse_columns,
     roles,
 )
+from numaspark.decide.tune.context import Context, Contexts, split
 from numaspark.decide.tune.machine import (
     BOUND,
     CoreFootprint,
@@ -99,6 +107,7 @@ __all__ = [
     "BINDING_SEVERAL",
     "BOUND",
     "CATEGORY_SD",
+    "CONTEXT",
     "ENUMERATE",
     "LAYOUT_NAMES",
     "MEMORY",
@@ -116,6 +125,8 @@ __all__ = [
     "UNKNOWN_SD",
     "WEIGHTS",
     "AdditiveModel",
+    "Context",
+    "Contexts",
     "CoreFootprint",
     "ExecutorLayout",
     "Machine",
@@ -132,6 +143,7 @@ __all__ = [
     "canonical",
     "check_columns",
     "check_search",
+    "context_columns",
     "features",
     "guessed_roles",
     "layout_of",
@@ -144,6 +156,7 @@ __all__ = [
     "roles",
     "scaled",
     "shape",
+    "split",
     "start_threads_per_core",
     "table_machine",
     "tasks_per_slot",

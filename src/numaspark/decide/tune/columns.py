@@ -1,5 +1,6 @@
 """What a table's columns mean: numaspark's names for the columns the rules know, and their
-synonyms; the roles a column's name suggests; what a user declares (``--column NAME=ROLE``)."""
+synonyms; the roles a column's name suggests; which columns are context (the job or its input,
+held fixed: `context_columns`); what a user declares (``--column NAME=ROLE``)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def canonical(column: str) -> str | None:
 # words in a column's name that say which role it has (`guessed_roles`). The tuner reads such a
 # column so (models.Prior) and says it: a table's own names can mean other things (a "nodes"
 # column may count NUMA nodes, a node may run several executors), so its line says how to
-# undo it (--column NAME=none), and the rule the role brings is a prior the runs outweigh
+# undo it (--column NAME=knob), and the rule the role brings is a prior the runs outweigh
 _COUNT_WORDS = {
     "nodes",
     "node",
@@ -114,13 +115,18 @@ def guessed_roles(columns: list[str]) -> dict[str, str]:
     return found
 
 
+NO_ROLE = "knob"  # --column NAME=knob: a column searched without a prior
+CONTEXT = "context"  # --column NAME=context (or =none): the job or its input, held fixed
+_CONTEXT_ALIASES = {CONTEXT, "none"}  # none: not a knob, so not searched (held as context)
+
+
 def roles(columns: list[str], declared: dict[str, str] | None = None) -> dict[str, str]:
     """Column -> numaspark name, for the columns with a prior (the first of two synonyms).
     ``declared`` (column -> numaspark name, from `parse_columns`) comes first: a declared
-    column is read as declared (``none``: without a prior), and a role it takes is no other
-    column's."""
+    column is read as declared (``knob``: without a prior; ``context``: not a knob at all), and
+    a role it takes is no other column's."""
     declared = declared or {}
-    found = {c: n for c, n in declared.items() if n != NO_ROLE}
+    found = {c: n for c, n in declared.items() if n not in (NO_ROLE, CONTEXT)}
     for column in columns:
         name = canonical(column)
         if column not in declared and name is not None and name not in found.values():
@@ -128,27 +134,103 @@ def roles(columns: list[str], declared: dict[str, str] | None = None) -> dict[st
     return {c: found[c] for c in columns if c in found}
 
 
-NO_ROLE = "none"  # --column NAME=none: a column searched without a prior
+# words in a column's name that say it describes the job or its input rather than a setting:
+# the workload (algorithm, query, program, a benchmark's test case or command) and its data
+# (the dataset, its input, its size). Such a column is context: the search runs within each
+# of its values and never moves it (a smaller input or another job is no configuration)
+_CONTEXT_WORDS = {
+    "workload",
+    "workloads",
+    "algorithm",
+    "algo",
+    "job",
+    "jobs",
+    "query",
+    "queries",
+    "benchmark",
+    "program",
+    "application",
+    "scenario",
+    "command",
+    "testcase",
+    "dataset",
+    "datasets",
+    "data",
+    "input",
+    "size",
+    "datasize",
+}
+# ... unless the name also says a setting (the partitions of the input, the size of a buffer)
+_SETTING_WORDS = {
+    "per",
+    "partition",
+    "partitions",
+    "parallelism",
+    "split",
+    "splits",
+    "block",
+    "buffer",
+    "batch",
+    "max",
+    "min",
+    *_COUNT_WORDS,
+    *_CPU_WORDS,
+    *_MEMORY_WORDS,
+}
+_WORKLOAD_PARAM = "param."  # `results --table`'s workload parameters (param.k, ...)
+
+
+def context_columns(columns: list[str], declared: dict[str, str] | None = None) -> dict[str, str]:
+    """Column -> why it is context (``declared`` or ``from its name``): the columns declared
+    ``context`` (or ``none``), and those whose name says the job or its input (workload,
+    algorithm, query, dataset, input, size, ...; a ``param.*`` column of ``results --table``)
+    unless declared otherwise or named as a setting (`canonical`, ``spark.*``, partitions,
+    per node, ...). In table order."""
+    declared = declared or {}
+    found: dict[str, str] = {}
+    for column in columns:
+        if column in declared:
+            if declared[column] == CONTEXT:
+                found[column] = "declared"
+            continue
+        lower = column.lower()
+        if canonical(column) is not None or lower.startswith("spark."):
+            continue
+        words = set(re.split(r"[^a-z0-9]+", lower)) | {re.sub(r"[^a-z0-9]+", "", lower)}
+        if lower.startswith(_WORKLOAD_PARAM) or (
+            words & _CONTEXT_WORDS and not words & _SETTING_WORDS
+        ):
+            found[column] = "from its name"
+    return found
 
 
 def parse_columns(texts: list[str], option: str = "--column") -> dict[str, str]:
     """``NAME=ROLE`` texts (what a user declares a table's columns to mean) as column ->
-    numaspark name; a role is any of `SYNONYMS` (``workers``, ``cores_per_worker``, ...) or
-    ``none``. Raises UsageError (one line) for a malformed text or an unknown role."""
+    numaspark name; a role is any of `SYNONYMS` (``workers``, ``cores_per_worker``, ...),
+    ``knob`` (searched without a prior) or ``context`` (held fixed; ``none`` says the same:
+    not a knob). Raises UsageError (one line) for a malformed text or an unknown role."""
     found: dict[str, str] = {}
     for text in texts:
         column, _, role = text.partition("=")
         column, role = column.strip(), role.strip()
         if not column or not role:
             raise UsageError(f"{option} {text!r}: give COLUMN=ROLE, e.g. {option} scaleout=workers")
-        name = NO_ROLE if role.lower() == NO_ROLE else canonical(role)
+        lower = role.lower()
+        name = (
+            CONTEXT
+            if lower in _CONTEXT_ALIASES
+            else NO_ROLE
+            if lower == NO_ROLE
+            else canonical(role)
+        )
         if name is None:
             raise UsageError(
                 f"{option} {text!r}: unknown role {role!r}; roles: "
-                f"{', '.join(SYNONYMS)}, {NO_ROLE} (and their synonyms, e.g. "
-                "workers, cores_per_worker)"
+                f"{', '.join(SYNONYMS)} (and their synonyms, e.g. workers, "
+                f"cores_per_worker), {NO_ROLE} (searched without a prior), {CONTEXT} or none "
+                "(held fixed: the search runs within each of its values)"
             )
-        if name != NO_ROLE and name in (n for c, n in found.items() if c != column):
+        if name not in (NO_ROLE, CONTEXT) and name in (n for c, n in found.items() if c != column):
             raise UsageError(f"{option} {text!r}: {name} is already another column's role")
         found[column] = name
     return found

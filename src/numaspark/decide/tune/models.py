@@ -78,7 +78,7 @@ class Prior:
         per one; memory in a unit per one) is read as that role unless declared otherwise or
         the role is another column's by name: a performance engineer reads "nodes" and
         "vcpus_per_node" so too. The rule it brings is a prior like any other, which the runs
-        can contradict (RuleModel.fit); `--column NAME=none` searches it without."""
+        can contradict (RuleModel.fit); `--column NAME=knob` searches it without."""
         space = self.space
         known = {canonical(n) for n in space.names} | set(self.declared.values())
         return {
@@ -165,7 +165,7 @@ class Prior:
             if column in self.declared:
                 return f"{column} (= {name}, declared)"
             if column in self.guessed:
-                return f"{column} (= {name}, from its name: --column {column}=none if not)"
+                return f"{column} (= {name}, from its name: --column {column}=knob if not)"
             return column if column == name else f"{column} (= {name})"
 
         known = ", ".join(read(c, n) for c, n in self.roles.items())
