@@ -178,9 +178,10 @@ def smt(subject: Subject) -> Finding | NotAssessed:
     st = [statistics.median(v) for k, v in medians.items() if k.startswith("ST ")]
     smt = [statistics.median(v) for k, v in medians.items() if k.startswith("SMT ")]
     if not st or not smt:
+        where = "in these results" if subject.result is not None else "in an event log alone"
         return NotAssessed(
             "smt",
-            "no SMT measurement of this workload in these results "
+            f"no SMT measurement of this workload {where} "
             "(numaspark study smt WORKLOAD measures it)",
         )
     gain = st[0] / smt[0]  # ST on n cores over SMT on the same n cores
@@ -209,10 +210,11 @@ def smt(subject: Subject) -> Finding | NotAssessed:
 def memory_bandwidth(subject: Subject) -> Finding | NotAssessed:
     found = subject.result.figures.bandwidth if subject.result else {}
     if "region" not in found:
+        alone = "an event log alone holds no counters: " if subject.result is None else ""
         return NotAssessed(
             "memory-bandwidth",
             found.get("unavailable")
-            or "no bandwidth estimate (needs LLC-miss counters and a probe)",
+            or f"{alone}no bandwidth estimate (needs LLC-miss counters and a probe)",
         )
     region = found["region"]
     severity = BANDWIDTH_REGION[region]
