@@ -32,27 +32,14 @@ def printed_files(stdout: str) -> dict[str, str]:
 def test_what_plan_prints_is_what_it_writes(tmp_path, target, bind):
     """One block per file written, equal to that file, for every target and binding."""
     out = tmp_path / "files"
-    shown = run_cli(
-        "plan",
-        "--xml",
-        str(topology_file(TWO_NODES)),
-        "--executors-per-node",
-        "1",
-        "--bind",
-        bind,
-        "--target",
-        target,
-        "--out",
-        str(out),
-        check=True,
-    )
-    blocks = printed_files(shown.stdout)
+    shown = _plan(target, "--out", str(out), bind=bind)
+    blocks = printed_files(shown)
     written = {str(out / p.name): p.read_text() for p in sorted(out.iterdir())}
     assert sorted(blocks) == sorted(written)
     for name, text in written.items():
         assert blocks[name] == text, name
     # nothing else is printed as settings: no table of conf the files lack
-    assert "Spark configuration" not in shown.stdout
+    assert "Spark configuration" not in shown
 
 
 def test_without_out_the_same_files_are_printed():
@@ -73,7 +60,7 @@ def test_without_out_the_same_files_are_printed():
     )
 
 
-def _plan(target: str, *more: str) -> str:
+def _plan(target: str, *more: str, bind: str = "node") -> str:
     return run_cli(
         "plan",
         "--xml",
@@ -81,7 +68,7 @@ def _plan(target: str, *more: str) -> str:
         "--executors-per-node",
         "1",
         "--bind",
-        "node",
+        bind,
         "--target",
         target,
         *more,
