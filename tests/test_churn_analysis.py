@@ -133,6 +133,13 @@ def test_whatif_json_has_the_start_up_wait(tmp_path):
     found = json.loads(proc.stdout)
     assert [p["cores"] for p in found["predictions"]] == [1, 2, 4]
     assert all(p["startup_s"] > 30 for p in found["predictions"])
+    # the width the replay counts, in keys of their own: 2 at once of 6 added in all
+    assert found["executors"] == {
+        "added": 6,
+        "peak": 2,
+        "peak_slots": 2,
+        "dynamic_allocation": True,
+    }
     table = invoke_cli("whatif", str(DYNAMIC))
     assert "executor start-up s" in table.stdout
 

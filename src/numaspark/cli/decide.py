@@ -94,6 +94,7 @@ def whatif(
                 "event_log": str(event_log),
                 "measured_s": measured_s,
                 "counts_from": origin,
+                "executors": replay.executor_counts(log),
                 "predictions": [p.__dict__ for p in predictions],
             },
         )

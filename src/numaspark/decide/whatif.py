@@ -53,6 +53,19 @@ class Prediction:
     startup_s: float = 0.0  # job time spent waiting for executors to start (dynamic allocation)
 
 
+def executor_counts(log: EventLog, executors: Churn | None = None) -> dict:
+    """What the replay counts as the application's width: the executors added in all, the
+    most alive at once and their slots (under dynamic allocation the first is not the
+    width), and whether dynamic allocation was on (``executors``: `churn` of the log)."""
+    executors = executors or churn(log)
+    return {
+        "added": executors.total,
+        "peak": executors.peak_executors,
+        "peak_slots": executors.peak_slots,
+        "dynamic_allocation": executors.dynamic,
+    }
+
+
 def default_counts(log: EventLog, source: Path) -> tuple[list[int], str]:
     """Core counts to simulate when none are given: powers of two up to the cores of the
     machine the run was recorded on (the topology.json of the results ``source`` is in), and
@@ -223,12 +236,13 @@ class ApplicationWhatif:
     name: str | None
     measured_s: float
     predictions: list[Prediction]
+    executors: dict = field(default_factory=dict)  # `executor_counts`
 
     __json__: ClassVar[Shape] = Shape(
         computed=("application",),
         order=(
             *("application", "name", "app_id", "attempt_id", "event_log", "measured_s"),
-            "predictions",
+            *("executors", "predictions"),
         ),
     )
 
@@ -306,6 +320,7 @@ def whatif_directory(directory: Path, counts: list[int] | None = None) -> ManyWh
                 log.app_name,
                 measured_s(log),
                 [simulate(log, c, executors) for c in counts],
+                executor_counts(log, executors),
             )
         )
     return found
