@@ -28,6 +28,7 @@ import pytest
 from conftest import spark_jvms
 from netns import drivers_here, gone_within
 from nscluster import SparkHosts, host_env
+from test_dynamic_allocation import DA, _events
 
 from numaspark.spark.learned_topology import load_learned
 
@@ -215,7 +216,8 @@ def test_a_built_in_workload_on_two_hosts_unbound_then_node_bound(
         assert report["chosen_nodes"] == "0", (host, report)
     for host in cluster.hosts:  # each host's lock files in its own /tmp
         assert sorted(p.name for p in (host.root / "numaspark-affinity").iterdir()) == [
-            "node-0.slot-0.lock"
+            "choose.lock",  # the host-wide lock of one choice (NodeChooser)
+            "node-0.slot-0.lock",
         ]
     _nothing_left(cluster)
 
@@ -275,3 +277,42 @@ def test_numaspark_ended_by_a_signal_leaves_no_executor_on_the_hosts(tmp_path, c
     assert executors_s is not None, cluster.executors()
     time.sleep(5)  # the application is gone from the cluster: no executor comes back
     assert not _running_over_there(cluster)
+
+
+def test_dynamic_allocation_on_two_hosts_frees_and_reuses_each_hosts_slot(tmp_path, cluster, state):
+    """Issue 57, item 1: dynamic allocation (0 to 2 executors, shuffle tracking, a 4 s idle
+    timeout) on the cluster at another address, a PySpark application of two bursts 12 s apart,
+    bound from inside by the plugin. The executors are added, removed when idle ("killed by
+    driver") and added again; each one the plugin placed took node 0's slot 0 of its host, and
+    each host's lock directory holds that one slot file however many executors came and went:
+    a removed executor's slot is freed and taken again. Namespaces prove the churn and the
+    slots, not speed."""
+    app = tmp_path / "app" / "two_bursts.py"
+    app.parent.mkdir()
+    shutil.copy(APPS / "two_bursts.py", app)
+    result, out = tmp_path / "bursts.json", tmp_path / "out"
+    conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
+    said, records = _finish(
+        _numaspark(
+            cluster, state, out, str(app), "--bind", "node", *conf, app_args=(str(result), "12")
+        ),
+        out,
+    )
+    assert json.loads(result.read_text())["sums"] == [sum(x * x for x in range(400))] * 2
+    assert "dynamic allocation is on: executors come and go between 0 and 2" in said
+    (run_dir,) = (out / "runs").iterdir()
+    kinds = [e["Event"] for e in _events(run_dir)]
+    added = kinds.count("SparkListenerExecutorAdded")
+    first_removal = kinds.index("SparkListenerExecutorRemoved")
+    assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+    placed = records[-1]["effective_placement"]
+    assert placed and all(e["source"] == "plugin" for e in placed), placed
+    assert {e["host"] for e in placed} == {"spark-a", "spark-b"}, placed
+    assert all(e["chosen_nodes"] == "0" for e in placed), placed
+    for host in cluster.hosts:  # one slot per host, freed and taken again by each new executor
+        assert sorted(p.name for p in (host.root / "numaspark-affinity").iterdir()) == [
+            "choose.lock",  # the host-wide lock of one choice (NodeChooser)
+            "node-0.slot-0.lock",
+        ], (host.hostname, added)
+    assert added >= 3, kinds  # more executors came than the two hosts' slots
+    _nothing_left(cluster)
