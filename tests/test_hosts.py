@@ -567,3 +567,48 @@ def test_cosched_on_two_hosts_gives_each_workload_its_share_of_every_host(tmp_pa
         assert "co-scheduled on hosts host1,host2" in stderr + stdout
         print(f"\nstudy cosched on two hosts: {[(r['split'], r['completions']) for r in rows]}")
         assert _nothing_left(hosts)
+
+
+@pytest.mark.integration
+@pytest.mark.jvm
+@pytest.mark.long(script="bash scripts/test-hosts.sh")
+def test_dynamic_allocation_on_two_hosts_over_ssh(tmp_path, no_spark_left):
+    """Issue 57, item 1: numaspark starts a node-bound worker on each of two hosts over SSH,
+    and a PySpark application of two bursts 12 s apart runs there with dynamic allocation (0
+    to 2 executors, shuffle tracking, a 4 s idle timeout): it ends ok, its executors were
+    added, removed when idle and added again, and nothing is left on the hosts. Namespaces
+    prove the deployment and the churn, not speed."""
+    from test_dynamic_allocation import APPS, DA, _events
+
+    with NamespaceHosts(2, tmp_path) as hosts:
+        inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
+        out, result = tmp_path / "out", tmp_path / "bursts.json"
+        conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
+        done = run_cli(
+            "run",
+            str(APPS / "two_bursts.py"),
+            "--hosts-file",
+            inventory,
+            "--executors-per-node",
+            "1",
+            "--bind",
+            "node",
+            "--memory-per-executor",
+            "512m",
+            "--out",
+            str(out),
+            *conf,
+            "--",
+            str(result),
+            "12",
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(result.read_text())["sums"] == [sum(x * x for x in range(400))] * 2
+        assert "dynamic allocation is on: executors come and go between 0 and 2" in done.stderr
+        record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
+        assert record["status"] == "ok", record.get("failure")
+        (run_dir,) = (out / "runs").iterdir()
+        kinds = [e["Event"] for e in _events(run_dir)]
+        first_removal = kinds.index("SparkListenerExecutorRemoved")
+        assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+        assert _nothing_left(hosts)
