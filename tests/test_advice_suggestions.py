@@ -21,6 +21,8 @@ import pytest
 from conftest import FIXTURES, SPARK_EVENTS, run_cli
 
 from numaspark.decide.advise import (
+    Subject,
+    advise,
     advise_event_log,
     advise_results,
     not_assessed_by_cause,
@@ -150,6 +152,19 @@ def test_too_few_tasks_reading_no_shuffle_get_no_shuffle_partitions():
     pi = _finding(LOGS / "eventlog_v2_local-1766844910796", "tasks-per-core")  # SparkPi
     assert pi.change == {"spark.default.parallelism": "30"}
     assert "numSlices" in pi.recommendation
+
+
+def test_data_made_in_the_driver_never_gets_fewer_partitions_than_it_had():
+    """SparkPi's log with spark.default.parallelism 200 set: its stages' few tasks were the
+    code's (numSlices), so no setting is suggested, only the words; before, 30, fewer than
+    it had, under the heading 'more partitions'. With 8 set, 30."""
+    log = parse_event_log(LOGS / "eventlog_v2_local-1766844910796")
+    log.spark_properties["spark.default.parallelism"] = "200"
+    pi = next(f for f in advise(Subject(log), "pi").findings if f.rule == "tasks-per-core")
+    assert pi.change in (None, {}) and "the code gave these stages" in pi.recommendation
+    log.spark_properties["spark.default.parallelism"] = "8"
+    pi = next(f for f in advise(Subject(log), "pi").findings if f.rule == "tasks-per-core")
+    assert pi.change == {"spark.default.parallelism": "30"}
 
 
 def test_smaller_executors_on_a_log_are_smaller_than_its_own():

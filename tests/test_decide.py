@@ -586,10 +586,11 @@ def test_skew_advice_sets_aqe_only_where_the_run_turned_it_off():
 
 
 def test_a_stored_runs_command_carries_what_it_was_given_and_the_change_only():
-    """A run whose recorded settings hold Spark's own properties beside the user's (an
-    application id, the driver's port, the executor id): its ``numaspark run`` carries the
-    user's setting and the change, never Spark's own (before, every recorded key went into
-    the command), and ``change`` names the settings that differ from the run's."""
+    """A run whose recorded settings hold what Spark derives for each application beside the
+    user's (an application id, the executor id): its ``numaspark run`` carries the user's
+    settings, a driver port pinned on purpose among them, and the change, never what Spark
+    derives (before, every recorded key went into the command), and ``change`` names the
+    settings that differ from the run's."""
     run = _run("a", 10.0)
     given = {
         "spark.app.id": "local-1",
@@ -601,8 +602,9 @@ def test_a_stored_runs_command_carries_what_it_was_given_and_the_change_only():
     ran = replace(run, spec=replace(run.spec, spark_conf=given))
     finding = _finding(advise(Subject(_skewed(), ran), "run"), "task-skew")
     assert finding.command.startswith("numaspark run wordcount")
-    for key in ("spark.app.id", "spark.driver.port", "spark.executor.id"):
+    for key in ("spark.app.id", "spark.executor.id"):
         assert key not in finding.command
+    assert "spark.driver.port=40123" in finding.command  # the user's, kept
     assert "spark.serializer=org.apache.spark.serializer.KryoSerializer" in finding.command
     # the user's JVM flag stays, the launcher's module flag does not
     assert "spark.driver.extraJavaOptions=-XX:+UseSerialGC" in finding.command

@@ -50,6 +50,22 @@ SPARK_OWN: tuple[str, ...] = (
 )
 
 
+# Of those, the ones Spark sets anew for every application (ids, times, local properties): a
+# stored run's settings are what its user gave, kept whole (a driver's address or port pinned
+# on purpose), less these, which no user gives
+SPARK_DERIVED: tuple[str, ...] = (
+    "spark.app.id",
+    "spark.app.startTime",
+    "spark.app.submitTime",
+    "spark.app.attempt.id",
+    "spark.app.initial.*",
+    "spark.executor.id",
+    "spark.sql.execution.id",
+    "spark.job.*",
+    "spark.rdd.scope*",
+)
+
+
 # the JVM flags Spark's launcher adds to the user's spark.*.extraJavaOptions (Spark 3.3 and
 # later: JavaModuleOptions, netty's and IPv6's): the launcher's, not the user's, so a setting
 # of JVM options keeps the user's flags only (a run given -XX:+UseSerialGC keeps it)
@@ -72,12 +88,15 @@ def spark_own(key: str) -> bool:
     return any(fnmatch.fnmatchcase(key, pattern) for pattern in SPARK_OWN)
 
 
-def users_settings(conf: dict[str, str]) -> dict[str, str]:
-    """``conf`` without Spark's own properties, and its JVM options without the launcher's
-    flags (`LAUNCHER_FLAGS`): what a user set."""
+def users_settings(conf: dict[str, str], drop_own: bool = True) -> dict[str, str]:
+    """``conf`` without Spark's own properties (`SPARK_OWN`; with ``drop_own`` false, for a
+    stored run's settings, only those Spark derives anew for each application,
+    `SPARK_DERIVED`), and its JVM options without the launcher's flags (`LAUNCHER_FLAGS`):
+    what a user set."""
+    dropped = SPARK_OWN if drop_own else SPARK_DERIVED
     found = {}
     for key, value in conf.items():
-        if spark_own(key):
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in dropped):
             continue
         if fnmatch.fnmatchcase(key, JAVA_OPTIONS):
             value = _without_launchers(str(value))

@@ -216,9 +216,11 @@ class Subject:
     def request(self) -> RunRequest:
         """The request the run came from; from an event log alone, a template: its mode and
         its Spark settings, the workload to be filled in."""
-        if self.result is not None:  # what the run was given, less any of Spark's own
+        if self.result is not None:  # what the run was given: its user's, kept whole (an
+            # address or a port pinned on purpose), less the launcher's JVM flags
             request = request_of(self.spec)
-            return dataclasses.replace(request, spark_conf=users_settings(request.spark_conf))
+            given = users_settings(request.spark_conf, drop_own=False)
+            return dataclasses.replace(request, spark_conf=given)
         conf = {k: str(v) for k, v in self.conf.items() if k != "spark.master"}
         mode = Mode.LOCAL if self.local else Mode.STANDALONE
         return RunRequest(workload=TEMPLATE_WORKLOAD, layout=Layout(mode=mode), spark_conf=conf)

@@ -137,10 +137,14 @@ def stage_reads(stages: pd.DataFrame) -> pd.Series:
         + column("shuffleLocalBytesRead")
         + column("shuffleRemoteBytesRead")
     ) > 0
-    if "parentIds" in stages and "shuffleRecordsRead" not in stages:
-        shuffle |= stages["parentIds"].map(
-            lambda ids: bool(ids) if isinstance(ids, list) else False
+    if "parentIds" in stages:  # per stage: one with no task ended has no sums
+        unsummed = (
+            stages["shuffleRecordsRead"].isna()
+            if "shuffleRecordsRead" in stages
+            else pd.Series(True, index=stages.index)
         )
+        parents = stages["parentIds"].map(lambda ids: bool(ids) if isinstance(ids, list) else False)
+        shuffle |= unsummed & parents
     reads_input = (column("bytesRead") + column("recordsRead")) > 0
     kinds = pd.Series(READS_NEITHER, index=stages.index)
     kinds[reads_input & ~shuffle] = READS_INPUT
@@ -182,7 +186,8 @@ def tasks_per_core(subject: Subject) -> Finding | NotAssessed:
     for kind in time_of.index:
         words, settings = _more_tasks(subject, narrow[kinds == kind], kind, target)
         how.append(words)
-        change.update(settings)
+        for key, value in settings.items():  # the kind of the most time says it first
+            change.setdefault(key, value)
     return Finding(
         "tasks-per-core",
         severity,
@@ -191,6 +196,9 @@ def tasks_per_core(subject: Subject) -> Finding | NotAssessed:
         f"give every stage 2-3 tasks per slot ({target}): " + "; ".join(how),
         subject.changed(change) if change else None,
     )
+
+
+DEFAULT_PARALLELISM = "spark.default.parallelism"
 
 
 def _more_tasks(
@@ -202,10 +210,15 @@ def _more_tasks(
     if kind == READS_SHUFFLE:
         return "more shuffle partitions", subject.more_partitions(target)
     if kind == READS_NEITHER:
-        return (
+        words = (
             "more partitions where the data is made (parallelize's numSlices, range's "
-            f"numPartitions: {target}); spark.default.parallelism where the code gives none",
-            {"spark.default.parallelism": str(target)},
+            f"numPartitions: {target})"
+        )
+        if _count_setting(subject.conf.get(DEFAULT_PARALLELISM)) >= target:
+            return f"{words}: the code gave these stages their partitions", {}
+        return (
+            f"{words}; spark.default.parallelism where the code gives none",
+            {DEFAULT_PARALLELISM: subject.more_partitions(target)[DEFAULT_PARALLELISM]},
         )
     largest = float(stages["bytesRead"].fillna(0).max()) if "bytesRead" in stages else 0.0
     split = int(largest // target)
@@ -226,6 +239,14 @@ def _more_tasks(
         f"smaller input splits: {MAX_PARTITION_BYTES} for a file source; {rdd}",
         {MAX_PARTITION_BYTES: jvm_size(split)},
     )
+
+
+def _count_setting(text: object) -> int:
+    """A count setting as a number; 0: unset or not a number."""
+    try:
+        return int(str(text).strip()) if text else 0
+    except ValueError:
+        return 0
 
 
 def _size_setting(text: object) -> int | None:
