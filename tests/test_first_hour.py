@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from numaspark.cli.terminal import VERSIONS
 from numaspark.hosts import host_of, load_inventory
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -172,11 +173,12 @@ def test_every_json_document_names_its_schema(tmp_path):
     }
     promised = (DOCS / "schemas.md").read_text()
     for name, commands in documents.items():
-        assert f"`numaspark.{name}/1`" in promised, name
+        version = VERSIONS.get(name, 1)
+        assert f"`numaspark.{name}/{version}`" in promised, name
         for args in commands:
             found = _document(*args)
             assert isinstance(found, dict) and next(iter(found)) == "schema", args
-            assert found["schema"] == f"numaspark.{name}/1", (args, found["schema"])
+            assert found["schema"] == f"numaspark.{name}/{version}", (args, found["schema"])
     doctor = _document("doctor")
     assert {"java", "affinity_plugin", "c_compiler"} <= set(doctor["checks"])
     assert all(re.fullmatch(r"[a-z0-9_]+", key) for key in doctor["checks"]), doctor["checks"]

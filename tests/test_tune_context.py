@@ -95,7 +95,7 @@ def test_the_dataproc_table_is_tuned_within_each_workload_and_input_size():
     (algorithm, dataset_size_bytes), each with its own start, moves and best, every trial
     with its context's values."""
     found = _tune_json(str(DATAPROC), "--minimize", "runtime", "--budget", "6")
-    assert found["schema"] == "numaspark.tune/1"
+    assert found["schema"] == "numaspark.tune/2"  # contexts[]: the fields moved
     assert "context, held fixed: algorithm (from its name" in found["held"]
     contexts = found["contexts"]
     assert [c["context"] for c in contexts] == _contexts_of_the_table()

@@ -130,6 +130,11 @@ def utf8_streams() -> None:
             stream.reconfigure(encoding="utf-8")
 
 
+# the kinds of --json document whose fields changed meaning or moved: their version
+# (docs/schemas.md); tune/2: the trials of each held context under contexts[] (issue 58)
+VERSIONS = {"tune": 2}
+
+
 class Terminal:
     def __init__(self) -> None:
         self.out = Console()
@@ -162,9 +167,9 @@ class Terminal:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
     def document(self, kind: str, data: dict) -> None:
-        """A command's ``--json``: one object, its ``schema`` first, ``numaspark.KIND/1``
-        (docs/schemas.md has a section for each)."""
-        self.json({"schema": f"numaspark.{kind}/1", **data})
+        """A command's ``--json``: one object, its ``schema`` first, ``numaspark.KIND/N``
+        (docs/schemas.md has a section for each; N is 1 unless `VERSIONS` says)."""
+        self.json({"schema": f"numaspark.{kind}/{VERSIONS.get(kind, 1)}", **data})
 
     def lines(self, lines: list[str]) -> None:
         for line in lines:
