@@ -77,8 +77,17 @@ def test_the_columns_that_name_the_job_or_its_input_are_context():
         "spark.sql.files.maxPartitionBytes",
         "data_per_node",
         "spark.executor.memory",
+        # a size or a count of jobs that is a setting's (found by a review)
+        *("heap_size", "executor_heap_size", "page_size", "pool_size", "cache_size"),
+        "concurrent_jobs",
     ]
     assert context_columns(settings) == {}
+    # camelCase names are read by their words
+    assert list(context_columns(["inputSize", "datasetSize", "workloadName", "heapSize"])) == [
+        "inputSize",
+        "datasetSize",
+        "workloadName",
+    ]
     # declared: context (or none, which says the same), or a knob (undoes a name's reading)
     declared = parse_columns(["binding=none", "algorithm=knob", "mode=context"])
     assert declared == {"binding": "context", "algorithm": "knob", "mode": "context"}

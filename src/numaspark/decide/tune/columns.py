@@ -173,6 +173,9 @@ _SETTING_WORDS = {
     "batch",
     "max",
     "min",
+    # what a size, a count of jobs or a data setting is of, when it is a setting's
+    *("heap", "offheap", "overhead", "pool", "page", "cache", "fetch", "queue", "thread"),
+    *("threads", "concurrent", "timeout", "interval", "fraction", "ratio", "codec", "compress"),
     *_COUNT_WORDS,
     *_CPU_WORDS,
     *_MEMORY_WORDS,
@@ -193,9 +196,10 @@ def context_columns(columns: list[str], declared: dict[str, str] | None = None) 
             if declared[column] == CONTEXT:
                 found[column] = "declared"
             continue
-        lower = column.lower()
-        if canonical(column) is not None or lower.startswith("spark."):
+        if canonical(column) is not None or column.lower().startswith("spark."):
             continue
+        # camelCase's words apart: inputSize as input_size, executorHeapSize as its three
+        lower = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", column).lower()
         words = set(re.split(r"[^a-z0-9]+", lower)) | {re.sub(r"[^a-z0-9]+", "", lower)}
         if lower.startswith(_WORKLOAD_PARAM) or (
             words & _CONTEXT_WORDS and not words & _SETTING_WORDS
