@@ -56,6 +56,18 @@ def test_a_log_cut_mid_line_says_where_and_what_is_left_out(tmp_path):
     assert whole.truncated is None and whole.last_event_ms <= whole.end_time
 
 
+def test_a_log_still_being_written_is_not_called_truncated(tmp_path):
+    """The same first 40 KB named as Spark names a log it is writing (``.inprogress``): its
+    last line is not whole yet, which is no damage (a review found it called truncated)."""
+    log = _cut(tmp_path)
+    running = log.rename(log.with_name(log.name + ".inprogress"))
+    found = parse_event_log(running)
+    assert found.truncated is None
+    (said,) = [w for w in found.warnings if "in progress" in w]
+    assert said.startswith("still being written (in progress): its last line, from byte ")
+    assert "no application end" in said and not any("truncated" in w for w in found.warnings)
+
+
 @pytest.mark.parametrize("command", ["analyze", "results", "advise"])
 def test_every_reader_warns_the_same_alone_and_in_a_directory(tmp_path, command):
     """The headline of issue 58: advise of a cut log alone said nothing and gave findings."""

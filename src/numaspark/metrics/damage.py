@@ -169,6 +169,16 @@ def truncated(cut: BadLine, compressed: bool, what_is_missing: str) -> str:
     return f"{said}: {what_is_missing}" if what_is_missing else said
 
 
+def being_written(cut: BadLine, what_is_missing: str) -> str:
+    """A log Spark is still writing, whose last line is not whole yet: no damage, said as
+    what the figures cover."""
+    said = (
+        f"{_named(cut.file)}still being written (in progress): its last line, from byte "
+        f"{cut.byte:,}, is not whole yet"
+    )
+    return f"{said}: {what_is_missing}" if what_is_missing else said
+
+
 def is_stream_damage(warning: str) -> bool:
     """Whether a warning is `stream_damaged`'s or `stream_cut`'s."""
     return _DAMAGED in warning or _CUT in warning

@@ -29,7 +29,7 @@ import pandas as pd
 from numaspark.errors import UsageError
 from numaspark.metrics import damage
 from numaspark.metrics.damage import BadLine
-from numaspark.metrics.logdir import attempt_named
+from numaspark.metrics.logdir import attempt_named, still_written
 from numaspark.metrics.logfiles import (
     Segment,
     codec,
@@ -435,7 +435,9 @@ def _say_what_is_missing(log: EventLog, read: _Read, jobs: int, stages: int) -> 
     """A log cut mid-line, or without the application's end: where, and what is left out
     (``jobs`` and ``stages`` without an end)."""
     missing = damage.left_out(log.complete, log.start_time, log.last_event_ms, jobs, stages)
-    if read.cut is not None:
+    if read.cut is not None and still_written(log.path):  # not damage: Spark writes it now
+        log.warnings.append(damage.being_written(read.cut, missing))
+    elif read.cut is not None:
         log.truncated = damage.truncated(read.cut, read.compressed, missing)
         log.warnings.append(log.truncated)
     elif missing:

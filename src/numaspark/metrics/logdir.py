@@ -63,6 +63,15 @@ def list_logs(directory: Path, in_progress: bool = False) -> LogDirectory:
     return found
 
 
+def still_written(log: Path) -> bool:
+    """Whether Spark is still writing ``log`` (named ``.inprogress``; a rolling log with its
+    ``appstatus_*.inprogress`` file): its last line may not be whole yet."""
+    try:
+        return _as_log(log)[1]
+    except OSError:
+        return False
+
+
 def _as_log(entry: Path) -> tuple[Path | None, bool, str]:
     """The log an entry is (None: not one, and why) and whether it is still being written."""
     if entry.is_file():
