@@ -21,6 +21,7 @@ import contextlib
 import json
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import random
 import shutil
@@ -787,16 +788,24 @@ def run_case(case: Case, cwd: Path) -> Outcome:
 # first case of every command as above, from a fresh interpreter.
 # "__main__": the server imports the main script once, so that no forked case imports it again.
 # typer._adapters (and pydantic under it) is what typer imports when it parses a command's
-# options, in every case: preloaded, a forked case costs 0.1 s of CPU, not 0.15 (a shard of
-# the corpus 9.6 s -> 5.6 s here). Keep the list small: every module imported here makes each
-# fork dearer (importing them all made each case four times dearer), and pandas preloaded saved
-# nothing. A name the installed typer lacks is skipped (multiprocessing ignores ImportError).
+# options, in every case. The packages the commands import when they run (advice, history,
+# what-if, the tuner, the HTML report) are preloaded too, and forkfrozen, last, builds the
+# command tree and freezes the lot (gc.freeze), so a forked case copies none of it: a case
+# that checks its input costs 35 to 60 ms here, against 80 to 180 ms when forkfrozen was
+# silently never loaded (the server's path lacked tests/: see `_server`) and 150 to 230 ms
+# with the command tree built in every case. A name the installed typer lacks is skipped
+# (multiprocessing ignores ImportError).
 _PRELOAD = [
     "__main__",
     "numaspark.cli.commands",
     "numaspark.metrics.eventlog",
     "numaspark.report.export",
     "typer._adapters",
+    "numaspark.decide.advise",  # what the commands import as they run
+    "numaspark.decide.history",
+    "numaspark.decide.whatif",
+    "numaspark.decide.tune",
+    "numaspark.report.html",
     "forkfrozen",  # last: freezes what the others imported (tests/forkfrozen.py)
 ]
 _forkserver = None
@@ -811,6 +820,19 @@ def _server():
     if _forkserver is None:
         _forkserver = multiprocessing.get_context("forkserver")
         _forkserver.set_forkserver_preload(_PRELOAD)
+        # Python 3.11's fork server ignores the sys.path it is handed, and an ImportError of
+        # a preloaded name passes in silence: without tests/ on its path, forkfrozen (the
+        # command tree built once, gc.freeze) was never loaded. The server gets it through
+        # its environment, given only while it starts.
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), before]))
+        try:
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
     return _forkserver
 
 

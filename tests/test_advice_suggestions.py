@@ -58,6 +58,7 @@ def _options(command: str) -> dict[str, str]:
     return dict(words[i + 1].split("=", 1) for i, word in enumerate(words[:-1]) if word == "--conf")
 
 
+@pytest.mark.slow  # 2.4 s of CPU: advice on 30 logs
 def test_every_suggestion_on_a_log_is_short_and_only_what_changes():
     """Before: a ``numaspark run WORKLOAD ...`` of every property of the log, 839 to 4,373
     characters here (7,503 on the issue's log), with spark.app.id, spark.driver.port and

@@ -186,6 +186,7 @@ def test_placement_is_weighted_by_executor_seconds():
     )
 
 
+@pytest.mark.slow  # 1.2 s of CPU: an HTML report with its plots
 def test_the_report_has_the_executors_per_node_timeline(tmp_path):
     application = read_application(DYNAMIC_PLUGIN)
     lanes = application.executors["per_node"]

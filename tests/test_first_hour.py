@@ -262,6 +262,7 @@ def test_many_logs_on_a_narrow_terminal_fold_never_ellipsise(tmp_path):
             assert _folded(lines, f"local-1430917381535 attempt {attempt}"), view.__name__
 
 
+@pytest.mark.slow  # 1.1 s of CPU: what-if of 25 logs, twice
 def test_whatif_of_a_directory_through_a_pipe_has_one_row_per_application(tmp_path):
     """``whatif DIR`` replayed one application picked from the directory (checked against
     the code before: it parsed the directory as one log); now a row each, ids whole."""

@@ -106,6 +106,7 @@ def test_each_reading_names_its_axis(recorded):
     assert opposite(("step", 3, 1)) == ("step", 3, -1) and opposite(("set", 1, "x")) is None
 
 
+@pytest.mark.slow  # 1.2 s of CPU: planning an SMT-8 machine
 def test_on_smt8_the_first_run_uses_whole_cores_and_its_readings_pick_the_next_axis(recorded):
     """The issue's done-when, on the live tuner's own space: the first proposal owns whole
     cores at 4 of 8 threads per core; after it, the readings of its run (the recorded run,

@@ -135,7 +135,11 @@ WRONG = {
 }
 
 
-@pytest.mark.parametrize("name", BATCH)
+@pytest.mark.parametrize(
+    "name",
+    # tpch's checks cost 1.3 s of CPU: the default lane's
+    [pytest.param(n, marks=pytest.mark.slow) if n == "tpch" else n for n in BATCH],
+)
 def test_checks_reject_wrong_answers(name, made_at_seed_7):
     workload = get_workload(name)
     _, manifest = made_at_seed_7(name)
