@@ -238,3 +238,31 @@ def test_sparks_own_yarn_logs_with_dynamic_allocation():
     failed = churn(parse_event_log(logs / "application_1538416563558_0014"))
     assert failed.endings == {LOST: 8, APPLICATION_END: 1}
     assert (failed.total, failed.peak_executors) == (9, 2)
+
+
+DYNAMIC_YARN = FIXTURES / "eventlogs" / "dynamic-allocation-yarn"
+
+
+def test_a_recorded_yarn_application_with_dynamic_allocation():
+    """The mini YARN's log of tests/apps/two_bursts.py with dynamic allocation (0 to 2
+    one-core executors, shuffle tracking, idle timeout 4 s; recorded by
+    tests/test_yarn_mini.py::test_dynamic_allocation_on_yarn_with_shuffle_tracking, 50 KB):
+    four executors added in all, at most two at once; idle removals are Spark's "Executor
+    killed by driver." on YARN too. results, whatif and advise count the peak, not the four."""
+    log = parse_event_log(DYNAMIC_YARN)
+    executors = churn(log)
+    assert (executors.total, executors.peak_executors, executors.peak_slots) == (4, 2, 2)
+    assert executors.dynamic and set(executors.endings) <= {IDLE, APPLICATION_END}
+    assert executors.endings.get(IDLE, 0) >= 2
+    (row,) = json.loads(invoke_cli("results", str(DYNAMIC_YARN), "--json").stdout)["applications"]
+    assert (row["executors"], row["peak_executors"], row["peak_slots"]) == (4, 2, 2)
+    whatif = json.loads(invoke_cli("whatif", str(DYNAMIC_YARN), "--json").stdout)
+    assert whatif["executors"] == {
+        "added": 4,
+        "peak": 2,
+        "peak_slots": 2,
+        "dynamic_allocation": True,
+    }
+    assert [p["cores"] for p in whatif["predictions"]] == [1, 2, 4]  # twice the 2 slots
+    churned = next(f for f in advise_event_log(DYNAMIC_YARN).findings if f.rule == "executor-churn")
+    assert churned.evidence["share"] > 0.2 and "waited for executors to start" in churned.finding

@@ -305,3 +305,46 @@ def test_yarns_own_numa_binding_from_the_rendered_settings(tmp_path, no_spark_le
     for pid, (marker, policies, cpus) in seen.items():
         assert policies == "interleave:0", f"{marker} {pid}: numa_maps policies {policies}"
         assert set(cpus) == set(CpuSet.parse(node0)), f"{marker} {pid}: CPUs {cpus}, node 0 {node0}"
+
+
+def test_dynamic_allocation_on_yarn_with_shuffle_tracking(yarn, tmp_path, no_spark_left):
+    """Issue 57, item 1: a PySpark application of two bursts 12 s apart on the mini YARN with
+    dynamic allocation (0 to 2 one-core executors, a 4 s idle timeout). The mini YARN's
+    NodeManager runs no external shuffle service (Spark's spark-<version>-yarn-shuffle jar is
+    not among pyspark's jars), so shuffle tracking keeps the shuffle files' executors while
+    they are needed. The run ends ok, and its event log shows executors added, removed when
+    idle and added again: on YARN too, removals the driver asked for are not deaths."""
+    from test_dynamic_allocation import DA, _events
+
+    out, answer = tmp_path / "out", tmp_path / "bursts.json"
+    conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
+    started = time.monotonic()
+    ran = run_cli(
+        "run",
+        str(APPS / "two_bursts.py"),
+        "--master",
+        "yarn",
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "1",
+        "--out",
+        str(out),
+        *conf,
+        "--",
+        str(answer),
+        "12",
+    )
+    print(f"two bursts with dynamic allocation on YARN: {time.monotonic() - started:.1f} s")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert json.loads(answer.read_text())["sums"] == [sum(x * x for x in range(400))] * 2
+    (record,) = _records(out)
+    assert record["status"] == "ok", record.get("failure_reason")
+    (run_dir,) = (out / "runs").iterdir()
+    events = _events(run_dir)
+    kinds = [e["Event"] for e in events]
+    first_removal = kinds.index("SparkListenerExecutorRemoved")
+    assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+    reasons = [e["Removed Reason"] for e in events if e["Event"] == "SparkListenerExecutorRemoved"]
+    print(f"removal reasons on YARN: {sorted(set(reasons))}")
+    assert not spark_jvms()
