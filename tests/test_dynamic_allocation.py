@@ -379,6 +379,22 @@ def test_sparks_own_setting_on_yarn_replaces_numaspark_and_nowhere_else():
 # --- for real: a standalone cluster numaspark starts here -----------------------------------
 
 
+# DA as run options: --conf KEY=VALUE for each
+DA_OPTIONS = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
+
+
+def removed_then_added(out: Path) -> list[dict]:
+    """The events of the one run in results directory ``out``, once it is checked that an
+    executor was added again after one was removed (what dynamic allocation does between
+    bursts)."""
+    (run_dir,) = (out / "runs").iterdir()
+    events = _events(run_dir)
+    kinds = [e["Event"] for e in events]
+    first_removal = kinds.index("SparkListenerExecutorRemoved")
+    assert "SparkListenerExecutorAdded" in kinds[first_removal:], f"none added again: {kinds}"
+    return events
+
+
 def _events(run_dir: Path) -> list[dict]:
     (log,) = [p for p in (run_dir / "eventlog").iterdir() if not p.name.startswith(".")]
     warnings: list[str] = []
@@ -400,7 +416,6 @@ def test_dynamic_allocation_runs_on_a_standalone_cluster_numaspark_starts(tmp_pa
     added, removed when idle ("killed by driver"), and added again; spark.cores.max is
     maxExecutors x cores. About 2 minutes on this loaded 2-core machine."""
     out, answer = tmp_path / "out", tmp_path / "answer.json"
-    conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
     proc = run_cli(
         "run",
         str(APPS / "two_bursts.py"),
@@ -418,7 +433,7 @@ def test_dynamic_allocation_runs_on_a_standalone_cluster_numaspark_starts(tmp_pa
         str(out),
         "--timeout",
         "150",
-        *conf,
+        *DA_OPTIONS,
         "--",
         str(answer),
         "12",
@@ -428,14 +443,10 @@ def test_dynamic_allocation_runs_on_a_standalone_cluster_numaspark_starts(tmp_pa
     (run,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert run["status"] == "ok", run.get("failure")
     assert all(run["spec"]["spark_conf"][k] == v for k, v in DA.items())  # kept as given
-    (run_dir,) = (out / "runs").iterdir()
-    events = _events(run_dir)
-    kinds = [e["Event"] for e in events]
+    events = removed_then_added(out)
     added = [e for e in events if e["Event"] == "SparkListenerExecutorAdded"]
     removed = [e for e in events if e["Event"] == "SparkListenerExecutorRemoved"]
-    assert len(added) >= 2 and removed, kinds
-    first_removal = kinds.index("SparkListenerExecutorRemoved")
-    assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+    assert len(added) >= 2 and removed, [e["Event"] for e in events]
     # an idle executor is removed by the driver's request: Spark's words on standalone
     assert all(e["Removed Reason"] == "Executor killed by driver." for e in removed), removed
     assert "dynamic allocation is on: executors come and go between 0 and 2" in proc.stderr

@@ -578,12 +578,11 @@ def test_dynamic_allocation_on_two_hosts_over_ssh(tmp_path, no_spark_left):
     to 2 executors, shuffle tracking, a 4 s idle timeout): it ends ok, its executors were
     added, removed when idle and added again, and nothing is left on the hosts. Namespaces
     prove the deployment and the churn, not speed."""
-    from test_dynamic_allocation import APPS, DA, _events
+    from test_dynamic_allocation import APPS, DA_OPTIONS, removed_then_added
 
     with NamespaceHosts(2, tmp_path) as hosts:
         inventory = _inventory_file(hosts, tmp_path / "hosts.toml")
         out, result = tmp_path / "out", tmp_path / "bursts.json"
-        conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
         done = run_cli(
             "run",
             str(APPS / "two_bursts.py"),
@@ -597,7 +596,7 @@ def test_dynamic_allocation_on_two_hosts_over_ssh(tmp_path, no_spark_left):
             "512m",
             "--out",
             str(out),
-            *conf,
+            *DA_OPTIONS,
             "--",
             str(result),
             "12",
@@ -607,8 +606,5 @@ def test_dynamic_allocation_on_two_hosts_over_ssh(tmp_path, no_spark_left):
         assert "dynamic allocation is on: executors come and go between 0 and 2" in done.stderr
         record = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
         assert record["status"] == "ok", record.get("failure")
-        (run_dir,) = (out / "runs").iterdir()
-        kinds = [e["Event"] for e in _events(run_dir)]
-        first_removal = kinds.index("SparkListenerExecutorRemoved")
-        assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+        removed_then_added(out)
         assert _nothing_left(hosts)

@@ -314,10 +314,9 @@ def test_dynamic_allocation_on_yarn_with_shuffle_tracking(yarn, tmp_path, no_spa
     not among pyspark's jars), so shuffle tracking keeps the shuffle files' executors while
     they are needed. The run ends ok, and its event log shows executors added, removed when
     idle and added again: on YARN too, removals the driver asked for are not deaths."""
-    from test_dynamic_allocation import DA, _events
+    from test_dynamic_allocation import DA_OPTIONS, removed_then_added
 
     out, answer = tmp_path / "out", tmp_path / "bursts.json"
-    conf = [a for key, value in DA.items() for a in ("--conf", f"{key}={value}")]
     started = time.monotonic()
     ran = run_cli(
         "run",
@@ -330,7 +329,7 @@ def test_dynamic_allocation_on_yarn_with_shuffle_tracking(yarn, tmp_path, no_spa
         "1",
         "--out",
         str(out),
-        *conf,
+        *DA_OPTIONS,
         "--",
         str(answer),
         "12",
@@ -340,11 +339,7 @@ def test_dynamic_allocation_on_yarn_with_shuffle_tracking(yarn, tmp_path, no_spa
     assert json.loads(answer.read_text())["sums"] == [sum(x * x for x in range(400))] * 2
     (record,) = _records(out)
     assert record["status"] == "ok", record.get("failure_reason")
-    (run_dir,) = (out / "runs").iterdir()
-    events = _events(run_dir)
-    kinds = [e["Event"] for e in events]
-    first_removal = kinds.index("SparkListenerExecutorRemoved")
-    assert "SparkListenerExecutorAdded" in kinds[first_removal:], "none added again"
+    events = removed_then_added(out)
     reasons = [e["Removed Reason"] for e in events if e["Event"] == "SparkListenerExecutorRemoved"]
     print(f"removal reasons on YARN: {sorted(set(reasons))}")
     assert not spark_jvms()
