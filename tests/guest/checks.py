@@ -370,9 +370,12 @@ class PlainCluster:
     once (a failure fails every check that needs it, with the daemons' logs); ``down()``
     stops it."""
 
-    def __init__(self, work: Path, worker_env: dict | None = None) -> None:
+    def __init__(
+        self, work: Path, worker_env: dict | None = None, worker_memory: str | None = None
+    ) -> None:
         self.work = work
         self.worker_env = worker_env or {}  # the worker's alone (its resources: gpus.py)
+        self.worker_memory = worker_memory or f"{NODES * 640}m"
         self.daemons: list[subprocess.Popen] = []
         self.failed: str | None = None
         self.master: list[str] = []
@@ -444,7 +447,7 @@ class PlainCluster:
                     "--cores",
                     str(NODES * CPUS_PER_NODE),
                     "--memory",
-                    f"{NODES * 640}m",
+                    self.worker_memory,
                     "--work-dir",
                     str(work / "work"),
                 ],
@@ -1132,6 +1135,15 @@ def main() -> int:
 
         for name, test in device_checks():
             check(name, test)
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
+        return 0 if all(results) else 1
+    if sys.argv[1:] == ["churn"]:  # a boot of its own: two CPUs per node (churn.py)
+        from churn import churn_under_dynamic_allocation
+
+        check("executor-churn", churn_under_dynamic_allocation)
         print(
             f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
             flush=True,
