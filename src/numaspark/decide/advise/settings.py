@@ -83,9 +83,9 @@ LAUNCHER_FLAGS: tuple[str, ...] = (
 JAVA_OPTIONS = "spark.*JavaOptions"  # extraJavaOptions and defaultJavaOptions, driver and executor
 
 
-def spark_own(key: str) -> bool:
-    """Whether ``key`` is one of Spark's own properties (`SPARK_OWN`)."""
-    return any(fnmatch.fnmatchcase(key, pattern) for pattern in SPARK_OWN)
+def spark_own(key: str, patterns: tuple[str, ...] = SPARK_OWN) -> bool:
+    """Whether ``key`` is one of Spark's own properties (`SPARK_OWN`, or ``patterns``)."""
+    return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
 
 
 def users_settings(conf: dict[str, str], drop_own: bool = True) -> dict[str, str]:
@@ -96,7 +96,7 @@ def users_settings(conf: dict[str, str], drop_own: bool = True) -> dict[str, str
     dropped = SPARK_OWN if drop_own else SPARK_DERIVED
     found = {}
     for key, value in conf.items():
-        if any(fnmatch.fnmatchcase(key, pattern) for pattern in dropped):
+        if spark_own(key, dropped):
             continue
         if fnmatch.fnmatchcase(key, JAVA_OPTIONS):
             value = _without_launchers(str(value))
