@@ -310,9 +310,11 @@ def test_yarns_own_numa_binding_from_the_rendered_settings(tmp_path, no_spark_le
 def test_dynamic_allocation_on_yarn_with_shuffle_tracking(yarn, tmp_path, no_spark_left):
     """Issue 57, item 1: a PySpark application of two bursts 12 s apart on the mini YARN with
     dynamic allocation (0 to 2 one-core executors, a 4 s idle timeout). The mini YARN's
-    NodeManager runs no external shuffle service (Spark's spark-<version>-yarn-shuffle jar is
-    not among pyspark's jars), so shuffle tracking keeps the shuffle files' executors while
-    they are needed. The run ends ok, and its event log shows executors added, removed when
+    NodeManager runs no external shuffle service: Spark's YarnShuffleService (the
+    spark-<version>-yarn-shuffle jar) is not among pyspark's jars, and the Maven repository
+    this machine reaches serves no org.apache.spark:spark-network-yarn_2.13 (4.0.1, 4.1.0,
+    4.2.0 and 4.3.0 refused, 2026-12-06). So shuffle tracking keeps the shuffle files'
+    executors while they are needed. The run ends ok, and its event log shows executors added, removed when
     idle and added again: on YARN too, removals the driver asked for are not deaths."""
     from test_dynamic_allocation import DA_OPTIONS, removed_then_added
 

@@ -51,11 +51,13 @@ def _openssl(*args: str | Path) -> None:
 
 
 def certificates(pki: Path) -> None:
-    """A CA of this cluster's own and each part's certificate signed by it (ECDSA P-256), and
-    the service accounts' signing key (RSA: every consumer of tokens takes it)."""
+    """A CA of this cluster's own and each part's certificate signed by it, and the
+    service accounts' signing key, all RSA 2048."""
     pki.mkdir(parents=True, exist_ok=True)
-    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    _openssl("req", "-x509", *curve, "-keyout", pki / "ca.key", "-out", pki / "ca.crt",
+    # RSA: Spark's Kubernetes client (fabric8) reads a PKCS#8 EC key as RSA and fails
+    # ("Invalid DER: object is not integer"), and kubeadm's clusters use RSA too
+    key = ["-newkey", "rsa:2048", "-nodes"]
+    _openssl("req", "-x509", *key, "-keyout", pki / "ca.key", "-out", pki / "ca.crt",
              "-days", "365", "-subj", "/CN=numaspark-k8s-ca")  # fmt: skip
     wanted = {
         # name: (subject, subjectAltName or None)
@@ -78,7 +80,7 @@ def certificates(pki: Path) -> None:
         if alt:
             lines.append(f"subjectAltName={alt}")
         extensions.write_text("\n".join(lines) + "\n")
-        _openssl("req", *curve, "-keyout", pki / f"{name}.key", "-out", pki / f"{name}.csr",
+        _openssl("req", *key, "-keyout", pki / f"{name}.key", "-out", pki / f"{name}.csr",
                  "-subj", subject)  # fmt: skip
         _openssl("x509", "-req", "-in", pki / f"{name}.csr", "-CA", pki / "ca.crt",
                  "-CAkey", pki / "ca.key", "-CAcreateserial", "-out", pki / f"{name}.crt",

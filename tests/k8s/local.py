@@ -468,8 +468,11 @@ def main(args: list[str] | None = None) -> int:
             print(f"API server: {printed['server']}")
             print(f"kubeconfig: {printed['kubeconfig']}")
             print(f"images: {printed['spark']} (Spark), {printed['pause']} (sandbox)")
-            print(f"use: numaspark run APP --master k8s://{printed['server']} --image "
-                  f"{printed['spark']} --xml NODE.xml ...  (KUBECONFIG={printed['kubeconfig']})")  # fmt: skip
+            # executor pods reach a driver here at the pod network's gateway, not on loopback
+            print(f"use: KUBECONFIG={printed['kubeconfig']} numaspark run APP --master "
+                  f"k8s://{printed['server']} --driver-host {GATEWAY} --xml NODE.xml --conf "
+                  f"spark.kubernetes.container.image={printed['spark']} --conf "
+                  "spark.kubernetes.container.image.pullPolicy=Never ...")  # fmt: skip
             return 0
         if options.command == "status":
             pid = supervisor_pid()
