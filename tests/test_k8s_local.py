@@ -87,7 +87,7 @@ def test_a_pod_of_the_spark_image_runs_guaranteed(cluster):
                         "-c",
                         "java -version 2>&1; python3 --version; "
                         "ls /opt/numaspark/numaspark-affinity.jar",
-                    ],  # fmt: skip
+                    ],
                     "resources": {
                         "requests": {"cpu": "1", "memory": "256Mi"},
                         "limits": {"cpu": "1", "memory": "256Mi"},
@@ -115,6 +115,69 @@ def test_a_pod_of_the_spark_image_runs_guaranteed(cluster):
         assert 'version "17' in log and "Python 3" in log and "numaspark-affinity.jar" in log, log
     finally:
         kubectl("delete", "pod", "numaspark-smoke", "--wait=false", check=False)
+
+
+def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(cluster, tmp_path):
+    """Issue 60, item 2: ``numaspark run APP --master k8s://... --xml NODE.xml --bind node
+    --executors 2 --cores-per-executor 1`` in client mode, the driver here at the pod
+    network's gateway (``--driver-host``): two executor pods, each Guaranteed by Kubernetes'
+    own ``status.qosClass`` while they run (read here from the API, not from numaspark's
+    record), each placed by the plugin from inside (its report names the node its pod ran on), and no
+    pod left
+    in the namespace after. On one node the plugin's choice is node 0 for both: the two-node
+    proof is the guest's."""
+    node_xml = tmp_path / "node.xml"
+    subprocess.run(["lstopo-no-graphics", "--of", "xml", str(node_xml)], check=True)
+    out = tmp_path / "out"
+    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "160"}
+    argv = [
+        str(ROOT / ".venv" / "bin" / "numaspark"),
+        "run",
+        str(ROOT / "tests/apps/bursts.py"),
+        "--master",
+        f"k8s://{cluster['server']}",
+        "--driver-host",
+        local.GATEWAY,
+        "--xml",
+        str(node_xml),
+        "--bind",
+        "node",
+        "--executors",
+        "2",
+        "--cores-per-executor",
+        "1",
+        "--out",
+        str(out),
+        "--conf",
+        f"spark.kubernetes.container.image={cluster['spark']}",
+        "--conf",
+        "spark.kubernetes.container.image.pullPolicy=Never",
+        "--",
+        "4",
+    ]
+    qos: dict[str, str] = {}
+    with subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as run:
+        while run.poll() is None:
+            pods = json.loads(kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json"))
+            for pod in pods["items"]:
+                if pod["status"].get("phase") == "Running":
+                    qos[pod["metadata"]["name"]] = pod["status"].get("qosClass")
+            time.sleep(1)
+        said = run.stdout.read()
+    print(said[-3000:])
+    assert run.returncode == 0, said[-3000:]
+    assert len(qos) >= 2 and set(qos.values()) == {"Guaranteed"}, qos
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert record["status"] == "ok", record.get("failure_reason")
+    placed = record["effective_placement"]
+    assert len(placed) == 2 and {p["source"] for p in placed} == {"plugin"}, placed
+    # each report from inside its pod, naming the node the pod template told it (NODE_NAME)
+    assert {p["host"] for p in placed} == {local.NODE}, placed
+    assert all(p["chosen_nodes"] == "0" and p["local_share"] >= 0.9 for p in placed), placed
+    left = json.loads(kubectl("get", "pods", "-o", "json"))["items"]
+    assert not [p for p in left if p["metadata"]["name"] in qos], "executor pods left behind"
 
 
 def test_down_leaves_nothing(cluster):

@@ -57,8 +57,19 @@ def certificates(pki: Path) -> None:
     # RSA: Spark's Kubernetes client (fabric8) reads a PKCS#8 EC key as RSA and fails
     # ("Invalid DER: object is not integer"), and kubeadm's clusters use RSA too
     key = ["-newkey", "rsa:2048", "-nodes"]
-    _openssl("req", "-x509", *key, "-keyout", pki / "ca.key", "-out", pki / "ca.crt",
-             "-days", "365", "-subj", "/CN=numaspark-k8s-ca")  # fmt: skip
+    _openssl(
+        "req",
+        "-x509",
+        *key,
+        "-keyout",
+        pki / "ca.key",
+        "-out",
+        pki / "ca.crt",
+        "-days",
+        "365",
+        "-subj",
+        "/CN=numaspark-k8s-ca",
+    )
     wanted = {
         # name: (subject, subjectAltName or None)
         "apiserver": (
@@ -75,16 +86,41 @@ def certificates(pki: Path) -> None:
     }
     for name, (subject, alt) in wanted.items():
         extensions = pki / f"{name}.ext"
-        lines = ["basicConstraints=CA:FALSE", "keyUsage=digitalSignature,keyEncipherment",
-                 "extendedKeyUsage=serverAuth,clientAuth"]  # fmt: skip
+        lines = [
+            "basicConstraints=CA:FALSE",
+            "keyUsage=digitalSignature,keyEncipherment",
+            "extendedKeyUsage=serverAuth,clientAuth",
+        ]
         if alt:
             lines.append(f"subjectAltName={alt}")
         extensions.write_text("\n".join(lines) + "\n")
-        _openssl("req", *key, "-keyout", pki / f"{name}.key", "-out", pki / f"{name}.csr",
-                 "-subj", subject)  # fmt: skip
-        _openssl("x509", "-req", "-in", pki / f"{name}.csr", "-CA", pki / "ca.crt",
-                 "-CAkey", pki / "ca.key", "-CAcreateserial", "-out", pki / f"{name}.crt",
-                 "-days", "365", "-extfile", extensions)  # fmt: skip
+        _openssl(
+            "req",
+            *key,
+            "-keyout",
+            pki / f"{name}.key",
+            "-out",
+            pki / f"{name}.csr",
+            "-subj",
+            subject,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            pki / f"{name}.csr",
+            "-CA",
+            pki / "ca.crt",
+            "-CAkey",
+            pki / "ca.key",
+            "-CAcreateserial",
+            "-out",
+            pki / f"{name}.crt",
+            "-days",
+            "365",
+            "-extfile",
+            extensions,
+        )
     _openssl("genrsa", "-out", pki / "sa.key", "2048")
     _openssl("rsa", "-in", pki / "sa.key", "-pubout", "-out", pki / "sa.pub")
     for key in pki.glob("*.key"):

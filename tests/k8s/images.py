@@ -99,9 +99,19 @@ def resolve(packages: tuple[str, ...]) -> list[str]:
     resolves it (no recommends)."""
     with tempfile.NamedTemporaryFile() as empty:
         done = _run(
-            ["apt-get", "-o", f"Dir::State::status={empty.name}", "-o", "Debug::NoLocking=1",
-             "install", "--print-uris", "-qq", "--no-install-recommends", *packages]
-        )  # fmt: skip
+            [
+                "apt-get",
+                "-o",
+                f"Dir::State::status={empty.name}",
+                "-o",
+                "Debug::NoLocking=1",
+                "install",
+                "--print-uris",
+                "-qq",
+                "--no-install-recommends",
+                *packages,
+            ]
+        )
     wanted = []
     for line in done.stdout.splitlines():
         found = re.match(r"^'\S+' (\S+?)_(\S+?)_(\S+?)\.deb ", line)
@@ -256,8 +266,9 @@ def build_images(echo=print) -> dict:
             root = Path(tmp) / "root"
             unpack(download(resolve(SPARK_PACKAGES)), root)
             (root / "etc").mkdir(exist_ok=True)
-            (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n"
-                                             "spark:x:185:185:spark:/opt/spark:/bin/bash\n")  # fmt: skip
+            (root / "etc/passwd").write_text(
+                "root:x:0:0:root:/root:/bin/bash\nspark:x:185:185:spark:/opt/spark:/bin/bash\n"
+            )
             (root / "etc/group").write_text("root:x:0:\nspark:x:185:\n")
             (root / "usr/bin/java").symlink_to(f"{JAVA_HOME}/bin/java")
             site = root / "opt/spark/python"
@@ -290,8 +301,12 @@ def build_images(echo=print) -> dict:
                 },
                 spark_archive,
             )
-    return {"pause": pause, "spark": spark, "pause_archive": str(pause_archive),
-            "spark_archive": str(spark_archive)}  # fmt: skip
+    return {
+        "pause": pause,
+        "spark": spark,
+        "pause_archive": str(pause_archive),
+        "spark_archive": str(spark_archive),
+    }
 
 
 def import_images(bins: Path, images: dict, echo=print) -> None:
@@ -301,8 +316,16 @@ def import_images(bins: Path, images: dict, echo=print) -> None:
     for kind in ("pause", "spark"):
         echo(f"importing {images[kind]}")
         _run(
-            [bins / "ctr", "--address", STATE / "run/containerd.sock", "-n", "k8s.io",
-             "images", "import", images[f"{kind}_archive"]],
+            [
+                bins / "ctr",
+                "--address",
+                STATE / "run/containerd.sock",
+                "-n",
+                "k8s.io",
+                "images",
+                "import",
+                images[f"{kind}_archive"],
+            ],
             timeout=900,
             env={**os.environ, "PATH": f"{bins}:{os.environ.get('PATH', '')}"},
-        )  # fmt: skip
+        )

@@ -253,7 +253,7 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
             "scheduler",
             "kubelet",
             "kubelet_healthz",
-        )  # fmt: skip
+        )
     }
     server = f"https://127.0.0.1:{ports['apiserver']}"
     pki = STATE / "pki"
@@ -275,7 +275,7 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
                 "ports": ports,
                 "printed": printed,
             }
-        )  # fmt: skip
+        )
     )
     with (STATE / "logs/supervisor.log").open("ab") as log:
         supervisor = subprocess.Popen(
@@ -288,16 +288,26 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
         )
     (STATE / "supervisor.pid").write_text(str(supervisor.pid))
     echo(f"starting etcd, the control plane, containerd and the kubelet ({STATE}/logs)")
-    _wait("the API server", lambda: kubectl("get", "--raw", "/readyz", timeout=10).returncode == 0,
-          180, lambda: _log_tail("kube-apiserver"))  # fmt: skip
-    _wait("containerd", (STATE / "run/containerd.sock").exists, 120,
-          lambda: _log_tail("containerd"))  # fmt: skip
+    _wait(
+        "the API server",
+        lambda: kubectl("get", "--raw", "/readyz", timeout=10).returncode == 0,
+        180,
+        lambda: _log_tail("kube-apiserver"),
+    )
+    _wait(
+        "containerd", (STATE / "run/containerd.sock").exists, 120, lambda: _log_tail("containerd")
+    )
     import_images(bins, images, echo)
     _wait(f"node {NODE} Ready", _node_ready, 300, lambda: _log_tail("kubelet", 5))
-    _wait("the default service account",
-          lambda: kubectl("get", "serviceaccount", "default", "-n", NAMESPACE,
-                          check=False).returncode == 0,
-          120, lambda: _log_tail("kube-controller-manager"))  # fmt: skip
+    _wait(
+        "the default service account",
+        lambda: (
+            kubectl("get", "serviceaccount", "default", "-n", NAMESPACE, check=False).returncode
+            == 0
+        ),
+        120,
+        lambda: _log_tail("kube-controller-manager"),
+    )
     echo(f"up in {time.monotonic() - began:.0f} s")
     return printed
 
@@ -469,10 +479,12 @@ def main(args: list[str] | None = None) -> int:
             print(f"kubeconfig: {printed['kubeconfig']}")
             print(f"images: {printed['spark']} (Spark), {printed['pause']} (sandbox)")
             # executor pods reach a driver here at the pod network's gateway, not on loopback
-            print(f"use: KUBECONFIG={printed['kubeconfig']} numaspark run APP --master "
-                  f"k8s://{printed['server']} --driver-host {GATEWAY} --xml NODE.xml --conf "
-                  f"spark.kubernetes.container.image={printed['spark']} --conf "
-                  "spark.kubernetes.container.image.pullPolicy=Never ...")  # fmt: skip
+            print(
+                f"use: KUBECONFIG={printed['kubeconfig']} numaspark run APP --master "
+                f"k8s://{printed['server']} --driver-host {GATEWAY} --xml NODE.xml --conf "
+                f"spark.kubernetes.container.image={printed['spark']} --conf "
+                "spark.kubernetes.container.image.pullPolicy=Never ..."
+            )
             return 0
         if options.command == "status":
             pid = supervisor_pid()
@@ -492,8 +504,10 @@ def main(args: list[str] | None = None) -> int:
         print(f"k8s-local: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("k8s-local: interrupted; `bash scripts/k8s-local.sh down` removes what was made",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "k8s-local: interrupted; `bash scripts/k8s-local.sh down` removes what was made",
+            file=sys.stderr,
+        )
         return 130
 
 

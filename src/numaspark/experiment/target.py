@@ -36,12 +36,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+import yaml
+
 from numaspark import records
 from numaspark.errors import UsageError
 from numaspark.hosts import driver_address, merge, plan_hosts
 from numaspark.hosts.shell import HostError, shell_for
 from numaspark.kernel import NUMA_BALANCING
 from numaspark.placement import Placement, shipped_plugin_conf
+from numaspark.placement.kubelet import PLUGIN_POD_TEMPLATE, run_pods
 from numaspark.placement.plugin import PLACEMENT_FILE, PLACEMENT_KEY
 from numaspark.placement.render import DynamicAllocation
 from numaspark.spark import kept_clusters
@@ -280,6 +283,7 @@ class ExternalTarget:
         require_jar()
         cluster_mode = (options.get("app_conf") or {}).get(DEPLOY_MODE_KEY) == "cluster"
         reports = run_dir / PLACEMENT_FILE
+        options["extra_conf"] = self._with_pods(placement, run_dir, options.get("extra_conf"))
         plugin = shipped_plugin_conf(placement)
         if not cluster_mode:  # the driver here appends the executors' reports to this file
             plugin[PLACEMENT_KEY] = str(reports)
@@ -299,8 +303,7 @@ class ExternalTarget:
         if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
             # spark-submit would run the driver, here, with the executors' Python too
             options["extra_conf"][DRIVER_PYTHON_KEY] = spark_python() or sys.executable
-        # in cluster mode the driver, and the reports it gathers, are on the cluster: the
-        # record's placement comes from its event log, and YARN or the master say its end
+        # cluster mode: the driver and its reports there (its event log, YARN or master say)
         dynamic = DynamicAllocation.of(users)
         wait = None if cluster_mode else self.first_executor(placement, reports, run_dir, dynamic)
         driver = Driver(
@@ -334,6 +337,19 @@ class ExternalTarget:
             elif self.ui is not None and (wait.app_id if wait else app.app_id) is not None:
                 _kill_standalone(self.ui, wait.app_id if wait else app.app_id)
         return app
+
+    def _with_pods(self, placement: Placement, run_dir: Path, users: dict | None) -> dict:
+        """On Kubernetes, the settings of executor pods that are Guaranteed and share their
+        host's node slots (placement/kubelet.py run_pods) under the user's own (theirs win),
+        their template written into the run; elsewhere the user's settings as they are."""
+        if not self.master.startswith("k8s://"):
+            return users or {}
+        pods, template = run_pods(placement)
+        written = run_dir / PLUGIN_POD_TEMPLATE
+        run_dir.mkdir(parents=True, exist_ok=True)
+        written.write_text(yaml.safe_dump(template, sort_keys=False))
+        pods["spark.kubernetes.executor.podTemplateFile"] = str(written)
+        return layered(pods, users or {})
 
     def _stop_remote_driver(self, run_dir: Path) -> None:
         """A driver numaspark submitted in cluster mode outlives spark-submit here: kill it

@@ -358,3 +358,23 @@ def jar_in_pods(conf: dict[str, str], url: str | None) -> dict[str, str]:
     else:
         conf["spark.driver.extraClassPath"] = IMAGE_JAR
     return conf
+
+
+def run_pods(placement: Placement) -> tuple[dict[str, str], dict[str, object]]:
+    """What ``run --master k8s://`` gives Spark for its executor pods, and their pod template
+    (whose path the caller adds, once written): each pod Guaranteed (CPU request = limit in
+    whole CPUs; Spark sets memory request = limit itself), told its node's name; at node
+    binding the plugin's lock directory mounted from the host, so that pods sharing a host
+    share its node slots (the plugin's way, needing no admin rights)."""
+    first = placement.executors[0]
+    cpus = len(first.cpus) if placement.binding in (Binding.CORE, Binding.PU) else first.cores
+    conf = {
+        "spark.kubernetes.executor.request.cores": str(cpus),
+        "spark.kubernetes.executor.limit.cores": str(cpus),
+        "spark.kubernetes.executor.podTemplateContainerName": EXECUTOR_CONTAINER,
+    }
+    if placement.binding is Binding.NODE:
+        volume = "spark.kubernetes.executor.volumes.hostPath.numaspark-locks"
+        conf[f"{volume}.mount.path"] = DEFAULT_LOCK_DIR
+        conf[f"{volume}.options.path"] = DEFAULT_LOCK_DIR
+    return conf, named_pod_template()
