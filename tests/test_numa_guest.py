@@ -114,6 +114,7 @@ def _boot(
     log_name: str | None = None,
     cpus_per_node: int = 1,
     gpus_per_node: int = 0,
+    timeout_s: float | None = None,
 ) -> dict:
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
@@ -137,7 +138,7 @@ def _boot(
         "--gpus-per-node",
         str(gpus_per_node),
         "--timeout",
-        str(build.timeout_s()),
+        str(timeout_s or build.timeout_s()),
         "--log",
         str(log),
         "--",
@@ -219,6 +220,22 @@ def guest_devices(tmp_path_factory) -> dict:
         checks=("devices",),
         log_name="console-devices.log",
         gpus_per_node=1,
+    )
+
+
+@pytest.fixture(scope="module")
+def guest_churn(tmp_path_factory) -> dict:
+    """Two nodes of two CPUs and 3 GiB each: a plain cluster, two PySpark applications at once
+    under dynamic allocation, each executor of one core (issue 57, tests/guest/churn.py). Its
+    check may take 3000 s under emulation; the boot gets 600 s more."""
+    return _boot(
+        tmp_path_factory,
+        2,
+        memory="3G",
+        checks=("churn",),
+        log_name="console-churn.log",
+        cpus_per_node=2,
+        timeout_s=3600,
     )
 
 
@@ -339,3 +356,17 @@ def test_executors_bound_by_their_devices_in_the_guest(guest_devices, name):
     every thread on that GPU's node CPUs and at least 90% of its anonymous pages there, read
     from the guest's /proc by the check (tests/guest/gpus.py)."""
     _check_passed(guest_devices, name)
+
+
+@pytest.mark.skipif(
+    os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") != "1",
+    reason="NUMASPARK_GUEST_PLUGIN=0 leaves the plugin's proofs out",
+)
+def test_executors_that_come_and_go_stay_placed_in_the_guest(guest_churn):
+    """Issue 57, item 5: two applications of three bursts each under dynamic allocation on a
+    plain cluster, one executor killed with SIGKILL and one decommissioned by Spark. The check
+    samples the guest's /proc each second (60 samples at least): every bound executor on one
+    node's CPUs with at least 90% of its anonymous pages there, the nodes never more than one
+    executor apart, the killed executor's slot taken again (tests/guest/churn.py). What the
+    guest cannot say is how fast: its JVMs run under emulation."""
+    _check_passed(guest_churn, "executor-churn")
