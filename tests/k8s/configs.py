@@ -24,7 +24,12 @@ NAMESPACE = "default"
 CONTROLLERS = Path("/sys/fs/cgroup")
 PR_SET_CHILD_SUBREAPER = 36
 # the kubelet's settings this machine needs whatever file is merged: they win
-LOCAL_KUBELET = ("failCgroupV1", "cgroupDriver", "cgroupRoot", "containerRuntimeEndpoint")
+LOCAL_KUBELET = {
+    "failCgroupV1": False,  # cgroup v1 only here: refused since 1.35 unless told
+    "cgroupDriver": "cgroupfs",  # no systemd here
+    "cgroupRoot": f"/{CGROUP_ROOT}",
+    "containerRuntimeEndpoint": f"unix://{STATE / 'run/containerd.sock'}",
+}
 
 
 class ClusterError(Exception):
@@ -205,14 +210,7 @@ def kubelet_config(ports: dict, merged: Path | None) -> dict:
                 "kubelet-config.yaml that `numaspark plan --target k8s --out DIR` writes)"
             )
         config.update({k: v for k, v in theirs.items() if k not in ("apiVersion", "kind")})
-    config.update(
-        {
-            "failCgroupV1": False,
-            "cgroupDriver": "cgroupfs",
-            "cgroupRoot": f"/{CGROUP_ROOT}",
-            "containerRuntimeEndpoint": f"unix://{STATE / 'run/containerd.sock'}",
-        }
-    )
+    config.update(LOCAL_KUBELET)
     return config
 
 
