@@ -12,7 +12,10 @@ A thread of this check reads the guest's /proc each second: every executor JVM w
 has bound it (its log, ``stderr`` in its working directory, says ``numaspark affinity: level
 NODE``), its threads' CPUs and its anonymous resident pages per node. In every sample: each
 executor's CPUs within one node and at least 90% of its anonymous pages there; executors of
-equal width on the nodes never more than one apart. The slot files in the plugin's lock
+equal width on the nodes never more than one apart. An executor that the plugin moves (an
+idle removal left its node two ahead: NodeBinder.rebalance) is, between its log's ``moving``
+line and its ``level NODE, moved`` line, what a starting one is before its report: counted on
+the node of its threads' CPUs, its pages not judged while they migrate. Each move is listed. The slot files in the plugin's lock
 directory (``node-N.slot-S.lock``, holding ``cores=C`` and ``pid=P``) show the killed
 executor's slot taken by the next executor. Nothing here reads numaspark's record.
 
@@ -25,11 +28,11 @@ again, the decommission Spark's own):
         NUMASPARK_GUEST_CPUS_PER_NODE=2 ../../.venv/bin/python checks.py churn
 
 Its boot is the long lane's ``test_executors_that_come_and_go_stay_placed_in_the_guest``
-(about 43 minutes here). On 2026-12-06 it passed everything but the balance: both applications
+(about 43 minutes here). On 2026-12-06 a boot passed everything but the balance: both applications
 ended, 195 samples, 7 and 6 executors, the killed executor's slot taken by the next, Spark's
 own decommission; but an idle removal left the nodes two apart (2/1, then node 1's executor
-removed: 2/0, for 24 s). The plugin binds once, as an executor starts, and never moves a
-running one, so a removal can unbalance what the choices balanced: that is the gap left.
+removed: 2/0, for 24 s), since the plugin then never moved a running executor. It now does
+(``spark.numaspark.affinity.rebalanceMs``, 200 ms).
 """
 
 from __future__ import annotations
@@ -67,19 +70,22 @@ DYNAMIC = {
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
 }
-BOUND = b"numaspark affinity: level NODE"  # logged once bound (AffinityExecutorPlugin)
+BOUND = b"numaspark affinity: level NODE"  # logged once bound, and once a move has ended
+MOVING = b"numaspark affinity: moving"  # logged as a move begins (NodeBinder.rebalance)
 LOCAL_SHARE = 0.9
 MIN_SAMPLES = 60
 DEADLINE_S = 3000  # for both applications, from the cluster's start
 
 
 def bound(pid: int) -> bool:
-    """Whether executor ``pid``'s plugin has bound it: its log says so (the executor's working
-    directory is the one its worker made for it, and holds its stderr)."""
+    """Whether executor ``pid``'s plugin has bound it and is not moving it: its log says so
+    (the executor's working directory is the one its worker made for it, and holds its
+    stderr), its last ``level NODE`` line after its last ``moving`` line."""
     try:
-        return BOUND in (Path(f"/proc/{pid}/cwd") / "stderr").read_bytes()
+        log = (Path(f"/proc/{pid}/cwd") / "stderr").read_bytes()
     except OSError:
         return False
+    return log.rfind(BOUND) > log.rfind(MOVING)
 
 
 def application_of(pid: int) -> str:
@@ -116,6 +122,8 @@ class Sampler(threading.Thread):
         self.problems: list[str] = []
         self.cpus_of = node_cpus()
         self.apps: dict[int, str] = {}  # pid -> application, kept once read
+        self.homes: dict[int, int] = {}  # pid -> the node its CPUs were last seen on
+        self.moves: list[str] = []  # "AT s: pid P node A -> B", as the samples saw them
 
     def run(self) -> None:
         began = time.monotonic()
@@ -140,6 +148,12 @@ class Sampler(threading.Thread):
                 history = self.holders.setdefault(name, [])
                 if holder.get("pid") and holder["pid"] not in history[-1:]:
                     history.append(holder["pid"])
+            for pid, s in {**seen, **early}.items():
+                if len(s["homes"]) == 1:
+                    was = self.homes.setdefault(pid, s["homes"][0])
+                    if was != s["homes"][0]:
+                        self.moves.append(f"{at:.0f} s: pid {pid} node {was} -> {s['homes'][0]}")
+                        self.homes[pid] = s["homes"][0]
             if seen or early:
                 counts = [0] * len(self.cpus_of)
                 for s in [*seen.values(), *early.values()]:
@@ -360,8 +374,8 @@ def churn_under_dynamic_allocation() -> str:
         f"{ {a: len(p) for a, p in sorted(pids_per_app.items())} }; SIGKILL of {killed} "
         f"({killed_app}) freed {slot}, then taken by pid {taker} "
         f"({sampler.apps.get(taker, '?')}); SIGPWR to {decommissioned}: Spark decommissioned "
-        f"it; executors per node over time (sampled): "
-        + " ".join(f"{at:.0f}s:{'/'.join(map(str, c))}" for at, c in counts)
+        f"it; moves seen: {'; '.join(sampler.moves) or 'none'}; executors per node over time "
+        f"(sampled): " + " ".join(f"{at:.0f}s:{'/'.join(map(str, c))}" for at, c in counts)
     )
     assert not problems, "; ".join(problems[:10]) + " | " + summary
     return summary

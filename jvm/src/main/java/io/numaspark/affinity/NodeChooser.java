@@ -241,51 +241,115 @@ public final class NodeChooser {
           Thread.currentThread().interrupt();
         }
       }
-      String skipped = null;
-      for (int slot = 0; slot < MAX_SLOTS; slot++) {
-        Path file = slotFile(lockDir, node, slot);
-        if (HELD.containsKey(key(file))) {
-          continue; // this JVM's own: never opened twice (closing it would drop the lock)
-        }
-        FileLock lock;
-        try {
-          lock = take(file, lockDir);
-        } catch (AccessDeniedException e) { // another user's file without 0666: not ours
-          if (!Files.exists(file)) {
-            throw new IOException("cannot open or create lock files in " + lockDir + " ("
-                + file.getFileName() + ": permission denied)", e);
-          }
-          skipped = file.getFileName().toString();
-          continue;
-        }
-        if (lock == null) {
-          continue;
-        }
-        claim(lock.channel(), cores);
-        HELD.put(key(file), new Holding(lock.channel(), Math.max(1, cores)));
-        CpuSet base = deviceNodes.isEmpty() ? CpuSet.of(node) : deviceNodes;
-        CpuSet nodes = deviceNodes.isEmpty() ? nodesFor(topology, allowed, node, cores)
-            : nodesFor(topology, allowed, node, cores, deviceNodes);
-        StringBuilder why = new StringBuilder("slot " + slot + " of node " + node + " in "
-            + lockDir + " (nodes " + candidates + " allowed)");
-        if (order.size() > 1) {
-          why.append("; cores taken before: ").append(describe(order, taken));
-        }
-        why.append(byDevices);
-        if (!nodes.equals(base)) {
-          why.append("; ").append(cores).append(" cores need nodes ").append(nodes)
-              .append(" (nearest to ").append(node).append(")");
-        }
-        if (skipped != null) {
-          why.append("; ").append(skipped).append(" skipped: not writable");
-        }
-        if (guard.unguarded != null) {
-          why.append("; ").append(guard.unguarded);
-        }
-        return new Choice(nodes, cpusOf(topology, nodes, allowed), node, slot, why.toString(),
-            lock.channel(), lock, key(file));
+      Taken got = takeOn(lockDir, node, cores);
+      CpuSet base = deviceNodes.isEmpty() ? CpuSet.of(node) : deviceNodes;
+      CpuSet nodes = deviceNodes.isEmpty() ? nodesFor(topology, allowed, node, cores)
+          : nodesFor(topology, allowed, node, cores, deviceNodes);
+      StringBuilder why = new StringBuilder("slot " + got.slot() + " of node " + node + " in "
+          + lockDir + " (nodes " + candidates + " allowed)");
+      if (order.size() > 1) {
+        why.append("; cores taken before: ").append(describe(order, taken));
       }
-      throw new IOException("every slot of node " + node + " in " + lockDir + " is held");
+      why.append(byDevices);
+      if (!nodes.equals(base)) {
+        why.append("; ").append(cores).append(" cores need nodes ").append(nodes)
+            .append(" (nearest to ").append(node).append(")");
+      }
+      if (got.skipped() != null) {
+        why.append("; ").append(got.skipped()).append(" skipped: not writable");
+      }
+      if (guard.unguarded != null) {
+        why.append("; ").append(guard.unguarded);
+      }
+      return got.choice(nodes, cpusOf(topology, nodes, allowed), node, why.toString());
+    } finally {
+      IN_JVM.unlock();
+    }
+  }
+
+  /** A slot got: its lock, its number, a slot file skipped on the way (not writable). */
+  private record Taken(FileLock lock, int slot, String skipped, Path file) {
+    Choice choice(CpuSet nodes, CpuSet cpus, int node, String why) {
+      return new Choice(nodes, cpus, node, slot, why, lock.channel(), lock, file);
+    }
+  }
+
+  /**
+   * The lowest free slot of {@code node} in {@code lockDir}, locked and claimed for a holder of
+   * {@code cores} (its width written, counted in {@link #HELD}); the caller holds the guard.
+   */
+  private static Taken takeOn(Path lockDir, int node, int cores) throws IOException {
+    String skipped = null;
+    for (int slot = 0; slot < MAX_SLOTS; slot++) {
+      Path file = slotFile(lockDir, node, slot);
+      if (HELD.containsKey(key(file))) {
+        continue; // this JVM's own: never opened twice (closing it would drop the lock)
+      }
+      FileLock lock;
+      try {
+        lock = take(file, lockDir);
+      } catch (AccessDeniedException e) { // another user's file without 0666: not ours
+        if (!Files.exists(file)) {
+          throw new IOException("cannot open or create lock files in " + lockDir + " ("
+              + file.getFileName() + ": permission denied)", e);
+        }
+        skipped = file.getFileName().toString();
+        continue;
+      }
+      if (lock == null) {
+        continue;
+      }
+      claim(lock.channel(), cores);
+      HELD.put(key(file), new Holding(lock.channel(), Math.max(1, cores)));
+      return new Taken(lock, slot, skipped, key(file));
+    }
+    throw new IOException("every slot of node " + node + " in " + lockDir + " is held");
+  }
+
+  /**
+   * Moves {@code held} to the least loaded node when executors that ended since it chose
+   * (idle removal, a kill, a decommission) left its node heavier than that one by more than
+   * its own width: then moving it makes the nodes' loads strictly closer, so moves end. Under
+   * the same host-wide {@code choose.lock} as a choice, so of several holders of a heavy node
+   * only the first moves, and the next reads the loads it left. Returns the new choice (its
+   * slot taken on the other node, {@code held}'s slot given back), or null when no move
+   * improves the balance, the choice lock could not be had, or {@code held} spans several
+   * nodes (its cores need them) or was chosen by its devices (set {@code pinned}).
+   */
+  public static Choice rebalance(Topology topology, CpuSet allowed, Path lockDir, Choice held,
+      boolean pinned) throws IOException {
+    if (pinned || held.nodes().size() != 1) {
+      return null;
+    }
+    CpuSet candidates = candidates(topology, allowed);
+    Holding mine = HELD.get(held.file());
+    if (candidates.size() < 2 || mine == null || mine.channel() != held.channel()) {
+      return null;
+    }
+    IN_JVM.lock();
+    try (Guard guard = Guard.take(lockDir)) {
+      if (guard.unguarded != null) {
+        return null; // moving without the guard could race another's choice: wait for it
+      }
+      Map<Integer, Integer> taken = coresTaken(lockDir, candidates);
+      int width = mine.width();
+      int node = candidates.stream().boxed()
+          .min(Comparator.comparingInt((Integer n) -> taken.getOrDefault(n, 0))
+              .thenComparingInt(n -> n))
+          .orElseThrow();
+      int own = taken.getOrDefault(held.node(), 0);
+      if (own - taken.getOrDefault(node, 0) <= width
+          || cpusOf(topology, CpuSet.of(node), allowed).size() < width) {
+        return null;
+      }
+      Taken got = takeOn(lockDir, node, width);
+      String why = "slot " + got.slot() + " of node " + node + " in " + lockDir + " (nodes "
+          + candidates + " allowed); moved from slot " + held.slot() + " of node "
+          + held.node() + ", whose holders took " + own + " cores against node " + node + "'s "
+          + taken.getOrDefault(node, 0) + " (" + describe(candidates, taken) + ")";
+      held.close(); // under the guard: the next chooser reads the loads after the move
+      CpuSet nodes = CpuSet.of(node);
+      return got.choice(nodes, cpusOf(topology, nodes, allowed), node, why);
     } finally {
       IN_JVM.unlock();
     }
@@ -404,7 +468,7 @@ public final class NodeChooser {
    * For tests: holds slot {@code slot} of {@code node} in {@code lockDir} for a process of
    * {@code cores} cores, as a chooser that got it would (its width written); null when held.
    */
-  static FileLock hold(Path lockDir, int node, int slot, int cores) throws IOException {
+  public static FileLock hold(Path lockDir, int node, int slot, int cores) throws IOException {
     ensureDirectory(lockDir);
     FileLock lock = take(slotFile(lockDir, node, slot), lockDir);
     if (lock != null) {

@@ -19,7 +19,9 @@ import java.util.Map;
  *       a millisecond of each other), with a pause of PAUSE_MS between reading the holders and
  *       taking a slot (the window the choice lock must cover);
  *   <li>{@code DIR hold N:K:C,...}: holds slot K of node N as a holder of C cores would, for
- *       each triple, and prints "held".
+ *       each triple, and prints "held";
+ *   <li>{@code DIR rebalance}: chooses as the first, prints "NODE SLOT", then every 5 ms asks
+ *       {@link NodeChooser#rebalance} and prints "moved NODE SLOT" for each move.
  * </ul>
  */
 public final class NodeChooserChild {
@@ -46,6 +48,10 @@ public final class NodeChooserChild {
       return;
     }
     int cores = 1;
+    if (args.length > 1 && args[1].equals("rebalance")) {
+      rebalancing(locks);
+      return;
+    }
     if (args.length > 1 && args[1].equals("choose")) {
       cores = Integer.parseInt(args[2]);
       NodeChooser.readToTakePauseMs = Long.parseLong(args[3]);
@@ -60,6 +66,34 @@ public final class NodeChooserChild {
       System.out.flush();
       waitForStdin();
     }
+  }
+
+  private static void rebalancing(Path locks) throws Exception {
+    NodeChooser.Choice first = NodeChooser.choose(TWO_NODES, CpuSet.parse("0-3"), 1, locks);
+    System.out.println(first.node() + " " + first.slot());
+    System.out.flush();
+    Thread mover = new Thread(() -> {
+      NodeChooser.Choice held = first;
+      while (true) {
+        try {
+          NodeChooser.Choice moved = NodeChooser.rebalance(TWO_NODES, CpuSet.parse("0-3"),
+              locks, held, false);
+          if (moved != null) {
+            held = moved;
+            System.out.println("moved " + moved.node() + " " + moved.slot());
+            System.out.flush();
+          }
+          Thread.sleep(5);
+        } catch (Exception e) {
+          System.out.println("failed " + e);
+          System.out.flush();
+          return;
+        }
+      }
+    });
+    mover.setDaemon(true);
+    mover.start();
+    waitForStdin();
   }
 
   private static void waitForStdin() throws java.io.IOException {

@@ -299,6 +299,98 @@ class NodeChooserTest {
   }
 
   @Test
+  void aRemovalThatUnbalancesTheNodesMovesOneOfTheHeavierNodesHolders(@TempDir Path dir)
+      throws Exception {
+    // the churn proof's case (the guest, 2026-12-06): 2/1, then node 1's executor removed
+    // (idle): 2/0, which no choice mends while nothing starts. Of node 0's two holders, both
+    // asking every 5 ms, exactly one moves (the choice lock), into the freed slot
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      Process first = child(locks, "rebalance");
+      children.add(first);
+      assertEquals("0 0", firstLine(first));
+      Process onNode1 = holder(locks, "1:0:1");
+      children.add(onNode1);
+      Process second = child(locks, "rebalance");
+      children.add(second);
+      assertEquals("0 1", firstLine(second)); // 1 against 1: the lowest node
+      Thread.sleep(500); // 2 against 1: one apart, nobody moves
+      assertEquals(List.of(0, 0, 1), holdersByNode(locks));
+      onNode1.destroyForcibly(); // SIGKILL: 2 against 0
+      assertTrue(onNode1.waitFor(30, TimeUnit.SECONDS));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (!holdersByNode(locks).equals(List.of(0, 1)) && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertEquals(List.of(0, 1), holdersByNode(locks));
+      Thread.sleep(500); // 1 against 1: no more moves
+      assertEquals(List.of(0, 1), holdersByNode(locks));
+      let(List.of(first, second)); // their stdin closed: what each printed is all there is
+      List<String> said = new ArrayList<>();
+      for (Process child : List.of(first, second)) {
+        said.addAll(new BufferedReader(new InputStreamReader(child.getInputStream(),
+            StandardCharsets.UTF_8)).lines().toList());
+      }
+      assertEquals(List.of("moved 1 0"), said);
+    } finally {
+      let(children);
+    }
+  }
+
+  @Test
+  void aMoveWeighsWidthsAndNeverMakesTheBalanceWorse(@TempDir Path dir) throws Exception {
+    // this JVM, 2 cores on node 0 beside a 1-core holder: 3 against node 1's 1 is two apart,
+    // but moving 2 cores would make it 1 against 3: it stays. With node 1 empty (3 against 0)
+    // it moves: 1 against 2
+    Path locks = dir.resolve("locks");
+    List<Process> children = new ArrayList<>();
+    try {
+      children.add(holder(locks, "0:1:1"));
+      Process onNode1 = holder(locks, "1:0:1");
+      children.add(onNode1);
+      CpuSet all = CpuSet.parse("0-3");
+      try (NodeChooser.Choice mine = NodeChooser.choose(NodeChooserChild.TWO_NODES, all, 2,
+          locks)) {
+        assertEquals("0/0", mine.node() + "/" + mine.slot());
+        assertEquals(null, NodeChooser.rebalance(NodeChooserChild.TWO_NODES, all, locks, mine,
+            false));
+        onNode1.destroyForcibly();
+        assertTrue(onNode1.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(null, NodeChooser.rebalance(NodeChooserChild.TWO_NODES, all, locks, mine,
+            true), "chosen by its devices: never moved");
+        try (NodeChooser.Choice moved = NodeChooser.rebalance(NodeChooserChild.TWO_NODES, all,
+            locks, mine, false)) {
+          assertEquals("1/0", moved.node() + "/" + moved.slot());
+          assertEquals(CpuSet.parse("2-3"), moved.cpus());
+          assertTrue(moved.why().contains("moved from slot 0 of node 0, whose holders took 3 "
+              + "cores against node 1's 0"), moved.why());
+          assertEquals(0, NodeChooser.holderWidth(locks.resolve("node-0.slot-0.lock")),
+              "the old slot is free");
+          assertEquals(List.of(0, 1), holdersByNode(locks));
+        }
+      }
+    } finally {
+      let(children);
+    }
+  }
+
+  /** The node of each held slot file in {@code locks}, sorted (free files left out). */
+  private static List<Integer> holdersByNode(Path locks) throws IOException {
+    List<Integer> nodes = new ArrayList<>();
+    try (var files = Files.list(locks)) {
+      for (Path file : files.toList()) {
+        String name = file.getFileName().toString();
+        if (name.startsWith("node-") && NodeChooser.holderWidth(file) > 0) {
+          nodes.add(Integer.parseInt(name.substring(5, name.indexOf('.'))));
+        }
+      }
+    }
+    nodes.sort(null);
+    return nodes;
+  }
+
+  @Test
   void holdersWeighTheirCores(@TempDir Path dir) throws Exception {
     // node 0: one 4-core executor; node 1: three 1-core ones. Counting executors, node 0 has
     // fewer; counting cores, node 1 (3 against 4): the next 1-core executor goes there

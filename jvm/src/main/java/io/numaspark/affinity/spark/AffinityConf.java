@@ -46,6 +46,9 @@ import scala.Tuple2;
  *       names; default {@code gpu}; {@code none}: no resource) whose devices choose the node:
  *       an executor given such devices takes a slot of the node they hang off ({@link
  *       ExecutorDevices}).
+ *   <li>{@code rebalanceMs}: at {@code node} level, how often an executor checks whether
+ *       executors that ended elsewhere left its node heavier than another by more than its own
+ *       width, and then moves there (default 200; 0: never moves a running executor).
  * </ul>
  *
  * At {@code core} level a slot is a whole core (its SMT siblings stay with the task); at
@@ -66,16 +69,19 @@ import scala.Tuple2;
  * @param eventLogIntervalMs milliseconds between the driver's batches of reports in the event
  *     log, 0 for one at the end
  * @param deviceResources the Spark resource names whose devices choose the node (lower case)
+ * @param rebalanceMs milliseconds between an executor's checks of the nodes' balance (node
+ *     level), 0 for never
  */
 public record AffinityConf(Level level, List<CpuSet> cores, String source, String recordDir,
     long reportIntervalMs, String placementFile, String lockDir, MemPolicy memPolicy,
-    long eventLogIntervalMs, List<String> deviceResources) {
+    long eventLogIntervalMs, List<String> deviceResources, long rebalanceMs) {
   public static final String PREFIX = "spark.numaspark.affinity.";
   public static final String DEFAULT_LOCK_DIR = "/tmp/numaspark-affinity";
   public static final String DEFAULT_ENV = "NUMASPARK_AFFINITY_CORES";
   public static final long DEFAULT_REPORT_INTERVAL_MS = 5000;
   public static final long DEFAULT_EVENT_LOG_INTERVAL_MS = 30000;
   public static final String DEFAULT_DEVICE_RESOURCE = "gpu";
+  public static final long DEFAULT_REBALANCE_MS = 200;
   private static final Pattern RESOURCE_NAME = Pattern.compile("[a-z][a-z0-9_.-]*");
   private static final String ALLOWED_CORES = "this executor's allowed cores";
   private static final Logger LOG = LoggerFactory.getLogger(AffinityConf.class);
@@ -92,7 +98,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     LOCK_DIR("lockDir", DEFAULT_LOCK_DIR),
     MEM_POLICY("memPolicy", "preferred"),
     EVENT_LOG_INTERVAL_MS("eventLogIntervalMs", String.valueOf(DEFAULT_EVENT_LOG_INTERVAL_MS)),
-    DEVICE_RESOURCE("deviceResource", DEFAULT_DEVICE_RESOURCE);
+    DEVICE_RESOURCE("deviceResource", DEFAULT_DEVICE_RESOURCE),
+    REBALANCE_MS("rebalanceMs", String.valueOf(DEFAULT_REBALANCE_MS));
 
     private final String suffix;
     private final String fallback;
@@ -157,7 +164,7 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
   public static AffinityConf defaults() {
     return new AffinityConf(Level.NONE, List.of(), ALLOWED_CORES, null,
         DEFAULT_REPORT_INTERVAL_MS, null, DEFAULT_LOCK_DIR, MemPolicy.PREFERRED,
-        DEFAULT_EVENT_LOG_INTERVAL_MS, List.of(DEFAULT_DEVICE_RESOURCE));
+        DEFAULT_EVENT_LOG_INTERVAL_MS, List.of(DEFAULT_DEVICE_RESOURCE), DEFAULT_REBALANCE_MS);
   }
 
   /**
@@ -245,7 +252,8 @@ public record AffinityConf(Level level, List<CpuSet> cores, String source, Strin
     return new AffinityConf(level, cores, source, path(conf.get(Key.RECORD_DIR.key())),
         interval, path(conf.get(Key.PLACEMENT_FILE.key())),
         lockDir == null ? DEFAULT_LOCK_DIR : lockDir, memPolicy, eventLogInterval,
-        resourceNames(conf.get(Key.DEVICE_RESOURCE.key()), bad));
+        resourceNames(conf.get(Key.DEVICE_RESOURCE.key()), bad),
+        millis(conf, Key.REBALANCE_MS, bad));
   }
 
   /** {@code deviceResource}'s names ({@code none} or blank: none); bad: reported, the default. */

@@ -51,6 +51,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
   private NodeBinder node; // level node: the slot it holds, what it bound
   private PythonWorkers python; // the executor's Python processes: kept on its CPUs, reported
   private ScheduledExecutorService pythonWatch;
+  private ScheduledExecutorService rebalancer; // level node: moves it when the host unbalances
   private final ThreadLocal<Running> running = new ThreadLocal<>();
 
   /** What a running task holds: its slot (or -1) and what is recorded when it ends. */
@@ -92,6 +93,7 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
           + "binds by them)", conf.level(), devices.describe());
     }
     watchPython();
+    watchBalance();
     reporter.start(conf.reportIntervalMs());
     if (!conf.level().pins()) {
       LOG.info("numaspark affinity: level {}, tasks not pinned", conf.level());
@@ -136,6 +138,31 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
     });
     pythonWatch.scheduleWithFixedDelay(this::rebindPython, PythonWorkers.WATCH_MS,
         PythonWorkers.WATCH_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /** Level node: every {@code rebalanceMs}, {@link NodeBinder#rebalance()} (0: never). */
+  private void watchBalance() {
+    if (node == null || !node.movable() || conf.rebalanceMs() <= 0) {
+      return;
+    }
+    rebalancer = Executors.newSingleThreadScheduledExecutor(runnable -> {
+      Thread thread = new Thread(runnable, "numaspark-rebalance");
+      thread.setDaemon(true);
+      return thread;
+    });
+    rebalancer.scheduleWithFixedDelay(this::rebalance, conf.rebalanceMs(), conf.rebalanceMs(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private void rebalance() {
+    try {
+      if (node.rebalance() && python != null && node.boundCpus() != null) {
+        python.moveTo(node.boundCpus());
+        python.rebind();
+      }
+    } catch (RuntimeException | LinkageError e) {
+      LOG.debug("numaspark affinity: balance not checked: {}", e.toString());
+    }
   }
 
   private void rebindPython() {
@@ -310,6 +337,9 @@ public final class AffinityExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void shutdown() {
+    if (rebalancer != null) {
+      rebalancer.shutdownNow(); // before the slot goes back: no move after it
+    }
     if (pythonWatch != null) {
       pythonWatch.shutdownNow();
     }

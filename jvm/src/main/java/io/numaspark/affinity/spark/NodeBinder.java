@@ -26,20 +26,36 @@ import org.slf4j.LoggerFactory;
  * ({@code memPolicy}). Anything the kernel refuses is one log line and the executor runs
  * unbound; it never fails a task. What it did is in every placement report ({@link
  * #chosenNodes()}, {@link #choice()}, {@link #binding()}), claiming no more than was applied.
+ *
+ * <p>Executors come and go (dynamic allocation, other applications, kills): ends elsewhere can
+ * leave its node heavier than another by more than its own width, which no later choice
+ * mends while nothing starts. {@link #rebalance()}, called every {@code rebalanceMs} by the
+ * plugin, then moves it ({@link NodeChooser#rebalance}): its threads first, its pages after
+ * (the log says {@code moving} before, and {@code level NODE, moved} once its pages are
+ * there). An executor bound by its devices, by numactl before the JVM, or across several
+ * nodes never moves.
  */
 final class NodeBinder implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(NodeBinder.class);
 
-  private NodeChooser.Choice choice;
-  private CpuSet cpus; // what threads are bound to; null: unbound
-  private CpuSet memNodes; // the nodes task threads get a policy over; null: none
-  private int mode = -1; // MPOL_BIND or MPOL_INTERLEAVE for task threads; -1: none
+  private volatile NodeChooser.Choice choice;
+  private volatile CpuSet cpus; // what threads are bound to; null: unbound
+  private volatile CpuSet memNodes; // the nodes task threads get a policy over; null: none
+  private volatile int mode = -1; // MPOL_BIND or MPOL_INTERLEAVE for task threads; -1: none
+  private Topology topology; // the host's, as chosen on
+  private CpuSet allowed; // the JVM's CPUs before binding
+  private CpuSet mems; // the nodes its memory could use before binding (the cpuset's)
+  private boolean movable; // may rebalance(): bound by the chooser alone, memory its own
+  private boolean viaCgroup; // memory confined through its cgroup's cpuset.mems
+  private Path lockDir;
+  private int moves;
   private String policyName;
   private volatile String binding;
   private volatile String bindingBase = "";
   private final AtomicBoolean rebound = new AtomicBoolean();
   private final AtomicInteger policyThreads = new AtomicInteger();
-  private final ThreadLocal<Boolean> hasPolicy = new ThreadLocal<>();
+  private final AtomicInteger policyGeneration = new AtomicInteger(); // one more per move
+  private final ThreadLocal<Integer> hasPolicy = new ThreadLocal<>(); // the generation it set
   private volatile boolean policyRefused;
 
   /** Chooses, binds and moves; never throws. */
@@ -91,6 +107,9 @@ final class NodeBinder implements AutoCloseable {
       unbound("no NUMA nodes in /sys/devices/system/node");
       return;
     }
+    this.topology = topology;
+    this.allowed = allowed;
+    this.lockDir = Path.of(conf.lockDir());
     choice = choose(conf, allowed, cores, topology, devices);
     StringBuilder done = new StringBuilder();
     if (choice.cpus().equals(allowed)) {
@@ -113,6 +132,7 @@ final class NodeBinder implements AutoCloseable {
           .append(cpus);
     }
     ProcessPlacement before = ProcessPlacement.read();
+    mems = before.mems();
     CpuSet to = choice.nodes().and(before.mems());
     if (!before.policy().startsWith("default")) {
       // numactl (numaspark's own clusters) or the launcher set a policy before the JVM
@@ -130,12 +150,14 @@ final class NodeBinder implements AutoCloseable {
     } else if (before.mems().isSubsetOf(to)) {
       done.append("; memory already confined to nodes ").append(before.mems());
     } else {
-      done.append("; ").append(move(before, to));
+      done.append("; ").append(move(before, before.mems(), to));
     }
+    movable = cpus != null && devices.nodes().isEmpty() && !to.isEmpty();
     policyName = conf.memPolicy().name().toLowerCase(Locale.ROOT);
     if (conf.memPolicy() != AffinityConf.MemPolicy.PREFERRED && !to.isEmpty()) {
       String cgroup = conf.memPolicy() == AffinityConf.MemPolicy.BIND ? cgroupMems(to) : null;
       if (cgroup != null) {
+        viaCgroup = true;
         done.append("; ").append(cgroup);
       } else {
         memNodes = to;
@@ -182,11 +204,68 @@ final class NodeBinder implements AutoCloseable {
     return bound;
   }
 
-  /** migrate_pages from every allowed node to {@code to}, measured in numa_maps. */
-  private static String move(ProcessPlacement before, CpuSet to) throws IOException {
+  /**
+   * Moves this executor when ends elsewhere left its node heavier than the lightest by more
+   * than its width ({@link NodeChooser#rebalance}): its slot, then every thread, then its
+   * memory (the cgroup's cpuset.mems first where it confined it there; the task threads'
+   * policy at their next task). Returns whether it moved; never throws: a refusal is logged
+   * and the executor stays where the refusal left it, said in its binding.
+   */
+  synchronized boolean rebalance() {
+    NodeChooser.Choice from = choice;
+    if (!movable || from == null || cpus == null) {
+      return false;
+    }
+    NodeChooser.Choice to;
+    try {
+      to = NodeChooser.rebalance(topology, allowed, lockDir, from, false);
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("numaspark affinity: not rebalanced: {}", e.toString());
+      return false;
+    }
+    if (to == null) {
+      return false;
+    }
+    long began = System.nanoTime();
+    choice = to;
+    moves++;
+    LOG.info("numaspark affinity: moving from node {} to node {}: {}", from.nodes(), to.nodes(),
+        to.why());
+    StringBuilder done = new StringBuilder("moved from node " + from.nodes() + " (move "
+        + moves + "): ");
+    try {
+      int bound = bindAll(to.cpus());
+      cpus = to.cpus();
+      rebound.set(false); // threads started during the walk: caught at the next task
+      done.append("every thread (").append(bound).append(" now) bound to CPUs ").append(cpus);
+      CpuSet memTo = to.nodes().and(mems);
+      if (viaCgroup) {
+        String cgroup = cgroupMems(memTo);
+        done.append("; ").append(cgroup != null ? cgroup : "cgroup cpuset.mems not rewritten");
+      }
+      done.append("; ").append(memTo.isEmpty() ? "memory not moved: nodes " + to.nodes()
+          + " not in this cpuset's mems " + mems : move(ProcessPlacement.read(), mems, memTo));
+      if (mode >= 0) {
+        memNodes = memTo;
+        policyGeneration.incrementAndGet(); // each task thread sets it again at its next task
+      }
+    } catch (IOException | RuntimeException | LinkageError e) {
+      done.append("; the move stopped there: ").append(e.getMessage());
+      LOG.warn("numaspark affinity: the move to node {} stopped: {}", to.nodes(), e.toString());
+    }
+    done.append(String.format(Locale.ROOT, " (%.2f s)", (System.nanoTime() - began) / 1e9));
+    bindingBase = done.toString();
+    binding = describe();
+    LOG.info("numaspark affinity: level NODE, moved to node {}; {}", to.nodes(), binding);
+    return true;
+  }
+
+  /** migrate_pages from {@code from} to {@code to}, measured in numa_maps. */
+  private static String move(ProcessPlacement before, CpuSet from, CpuSet to)
+      throws IOException {
     long there = bytesOn(before, to);
     try {
-      long left = MemoryMover.migratePages(before.mems(), to);
+      long left = MemoryMover.migratePages(from, to);
       ProcessPlacement after = ProcessPlacement.read();
       long moved = Math.max(0, bytesOn(after, to) - there);
       return (moved >> 20) + " MB migrated to node(s) " + to + " (" + (bytesOn(after, to) >> 20)
@@ -271,11 +350,15 @@ final class NodeBinder implements AutoCloseable {
         LOG.debug("numaspark affinity: re-bind skipped: {}", e.toString());
       }
     }
-    if (mode >= 0 && !policyRefused && hasPolicy.get() == null) {
-      hasPolicy.set(Boolean.TRUE);
+    int generation = policyGeneration.get();
+    Integer set = hasPolicy.get();
+    if (mode >= 0 && !policyRefused && (set == null || set != generation)) {
+      hasPolicy.set(generation);
       try {
         MemoryMover.setThreadPolicy(mode, memNodes);
-        policyThreads.incrementAndGet();
+        if (set == null) {
+          policyThreads.incrementAndGet();
+        }
       } catch (RuntimeException | LinkageError e) {
         policyRefused = true;
         LOG.warn("numaspark affinity: memory policy not set: {}", e.getMessage());
@@ -302,6 +385,11 @@ final class NodeBinder implements AutoCloseable {
     return late;
   }
 
+  /** Whether {@link #rebalance()} may move it (bound by the chooser alone, its memory its own). */
+  boolean movable() {
+    return movable;
+  }
+
   /** The CPUs it bound every thread to; null when it left them as they were. */
   CpuSet boundCpus() {
     return cpus;
@@ -320,7 +408,8 @@ final class NodeBinder implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() { // after a move in progress: its new slot goes back
+    movable = false;
     if (choice != null) {
       choice.close();
     }

@@ -38,7 +38,7 @@ final class PythonWorkers {
 
   private final Path proc;
   private final long self;
-  private final CpuSet cpus; // where they belong: the executor's CPUs
+  private volatile CpuSet cpus; // where they belong: the executor's CPUs
   final AtomicLong rebound = new AtomicLong(); // threads bound so far
 
   PythonWorkers(CpuSet cpus) {
@@ -127,6 +127,11 @@ final class PythonWorkers {
     String program = cmdline.split(" ", 2)[0];
     String name = program.substring(program.lastIndexOf('/') + 1);
     return name.startsWith("python") || name.equals("pypy3");
+  }
+
+  /** Where they belong from now on: the executor moved ({@link NodeBinder#rebalance()}). */
+  void moveTo(CpuSet moved) {
+    cpus = moved;
   }
 
   /**

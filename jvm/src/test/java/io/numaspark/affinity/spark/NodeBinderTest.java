@@ -1,6 +1,7 @@
 package io.numaspark.affinity.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.numaspark.affinity.Affinity;
 import io.numaspark.affinity.CpuSet;
 import io.numaspark.affinity.FakeSysfs;
+import io.numaspark.affinity.NodeChooser;
 import io.numaspark.affinity.ThreadPolicy;
 import io.numaspark.affinity.Topology;
 import java.io.File;
@@ -97,6 +99,46 @@ class NodeBinderTest {
       Affinity.bindProcess(allowed); // this test JVM gets its whole set back
       io.numaspark.affinity.MemoryMover.setThreadPolicy(
           io.numaspark.affinity.MemoryMover.MPOL_DEFAULT, CpuSet.of());
+    }
+  }
+
+  @Test
+  void anExecutorMovesWhenEndsElsewhereLeaveItsNodeTwoAhead(@TempDir Path dir)
+      throws Exception {
+    // on a synthetic two-node split of this machine's CPUs: this JVM's binder on node 0 beside
+    // another holder there; node 1's one holder ends (an idle removal): 2 against 0, and the
+    // binder moves every thread to node 1's CPUs. The memory stays: node 1 is not a node of
+    // this machine (the guest's churn proof moves pages between real nodes)
+    assumeTrue(Affinity.available(), "needs JNA's native part");
+    CpuSet allowed = Affinity.currentThreadAffinity();
+    assumeTrue(allowed.size() >= 2, "two CPUs to split");
+    CpuSet first = CpuSet.of(allowed.toArray()[0]);
+    CpuSet rest = allowed.minus(first);
+    Topology split = new Topology(List.of(first, rest), Map.of(0, first, 1, rest));
+    Path locks = dir.resolve("locks");
+    java.nio.channels.FileLock onNode1 = NodeChooser.hold(locks, 1, 0, 1);
+    try (NodeBinder binder = NodeBinder.start(nodeLevel(locks, "preferred"), allowed, 1,
+        split)) {
+      assertEquals("0", binder.chosenNodes());
+      java.nio.channels.FileLock beside = NodeChooser.hold(locks, 0, 1, 1);
+      try {
+        assertFalse(binder.rebalance(), "2 against 1: stays");
+        onNode1.channel().close();
+        assertTrue(binder.rebalance(), "2 against 0: moves");
+        assertEquals("1", binder.chosenNodes());
+        assertEquals(rest, binder.boundCpus());
+        assertEquals(rest, Affinity.currentThreadAffinity());
+        assertTrue(binder.choice().startsWith("slot 0 of node 1 in "), binder.choice());
+        assertTrue(binder.binding().startsWith("moved from node 0 (move 1): every thread ("),
+            binder.binding());
+        assertTrue(binder.binding().contains("memory not moved"), binder.binding());
+        assertFalse(binder.rebalance(), "1 against 1: stays");
+      } finally {
+        beside.channel().close();
+      }
+    } finally {
+      onNode1.channel().close();
+      Affinity.bindProcess(allowed);
     }
   }
 
