@@ -63,12 +63,13 @@ fi
 # tools (pytest, ruff, playwright, mkdocs, ...) only where tests run (NUMASPARK_SETUP_TESTS=1,
 # as scripts/test.sh sets): the main job does without them (40 s less of its setup here).
 # Python 3.11's own pip (23.2) installs an editable pyproject package: no upgrade of pip.
-extras=$([ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ] && echo spark,test || echo spark)
+extras=$([ "${NUMASPARK_SETUP_TESTS:-0}" = 1 ] && echo spark,test,k8s || echo spark)
 stamp=".venv/.numaspark-deps"
 deps=$(sha256sum pyproject.toml | cut -d' ' -f1)
 had=$(cat "$stamp" 2>/dev/null || true)
-# a venv set up with the tests' tools has all the main job needs: nothing to install
-if [ "$had" != "$deps $extras" ] && [ "$had" != "$deps spark,test" ]; then
+# a venv set up with the tests' tools (and the Kubernetes client) has all the main job
+# needs: nothing to install
+if [ "$had" != "$deps $extras" ] && [ "$had" != "$deps spark,test,k8s" ]; then
   say "installing Python packages into .venv (pyspark is large: about a minute)"
   .venv/bin/python -m pip install -q -e ".[$extras]"
   echo "$deps $extras" > "$stamp"

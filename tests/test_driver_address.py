@@ -216,6 +216,8 @@ def test_executors_run_plain_python3_or_the_users_never_this_venv(tmp_path, monk
     captured = _Captured()
     monkeypatch.setattr("numaspark.experiment.target.run_app", captured)
     said: list[str] = []
+    # no API server: the run's pods are neither watched nor deleted (tests/test_k8s_local.py)
+    monkeypatch.setattr("numaspark.experiment.target.PodRun.start", lambda *args: None)
     target = ExternalTarget(ProcessTracker(), K8S, driver_host="10.9.9.9")
     placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
     target.prepare(placement, said.append)
@@ -244,6 +246,8 @@ def test_a_built_in_ships_numaspark_to_executors_that_do_not_have_it(tmp_path, m
     monkeypatch.setenv("NUMASPARK_STATE_DIR", str(tmp_path / "state"))
     captured = _Captured()
     monkeypatch.setattr("numaspark.experiment.target.run_app", captured)
+    # no API server: the run's pods are neither watched nor deleted (tests/test_k8s_local.py)
+    monkeypatch.setattr("numaspark.experiment.target.PodRun.start", lambda *args: None)
     target = ExternalTarget(ProcessTracker(), K8S, driver_host="10.9.9.9")
     placement = plan(load_synthetic("pack:1 numa:1 core:2 pu:1"), Layout(executors=1), Binding.NONE)
     target.prepare(placement, lambda message: None)

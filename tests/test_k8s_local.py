@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -117,44 +118,64 @@ def test_a_pod_of_the_spark_image_runs_guaranteed(cluster):
         kubectl("delete", "pod", "numaspark-smoke", "--wait=false", check=False)
 
 
-def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(cluster, tmp_path):
-    """Issue 60, item 2: ``numaspark run APP --master k8s://... --xml NODE.xml --bind node
-    --executors 2 --cores-per-executor 1`` in client mode, the driver here at the pod
-    network's gateway (``--driver-host``): two executor pods, each Guaranteed by Kubernetes'
-    own ``status.qosClass`` while they run (read here from the API, not from numaspark's
-    record), each placed by the plugin from inside (its report names the node its pod ran on), and no
-    pod left
-    in the namespace after. On one node the plugin's choice is node 0 for both: the two-node
-    proof is the guest's."""
-    node_xml = tmp_path / "node.xml"
-    subprocess.run(["lstopo-no-graphics", "--of", "xml", str(node_xml)], check=True)
-    out = tmp_path / "out"
-    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "160"}
-    argv = [
+def _numaspark(cluster, node_xml, out, *more: str, command: str = "run") -> list[str]:
+    """``numaspark COMMAND bursts.py --master k8s://... --xml NODE.xml --image SPARK ...``: the
+    driver's address left to numaspark (this machine is the cluster's node)."""
+    return [
         str(ROOT / ".venv" / "bin" / "numaspark"),
-        "run",
+        command,
         str(ROOT / "tests/apps/bursts.py"),
         "--master",
         f"k8s://{cluster['server']}",
-        "--driver-host",
-        local.GATEWAY,
         "--xml",
         str(node_xml),
+        "--image",
+        cluster["spark"],
+        "--out",
+        str(out),
+        *more,
+    ]
+
+
+@pytest.fixture
+def node_xml(tmp_path):
+    path = tmp_path / "node.xml"
+    subprocess.run(["lstopo-no-graphics", "--of", "xml", str(path)], check=True)
+    return path
+
+
+def _run_pods_left() -> list[str]:
+    """Pods numaspark labelled as a run's (spark/kube.py RUN_LABEL), still in the namespace."""
+    pods = json.loads(kubectl("get", "pods", "-l", "numaspark-run", "-o", "json"))["items"]
+    return [p["metadata"]["name"] for p in pods]
+
+
+def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(
+    cluster, tmp_path, node_xml
+):
+    """Issue 60, item 2: ``numaspark run APP --master k8s://... --xml NODE.xml --bind node
+    --executors 2 --cores-per-executor 1`` in client mode, the driver here at the node's
+    address, which numaspark reads from the API (the node is this machine): two executor
+    pods, each Guaranteed by Kubernetes' own ``status.qosClass`` while they run (read here
+    from the API, not from numaspark's record), each placed by the plugin from inside (its
+    report names the node its pod ran on), numaspark's pods.jsonl saying the same, and no pod
+    left in the namespace after. On one node the plugin's choice is node 0 for both: the
+    two-node proof is the guest's."""
+    out = tmp_path / "out"
+    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "160"}
+    argv = _numaspark(
+        cluster,
+        node_xml,
+        out,
         "--bind",
         "node",
         "--executors",
         "2",
         "--cores-per-executor",
         "1",
-        "--out",
-        str(out),
-        "--conf",
-        f"spark.kubernetes.container.image={cluster['spark']}",
-        "--conf",
-        "spark.kubernetes.container.image.pullPolicy=Never",
         "--",
         "4",
-    ]
+    )
     qos: dict[str, str] = {}
     with subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -168,7 +189,14 @@ def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(clu
         said = run.stdout.read()
     print(said[-3000:])
     assert run.returncode == 0, said[-3000:]
+    assert f"the driver listens on {local.GATEWAY}: this machine is the cluster's node" in said
     assert len(qos) >= 2 and set(qos.values()) == {"Guaranteed"}, qos
+    (kept,) = list(out.rglob("pods.jsonl"))
+    pods = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert {p["name"] for p in pods} == set(qos), pods
+    assert {(p["qos_class"], p["node"], p["cpu_limit"]) for p in pods} == {
+        ("Guaranteed", local.NODE, "1")
+    }, pods
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert record["status"] == "ok", record.get("failure_reason")
     placed = record["effective_placement"]
@@ -178,6 +206,131 @@ def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(clu
     assert all(p["chosen_nodes"] == "0" and p["local_share"] >= 0.9 for p in placed), placed
     left = json.loads(kubectl("get", "pods", "-o", "json"))["items"]
     assert not [p for p in left if p["metadata"]["name"] in qos], "executor pods left behind"
+    assert _run_pods_left() == []
+
+
+def test_a_user_who_may_not_create_pods_is_told_the_grant_in_one_line(cluster, tmp_path, node_xml):
+    """Issue 60, item 4: a kubeconfig whose user has no role (``viewer``, made with the
+    cluster): refused before spark-submit, in one line naming the user and the kubectl command
+    that grants it, within 20 s, with no pod made."""
+    env = {**os.environ, "KUBECONFIG": str(local.STATE / "viewer.kubeconfig")}
+    began = time.monotonic()
+    done = subprocess.run(
+        _numaspark(cluster, node_xml, tmp_path / "out", "--bind", "node", "--", "1"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    took = time.monotonic() - began
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "numaspark-viewer may not create pods in namespace default" in line, line
+    assert "kubectl create rolebinding numaspark-spark --clusterrole=edit" in line, line
+    assert "--user=numaspark-viewer" in line and "Traceback" not in done.stderr
+    assert took < 20, took
+    assert _run_pods_left() == []
+
+
+def test_a_pod_nothing_fits_is_one_line_and_no_pod_is_left(cluster, tmp_path, node_xml):
+    """Issue 60, item 4: another tenant's pod holds the node's CPUs (a pause pod requesting
+    all it can allocate): the executor pod stays Pending, Unschedulable. numaspark says so in
+    one line with the scheduler's words within 20 s of the pod's creation, stops the run, and
+    deletes its pods."""
+    node = json.loads(kubectl("get", "node", local.NODE, "-o", "json"))
+    allocatable = node["status"]["allocatable"]["cpu"]
+    hog = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "numaspark-hog", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "hog",
+                    "image": cluster["pause"],
+                    "imagePullPolicy": "Never",
+                    "resources": {"requests": {"cpu": allocatable}},
+                }
+            ]
+        },
+    }
+    manifest = tmp_path / "hog.json"
+    manifest.write_text(json.dumps(hog))
+    kubectl("apply", "-f", str(manifest))
+    try:
+        out = tmp_path / "out"
+        env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+        argv = _numaspark(cluster, node_xml, out, "--bind", "node", "--executors", "1", "--", "1")
+        first_pod: list[float] = []
+        lines: list[tuple[float, str]] = []
+        with subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as run:
+
+            def watch_pods() -> None:
+                while run.poll() is None and not first_pod:
+                    if _run_pods_left():  # the driver's pod list: its executor's, once made
+                        pods = json.loads(
+                            kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json")
+                        )["items"]
+                        if pods:
+                            first_pod.append(time.monotonic())
+                    time.sleep(0.5)
+
+            watcher = threading.Thread(target=watch_pods, daemon=True)
+            watcher.start()
+            for line in run.stdout:
+                lines.append((time.monotonic(), line.rstrip()))
+            watcher.join(timeout=5)
+        said = "\n".join(text for _, text in lines)
+        print(said[-3000:])
+        assert run.returncode != 0, said[-3000:]
+        (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        reason = record["failure_reason"] or ""
+        assert record["status"] != "ok" and "cannot be scheduled: 0/1 nodes are available" in reason
+        assert "Insufficient cpu" in reason and "\n" not in reason, reason
+        told = [at for at, text in lines if "cannot be scheduled" in text]
+        assert first_pod and told, (first_pod, said[-2000:])
+        print(f"said {told[0] - first_pod[0]:.1f} s after the executor pod was first listed")
+        assert told[0] - first_pod[0] < 20
+        assert _run_pods_left() == []
+    finally:
+        kubectl("delete", "pod", "numaspark-hog", "--grace-period=0", "--wait=false", check=False)
+
+
+def test_tune_stores_exactly_three_trials_each_measured_or_failed_with_its_cause(
+    cluster, tmp_path, node_xml
+):
+    """Issue 60: ``numaspark tune APP --master k8s://... --budget 3 --repeat 1 --warmup 0
+    --no-early-stop`` on the local cluster stores exactly three trials, each measured or
+    failed with its cause, and leaves no pod."""
+    out = tmp_path / "tune"
+    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+    argv = _numaspark(
+        cluster,
+        node_xml,
+        out,
+        "--budget",
+        "3",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--no-early-stop",
+        "--",
+        "1",
+        command="tune",
+    )
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+    said = done.stdout + done.stderr
+    print(said[-4000:])
+    assert done.returncode == 0, said[-3000:]
+    trials = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(trials) == 3, [t.get("status") for t in trials]
+    for trial in trials:
+        assert trial["status"] == "ok" or trial.get("failure_reason"), trial
+    assert any(t["status"] == "ok" for t in trials), [t.get("failure_reason") for t in trials]
+    assert _run_pods_left() == []
 
 
 def test_down_leaves_nothing(cluster):

@@ -45,6 +45,17 @@ NOT_GRANTED = (
     [
         (NOT_GRANTED, "resources"),
         (KILLED_BY_YARN, "memory"),
+        # Kubernetes, as spark/kube.py says it (the scheduler's and the kubelet's words)
+        (
+            "executor pod a-exec-1 cannot be scheduled: 0/1 nodes are available: 1 "
+            "Insufficient cpu. (nothing fits its requests: give fewer --executors, ...)",
+            "resources",
+        ),
+        (
+            "executor pod a-exec-2 was refused by node n1's kubelet: TopologyAffinityError: "
+            "Resources cannot be allocated with Topology locality; ...",
+            "resources",
+        ),
         ("java.lang.OutOfMemoryError: Java heap space", "memory"),
         ("exited with 1: Traceback ... ZeroDivisionError: division by zero", None),
         ("wrong answer: 3 rows, expected 4", None),

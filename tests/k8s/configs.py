@@ -88,6 +88,8 @@ def certificates(pki: Path) -> None:
         "kubelet-client": (f"/O=system:nodes/CN=system:node:{NODE}", None),
         "kubelet-server": (f"/CN={NODE}", f"IP:{GATEWAY},IP:127.0.0.1,DNS:{NODE}"),
         "apiserver-kubelet-client": ("/O=system:masters/CN=kube-apiserver-kubelet-client", None),
+        # a user no role is bound to: the refusal of a user who may not create pods (item 4)
+        "viewer": ("/CN=numaspark-viewer", None),
     }
     for name, (subject, alt) in wanted.items():
         extensions = pki / f"{name}.ext"

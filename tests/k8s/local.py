@@ -261,6 +261,7 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
     kubeconfig(STATE / "kubeconfig/controller-manager", server, pki, "controller-manager")
     kubeconfig(STATE / "kubeconfig/scheduler", server, pki, "scheduler")
     kubeconfig(STATE / "kubeconfig/kubelet", server, pki, "kubelet-client")
+    kubeconfig(STATE / "viewer.kubeconfig", server, pki, "viewer")  # no role: may not create pods
     (STATE / "kubelet.yaml").write_text(yaml.safe_dump(kubelet_config(ports, kubelet_file)))
     (STATE / "containerd.toml").write_text(containerd_config(images["pause"]))
     (STATE / "cni/net.d/10-numaspark.conflist").write_text(cni_config())

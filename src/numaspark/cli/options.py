@@ -268,6 +268,17 @@ CLUSTER = [
             ],
             None,
         ),
+        (
+            "image",
+            Annotated[
+                str | None,
+                Opt(
+                    "--image",
+                    help="With --master k8s://: the image of the driver and executor pods (spark.kubernetes.container.image): Java 17, pyspark's jars and numaspark's plugin at /opt/numaspark/numaspark-affinity.jar (docs/kubernetes-local.md builds one).",
+                ),
+            ],
+            None,
+        ),
         ("hosts", HostsOpt, None),
         ("hosts_file", HostsFileOpt, None),
         (
@@ -306,6 +317,7 @@ class ClusterOptions:
     executor_wait: str = "300s"
     driver_host: str | None = None
     python: str | None = None
+    image: str | None = None
     hosts: str | None = None
     hosts_file: Path | None = None
     xml: Path | None = None  # the cluster's hosts' topology (tune --replay: the table's)
@@ -358,6 +370,7 @@ class ClusterOptions:
                 executor_wait_s=wait_s,
                 python=self.python,
                 node_topology=self.machine(),
+                image=self.image,
             )
         if wait_s <= 0:
             raise UsageError("--executor-wait must be positive, e.g. --executor-wait 60s")
@@ -367,6 +380,7 @@ class ClusterOptions:
                 for o, v in (
                     ("--driver-host", self.driver_host if inventory is None else None),
                     ("--python", self.python),
+                    ("--image", self.image),
                     ("--master-ui", self.master_ui),
                     ("--xml", self.xml),
                     ("--synthetic", self.synthetic),
@@ -376,18 +390,7 @@ class ClusterOptions:
             None,
         )
         if inventory is not None:
-            if given == "--master-ui":
-                raise UsageError(
-                    "--master-ui is a standalone master's web UI: give --master spark://"
-                )
-            if given == "--python":
-                raise UsageError(
-                    "--python names the executors' Python on a cluster numaspark did not "
-                    "start (--master); on --hosts give each host's python in the hosts file"
-                )
-            if given is not None:
-                raise UsageError(GIVEN_ON_HOSTS)  # before a file is read for nothing
-            return SshHosts(hosts=inventory, driver_host=self.driver_host)
+            return self._hosts(inventory, given)
         if given in ("--xml", "--synthetic"):
             raise UsageError(
                 f"{given} describes the hosts of a cluster (--master), or a tune --replay "
@@ -400,6 +403,19 @@ class ClusterOptions:
                 "for --hosts too): here the driver and executors share this machine"
             )
         return HERE
+
+    def _hosts(self, inventory, given: str | None) -> Venue:
+        """--hosts or --hosts-file: their venue, or the option given that is not for them."""
+        if given == "--master-ui":
+            raise UsageError("--master-ui is a standalone master's web UI: give --master spark://")
+        if given == "--python":
+            raise UsageError(
+                "--python names the executors' Python on a cluster numaspark did not "
+                "start (--master); on --hosts give each host's python in the hosts file"
+            )
+        if given is not None:
+            raise UsageError(GIVEN_ON_HOSTS)  # before a file is read for nothing
+        return SshHosts(hosts=inventory, driver_host=self.driver_host)
 
 
 # the options that say where runs go, handed to a command as one ``on: ClusterOptions``

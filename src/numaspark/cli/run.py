@@ -169,6 +169,7 @@ RUN_HELP = panelled(
             "--executor-wait",
             "--driver-host",
             "--python",
+            "--image",
             "--hosts",
             "--hosts-file",
             "--xml",

@@ -60,11 +60,12 @@ class Observation:
 
 # What a cluster says when it refuses a configuration or kills it for what it asks: a
 # configuration asking at least as much is refused too (`Refusal`). The phrases are the
-# runner's own (spark/first_executor.py, placement/cluster_capacity.py) and Spark's and YARN's
-# (YarnAllocator's "exceeding physical memory limits", an executor's OutOfMemoryError).
+# runner's own (spark/first_executor.py, placement/cluster_capacity.py, spark/kube.py: a pod
+# the scheduler cannot place or a kubelet refused) and Spark's and YARN's (YarnAllocator's
+# "exceeding physical memory limits", an executor's OutOfMemoryError).
 _REFUSED = re.compile(
     r"no executor started within|cannot hold|grants at most|above the max threshold|"
-    r"has not accepted any resources"
+    r"has not accepted any resources|cannot be scheduled|refused by node \S+ kubelet"
 )
 _KILLED = re.compile(
     r"exceeding (?:physical |virtual )?memory limits|OutOfMemoryError|OOMKilled|"

@@ -54,6 +54,7 @@ from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, SubmitOptions, 
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import spark_python
+from numaspark.spark.kube import PodRun
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.standalone import Cluster
 from numaspark.spark.yarn import YarnCluster, kill_application
@@ -295,6 +296,9 @@ class ExternalTarget:
             )
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
+        pods = PodRun.start(self.master, users, run_dir) if self._on_k8s else None
+        if pods is not None:
+            options["extra_conf"] = layered(options["extra_conf"], pods.conf())
         address = self.address or address_for(self.master, self.driver_host)
         said = cluster_mode_line(self.master, job) if cluster_mode else address.line(users)
         if said != self._said:  # once, unless an application changes it
@@ -306,6 +310,7 @@ class ExternalTarget:
         # cluster mode: the driver and its reports there (its event log, YARN or master say)
         dynamic = DynamicAllocation.of(users)
         wait = None if cluster_mode else self.first_executor(placement, reports, run_dir, dynamic)
+        check = wait if pods is None else pods.check(wait)
         driver = Driver(
             master=self.master,
             drop_conf=drop,
@@ -322,11 +327,20 @@ class ExternalTarget:
                 run_dir,
                 self.tracker,
                 driver,
-                SubmitOptions(check=wait, **options),
+                SubmitOptions(check=check, **options),
             )
         finally:
             if cluster_mode and (app is None or app.failure is not None):
                 self._stop_remote_driver(run_dir)
+            if pods is not None:  # at the end, on failure and on Ctrl-C alike
+                pods.end(self.say)
+        return self._outcome(app, cluster_mode, reports, wait)
+
+    def _outcome(
+        self, app: AppRun, cluster_mode: bool, reports: Path, wait: FirstExecutorWait | None
+    ) -> AppRun:
+        """What a run left: its executors' placement; a run numaspark stopped, killed over
+        there (YARN, a standalone master) so that nothing of it stays."""
         if cluster_mode:
             self._cluster_mode_outcome(app)
         else:
@@ -342,7 +356,7 @@ class ExternalTarget:
         """On Kubernetes, the settings of executor pods that are Guaranteed and share their
         host's node slots (placement/kubelet.py run_pods) under the user's own (theirs win),
         their template written into the run; elsewhere the user's settings as they are."""
-        if not self.master.startswith("k8s://"):
+        if not self._on_k8s:
             return users or {}
         pods, template = run_pods(placement)
         written = run_dir / PLUGIN_POD_TEMPLATE
@@ -350,6 +364,10 @@ class ExternalTarget:
         written.write_text(yaml.safe_dump(template, sort_keys=False))
         pods["spark.kubernetes.executor.podTemplateFile"] = str(written)
         return layered(pods, users or {})
+
+    @property
+    def _on_k8s(self) -> bool:
+        return self.master.startswith("k8s://")
 
     def _stop_remote_driver(self, run_dir: Path) -> None:
         """A driver numaspark submitted in cluster mode outlives spark-submit here: kill it

@@ -180,10 +180,13 @@ class ClusterAt(Venue):
     executor_wait_s: float = DEFAULT_EXECUTOR_WAIT_S  # an application with no executor by then
     python: str | None = None  # the executors' Python on their hosts (spark.pyspark.python)
     node_topology: Topology | None = None  # its hosts' topology (--xml, --synthetic)
+    image: str | None = None  # Kubernetes: the pods' image (spark.kubernetes.container.image)
 
     def __post_init__(self) -> None:
         if not self.master:
             raise UsageError("give --master spark://HOST:PORT, yarn or k8s://URL")
+        if self.image is not None and not self.master.startswith("k8s://"):
+            raise UsageError("--image names the pods' image on Kubernetes: give --master k8s://")
         if self.ui is not None and not self.master.startswith("spark://"):
             raise UsageError("--master-ui is a standalone master's web UI: give --master spark://")
         if self.executor_wait_s <= 0:
@@ -203,8 +206,12 @@ class ClusterAt(Venue):
 
     @property
     def conf(self) -> dict[str, str]:
-        """The executors' Python as the Spark key that names it."""
-        return {"spark.pyspark.python": self.python} if self.python else {}
+        """The executors' Python and, on Kubernetes, the pods' image, as the Spark keys that
+        name them."""
+        conf = {"spark.pyspark.python": self.python} if self.python else {}
+        if self.image:
+            conf["spark.kubernetes.container.image"] = self.image
+        return conf
 
     def check_cluster_mode(self, application) -> None:
         """Cluster deploy mode runs the driver on the cluster: on a standalone master (JAR

@@ -6,8 +6,11 @@ the route to the cluster leaves from (hosts/route.py, the same as for ``--hosts`
 cluster is the standalone master's host (each master of an HA URL), YARN's
 ResourceManager (from ``HADOOP_CONF_DIR``'s yarn-site.xml) or the Kubernetes API server.
 A cluster on this machine's loopback keeps the driver on loopback, and ``--driver-host``
-overrides the choice. A user's own ``spark.driver.host`` and ``spark.driver.bindAddress``
-win over both (they know their network); numaspark never binds 0.0.0.0 unless asked.
+overrides the choice. On Kubernetes the executors are pods, which reach no loopback: when
+this machine is one of the cluster's nodes (a node's InternalIP is one of its addresses, as
+the API lists them) the driver listens on that address, which every CNI routes pods to. A
+user's own ``spark.driver.host`` and ``spark.driver.bindAddress`` win over both (they know
+their network); numaspark never binds 0.0.0.0 unless asked.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from numaspark.errors import UsageError
+import psutil
+
+from numaspark.errors import NumasparkError, UsageError
 from numaspark.hosts.route import NoRouteError, is_loopback, route_source
 from numaspark.spark.home import LOOPBACK
+from numaspark.spark.kube import Kube
 from numaspark.spark.yarn import RM_KEY, conf_dir, read_site
 
 HOST_KEY = "spark.driver.host"  # what executors are told to connect to
@@ -89,9 +95,18 @@ def address_for(master: str, driver_host: str | None = None) -> DriverAddress:
     the cluster (its first master) leaves from."""
     if driver_host:
         return DriverAddress(driver_host, "--driver-host")
+    unknown = ""
+    if master.startswith("k8s://"):
+        on_node = _node_address(master)
+        if isinstance(on_node, DriverAddress):
+            return on_node
+        unknown = (
+            " (executor pods reach no loopback, and no node of the cluster is this machine: "
+            f"{on_node}; give --driver-host)"
+        )
     hosts = cluster_hosts(master)
     if not hosts or all(is_loopback(h) for h in hosts):
-        return DriverAddress(LOOPBACK, "the cluster is on this machine's loopback")
+        return DriverAddress(LOOPBACK, "the cluster is on this machine's loopback" + unknown)
     found: dict[str, str] = {}
     for host in hosts:
         try:
@@ -107,3 +122,22 @@ def address_for(master: str, driver_host: str | None = None) -> DriverAddress:
         others = ", ".join(f"{h} from {a}" for a, h in list(found.items())[1:])
         why += f" (the routes to {others}: give --driver-host to choose)"
     return DriverAddress(address, why)
+
+
+def _node_address(master: str) -> DriverAddress | str:
+    """On Kubernetes, the address of the node this machine is (a node's InternalIP or
+    ExternalIP among this machine's addresses), or why none was found."""
+    try:
+        nodes = Kube(master).node_addresses()
+    except NumasparkError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 (the client's many errors: unreachable, refused, TLS)
+        return f"its API did not answer ({type(exc).__name__})"
+    mine = {a.address for addresses in psutil.net_if_addrs().values() for a in addresses}
+    for name, addresses in nodes.items():
+        for address in addresses:
+            if address in mine:
+                return DriverAddress(
+                    address, f"this machine is the cluster's node {name}: its pods reach it there"
+                )
+    return f"none of its nodes ({', '.join(nodes) or 'none'}) has an address of this machine"

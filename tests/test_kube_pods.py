@@ -1,0 +1,168 @@
+"""What numaspark reads of a run's executor pods (spark/kube.py), on the API's own objects
+(the kubernetes package's models) as a kubelet and a scheduler fill them: each way a pod
+cannot run is one line naming the pod and the cause; the pods that ran are kept with their
+node and QoS class. No cluster here: tests/test_k8s_local.py meets each on a real one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+k8s = pytest.importorskip("kubernetes.client", reason="the k8s extra")
+
+from numaspark.spark.kube import (  # noqa: E402 (after the skip)
+    PLUGIN_JAR_IN_IMAGE,
+    PODS_FILE,
+    RUN_LABEL,
+    UNSCHEDULABLE_GRACE_S,
+    PodWatch,
+    loopback_master,
+    run_labels,
+    why_stuck,
+)
+
+
+def pod(
+    name="app-exec-1", phase="Pending", reason=None, message=None, conditions=(), containers=()
+):
+    return k8s.V1Pod(
+        metadata=k8s.V1ObjectMeta(name=name, labels={"spark-role": "executor"}),
+        spec=k8s.V1PodSpec(
+            node_name="node-a",
+            containers=[
+                k8s.V1Container(
+                    name="spark-kubernetes-executor",
+                    resources=k8s.V1ResourceRequirements(
+                        requests={"cpu": "1", "memory": "1408Mi"},
+                        limits={"cpu": "1", "memory": "1408Mi"},
+                    ),
+                )
+            ],
+        ),
+        status=k8s.V1PodStatus(
+            phase=phase,
+            reason=reason,
+            message=message,
+            qos_class="Guaranteed",
+            conditions=list(conditions),
+            container_statuses=list(containers),
+        ),
+    )
+
+
+def container(waiting=None, terminated=None):
+    return k8s.V1ContainerStatus(
+        name="spark-kubernetes-executor",
+        image="numaspark/spark:local",
+        image_id="",
+        ready=False,
+        restart_count=0,
+        state=k8s.V1ContainerState(waiting=waiting, terminated=terminated),
+    )
+
+
+def no_log(name: str) -> str:
+    return ""
+
+
+def test_a_pod_the_kubelet_refused_is_one_line_with_its_reason():
+    refused = pod(
+        phase="Failed",
+        reason="TopologyAffinityError",
+        message="Pod was rejected: Resources cannot be allocated with Topology locality",
+    )
+    line = why_stuck(refused, 0.0, {}, no_log)
+    assert line.startswith("executor pod app-exec-1 was refused by node node-a's kubelet: ")
+    assert "TopologyAffinityError: Pod was rejected: Resources cannot be allocated" in line
+    assert "\n" not in line
+
+
+def test_an_unschedulable_pod_is_said_after_its_grace_with_the_schedulers_words():
+    stuck = pod(
+        conditions=[
+            k8s.V1PodCondition(
+                type="PodScheduled",
+                status="False",
+                reason="Unschedulable",
+                message="0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes "
+                "are available: 1 No preemption victims found for incoming pod.",
+            )
+        ]
+    )
+    seen: dict[str, float] = {}
+    assert why_stuck(stuck, 100.0, seen, no_log) is None  # just found: the scheduler may retry
+    assert why_stuck(stuck, 100.0 + UNSCHEDULABLE_GRACE_S - 0.1, seen, no_log) is None
+    line = why_stuck(stuck, 100.0 + UNSCHEDULABLE_GRACE_S, seen, no_log)
+    assert line.startswith("executor pod app-exec-1 cannot be scheduled: 0/1 nodes are available")
+    assert "Insufficient cpu" in line and "--cores-per-executor" in line
+
+
+def test_an_image_the_node_cannot_start_names_the_image():
+    waiting = k8s.V1ContainerStateWaiting(
+        reason="ErrImageNeverPull",
+        message='Container image "numaspark/spark:local" is not present with pull policy of Never',
+    )
+    line = why_stuck(pod(containers=[container(waiting=waiting)]), 0.0, {}, no_log)
+    assert "cannot start image numaspark/spark:local: ErrImageNeverPull" in line
+    assert "spark.kubernetes.container.image" in line
+
+
+def test_an_image_without_the_plugin_jar_is_told_from_the_executors_own_log():
+    dead = pod(
+        phase="Failed",
+        containers=[container(terminated=k8s.V1ContainerStateTerminated(exit_code=1))],
+    )
+    log = (
+        "Exception in thread main java.lang.ClassNotFoundException: "
+        "io.numaspark.affinity.spark.AffinityPlugin\n\tat java.base/..."
+    )
+    line = why_stuck(dead, 0.0, {}, lambda name: log)
+    assert line.startswith("executor pod app-exec-1 exited 1: image numaspark/spark:local lacks")
+    assert PLUGIN_JAR_IN_IMAGE in line and "ClassNotFoundException" in line
+    # another death is Spark's to tell (the driver asks for another executor)
+    assert why_stuck(dead, 0.0, {}, lambda name: "java.lang.OutOfMemoryError") is None
+
+
+def test_a_running_pod_is_kept_once_with_its_node_and_qos_class(tmp_path):
+    class Api:
+        errors = (OSError,)
+
+        def __init__(self):
+            self.asked = 0
+
+        def pods(self, token):
+            self.asked += 1
+            return [pod(phase="Running"), pod(name="app-exec-2")]
+
+        def log_tail(self, name):
+            return ""
+
+    now = [0.0]
+    api = Api()
+    watch = PodWatch(api, "abc", tmp_path / PODS_FILE, clock=lambda: now[0])
+    assert watch() is None
+    assert watch() is None and api.asked == 1  # the API at most every WATCH_EVERY_S
+    now[0] = 10.0
+    assert watch() is None and api.asked == 2
+    kept = [json.loads(line) for line in (tmp_path / PODS_FILE).read_text().splitlines()]
+    assert kept == [
+        {
+            "name": "app-exec-1",
+            "node": "node-a",
+            "phase": "Running",
+            "qos_class": "Guaranteed",
+            "cpu_request": "1",
+            "cpu_limit": "1",
+            "reason": None,
+        }
+    ]  # once; the Pending one not yet
+
+
+def test_the_runs_label_goes_on_its_driver_and_executor_pods():
+    assert run_labels("0123456789ab") == {
+        f"spark.kubernetes.executor.label.{RUN_LABEL}": "0123456789ab",
+        f"spark.kubernetes.driver.label.{RUN_LABEL}": "0123456789ab",
+    }
+    assert loopback_master("k8s://https://127.0.0.1:6443")
+    assert not loopback_master("k8s://https://10.0.0.9:6443")
