@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -224,8 +225,13 @@ def test_a_user_who_may_not_create_pods_is_told_the_grant_in_one_line(cluster, t
     )
     took = time.monotonic() - began
     assert done.returncode == 2, done.stdout + done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert "numaspark-viewer may not create pods in namespace default" in line, line
+    # the error is one line; before it only the run's own progress line (a timestamp first)
+    *progress, line = done.stderr.strip().splitlines()
+    assert all(re.match(r"\d\d:\d\d:\d\d ", p) for p in progress), progress
+    assert (
+        line.startswith("Error: ")
+        and "numaspark-viewer may not create pods in namespace default" in line
+    ), line
     assert "kubectl create rolebinding numaspark-spark --clusterrole=edit" in line, line
     assert "--user=numaspark-viewer" in line and "Traceback" not in done.stderr
     assert took < 20, took

@@ -301,6 +301,9 @@ def build_images(echo=print) -> dict:
                 },
                 spark_archive,
             )
+    for older in images.glob("spark-*.tar"):  # a jar or pyspark since: 900 MB each, unused
+        if older != spark_archive:
+            older.unlink()
     return {
         "pause": pause,
         "spark": spark,

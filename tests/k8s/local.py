@@ -479,12 +479,10 @@ def main(args: list[str] | None = None) -> int:
             print(f"API server: {printed['server']}")
             print(f"kubeconfig: {printed['kubeconfig']}")
             print(f"images: {printed['spark']} (Spark), {printed['pause']} (sandbox)")
-            # executor pods reach a driver here at the pod network's gateway, not on loopback
+            # the driver listens on the node's address (the gateway), which numaspark reads
             print(
                 f"use: KUBECONFIG={printed['kubeconfig']} numaspark run APP --master "
-                f"k8s://{printed['server']} --driver-host {GATEWAY} --xml NODE.xml --conf "
-                f"spark.kubernetes.container.image={printed['spark']} --conf "
-                "spark.kubernetes.container.image.pullPolicy=Never ..."
+                f"k8s://{printed['server']} --xml NODE.xml --image {printed['spark']} ..."
             )
             return 0
         if options.command == "status":
