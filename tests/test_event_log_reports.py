@@ -175,3 +175,31 @@ def test_a_damaged_placement_event_is_skipped_not_a_traceback(tmp_path, bad):
     lines.insert(3, json.dumps({"Event": PLACEMENT_EVENT, **bad}))
     path.write_text("\n".join(lines) + "\n")
     assert not parse_event_log(path).placement
+
+
+def test_each_executor_says_who_placed_it_on_its_node():
+    """``placed_by`` (issue 60, item 3): the plugin that bound its threads, a cgroup that
+    confined its CPUs to part of its host before it started (the kubelet's CPU Manager gives
+    a Guaranteed pod such a cpuset), or nothing on a host whose one node is its whole set.
+    Reports of a two-node host, hand-written (this machine has one node)."""
+    reports = [
+        _report(
+            "1",
+            "4-7",
+            host_topology=TWO_NODES,
+            chosen_nodes="1",
+            binding="every thread (40 now) bound to CPUs 4-7; 12 MB migrated to node(s) 1",
+        ),
+        _report("2", "5", chosen_nodes="1", binding="already confined to CPUs 5: threads left"),
+        _report("3", "0-7", chosen_nodes="0-1", binding="already confined to CPUs 0-7: threads"),
+        _report("4", "0-3", chosen_nodes="0", binding="moved from node 1 (move 1): every thread"),
+        _report("5", "0-7", binding=None),
+    ]
+    placed = {e.jvm: e.placed_by for e in PluginReports.of(reports).effective()}
+    assert placed == {
+        "executor 1": "plugin",
+        "executor 2": "cgroup",
+        "executor 3": "nothing",
+        "executor 4": "plugin",
+        "executor 5": None,
+    }

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -339,6 +340,27 @@ def test_tune_stores_exactly_three_trials_each_measured_or_failed_with_its_cause
     assert _run_pods_left() == []
 
 
+def test_study_binding_runs_each_binding_on_the_cluster(cluster, tmp_path, node_xml):
+    """Issue 60, item 2: ``numaspark study binding APP --master k8s://...`` compares the
+    bindings it can on the cluster's node (unbound and node-bound here: one node), each
+    stored ok from executor pods, and leaves no pod."""
+    out = tmp_path / "study"
+    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+    argv = _numaspark(cluster, node_xml, out, "--repeat", "1", "--warmup", "0", "--", "1")
+    argv[1:2] = ["study", "binding"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
+    said = done.stdout + done.stderr
+    print(said[-3000:])
+    assert done.returncode == 0, said[-3000:]
+    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    bindings = {r["spec"]["binding"] for r in runs}
+    assert {"none", "node"} <= bindings and all(r["status"] == "ok" for r in runs), [
+        (r["spec"]["binding"], r["status"], r.get("failure_reason")) for r in runs
+    ]
+    assert all(p["source"] == "plugin" for r in runs for p in r["effective_placement"])
+    assert _run_pods_left() == []
+
+
 def test_down_leaves_nothing(cluster):
     """Last: ``down``, then nothing of the cluster is left (the fixture's own ``down`` then
     finds nothing to do)."""
@@ -346,3 +368,108 @@ def test_down_leaves_nothing(cluster):
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert local.leftovers() == []
     assert not local.STATE.exists()
+
+
+# --- way (a): the kubelet's own managers, from numaspark's kubelet-config.yaml --------------
+
+
+@pytest.fixture(scope="module")
+def managed(tmp_path_factory):
+    """The cluster again (after the tests above took theirs down), its kubelet started with
+    the kubelet-config.yaml that ``numaspark plan --target k8s`` writes for this machine:
+    the static CPU Manager (CPU 0 reserved), the Memory Manager, the Topology Manager at
+    single-numa-node."""
+    where = tmp_path_factory.mktemp("managed")
+    node_xml = where / "node.xml"
+    subprocess.run(["lstopo-no-graphics", "--of", "xml", str(node_xml)], check=True)
+    files = where / "k8s"
+    planned = subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "numaspark"),
+            "plan",
+            "--xml",
+            str(node_xml),
+            "--target",
+            "k8s",
+            "--bind",
+            "node",
+            "--executors-per-node",
+            "1",
+            "--out",
+            str(files),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert planned.returncode == 0, planned.stderr
+    started = _script("up", "--kubelet-config", str(files / "kubelet-config.yaml"), timeout=900)
+    try:
+        assert started.returncode == 0, started.stdout[-1500:] + started.stderr[-2000:]
+        printed = json.loads((local.STATE / "plan.json").read_text())["printed"]
+        yield printed, node_xml
+    finally:
+        stopped = _script("down", timeout=300)
+        assert stopped.returncode == 0, stopped.stdout + stopped.stderr
+
+
+def _container_cpuset(pod: dict) -> tuple[str, str] | None:
+    """The cpuset (cpus, mems) of a running pod's first container, read from this host's
+    cgroup v1 cpuset hierarchy where the kubelet (cgroupfs driver) made it."""
+    statuses = pod["status"].get("containerStatuses") or []
+    if not statuses or not statuses[0].get("containerID"):
+        return None
+    container = statuses[0]["containerID"].split("://", 1)[1]
+    root = Path("/sys/fs/cgroup/cpuset") / local.CGROUP_ROOT / "kubepods"
+    for found in root.glob(f"**/pod{pod['metadata']['uid']}/{container}"):
+        return (
+            (found / "cpuset.cpus").read_text().strip(),
+            (found / "cpuset.mems").read_text().strip(),
+        )
+    return None
+
+
+def test_the_kubelets_managers_give_an_executor_pod_a_cpu_of_its_own(managed, tmp_path):
+    """Issue 60, item 3 (a): with numaspark's kubelet-config.yaml, the kubelet's static CPU
+    Manager gives the Guaranteed executor pod an exclusive CPU (not the reserved CPU 0) and
+    the Memory Manager its node, read here from the container's own cgroup (not from
+    numaspark's record). The plugin inside finds its CPUs confined already and leaves them;
+    the record says the cgroup placed it. This machine has one node and two CPUs: one
+    executor pod at a time by this path (the two-node proof is the guest's)."""
+    printed, node_xml = managed
+    out = tmp_path / "out"
+    env = {**os.environ, "KUBECONFIG": printed["kubeconfig"], "COLUMNS": "200"}
+    argv = _numaspark(
+        printed,
+        node_xml,
+        out,
+        "--bind",
+        "node",
+        "--executors",
+        "1",
+        "--cores-per-executor",
+        "1",
+        "--",
+        "4",
+    )
+    cpusets: dict[str, tuple[str, str]] = {}
+    with subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as run:
+        while run.poll() is None:
+            pods = json.loads(kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json"))
+            for pod in pods["items"]:
+                if pod["status"].get("phase") == "Running":
+                    found = _container_cpuset(pod)
+                    if found is not None:
+                        cpusets[pod["metadata"]["name"]] = found
+            time.sleep(1)
+        said = run.stdout.read()
+    print(said[-3000:], cpusets)
+    assert run.returncode == 0, said[-3000:]
+    assert len(cpusets) == 1 and set(cpusets.values()) == {("1", "0")}, cpusets
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (placed,) = record["effective_placement"]
+    assert placed["cpus"] == "1" and placed["placed_by"] == "cgroup", placed
+    assert placed["binding"].startswith("already confined to CPUs 1"), placed["binding"]
+    assert "placed by its cgroup, before it started" in said
+    assert _run_pods_left() == []

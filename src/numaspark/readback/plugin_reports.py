@@ -55,6 +55,22 @@ class ReportedJvm:
         return CpuSet(int(n) for n, on in self.host_nodes.items() if cpus & set(on))
 
     @property
+    def placed_by(self) -> str | None:
+        """Who placed it on its node, at node level (None: not bound at node level, or its
+        host's topology unknown): ``plugin`` (the plugin bound its threads from inside),
+        ``cgroup`` (its CPUs were within part of its host before it started, and the plugin
+        left them: on Kubernetes the kubelet's CPU Manager, on YARN its cgroups), ``nothing``
+        (its whole host was one node: nothing to place)."""
+        binding = self.latest.binding or ""
+        if binding.startswith(("every thread", "moved from")):
+            return "plugin"
+        if not binding.startswith("already confined") or not self.host_nodes:
+            return None
+        cpus = set(CpuSet.parse(self.latest.cpus or ""))
+        host = set().union(*(set(c) for c in self.host_nodes.values()))
+        return "cgroup" if cpus and cpus < host else "nothing"
+
+    @property
     def device_nodes(self) -> CpuSet:
         """The known nodes of the devices Spark gave it (empty: none, or none known)."""
         return CpuSet(d["node"] for d in self.latest.devices or () if _node(d) is not None)
@@ -129,6 +145,7 @@ class PluginReports:
         found = []
         for index, jvm in enumerate(self.jvms()):
             entry = EffectiveJvm.reported(jvm.latest, index)
+            entry = dataclasses.replace(entry, placed_by=jvm.placed_by)
             if jvm.python:
                 entry = dataclasses.replace(
                     entry, python=jvm.python, python_at_once=jvm.python_at_once

@@ -98,6 +98,7 @@ class EffectiveJvm:
     chosen_nodes: str | None = None
     choice: str | None = None
     binding: str | None = None
+    placed_by: str | None = None  # plugin, cgroup or nothing (plugin_reports.ReportedJvm)
     # a PySpark JVM's Python processes (daemon, workers; a local-mode driver's script), every
     # one seen while it ran, and the most seen alive at once (readback/python_processes.py)
     python: tuple[PythonProcess, ...] = ()
@@ -114,7 +115,7 @@ class EffectiveJvm:
     __json__: ClassVar[Shape] = Shape(
         omit_none=(
             *("source", "host", "bytes_per_node", "local_share", "pinned_tasks"),
-            *("task_migrations", "chosen_nodes", "choice", "binding"),
+            *("task_migrations", "chosen_nodes", "choice", "binding", "placed_by"),
         ),
         omit_empty=("python", "python_at_once", "devices", "nic"),
         absent={"jvm": "?", "source": None}

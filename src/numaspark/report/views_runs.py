@@ -44,8 +44,10 @@ def run_lines(results: list) -> list[str]:
         lines += ["", "Readings (last measured run):", *(f"  {line}" for line in found)]
     for e in last_ok.effective_placement:
         lines.append(
-            f"effective placement of {e.jvm} (pid {e.pid}): CPUs {e.cpus}, memory "
-            f"nodes {e.mems}, policy {e.policy}"
+            f"effective placement of {e.jvm} (pid {e.pid}"
+            + (f", host {e.host}" if e.host else "")
+            + f"): CPUs {e.cpus}, memory nodes {e.mems}, policy {e.policy}"
+            + (f"; placed by {PLACED_BY[e.placed_by]}" if e.placed_by in PLACED_BY else "")
         )
         lines += [
             f"  its Python {p.role} (pid {p.pid}{', ended' if p.ended else ''}): CPUs "
@@ -54,6 +56,14 @@ def run_lines(results: list) -> list[str]:
             for p in e.python
         ]
     return lines
+
+
+# who placed an executor on its node, as its record says (readback/plugin_reports.py)
+PLACED_BY = {
+    "plugin": "the plugin, from inside",
+    "cgroup": "its cgroup, before it started (on Kubernetes the kubelet's CPU Manager)",
+    "nothing": "nothing: its host is one node",
+}
 
 
 def _pages(bytes_per_node: dict[str, int]) -> str:
