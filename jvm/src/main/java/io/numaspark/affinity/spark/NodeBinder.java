@@ -239,7 +239,7 @@ final class NodeBinder implements AutoCloseable {
       rebound.set(false); // threads started during the walk: caught at the next task
       done.append("every thread (").append(bound).append(" now) bound to CPUs ").append(cpus);
       CpuSet memTo = to.nodes().and(mems);
-      if (viaCgroup) {
+      if (viaCgroup && !memTo.isEmpty()) { // never an empty cpuset.mems: no page could fault
         String cgroup = cgroupMems(memTo);
         done.append("; ").append(cgroup != null ? cgroup : "cgroup cpuset.mems not rewritten");
       }
