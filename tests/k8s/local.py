@@ -54,6 +54,8 @@ from pathlib import Path
 
 import yaml
 
+from numaspark.supervise.stop import stop_processes
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import parts  # noqa: E402 (beside this script)
 from configs import (  # noqa: E402
@@ -117,17 +119,11 @@ def supervise() -> int:
                     log.write(f"{time.ctime()}: {name} ended ({status})\n")
         time.sleep(0.5)
     me = psutil.Process()
-    for order in ("kubelet", None):  # the kubelet first: it would start what is stopped
-        targets = me.children(recursive=True)
-        if order:
-            targets = [p for p in targets if p.pid == children["kubelet"].pid]
-        for p in targets:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                p.terminate()
-        _, alive = psutil.wait_procs(targets, timeout=15)
-        for p in alive:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                p.kill()
+    # numaspark's own stop (SIGTERM to each and its descendants, 15 s, SIGKILL): the kubelet
+    # first, since it would start again what is stopped; then every child, the adopted shims
+    # among them (this is their subreaper)
+    stop_processes([children["kubelet"].pid], grace_s=15)
+    stop_processes([p.pid for p in me.children()], grace_s=15)
     while True:  # reap every adopted descendant before leaving
         rest = me.children(recursive=True)
         if not rest:
@@ -427,10 +423,7 @@ def down(echo=print) -> list[str]:
         pids = _our_processes(bins)
         if not pids:
             break
-        for p in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p, signal.SIGKILL)
-        time.sleep(1)
+        stop_processes(pids, grace_s=1)
     for point in sorted(_mounts(), key=len, reverse=True):
         run(["umount", "-l", point])
     for veth in _veths():
