@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -152,6 +153,31 @@ def _run_pods_left() -> list[str]:
     return [p["metadata"]["name"] for p in pods]
 
 
+def _env(kubeconfig: str) -> dict[str, str]:
+    return {**os.environ, "KUBECONFIG": kubeconfig, "COLUMNS": "200"}
+
+
+def _records(out: Path) -> list[dict]:
+    """The run records numaspark stored in ``out``."""
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def _running_pods(argv: list[str], env: dict, seen: Callable[[dict], object]) -> tuple[int, str]:
+    """Runs ``argv`` and, every second while it runs, hands each Running executor pod (the
+    API's JSON) to ``seen``; its exit status and output."""
+    with subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as run:
+        while run.poll() is None:
+            pods = json.loads(kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json"))
+            for pod in pods["items"]:
+                if pod["status"].get("phase") == "Running":
+                    seen(pod)
+            time.sleep(1)
+        said = run.stdout.read()
+    return run.returncode, said
+
+
 def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(
     cluster, tmp_path, node_xml
 ):
@@ -164,7 +190,7 @@ def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(
     left in the namespace after. On one node the plugin's choice is node 0 for both: the
     two-node proof is the guest's."""
     out = tmp_path / "out"
-    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "160"}
+    env = _env(cluster["kubeconfig"])
     argv = _numaspark(
         cluster,
         node_xml,
@@ -179,18 +205,13 @@ def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(
         "4",
     )
     qos: dict[str, str] = {}
-    with subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as run:
-        while run.poll() is None:
-            pods = json.loads(kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json"))
-            for pod in pods["items"]:
-                if pod["status"].get("phase") == "Running":
-                    qos[pod["metadata"]["name"]] = pod["status"].get("qosClass")
-            time.sleep(1)
-        said = run.stdout.read()
+
+    def keep(pod: dict) -> None:
+        qos[pod["metadata"]["name"]] = pod["status"].get("qosClass")
+
+    code, said = _running_pods(argv, env, keep)
     print(said[-3000:])
-    assert run.returncode == 0, said[-3000:]
+    assert code == 0, said[-3000:]
     assert f"the driver listens on {local.GATEWAY}: this machine is the cluster's node" in said
     assert len(qos) >= 2 and set(qos.values()) == {"Guaranteed"}, qos
     (kept,) = list(out.rglob("pods.jsonl"))
@@ -199,7 +220,7 @@ def test_numaspark_run_gives_two_guaranteed_executor_pods_placed_from_inside(
     assert {(p["qos_class"], p["node"], p["cpu_limit"]) for p in pods} == {
         ("Guaranteed", local.NODE, "1")
     }, pods
-    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (record,) = _records(out)
     assert record["status"] == "ok", record.get("failure_reason")
     placed = record["effective_placement"]
     assert len(placed) == 2 and {p["source"] for p in placed} == {"plugin"}, placed
@@ -215,7 +236,7 @@ def test_a_user_who_may_not_create_pods_is_told_the_grant_in_one_line(cluster, t
     """Issue 60, item 4: a kubeconfig whose user has no role (``viewer``, made with the
     cluster): refused before spark-submit, in one line naming the user and the kubectl command
     that grants it, within 20 s, with no pod made."""
-    env = {**os.environ, "KUBECONFIG": str(local.STATE / "viewer.kubeconfig")}
+    env = _env(str(local.STATE / "viewer.kubeconfig"))
     began = time.monotonic()
     done = subprocess.run(
         _numaspark(cluster, node_xml, tmp_path / "out", "--bind", "node", "--", "1"),
@@ -266,7 +287,7 @@ def test_a_pod_nothing_fits_is_one_line_and_no_pod_is_left(cluster, tmp_path, no
     kubectl("apply", "-f", str(manifest))
     try:
         out = tmp_path / "out"
-        env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+        env = _env(cluster["kubeconfig"])
         argv = _numaspark(cluster, node_xml, out, "--bind", "node", "--executors", "1", "--", "1")
         first_pod: list[float] = []
         lines: list[tuple[float, str]] = []
@@ -292,7 +313,7 @@ def test_a_pod_nothing_fits_is_one_line_and_no_pod_is_left(cluster, tmp_path, no
         said = "\n".join(text for _, text in lines)
         print(said[-3000:])
         assert run.returncode != 0, said[-3000:]
-        (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        (record,) = _records(out)
         reason = record["failure_reason"] or ""
         assert record["status"] != "ok" and "cannot be scheduled: 0/1 nodes are available" in reason
         assert "Insufficient cpu" in reason and "\n" not in reason, reason
@@ -312,7 +333,7 @@ def test_tune_stores_exactly_three_trials_each_measured_or_failed_with_its_cause
     --no-early-stop`` on the local cluster stores exactly three trials, each measured or
     failed with its cause, and leaves no pod."""
     out = tmp_path / "tune"
-    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+    env = _env(cluster["kubeconfig"])
     argv = _numaspark(
         cluster,
         node_xml,
@@ -332,7 +353,7 @@ def test_tune_stores_exactly_three_trials_each_measured_or_failed_with_its_cause
     said = done.stdout + done.stderr
     print(said[-4000:])
     assert done.returncode == 0, said[-3000:]
-    trials = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    trials = _records(out)
     assert len(trials) == 3, [t.get("status") for t in trials]
     for trial in trials:
         assert trial["status"] == "ok" or trial.get("failure_reason"), trial
@@ -345,14 +366,14 @@ def test_study_binding_runs_each_binding_on_the_cluster(cluster, tmp_path, node_
     bindings it can on the cluster's node (unbound and node-bound here: one node), each
     stored ok from executor pods, and leaves no pod."""
     out = tmp_path / "study"
-    env = {**os.environ, "KUBECONFIG": cluster["kubeconfig"], "COLUMNS": "200"}
+    env = _env(cluster["kubeconfig"])
     argv = _numaspark(cluster, node_xml, out, "--repeat", "1", "--warmup", "0", "--", "1")
     argv[1:2] = ["study", "binding"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     said = done.stdout + done.stderr
     print(said[-3000:])
     assert done.returncode == 0, said[-3000:]
-    runs = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    runs = _records(out)
     bindings = {r["spec"]["binding"] for r in runs}
     assert {"none", "node"} <= bindings and all(r["status"] == "ok" for r in runs), [
         (r["spec"]["binding"], r["status"], r.get("failure_reason")) for r in runs
@@ -437,7 +458,7 @@ def test_the_kubelets_managers_give_an_executor_pod_a_cpu_of_its_own(managed, tm
     executor pod at a time by this path (the two-node proof is the guest's)."""
     printed, node_xml = managed
     out = tmp_path / "out"
-    env = {**os.environ, "KUBECONFIG": printed["kubeconfig"], "COLUMNS": "200"}
+    env = _env(printed["kubeconfig"])
     argv = _numaspark(
         printed,
         node_xml,
@@ -452,22 +473,17 @@ def test_the_kubelets_managers_give_an_executor_pod_a_cpu_of_its_own(managed, tm
         "4",
     )
     cpusets: dict[str, tuple[str, str]] = {}
-    with subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    ) as run:
-        while run.poll() is None:
-            pods = json.loads(kubectl("get", "pods", "-l", "spark-role=executor", "-o", "json"))
-            for pod in pods["items"]:
-                if pod["status"].get("phase") == "Running":
-                    found = _container_cpuset(pod)
-                    if found is not None:
-                        cpusets[pod["metadata"]["name"]] = found
-            time.sleep(1)
-        said = run.stdout.read()
+
+    def keep(pod: dict) -> None:
+        found = _container_cpuset(pod)
+        if found is not None:
+            cpusets[pod["metadata"]["name"]] = found
+
+    code, said = _running_pods(argv, env, keep)
     print(said[-3000:], cpusets)
-    assert run.returncode == 0, said[-3000:]
+    assert code == 0, said[-3000:]
     assert len(cpusets) == 1 and set(cpusets.values()) == {("1", "0")}, cpusets
-    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (record,) = _records(out)
     (placed,) = record["effective_placement"]
     assert placed["cpus"] == "1" and placed["placed_by"] == "cgroup", placed
     assert placed["binding"].startswith("already confined to CPUs 1"), placed["binding"]

@@ -11,13 +11,12 @@ import pytest
 
 k8s = pytest.importorskip("kubernetes.client", reason="the k8s extra")
 
+from numaspark.placement.kubelet import IMAGE_JAR  # noqa: E402
 from numaspark.spark.kube import (  # noqa: E402 (after the skip)
-    PLUGIN_JAR_IN_IMAGE,
     PODS_FILE,
     RUN_LABEL,
     UNSCHEDULABLE_GRACE_S,
     PodWatch,
-    loopback_master,
     run_labels,
     why_stuck,
 )
@@ -119,7 +118,7 @@ def test_an_image_without_the_plugin_jar_is_told_from_the_executors_own_log():
     )
     line = why_stuck(dead, 0.0, {}, lambda name: log)
     assert line.startswith("executor pod app-exec-1 exited 1: image numaspark/spark:local lacks")
-    assert PLUGIN_JAR_IN_IMAGE in line and "ClassNotFoundException" in line
+    assert IMAGE_JAR in line and "ClassNotFoundException" in line
     # another death is Spark's to tell (the driver asks for another executor)
     assert why_stuck(dead, 0.0, {}, lambda name: "java.lang.OutOfMemoryError") is None
 
@@ -164,5 +163,3 @@ def test_the_runs_label_goes_on_its_driver_and_executor_pods():
         f"spark.kubernetes.executor.label.{RUN_LABEL}": "0123456789ab",
         f"spark.kubernetes.driver.label.{RUN_LABEL}": "0123456789ab",
     }
-    assert loopback_master("k8s://https://127.0.0.1:6443")
-    assert not loopback_master("k8s://https://10.0.0.9:6443")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from numaspark.errors import UsageError
+from numaspark.placement.kubelet import IMAGE_KEY
 from numaspark.topology import Topology
 from numaspark.workloads.application import DEPLOY_MODE_KEY
 
@@ -210,7 +211,7 @@ class ClusterAt(Venue):
         name them."""
         conf = {"spark.pyspark.python": self.python} if self.python else {}
         if self.image:
-            conf["spark.kubernetes.container.image"] = self.image
+            conf[IMAGE_KEY] = self.image
         return conf
 
     def check_cluster_mode(self, application) -> None:

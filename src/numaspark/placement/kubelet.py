@@ -37,6 +37,7 @@ KUBELET_API = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletCo
 # the plugin's jar inside the image the pods run: the image must carry it there
 IMAGE_JAR = f"/opt/numaspark/{JAR_NAME}"
 EXECUTOR_CONTAINER = "spark-executor"
+IMAGE_KEY = "spark.kubernetes.container.image"  # the driver and executor pods' image
 POD_TEMPLATE = "executor-pod-template.yaml"  # beside spark-defaults.conf (plan --out)
 PLUGIN_POD_TEMPLATE = "executor-pod-template.plugin.yaml"  # beside spark-defaults.plugin.conf
 # what each node keeps back from pods under the Static Memory Manager, and how it splits into
@@ -154,7 +155,7 @@ def _spark_conf(
         "spark.kubernetes.executor.podTemplateContainerName": EXECUTOR_CONTAINER,
     }
     if image:
-        spark["spark.kubernetes.container.image"] = image
+        spark[IMAGE_KEY] = image
     spark.update(resource_conf(placement, script=None))
     if _asks_for_gpus(placement):
         spark["spark.executor.resource.gpu.vendor"] = K8S_VENDOR

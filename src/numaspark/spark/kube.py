@@ -30,15 +30,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
-from urllib.parse import urlsplit
 
 from numaspark.errors import ToolMissingError, UsageError
+from numaspark.placement.kubelet import IMAGE_JAR, IMAGE_KEY
 
 RUN_LABEL = "numaspark-run"  # numaspark's label on every pod of one run: what it deletes
 NAMESPACE_KEY = "spark.kubernetes.namespace"
-IMAGE_KEY = "spark.kubernetes.container.image"
-PULL_KEY = "spark.kubernetes.container.image.pullPolicy"
-PLUGIN_JAR_IN_IMAGE = "/opt/numaspark/numaspark-affinity.jar"
 # the kubelet's admission refusals: the pod stays Failed and is never rescheduled
 REFUSED = ("TopologyAffinityError", "UnexpectedAdmissionError", "OutOfcpu", "OutOfmemory")
 NO_IMAGE = ("ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName")
@@ -254,7 +251,7 @@ def _dead_executor(name: str, image: str, code: int, tail: str) -> str | None:
     if "io.numaspark.affinity" in tail and any(word in tail for word in missing):
         return (
             f"executor pod {name} exited {code}: image {image} lacks numaspark's plugin jar at "
-            f"{PLUGIN_JAR_IN_IMAGE} (its log: "
+            f"{IMAGE_JAR} (its log: "
             f"{_first_line(next(line for line in tail.splitlines() if 'numaspark' in line))}); "
             "build the image with it (docs/kubernetes-local.md)"
         )
@@ -306,21 +303,6 @@ class PodWatch:
         self.kept.add(facts.name)
         with self.pods_file.open("a") as out:
             out.write(json.dumps(asdict(facts)) + "\n")
-
-
-def read_pods(run_dir: Path) -> list[dict]:
-    """The executor pods a run kept (``pods.jsonl``); empty when it ran elsewhere."""
-    path = run_dir / PODS_FILE
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def loopback_master(master: str) -> bool:
-    """Whether ``master`` (k8s://...) names an API server on this machine's loopback."""
-    url = master.removeprefix("k8s://")
-    host = urlsplit(url if "://" in url else f"https://{url}").hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @dataclass
