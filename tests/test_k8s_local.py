@@ -63,7 +63,7 @@ def kubectl(*args: str, check: bool = True) -> str:
 
 
 def test_up_prints_the_api_url_and_kubeconfig(cluster):
-    assert cluster["server"].startswith("https://127.0.0.1:")
+    assert cluster["server"].startswith(f"https://{local.GATEWAY}:")
     version = json.loads(kubectl("version", "-o", "json"))
     assert version["serverVersion"]["gitVersion"] == "v1.36.3"
     node = json.loads(kubectl("get", "node", local.NODE, "-o", "json"))

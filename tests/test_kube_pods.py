@@ -13,20 +13,31 @@ k8s = pytest.importorskip("kubernetes.client", reason="the k8s extra")
 
 from numaspark.placement.kubelet import IMAGE_JAR  # noqa: E402
 from numaspark.spark.kube import (  # noqa: E402 (after the skip)
+    DRIVER_LOG,
     PODS_FILE,
     RUN_LABEL,
     UNSCHEDULABLE_GRACE_S,
+    UPLOAD_KEY,
+    PodRun,
     PodWatch,
+    dead_driver,
+    driver_pod_conf,
     run_labels,
     why_stuck,
 )
 
 
 def pod(
-    name="app-exec-1", phase="Pending", reason=None, message=None, conditions=(), containers=()
+    name="app-exec-1",
+    phase="Pending",
+    reason=None,
+    message=None,
+    conditions=(),
+    containers=(),
+    role="executor",
 ):
     return k8s.V1Pod(
-        metadata=k8s.V1ObjectMeta(name=name, labels={"spark-role": "executor"}),
+        metadata=k8s.V1ObjectMeta(name=name, labels={"spark-role": role}),
         spec=k8s.V1PodSpec(
             node_name="node-a",
             containers=[
@@ -154,6 +165,7 @@ def test_a_running_pod_is_kept_once_with_its_node_and_qos_class(tmp_path):
             "cpu_request": "1",
             "cpu_limit": "1",
             "reason": None,
+            "role": "executor",
         }
     ]  # once; the Pending one not yet
 
@@ -163,3 +175,114 @@ def test_the_runs_label_goes_on_its_driver_and_executor_pods():
         f"spark.kubernetes.executor.label.{RUN_LABEL}": "0123456789ab",
         f"spark.kubernetes.driver.label.{RUN_LABEL}": "0123456789ab",
     }
+
+
+# --- cluster deploy mode: the driver's pod ---------------------------------------------------
+
+FORBIDDEN_LOG = (
+    "26/12/06 18:40:01 ERROR SparkContext: Error initializing SparkContext.\n"
+    "io.fabric8.kubernetes.client.KubernetesClientException: Failure executing: GET at: "
+    "https://kubernetes.default.svc/api/v1/namespaces/default/pods/app-driver. Message: "
+    'pods "app-driver" is forbidden: User "system:serviceaccount:default:default" cannot get '
+    'resource "pods" in API group "" in the namespace "default".\n'
+)
+
+
+def test_a_driver_whose_service_account_may_not_read_pods_gets_the_command_that_grants_it():
+    line = dead_driver("app-driver", 1, FORBIDDEN_LOG)
+    assert line.startswith("driver pod app-driver: its service account default/default may not ")
+    assert "get pods" in line
+    assert "kubectl create rolebinding default-spark --clusterrole=edit" in line
+    assert "--serviceaccount=default:default -n default" in line
+    assert "spark.kubernetes.authenticate.driver.serviceAccountName" in line
+    assert "\n" not in line
+
+
+def test_a_driver_that_failed_otherwise_is_its_logs_last_error():
+    log = "INFO starting\nTraceback (most recent call last):\nValueError: bad input\nINFO end\n"
+    line = dead_driver("app-driver", 1, log)
+    assert line.startswith("driver pod app-driver exited 1: ValueError: bad input")
+    assert DRIVER_LOG in line
+
+
+def test_a_driver_pod_nothing_fits_is_said_as_a_drivers():
+    stuck = pod(
+        name="app-driver",
+        role="driver",
+        conditions=[
+            k8s.V1PodCondition(
+                type="PodScheduled",
+                status="False",
+                reason="Unschedulable",
+                message="0/1 nodes are available: 1 Insufficient cpu.",
+            )
+        ],
+    )
+    seen: dict = {}
+    assert why_stuck(stuck, 0.0, seen, no_log) is None
+    line = why_stuck(stuck, UNSCHEDULABLE_GRACE_S, seen, no_log)
+    assert line.startswith("driver pod app-driver cannot be scheduled: 0/1 nodes are available")
+    assert "spark.kubernetes.driver.request.cores" in line
+
+
+def test_the_driver_pod_mounts_the_run_and_uploads_a_local_application_there(tmp_path):
+    conf = driver_pod_conf(tmp_path, "app.py", {})
+    volume = "spark.kubernetes.driver.volumes.hostPath.numaspark-run"
+    assert conf[f"{volume}.mount.path"] == conf[f"{volume}.options.path"] == str(tmp_path)
+    assert conf[UPLOAD_KEY] == (tmp_path / "upload").as_uri()
+    # an application already in the image, or the user's own upload path: nothing uploaded
+    assert UPLOAD_KEY not in driver_pod_conf(tmp_path, "local:///opt/app.py", {})
+    assert UPLOAD_KEY not in driver_pod_conf(tmp_path, "app.py", {UPLOAD_KEY: "s3a://b/up"})
+    # the executors' pods as the plan sized them, unless the user sized them
+    assert conf["spark.executor.memoryOverheadFactor"] == "0.1"
+    theirs = {"spark.executor.memoryOverhead": "2g"}
+    assert "spark.executor.memoryOverheadFactor" not in driver_pod_conf(tmp_path, "a.py", theirs)
+
+
+class Ended:
+    """The API of a run whose driver pod ended ``phase``; deletion empties it."""
+
+    errors = (OSError,)
+    namespace = "default"
+
+    def __init__(self, phase, code, log):
+        terminated = k8s.V1ContainerStateTerminated(exit_code=code)
+        self.listed = [
+            pod(
+                name="app-driver",
+                role="driver",
+                phase=phase,
+                containers=[container(terminated=terminated)],
+            )
+        ]
+        self.log = log
+
+    def pods(self, token):
+        return self.listed
+
+    def log_tail(self, name, lines=40):
+        return self.log
+
+    def delete_run(self, token):
+        self.listed = []
+        return []
+
+
+def test_a_failed_driver_pod_is_the_runs_failure_and_its_log_is_kept(tmp_path):
+    api = Ended("Failed", 1, FORBIDDEN_LOG)
+    run = PodRun(api, "abc", PodWatch(api, "abc", tmp_path / PODS_FILE))
+    said = []
+    run.end(said.append)
+    assert "its service account default/default may not get pods" in run.driver_failure
+    assert (tmp_path / DRIVER_LOG).read_text() == FORBIDDEN_LOG
+    kept = [json.loads(line) for line in (tmp_path / PODS_FILE).read_text().splitlines()]
+    assert [(p["role"], p["phase"]) for p in kept] == [("driver", "Failed")]
+    assert api.listed == [] and said == []
+
+
+def test_a_driver_pod_that_succeeded_fails_nothing(tmp_path):
+    api = Ended("Succeeded", 0, "INFO done\n")
+    run = PodRun(api, "abc", PodWatch(api, "abc", tmp_path / PODS_FILE))
+    run.end(lambda line: None)
+    assert run.driver_failure is None
+    assert (tmp_path / DRIVER_LOG).read_text() == "INFO done\n"

@@ -141,7 +141,7 @@ def test_at_a_standalone_master_a_worker_keeps_room_for_a_cluster_mode_driver(tm
     assert cores == [2]
 
 
-def test_deploy_mode_needs_a_cluster_that_runs_the_driver():
+def test_deploy_mode_needs_a_cluster_that_runs_the_driver_and_kubernetes_keeps_it_room():
     here = run_cli("plan", "--deploy-mode", "cluster")
     [line] = here.stderr.strip().splitlines()
     assert here.returncode == 2 and "--deploy-mode cluster" in line and "--master" in line
@@ -154,5 +154,6 @@ def test_deploy_mode_needs_a_cluster_that_runs_the_driver():
         "--deploy-mode",
         "cluster",
     )
-    [line] = k8s.stderr.strip().splitlines()
-    assert k8s.returncode == 2 and "a pod of its own" in line, line
+    # the driver's pod may land beside the executors': the plan leaves it room
+    assert k8s.returncode == 0, k8s.stderr
+    assert "cluster deploy mode: 1 core(s) and 1024 MB" in k8s.stdout + k8s.stderr

@@ -18,9 +18,60 @@ BRIDGE = "nsk8s0"
 GATEWAY = "10.233.0.1"
 POD_SUBNET = "10.233.0.0/24"
 SERVICE_RANGE = "10.96.0.0/24"
+API_SERVICE_IP = "10.96.0.1"  # the kubernetes service's address, the first of SERVICE_RANGE
+CLUSTER_DOMAIN = "cluster.local"
 CGROUP_ROOT = "numaspark-k8s"
 NODE = "numaspark-local"
 NAMESPACE = "default"
+COREDNS_USER = "numaspark:coredns"
+# what the API server is told once it is up, before the parts that need it start: CoreDNS's
+# right to read what it answers for (the role CoreDNS's own deployment gives it), and a
+# service account ``spark`` that may make a driver's executor pods, services and config maps
+# (cluster deploy mode: spark.kubernetes.authenticate.driver.serviceAccountName=spark)
+MANIFESTS = [
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "numaspark:coredns"},
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["endpoints", "services", "pods", "namespaces"],
+                "verbs": ["list", "watch"],
+            },
+            {
+                "apiGroups": ["discovery.k8s.io"],
+                "resources": ["endpointslices"],
+                "verbs": ["list", "watch"],
+            },
+        ],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "numaspark:coredns"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "numaspark:coredns",
+        },
+        "subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": COREDNS_USER}
+        ],
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "spark", "namespace": NAMESPACE},
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "spark-edit", "namespace": NAMESPACE},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"},
+        "subjects": [{"kind": "ServiceAccount", "name": "spark", "namespace": NAMESPACE}],
+    },
+]
 CONTROLLERS = Path("/sys/fs/cgroup")
 PR_SET_CHILD_SUBREAPER = 36
 # the kubelet's settings this machine needs whatever file is merged: they win
@@ -79,12 +130,15 @@ def certificates(pki: Path) -> None:
         # name: (subject, subjectAltName or None)
         "apiserver": (
             "/CN=kube-apiserver",
-            "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+            f"IP:{GATEWAY},IP:127.0.0.1,IP:{API_SERVICE_IP},DNS:localhost,DNS:kubernetes,"
+            "DNS:kubernetes.default,"
             "DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local",
         ),
         "admin": ("/O=system:masters/CN=numaspark-admin", None),
         "controller-manager": ("/CN=system:kube-controller-manager", None),
         "scheduler": ("/CN=system:kube-scheduler", None),
+        "kube-proxy": ("/CN=system:kube-proxy", None),  # bound to system:node-proxier
+        "coredns": (f"/CN={COREDNS_USER}", None),  # bound by COREDNS_RBAC
         "kubelet-client": (f"/O=system:nodes/CN=system:node:{NODE}", None),
         "kubelet-server": (f"/CN={NODE}", f"IP:{GATEWAY},IP:127.0.0.1,DNS:{NODE}"),
         "apiserver-kubelet-client": ("/O=system:masters/CN=kube-apiserver-kubelet-client", None),
@@ -198,7 +252,10 @@ def kubelet_config(ports: dict, merged: Path | None) -> dict:
         "imageGCHighThresholdPercent": 99,
         "imageGCLowThresholdPercent": 98,
         "resolvConf": "",
-        "clusterDomain": "cluster.local",
+        # the cluster's DNS: CoreDNS on the node's address (pods reach it there; no
+        # kube-proxy route to a service address is needed for DNS itself)
+        "clusterDNS": [GATEWAY],
+        "clusterDomain": CLUSTER_DOMAIN,
         "serializeImagePulls": False,
     }
     if merged is not None:
@@ -265,6 +322,9 @@ def cni_config() -> str:
                     "ipam": {
                         "type": "host-local",
                         "ranges": [[{"subnet": POD_SUBNET, "gateway": GATEWAY}]],
+                        # a default route through the node: a service's address (kube-proxy
+                        # takes it to its endpoints there) is off the pods' subnet
+                        "routes": [{"dst": "0.0.0.0/0"}],
                         "dataDir": str(STATE / "cni/ipam"),
                     },
                 }
@@ -272,6 +332,43 @@ def cni_config() -> str:
         },
         indent=2,
     )
+
+
+def kube_proxy_config(ports: dict) -> dict:
+    """kube-proxy's configuration: iptables rules that take a service's address to its
+    endpoints (the kubernetes service's to the API server, for a driver pod in cluster deploy
+    mode); its own servers on loopback; the machine's conntrack settings left as they are."""
+    return {
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+        "kind": "KubeProxyConfiguration",
+        "clientConnection": {"kubeconfig": str(STATE / "kubeconfig/kube-proxy")},
+        "mode": "iptables",
+        "clusterCIDR": POD_SUBNET,
+        "hostnameOverride": NODE,
+        "healthzBindAddress": f"127.0.0.1:{ports['kube_proxy_healthz']}",
+        "metricsBindAddress": f"127.0.0.1:{ports['kube_proxy_metrics']}",
+        "nodePortAddresses": [POD_SUBNET],  # a NodePort service's port on the bridge alone
+        "conntrack": {
+            "maxPerCore": 0,
+            "min": 0,
+            "tcpEstablishedTimeout": "0s",
+            "tcpCloseWaitTimeout": "0s",
+        },
+    }
+
+
+def corefile() -> str:
+    """CoreDNS's configuration: the cluster's names (services, pods, their reverse names) on
+    the node's address, from the API; nothing else (nothing is forwarded off this machine)."""
+    return f"""{CLUSTER_DOMAIN}:53 in-addr.arpa:53 {{
+    bind {GATEWAY}
+    errors
+    cache 5
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa {{
+        kubeconfig {STATE / "kubeconfig/coredns"} numaspark-local
+    }}
+}}
+"""
 
 
 def commands(bins: Path, ports: dict) -> list[tuple[str, list[str]]]:
@@ -309,10 +406,12 @@ def commands(bins: Path, ports: dict) -> list[tuple[str, list[str]]]:
                 str(bins / "kube-apiserver"),
                 "--etcd-servers",
                 etcd_url,
+                # on the node's address, which only this machine and its pods reach: a driver
+                # pod (cluster deploy mode) talks to the API through the kubernetes service
                 "--bind-address",
-                "127.0.0.1",
+                GATEWAY,
                 "--advertise-address",
-                "127.0.0.1",
+                GATEWAY,
                 "--secure-port",
                 str(ports["apiserver"]),
                 "--tls-cert-file",
@@ -331,10 +430,6 @@ def commands(bins: Path, ports: dict) -> list[tuple[str, list[str]]]:
                 "https://kubernetes.default.svc.cluster.local",
                 "--service-cluster-ip-range",
                 SERVICE_RANGE,
-                # the API server on loopback: no endpoints for the kubernetes service (they may
-                # not be loopback addresses), and no kube-proxy to route to them
-                "--endpoint-reconciler-type",
-                "none",
                 "--kubelet-client-certificate",
                 str(pki / "apiserver-kubelet-client.crt"),
                 "--kubelet-client-key",
@@ -388,6 +483,8 @@ def commands(bins: Path, ports: dict) -> list[tuple[str, list[str]]]:
                 "--profiling=false",
             ],
         ),
+        ("kube-proxy", [str(bins / "kube-proxy"), "--config", str(STATE / "kube-proxy.yaml")]),
+        ("coredns", [str(bins / "coredns"), "-conf", str(STATE / "Corefile")]),
         (
             "containerd",
             [str(bins / "containerd"), "--config", str(STATE / "containerd.toml")],

@@ -1,13 +1,13 @@
 """A real Kubernetes on this machine, for the tests and for anyone who wants to try numaspark on
 Kubernetes without a cluster (issue 60): ``bash scripts/k8s-local.sh up|down|status``.
 
-One node: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, containerd (runc) and
-the kubelet, each a real process built from its project's source (parts.py). ``up`` makes
-certificates of its own (a CA per cluster, openssl), starts the parts under a supervisor and
-waits until the node is Ready, then prints the API's URL and the kubeconfig. ``down`` stops
-every process and removes what the cluster made: mounts, the bridge and its veths, network
-namespaces, the kubelet's cgroups, CNI state, the state directory; then says what is left, if
-anything.
+One node: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, CoreDNS,
+containerd (runc) and the kubelet, each a real process built from its project's source
+(parts.py). ``up`` makes certificates of its own (a CA per cluster, openssl), starts the parts
+under a supervisor and waits until the node is Ready, then prints the API's URL and the
+kubeconfig. ``down`` stops every process and removes what the cluster made: mounts, the bridge
+and its veths, network namespaces, the kubelet's cgroups, iptables chains, CNI state, the
+state directory; then says what is left, if anything.
 
 Where things are:
 - the state directory (``NUMASPARK_K8S_DIR``, default /var/lib/numaspark-k8s): certificates,
@@ -17,13 +17,15 @@ Where things are:
 - the kubelet's cgroups under a subtree of their own (``cgroupRoot: /numaspark-k8s`` in every
   cgroup v1 controller), not beside PID 1's;
 - the pod network: a bridge ``nsk8s0`` with 10.233.0.1/24, made by ``up`` (the node's address:
-  the kubelet refuses a loopback one). Nothing is routed off this machine: no masquerade, no
-  iptables rule, no kube-proxy.
+  the kubelet refuses a loopback one), each pod's default route through it. Nothing is routed
+  off this machine: no masquerade, and ``ip_forward`` is left as it is.
 
-Everything else listens on 127.0.0.1 (etcd, the API server, the controller manager and the
-scheduler; etcd over plain HTTP on loopback, the API server over TLS with client
-certificates); the kubelet listens on the bridge's address, which only this machine and its
-pods reach, as the API server must reach it there.
+What listens where: etcd, the controller manager, the scheduler and kube-proxy's own servers
+on 127.0.0.1 (etcd over plain HTTP); the API server (TLS, client certificates), the kubelet and
+CoreDNS on the bridge's address, which only this machine and its pods reach. A pod reaches the
+API as on any cluster, at the kubernetes service (kube-proxy's iptables rules take 10.96.0.1:443
+to the API server; Spark's driver in cluster deploy mode needs it), and resolves the cluster's
+names (a driver's headless service) through CoreDNS.
 
 The supervisor (``supervise``, started by ``up`` in a session of its own) is a child subreaper:
 containerd's shims detach from containerd, and are adopted by it, not by PID 1, so ``down``
@@ -36,6 +38,10 @@ below; the keys in ``LOCAL_KUBELET`` always win, as this machine needs them):
 - ``cgroupDriver: cgroupfs``: no systemd here;
 - ``cgroupRoot``: the subtree above;
 - the endpoints, TLS files and ports of this cluster.
+
+``down`` removes the iptables chains of the kubelet (KUBE-FIREWALL, its canaries) and kube-proxy
+(its own ``--cleanup``) unless such chains were here before ``up`` (another Kubernetes on this
+machine): those it leaves.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -63,6 +70,7 @@ from configs import (  # noqa: E402
     CGROUP_ROOT,
     CONTROLLERS,
     GATEWAY,
+    MANIFESTS,
     NAMESPACE,
     NODE,
     PR_SET_CHILD_SUBREAPER,
@@ -72,7 +80,9 @@ from configs import (  # noqa: E402
     cni_config,
     commands,
     containerd_config,
+    corefile,
     free_port,
+    kube_proxy_config,
     kubeconfig,
     kubelet_config,
     run,
@@ -107,6 +117,7 @@ def supervise() -> int:
         (STATE / "pids.json").write_text(json.dumps({n: p.pid for n, p in children.items()}))
         if name == "kube-apiserver":  # the rest need its RBAC roles, made as it starts
             _api_ready(children[name], timeout=300)
+            kubectl("apply", "-f", str(STATE / "manifests.yaml"), check=False)
         time.sleep(0.5)
     while not stopping:
         try:
@@ -249,18 +260,25 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
             "scheduler",
             "kubelet",
             "kubelet_healthz",
+            "kube_proxy_healthz",
+            "kube_proxy_metrics",
         )
     }
-    server = f"https://127.0.0.1:{ports['apiserver']}"
+    server = f"https://{GATEWAY}:{ports['apiserver']}"
     pki = STATE / "pki"
     admin = kubeconfig(STATE / "admin.kubeconfig", server, pki, "admin")
     kubeconfig(STATE / "kubeconfig/controller-manager", server, pki, "controller-manager")
     kubeconfig(STATE / "kubeconfig/scheduler", server, pki, "scheduler")
     kubeconfig(STATE / "kubeconfig/kubelet", server, pki, "kubelet-client")
+    kubeconfig(STATE / "kubeconfig/kube-proxy", server, pki, "kube-proxy")
+    kubeconfig(STATE / "kubeconfig/coredns", server, pki, "coredns")
     kubeconfig(STATE / "viewer.kubeconfig", server, pki, "viewer")  # no role: may not create pods
     (STATE / "kubelet.yaml").write_text(yaml.safe_dump(kubelet_config(ports, kubelet_file)))
     (STATE / "containerd.toml").write_text(containerd_config(images["pause"]))
     (STATE / "cni/net.d/10-numaspark.conflist").write_text(cni_config())
+    (STATE / "kube-proxy.yaml").write_text(yaml.safe_dump(kube_proxy_config(ports)))
+    (STATE / "Corefile").write_text(corefile())
+    (STATE / "manifests.yaml").write_text(yaml.safe_dump_all(MANIFESTS, sort_keys=False))
     bridge_up()
     cgroups_up()
     printed = {"server": server, "kubeconfig": str(admin), "state": str(STATE), **images}
@@ -271,6 +289,9 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
                 "commands": commands(bins, ports),
                 "ports": ports,
                 "printed": printed,
+                # the kubelet's and kube-proxy's iptables chains, if they were here before
+                # this cluster (another Kubernetes on this machine): down leaves them
+                "kube_chains_before": kube_chains(),
             }
         )
     )
@@ -383,10 +404,13 @@ def _veths() -> list[str]:
     return [line.split(":")[1].strip().split("@")[0] for line in done.stdout.splitlines()]
 
 
-def leftovers(bins: str | None = None) -> list[str]:
+def leftovers(bins: str | None = None, chains_before: list[str] | None = None) -> list[str]:
     """What of a cluster is still here: processes, mounts, cgroups, the bridge and its veths,
-    network namespaces, the state directory."""
+    network namespaces, iptables chains, the state directory."""
     left = []
+    chains = [c for c in kube_chains() if c not in (chains_before or [])]
+    if chains:
+        left.append(f"iptables chains {chains[:6]}")
     pids = _our_processes(bins)
     if pids:
         left.append(f"processes {sorted(pids)}")
@@ -405,11 +429,49 @@ def leftovers(bins: str | None = None) -> list[str]:
     return left
 
 
+IPTABLES = ("iptables", "ip6tables")
+TABLES = ("filter", "nat", "mangle")
+
+
+def kube_chains() -> list[str]:
+    """The Kubernetes chains in this machine's iptables (``iptables:nat:KUBE-SERVICES``): the
+    kubelet makes KUBE-FIREWALL and its canaries, kube-proxy the services' chains."""
+    found = []
+    for tool in IPTABLES:
+        for table in TABLES:
+            done = run([tool, "-w", "5", "-t", table, "-S"])
+            found += [
+                f"{tool}:{table}:{line.split()[1]}"
+                for line in done.stdout.splitlines()
+                if line.startswith("-N KUBE-")
+            ]
+    return found
+
+
+def chains_down(bins: str | None) -> None:
+    """kube-proxy's rules (its own --cleanup), then the kubelet's chains: the rules of the
+    built-in chains that jump to them, then the chains themselves."""
+    if bins and Path(bins, "kube-proxy").exists():
+        run([Path(bins, "kube-proxy"), "--cleanup"], timeout=60)
+    for tool in IPTABLES:
+        for table in TABLES:
+            rules = run([tool, "-w", "5", "-t", table, "-S"]).stdout.splitlines()
+            for line in rules:
+                words = shlex.split(line)
+                if words[0] == "-A" and not words[1].startswith("KUBE-") and "KUBE-" in line:
+                    run([tool, "-w", "5", "-t", table, "-D", *words[1:]])
+            chains = [w.split()[1] for w in rules if w.startswith("-N KUBE-")]
+            for flag in ("-F", "-X"):
+                for chain in chains:
+                    run([tool, "-w", "5", "-t", table, flag, chain])
+
+
 def down(echo=print) -> list[str]:
     """Stop every process of the cluster and remove what it made; what is left (empty: all)."""
-    bins = None
+    bins, before = None, []
     with contextlib.suppress(OSError, ValueError, KeyError):
-        bins = json.loads((STATE / "plan.json").read_text())["bins"]
+        plan = json.loads((STATE / "plan.json").read_text())
+        bins, before = plan["bins"], plan.get("kube_chains_before", [])
     pid = supervisor_pid()
     if pid is not None:
         echo("stopping the cluster")
@@ -432,9 +494,11 @@ def down(echo=print) -> list[str]:
     for directory in _cgroup_dirs():
         with contextlib.suppress(OSError):
             directory.rmdir()
+    if not before:
+        chains_down(bins)
     if STATE.exists():
         run(["rm", "-rf", "--one-file-system", str(STATE)])
-    return leftovers(bins)
+    return leftovers(bins, before)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -40,6 +40,7 @@ PROGRAMS = {
         ("k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"),
         ("k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"),
         ("k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"),
+        ("k8s.io/kubernetes/cmd/kube-proxy", "kube-proxy"),
         ("k8s.io/kubernetes/cmd/kubelet", "kubelet"),
         ("k8s.io/kubernetes/cmd/kubectl", "kubectl"),
     ],
@@ -51,6 +52,7 @@ PROGRAMS = {
         ),
         ("github.com/containerd/containerd/v2/cmd/ctr", "ctr"),
     ],
+    "coredns": [(".", "coredns")],
 }
 # Debian's packages the cluster runs with, and a file each one installs
 DEBIAN = {"runc": "/usr/sbin/runc", "containernetworking-plugins": "/usr/lib/cni/bridge"}

@@ -164,7 +164,8 @@ def policy_from_inside(request: RunRequest) -> RunRequest:
 def cluster_mode_driver(request: RunRequest) -> tuple[int, int] | None:
     """The cores and MB a driver in cluster deploy mode takes of a standalone worker or in
     YARN's application master (its spark.driver.cores and spark.driver.memory, Spark's
-    defaults 1 and 1g); None when the request's driver runs here."""
+    defaults 1 and 1g; on Kubernetes its pod, which the scheduler may put beside the
+    executors' pods); None when the request's driver runs here."""
     if not isinstance(request.venue, ClusterAt):
         return None
     application = get_workload(request.workload).application
@@ -182,23 +183,19 @@ def plan_driver(
     """The cores and MB of a driver ``numaspark plan`` leaves room for on the cluster at
     ``venue`` (``memory`` in bytes): the files it writes serve whichever spark-submit a user
     runs, and in cluster deploy mode a standalone master runs the driver on a worker, YARN in
-    the application master's container. Unless ``deploy_mode`` is client, a plan at a
-    standalone master or on YARN keeps that room; None where the driver takes nothing of the
-    executors' hosts (client mode; here; hosts over SSH; Kubernetes' own driver pod)."""
+    the application master's container, Kubernetes in a pod of its own beside the executors'.
+    Unless ``deploy_mode`` is client, a plan at a standalone master or on YARN keeps that
+    room, on Kubernetes only when it is cluster; None where the driver takes nothing of the
+    executors' hosts (client mode; here; hosts over SSH)."""
     if deploy_mode is not None and not isinstance(venue, ClusterAt):
         raise UsageError(
             f"--deploy-mode {deploy_mode}: a driver runs on the cluster only at --master "
-            "spark://HOST:PORT or yarn"
+            "spark://HOST:PORT, yarn or k8s://URL"
         )
     if deploy_mode == "client" or not isinstance(venue, ClusterAt):
         return None
-    if not (venue.master.startswith("spark://") or venue.master == "yarn"):
-        if deploy_mode == "cluster":
-            raise UsageError(
-                f"--deploy-mode cluster at {venue.master}: the driver runs in a pod of its "
-                "own there, beside the executors' (give spark://HOST:PORT or yarn)"
-            )
-        return None
+    if venue.master.startswith("k8s://") and deploy_mode != "cluster":
+        return None  # numaspark's runs there are client mode's unless told
     return cores, memory // MIB
 
 

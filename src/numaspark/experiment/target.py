@@ -54,7 +54,7 @@ from numaspark.spark.app import DEPLOY_MODE_KEY, AppRun, Driver, SubmitOptions, 
 from numaspark.spark.conf import layered
 from numaspark.spark.first_executor import DEFAULT_WAIT_S, FirstExecutorWait, master_status
 from numaspark.spark.home import spark_python
-from numaspark.spark.kube import PodRun
+from numaspark.spark.kube import PodRun, driver_pod_conf
 from numaspark.spark.pyfiles import PYFILES_KEY, package_zip
 from numaspark.spark.standalone import Cluster
 from numaspark.spark.yarn import YarnCluster, kill_application
@@ -284,29 +284,18 @@ class ExternalTarget:
         require_jar()
         cluster_mode = (options.get("app_conf") or {}).get(DEPLOY_MODE_KEY) == "cluster"
         reports = run_dir / PLACEMENT_FILE
-        options["extra_conf"] = self._with_pods(placement, run_dir, options.get("extra_conf"))
-        plugin = shipped_plugin_conf(placement)
-        if not cluster_mode:  # the driver here appends the executors' reports to this file
-            plugin[PLACEMENT_KEY] = str(reports)
-        options["extra_conf"] = layered(options.get("extra_conf") or {}, plugin)
-        options["collectors"] = None  # the executors are not this machine's processes
-        if options.get("app_conf") is None:  # a built-in: its tasks import numaspark's jobs
-            options["extra_conf"] = layered(
-                options["extra_conf"], {PYFILES_KEY: str(package_zip())}
-            )
+        self._numaspark_conf(placement, job, run_dir, options, cluster_mode)
         drop = ("spark.executor.instances",) if self.master.startswith("spark://") else ()
         users = {**(options.get("app_conf") or {}), **options["extra_conf"]}
         pods = PodRun.start(self.master, users, run_dir) if self._on_k8s else None
         if pods is not None:
             options["extra_conf"] = layered(options["extra_conf"], pods.conf())
         address = self.address or address_for(self.master, self.driver_host)
-        said = cluster_mode_line(self.master, job) if cluster_mode else address.line(users)
+        said = cluster_mode_line(self.master, job, run_dir) if cluster_mode else address.line(users)
         if said != self._said:  # once, unless an application changes it
             self._said = said
             self.say(said)
-        if PYTHON_KEY in users and DRIVER_PYTHON_KEY not in users:
-            # spark-submit would run the driver, here, with the executors' Python too
-            options["extra_conf"][DRIVER_PYTHON_KEY] = spark_python() or sys.executable
+        options["extra_conf"].update(self._driver_python(users, cluster_mode))
         # cluster mode: the driver and its reports there (its event log, YARN or master say)
         dynamic = DynamicAllocation.of(users)
         wait = None if cluster_mode else self.first_executor(placement, reports, run_dir, dynamic)
@@ -334,13 +323,53 @@ class ExternalTarget:
                 self._stop_remote_driver(run_dir)
             if pods is not None:  # at the end, on failure and on Ctrl-C alike
                 pods.end(self.say)
+        if pods is not None and pods.driver_failure and app is not None:
+            app.failure = app.failure or pods.driver_failure  # spark-submit only watched it
         return self._outcome(app, cluster_mode, reports, wait)
+
+    def _numaspark_conf(
+        self,
+        placement: Placement,
+        job: str | Path,
+        run_dir: Path,
+        options: dict,
+        cluster_mode: bool,
+    ) -> None:
+        """numaspark's settings of a run, layered with the user's into
+        ``options["extra_conf"]``: the executor pods' on Kubernetes (in cluster deploy mode
+        the driver's pod's too), the plugin shipped, a built-in's Python code."""
+        options["extra_conf"] = self._with_pods(placement, run_dir, options.get("extra_conf"))
+        if cluster_mode and self._on_k8s:  # the driver's pod: the run's directory, mounted
+            mine = {**(options.get("app_conf") or {}), **options["extra_conf"]}
+            options["extra_conf"] = layered(driver_pod_conf(run_dir, job, mine), mine)
+        plugin = shipped_plugin_conf(placement)
+        if not cluster_mode:  # the driver here appends the executors' reports to this file
+            plugin[PLACEMENT_KEY] = str(run_dir / PLACEMENT_FILE)
+        options["extra_conf"] = layered(options.get("extra_conf") or {}, plugin)
+        options["collectors"] = None  # the executors are not this machine's processes
+        if options.get("app_conf") is None:  # a built-in: its tasks import numaspark's jobs
+            options["extra_conf"] = layered(
+                options["extra_conf"], {PYFILES_KEY: str(package_zip())}
+            )
+
+    def _driver_python(self, users: dict[str, str], cluster_mode: bool) -> dict[str, str]:
+        """The driver's Python where the user named none and spark-submit's would be wrong:
+        a driver pod's is its image's (not this machine's venv's, which spark-submit passes
+        on); a driver here given the executors' would lack numaspark's venv."""
+        if DRIVER_PYTHON_KEY in users:
+            return {}
+        if cluster_mode and self._on_k8s:
+            return {DRIVER_PYTHON_KEY: users.get(PYTHON_KEY, EXECUTOR_PYTHON)}
+        if PYTHON_KEY in users and not cluster_mode:
+            return {DRIVER_PYTHON_KEY: spark_python() or sys.executable}
+        return {}
 
     def _outcome(
         self, app: AppRun, cluster_mode: bool, reports: Path, wait: FirstExecutorWait | None
     ) -> AppRun:
         """What a run left: its executors' placement; a run numaspark stopped, killed over
-        there (YARN, a standalone master) so that nothing of it stays."""
+        there (YARN, a standalone master) so that nothing of it stays (on Kubernetes its
+        pods are deleted: PodRun.end)."""
         if cluster_mode:
             self._cluster_mode_outcome(app)
         else:
@@ -454,9 +483,15 @@ class ExternalTarget:
         return None
 
 
-def cluster_mode_line(master: str, job: str | Path) -> str:
+def cluster_mode_line(master: str, job: str | Path, run_dir: Path) -> str:
     """What a cluster-mode run must say before it starts: where the driver runs, and where
-    it reads the application from."""
+    it reads the application from (on Kubernetes, where its pod finds the run's directory)."""
+    if master.startswith("k8s://"):
+        return (
+            f"cluster deploy mode: the driver runs in a pod, which mounts {run_dir} from its "
+            "node (its application is copied there, its event log written there): on a "
+            "cluster of several nodes, give --out on a file system each mounts at that path"
+        )
     where = "YARN's application master" if master == "yarn" else "a worker of " + master
     if master == "yarn" or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", str(job)):
         return f"cluster deploy mode: the driver runs in {where}"

@@ -115,7 +115,7 @@ class Venue:
     def check_cluster_mode(self, application) -> None:
         raise UsageError(
             "cluster deploy mode needs the cluster the driver runs on: add --master "
-            "spark://HOST:PORT or --master yarn, or drop --deploy-mode cluster"
+            "spark://HOST:PORT, yarn or k8s://URL, or drop --deploy-mode cluster"
         )
 
     def cosched_inventory(self):
@@ -216,8 +216,8 @@ class ClusterAt(Venue):
 
     def check_cluster_mode(self, application) -> None:
         """Cluster deploy mode runs the driver on the cluster: on a standalone master (JAR
-        applications: Spark refuses Python there) or on YARN."""
-        if not (self.standalone or self.master == "yarn"):
+        applications: Spark refuses Python there), on YARN, or in a pod on Kubernetes."""
+        if not (self.standalone or self.master == "yarn" or self.master.startswith("k8s://")):
             super().check_cluster_mode(application)
         if self.standalone and application.path.endswith(".py"):
             raise UsageError(

@@ -13,7 +13,10 @@ it too, for what Spark's log does not say in time or at all:
   affinity plugin's jar (the executor's own log), each one line with the pod's name;
 - what each pod was: its node and ``status.qosClass``, kept in the run's ``pods.jsonl``;
 - that none is left: every pod of the run (numaspark labels them) is deleted at its end,
-  on failure and on Ctrl-C.
+  on failure and on Ctrl-C;
+- in cluster deploy mode, the driver's pod: how it ended (the run's outcome: spark-submit's
+  client only watches it), its log kept in the run directory, a driver whose service account
+  may not make pods said in one line with the command that grants it.
 
 The client is the ``kubernetes`` package (the extra ``k8s``), imported only when a
 Kubernetes master is used: it costs about half a second, which no other command pays.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -41,7 +45,16 @@ REFUSED = ("TopologyAffinityError", "UnexpectedAdmissionError", "OutOfcpu", "Out
 NO_IMAGE = ("ErrImageNeverPull", "ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 WATCH_EVERY_S = 2.0  # the API is asked at most this often by one run
 UNSCHEDULABLE_GRACE_S = 5.0  # a pod the scheduler could not place this long: the answer
-PODS_FILE = "pods.jsonl"  # each executor pod as Kubernetes reported it, in the run directory
+PODS_FILE = "pods.jsonl"  # each pod as Kubernetes reported it, in the run directory
+DRIVER_LOG = "driver-pod.log"  # cluster deploy mode: the driver pod's log, in the run directory
+UPLOAD_KEY = "spark.kubernetes.file.upload.path"
+SERVICE_ACCOUNT_KEY = "spark.kubernetes.authenticate.driver.serviceAccountName"
+RUN_VOLUME = "spark.kubernetes.driver.volumes.hostPath.numaspark-run"
+OVERHEAD_KEYS = (  # the user's own sizing of what an executor's pod holds beyond its heap
+    "spark.executor.memoryOverhead",
+    "spark.executor.memoryOverheadFactor",
+    "spark.kubernetes.memoryOverheadFactor",
+)
 
 
 def _client() -> ModuleType:
@@ -59,6 +72,25 @@ def _client() -> ModuleType:
 def run_label() -> str:
     """A new run's label value: 12 hex digits, a valid label on any cluster."""
     return secrets.token_hex(6)
+
+
+def driver_pod_conf(run_dir: Path, job: str | Path, users: dict[str, str]) -> dict[str, str]:
+    """A driver pod's settings in cluster deploy mode: the run's directory mounted from its
+    node at the same path (a hostPath: the driver writes its event log there, where numaspark
+    reads it, so on several nodes it must be a file system they all mount there), and for an
+    application on this machine, an upload path in it (spark-submit copies the application
+    and its files there; the driver reads them) unless the user named one; the executors'
+    pods sized as in client mode."""
+    path = str(run_dir.resolve())
+    conf = {f"{RUN_VOLUME}.mount.path": path, f"{RUN_VOLUME}.options.path": path}
+    if not any(key in users for key in OVERHEAD_KEYS):
+        # Spark sizes a Python application's pods in cluster mode with 40% over the heap
+        # (its non-JVM factor), not client mode's 10%: the executors' pods would outgrow the
+        # room numaspark's plan sized their heap for (an 18 GiB heap asked 25 GiB here)
+        conf["spark.executor.memoryOverheadFactor"] = "0.1"
+    if UPLOAD_KEY not in users and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", str(job)):
+        conf[UPLOAD_KEY] = (run_dir.resolve() / "upload").as_uri()
+    return conf
 
 
 def run_labels(token: str) -> dict[str, str]:
@@ -148,8 +180,9 @@ class Kube:
             self.namespace, label_selector=f"{RUN_LABEL}={token}", _request_timeout=10
         ).items
 
-    def log_tail(self, pod: str, lines: int = 40) -> str:
-        """The last ``lines`` of a pod's log; empty when it cannot be read."""
+    def log_tail(self, pod: str, lines: int | None = 40) -> str:
+        """The last ``lines`` of a pod's log (None: all of it); empty when it cannot be
+        read."""
         with contextlib.suppress(*self.errors):
             return self.core.read_namespaced_pod_log(
                 pod, self.namespace, tail_lines=lines, _request_timeout=10
@@ -190,6 +223,7 @@ class PodFacts:
     cpu_request: str | None = None
     cpu_limit: str | None = None
     reason: str | None = None
+    role: str = "executor"  # or driver (cluster deploy mode): Spark's spark-role label
 
 
 def facts_of(pod) -> PodFacts:
@@ -197,6 +231,7 @@ def facts_of(pod) -> PodFacts:
     containers = pod.spec.containers or []
     resources = containers[0].resources if containers else None
     return PodFacts(
+        role=(pod.metadata.labels or {}).get("spark-role", "executor"),
         name=pod.metadata.name,
         node=pod.spec.node_name,
         phase=pod.status.phase,
@@ -212,34 +247,43 @@ def why_stuck(
 ) -> str | None:
     """One line when ``pod`` cannot run: refused by its kubelet, unschedulable for
     ``UNSCHEDULABLE_GRACE_S`` (``seen``: when each pod was first found so), its image not
-    startable, its executor dead of a missing plugin jar. None while it may still run."""
+    startable, an executor dead of a missing plugin jar, a driver (cluster deploy mode) dead.
+    None while it may still run."""
     name, status = pod.metadata.name, pod.status
+    role = (pod.metadata.labels or {}).get("spark-role", "executor")
+    smaller = (
+        "give fewer --executors, --cores-per-executor or --memory-per-executor"
+        if role == "executor"
+        else "give the driver fewer cores or less memory (spark.driver.cores, "
+        "spark.kubernetes.driver.request.cores, spark.driver.memory)"
+    )
     if status.phase == "Failed" and status.reason in REFUSED:
         return (
-            f"executor pod {name} was refused by node {pod.spec.node_name}'s kubelet: "
+            f"{role} pod {name} was refused by node {pod.spec.node_name}'s kubelet: "
             f"{status.reason}: {_first_line(status.message or '')}; Kubernetes never "
-            "reschedules such a pod: give fewer --cores-per-executor or less memory, or "
-            "another --bind"
+            f"reschedules such a pod: {smaller}, or another --bind"
         )
     for condition in status.conditions or []:
         if condition.type == "PodScheduled" and condition.reason == "Unschedulable":
             first = seen.setdefault(name, now)
             if now - first >= UNSCHEDULABLE_GRACE_S:
                 return (
-                    f"executor pod {name} cannot be scheduled: "
+                    f"{role} pod {name} cannot be scheduled: "
                     f"{_first_line(condition.message or '')} (nothing fits its requests: "
-                    "give fewer --executors, --cores-per-executor or --memory-per-executor)"
+                    f"{smaller})"
                 )
     for container in status.container_statuses or []:
         waiting = container.state.waiting if container.state else None
         if waiting is not None and waiting.reason in NO_IMAGE:
             return (
-                f"executor pod {name} cannot start image {container.image}: {waiting.reason}: "
+                f"{role} pod {name} cannot start image {container.image}: {waiting.reason}: "
                 f"{_first_line(waiting.message or '')}; import it on every node, or name "
                 f"another with --conf {IMAGE_KEY}=IMAGE"
             )
         ended = container.state.terminated if container.state else None
         if ended is not None and ended.exit_code:
+            if role == "driver":
+                return dead_driver(name, ended.exit_code, log_tail(name))
             return _dead_executor(name, container.image, ended.exit_code, log_tail(name))
     return None
 
@@ -258,6 +302,32 @@ def _dead_executor(name: str, image: str, code: int, tail: str) -> str | None:
     return None
 
 
+FORBIDDEN = re.compile(
+    r'User "system:serviceaccount:(?P<namespace>[^:"]+):(?P<account>[^"]+)" cannot '
+    r'(?P<verb>\w+) resource "(?P<resource>[\w.]+)"'
+)
+
+
+def dead_driver(name: str, code: int, tail: str) -> str:
+    """Why a driver pod (cluster deploy mode) ended ``code``: a service account that may not
+    do what a driver does (its pod, its executors' pods), with the command that grants it;
+    else its log's last error."""
+    forbidden = FORBIDDEN.search(tail)
+    if forbidden is not None:
+        namespace, account = forbidden["namespace"], forbidden["account"]
+        return (
+            f"driver pod {name}: its service account {namespace}/{account} may not "
+            f"{forbidden['verb']} {forbidden['resource']}: grant it with `kubectl create "
+            f"rolebinding {account}-spark --clusterrole=edit "
+            f"--serviceaccount={namespace}:{account} -n {namespace}`, or name one that may: "
+            f"--conf {SERVICE_ACCOUNT_KEY}=NAME"
+        )
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    errors = [line for line in lines if re.search(r"Error|Exception", line)]
+    last = (errors or lines or ["(no log)"])[-1]
+    return f"driver pod {name} exited {code}: {last[:300]} (its log: {DRIVER_LOG} in the run)"
+
+
 def _first_line(text: object) -> str:
     lines = str(text).strip().splitlines()
     return lines[0].strip() if lines else ""
@@ -266,8 +336,9 @@ def _first_line(text: object) -> str:
 @dataclass
 class PodWatch:
     """Asked while a run on Kubernetes runs (twice a second; the API at most every
-    ``WATCH_EVERY_S``): why it must stop, in one line, or None. Each executor pod it saw is
-    appended to ``pods_file`` once it ran (its node and QoS class) or ended."""
+    ``WATCH_EVERY_S``): why it must stop, in one line, or None. Each pod it saw (executors;
+    in cluster deploy mode the driver too) is appended to ``pods_file`` once it ran (its node
+    and QoS class), and again when it ended."""
 
     kube: Kube
     token: str
@@ -275,7 +346,7 @@ class PodWatch:
     clock: Callable[[], float] = time.monotonic
     asked: float = -1e9
     unschedulable: dict[str, float] = field(default_factory=dict)
-    kept: set[str] = field(default_factory=set)
+    kept: dict[str, str] = field(default_factory=dict)  # pod name -> the phase last kept
 
     def __call__(self) -> str | None:
         now = self.clock()
@@ -288,19 +359,23 @@ class PodWatch:
             return None  # the API missed one ask: the next may answer
         for pod in pods:
             labels = pod.metadata.labels or {}
-            if labels.get("spark-role") != "executor":
+            if labels.get("spark-role") not in ("executor", "driver"):
                 continue
-            self._keep(pod)
+            self.keep(pod)
             why = why_stuck(pod, now, self.unschedulable, self.kube.log_tail)
             if why is not None:
                 return why
         return None
 
-    def _keep(self, pod) -> None:
+    def keep(self, pod) -> None:
         facts = facts_of(pod)
-        if facts.name in self.kept or facts.phase not in ("Running", "Succeeded", "Failed"):
+        if self.kept.get(facts.name) == facts.phase or facts.phase not in (
+            "Running",
+            "Succeeded",
+            "Failed",
+        ):
             return
-        self.kept.add(facts.name)
+        self.kept[facts.name] = facts.phase
         with self.pods_file.open("a") as out:
             out.write(json.dumps(asdict(facts)) + "\n")
 
@@ -312,6 +387,7 @@ class PodRun:
     kube: Kube
     token: str
     watch: PodWatch
+    driver_failure: str | None = None  # cluster deploy mode: how its driver pod failed
 
     @classmethod
     def start(cls, master: str, conf: dict[str, str], run_dir: Path) -> PodRun:
@@ -337,10 +413,35 @@ class PodRun:
         return lambda: self.watch() or (then() if then is not None else None)
 
     def end(self, say: Callable[[str], None]) -> None:
-        """Deletes every pod of the run; says which are still listed after 20 s."""
+        """Keeps how each pod of the run ended (a driver pod's failure in ``driver_failure``,
+        its log in the run directory), then deletes them all; says which are still listed
+        after 20 s."""
+        with contextlib.suppress(*self.kube.errors):
+            for pod in self.kube.pods(self.token):
+                self.watch.keep(pod)
+                if (pod.metadata.labels or {}).get("spark-role") == "driver":
+                    self._driver_ended(pod)
         left = self.kube.delete_run(self.token)
         if left:
             say(
                 f"pods of this run still listed in namespace {self.kube.namespace} after 20 s: "
                 f"{', '.join(left)} (kubectl delete pod -l {RUN_LABEL}={self.token})"
             )
+
+    def _driver_ended(self, pod) -> None:
+        """A driver pod's log kept in the run directory, and its failure, if it failed."""
+        name = pod.metadata.name
+        log = self.kube.log_tail(name, lines=None)
+        (self.watch.pods_file.parent / DRIVER_LOG).write_text(log)
+        if pod.status.phase == "Failed":
+            code = next(
+                (
+                    c.state.terminated.exit_code
+                    for c in pod.status.container_statuses or []
+                    if c.state and c.state.terminated
+                ),
+                None,
+            )
+            self.driver_failure = why_stuck(
+                pod, self.watch.clock(), {}, lambda _: log
+            ) or dead_driver(name, code or 1, log)
