@@ -326,6 +326,107 @@ def test_a_pod_nothing_fits_is_one_line_and_no_pod_is_left(cluster, tmp_path, no
         kubectl("delete", "pod", "numaspark-hog", "--grace-period=0", "--wait=false", check=False)
 
 
+def _cluster_mode(cluster, node_xml, out, *conf: str) -> list[str]:
+    """``numaspark run --master k8s://... -- spark-submit --deploy-mode cluster bursts.py 1``:
+    one executor of one core (the driver's pod takes the node's other CPU)."""
+    return [
+        str(ROOT / ".venv" / "bin" / "numaspark"),
+        "run",
+        "--master",
+        f"k8s://{cluster['server']}",
+        "--xml",
+        str(node_xml),
+        "--image",
+        cluster["spark"],
+        "--out",
+        str(out),
+        "--bind",
+        "node",
+        "--executors",
+        "1",
+        "--cores-per-executor",
+        "1",
+        *conf,
+        "--",
+        "spark-submit",
+        "--deploy-mode",
+        "cluster",
+        str(ROOT / "tests/apps/bursts.py"),
+        "1",
+    ]
+
+
+def _objects_left(kind: str) -> list[str]:
+    """The run's objects of ``kind`` still in the namespace (Spark's driver service and
+    config maps carry its spark-app-selector label; the kubernetes service does not)."""
+    found = json.loads(kubectl("get", kind, "-l", "spark-app-selector", "-o", "json"))["items"]
+    return [item["metadata"]["name"] for item in found]
+
+
+def test_cluster_deploy_mode_runs_the_driver_in_a_pod(cluster, tmp_path, node_xml):
+    """Issue 60, item 2: cluster deploy mode. The driver runs in a pod (service account
+    ``spark``, which ``up`` makes), reaches the API through the kubernetes service (kube-proxy)
+    and is reached by its executor through its headless service (CoreDNS); it reads the
+    application numaspark uploaded into the run's directory and writes its event log there
+    (a hostPath). The run ends ok with the driver pod Succeeded and the executor pod
+    Guaranteed, as the API said while it ran, the executor's placement read back from the
+    event log, the driver's log kept; no pod, service or config map of it is left."""
+    out = tmp_path / "out"
+    argv = _cluster_mode(
+        cluster,
+        node_xml,
+        out,
+        "--conf",
+        "spark.kubernetes.authenticate.driver.serviceAccountName=spark",
+    )
+    roles: dict[str, tuple[str, str]] = {}
+
+    def keep(pod: dict) -> None:  # every running executor pod, as the API gives it
+        roles[pod["metadata"]["name"]] = ("executor", pod["status"].get("qosClass"))
+
+    code, said = _running_pods(argv, _env(cluster["kubeconfig"]), keep)
+    print(said[-3000:])
+    assert code == 0, said[-3000:]
+    assert "cluster deploy mode: the driver runs in a pod, which mounts" in said
+    assert roles and {q for _, q in roles.values()} == {"Guaranteed"}, roles
+    (record,) = _records(out)
+    assert record["status"] == "ok", record.get("failure_reason")
+    (run_dir,) = (p.parent for p in out.rglob("pods.jsonl"))
+    pods = [json.loads(line) for line in (run_dir / "pods.jsonl").read_text().splitlines()]
+    # the driver's end as the API said it; its executor's pod the driver itself deletes
+    assert [p["phase"] for p in pods if p["role"] == "driver"][-1] == "Succeeded", pods
+    assert {p["qos_class"] for p in pods if p["role"] == "executor"} == {"Guaranteed"}, pods
+    assert list((run_dir / "eventlog").glob("eventlog_v2_*")), "the driver wrote no event log"
+    assert "SparkContext: Successfully stopped" in (run_dir / "driver-pod.log").read_text()
+    (placed,) = record["effective_placement"]
+    assert placed["host"] == local.NODE and placed["chosen_nodes"] == "0", placed
+    assert _run_pods_left() == []
+    assert _objects_left("services") == [] and _objects_left("configmaps") == []
+
+
+def test_a_driver_whose_service_account_may_not_read_pods_is_one_line(cluster, tmp_path, node_xml):
+    """Issue 60, item 4, in cluster deploy mode: the namespace's default service account may
+    do nothing, so the driver pod fails at its start; numaspark says so in one line with the
+    kubectl command that grants it, and no pod of the run is left."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        _cluster_mode(cluster, node_xml, out),
+        env=_env(cluster["kubeconfig"]),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    said = done.stdout + done.stderr
+    print(said[-3000:])
+    assert done.returncode != 0, said[-3000:]
+    (record,) = _records(out)
+    reason = record["failure_reason"] or ""
+    assert reason.startswith("driver pod ") and "\n" not in reason, reason
+    assert "its service account default/default may not get pods" in reason, reason
+    assert "kubectl create rolebinding default-spark --clusterrole=edit" in reason, reason
+    assert _run_pods_left() == []
+
+
 def test_tune_stores_exactly_three_trials_each_measured_or_failed_with_its_cause(
     cluster, tmp_path, node_xml
 ):
@@ -384,11 +485,19 @@ def test_study_binding_runs_each_binding_on_the_cluster(cluster, tmp_path, node_
 
 def test_down_leaves_nothing(cluster):
     """Last: ``down``, then nothing of the cluster is left (the fixture's own ``down`` then
-    finds nothing to do)."""
+    finds nothing to do): no iptables chain of the kubelet or kube-proxy either, read here
+    with iptables itself."""
+    assert local.kube_chains(), "kube-proxy and the kubelet made no chain while up"
     stopped = _script("down", timeout=300)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
     assert local.leftovers() == []
     assert not local.STATE.exists()
+    for tool in ("iptables", "ip6tables"):
+        for table in ("filter", "nat", "mangle"):
+            rules = subprocess.run(
+                [tool, "-t", table, "-S"], capture_output=True, text=True, check=True
+            ).stdout
+            assert "KUBE-" not in rules, (tool, table, rules)
 
 
 # --- way (a): the kubelet's own managers, from numaspark's kubelet-config.yaml --------------
