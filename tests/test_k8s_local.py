@@ -483,6 +483,49 @@ def test_study_binding_runs_each_binding_on_the_cluster(cluster, tmp_path, node_
     assert _run_pods_left() == []
 
 
+QUICKSTART_MARKER = "<!-- runnable in the long lane, on the local Kubernetes -->"
+
+
+def _quickstart_block() -> str:
+    """The bash block after QUICKSTART_MARKER in docs/quickstart.md, as the page shows it."""
+    lines = (ROOT / "docs/quickstart.md").read_text().splitlines()
+    start = lines.index(QUICKSTART_MARKER)
+    assert lines[start + 1] == "```bash", lines[start + 1]
+    end = lines.index("```", start + 2)
+    return "\n".join(lines[start + 2 : end]) + "\n"
+
+
+def test_the_quick_starts_kubernetes_block_runs_as_it_stands(cluster):
+    """Issue 60, item 6: the quick start's Kubernetes block, run by bash from the repository's
+    root as a user would (this test runs as root: ``sudo`` is the command itself here, where
+    no sudo is installed). Its ``up`` finds the module's cluster up; the application ends ok
+    with two executor pods, and ``results`` shows it."""
+    try_dir = ROOT / "k8s-try"
+    preamble = "set -euo pipefail\n"
+    if os.geteuid() == 0:
+        preamble += 'sudo() { "$@"; }\n'
+    env = {**os.environ, "PATH": f"{ROOT / '.venv/bin'}:{os.environ['PATH']}", "COLUMNS": "200"}
+    try:
+        done = subprocess.run(
+            ["bash", "-c", preamble + _quickstart_block()],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        said = done.stdout + done.stderr
+        print(said[-4000:])
+        assert done.returncode == 0, said[-3000:]
+        assert (try_dir / "files" / "kubelet-config.yaml").exists()
+        (record,) = _records(try_dir / "out")
+        assert record["status"] == "ok", record.get("failure_reason")
+        assert len(record["effective_placement"]) == 2, record["effective_placement"]
+        assert "bursts" in done.stdout and _run_pods_left() == []
+    finally:
+        subprocess.run(["rm", "-rf", str(try_dir)], check=False)
+
+
 def test_down_leaves_nothing(cluster):
     """Last: ``down``, then nothing of the cluster is left (the fixture's own ``down`` then
     finds nothing to do): no iptables chain of the kubelet or kube-proxy either, read here

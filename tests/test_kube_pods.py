@@ -199,7 +199,10 @@ def test_a_driver_whose_service_account_may_not_read_pods_gets_the_command_that_
 
 
 def test_a_driver_that_failed_otherwise_is_its_logs_last_error():
-    log = "INFO starting\nTraceback (most recent call last):\nValueError: bad input\nINFO end\n"
+    log = (
+        "INFO starting\nTraceback (most recent call last):\nValueError: bad input\n"
+        "\tat org.apache.spark.Foo(Foo.java:1)\n\t... 1 more\nINFO end\n"
+    )
     line = dead_driver("app-driver", 1, log)
     assert line.startswith("driver pod app-driver exited 1: ValueError: bad input")
     assert DRIVER_LOG in line
@@ -266,6 +269,16 @@ class Ended:
     def delete_run(self, token):
         self.listed = []
         return []
+
+
+def test_the_watch_reads_a_failed_drivers_whole_log(tmp_path):
+    """The cause comes first in a driver's log, a stack trace of more than 40 lines after."""
+    api = Ended("Failed", 1, FORBIDDEN_LOG + "\tat io.fabric8.Foo(Foo.java:1)\n" * 60)
+    asked = []
+    log_tail = api.log_tail
+    api.log_tail = lambda name, lines=40: asked.append(lines) or log_tail(name, lines)
+    line = PodWatch(api, "abc", tmp_path / PODS_FILE)()
+    assert asked == [None] and "may not get pods" in line, line
 
 
 def test_a_failed_driver_pod_is_the_runs_failure_and_its_log_is_kept(tmp_path):

@@ -115,6 +115,7 @@ def _boot(
     cpus_per_node: int = 1,
     gpus_per_node: int = 0,
     timeout_s: float | None = None,
+    env: tuple[str, ...] = (),
 ) -> dict:
     """The checks, run in the guest through scripts/numa-guest.sh (the tool anyone uses to run
     a command on a multi-node kernel): its output is the checks' console lines, its exit status
@@ -145,6 +146,7 @@ def _boot(
         "env",
         f"NUMASPARK_TOUCHER={classes}",
         *_passed(),
+        *env,
         sys.executable,
         "tests/guest/checks.py",
         *checks,
@@ -236,6 +238,30 @@ def guest_churn(tmp_path_factory) -> dict:
         log_name="console-churn.log",
         cpus_per_node=2,
         timeout_s=3600,
+    )
+
+
+@pytest.fixture(scope="module")
+def guest_k8s(tmp_path_factory) -> dict:
+    """Two nodes of two CPUs and 4 GiB each: the local Kubernetes inside the guest (issue 60,
+    item 5; tests/guest/kube.py), its state on the guest's /run. Its binaries and images are
+    built here first (the guest has no Go, and would take hours)."""
+    sys.path.insert(0, str(ROOT / "tests" / "k8s"))
+    import parts  # noqa: PLC0415 (tests/k8s/, beside its script)
+    from images import build_images  # noqa: PLC0415
+
+    parts.debian_packages()
+    bins = parts.build()
+    build_images()
+    return _boot(
+        tmp_path_factory,
+        2,
+        memory="4G",
+        checks=("kubernetes",),
+        log_name="console-k8s.log",
+        cpus_per_node=2,
+        timeout_s=7200,
+        env=(f"NUMASPARK_K8S_BINS={bins}",),
     )
 
 
@@ -370,3 +396,17 @@ def test_executors_that_come_and_go_stay_placed_in_the_guest(guest_churn):
     executor apart, the killed executor's slot taken again (tests/guest/churn.py). What the
     guest cannot say is how fast: its JVMs run under emulation."""
     _check_passed(guest_churn, "executor-churn")
+
+
+@pytest.mark.parametrize(
+    "name", ("k8s-kubelet-managers", "k8s-topology-refusal", "k8s-plugin-from-inside")
+)
+def test_executor_pods_placed_both_ways_on_two_nodes(guest_k8s, name):
+    """Issue 60, item 5: the local Kubernetes (tests/k8s/) inside the two-node guest. Way (a):
+    the kubelet with numaspark's kubelet-config.yaml gives each of two executor pods the CPUs
+    and memory of one node, a different node each (their containers' cgroup cpusets, their
+    threads' CPUs and their pages, read from the guest's /proc by the check); a pod of 3 CPUs,
+    which no node holds, is refused by the Topology Manager in one line, no pod left. Way (b):
+    the kubelet as it comes, the plugin binding each executor from inside its pod, a node each
+    (tests/guest/kube.py)."""
+    _check_passed(guest_k8s, name)

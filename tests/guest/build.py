@@ -56,7 +56,32 @@ ROOT = HERE.parents[1]
 CACHE = Path(os.environ.get("NUMASPARK_GUEST_CACHE", Path.home() / ".cache/numaspark/numa-guest"))
 KERNEL = "linux-image-amd64"  # Debian's current kernel (a metapackage naming the real one)
 BUSYBOX = "busybox-static"
-MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")  # and what they depend on
+MODULES = (  # and what they depend on
+    "virtio_pci",
+    "9pnet_virtio",
+    "9p",
+    "overlay",
+    # the local Kubernetes' pod network and kube-proxy's rules (tests/guest/kube.py): the
+    # bridge and its veths, iptables over nf_tables and the matches kube-proxy writes
+    "bridge",
+    "veth",
+    "nf_tables",
+    "nft_compat",
+    "nft_chain_nat",
+    "nf_nat",
+    "nf_conntrack",
+    "xt_conntrack",
+    "xt_comment",
+    "xt_mark",
+    "xt_addrtype",
+    "xt_nat",
+    "xt_statistic",
+    "xt_MASQUERADE",
+    "xt_tcpudp",
+    "xt_multiport",
+    "ipt_REJECT",
+    "ip6t_REJECT",
+)
 # The default shape: two nodes (node i: CPU i and NODE_MIB of memory); NODE_MIB is the planner's
 # auto heap beside a driver and, in the plugin's proof, an executor beside the unbound daemons
 # and driver. scripts/numa-guest.sh --nodes/--cpus-per-node/--memory-per-node change it.

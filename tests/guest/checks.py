@@ -1149,6 +1149,15 @@ def main() -> int:
             flush=True,
         )
         return 0 if all(results) else 1
+    if sys.argv[1:] == ["kubernetes"]:  # a boot of its own: 2 CPUs, 4 GiB a node (kube.py)
+        from kube import kubernetes_checks
+
+        kubernetes_checks(check)
+        print(
+            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
+            flush=True,
+        )
+        return 0 if all(results) else 1
     if sys.argv[1:] == ["plugin"]:  # the plugin's checks alone, to iterate on them (minutes)
         plugin_checks()
         print(

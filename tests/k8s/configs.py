@@ -73,6 +73,10 @@ MANIFESTS = [
     },
 ]
 CONTROLLERS = Path("/sys/fs/cgroup")
+# cgroup v2 (a unified hierarchy: the two-node guest's) rather than this machine's v1
+CGROUP_V2 = (CONTROLLERS / "cgroup.controllers").exists()
+# how many times longer than here each wait may take (the guest's software emulation: 8)
+PATIENCE = float(os.environ.get("NUMASPARK_K8S_PATIENCE") or 1)
 PR_SET_CHILD_SUBREAPER = 36
 # the kubelet's settings this machine needs whatever file is merged: they win
 LOCAL_KUBELET = {

@@ -314,7 +314,7 @@ def build_images(echo=print) -> dict:
 
 def import_images(bins: Path, images: dict, echo=print) -> None:
     """Both archives into containerd's k8s.io namespace (where the kubelet's images live)."""
-    from configs import STATE  # noqa: PLC0415 (beside this script)
+    from configs import PATIENCE, STATE  # noqa: PLC0415 (beside this script)
 
     for kind in ("pause", "spark"):
         echo(f"importing {images[kind]}")
@@ -329,6 +329,6 @@ def import_images(bins: Path, images: dict, echo=print) -> None:
                 "import",
                 images[f"{kind}_archive"],
             ],
-            timeout=900,
+            timeout=900 * PATIENCE,
             env={**os.environ, "PATH": f"{bins}:{os.environ.get('PATH', '')}"},
         )

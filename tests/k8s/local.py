@@ -68,11 +68,13 @@ import parts  # noqa: E402 (beside this script)
 from configs import (  # noqa: E402
     BRIDGE,
     CGROUP_ROOT,
+    CGROUP_V2,
     CONTROLLERS,
     GATEWAY,
     MANIFESTS,
     NAMESPACE,
     NODE,
+    PATIENCE,
     PR_SET_CHILD_SUBREAPER,
     STATE,
     ClusterError,
@@ -148,7 +150,7 @@ def supervise() -> int:
 
 def _api_ready(apiserver: subprocess.Popen, timeout: float) -> None:
     """Until the API server answers /readyz (its bootstrap roles made), or has ended."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * PATIENCE
     while time.monotonic() < deadline and apiserver.poll() is None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             if kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode == 0:
@@ -198,6 +200,7 @@ def _ended() -> list[str]:
 
 
 def _wait(what: str, test, timeout: float, why) -> None:
+    timeout *= PATIENCE
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if supervisor_pid() is None:
@@ -332,7 +335,16 @@ def up(kubelet_file: Path | None, echo=print) -> dict:
 
 def cgroups_up() -> None:
     """The kubelet's subtree (cgroupRoot) in every cgroup v1 hierarchy mounted here: the
-    kubelet wants it in each before it starts."""
+    kubelet wants it in each before it starts. On cgroup v2, the one subtree, with every
+    controller the root has enabled for it and below it."""
+    if CGROUP_V2:
+        top = CONTROLLERS / CGROUP_ROOT
+        top.mkdir(exist_ok=True)
+        for directory in (CONTROLLERS, top):
+            for name in (CONTROLLERS / "cgroup.controllers").read_text().split():
+                with contextlib.suppress(OSError):  # one the kernel will not delegate
+                    (directory / "cgroup.subtree_control").write_text(f"+{name}")
+        return
     for controller in CONTROLLERS.iterdir():
         if (controller / "cgroup.procs").exists() and controller.name != "unified":
             (controller / CGROUP_ROOT).mkdir(exist_ok=True)
@@ -355,7 +367,7 @@ def bridge_up() -> None:
 def _cgroup_dirs() -> list[Path]:
     """Every cgroup under the kubelet's subtree, deepest first."""
     found = []
-    for controller in CONTROLLERS.iterdir():
+    for controller in [CONTROLLERS] if CGROUP_V2 else CONTROLLERS.iterdir():
         top = controller / CGROUP_ROOT
         if top.is_dir():
             found += [p for p in top.rglob("*") if p.is_dir()] + [top]
@@ -518,6 +530,11 @@ def main(args: list[str] | None = None) -> int:
     )
     sub.add_parser("down", help="stop everything and remove what the cluster made")
     sub.add_parser("status", help="whether it is up, and where")
+    sub.add_parser(
+        "env",
+        help="the running cluster's KUBECONFIG, K8S_MASTER and K8S_IMAGE, as shell exports "
+        '(eval "$(bash scripts/k8s-local.sh env)")',
+    )
     sub.add_parser("build", help="build the parts and images alone")
     sub.add_parser("supervise", help=argparse.SUPPRESS)
     options = parser.parse_args(args)
@@ -541,6 +558,17 @@ def main(args: list[str] | None = None) -> int:
                 f"use: KUBECONFIG={printed['kubeconfig']} numaspark run APP --master "
                 f"k8s://{printed['server']} --xml NODE.xml --image {printed['spark']} ..."
             )
+            return 0
+        if options.command == "env":
+            if supervisor_pid() is None:
+                raise ClusterError("the local Kubernetes is down: `bash scripts/k8s-local.sh up`")
+            printed = json.loads((STATE / "plan.json").read_text())["printed"]
+            for name, value in (
+                ("KUBECONFIG", printed["kubeconfig"]),
+                ("K8S_MASTER", f"k8s://{printed['server']}"),
+                ("K8S_IMAGE", printed["spark"]),
+            ):
+                print(f"export {name}={shlex.quote(value)}")
             return 0
         if options.command == "status":
             pid = supervisor_pid()

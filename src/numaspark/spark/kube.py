@@ -322,7 +322,11 @@ def dead_driver(name: str, code: int, tail: str) -> str:
             f"--serviceaccount={namespace}:{account} -n {namespace}`, or name one that may: "
             f"--conf {SERVICE_ACCOUNT_KEY}=NAME"
         )
-    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    lines = [  # not a stack trace's frames
+        line.strip()
+        for line in tail.splitlines()
+        if line.strip() and not re.match(r"\s*(at |\.\.\. \d+ more)", line)
+    ]
     errors = [line for line in lines if re.search(r"Error|Exception", line)]
     last = (errors or lines or ["(no log)"])[-1]
     return f"driver pod {name} exited {code}: {last[:300]} (its log: {DRIVER_LOG} in the run)"
@@ -362,7 +366,14 @@ class PodWatch:
             if labels.get("spark-role") not in ("executor", "driver"):
                 continue
             self.keep(pod)
-            why = why_stuck(pod, now, self.unschedulable, self.kube.log_tail)
+            # a driver's whole log: its cause comes first, a long stack trace after it
+            lines = None if labels.get("spark-role") == "driver" else 40
+            why = why_stuck(
+                pod,
+                now,
+                self.unschedulable,
+                lambda name, lines=lines: self.kube.log_tail(name, lines),
+            )
             if why is not None:
                 return why
         return None
