@@ -65,6 +65,7 @@ MODULES = (  # and what they depend on
     # bridge and its veths, iptables over nf_tables and the matches kube-proxy writes
     "bridge",
     "veth",
+    "crc32c_generic",  # libcrc32c's (nf_tables') soft dependency, which depends= does not name
     "nf_tables",
     "nft_compat",
     "nft_chain_nat",
