@@ -43,6 +43,8 @@ from checks import HERE, NUMASPARK, cpu_list, jvm_pids, mib, node_cpus, placed
 # part starts ~20x slower under emulation
 os.environ.setdefault("NUMASPARK_K8S_DIR", "/run/numaspark-k8s")
 os.environ.setdefault("NUMASPARK_K8S_PATIENCE", "8")
+# the images, imported once (13 minutes here), kept for the second cluster
+os.environ.setdefault("NUMASPARK_K8S_CONTAINERD_ROOT", "/run/numaspark-containerd")
 sys.path.insert(0, str(HERE.parent / "k8s"))
 import local  # noqa: E402 (after its settings)
 
@@ -89,6 +91,12 @@ def _run(
         "--no-collect",
         "--out",
         str(out),
+        # the driver's Kubernetes client: a TLS connection to the API takes over its default
+        # 10 s under emulation
+        "--conf",
+        "spark.kubernetes.driver.connectionTimeout=180000",
+        "--conf",
+        "spark.kubernetes.driver.requestTimeout=180000",
         "--conf",
         "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
         "--conf",

@@ -77,6 +77,10 @@ CONTROLLERS = Path("/sys/fs/cgroup")
 CGROUP_V2 = (CONTROLLERS / "cgroup.controllers").exists()
 # how many times longer than here each wait may take (the guest's software emulation: 8)
 PATIENCE = float(os.environ.get("NUMASPARK_K8S_PATIENCE") or 1)
+# containerd's root (its images): in the state directory, which down removes, unless given
+# elsewhere (the two-node guest keeps its images for its second cluster: their import takes
+# 13 minutes under emulation)
+CONTAINERD_ROOT = Path(os.environ.get("NUMASPARK_K8S_CONTAINERD_ROOT") or STATE / "containerd")
 PR_SET_CHILD_SUBREAPER = 36
 # the kubelet's settings this machine needs whatever file is merged: they win
 LOCAL_KUBELET = {
@@ -284,7 +288,7 @@ def containerd_config(pause: str) -> str:
     (this machine's root may not lower one)."""
     state = STATE / "run/containerd"
     return f"""version = 3
-root = "{STATE / "containerd"}"
+root = "{CONTAINERD_ROOT}"
 state = "{state}"
 
 [grpc]
