@@ -9,8 +9,10 @@
 # worker bound to each node (about 3 minutes more). PySpark's Python workers (issue 40) get a
 # boot of their own with two CPUs per node: `bash scripts/test-guest.sh -k python_workers` alone;
 # executors bound by their devices (issue 50) one with a stand-in GPU on each node (`-k devices`,
-# 10 to 30 minutes: the machine's load decides). The consoles are saved in
-# test-artifacts/numa-guest/console.log (console-4-nodes.log), the timings in timing.json.
+# 10 to 30 minutes: the machine's load decides); the local Kubernetes inside a guest of two
+# nodes of two CPUs and 4 GiB (issue 60, `-k executor_pods_placed_both_ways`, about 56
+# minutes). The consoles are saved in test-artifacts/numa-guest/console.log
+# (console-4-nodes.log, console-k8s.log, ...), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
