@@ -621,17 +621,17 @@ def test_bad_application_input_is_one_line_and_exit_2(tmp_path):
         (["run", "--", "spark-submit", "--deploy-mode", "cluster", str(SQUARES)], "--master"),
         (
             ["run", "--", "spark-submit", "-c", "spark.submit.deployMode=cluster", str(SQUARES)],
-            "--master spark://HOST:PORT or --master yarn",
+            "--master spark://HOST:PORT, yarn or k8s://URL",
         ),
         (
             ["run", "--master", "spark://127.0.0.1:1", "--", "spark-submit", "--deploy-mode"]
             + ["cluster", str(SQUARES)],
             "runs no Python application in cluster deploy mode",
         ),
-        (
+        (  # cluster deploy mode runs on Kubernetes (its driver a pod), planned as any run
             ["run", "--master", "k8s://https://127.0.0.1:1", "--", "spark-submit"]
             + ["--deploy-mode", "cluster", "--class", "C", "hdfs://nn/app.jar"],
-            "--master spark://HOST:PORT or --master yarn",
+            "does not know the topology of the cluster's nodes",
         ),
         (["run", "--", "spark-submit", "--bogus", str(SQUARES)], "--bogus"),
         (["run", "wordcount", "--size", "0rows"], "at least one row"),
