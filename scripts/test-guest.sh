@@ -15,6 +15,21 @@
 # (console-4-nodes.log, console-k8s.log, ...), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# NUMASPARK_GUEST_ROUNDS=N boots the selection N times in a row and stops at the first round
+# that fails (issue 57: every proof three boots in a row). Each boot is also a line of
+# test-artifacts/numa-guest/boots.jsonl; tests/guest/ledger.py prints each proof's passes in a row.
+rounds="${NUMASPARK_GUEST_ROUNDS:-1}"
+case "$rounds" in ''|*[!0-9]*|0) echo "NUMASPARK_GUEST_ROUNDS=$rounds: give a whole number of boots, 1 or more" >&2; exit 2;; esac
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"  # tests/conftest.py
-exec .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_numa_guest.py "$@"
+for round in $(seq 1 "$rounds"); do
+  [ "$rounds" = 1 ] || echo "test-guest: round $round of $rounds"
+  status=0
+  .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_numa_guest.py "$@" || status=$?
+  if [ "$status" != 0 ]; then
+    [ "$rounds" = 1 ] || echo "test-guest: round $round of $rounds failed (exit $status)" >&2
+    .venv/bin/python tests/guest/ledger.py
+    exit "$status"
+  fi
+done
+.venv/bin/python tests/guest/ledger.py

@@ -54,7 +54,7 @@ import time
 
 import pytest
 from conftest import ROOT
-from guest import build
+from guest import build, ledger
 from prereq import require
 
 CHECKS = (
@@ -177,6 +177,8 @@ def _boot(
         every["four_nodes"] = timing
     saved.write_text(json.dumps(every, indent=2) + "\n")
     print(f"guest timing ({nodes} nodes): {timing}")
+    boot = log.stem.replace("console-", "") if log.stem != "console" else "two-nodes"
+    ledger.record(boot, build.guest_cpu(), timing["boot_and_checks_s"], proc.returncode, lines)
     return {"code": proc.returncode, "lines": lines}
 
 

@@ -4,13 +4,14 @@ before anything boots. The boots themselves are in test_numa_guest.py (long)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
 
 import pytest
 from conftest import ROOT
-from guest import build
+from guest import build, ledger
 from guest.jvmcrash import jvm_crash
 
 
@@ -182,3 +183,64 @@ def test_a_jvm_crash_is_said_in_one_line():
         "java.base@17.0.13 (21 bytes) @ 0x00007fc41555c3c0; /tmp/spark-run/hs_err_pid412.log"
     )
     assert jvm_crash("Spark Command: java ...\nStarting Spark master") is None
+
+
+CONSOLE = [
+    "NUMASPARK-CHECKS BEGIN",
+    "NUMASPARK-CHECK FAIL plugin-node-binding: the plain cluster did not start: the master's JVM "
+    "crashed: SIGSEGV (0xb) at pc=0x00007f; J 49 c1 java.util.zip.ZipUtils.SH([BI)I",
+    "NUMASPARK-CHECK PASS topology-two-nodes: node 0: CPUs 0",
+    "NUMASPARK-CHECK PASS plugin-node-binding: executors on nodes 0 and 1",  # the last word
+    "NUMASPARK-CHECK FAIL launch-remote-memory: 12% on node 1",
+    "NUMASPARK-CHECKS END 2 passed, 1 failed",
+]
+
+
+def test_the_ledger_keeps_each_boots_checks_and_crashes(tmp_path):
+    """tests/guest/ledger.py: one line per boot, each check's last verdict, the JVM crashes the
+    checks named; a boot passes only when it finished, exited 0 and failed no check."""
+    path = tmp_path / "boots.jsonl"
+    entry = ledger.record("two-nodes", "max", 612.34, 1, CONSOLE, path=path)
+    assert entry["passed"] == ["plugin-node-binding", "topology-two-nodes"]
+    assert entry["failed"] == ["launch-remote-memory"]
+    assert len(entry["jvm_crashes"]) == 1 and "ZipUtils.SH" in entry["jvm_crashes"][0]
+    assert entry["ok"] is False and entry["seconds"] == 612.3
+    assert json.loads(path.read_text()) == entry
+    passing = [line for line in CONSOLE if "launch-remote-memory" not in line]
+    assert ledger.record("two-nodes", "max", 600, 0, passing, path=path)["ok"]
+    assert not ledger.record("churn", "max", 60, 0, passing[:-1], path=path)["ok"]  # no END
+
+
+def test_the_streak_counts_the_newest_passes_on_one_cpu_model(tmp_path):
+    """A failed boot ends a proof's run of passes, so does a boot on another CPU model; a line
+    cut mid-write is skipped."""
+    path = tmp_path / "boots.jsonl"
+    passing = [line for line in CONSOLE if "launch-remote-memory" not in line]
+    ledger.record("two-nodes", "no-avx", 600, 0, passing, path=path)
+    ledger.record("two-nodes", "no-avx", 600, 1, CONSOLE, path=path)  # failed
+    for _ in range(2):
+        ledger.record("two-nodes", "no-avx", 600, 0, passing, path=path)
+    ledger.record("churn", "max", 60, 0, passing, path=path)
+    ledger.record("churn", "no-avx", 60, 0, passing, path=path)
+    with path.open("a") as out:
+        out.write('{"boot": "churn", "ok": tr')  # a run cut mid-write
+    said = ledger.streaks(path)
+    assert said["two-nodes"]["streak"] == 2 and said["two-nodes"]["boots"] == 4
+    assert said["churn"]["streak"] == 1 and said["churn"]["newest"]["cpu"] == "no-avx"
+    assert ledger.streaks(tmp_path / "none.jsonl") == {}
+
+
+@pytest.mark.parametrize("rounds", ("0", "three", "-1"))
+def test_rounds_that_are_not_a_count_are_refused_before_setup(rounds):
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts/test-guest.sh")],
+        env={**os.environ, "NUMASPARK_GUEST_ROUNDS": rounds},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"NUMASPARK_GUEST_ROUNDS={rounds}: give a whole number of boots, 1 or more"
+    )
+    assert "setup" not in done.stdout

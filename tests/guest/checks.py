@@ -1113,75 +1113,66 @@ def yarn_node_binding() -> str:
     return summary
 
 
-def main() -> int:
-    print("NUMASPARK-CHECKS BEGIN", flush=True)
-    print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
-    if sys.argv[1:] == ["yarn-node-binding"]:  # a boot of its own (test_numa_guest.py)
-        check("yarn-node-binding", yarn_node_binding)
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
-    if sys.argv[1:] == ["python-workers"]:  # a boot of its own: two CPUs per node
-        python_checks()
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
-    if sys.argv[1:] == ["devices"]:  # a boot of its own, a stand-in GPU on each node
-        from gpus import device_checks
+def _churn() -> None:
+    from churn import churn_under_dynamic_allocation
 
-        for name, test in device_checks():
-            check(name, test)
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
-    if sys.argv[1:] == ["churn"]:  # a boot of its own: two CPUs per node (churn.py)
-        from churn import churn_under_dynamic_allocation
+    check("executor-churn", churn_under_dynamic_allocation)
 
-        check("executor-churn", churn_under_dynamic_allocation)
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
-    if sys.argv[1:] == ["kubernetes"]:  # a boot of its own: 2 CPUs, 4 GiB a node (kube.py)
-        from kube import kubernetes_checks
 
-        kubernetes_checks(check)
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
-    if sys.argv[1:] == ["plugin"]:  # the plugin's checks alone, to iterate on them (minutes)
-        plugin_checks()
-        print(
-            f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
-            flush=True,
-        )
-        return 0 if all(results) else 1
+def _devices() -> None:
+    from gpus import device_checks
+
+    for name, test in device_checks():
+        check(name, test)
+
+
+def _kubernetes() -> None:
+    from kube import kubernetes_checks
+
+    kubernetes_checks(check)
+
+
+def _default_checks() -> None:
+    """The two- and four-node boots' checks (no argument): topology and plan, the launch
+    checks on two nodes, then the plugin's (minutes under emulation) unless left out."""
     topology_name = f"topology-{ {2: 'two', 4: 'four'}.get(NODES, str(NODES)) }-nodes"
-    if NODES == 2:
-        checks = [
-            (topology_name, topology),
-            ("plan-one-executor-per-node", plan),
+    checks = [(topology_name, topology), ("plan-one-executor-per-node", plan)]
+    if NODES == 2:  # the launch checks are the two-node guest's; four nodes prove the plugin
+        checks += [
             ("launch-bound-per-node", bound_per_node),
             ("launch-interleave-split", interleaved),
             ("launch-remote-memory", remote),
         ]
-    else:  # the launch checks are the two-node guest's; this one proves the plugin on more
-        checks = [(topology_name, topology), ("plan-one-executor-per-node", plan)]
     for name, test in checks:
         check(name, test)
     if os.environ.get("NUMASPARK_GUEST_PLUGIN", "1") == "1":  # minutes under emulation
         plugin_checks()
     if os.environ.get("NUMASPARK_GUEST_SPARK") == "1":  # minutes more under emulation
         check("spark-worker-per-node", spark_workers)
+
+
+# The boots of their own (test_numa_guest.py), by the one argument checks.py gets there.
+OWN_BOOTS = {
+    "yarn-node-binding": lambda: check("yarn-node-binding", yarn_node_binding),
+    "python-workers": python_checks,  # two CPUs per node
+    "devices": _devices,  # a stand-in GPU on each node (gpus.py)
+    "churn": _churn,  # two CPUs per node (churn.py)
+    "kubernetes": _kubernetes,  # 2 CPUs, 4 GiB a node (kube.py)
+    "plugin": plugin_checks,  # the plugin's checks alone, to iterate on them (minutes)
+}
+
+
+def main() -> int:
+    print("NUMASPARK-CHECKS BEGIN", flush=True)
+    print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
+    chosen = sys.argv[1:]
+    if len(chosen) == 1 and chosen[0] in OWN_BOOTS:
+        OWN_BOOTS[chosen[0]]()
+    elif chosen:
+        print(f"checks.py: no boot {' '.join(chosen)!r}: give one of {', '.join(OWN_BOOTS)}")
+        return 2
+    else:
+        _default_checks()
     print(
         f"NUMASPARK-CHECKS END {sum(results)} passed, {len(results) - sum(results)} failed",
         flush=True,
