@@ -102,7 +102,12 @@ def _timings(console: str) -> dict:
 
 def _passed() -> list[str]:
     """The caller's choices the checks read (the guest gets none of its environment else)."""
-    names = ("NUMASPARK_GUEST_PLUGIN", "NUMASPARK_GUEST_SPARK", "NUMASPARK_GUEST_INTERLEAVE")
+    names = (
+        "NUMASPARK_GUEST_PLUGIN",
+        "NUMASPARK_GUEST_SPARK",
+        "NUMASPARK_GUEST_INTERLEAVE",
+        "NUMASPARK_GUEST_JAVA_OPTIONS",  # JDK_JAVA_OPTIONS for every JVM in the guest
+    )
     return [f"{n}={os.environ[n]}" for n in names if n in os.environ]
 
 
@@ -178,7 +183,8 @@ def _boot(
     saved.write_text(json.dumps(every, indent=2) + "\n")
     print(f"guest timing ({nodes} nodes): {timing}")
     boot = log.stem.replace("console-", "") if log.stem != "console" else "two-nodes"
-    ledger.record(boot, build.guest_cpu(), timing["boot_and_checks_s"], proc.returncode, lines)
+    cpu = " ".join([build.guest_cpu(), *_passed()])  # what the boot ran on, and with
+    ledger.record(boot, cpu, timing["boot_and_checks_s"], proc.returncode, lines)
     return {"code": proc.returncode, "lines": lines}
 
 

@@ -1164,6 +1164,9 @@ OWN_BOOTS = {
 
 def main() -> int:
     print("NUMASPARK-CHECKS BEGIN", flush=True)
+    if os.environ.get("NUMASPARK_GUEST_JAVA_OPTIONS"):  # every JVM of the boot (issue 57's tries)
+        os.environ["JDK_JAVA_OPTIONS"] = os.environ["NUMASPARK_GUEST_JAVA_OPTIONS"]
+        print(f"JDK_JAVA_OPTIONS={os.environ['JDK_JAVA_OPTIONS']}", flush=True)
     print(subprocess.run(["numactl", "--hardware"], capture_output=True, text=True).stdout)
     chosen = sys.argv[1:]
     if len(chosen) == 1 and chosen[0] in OWN_BOOTS:

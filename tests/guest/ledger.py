@@ -3,10 +3,10 @@
 Issue 57 asks for every guest proof to pass three boots in a row, and a boot takes 10 to 60
 minutes here, so the boots of one proof spread over several runs of ``scripts/test-guest.sh``.
 tests/test_numa_guest.py appends a line to ``test-artifacts/numa-guest/boots.jsonl`` after each
-boot: when, the commit booted (and whether its tree had changes), the guest's CPU model, how
-long it took, its exit status, the checks it passed and failed, and every JVM crash a check
+boot: when, the commit booted (and whether its tree had changes), the guest's CPU model with
+the caller's ``NUMASPARK_GUEST_*`` choices (``cpu``), how long it took, its exit status, the checks it passed and failed, and every JVM crash a check
 reported. ``python tests/guest/ledger.py`` prints, for each kind of boot, its newest boots'
-run of passes (``streak``): a failed boot, or one of another CPU model, ends it.
+run of passes (``streak``): a failed boot, or one of another ``cpu``, ends it.
 """
 
 from __future__ import annotations
