@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from conftest import ROOT
 from guest import build, ledger
-from guest.jvmcrash import jvm_crash
+from guest.jvmcrash import error_report, jvm_crash
 
 
 def test_shape_gives_each_node_its_cpus_and_memory():
@@ -189,6 +189,7 @@ CONSOLE = [
     "NUMASPARK-CHECKS BEGIN",
     "NUMASPARK-CHECK FAIL plugin-node-binding: the plain cluster did not start: the master's JVM "
     "crashed: SIGSEGV (0xb) at pc=0x00007f; J 49 c1 java.util.zip.ZipUtils.SH([BI)I",
+    "NUMASPARK-JVM-CRASH siginfo: si_signo: 11 (SIGSEGV), si_code: 1 (SEGV_MAPERR)",
     "NUMASPARK-CHECK PASS topology-two-nodes: node 0: CPUs 0",
     "NUMASPARK-CHECK PASS plugin-node-binding: executors on nodes 0 and 1",  # the last word
     "NUMASPARK-CHECK FAIL launch-remote-memory: 12% on node 1",
@@ -204,6 +205,7 @@ def test_the_ledger_keeps_each_boots_checks_and_crashes(tmp_path):
     assert entry["passed"] == ["plugin-node-binding", "topology-two-nodes"]
     assert entry["failed"] == ["launch-remote-memory"]
     assert len(entry["jvm_crashes"]) == 1 and "ZipUtils.SH" in entry["jvm_crashes"][0]
+    assert entry["crash_report"] == ["siginfo: si_signo: 11 (SIGSEGV), si_code: 1 (SEGV_MAPERR)"]
     assert entry["ok"] is False and entry["seconds"] == 612.3
     assert json.loads(path.read_text()) == entry
     passing = [line for line in CONSOLE if "launch-remote-memory" not in line]
@@ -244,3 +246,38 @@ def test_rounds_that_are_not_a_count_are_refused_before_setup(rounds):
         f"NUMASPARK_GUEST_ROUNDS={rounds}: give a whole number of boots, 1 or more"
     )
     assert "setup" not in done.stdout
+
+
+def test_a_crashed_jvms_error_file_is_cut_to_what_tells_the_cause(tmp_path):
+    """The error file's signal, registers and code bytes at pc reach the console (the guest's
+    /tmp does not outlive it); the rest of its hundreds of lines does not."""
+    error_file = tmp_path / "hs_err_pid412.log"
+    error_file.write_text(
+        "#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n"
+        "---------------  T H R E A D  ---------------\n\n"
+        "Current CompileTask:\nC1:   4117  912       3       java.util.zip.ZipFile$Source::"
+        "initCEN (385 bytes)\n\n"
+        "Stack: [0x00007fc4,0x00007fc5],  sp=0x00007fc4, free space=1015k\n"
+        "Native frames: (J=compiled Java code, j=interpreted, Vv=VM code, C=native code)\n"
+        "J 49 c1 java.util.zip.ZipUtils.SH([BI)I java.base@17.0.15 (21 bytes)\n\n"
+        "siginfo: si_signo: 11 (SIGSEGV), si_code: 1 (SEGV_MAPERR), si_addr: 0x0000000000000010\n\n"
+        "Registers:\nRAX=0x0000000000000000, RBX=0x00007fc3, RCX=0x0000000000000004\n\n"
+        "Instructions: (pc=0x00007fc41555c3c0)\n0x00007fc41555c3a0:   c5 f9 6f 04 24 48 8b 4c\n\n"
+        "Heap:\n def new generation   total 4928K, used 3K\n" + "filler\n" * 400
+    )
+    log = f"""Spark Command: java ...
+# A fatal error has been detected by the Java Runtime Environment:
+#  SIGSEGV (0xb) at pc=0x00007fc41555c3c0, pid=412, tid=431
+# Problematic frame:
+# J 49 c1 java.util.zip.ZipUtils.SH([BI)I java.base@17.0.15 (21 bytes) @ 0x00007fc41555c3c0
+# An error report file with more information is saved as:
+# {error_file}
+"""
+    kept = error_report(log)
+    assert kept[0] == "Current CompileTask:"
+    assert any(line.startswith("siginfo: si_signo: 11 (SIGSEGV)") for line in kept)
+    assert "0x00007fc41555c3a0:   c5 f9 6f 04 24 48 8b 4c" in kept  # the bytes at pc
+    assert "RAX=0x0000000000000000, RBX=0x00007fc3, RCX=0x0000000000000004" in kept
+    assert "filler" not in kept and len(kept) < 20
+    assert error_report(log.replace(str(error_file), str(tmp_path / "gone.log"))) == []
+    assert error_report("Starting Spark master") == []

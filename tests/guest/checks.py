@@ -17,7 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
-from jvmcrash import jvm_crash  # noqa: E402 (beside this script: run as tests/guest/checks.py)
+from jvmcrash import error_report, jvm_crash  # noqa: E402 (beside this script: run as tests/guest/checks.py)
 
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
@@ -56,6 +56,15 @@ def show(*args: str) -> None:
     """The human view of a command, for the log."""
     print(f"$ numaspark {' '.join(args)}", flush=True)
     print(numaspark(*args), flush=True)
+
+
+def crash_said(log: str) -> str | None:
+    """A crashed JVM in ``log`` in one line (None: none), its error file's telling sections
+    printed on the console first (``NUMASPARK-JVM-CRASH`` lines: signal, registers, the code
+    bytes at pc), which outlive the guest's /tmp."""
+    for line in error_report(log):
+        print(f"NUMASPARK-JVM-CRASH {line}", flush=True)
+    return jvm_crash(log)
 
 
 def check(name: str, test) -> None:
@@ -352,7 +361,7 @@ def hold_job(
             if app.poll() is None:  # timed out: the caller never gets it to stop
                 app.kill()
                 app.wait()
-            crash = jvm_crash(said)
+            crash = crash_said(said)
             raise AssertionError(
                 (f"the driver's JVM crashed: {crash} | " if crash else "")
                 + f"no first job (run exited {app.poll()}): "
@@ -387,7 +396,7 @@ class PlainCluster:
         said = []
         for name, daemon in zip(("master", "worker"), self.daemons, strict=True):
             log = (self.work / f"{name}.log").read_text(errors="replace")
-            crash = jvm_crash(log)
+            crash = crash_said(log)
             if crash is not None:
                 said.append(f"the {name}'s JVM crashed: {crash}")
             elif daemon.poll() is not None:

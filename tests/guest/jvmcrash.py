@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 
 def jvm_crash(log: str) -> str | None:
@@ -19,3 +20,36 @@ def jvm_crash(log: str) -> str | None:
         if header in lines and lines.index(header) + 1 < len(lines):
             said.append(lines[lines.index(header) + 1])
     return "; ".join(said)
+
+
+# The sections of a HotSpot error file that say what the CPU was doing when the JVM died, and
+# how many of their lines to keep: the signal and its address, the registers, the code bytes
+# around pc (enough to decode the faulting instruction), the task the JIT was compiling; each
+# section ends at its first blank line.
+SECTIONS = {
+    "siginfo:": 1,
+    "Registers:": 10,
+    "Instructions: (pc=": 14,
+    "Current CompileTask:": 2,
+    "Native frames:": 8,
+}
+
+
+def error_report(log: str) -> list[str]:
+    """The error file that ``log`` names (a crashed JVM's output), cut to its :data:`SECTIONS`:
+    what a crash under emulation needs to be told from a bug of the JVM (issue 57). Empty when
+    no JVM crashed or its file is gone."""
+    said = jvm_crash(log)
+    path = said.rsplit("; ", 1)[-1] if said else ""
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines() if path else []
+    except OSError:
+        return []
+    kept = []
+    for i, line in enumerate(lines):
+        count = next((n for head, n in SECTIONS.items() if line.startswith(head)), 0)
+        if count:  # the section's head and its lines, up to the blank line that ends it
+            section = lines[i : i + 1 + count]
+            blank = next((j for j, x in enumerate(section) if not x.strip()), len(section))
+            kept += section[:blank]
+    return kept

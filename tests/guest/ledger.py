@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 LEDGER = ROOT / "test-artifacts" / "numa-guest" / "boots.jsonl"
 CHECK = "NUMASPARK-CHECK "
+CRASH = "NUMASPARK-JVM-CRASH "
 
 
 def _commit() -> str:
@@ -44,10 +45,12 @@ def outcome(lines: list[str]) -> dict:
             verdict, _, rest = line[len(CHECK) :].partition(" ")
             last[rest.split(":", 1)[0]] = verdict
     crashes = [line[:400] for line in lines if line.startswith(CHECK) and "JVM crashed" in line]
+    report = [line[len(CRASH) :] for line in lines if line.startswith(CRASH)]
     return {
         "passed": sorted(n for n, v in last.items() if v == "PASS"),
         "failed": sorted(n for n, v in last.items() if v != "PASS"),
         "jvm_crashes": crashes,
+        "crash_report": report[:60],  # the error files' telling sections (checks.py)
         "finished": any(line.startswith("NUMASPARK-CHECKS END") for line in lines),
     }
 
