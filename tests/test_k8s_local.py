@@ -32,6 +32,7 @@ import local  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.long(script="bash scripts/test-k8s.sh")]
 SCRIPT = ROOT / "scripts" / "k8s-local.sh"
+BURSTS = str(ROOT / "tests/apps/bursts.py")  # three jobs with idle spells between them
 
 
 def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
@@ -121,13 +122,16 @@ def test_a_pod_of_the_spark_image_runs_guaranteed(cluster):
         kubectl("delete", "pod", "numaspark-smoke", "--wait=false", check=False)
 
 
-def _numaspark(cluster, node_xml, out, *more: str, command: str = "run") -> list[str]:
+def _numaspark(
+    cluster, node_xml, out, *more: str, command: str = "run", app: str | None = BURSTS
+) -> list[str]:
     """``numaspark COMMAND bursts.py --master k8s://... --xml NODE.xml --image SPARK ...``: the
-    driver's address left to numaspark (this machine is the cluster's node)."""
+    driver's address left to numaspark (this machine is the cluster's node); ``app=None``
+    leaves the application to ``more`` (after ``-- spark-submit ...``)."""
     return [
         str(ROOT / ".venv" / "bin" / "numaspark"),
         command,
-        str(ROOT / "tests/apps/bursts.py"),
+        *([app] if app else []),
         "--master",
         f"k8s://{cluster['server']}",
         "--xml",
@@ -329,31 +333,9 @@ def test_a_pod_nothing_fits_is_one_line_and_no_pod_is_left(cluster, tmp_path, no
 def _cluster_mode(cluster, node_xml, out, *conf: str) -> list[str]:
     """``numaspark run --master k8s://... -- spark-submit --deploy-mode cluster bursts.py 1``:
     one executor of one core (the driver's pod takes the node's other CPU)."""
-    return [
-        str(ROOT / ".venv" / "bin" / "numaspark"),
-        "run",
-        "--master",
-        f"k8s://{cluster['server']}",
-        "--xml",
-        str(node_xml),
-        "--image",
-        cluster["spark"],
-        "--out",
-        str(out),
-        "--bind",
-        "node",
-        "--executors",
-        "1",
-        "--cores-per-executor",
-        "1",
-        *conf,
-        "--",
-        "spark-submit",
-        "--deploy-mode",
-        "cluster",
-        str(ROOT / "tests/apps/bursts.py"),
-        "1",
-    ]
+    one = ("--bind", "node", "--executors", "1", "--cores-per-executor", "1")
+    submit = ("--", "spark-submit", "--deploy-mode", "cluster", BURSTS, "1")
+    return _numaspark(cluster, node_xml, out, *one, *conf, *submit, app=None)
 
 
 def _objects_left(kind: str) -> list[str]:
