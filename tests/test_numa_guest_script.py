@@ -206,7 +206,7 @@ def test_the_ledger_keeps_each_boots_checks_and_crashes(tmp_path):
     assert entry["failed"] == ["launch-remote-memory"]
     assert len(entry["jvm_crashes"]) == 1 and "ZipUtils.SH" in entry["jvm_crashes"][0]
     assert entry["crash_report"] == ["siginfo: si_signo: 11 (SIGSEGV), si_code: 1 (SEGV_MAPERR)"]
-    assert entry["ok"] is False and entry["seconds"] == 612.3
+    assert entry["ok"] is False and entry["seconds"] == 612.3 and entry["host"]
     assert json.loads(path.read_text()) == entry
     passing = [line for line in CONSOLE if "launch-remote-memory" not in line]
     assert ledger.record("two-nodes", "max", 600, 0, passing, path=path)["ok"]

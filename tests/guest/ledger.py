@@ -4,9 +4,10 @@ Issue 57 asks for every guest proof to pass three boots in a row, and a boot tak
 minutes here, so the boots of one proof spread over several runs of ``scripts/test-guest.sh``.
 tests/test_numa_guest.py appends a line to ``test-artifacts/numa-guest/boots.jsonl`` after each
 boot: when, the commit booted (and whether its tree had changes), the guest's CPU model with
-the caller's ``NUMASPARK_GUEST_*`` choices (``cpu``), how long it took, its exit status, the checks it passed and failed, and every JVM crash a check
-reported. ``python tests/guest/ledger.py`` prints, for each kind of boot, its newest boots'
-run of passes (``streak``): a failed boot, or one of another ``cpu``, ends it.
+the caller's ``NUMASPARK_GUEST_*`` choices (``cpu``), the host's CPU, how long it took, its
+exit status, the checks it passed and failed, and every JVM crash a check reported.
+``python tests/guest/ledger.py`` prints, for each kind of boot, its newest boots' run of passes
+(``streak``): a failed boot, or one of another ``cpu``, ends it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,21 @@ def _commit() -> str:
     return (head or "unknown") + ("+changes" if dirty else "")
 
 
+def host_cpu() -> str:
+    """This machine's CPU model and its vector extensions: QEMU's TCG translates the guest's
+    code with the host's (AVX2, AVX-512), so a crash seen on one host may not come on another."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    model = next((x.split(":", 1)[1].strip() for x in info.splitlines() if "model name" in x), "?")
+    flags = next(
+        (x.split(":", 1)[1].split() for x in info.splitlines() if x.startswith("flags")), []
+    )
+    vector = [f for f in ("avx", "avx2", "avx512f", "avx512vl", "avx512bw") if f in flags]
+    return f"{model} ({' '.join(vector) or 'no AVX'})"
+
+
 def outcome(lines: list[str]) -> dict:
     """The checks' last verdicts in a console (``NUMASPARK-CHECK PASS|FAIL name: ...``), and
     the JVM crashes they named (checks.py reports one as "...'s JVM crashed: SIGSEGV ...")."""
@@ -62,6 +78,7 @@ def record(boot: str, cpu: str, seconds: float, code: int, lines: list[str], pat
         "boot": boot,
         "commit": _commit(),
         "cpu": cpu,
+        "host": host_cpu(),
         "seconds": round(seconds, 1),
         "code": code,
         **outcome(lines),
