@@ -33,7 +33,7 @@ def test_qemu_gets_every_vcpu_and_all_memory(tmp_path):
     assert argv[argv.index("-m") + 1] == str(4 * 768)
     cpu = argv[argv.index("-cpu") + 1].split(",")
     assert cpu[0] == "max"  # numpy and Spark need more than qemu64
-    # but not AVX: QEMU 7.2's emulated AVX crashed the guest's JIT-compiled code (issue 57)
+    # but not AVX: with it, the guest's JVMs crashed in JIT-compiled code on one day (issue 57)
     assert {"avx=off", "avx2=off"} <= set(cpu)
     assert f"NUMASPARK_COMMAND={tmp_path / 'command.sh'}" in argv[argv.index("-append") + 1]
 

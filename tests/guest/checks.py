@@ -17,7 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
-from jvmcrash import error_report, jvm_crash  # noqa: E402 (beside this script: run as tests/guest/checks.py)
+from jvmcrash import say_crash  # noqa: E402 (beside this script: run as tests/guest/checks.py)
 
 NUMASPARK = os.environ["NUMASPARK_BIN"]  # the venv's, set by init.sh
 # 200 MiB heap touched at start (-XX:+AlwaysPreTouch), 64 MiB more by the program, held 4 s
@@ -56,15 +56,6 @@ def show(*args: str) -> None:
     """The human view of a command, for the log."""
     print(f"$ numaspark {' '.join(args)}", flush=True)
     print(numaspark(*args), flush=True)
-
-
-def crash_said(log: str) -> str | None:
-    """A crashed JVM in ``log`` in one line (None: none), its error file's telling sections
-    printed on the console first (``NUMASPARK-JVM-CRASH`` lines: signal, registers, the code
-    bytes at pc), which outlive the guest's /tmp."""
-    for line in error_report(log):
-        print(f"NUMASPARK-JVM-CRASH {line}", flush=True)
-    return jvm_crash(log)
 
 
 def check(name: str, test) -> None:
@@ -361,7 +352,7 @@ def hold_job(
             if app.poll() is None:  # timed out: the caller never gets it to stop
                 app.kill()
                 app.wait()
-            crash = crash_said(said)
+            crash = say_crash(said)
             raise AssertionError(
                 (f"the driver's JVM crashed: {crash} | " if crash else "")
                 + f"no first job (run exited {app.poll()}): "
@@ -396,7 +387,7 @@ class PlainCluster:
         said = []
         for name, daemon in zip(("master", "worker"), self.daemons, strict=True):
             log = (self.work / f"{name}.log").read_text(errors="replace")
-            crash = crash_said(log)
+            crash = say_crash(log)
             if crash is not None:
                 said.append(f"the {name}'s JVM crashed: {crash}")
             elif daemon.poll() is not None:
@@ -1135,6 +1126,12 @@ def _devices() -> None:
         check(name, test)
 
 
+def _jvm_stress() -> None:
+    from jvmstress import stress_checks
+
+    stress_checks(check)
+
+
 def _kubernetes() -> None:
     from kube import kubernetes_checks
 
@@ -1167,6 +1164,7 @@ OWN_BOOTS = {
     "devices": _devices,  # a stand-in GPU on each node (gpus.py)
     "churn": _churn,  # two CPUs per node (churn.py)
     "kubernetes": _kubernetes,  # 2 CPUs, 4 GiB a node (kube.py)
+    "jvm-stress": _jvm_stress,  # 2 CPUs a node: JVMs under load (jvmstress.py, issue 57)
     "plugin": plugin_checks,  # the plugin's checks alone, to iterate on them (minutes)
 }
 

@@ -53,3 +53,12 @@ def error_report(log: str) -> list[str]:
             blank = next((j for j, x in enumerate(section) if not x.strip()), len(section))
             kept += section[:blank]
     return kept
+
+
+def say_crash(log: str) -> str | None:
+    """A crashed JVM in ``log`` in one line (None: none), its error file's telling sections
+    printed on the console first (``NUMASPARK-JVM-CRASH`` lines: signal, registers, the code
+    bytes at pc), which outlive the guest's /tmp."""
+    for line in error_report(log):
+        print(f"NUMASPARK-JVM-CRASH {line}", flush=True)
+    return jvm_crash(log)
