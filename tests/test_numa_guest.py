@@ -203,7 +203,14 @@ def guest_four(tmp_path_factory) -> dict:
 @pytest.fixture(scope="module")
 def guest_yarn(tmp_path_factory) -> dict:
     """Two nodes of 3 GiB: the mini YARN (ResourceManager and NodeManager in one JVM), the
-    application master, two executors and the driver all fit."""
+    application master, two executors and the driver all fit. The mini YARN is built here
+    first (Maven; hadoop-client-minicluster fetched once) for the booted checkout: its src/
+    first, as in the guest, so a worktree builds its own."""
+    subprocess.run(
+        [sys.executable, "-c", "from numaspark.spark.yarnmini import build_launcher as b; b()"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=True,
+    )
     return _boot(
         tmp_path_factory, 2, memory="3G", checks=("yarn-node-binding",), log_name="console-yarn.log"
     )
