@@ -18,7 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # NUMASPARK_GUEST_ROUNDS=N boots the selection N times in a row and stops at the first round
 # that fails (issue 57: every proof three boots in a row). Each boot is also a line of
-# test-artifacts/numa-guest/boots.jsonl; tests/guest/ledger.py prints each proof's passes in a row.
+# ~/.cache/numaspark/numa-guest/boots.jsonl; tests/guest/ledger.py prints each proof's passes in a
+# row.
 rounds="${NUMASPARK_GUEST_ROUNDS:-1}"
 case "$rounds" in ''|*[!0-9]*|0) echo "NUMASPARK_GUEST_ROUNDS=$rounds: give a whole number of boots, 1 or more" >&2; exit 2;; esac
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh

@@ -2,10 +2,11 @@
 
 Issue 57 asks for every guest proof to pass three boots in a row, and a boot takes 10 to 60
 minutes here, so the boots of one proof spread over several runs of ``scripts/test-guest.sh``.
-tests/test_numa_guest.py appends a line to ``test-artifacts/numa-guest/boots.jsonl`` after each
-boot: when, the commit booted (and whether its tree had changes), the guest's CPU model with
-the caller's ``NUMASPARK_GUEST_*`` choices (``cpu``), the host's CPU, how long it took, its
-exit status, the checks it passed and failed, and every JVM crash a check reported.
+tests/test_numa_guest.py appends a line to ``boots.jsonl`` in the guest's cache
+(``~/.cache/numaspark/numa-guest``, shared by a checkout and its worktrees) after each boot:
+when, the commit booted (and whether its tree had changes), the guest's CPU model with the
+caller's ``NUMASPARK_GUEST_*`` choices (``cpu``), the host's CPU, how long it took, its exit
+status, the checks it passed and failed, and every JVM crash a check reported.
 ``python tests/guest/ledger.py`` prints, for each kind of boot, its newest boots' run of passes
 (``streak``): a failed boot, or one of another ``cpu``, ends it.
 """
@@ -13,6 +14,7 @@ exit status, the checks it passed and failed, and every JVM crash a check report
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -20,7 +22,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-LEDGER = ROOT / "test-artifacts" / "numa-guest" / "boots.jsonl"
+# beside the guest's kernel in its cache (build.py's CACHE), not in one checkout's
+# test-artifacts: the boots of the main checkout and of its worktrees make one history
+CACHE = Path(os.environ.get("NUMASPARK_GUEST_CACHE", Path.home() / ".cache/numaspark/numa-guest"))
+LEDGER = CACHE / "boots.jsonl"
 CHECK = "NUMASPARK-CHECK "
 CRASH = "NUMASPARK-JVM-CRASH "
 
