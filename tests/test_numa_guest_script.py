@@ -281,3 +281,27 @@ def test_a_crashed_jvms_error_file_is_cut_to_what_tells_the_cause(tmp_path):
     assert "filler" not in kept and len(kept) < 20
     assert error_report(log.replace(str(error_file), str(tmp_path / "gone.log"))) == []
     assert error_report("Starting Spark master") == []
+
+
+@pytest.mark.jvm
+def test_a_jvm_that_crashes_fails_the_stress_check_with_its_error_file(
+    tmp_path, monkeypatch, capsys
+):
+    """tests/guest/jvmstress.py on this machine, its JVMs made to die of a real fatal error
+    (-XX:+CrashOnOutOfMemoryError in an 8 MiB heap): the check fails naming the crash and its
+    error file, whose telling lines reach the console; every JVM of the round has ended."""
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "guest"))
+    import jvmstress  # noqa: PLC0415 (beside checks.py, which the guest runs as a script)
+
+    bins = build.toucher(tmp_path / "bins")
+    monkeypatch.setattr(jvmstress, "BINS", bins)
+    monkeypatch.setattr(jvmstress, "WORK", tmp_path / "work")
+    monkeypatch.setattr(jvmstress, "SECONDS", 30)
+    monkeypatch.setattr(
+        jvmstress, "JAVA_OPTIONS", ["-XX:+CrashOnOutOfMemoryError", "-Xmx8m", "-Xss512k"]
+    )
+    with pytest.raises(AssertionError, match=r"round 1, JVM \d+: the JVM crashed: .*hs_err_pid"):
+        jvmstress.class_loading()
+    assert "NUMASPARK-JVM-CRASH " in capsys.readouterr().out
+    left = subprocess.run(["pgrep", "-f", "--", f"-cp {bins} ClassStress"], capture_output=True)
+    assert left.returncode == 1, left.stdout  # pgrep: none

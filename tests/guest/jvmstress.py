@@ -51,8 +51,8 @@ def class_loading() -> str:
             )
             for out in outs
         ]
-        for jvm, out in zip(jvms, outs, strict=True):
-            code = jvm.wait()
+        codes = [jvm.wait() for jvm in jvms]  # every JVM of the round ended before any verdict
+        for jvm, code, out in zip(jvms, codes, outs, strict=True):
             said = out.read_text(errors="replace")
             crash = say_crash(said)
             if crash or code != 0 or not said.startswith("loaded "):
