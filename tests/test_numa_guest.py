@@ -185,7 +185,8 @@ def _boot(
     saved.write_text(json.dumps(every, indent=2) + "\n")
     print(f"guest timing ({nodes} nodes): {timing}")
     boot = log.stem.replace("console-", "") if log.stem != "console" else "two-nodes"
-    cpu = " ".join([build.guest_cpu(), *_passed()])  # what the boot ran on, and with
+    # what the boot ran on (CPU model, QEMU's accelerator), and with
+    cpu = " ".join([build.guest_cpu(), f"accel={build.guest_accel()}", *_passed()])
     ledger.record(boot, cpu, timing["boot_and_checks_s"], proc.returncode, lines)
     return {"code": proc.returncode, "lines": lines}
 

@@ -352,12 +352,19 @@ def guest_cpu() -> str:
     return os.environ.get("NUMASPARK_GUEST_CPU") or GUEST_CPU
 
 
+GUEST_ACCEL = "tcg"
+
+
+def guest_accel() -> str:
+    return os.environ.get("NUMASPARK_GUEST_ACCEL") or GUEST_ACCEL
+
+
 def qemu_argv(kernel_dir: Path, shape: Shape, script: Path) -> list[str]:
     append = f"console=ttyS0 panic=-1 quiet NUMASPARK_REPO={ROOT} NUMASPARK_COMMAND={script}"
     return [
         "qemu-system-x86_64",
         "-accel",
-        "tcg",
+        guest_accel(),
         "-cpu",
         guest_cpu(),
         "-smp",
