@@ -84,8 +84,10 @@ if command -v cc >/dev/null 2>&1; then
     || say "could not compile the probe kernel: 'numaspark probe' will say why"
 fi
 # the affinity plugin's jar (jvm/), built with Maven against pyspark's Spark when its sources
-# change (scripts/test.sh builds it with its JUnit tests instead)
-if [ "${NUMASPARK_SETUP_TESTS:-0}" != 1 ]; then
+# change; scripts/test.sh builds it with its JUnit tests instead (NUMASPARK_SETUP_JAR=0). The
+# long lane's own scripts (test-guest.sh, test-hosts.sh, ...) need it built here: without it a
+# fresh machine's guest proofs of the plugin failed ("not built yet")
+if [ "${NUMASPARK_SETUP_JAR:-1}" != 0 ]; then
   say "building the affinity plugin (jvm/) if its sources changed"
   .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar()"
 fi

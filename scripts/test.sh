@@ -37,7 +37,7 @@ summary() {
   printf '  %s\n' "${times[@]}" >&2
   printf '  %-28s %5d s\n' "total" "$SECONDS" >&2
 }
-step setup env NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$long bash scripts/setup.sh
+step setup env NUMASPARK_SETUP_TESTS=1 NUMASPARK_SETUP_YARN=$long NUMASPARK_SETUP_JAR=0 bash scripts/setup.sh
 # tests that start JVMs take this machine-wide lock, a test module at a time (tests/conftest.py)
 export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"
 # pytest rewrites the asserts of every test module as it imports it, and keeps the result

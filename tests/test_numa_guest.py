@@ -132,7 +132,7 @@ def _boot(
     kernel_s = time.monotonic() - began
     classes = build.toucher(tmp_path_factory.mktemp("guest"))
     if "jvm-stress" in checks:
-        build.ymmcheck(classes)
+        build.stress_programs(classes)
     log = artifacts / (log_name or ("console.log" if nodes == 2 else f"console-{nodes}-nodes.log"))
     argv = [
         "bash",
@@ -446,12 +446,18 @@ def test_executor_pods_placed_both_ways_on_two_nodes(guest_k8s, name):
     _check_passed(guest_k8s, name)
 
 
-@pytest.mark.parametrize("name", ("jvm-class-loading-stress", "avx-state-kept"))
+@pytest.mark.parametrize(
+    "name", ("code-patched-whole", "jvm-class-loading-stress", "avx-state-kept")
+)
 def test_jvms_survive_stress_on_the_guests_cpu(guest_jvm_stress, name):
-    """Issue 57, item 0: the guest's JVMs died of SIGSEGV in C1-compiled code on one day with
-    QEMU's ``max`` CPU (AVX on). Nine JVMs, three at a time on four vCPUs, each loading Spark's
-    classes on four threads with the plain cluster daemons' JIT settings: none may crash. With
-    ``NUMASPARK_GUEST_CPU=max`` the same boot also checks that the YMM registers survive
-    context switches and signals under QEMU's emulation (tests/guest/jvmstress.py); this is the
-    boot to try a CPU model or a JIT setting (NUMASPARK_GUEST_JAVA_OPTIONS) with."""
+    """Issue 57, item 0: the guest's JVMs died of SIGSEGV and SIGILL in C1-compiled code in
+    some boots. The cause: QEMU's multi-threaded TCG tore instructions that one vCPU patched
+    while another ran them, as HotSpot patches its compiled code (tests/guest/xmodcheck.c);
+    the guest now runs its vCPUs on one thread (build.py, GUEST_ACCEL), and no patch may tear.
+    Nine JVMs, three at a time on four vCPUs, each loading Spark's classes on four threads with
+    the plain cluster daemons' JIT settings: none may crash. With ``NUMASPARK_GUEST_CPU=max``
+    the same boot also checks that the YMM registers survive context switches and signals under
+    QEMU's emulation (tests/guest/jvmstress.py); this is the boot to try a CPU model, an
+    accelerator (NUMASPARK_GUEST_ACCEL=tcg tears code) or a JIT setting
+    (NUMASPARK_GUEST_JAVA_OPTIONS) with."""
     _check_passed(guest_jvm_stress, name)

@@ -211,17 +211,20 @@ def toucher(directory: Path) -> Path:
     return directory
 
 
-def ymmcheck(directory: Path) -> Path:
-    """``ymmcheck``, compiled here without -mavx2 (jvmstress.py: the guest's AVX state)."""
+def stress_programs(directory: Path) -> Path:
+    """The stress boot's C programs (jvmstress.py), compiled here: ``ymmcheck`` without -mavx2
+    (the guest's AVX state) and ``xmodcheck`` (instructions patched while other threads run
+    them)."""
     run(["cc", "-O2", "-Wall", "-o", directory / "ymmcheck", HERE / "ymmcheck.c"])
+    run(["cc", "-O2", "-Wall", "-pthread", "-o", directory / "xmodcheck", HERE / "xmodcheck.c"])
     return directory
 
 
 @dataclass(frozen=True)
 class Shape:
     """The guest's NUMA nodes: node i has CPUs ``i*cpus_per_node`` to ``(i+1)*cpus_per_node-1``
-    and ``node_mib`` MiB of memory. Under software emulation every vCPU is a host thread, so
-    vCPUs may outnumber this machine's cores (slower, not wrong)."""
+    and ``node_mib`` MiB of memory. Under software emulation the vCPUs share one host thread
+    (GUEST_ACCEL), so they may outnumber this machine's cores (slower, not wrong)."""
 
     nodes: int = NODES
     cpus_per_node: int = 1
@@ -319,18 +322,11 @@ def command_script(argv: list[str], cwd: Path, shape: Shape, directory: Path) ->
 
 # The guest's CPU: QEMU's most capable model under software emulation, less AVX. The default
 # qemu64 model lacks SSE4.2, and `numaspark run` died of SIGILL in the guest (its libraries are
-# built for a newer x86-64): `max` has it. QEMU 7.2 is the first QEMU whose TCG emulates AVX and
-# AVX2, which `max` then offers and HotSpot's JIT uses. With `max`, on one day, the guest's JVMs
-# died of SIGSEGV in C1-compiled code in four boots (issue 57: "J 49 c1
-# java.util.zip.ZipUtils.SH", a driver at a pc in compiled code); one boot with
-# -XX:UseAVX=0 passed. The crash has not come back since, with `max` or without AVX, on this
-# machine's later hosts: boots of the checks, Spark clusters started again and again, JVMs
-# reading every jar and loading classes on four threads, and the YMM registers' upper halves
-# across context switches and signals all passed (the notes of issue 57 give the counts). So
-# the cause is not confirmed; AVX stays off, which costs the checks nothing (numpy's wheels
-# need only x86-64-v2: SSE4.2, POPCNT). A crash, should one come, is said with its error file's
-# signal, registers and code bytes at pc (jvmcrash.py), and tests/guest/ledger.py keeps it with
-# the host's CPU. NUMASPARK_GUEST_CPU overrides the model ("max": with AVX).
+# built for a newer x86-64): `max` has it. AVX was once the lead for the guest's JVM crashes
+# (issue 57): QEMU 7.2 is the first TCG to emulate it. It was not the cause: the crash came
+# without AVX too (SIGILL in C1 code), and the cause is the accelerator (GUEST_ACCEL). AVX stays
+# off: every boot's timing was measured without it and no check needs it (numpy's wheels need
+# only x86-64-v2: SSE4.2, POPCNT). NUMASPARK_GUEST_CPU overrides the model ("max": with AVX).
 NO_AVX = (
     "avx",
     "avx2",
@@ -352,7 +348,18 @@ def guest_cpu() -> str:
     return os.environ.get("NUMASPARK_GUEST_CPU") or GUEST_CPU
 
 
-GUEST_ACCEL = "tcg"
+# QEMU's accelerator: TCG, its software emulation, on one host thread for every vCPU. By
+# default QEMU 7.2 runs each vCPU on a thread of its own (multi-threaded TCG), and there it tears
+# instructions that one vCPU rewrites while another runs them. HotSpot rewrites its compiled
+# code so, all the time (C1's patching of unresolved fields and classes, a method's entry made
+# not entrant): a JVM then ran half an old and half a new instruction and died of SIGSEGV or
+# SIGILL in C1-compiled code (issue 57: "J 49 c1 java.util.zip.ZipUtils.SH", "J 57 c1
+# ZipFile$Source.zipCoderForPos", ILL_ILLOPN), with AVX or without, in some boots only.
+# xmodcheck.c, HotSpot's way of patching on 4 vCPUs for 60 s: 1,053 torn instructions
+# multi-threaded; none on one thread; none in 394 million patches on this machine's own CPUs.
+# jvmstress.py checks it in the stress boot. NUMASPARK_GUEST_ACCEL overrides ("tcg": one thread
+# a vCPU, faster on several cores, and torn code).
+GUEST_ACCEL = "tcg,thread=single"
 
 
 def guest_accel() -> str:

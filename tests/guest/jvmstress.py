@@ -1,6 +1,11 @@
 """The guest's JVMs under stress, for issue 57's crash: a boot of its own (``checks.py
 jvm-stress``, two nodes of two CPUs: four vCPUs on this machine's two cores).
 
+``code-patched-whole``: the crash's cause. xmodcheck.c patches code the way HotSpot patches its
+compiled code (a jump to itself first, in one aligned store) while threads on the other vCPUs
+run it; none may run a torn instruction. QEMU's multi-threaded TCG tore them (build.py,
+GUEST_ACCEL); first a run that tears them on purpose must be seen.
+
 ``jvm-class-loading-stress``: rounds of three JVMs at once, C1 only and the serial collector
 (as the plain cluster's daemons run), each loading every class of Spark's jars on four threads
 (ClassStress.java): the zip reading and class defining of a Spark daemon's start, where the
@@ -23,7 +28,8 @@ from pathlib import Path
 
 from jvmcrash import say_crash
 
-BINS = Path(os.environ.get("NUMASPARK_TOUCHER", "."))  # Toucher, ClassStress, ymmcheck
+# Toucher, ClassStress, ymmcheck, xmodcheck
+BINS = Path(os.environ.get("NUMASPARK_TOUCHER", "."))
 WORK = Path("/tmp/jvm-stress")
 ROUNDS, JVMS, SECONDS, THREADS = 3, 3, 60, 4
 JAVA_OPTIONS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"]
@@ -101,8 +107,26 @@ def avx_state() -> str:
     return "; ".join(said) + ": no register changed (a change on purpose was seen)"
 
 
+def code_patching() -> str:
+    """xmodcheck for 30 s, an executor on every vCPU but the patcher's."""
+    xmod = str(BINS / "xmodcheck")
+    executors = str(max(1, (os.cpu_count() or 1) - 1))
+    broken = subprocess.run([xmod, "broken", "2", executors], capture_output=True, text=True)
+    if broken.returncode != 1:
+        raise AssertionError(f"xmodcheck did not see a patch torn on purpose: {broken.stdout}")
+    run = subprocess.run([xmod, "patch", "30", executors], capture_output=True, text=True)
+    said = (run.stdout or run.stderr).strip()
+    if run.returncode != 0:
+        raise AssertionError(
+            f"{said}: QEMU's accelerator tears code that HotSpot patches, and JVMs die of it "
+            "(NUMASPARK_GUEST_ACCEL: tests/guest/build.py)"
+        )
+    return f"{said.split(': ', 1)[1]} (a patch torn on purpose was seen)"
+
+
 def stress_checks(check) -> None:
     began = time.monotonic()
+    check("code-patched-whole", code_patching)
     check("jvm-class-loading-stress", class_loading)
     if _vector() == "with AVX2":
         check("avx-state-kept", avx_state)
