@@ -11,8 +11,10 @@
 # console goes to --log (default ~/.cache/numaspark/numa-guest/last-boot/console.log). A boot
 # takes about a minute; JVMs start about 20 times slower than here. Timings under emulation say
 # nothing about real NUMA hardware; placements (CPUs, memory policy, pages per node) do. The
-# guest's CPU is QEMU's `max` less AVX (tests/guest/build.py: with AVX, JVMs crashed in compiled
-# code on one day, the cause unconfirmed); NUMASPARK_GUEST_CPU=max gives it back.
+# guest's vCPUs share one host thread: QEMU's multi-threaded TCG tears the code that JVMs patch
+# while other threads run it, and they crash (tests/guest/build.py, GUEST_ACCEL;
+# NUMASPARK_GUEST_ACCEL=tcg gives it back). Its CPU is QEMU's `max` less AVX
+# (NUMASPARK_GUEST_CPU=max gives AVX back).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! command -v qemu-system-x86_64 >/dev/null; then

@@ -11,8 +11,8 @@
 # executors bound by their devices (issue 50) one with a stand-in GPU on each node (`-k devices`,
 # 10 to 30 minutes: the machine's load decides); the local Kubernetes inside a guest of two
 # nodes of two CPUs and 4 GiB (issue 60, `-k executor_pods_placed_both_ways`, about 56
-# minutes); the guest's JVMs under stress, issue 57's crash hunt (`-k survive_stress`, 4 to 5
-# minutes). The consoles are saved in test-artifacts/numa-guest/console.log
+# minutes); the guest's JVMs under stress and the code they patch, issue 57's crash
+# (`-k survive_stress`, 4 to 5 minutes). The consoles are saved in test-artifacts/numa-guest/console.log
 # (console-4-nodes.log, console-k8s.log, ...), the timings in timing.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -219,7 +219,7 @@ def guest_yarn(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def guest_python(tmp_path_factory) -> dict:
-    """Two nodes of two CPUs each (four vCPUs on this machine's two cores): PySpark's Python
+    """Two nodes of two CPUs each (four vCPUs on one host thread): PySpark's Python
     workers at --bind node, then at --bind core with executors of two cores (issue 40)."""
     return _boot(
         tmp_path_factory,
@@ -261,7 +261,7 @@ def guest_churn(tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def guest_jvm_stress(tmp_path_factory) -> dict:
-    """Two nodes of two CPUs (four vCPUs on this machine's two cores): JVMs loading classes at
+    """Two nodes of two CPUs (four vCPUs on one host thread): JVMs loading classes at
     once, and the YMM registers' state where the CPU model has AVX (issue 57; jvmstress.py)."""
     require("cc")
     return _boot(

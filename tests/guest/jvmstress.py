@@ -1,5 +1,5 @@
 """The guest's JVMs under stress, for issue 57's crash: a boot of its own (``checks.py
-jvm-stress``, two nodes of two CPUs: four vCPUs on this machine's two cores).
+jvm-stress``, two nodes of two CPUs: four vCPUs on one host thread).
 
 ``code-patched-whole``: the crash's cause. xmodcheck.c patches code the way HotSpot patches its
 compiled code (a jump to itself first, in one aligned store) while threads on the other vCPUs
