@@ -247,7 +247,7 @@ def guest_devices(tmp_path_factory) -> dict:
 def guest_churn(tmp_path_factory) -> dict:
     """Two nodes of two CPUs and 3 GiB each: a plain cluster, two PySpark applications at once
     under dynamic allocation, each executor of one core (issue 57, tests/guest/churn.py). Its
-    check may take 3000 s under emulation; the boot gets 600 s more."""
+    check may take 6000 s under emulation; the boot gets 1200 s more."""
     return _boot(
         tmp_path_factory,
         2,
@@ -255,7 +255,7 @@ def guest_churn(tmp_path_factory) -> dict:
         checks=("churn",),
         log_name="console-churn.log",
         cpus_per_node=2,
-        timeout_s=3600,
+        timeout_s=7200,
     )
 
 
@@ -292,7 +292,7 @@ def guest_k8s(tmp_path_factory) -> dict:
         checks=("kubernetes",),
         log_name="console-k8s.log",
         cpus_per_node=2,
-        timeout_s=7200,
+        timeout_s=14400,
         env=(f"NUMASPARK_K8S_BINS={bins}",),
     )
 

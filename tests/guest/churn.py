@@ -79,7 +79,7 @@ BOUND = b"numaspark affinity: level NODE"  # logged once bound, and once a move 
 MOVING = b"numaspark affinity: moving"  # logged as a move begins (NodeBinder.rebalance)
 LOCAL_SHARE = 0.9
 MIN_SAMPLES = 60
-DEADLINE_S = 3000  # for both applications, from the cluster's start
+DEADLINE_S = 6000  # for both applications, from the cluster's start
 
 
 def bound(pid: int) -> bool:
@@ -224,9 +224,9 @@ def _bursts(cluster_master: list[str], work: Path, name: str, locks: Path) -> su
             "--memory-per-executor",
             "480m",
             "--executor-wait",
-            "1500s",
+            "3000s",
             "--timeout",
-            "2400",
+            "4800",
             "--no-collect",  # the check reads /proc itself: no sampler of numaspark's beside it
             "--out",
             str(out),

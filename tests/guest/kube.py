@@ -85,9 +85,9 @@ def _run(
         "--memory-per-executor",
         memory,
         "--executor-wait",
-        "1800s",
+        "3600s",
         "--timeout",
-        "3000",
+        "6000",
         "--no-collect",
         "--out",
         str(out),
@@ -104,7 +104,7 @@ def _run(
         "--conf",
         "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime=1800s",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime=3600s",
         *more,
         "--",
         str(out.parent),
@@ -227,7 +227,7 @@ def topology_refusal(printed: dict) -> str:
         env=_env(printed),
         capture_output=True,
         text=True,
-        timeout=2400,
+        timeout=4800,
     )
     took = time.monotonic() - began
     (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
