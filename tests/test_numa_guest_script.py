@@ -4,6 +4,7 @@ before anything boots. The boots themselves are in test_numa_guest.py (long)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shlex
@@ -335,3 +336,30 @@ def test_a_jvm_that_crashes_fails_the_stress_check_with_its_error_file(
     assert "NUMASPARK-JVM-CRASH " in capsys.readouterr().out
     left = subprocess.run(["pgrep", "-f", "--", f"-cp {bins} ClassStress"], capture_output=True)
     assert left.returncode == 1, left.stdout  # pgrep: none
+
+
+def test_churn_judges_an_executor_only_with_no_move_between_two_reads(tmp_path, monkeypatch):
+    """churn.py's sampler reads an executor's log before and after its /proc, and judges it
+    only when both say bound with no move between: the first churn boot on one host thread
+    judged an executor whose move began and ended while its threads were read, half on each
+    node. A process whose working directory holds the log stands in for the executor."""
+    monkeypatch.setenv("NUMASPARK_BIN", str(ROOT / ".venv" / "bin" / "numaspark"))
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "guest"))
+    churn = importlib.import_module("churn")
+    log = tmp_path / "stderr"
+    log.write_bytes(b"starting\n")
+    executor = subprocess.Popen(["sleep", "30"], cwd=tmp_path)
+    try:
+        assert churn.bound(executor.pid) == (False, -1)  # not bound yet
+        log.write_bytes(log.read_bytes() + churn.BOUND + b", CPUs 0\n")
+        before = churn.bound(executor.pid)
+        assert before[0] and churn.bound(executor.pid) == before  # judged
+        log.write_bytes(log.read_bytes() + churn.MOVING + b" from node {0} to node {1}\n")
+        assert not churn.bound(executor.pid)[0]  # moving: not judged
+        log.write_bytes(log.read_bytes() + churn.BOUND + b", moved to node {1}\n")
+        after = churn.bound(executor.pid)
+        assert after[0] and after != before  # bound again, but a move came between the reads
+    finally:
+        executor.kill()
+        executor.wait()
+    assert churn.bound(executor.pid) == (False, -1)  # ended

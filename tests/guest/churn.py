@@ -80,17 +80,22 @@ MOVING = b"numaspark affinity: moving"  # logged as a move begins (NodeBinder.re
 LOCAL_SHARE = 0.9
 MIN_SAMPLES = 60
 DEADLINE_S = 6000  # for both applications, from the cluster's start
+# a decommissioned executor's end after its SIGPWR: over 300 s on one host thread (2026-12-07)
+DECOMMISSION_S = 900
 
 
-def bound(pid: int) -> bool:
+def bound(pid: int) -> tuple[bool, int]:
     """Whether executor ``pid``'s plugin has bound it and is not moving it: its log says so
     (the executor's working directory is the one its worker made for it, and holds its
-    stderr), its last ``level NODE`` line after its last ``moving`` line."""
+    stderr), its last ``level NODE`` line after its last ``moving`` line; and where that last
+    ``moving`` line is. The sampler reads it before and after the executor's /proc: a move
+    that began and ended between the two (its threads read half on each node) changes it."""
     try:
         log = (Path(f"/proc/{pid}/cwd") / "stderr").read_bytes()
     except OSError:
-        return False
-    return log.rfind(BOUND) > log.rfind(MOVING)
+        return False, -1
+    moving = log.rfind(MOVING)
+    return log.rfind(BOUND) > moving, moving
 
 
 def application_of(pid: int) -> str:
@@ -136,6 +141,7 @@ class Sampler(threading.Thread):
         while not self.stop.wait(1.0):
             seen, early = {}, {}
             for pid in executor_pids():
+                before = bound(pid)
                 try:
                     s = placed(pid, self.cpus_of)
                 except (OSError, AttributeError):  # ended between the listing and the read
@@ -144,7 +150,10 @@ class Sampler(threading.Thread):
                 if app != "?":
                     self.apps[pid] = app
                 s["app"] = self.apps.get(pid, "?")
-                if bound(pid):
+                # judged only when bound before and after, with no move between: one that
+                # began and ended while /proc was read (slow under one host thread) was
+                # sampled with its threads half on each node (2026-12-07's first churn boot)
+                if before[0] and bound(pid) == before:
                     seen[pid] = s
                 elif len(s["homes"]) == 1:  # bound, not yet reported
                     early[pid] = s
@@ -330,7 +339,7 @@ def churn_under_dynamic_allocation() -> str:
         print(f"churn: SIGPWR to executor {decommissioned}", flush=True)
         its_log = Path(os.readlink(f"/proc/{decommissioned}/cwd")) / "stderr"
         os.kill(decommissioned, signal.SIGPWR)  # Spark's decommission signal (executor side)
-        decommission_ended = _gone(decommissioned, 300)
+        decommission_ended = _gone(decommissioned, DECOMMISSION_S)
         said = its_log.read_text(errors="replace")
         decommission_said = "Finished decommissioning" in said
         for name, run in runs.items():
@@ -358,7 +367,7 @@ def churn_under_dynamic_allocation() -> str:
     if after.get("pid") in (None, killed):
         problems.append(f"{slot}, freed by the SIGKILL of {killed}, was not taken again: {after}")
     if not decommission_ended:
-        problems.append(f"executor {decommissioned} still ran 300 s after SIGPWR")
+        problems.append(f"executor {decommissioned} still ran {DECOMMISSION_S} s after SIGPWR")
     elif not decommission_said:  # Spark's own words, not the signal's default end
         problems.append(f"executor {decommissioned} ended without 'Finished decommissioning'")
     if len(sampler.samples) < MIN_SAMPLES:
