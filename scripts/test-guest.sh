@@ -14,6 +14,8 @@
 # minutes); the guest's JVMs under stress and the code they patch, issue 57's crash
 # (`-k survive_stress`, 4 to 5 minutes). The consoles are saved in test-artifacts/numa-guest/console.log
 # (console-4-nodes.log, console-k8s.log, ...), the timings in timing.json.
+# The minutes above are from before the guest's vCPUs shared one host thread (2026-12-07):
+# about twice them now; docs/tests.md has each boot's, as measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # NUMASPARK_GUEST_ROUNDS=N boots the selection N times in a row and stops at the first round
