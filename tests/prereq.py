@@ -40,7 +40,7 @@ PREREQUISITES: dict[str, tuple[Callable[[], bool], str]] = {
     "ssh-keygen": (_tool("ssh-keygen"), SETUP),
     "sshd": (lambda: Path("/usr/sbin/sshd").exists(), SETUP),
     "qemu-system-x86_64": (_tool("qemu-system-x86_64"), SETUP),
-    "cc": (_tool("cc"), SETUP),  # the guest's stress boot compiles tests/guest/ymmcheck.c
+    "cc": (_tool("cc"), SETUP),  # the guest's stress boot compiles ymmcheck.c, xmodcheck.c
     "apt-get": (
         _tool("apt-get"),
         "the guest's kernel is fetched with apt-get download: "
