@@ -6,10 +6,10 @@
 #            (NUMASPARK_NO_JVM), so a test in the wrong lane fails and says so.
 #   (none)   what CI runs: the same lint and no-JVM tests (the whole corpus), the plugin's JUnit
 #            tests, the tests marked jvm one at a time, and the wheel installed in a fresh venv.
-#   --long   all that, and the scenarios of minutes each marked long: the QEMU guests (two and
-#            four NUMA nodes, YARN's own binding), hosts in network namespaces, the mini YARN,
-#            the kubelet's own code on the k8s files, and a user's install from the wheel
-#            (no root, no apt hwloc or numactl: scripts/test-install.sh).
+#   --long   all that, and the scenarios of minutes each marked long: the QEMU guests (eight
+#            boots, two at a time: scripts/test-guest.sh), hosts in network namespaces, the
+#            mini YARN, the kubelet's own code on the k8s files, and a user's install from the
+#            wheel (no root, no apt hwloc or numactl: scripts/test-install.sh).
 # A prerequisite a lane needs that is missing fails it, in one line (tests/prereq.py). Every
 # step prints its time, and each pytest its 15 slowest tests; the times are summed at the end.
 set -euo pipefail
@@ -70,7 +70,14 @@ fi
 # executors to this machine's CPUs and check that no JVM is left behind)
 step "plugin jar and JUnit" .venv/bin/python -c "from numaspark.spark.affinity import build_jar; build_jar(run_tests=True)"
 step "pytest, no JVM" env NUMASPARK_NO_JVM=1 "${pytest[@]}" -n 2 -m "not jvm" ${args[@]+"${args[@]}"}
-step "pytest, jvm" "${pytest[@]}" -m jvm ${args[@]+"${args[@]}"}
+if [ "$long" = 1 ]; then
+  # the guests in a step of their own, two boots at once: a guest's vCPUs share one host
+  # thread, so each boot keeps one core busy (NUMASPARK_GUEST_PARALLEL=1: one at a time)
+  step "pytest, jvm" "${pytest[@]}" -m jvm --ignore=tests/test_numa_guest.py ${args[@]+"${args[@]}"}
+  step "guest boots" env NUMASPARK_GUEST_PARALLEL="${NUMASPARK_GUEST_PARALLEL:-2}" bash scripts/test-guest.sh ${args[@]+"${args[@]}"}
+else
+  step "pytest, jvm" "${pytest[@]}" -m jvm ${args[@]+"${args[@]}"}
+fi
 # the installable package: a wheel with the plugin jar, installed and run in a fresh venv
 step "wheel" bash scripts/test-wheel.sh
 summary

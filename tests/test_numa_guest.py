@@ -46,6 +46,7 @@ test-artifacts/numa-guest/timing.json.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -171,18 +172,17 @@ def _boot(
         "plugin_node_binding_s": _timings(console),
     }
     saved = artifacts / "timing.json"
-    every = json.loads(saved.read_text()) if saved.exists() else {}
-    if checks:  # a boot of its own for these checks: its timing beside the others
-        every["_".join(c.replace("-", "_") for c in checks)] = timing
-    elif nodes == 2:  # the two-node guest's keys as before, the four-node guest's beside them
-        every = {
-            **timing,
-            "four_nodes": every.get("four_nodes"),
-            "yarn_node_binding": every.get("yarn_node_binding"),
-        }
-    else:
-        every["four_nodes"] = timing
-    saved.write_text(json.dumps(every, indent=2) + "\n")
+    # boots at once (NUMASPARK_GUEST_PARALLEL) each add theirs: one at a time
+    with open(artifacts / "timing.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        every = json.loads(saved.read_text()) if saved.exists() else {}
+        if checks:  # a boot of its own for these checks: its timing beside the others
+            every["_".join(c.replace("-", "_") for c in checks)] = timing
+        elif nodes == 2:  # the two-node guest's keys at the top, the other boots' beside
+            every.update(timing)
+        else:
+            every["four_nodes"] = timing
+        saved.write_text(json.dumps(every, indent=2) + "\n")
     print(f"guest timing ({nodes} nodes): {timing}")
     boot = log.stem.replace("console-", "") if log.stem != "console" else "two-nodes"
     # what the boot ran on (CPU model, QEMU's accelerator), and with

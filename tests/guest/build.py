@@ -359,7 +359,7 @@ def guest_cpu() -> str:
 # multi-threaded; none on one thread; none in 394 million patches on this machine's own CPUs.
 # jvmstress.py checks it in the stress boot. On one thread a guest of several vCPUs runs about
 # half as fast on this machine's two cores, so the boots' timeouts doubled (timeout_s, churn.py,
-# kube.py); two boots at once (worktrees, each its own NUMASPARK_TEST_LOCK) use both cores.
+# kube.py); two boots at once (NUMASPARK_GUEST_PARALLEL=2 scripts/test-guest.sh) use both cores.
 # NUMASPARK_GUEST_ACCEL overrides ("tcg": a thread a vCPU, faster on several cores, and torn
 # code).
 GUEST_ACCEL = "tcg,thread=single"
