@@ -405,3 +405,55 @@ def test_churn_judges_an_executor_only_with_no_move_between_two_reads(tmp_path, 
         executor.kill()
         executor.wait()
     assert churn.bound(executor.pid) == (False, -1)  # ended
+
+
+HOLD_ARGV = """
+import json, pathlib, checks, kube
+out = pathlib.Path("/tmp/k/out")
+print(json.dumps({
+    "k8s": kube._run({"server": "https://10.0.0.1:6443", "spark": "img"}, out, "node", 2, 1, "1536m"),
+    "plain": checks.holdjob_argv(
+        "pythonhold.py", ["--master", "spark://10.0.0.2:7077"], pathlib.Path("/tmp/w"), out,
+        2, 2, "512m", 1200, 2400, ["--bind", "core"],
+    ),
+}))
+"""
+
+
+def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executor():
+    """checks.py's hold job and kube.py's run build their argv in one place (holdjob_argv):
+    C1 only, the first job waiting for every executor as long as numaspark waits for the
+    first, and each option one that `numaspark run` has. Built here, as the guest would (kube.py
+    imported in a process of its own: it sets the local Kubernetes' variables)."""
+    done = subprocess.run(
+        [sys.executable, "-c", HOLD_ARGV],
+        cwd=ROOT / "tests" / "guest",
+        env={**os.environ, "NUMASPARK_BIN": str(ROOT / ".venv/bin/numaspark")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    options = subprocess.run(
+        [str(ROOT / ".venv/bin/numaspark"), "run", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    ).stdout
+    for name, wait, tail in (
+        ("k8s", "3600", ["/tmp/k", "2", "900"]),
+        ("plain", "1200", ["/tmp/w", "4", "900"]),
+    ):
+        argv = said[name]
+        assert argv[1] == "run" and argv[argv.index("--") + 1 :] == tail
+        assert argv[argv.index("--executor-wait") + 1] == f"{wait}s"
+        confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
+        assert f"spark.scheduler.maxRegisteredResourcesWaitingTime={wait}s" in confs
+        assert "spark.scheduler.minRegisteredResourcesRatio=1.0" in confs
+        assert "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1" in confs
+        flags = [a for a in argv[: argv.index("--")] if a.startswith("--")]
+        assert flags and all(f in options for f in flags), set(flags) - set(options.split())
+    assert said["k8s"][said["k8s"].index("--master") + 1] == "k8s://https://10.0.0.1:6443"
+    assert said["k8s"][said["k8s"].index("--image") + 1] == "img"
+    assert said["plain"][said["plain"].index("--bind") + 1] == "core"

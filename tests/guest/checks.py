@@ -278,6 +278,56 @@ def placed(pid: int, cpus_of: dict[int, set[int]]) -> dict:
     }
 
 
+def holdjob_argv(
+    app: str,
+    where: list[str],
+    work: Path,
+    out: Path,
+    executors: int,
+    cores: int,
+    memory: str,
+    wait_s: int,
+    timeout_s: int,
+    conf: list[str],
+) -> list[str]:
+    """``numaspark run APP`` (holdjob.py, pythonhold.py) on ``where`` (``--master ...``),
+    C1 only (under emulation C2's compiles cost minutes of the run), its first job waiting up
+    to ``wait_s`` for every executor so that each one works in it; its tasks hold until
+    ``work/go`` exists. Shared by the checks here and kube.py's."""
+    return [
+        NUMASPARK,
+        "run",
+        str(HERE / app),
+        *where,
+        "--executors",
+        str(executors),
+        "--cores-per-executor",
+        str(cores),
+        "--memory-per-executor",
+        memory,
+        "--executor-wait",
+        f"{wait_s}s",
+        "--timeout",
+        str(timeout_s),
+        "--no-collect",
+        "--out",
+        str(out),
+        "--conf",
+        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+        "--conf",
+        "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
+        "--conf",
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "--conf",
+        f"spark.scheduler.maxRegisteredResourcesWaitingTime={wait_s}s",
+        *conf,
+        "--",
+        str(work),
+        str(executors * cores),
+        "900",
+    ]
+
+
 def hold_job(
     work: Path,
     out: Path,
@@ -293,44 +343,10 @@ def hold_job(
     executors then hold until ``work/go`` exists), with when it was submitted. A run that exits
     first, or has no first job in 2000 s, fails the check with its output and spark-submit's
     log."""
-    argv = [
-        NUMASPARK,
-        "run",
-        str(HERE / app),
-        *where,
-        "--executors",
-        str(executors),
-        "--cores-per-executor",
-        str(cores),
-        "--memory-per-executor",
-        "512m",
-        "--executor-wait",
-        "900s",
-        "--timeout",
-        "2400",
-        "--no-collect",
-        "--out",
-        str(out),
-        # the cluster is on this guest, whose venv its executors have: numaspark's own
-        # Python, as a user names theirs (by default executors run plain python3)
-        "--python",
-        str(Path(NUMASPARK).parent / "python"),
-        # C1 only: under emulation C2's compiles cost minutes of the run
-        "--conf",
-        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-        "--conf",
-        "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
-        # the first job waits for every executor, so each one works in it
-        "--conf",
-        "spark.scheduler.minRegisteredResourcesRatio=1.0",
-        "--conf",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime=1200s",
-        *conf,
-        "--",
-        str(work),
-        str(executors * cores),
-        "900",
-    ]
+    # the cluster is on this guest, whose venv its executors have: numaspark's own Python, as
+    # a user names theirs (by default executors run plain python3)
+    python = ["--python", str(Path(NUMASPARK).parent / "python")]
+    argv = holdjob_argv(app, where, work, out, executors, cores, "512m", 1200, 2400, python + conf)
     print("$ " + " ".join(argv), flush=True)
     app = subprocess.Popen(
         argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT, env=env

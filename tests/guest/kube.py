@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from checks import HERE, NUMASPARK, cpu_list, jvm_pids, mib, node_cpus, placed
+from checks import HERE, NUMASPARK, cpu_list, holdjob_argv, jvm_pids, mib, node_cpus, placed
 
 # the cluster's state on a tmpfs (before tests/k8s/configs.py reads it), and patience: every
 # part starts ~20x slower under emulation
@@ -61,56 +61,25 @@ def _xml() -> Path:
     return path
 
 
-def _run(
-    printed: dict, out: Path, bind: str, executors: int, cores: int, memory: str, *more: str
-) -> list[str]:
+def _run(printed: dict, out: Path, bind: str, executors: int, cores: int, memory: str) -> list[str]:
     """``numaspark run holdjob.py --master k8s://...`` in client mode (the driver here, on
-    the node's address), C1 only (C2's compiles cost minutes under emulation)."""
-    return [
-        NUMASPARK,
-        "run",
-        str(HERE / "holdjob.py"),
-        "--master",
-        f"k8s://{printed['server']}",
-        "--xml",
-        str(WORK / "node.xml"),
+    the node's address), waiting up to an hour for its executor pods."""
+    where = ["--master", f"k8s://{printed['server']}", "--xml", str(WORK / "node.xml")]
+    conf = [
         "--image",
         printed["spark"],
         "--bind",
         bind,
-        "--executors",
-        str(executors),
-        "--cores-per-executor",
-        str(cores),
-        "--memory-per-executor",
-        memory,
-        "--executor-wait",
-        "3600s",
-        "--timeout",
-        "6000",
-        "--no-collect",
-        "--out",
-        str(out),
         # the driver's Kubernetes client: a TLS connection to the API takes over its default
         # 10 s under emulation
         "--conf",
         "spark.kubernetes.driver.connectionTimeout=180000",
         "--conf",
         "spark.kubernetes.driver.requestTimeout=180000",
-        "--conf",
-        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
-        "--conf",
-        "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1",
-        "--conf",
-        "spark.scheduler.minRegisteredResourcesRatio=1.0",
-        "--conf",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime=3600s",
-        *more,
-        "--",
-        str(out.parent),
-        str(executors * cores),
-        "900",
     ]
+    return holdjob_argv(
+        "holdjob.py", where, out.parent, out, executors, cores, memory, 3600, 6000, conf
+    )
 
 
 def _env(printed: dict) -> dict:
