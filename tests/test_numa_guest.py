@@ -386,7 +386,7 @@ def test_any_command_on_three_nodes_of_two_cpus(tmp_path):
 )
 def test_yarns_own_node_binding_in_the_guest(guest_yarn):
     """Issue 33: a NodeManager with the settings `plan --target yarn` renders binds each
-    container it launches to a node (tests/guest/checks.py yarn_node_binding)."""
+    container it launches to a node (tests/guest/yarncheck.py)."""
     _check_passed(guest_yarn, "yarn-node-binding")
 
 
@@ -398,8 +398,7 @@ def test_yarns_own_node_binding_in_the_guest(guest_yarn):
 def test_python_workers_stay_with_their_executor_in_the_guest(guest_python, name):
     """Issue 40: every Python worker of an executor (pyspark.daemon and the workers it forks)
     on its executor's node CPUs with at least 90% of its anonymous pages there, at --bind node;
-    at --bind core with two-core executors, not all on one core (tests/guest/checks.py
-    python_workers)."""
+    at --bind core with two-core executors, not all on one core (tests/guest/pyworkers.py)."""
     _check_passed(guest_python, name)
 
 

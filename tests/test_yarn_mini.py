@@ -236,7 +236,7 @@ def test_yarns_own_numa_binding_from_the_rendered_settings(tmp_path, no_spark_le
     default container executor); a mini YARN started with that fragment (`up --site`) launches
     every container under numactl: on this one-node machine the executor's and the
     application master's memory policy is YARN's `interleave:0` and their CPUs node 0's. (On
-    two nodes, in the guest: tests/guest/checks.py yarn_node_binding.)"""
+    two nodes, in the guest: tests/guest/yarncheck.py.)"""
     files, directory, out = tmp_path / "files", tmp_path / "y", tmp_path / "out"
     planned = run_cli(
         "plan",

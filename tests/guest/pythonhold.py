@@ -1,4 +1,4 @@
-"""The application of the guest's Python-worker checks (checks.py ``python_workers``), run with
+"""The application of the guest's Python-worker checks (pyworkers.py ``python_workers``), run with
 ``numaspark run pythonhold.py --master spark://... --bind node|core -- DIR SLOTS WAIT_S``.
 
 Its one job has SLOTS tasks (one per executor core), each run by a PySpark Python worker: it
