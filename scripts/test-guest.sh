@@ -24,27 +24,29 @@ cd "$(dirname "$0")/.."
 # row.
 rounds="${NUMASPARK_GUEST_ROUNDS:-1}"
 case "$rounds" in ''|*[!0-9]*|0) echo "NUMASPARK_GUEST_ROUNDS=$rounds: give a whole number of boots, 1 or more" >&2; exit 2;; esac
-# NUMASPARK_GUEST_PARALLEL=N boots N guests at once (pytest-xdist, one worker per boot: the
-# tests of a boot stay on one worker, tests/conftest.py's boot_group). A guest's vCPUs share one
-# host thread, so a boot keeps one core busy: N up to the machine's cores, and its memory (the
-# four-node, churn and Kubernetes guests take 6 to 8 GiB each). The workers' output is not shown
-# as it comes; each guest's console is, in test-artifacts/numa-guest/console*.log.
+# NUMASPARK_GUEST_PARALLEL=N boots N guests at once: tests/guest/boots.py runs each boot's tests
+# in a pytest of its own, the longest boots first. A guest's vCPUs share one host thread, so a
+# boot keeps one core busy: N up to the machine's cores, and its memory (the four-node, churn and
+# Kubernetes guests take 6 to 8 GiB each). Each boot's pytest output goes to
+# test-artifacts/numa-guest/pytest-*.log, its guest's console to console*.log as it runs.
 parallel="${NUMASPARK_GUEST_PARALLEL:-1}"
 case "$parallel" in ''|*[!0-9]*|0) echo "NUMASPARK_GUEST_PARALLEL=$parallel: give a whole number of boots at once, 1 or more" >&2; exit 2;; esac
 NUMASPARK_SETUP_TESTS=1 bash scripts/setup.sh
 export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"  # tests/conftest.py
-pytest=(.venv/bin/python -m pytest -ra -s --durations=15 --long)
-if [ "$parallel" != 1 ]; then
-  # the workers would queue on the JVM lock one module at a time (tests/conftest.py): this
-  # script holds it for them instead, for the whole run
-  pytest=(flock "$NUMASPARK_TEST_LOCK" env -u NUMASPARK_TEST_LOCK "${pytest[@]}" -n "$parallel" --dist loadgroup)
-  flock -n "$NUMASPARK_TEST_LOCK" true || echo "waiting for $NUMASPARK_TEST_LOCK: another run on this machine starts JVMs"
-  echo "test-guest: $parallel boots at once; their consoles as they run: test-artifacts/numa-guest/console*.log"
+if [ "$parallel" = 1 ]; then
+  run_boots() { .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_numa_guest.py "$@"; }
+else
+  # the boots' pytest processes would queue on the JVM lock (tests/conftest.py): this script
+  # holds it for them instead, for the whole run
+  run_boots() {
+    flock -n "$NUMASPARK_TEST_LOCK" true || echo "waiting for $NUMASPARK_TEST_LOCK: another run on this machine starts JVMs"
+    flock "$NUMASPARK_TEST_LOCK" env -u NUMASPARK_TEST_LOCK .venv/bin/python tests/guest/boots.py --parallel "$parallel" -- "$@"
+  }
 fi
 for round in $(seq 1 "$rounds"); do
   [ "$rounds" = 1 ] || echo "test-guest: round $round of $rounds"
   status=0
-  "${pytest[@]}" tests/test_numa_guest.py "$@" || status=$?
+  run_boots "$@" || status=$?
   if [ "$status" != 0 ]; then
     [ "$rounds" = 1 ] || echo "test-guest: round $round of $rounds failed (exit $status)" >&2
     .venv/bin/python tests/guest/ledger.py

@@ -42,22 +42,10 @@ def pytest_addoption(parser):
     )
 
 
-def boot_group(item) -> str | None:
-    """The guest boot a test reads: its ``guest*`` fixture (tests/test_numa_guest.py), or
-    None. ``pytest -n N --dist loadgroup`` (scripts/test-guest.sh with
-    NUMASPARK_GUEST_PARALLEL) keeps each boot's tests on one worker, so that N boots run at
-    once and none twice; a test of no boot is a group of its own."""
-    boots = sorted(f for f in getattr(item, "fixturenames", ()) if f.startswith("guest"))
-    return boots[0] if boots else None
-
-
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``long`` (a scenario of minutes, with a script of its own) run with
     --long: bash scripts/test.sh --long, scripts/test-hosts.sh and scripts/test-guest.sh
     pass it. Everything else runs in CI, which on two cores must stay under 25 minutes."""
-    for item in items:
-        if boot_group(item):
-            item.add_marker(pytest.mark.xdist_group(boot_group(item)))
     if config.getoption("--long"):
         return
     for item in items:

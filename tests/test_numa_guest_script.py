@@ -287,40 +287,6 @@ def test_rounds_or_boots_at_once_that_are_not_a_count_are_refused_before_setup(n
     assert "setup" not in done.stdout
 
 
-BOOTS = ("", "_four", "_yarn", "_python", "_devices", "_churn", "_jvm_stress", "_k8s")
-GROUPS = """
-def pytest_collection_finish(session):
-    for item in session.items:
-        mark = item.get_closest_marker("xdist_group")
-        print("GROUP", item.name, mark.args[0] if mark else "-")
-"""
-
-
-def test_each_boots_tests_are_one_group_so_boots_at_once_never_repeat_one(tmp_path):
-    """NUMASPARK_GUEST_PARALLEL runs the boots on pytest-xdist workers, a group each
-    (--dist loadgroup): every test of a boot carries its fixture's group, so no boot runs on
-    two workers; a test that boots its own guest is a group of itself. Collected for real,
-    nothing booted."""
-    (tmp_path / "groupdump.py").write_text(GROUPS)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--long", "-p", "groupdump"]
-        + ["-p", "no:cacheprovider", str(ROOT / "tests/test_numa_guest.py")],
-        env={**os.environ, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    groups = dict(line.split()[1:] for line in done.stdout.splitlines() if line.startswith("GROUP"))
-    assert groups["test_guest_ran_the_checks_and_powered_off"] == "guest"
-    two_nodes = [n for n in groups if n.startswith("test_check_passed_in_the_guest[")]
-    assert len(two_nodes) >= 9 and {groups[n] for n in two_nodes} == {"guest"}
-    assert groups["test_executors_that_come_and_go_stay_placed_in_the_guest"] == "guest_churn"
-    assert groups["test_any_command_on_three_nodes_of_two_cpus"] == "-"
-    assert set(groups.values()) == {"-"} | {f"guest{s}" for s in BOOTS}
-
-
 def test_a_crashed_jvms_error_file_is_cut_to_what_tells_the_cause(tmp_path):
     """The error file's signal, registers and code bytes at pc reach the console (the guest's
     /tmp does not outlive it); the rest of its hundreds of lines does not."""
