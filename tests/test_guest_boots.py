@@ -6,6 +6,7 @@ the signals."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ def pytest_addoption(parser):
 """
 
 MODULE = """
-import json, os, subprocess, time
+import json, os, subprocess, sys, time
 from pathlib import Path
 
 import pytest
@@ -35,15 +36,24 @@ import pytest
 SEEN = Path(os.environ["BOOTS_SEEN"])
 
 
+# build.py's part: start "QEMU" (here one that ignores SIGINT), kill it however this ends
+BUILD = '''
+import signal, subprocess, sys, time
+qemu = subprocess.Popen([sys.executable, "-c",
+    "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(300)"])
+open(sys.argv[1], "w").write(str(qemu.pid))
+try:
+    time.sleep(float(sys.argv[2]))
+finally:
+    qemu.kill()
+'''
+
+
 def boot(name, seconds):
+    # as test_numa_guest.py's _boot: build.py in a child, waited for, not killed on Ctrl-C
     began = time.time()
-    qemu = subprocess.Popen(["sleep", str(seconds)])  # stands in for the guest
-    (SEEN / f"{name}.pid").write_text(str(qemu.pid))
-    try:
-        qemu.wait()
-    finally:
-        qemu.kill()
-        qemu.wait()
+    with subprocess.Popen([sys.executable, "-c", BUILD, str(SEEN / f"{name}.pid"), seconds]):
+        pass
     with open(SEEN / "boots.jsonl", "a") as out:
         out.write(json.dumps({"boot": name, "began": began, "ended": time.time(),
                               "pid": os.getpid()}) + "\\n")
@@ -152,14 +162,26 @@ def test_a_stopped_run_ends_every_boot_and_leaves_nothing(tmp_path, stop):
     while not all(p.exists() for p in pids):  # both "guests" up
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    began = time.monotonic()
-    proc.send_signal(stop)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, out + err
-    assert time.monotonic() - began < 30
-    assert "interrupted: every boot stopped" in out
-    for pid in pids:  # each guest's stand-in killed as its fixture unwound
-        assert not Path(f"/proc/{pid.read_text()}").exists()
+    qemus = [int(p.read_text()) for p in pids]
+    builds = [_parent(q) for q in qemus]
+    try:
+        began = time.monotonic()
+        proc.send_signal(stop)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out + err
+        assert time.monotonic() - began < 30
+        assert "interrupted: every boot stopped" in out
+        time.sleep(1)
+        for qemu in qemus:  # each guest's stand-in killed by its build.py, interrupted too
+            assert not Path(f"/proc/{qemu}").exists()
+    finally:  # what a failure left
+        for pid in qemus + builds:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
 def test_the_real_boots_are_grouped_by_their_fixture(tmp_path, monkeypatch):

@@ -15,8 +15,9 @@ groups at all (pytest-xdist issue #1386: its worker renames each test's node ID,
 now ignores), and its schedulers give a worker a second group while its first still has two
 tests or fewer to run, so two long boots could queue on one worker while the other idles.
 
-Ctrl-C or SIGTERM: every pytest it started gets SIGINT, which ends its guest (build.py kills
-QEMU as the fixture unwinds); nothing is left behind. The exit status is the first non-zero
+Ctrl-C or SIGTERM: every pytest it started gets SIGINT with its whole process group, as from a
+terminal, so build.py under it ends QEMU; nothing is left behind (SIGINT to pytest alone left
+both boots of the first try running). The exit status is the first non-zero
 one of the groups (pytest's 5, no test selected, counts as passed, as scripts/test.sh does).
 
     python tests/guest/boots.py --parallel 2 [--tests tests/test_numa_guest.py] [-- PYTEST ARGS]
@@ -25,6 +26,7 @@ one of the groups (pytest's 5, no test selected, counts as passed, as scripts/te
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -102,6 +104,12 @@ def log_name(group: str) -> str:
     return "pytest-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", group.split("::")[-1]).strip("_") + ".log"
 
 
+def _interrupt(proc: subprocess.Popen) -> None:
+    """SIGINT to ``proc``'s process group (its own session: see Boots._run)."""
+    with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+        os.killpg(proc.pid, signal.SIGINT)
+
+
 class Boots:
     """Runs the groups, at most ``parallel`` at a time; :meth:`stop` interrupts them all."""
 
@@ -133,11 +141,15 @@ class Boots:
                 stdout=saved,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                # a process group of its own, which stop() interrupts whole, as a terminal's
+                # Ctrl-C would: pytest, and build.py under it, which ends QEMU (pytest alone
+                # interrupted leaves build.py and its guest running)
+                start_new_session=True,
             )
             with self.lock:
                 self.running[group] = proc
                 if self.stopping:  # stop() came between the check and the start
-                    proc.send_signal(signal.SIGINT)
+                    _interrupt(proc)
             code = proc.wait()
         with self.lock:
             del self.running[group]
@@ -172,12 +184,11 @@ class Boots:
         return failed[0] if failed else 0
 
     def stop(self) -> None:
-        """SIGINT to every pytest still running: each unwinds its boot, ending its QEMU."""
+        """SIGINT to every group still running: each unwinds its boot, ending its QEMU."""
         with self.lock:
             self.stopping = True
             for proc in self.running.values():
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGINT)
+                _interrupt(proc)
 
 
 def main(argv: list[str] | None = None) -> int:
