@@ -206,7 +206,7 @@ def test_the_real_boots_are_grouped_by_their_fixture(tmp_path, monkeypatch):
     }
     assert len(groups["guest"]) >= 10 and len(groups["guest_k8s"]) == 3
     assert all("test_executor_pods_placed_both_ways" in n for n in groups["guest_k8s"])
-    queue = boots.Boots(rootdir, groups, 2, [], tmp_path).queue
+    queue = boots.Boots(rootdir, groups, 2, tmp_path).queue
     assert queue[:2] == ["guest_k8s", "guest_churn"]
     _, chosen = boots.collect(
         ROOT / "tests" / "test_numa_guest.py", ["-k", "come_and_go"], tmp_path

@@ -4,7 +4,7 @@ A guest's vCPUs share one host thread (build.py's GUEST_ACCEL), so a boot keeps 
 for 5 to 110 minutes, and a machine of N cores can run N of them side by side. Each boot is a
 module-scoped ``guest*`` fixture of tests/test_numa_guest.py with the tests that read it; they
 must run in one pytest process, or the boot runs twice. This driver collects the selected tests
-(pytest's own collection, with the caller's arguments), groups them by the boot they read (a
+(pytest's own collection, with the caller's arguments: ``-k``, ``-m``), groups them by the boot they read (a
 test that boots its own guest is a group of itself), and runs each group in a pytest process
 of its own, at most N at a time, the longest boots first, each started as soon as one ends.
 Each group's output goes to ``test-artifacts/numa-guest/pytest-GROUP.log`` (``--out``); a line
@@ -46,8 +46,8 @@ MINUTES = {
     "guest_k8s": 110,
     "guest_churn": 68,
     "guest_python": 35,
-    "guest": 23,
     "guest_four": 24,
+    "guest": 23,
     "guest_yarn": 20,
     "guest_devices": 17,
     "guest_jvm_stress": 5,
@@ -113,14 +113,11 @@ def _interrupt(proc: subprocess.Popen) -> None:
 class Boots:
     """Runs the groups, at most ``parallel`` at a time; :meth:`stop` interrupts them all."""
 
-    def __init__(
-        self, rootdir: Path, groups: dict[str, list[str]], parallel: int, args: list[str], out: Path
-    ):
+    def __init__(self, rootdir: Path, groups: dict[str, list[str]], parallel: int, out: Path):
         self.rootdir = rootdir
         self.queue = sorted(groups, key=lambda g: -MINUTES.get(g, 0))  # stable: ties keep order
         self.groups = groups
         self.parallel = parallel
-        self.args = args
         self.out = out
         self.lock = threading.Lock()
         self.running: dict[str, subprocess.Popen] = {}
@@ -136,7 +133,7 @@ class Boots:
         with open(log, "w") as saved:
             argv = [sys.executable, "-m", "pytest", "-ra", "-s", "--durations=15", "--long"]
             proc = subprocess.Popen(
-                [*argv, *self.groups[group], *self.args],
+                [*argv, *self.groups[group]],
                 cwd=self.rootdir,
                 stdout=saved,
                 stderr=subprocess.STDOUT,
@@ -199,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=2, help="boots at once (2)")
     parser.add_argument("--tests", type=Path, default=ROOT / "tests" / "test_numa_guest.py")
     parser.add_argument("--out", type=Path, default=ARTIFACTS, help="the groups' logs")
-    parser.add_argument("pytest_args", nargs="*", help="after --: pytest's own (-k ...)")
+    parser.add_argument(
+        "pytest_args",
+        nargs="*",
+        help="after --: pytest's, which select the tests (-k ...); the chosen node IDs then run",
+    )
     options = parser.parse_args(argv)
     if options.parallel < 1:
         print(
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if not groups:
         print("boots: no test selected", flush=True)
         return NO_TESTS
-    boots = Boots(rootdir, groups, options.parallel, options.pytest_args, options.out.resolve())
+    boots = Boots(rootdir, groups, options.parallel, options.out.resolve())
     boots.say(f"{len(groups)} group(s), {options.parallel} at a time: {', '.join(boots.queue)}")
     try:
         return boots.run()
