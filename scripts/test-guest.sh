@@ -36,11 +36,25 @@ export NUMASPARK_TEST_LOCK="${NUMASPARK_TEST_LOCK:-/tmp/numaspark-jvm.lock}"  # 
 if [ "$parallel" = 1 ]; then
   run_boots() { .venv/bin/python -m pytest -ra -s --durations=15 --long tests/test_numa_guest.py "$@"; }
 else
-  # the boots' pytest processes would queue on the JVM lock (tests/conftest.py): this script
-  # holds it for them instead, for the whole run
+  # the boots' pytest processes would each take the JVM lock one test module at a time
+  # (tests/conftest.py) and queue on it: this script holds it for them, rounds and all
+  exec 9>>"$NUMASPARK_TEST_LOCK"
+  if ! flock -n 9; then
+    echo "waiting for $NUMASPARK_TEST_LOCK: another run on this machine starts JVMs"
+    flock 9
+  fi
+  unset NUMASPARK_TEST_LOCK
+  # boots.py in the background, so that Ctrl-C (a background job ignores SIGINT), TERM or HUP
+  # sent to this script reaches it as TERM (bash runs a trap only between commands); it then
+  # interrupts every boot it started, QEMU and all
   run_boots() {
-    flock -n "$NUMASPARK_TEST_LOCK" true || echo "waiting for $NUMASPARK_TEST_LOCK: another run on this machine starts JVMs"
-    flock "$NUMASPARK_TEST_LOCK" env -u NUMASPARK_TEST_LOCK .venv/bin/python tests/guest/boots.py --parallel "$parallel" -- "$@"
+    .venv/bin/python tests/guest/boots.py --parallel "$parallel" -- "$@" &
+    local pid=$! code=0
+    trap 'kill -TERM "$pid" 2>/dev/null || true' INT TERM HUP
+    while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
+    wait "$pid" || code=$?
+    trap - INT TERM HUP
+    return "$code"
   }
 fi
 for round in $(seq 1 "$rounds"); do

@@ -89,6 +89,21 @@ def test_b_check_fails(guest_b):
 
 def test_of_no_boot():
     pass
+
+
+@pytest.fixture(scope="module")
+def guest_stubborn():
+    (SEEN / "stubborn.pid").write_text(str(os.getpid()))
+    while True:  # a boot that will not end on Ctrl-C
+        try:
+            time.sleep(100)
+        except KeyboardInterrupt:
+            pass
+
+
+@pytest.mark.skipif(os.environ.get("BOOTS_STUBBORN") != "1", reason="asked for alone")
+def test_stubborn(guest_stubborn):
+    pass
 """
 
 
@@ -112,6 +127,26 @@ def _boots(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen:
     )
 
 
+def test_a_boot_that_will_not_end_is_killed_after_its_grace(tmp_path):
+    _module(tmp_path)
+    proc = _boots(tmp_path, "--grace", "2", "--", "-k", "stubborn", BOOTS_STUBBORN="1")
+    pid = tmp_path / "seen" / "stubborn.pid"
+    deadline = time.monotonic() + 60
+    while not pid.exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    stubborn = int(pid.read_text())
+    try:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, out + err
+        time.sleep(0.5)
+        assert not Path(f"/proc/{stubborn}").exists()  # its pytest, killed with its group
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stubborn, signal.SIGKILL)
+
+
 def _seen(tmp_path: Path) -> list[dict]:
     path = tmp_path / "seen" / "boots.jsonl"
     return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
@@ -119,7 +154,7 @@ def _seen(tmp_path: Path) -> list[dict]:
 
 def test_two_boots_run_at_once_each_once_with_their_tests(tmp_path):
     _module(tmp_path)
-    proc = _boots(tmp_path, "--parallel", "2")
+    proc = _boots(tmp_path, "--parallel", "2", "--", "-k", "not stubborn")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     seen = {s["boot"]: s for s in _seen(tmp_path)}
@@ -231,3 +266,71 @@ def test_bad_input_is_one_line(tmp_path, args, words):
     assert proc.returncode == 2
     assert proc.stderr.startswith(words) and proc.stderr.count("\n") == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _test_guest(lock: Path, *args: str) -> subprocess.Popen:
+    """scripts/test-guest.sh with two boots at once, its JVM lock at ``lock``; setup.sh leaves
+    the plugin's jar as it is."""
+    return subprocess.Popen(
+        ["bash", str(ROOT / "scripts/test-guest.sh"), *args],
+        env={
+            **os.environ,
+            "NUMASPARK_GUEST_PARALLEL": "2",
+            "NUMASPARK_TEST_LOCK": str(lock),
+            "NUMASPARK_SETUP_JAR": "0",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def test_the_script_waits_for_the_jvm_lock_then_runs_the_boots(tmp_path):
+    """test-guest.sh's branch for boots at once: it takes the JVM lock itself (another run
+    holds it here: it waits), hands boots.py the selection (none: pytest's 5, passed on)."""
+    import fcntl  # noqa: PLC0415 (this test's alone)
+
+    lock = tmp_path / "jvm.lock"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = _test_guest(lock, "-k", "no_test_is_named_so")
+        time.sleep(3)
+        assert proc.poll() is None  # waiting
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 5, out
+    assert f"waiting for {lock}: another run on this machine starts JVMs" in out
+    assert "boots: no test selected" in out
+
+
+@pytest.mark.long(script="bash scripts/test.sh --long")
+def test_a_terminated_script_ends_its_guests(tmp_path):
+    """SIGTERM to test-guest.sh while boots.py runs a real guest (the three-node one of
+    test_numa_guest.py, about 20 s): the script's trap hands it to boots.py, which interrupts
+    the boot's whole process group; no QEMU, pytest or build.py is left."""
+    import psutil  # noqa: PLC0415 (this test's alone)
+    from prereq import require  # noqa: PLC0415
+
+    require("qemu-system-x86_64", "apt-get")
+    proc = _test_guest(tmp_path / "jvm.lock", "-k", "three_nodes")
+    script = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 300
+    qemu = []
+    while not qemu:
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        qemu = [p for p in script.children(recursive=True) if p.name().startswith("qemu")]
+        time.sleep(0.5)
+    tree = script.children(recursive=True)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=180)
+        assert proc.returncode != 0, out
+        assert "interrupted: every boot stopped" in out
+        gone, alive = psutil.wait_procs(tree, timeout=30)
+        assert not alive, [p.cmdline()[:3] for p in alive]
+    finally:  # what a failure left
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for p in tree:
+            with contextlib.suppress(psutil.Error):
+                p.kill()

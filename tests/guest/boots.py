@@ -53,14 +53,15 @@ MINUTES = {
     "guest_jvm_stress": 5,
 }
 NO_TESTS = 5  # pytest's exit status when nothing was selected
+GRACE_S = 120  # for an interrupted boot to end its guest before its process group is killed
 
 # Loaded into the collecting pytest (-p): prints each test's boot group.
 PLUGIN = f"""
 def pytest_collection_finish(session):
-    print({GROUP_LINE!r} + "rootdir " + str(session.config.rootpath))
+    print({GROUP_LINE!r} + "rootdir\\t" + str(session.config.rootpath))
     for item in session.items:
         boots = sorted(f for f in item.fixturenames if f.startswith("guest"))
-        print({GROUP_LINE!r} + (boots[0] if boots else item.nodeid) + " " + item.nodeid)
+        print({GROUP_LINE!r} + (boots[0] if boots else item.nodeid) + "\\t" + item.nodeid)
 """
 
 
@@ -88,7 +89,7 @@ def collect(tests: Path, args: list[str], scratch: Path) -> tuple[Path, dict[str
     rootdir = ROOT
     for line in done.stdout.splitlines():
         if line.startswith(GROUP_LINE):
-            group, nodeid = line[len(GROUP_LINE) :].split(" ", 1)
+            group, nodeid = line[len(GROUP_LINE) :].split("\t", 1)
             if group == "rootdir":
                 rootdir = Path(nodeid)
             else:
@@ -104,16 +105,24 @@ def log_name(group: str) -> str:
     return "pytest-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", group.split("::")[-1]).strip("_") + ".log"
 
 
-def _interrupt(proc: subprocess.Popen) -> None:
-    """SIGINT to ``proc``'s process group (its own session: see Boots._run)."""
+def _signal(proc: subprocess.Popen, number: int) -> None:
+    """Signal ``proc``'s process group (its own session: see Boots._run)."""
     with contextlib.suppress(ProcessLookupError):  # ended meanwhile
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, number)
 
 
 class Boots:
     """Runs the groups, at most ``parallel`` at a time; :meth:`stop` interrupts them all."""
 
-    def __init__(self, rootdir: Path, groups: dict[str, list[str]], parallel: int, out: Path):
+    def __init__(
+        self,
+        rootdir: Path,
+        groups: dict[str, list[str]],
+        parallel: int,
+        out: Path,
+        grace_s: float = GRACE_S,
+    ):
+        self.grace_s = grace_s
         self.rootdir = rootdir
         self.queue = sorted(groups, key=lambda g: -MINUTES.get(g, 0))  # stable: ties keep order
         self.groups = groups
@@ -127,9 +136,8 @@ class Boots:
     def say(self, text: str) -> None:
         print(f"boots: {time.strftime('%H:%M:%S')} {text}", flush=True)
 
-    def _run(self, group: str) -> None:
+    def _run(self, group: str) -> int:
         log = self.out / log_name(group)
-        began = time.monotonic()
         with open(log, "w") as saved:
             argv = [sys.executable, "-m", "pytest", "-ra", "-s", "--durations=15", "--long"]
             proc = subprocess.Popen(
@@ -146,13 +154,11 @@ class Boots:
             with self.lock:
                 self.running[group] = proc
                 if self.stopping:  # stop() came between the check and the start
-                    _interrupt(proc)
+                    _signal(proc, signal.SIGINT)
             code = proc.wait()
         with self.lock:
             del self.running[group]
-            self.codes[group] = code
-        verdict = "passed" if code in (0, NO_TESTS) else f"FAILED (exit {code})"
-        self.say(f"{group}: {verdict} in {time.monotonic() - began:.0f} s, log {log}")
+        return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
     def _lane(self) -> None:
         while True:
@@ -161,31 +167,62 @@ class Boots:
                     return
                 group = self.queue.pop(0)
                 waiting = len(self.queue)
-            tests = len(self.groups[group])
-            self.say(f"{group}: {tests} test(s) started; {waiting} group(s) waiting")
-            self._run(group)
+            self.say(f"{group}: {len(self.groups[group])} test(s) started; {waiting} waiting")
+            began = time.monotonic()
+            try:
+                code = self._run(group)
+            except Exception as problem:  # noqa: BLE001 (the group fails; the others go on)
+                code = 1
+                self.say(f"{group}: could not run: {problem}")
+            with self.lock:
+                self.codes[group] = code
+            took = f"in {time.monotonic() - began:.0f} s, log {self.out / log_name(group)}"
+            if code in (0, NO_TESTS):
+                self.say(f"{group}: passed {took}")
+            else:
+                self.say(f"{group}: FAILED (exit {code}) {took}")
+                print(_summary(self.out / log_name(group)), flush=True)
 
     def run(self) -> int:
         self.out.mkdir(parents=True, exist_ok=True)
-        lanes = [threading.Thread(target=self._lane) for _ in range(self.parallel)]
+        lanes = [threading.Thread(target=self._lane, daemon=True) for _ in range(self.parallel)]
         for lane in lanes:
             lane.start()
         try:
             while any(lane.is_alive() for lane in lanes):
                 time.sleep(0.2)
         finally:  # Ctrl-C (KeyboardInterrupt here) or SIGTERM (turned into one): end them all
-            self.stop()
-            for lane in lanes:
-                lane.join()
-        failed = [c for g, c in self.codes.items() if c not in (0, NO_TESTS)]
+            self.stop(lanes)
+        every = set(self.groups) - set(self.queue)  # the groups started
+        failed = [self.codes.get(g, 1) for g in every if self.codes.get(g, 1) not in (0, NO_TESTS)]
         return failed[0] if failed else 0
 
-    def stop(self) -> None:
-        """SIGINT to every group still running: each unwinds its boot, ending its QEMU."""
+    def stop(self, lanes: list[threading.Thread]) -> None:
+        """SIGINT to every group still running, each unwinding its boot (build.py ends its
+        QEMU); SIGKILL to the groups of those still there after ``grace_s``, or at once on a
+        second Ctrl-C or SIGTERM."""
         with self.lock:
             self.stopping = True
             for proc in self.running.values():
-                _interrupt(proc)
+                _signal(proc, signal.SIGINT)
+        deadline = time.monotonic() + self.grace_s
+        try:
+            while any(lane.is_alive() for lane in lanes) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+        with self.lock:
+            for proc in self.running.values():
+                _signal(proc, signal.SIGKILL)  # QEMU and all: one process group
+        for lane in lanes:
+            lane.join(timeout=10)
+
+
+def _summary(log: Path) -> str:
+    """A failed group's pytest summary: its last lines from "short test summary info"."""
+    lines = log.read_text(errors="replace").splitlines()
+    start = max((i for i, x in enumerate(lines) if "short test summary info" in x), default=-1)
+    return "\n".join(lines[start:][-15:] if start >= 0 else lines[-15:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", type=Path, default=ROOT / "tests" / "test_numa_guest.py")
     parser.add_argument("--out", type=Path, default=ARTIFACTS, help="the groups' logs")
     parser.add_argument(
+        "--grace",
+        type=float,
+        default=GRACE_S,
+        help=f"seconds an interrupted boot has to end before it is killed ({GRACE_S})",
+    )
+    parser.add_argument(
         "pytest_args",
         nargs="*",
         help="after --: pytest's, which select the tests (-k ...); the chosen node IDs then run",
@@ -207,8 +250,12 @@ def main(argv: list[str] | None = None) -> int:
             f"boots: --parallel {options.parallel}: give 1 or more boots at once", file=sys.stderr
         )
         return 2
-    # SIGTERM as Ctrl-C: the finally in Boots.run interrupts every pytest it started
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # SIGTERM and SIGHUP as Ctrl-C: the finally in Boots.run interrupts every pytest it started.
+    # SIGINT handled too, even where it came ignored (a shell's background job): a handled
+    # signal is reset to its default in a child, so each pytest and build.py gets Ctrl-C's
+    # KeyboardInterrupt from stop(), and build.py ends its QEMU
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.default_int_handler)
     try:
         rootdir, groups = collect(
             options.tests.resolve(), options.pytest_args, options.out / "boots"
@@ -219,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     if not groups:
         print("boots: no test selected", flush=True)
         return NO_TESTS
-    boots = Boots(rootdir, groups, options.parallel, options.out.resolve())
+    boots = Boots(rootdir, groups, options.parallel, options.out.resolve(), options.grace)
     boots.say(f"{len(groups)} group(s), {options.parallel} at a time: {', '.join(boots.queue)}")
     try:
         return boots.run()
