@@ -105,6 +105,7 @@ def command(caught_by: str) -> list[str]:
         "--no-header",
         "-o",
         "addopts=",
+        "--long",  # a break's test may be one of the long lane's, named by its node id
         caught_by,
     ]
 
