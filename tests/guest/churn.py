@@ -6,7 +6,9 @@ them (tests/apps/bursts.py), with dynamic allocation (0 to 2 one-core executors,
 tracking, a 4 s idle timeout) and the affinity plugin at level node: executors are added for
 each burst and removed when idle. One executor of the first application is killed with
 SIGKILL mid-run, and one of the second is decommissioned by Spark (SIGPWR, with
-``spark.decommission.enabled``).
+``spark.decommission.enabled``). The second burst of each holds its tasks until both are done
+(bursts.py's HOLD_FILE): a boot of 2026-12-07, three guests on two cores, had the second
+application end before a steady executor was there to kill.
 
 A thread of this check reads the guest's /proc each second: every executor JVM whose plugin
 has bound it (its log, ``stderr`` in its working directory, says ``numaspark affinity: level
@@ -247,6 +249,7 @@ def _bursts(cluster_master: list[str], work: Path, name: str, locks: Path) -> su
             *conf,
             "--",
             str(IDLE_S),
+            str(work / "release"),  # the second burst holds until the kills are done
         ],
         stdout=(work / f"{name}.log").open("w"),
         stderr=subprocess.STDOUT,
@@ -339,6 +342,7 @@ def churn_under_dynamic_allocation() -> str:
         print(f"churn: SIGPWR to executor {decommissioned}", flush=True)
         its_log = Path(os.readlink(f"/proc/{decommissioned}/cwd")) / "stderr"
         os.kill(decommissioned, signal.SIGPWR)  # Spark's decommission signal (executor side)
+        (work / "release").touch()  # the held burst ends, and the decommissioned its tasks
         decommission_ended = _gone(decommissioned, DECOMMISSION_S)
         said = its_log.read_text(errors="replace")
         decommission_said = "Finished decommissioning" in said
