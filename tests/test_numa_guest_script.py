@@ -378,18 +378,19 @@ import json, pathlib, checks, kube
 out = pathlib.Path("/tmp/k/out")
 print(json.dumps({
     "k8s": kube._run({"server": "https://10.0.0.1:6443", "spark": "img"}, out, "node", 2, 1, "1536m"),
-    "plain": checks.holdjob_argv(
-        "pythonhold.py", ["--master", "spark://10.0.0.2:7077"], pathlib.Path("/tmp/w"), out,
-        2, 2, "512m", 1200, 2400, ["--bind", "core"],
+    "plain": checks.plain_hold_argv(
+        pathlib.Path("/tmp/w"), out, ["--master", "spark://10.0.0.2:7077"], ["--bind", "core"],
+        2, 2, "pythonhold.py",
     ),
 }))
 """
 
 
 def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executor():
-    """checks.py's hold job and kube.py's run build their argv in one place (holdjob_argv):
-    C1 only, the first job waiting for every executor as long as numaspark waits for the
-    first, and each option one that `numaspark run` has. Built here, as the guest would (kube.py
+    """checks.py's hold job (plain_hold_argv, what hold_job runs) and kube.py's run build their
+    argv in one place (holdjob_argv): C1 only, numaspark's wait for the first executor and
+    the first job's for all of them as before the two were one, and each option one that
+    `numaspark run` has. Built here, as the guest would (kube.py
     imported in a process of its own: it sets the local Kubernetes' variables)."""
     done = subprocess.run(
         [sys.executable, "-c", HOLD_ARGV],
@@ -407,13 +408,13 @@ def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executo
         text=True,
         env={**os.environ, "COLUMNS": "200"},
     ).stdout
-    for name, wait, tail in (
-        ("k8s", "3600", ["/tmp/k", "2", "900"]),
-        ("plain", "1200", ["/tmp/w", "4", "900"]),
+    for name, first, wait, tail in (
+        ("k8s", "3600", "3600", ["/tmp/k", "2", "900"]),
+        ("plain", "900", "1200", ["/tmp/w", "4", "900"]),
     ):
         argv = said[name]
         assert argv[1] == "run" and argv[argv.index("--") + 1 :] == tail
-        assert argv[argv.index("--executor-wait") + 1] == f"{wait}s"
+        assert argv[argv.index("--executor-wait") + 1] == f"{first}s"
         confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
         assert f"spark.scheduler.maxRegisteredResourcesWaitingTime={wait}s" in confs
         assert "spark.scheduler.minRegisteredResourcesRatio=1.0" in confs
@@ -423,3 +424,31 @@ def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executo
     assert said["k8s"][said["k8s"].index("--master") + 1] == "k8s://https://10.0.0.1:6443"
     assert said["k8s"][said["k8s"].index("--image") + 1] == "img"
     assert said["plain"][said["plain"].index("--bind") + 1] == "core"
+    assert said["plain"][said["plain"].index("--python") + 1].endswith("/python")
+    assert said["plain"][2].endswith("/tests/guest/pythonhold.py")
+
+
+def test_boots_at_once_make_the_kernel_once(tmp_path, monkeypatch):
+    """build.kernel() for two boots at once on a fresh cache: one makes it (here a stand-in
+    for the download, slow enough that both ask meanwhile), the other waits and uses it."""
+    import threading  # noqa: PLC0415 (this test's alone)
+    import time  # noqa: PLC0415
+
+    monkeypatch.setattr(build, "CACHE", tmp_path)
+    made = []
+
+    def make(done):
+        made.append(done)
+        time.sleep(1)
+        done.mkdir()
+        (done / "ready").write_text("made\n")
+        return done
+
+    monkeypatch.setattr(build, "_make_kernel", make)
+    got = []
+    boots = [threading.Thread(target=lambda: got.append(build.kernel())) for _ in range(2)]
+    for boot in boots:
+        boot.start()
+    for boot in boots:
+        boot.join(timeout=30)
+    assert len(made) == 1 and got == [made[0], made[0]]

@@ -38,6 +38,7 @@ PYTHONPATH, so a git worktree tests its own code with the main checkout's venv.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import os
 import re
@@ -155,13 +156,23 @@ def kernel_key() -> str:
 
 
 def kernel() -> Path:
-    """The cached directory with ``vmlinuz`` and ``initrd.img``; fetched and made if missing."""
+    """The cached directory with ``vmlinuz`` and ``initrd.img``; fetched and made if missing,
+    by one boot at a time (boots at once, tests/guest/boots.py, would each fetch it, and one
+    would replace the files another's QEMU is opening)."""
     done = CACHE / f"kernel-{kernel_key()}"
     if (done / "ready").exists():
         print(f"kernel: {done} (cached)", file=sys.stderr, flush=True)
         return done
-    began = time.monotonic()
     CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "kernel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (done / "ready").exists():  # made by the boot that held the lock
+            return done
+        return _make_kernel(done)
+
+
+def _make_kernel(done: Path) -> Path:
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
         work = Path(scratch)
         meta = download(KERNEL, work)

@@ -286,14 +286,16 @@ def holdjob_argv(
     executors: int,
     cores: int,
     memory: str,
-    wait_s: int,
+    first_s: int,
+    every_s: int,
     timeout_s: int,
     conf: list[str],
 ) -> list[str]:
     """``numaspark run APP`` (holdjob.py, pythonhold.py) on ``where`` (``--master ...``),
-    C1 only (under emulation C2's compiles cost minutes of the run), its first job waiting up
-    to ``wait_s`` for every executor so that each one works in it; its tasks hold until
-    ``work/go`` exists. Shared by the checks here and kube.py's."""
+    C1 only (under emulation C2's compiles cost minutes of the run), numaspark waiting up to
+    ``first_s`` for the first executor and the first job up to ``every_s`` for all of them,
+    so that each one works in it; its tasks hold until ``work/go`` exists. Shared by the
+    checks here (plain_hold_argv) and kube.py's."""
     return [
         NUMASPARK,
         "run",
@@ -306,7 +308,7 @@ def holdjob_argv(
         "--memory-per-executor",
         memory,
         "--executor-wait",
-        f"{wait_s}s",
+        f"{first_s}s",
         "--timeout",
         str(timeout_s),
         "--no-collect",
@@ -319,13 +321,25 @@ def holdjob_argv(
         "--conf",
         "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf",
-        f"spark.scheduler.maxRegisteredResourcesWaitingTime={wait_s}s",
+        f"spark.scheduler.maxRegisteredResourcesWaitingTime={every_s}s",
         *conf,
         "--",
         str(work),
         str(executors * cores),
         "900",
     ]
+
+
+def plain_hold_argv(
+    work: Path, out: Path, where: list[str], conf: list[str], executors: int, cores: int, app: str
+) -> list[str]:
+    """hold_job's run: executors of 512 MiB, the first within 900 s, all within 1200 s."""
+    # the cluster is on this guest, whose venv its executors have: numaspark's own Python, as
+    # a user names theirs (by default executors run plain python3)
+    python = ["--python", str(Path(NUMASPARK).parent / "python")]
+    return holdjob_argv(
+        app, where, work, out, executors, cores, "512m", 900, 1200, 2400, python + conf
+    )
 
 
 def hold_job(
@@ -343,10 +357,7 @@ def hold_job(
     executors then hold until ``work/go`` exists), with when it was submitted. A run that exits
     first, or has no first job in 2000 s, fails the check with its output and spark-submit's
     log."""
-    # the cluster is on this guest, whose venv its executors have: numaspark's own Python, as
-    # a user names theirs (by default executors run plain python3)
-    python = ["--python", str(Path(NUMASPARK).parent / "python")]
-    argv = holdjob_argv(app, where, work, out, executors, cores, "512m", 1200, 2400, python + conf)
+    argv = plain_hold_argv(work, out, where, conf, executors, cores, app)
     print("$ " + " ".join(argv), flush=True)
     app = subprocess.Popen(
         argv, stdout=(work / "run.log").open("w"), stderr=subprocess.STDOUT, env=env

@@ -78,7 +78,7 @@ def _run(printed: dict, out: Path, bind: str, executors: int, cores: int, memory
         "spark.kubernetes.driver.requestTimeout=180000",
     ]
     return holdjob_argv(
-        "holdjob.py", where, out.parent, out, executors, cores, memory, 3600, 6000, conf
+        "holdjob.py", where, out.parent, out, executors, cores, memory, 3600, 3600, 6000, conf
     )
 
 

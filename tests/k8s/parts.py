@@ -175,7 +175,9 @@ def debian_packages(echo=print) -> None:
         raise PartsError(f"{', '.join(missing)} missing: run as root, or apt-get install them")
     echo(f"installing Debian's {', '.join(missing)}")
     done = subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+        # another install (a guest boot's beside this one) holds dpkg's lock: wait for it
+        ["apt-get", "install", "-y", "-q", "-o", "DPkg::Lock::Timeout=600"]
+        + ["--no-install-recommends", *missing],
         capture_output=True,
         text=True,
         env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
