@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import statistics
 import subprocess
 import threading
 import time
@@ -136,6 +137,7 @@ class Sampler(threading.Thread):
         self.apps: dict[int, str] = {}  # pid -> application, kept once read
         self.homes: dict[int, int] = {}  # pid -> the node its CPUs were last seen on
         self.moves: list[str] = []  # "AT s: pid P node A -> B", as the samples saw them
+        self.local: list[float] = []  # each judged executor's share of pages on its node
 
     def run(self) -> None:
         began = time.monotonic()
@@ -210,6 +212,7 @@ class Sampler(threading.Thread):
             node = s["homes"][0]
             total = sum(s["anon"].values())
             local = s["anon"].get(node, 0) / total if total else 0.0
+            self.local.append(local)
             if local < LOCAL_SHARE:
                 self.problems.append(
                     f"{at:.0f} s: pid {pid} has {local:.0%} of its anonymous pages on node "
@@ -392,7 +395,10 @@ def churn_under_dynamic_allocation() -> str:
         f"{ {a: len(p) for a, p in sorted(pids_per_app.items())} }; SIGKILL of {killed} "
         f"({killed_app}) freed {slot}, then taken by pid {taker} "
         f"({sampler.apps.get(taker, '?')}); SIGPWR to {decommissioned}: Spark decommissioned "
-        f"it; moves seen: {'; '.join(sampler.moves) or 'none'}; executors per node over time "
+        f"it; moves seen: {'; '.join(sampler.moves) or 'none'}; anonymous pages on the "
+        f"executor's node: lowest {min(sampler.local, default=0):.1%}, median "
+        f"{statistics.median(sampler.local or [0]):.1%} of {len(sampler.local)} judged; "
+        f"executors per node over time "
         f"(sampled): " + " ".join(f"{at:.0f}s:{'/'.join(map(str, c))}" for at, c in counts)
     )
     assert not problems, "; ".join(problems[:10]) + " | " + summary
