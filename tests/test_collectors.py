@@ -176,6 +176,10 @@ def test_a_watch_that_cannot_say_the_jvms_is_kept_as_why_not_swallowed(tmp_path)
 PMU_DEVICES = ("cpu", "cpu_core", "cpu_atom", "armv8_pmuv3")
 
 
+def _text(path: Path | None) -> str:
+    return path.read_text(errors="replace") if path and path.exists() else ""
+
+
 def test_perf_collector_system_wide_here(tmp_path):
     """This machine's perf: system-wide (`perf stat -a`, and the summary says so), software
     events counted, hardware events unsupported where the machine has no PMU (and each of
@@ -188,6 +192,11 @@ def test_perf_collector_system_wide_here(tmp_path):
     assert not collector.problem, collector.problem  # perf is here: it must count
     start = time.time()
     time.sleep(0.8)
+    # a machine under load (guest boots beside the fast lane) can start perf late: wait for
+    # its first interval's task-clock line, up to 20 s
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "task-clock" not in _text(collector.output):
+        time.sleep(0.2)
     collector.stop()
     assert "-a" in collector.popen.args  # every CPU, not perf's own process tree
     summary = collector.summarize(start, time.time())
