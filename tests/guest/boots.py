@@ -140,6 +140,8 @@ class Boots:
         log = self.out / log_name(group)
         with open(log, "w") as saved:
             argv = [sys.executable, "-m", "pytest", "-ra", "-s", "--durations=15", "--long"]
+            # no .pytest_cache: the groups' pytest processes would each write its lastfailed
+            argv += ["-p", "no:cacheprovider"]
             proc = subprocess.Popen(
                 [*argv, *self.groups[group]],
                 cwd=self.rootdir,
