@@ -389,8 +389,7 @@ print(json.dumps({
 def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executor():
     """checks.py's hold job (plain_hold_argv, what hold_job runs) and kube.py's run build their
     argv in one place (holdjob_argv): C1 only, numaspark's wait for the first executor and
-    the first job's for all of them as before the two were one, and each option one that
-    `numaspark run` has. Built here, as the guest would (kube.py
+    the first job's for all of them, and each option one that `numaspark run` has. Built here, as the guest would (kube.py
     imported in a process of its own: it sets the local Kubernetes' variables)."""
     done = subprocess.run(
         [sys.executable, "-c", HOLD_ARGV],
@@ -410,7 +409,7 @@ def test_the_guests_hold_jobs_are_one_numaspark_run_that_waits_for_every_executo
     ).stdout
     for name, first, wait, tail in (
         ("k8s", "3600", "3600", ["/tmp/k", "2", "900"]),
-        ("plain", "900", "1200", ["/tmp/w", "4", "900"]),
+        ("plain", "1800", "1800", ["/tmp/w", "4", "900"]),
     ):
         argv = said[name]
         assert argv[1] == "run" and argv[argv.index("--") + 1 :] == tail
