@@ -215,6 +215,16 @@ def test_a_stopped_run_ends_every_boot_and_leaves_nothing(tmp_path, stop):
                 os.kill(pid, signal.SIGKILL)
 
 
+def _names(processes) -> list[str]:
+    import psutil  # noqa: PLC0415
+
+    names = []
+    for p in processes:
+        with contextlib.suppress(psutil.Error):  # ended meanwhile
+            names.append(p.name())
+    return names
+
+
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
@@ -291,11 +301,18 @@ def test_the_script_waits_for_the_jvm_lock_then_runs_the_boots(tmp_path):
     holds it here: it waits), hands boots.py the selection (none: pytest's 5, passed on)."""
     import fcntl  # noqa: PLC0415 (this test's alone)
 
+    import psutil  # noqa: PLC0415
+
     lock = tmp_path / "jvm.lock"
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         proc = _test_guest(lock, "-k", "no_test_is_named_so")
-        time.sleep(3)
+        script = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 240  # setup.sh first: seconds, more on a loaded machine
+        while "flock" not in _names(script.children()):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(1)
         assert proc.poll() is None  # waiting
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 5, out
