@@ -247,7 +247,7 @@ def guest_devices(tmp_path_factory) -> dict:
 def guest_churn(tmp_path_factory) -> dict:
     """Two nodes of two CPUs and 3 GiB each: a plain cluster, two PySpark applications at once
     under dynamic allocation, each executor of one core (issue 57, tests/guest/churn.py). Its
-    check may take 6000 s under emulation; the boot gets 1200 s more."""
+    check may take 7200 s under emulation; the boot gets 1200 s more."""
     return _boot(
         tmp_path_factory,
         2,
@@ -255,7 +255,7 @@ def guest_churn(tmp_path_factory) -> dict:
         checks=("churn",),
         log_name="console-churn.log",
         cpus_per_node=2,
-        timeout_s=7200,
+        timeout_s=8400,
     )
 
 

@@ -82,7 +82,10 @@ BOUND = b"numaspark affinity: level NODE"  # logged once bound, and once a move 
 MOVING = b"numaspark affinity: moving"  # logged as a move begins (NodeBinder.rebalance)
 LOCAL_SHARE = 0.9
 MIN_SAMPLES = 60
-DEADLINE_S = 6000  # for both applications, from the cluster's start
+# for both applications, from the cluster's start; each application's own --timeout the same:
+# a boot beside two other guests on two cores (2026-12-07) had the first one time out at 4800 s
+# in its third burst, its executors minutes from their start
+DEADLINE_S = 7200
 # a decommissioned executor's end after its SIGPWR: over 300 s on one host thread (2026-12-07)
 DECOMMISSION_S = 900
 
@@ -240,7 +243,7 @@ def _bursts(cluster_master: list[str], work: Path, name: str, locks: Path) -> su
             "--executor-wait",
             "3000s",
             "--timeout",
-            "4800",
+            str(DEADLINE_S),
             "--no-collect",  # the check reads /proc itself: no sampler of numaspark's beside it
             "--out",
             str(out),
@@ -328,6 +331,7 @@ def churn_under_dynamic_allocation() -> str:
     sampler = Sampler(locks)
     runs: dict[str, subprocess.Popen] = {}
     unfinished: list[str] = []
+    failed_runs: list[str] = []
     try:
         master = cluster.up()
         sampler.start()
@@ -355,8 +359,9 @@ def churn_under_dynamic_allocation() -> str:
             except subprocess.TimeoutExpired:  # said with what the samples show so far
                 unfinished.append(name)
                 continue
-            log = (work / f"{name}.log").read_text(errors="replace")
-            assert run.returncode == 0, f"{name} exited {run.returncode}: {log[-1500:]}"
+            if run.returncode != 0:  # said with the rest: the samples' problems too
+                log = (work / f"{name}.log").read_text(errors="replace")
+                failed_runs.append(f"{name} exited {run.returncode}: {log[-1500:]}")
     finally:
         sampler.stop.set()
         sampler.join(timeout=10)
@@ -368,7 +373,7 @@ def churn_under_dynamic_allocation() -> str:
     history = sampler.holders.get(slot, [])
     taken = history[history.index(killed) + 1 :] if killed in history else []
     after = {"pid": taken[0]} if taken else {}
-    problems = list(sampler.problems)
+    problems = failed_runs + list(sampler.problems)
     if unfinished:
         problems.append(f"{', '.join(unfinished)} still ran at the deadline")
     if after.get("pid") in (None, killed):
