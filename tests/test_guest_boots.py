@@ -41,8 +41,8 @@ BUILD = '''
 import signal, subprocess, sys, time
 qemu = subprocess.Popen([sys.executable, "-c",
     "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(300)"])
-open(sys.argv[1], "w").write(str(qemu.pid))
-try:
+try:  # from here on: the test signals once the pid file is there
+    open(sys.argv[1], "w").write(str(qemu.pid))
     time.sleep(float(sys.argv[2]))
 finally:
     qemu.kill()
