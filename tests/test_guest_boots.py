@@ -44,8 +44,9 @@ qemu = subprocess.Popen([sys.executable, "-c",
 try:  # from here on: the test signals once the pid file is there
     open(sys.argv[1], "w").write(str(qemu.pid))
     time.sleep(float(sys.argv[2]))
-finally:
+finally:  # as build.py: killed, then waited for (else a zombie where PID 1 reaps nothing)
     qemu.kill()
+    qemu.wait()
 '''
 
 
@@ -141,7 +142,7 @@ def test_a_boot_that_will_not_end_is_killed_after_its_grace(tmp_path):
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, out + err
         time.sleep(0.5)
-        assert not Path(f"/proc/{stubborn}").exists()  # its pytest, killed with its group
+        assert not _alive(stubborn)  # its pytest, killed with its group
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(stubborn, signal.SIGKILL)
@@ -208,7 +209,7 @@ def test_a_stopped_run_ends_every_boot_and_leaves_nothing(tmp_path, stop):
         assert "interrupted: every boot stopped" in out
         time.sleep(1)
         for qemu in qemus:  # each guest's stand-in killed by its build.py, interrupted too
-            assert not Path(f"/proc/{qemu}").exists()
+            assert not _alive(qemu)
     finally:  # what a failure left
         for pid in qemus + builds:
             with contextlib.suppress(ProcessLookupError):
@@ -223,6 +224,16 @@ def _names(processes) -> list[str]:
         with contextlib.suppress(psutil.Error):  # ended meanwhile
             names.append(p.name())
     return names
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie: a process whose parent ended before reaping it stays in /proc
+    until PID 1 reaps it, and some containers' PID 1 never does."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 def _parent(pid: int) -> int:
