@@ -373,6 +373,43 @@ def test_churn_judges_an_executor_only_with_no_move_between_two_reads(tmp_path, 
     assert churn.bound(executor.pid) == (False, -1)  # ended
 
 
+def test_churn_prints_each_executors_choice_and_moves_in_time_order(tmp_path, monkeypatch):
+    """At its end the churn check prints every executor's choice (the cores it read on each
+    node) and every move, from the executors' logs, in the order they were logged: a boot whose
+    nodes went three against one left nothing to say why. Lines as Spark's log4j writes them."""
+    monkeypatch.setenv("NUMASPARK_BIN", str(ROOT / ".venv" / "bin" / "numaspark"))
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "guest"))
+    churn = importlib.import_module("churn")
+    logs = {
+        "app-20261207043026-0000/3": [
+            "26/12/07 05:01:02 INFO NodeBinder: numaspark affinity: level node, slot 0 of node 1"
+            " in /tmp/churn/locks (nodes {0,1} allowed); cores taken before: node 0 1, node 1 0;"
+            " every thread (71 now) bound to CPUs {2,3}",
+            "26/12/07 05:09:00 INFO NodeBinder: numaspark affinity: moving from node {1} to node"
+            " {0}: slot 2 of node 0 in /tmp/churn/locks; moved from slot 0 of node 1",
+            "26/12/07 05:09:09 INFO NodeBinder: numaspark affinity: level NODE, moved to node {0}",
+        ],
+        "app-20261207043026-0001/1": [
+            "26/12/07 05:03:00 INFO Executor: Starting executor ID 1",
+            "26/12/07 05:03:04 INFO NodeBinder: numaspark affinity: level node, slot 1 of node 0"
+            " in /tmp/churn/locks (nodes {0,1} allowed); cores taken before: node 0 1, node 1 1;"
+            " every thread (70 now) bound to CPUs {0,1}",
+        ],
+    }
+    for name, lines in logs.items():
+        (tmp_path / name).mkdir(parents=True)
+        (tmp_path / name / "stderr").write_text("\n".join(lines) + "\n")
+    said = churn.choices(tmp_path)
+    assert said == [
+        "26/12/07 05:01:02 0000/3: level node, slot 0 of node 1 in /tmp/churn/locks (nodes"
+        " {0,1} allowed); cores taken before: node 0 1, node 1 0",
+        "26/12/07 05:03:04 0001/1: level node, slot 1 of node 0 in /tmp/churn/locks (nodes"
+        " {0,1} allowed); cores taken before: node 0 1, node 1 1",
+        "26/12/07 05:09:00 0000/3: moving from node {1} to node {0}: slot 2 of node 0 in"
+        " /tmp/churn/locks; moved from slot 0 of node 1",
+    ]
+
+
 HOLD_ARGV = """
 import json, pathlib, checks, kube
 out = pathlib.Path("/tmp/k/out")

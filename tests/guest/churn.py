@@ -112,6 +112,14 @@ def application_of(pid: int) -> str:
         return "?"
 
 
+def executor_of(pid: int) -> str:
+    """The executor's id: the name of its working directory."""
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd")).name
+    except OSError:
+        return "?"
+
+
 def slots(locks: Path) -> dict[str, dict[str, int]]:
     """Each slot file's holder as its file says (cores, pid): the last executor that took it."""
     found = {}
@@ -138,6 +146,7 @@ class Sampler(threading.Thread):
         self.problems: list[str] = []
         self.cpus_of = node_cpus()
         self.apps: dict[int, str] = {}  # pid -> application, kept once read
+        self.execs: dict[int, str] = {}  # pid -> "APP/EXECUTOR-ID" (the end of its directory)
         self.homes: dict[int, int] = {}  # pid -> the node its CPUs were last seen on
         self.moves: list[str] = []  # "AT s: pid P node A -> B", as the samples saw them
         self.local: list[float] = []  # each judged executor's share of pages on its node
@@ -156,6 +165,7 @@ class Sampler(threading.Thread):
                 app = application_of(pid)
                 if app != "?":
                     self.apps[pid] = app
+                    self.execs.setdefault(pid, f"{app[-4:]}/{executor_of(pid)}")
                 s["app"] = self.apps.get(pid, "?")
                 # judged only when bound before and after, with no move between: one that
                 # began and ended while /proc was read (slow under one host thread) was
@@ -315,6 +325,27 @@ def _victim(
     )
 
 
+# the plugin's lines that say where an executor went and why (NodeBinder): its choice, with the
+# cores each node's holders took as it read them, and each move's reason
+CHOSEN = re.compile(rb"numaspark affinity: (level node, slot .*|moving from .*)")
+
+
+def choices(workers: Path) -> list[str]:
+    """Every executor's choice and moves, from its log (``WORK/APP/EXEC/stderr``), in the order
+    they were logged: on the console at the end, pass or fail, so that a boot whose nodes went
+    out of balance says which reading of the slot files did it (a boot of 2026-12-07 saw three
+    against one, and its executors' logs ended with the guest)."""
+    found = []
+    for log in workers.glob("*/*/stderr"):
+        for line in log.read_bytes().splitlines():
+            chosen = CHOSEN.search(line)
+            if chosen:
+                stamp = line[:17].decode(errors="replace")  # log4j's "yy/MM/dd HH:mm:ss"
+                what = chosen.group(1).decode(errors="replace").split("; every thread")[0][:400]
+                found.append(f"{stamp} {log.parent.parent.name[-4:]}/{log.parent.name}: {what}")
+    return sorted(found)
+
+
 def _gone(pid: int, within_s: float) -> bool:
     deadline = time.monotonic() + within_s
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
@@ -369,6 +400,13 @@ def churn_under_dynamic_allocation() -> str:
             if run.poll() is None:
                 run.kill()
         cluster.down()
+        for line in choices(work / "work"):
+            print(f"churn: {line}", flush=True)
+        print(
+            "churn: executors' pids: "
+            + ", ".join(f"{e}={p}" for p, e in sorted(sampler.execs.items(), key=lambda x: x[1])),
+            flush=True,
+        )
     # the killed executor's slot: taken again, by another executor (the first holder after it)
     history = sampler.holders.get(slot, [])
     taken = history[history.index(killed) + 1 :] if killed in history else []
