@@ -21,6 +21,11 @@ the node of its threads' CPUs, its pages not judged while they migrate. Each mov
 directory (``node-N.slot-S.lock``, holding ``cores=C`` and ``pid=P``) show the killed
 executor's slot taken by the next executor. Nothing here reads numaspark's record.
 
+The console says as it goes where each executor is (a line each time that changes), every
+five minutes each application's last line (``numaspark run``'s wait for executors, its
+stages), and at the end every executor's choice (the cores it read on each node) and move, from
+the executors' own logs.
+
 On a machine of one node (``NUMASPARK_GUEST_NODES=1``) it runs as it is, the node checks
 holding trivially: how the orchestration is tried before a boot. Here it passed so in 2.5
 minutes (69 samples, seven executors per application, the killed executor's slot taken
@@ -86,8 +91,23 @@ MIN_SAMPLES = 60
 # a boot beside two other guests on two cores (2026-12-07) had the first one time out at 4800 s
 # in its third burst, its executors minutes from their start
 DEADLINE_S = 7200
+# how often the console gets each application's last line: a boot of 2026-12-07 saw no
+# executor for 50 minutes, and its console said nothing of why
+TELL_S = 300
 # a decommissioned executor's end after its SIGPWR: over 300 s on one host thread (2026-12-07)
 DECOMMISSION_S = 900
+
+
+def last_lines(work: Path) -> str:
+    """Each application's last line of output (``numaspark run``'s progress: how long it has
+    waited for an executor, its stages' tasks), for the console."""
+    said = []
+    for log in sorted(work.glob("*.log")):
+        if log.stem in ("master", "worker"):
+            continue
+        lines = log.read_text(errors="replace").strip().splitlines()
+        said.append(f"{log.stem}: {lines[-1][:160] if lines else '(nothing yet)'}")
+    return "; ".join(said) or "no application yet"
 
 
 def bound(pid: int) -> tuple[bool, int]:
@@ -154,7 +174,11 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         began = time.monotonic()
         shown: list = []
+        told = 0.0
         while not self.stop.wait(1.0):
+            if time.monotonic() - told >= TELL_S:  # what the applications say, now and then
+                told = time.monotonic()
+                print(f"churn {told - began:.0f} s: {last_lines(self.locks.parent)}", flush=True)
             seen, early = {}, {}
             for pid in executor_pids():
                 before = bound(pid)
