@@ -412,13 +412,14 @@ def test_churn_prints_each_executors_choice_and_moves_in_time_order(tmp_path, mo
 
 def test_churn_tells_each_applications_last_line(tmp_path, monkeypatch):
     """Every few minutes the churn check's console has each application's last line (its
-    wait for an executor, its stages): a boot whose executors were 50 minutes coming said
-    nothing between the cluster's start and its end."""
+    wait for an executor, its stages), then the master's and the worker's: a boot of
+    2026-12-07 saw no executor in 7,200 s and said nothing between the cluster's start and
+    its end."""
     monkeypatch.setenv("NUMASPARK_BIN", str(ROOT / ".venv" / "bin" / "numaspark"))
     monkeypatch.syspath_prepend(str(ROOT / "tests" / "guest"))
     churn = importlib.import_module("churn")
     assert churn.last_lines(tmp_path) == "no application yet"
-    (tmp_path / "master.log").write_text("Starting Spark master\n")  # the cluster's: not said
+    (tmp_path / "master.log").write_text("Starting Spark master\n")  # the cluster's: after
     (tmp_path / "worker.log").write_text("Starting Spark worker\n")
     (tmp_path / "second.log").write_text("")
     (tmp_path / "first.log").write_text(
@@ -427,7 +428,7 @@ def test_churn_tells_each_applications_last_line(tmp_path, monkeypatch):
     )
     assert churn.last_lines(tmp_path) == (
         "first: 06:30:31 waiting for a first executor: 60 s of --executor-wait 3000 s; "
-        "second: (nothing yet)"
+        "second: (nothing yet); master: Starting Spark master; worker: Starting Spark worker"
     )
 
 

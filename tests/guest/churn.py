@@ -23,7 +23,7 @@ executor's slot taken by the next executor. Nothing here reads numaspark's recor
 
 The console says as it goes where each executor is (a line each time that changes), every
 five minutes each application's last line (``numaspark run``'s wait for executors, its
-stages), and at the end every executor's choice (the cores it read on each node) and move, from
+stages) and the master's and the worker's, and at the end every executor's choice (the cores it read on each node) and move, from
 the executors' own logs.
 
 On a machine of one node (``NUMASPARK_GUEST_NODES=1``) it runs as it is, the node checks
@@ -44,7 +44,9 @@ worktree of 7e042a4, passed whole in 2,530 s: 129 samples of reported executors 
 nodes' counts), 6 executors per application, never two apart; one move (pid 796, node 0 to
 node 1, when node 1's last executor was removed idle beside two on node 0), which also took
 node 1's slot 0 that the SIGKILL of pid 770 had freed; the SIGPWR'd executor decommissioned
-by Spark.
+by Spark. A boot of b4dffaf (2026-12-07, beside one other guest) had the cluster up but no
+executor in any sample for 7,200 s, while a four-node and a two-node boot beside it got theirs
+in minutes; its console said nothing more, hence the lines above.
 """
 
 from __future__ import annotations
@@ -91,8 +93,9 @@ MIN_SAMPLES = 60
 # a boot beside two other guests on two cores (2026-12-07) had the first one time out at 4800 s
 # in its third burst, its executors minutes from their start
 DEADLINE_S = 7200
-# how often the console gets each application's last line: a boot of 2026-12-07 saw no
-# executor for 50 minutes, and its console said nothing of why
+# how often the console gets each application's last line, the master's and the worker's: a
+# boot of 2026-12-07 (b4dffaf, beside one other guest) saw no executor in 7,200 s, and its
+# console said nothing of why
 TELL_S = 300
 # a decommissioned executor's end after its SIGPWR: over 300 s on one host thread (2026-12-07)
 DECOMMISSION_S = 900
@@ -100,11 +103,10 @@ DECOMMISSION_S = 900
 
 def last_lines(work: Path) -> str:
     """Each application's last line of output (``numaspark run``'s progress: how long it has
-    waited for an executor, its stages' tasks), for the console."""
+    waited for an executor, its stages' tasks), then the master's and the worker's (the
+    executors it launched, and how they ended), for the console."""
     said = []
-    for log in sorted(work.glob("*.log")):
-        if log.stem in ("master", "worker"):
-            continue
+    for log in sorted(work.glob("*.log"), key=lambda p: (p.stem in ("master", "worker"), p.stem)):
         lines = log.read_text(errors="replace").strip().splitlines()
         said.append(f"{log.stem}: {lines[-1][:160] if lines else '(nothing yet)'}")
     return "; ".join(said) or "no application yet"
@@ -342,10 +344,10 @@ def _victim(
             if counts[node] >= 2 and holder == pid:
                 return pid, f"node-{node}.slot-0.lock"
         time.sleep(1)
-    raise AssertionError(
+    raise AssertionError(  # with what the applications and the cluster said last
         "no steady executor on a fullest node "
         + ("holding its slot 0" if other_than is None else f"of an application but {other_than}")
-        + " in time"
+        + f" in time | {last_lines(sampler.locks.parent)}"
     )
 
 
