@@ -129,6 +129,7 @@ def _boot(
     artifacts = ROOT / "test-artifacts" / "numa-guest"
     artifacts.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
+    booted = ledger.commit_now()  # what this boot runs, whatever is merged while it runs
     kernel = build.kernel()
     kernel_s = time.monotonic() - began
     classes = build.toucher(tmp_path_factory.mktemp("guest"))
@@ -187,7 +188,7 @@ def _boot(
     boot = log.stem.replace("console-", "") if log.stem != "console" else "two-nodes"
     # what the boot ran on (CPU model, QEMU's accelerator), and with
     cpu = " ".join([build.guest_cpu(), f"accel={build.guest_accel()}", *_passed()])
-    ledger.record(boot, cpu, timing["boot_and_checks_s"], proc.returncode, lines)
+    ledger.record(boot, cpu, timing["boot_and_checks_s"], proc.returncode, lines, commit=booted)
     return {"code": proc.returncode, "lines": lines}
 
 

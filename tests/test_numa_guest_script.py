@@ -243,6 +243,10 @@ def test_the_ledger_keeps_each_boots_checks_and_crashes(tmp_path):
     passing = [line for line in CONSOLE if "launch-remote-memory" not in line]
     assert ledger.record("two-nodes", "max", 600, 0, passing, path=path)["ok"]
     assert not ledger.record("churn", "max", 60, 0, passing[:-1], path=path)["ok"]  # no END
+    # the commit the boot ran, read as it began: a merge during a boot is not what it ran
+    assert entry["commit"] == ledger.commit_now()
+    began = ledger.record("churn", "max", 60, 1, CONSOLE, path=path, commit="b4dffaf6dda5")
+    assert began["commit"] == "b4dffaf6dda5"
 
 
 def test_the_streak_counts_the_newest_passes_on_one_cpu_model(tmp_path):

@@ -30,7 +30,7 @@ CHECK = "NUMASPARK-CHECK "
 CRASH = "NUMASPARK-JVM-CRASH "
 
 
-def _commit() -> str:
+def commit_now() -> str:
     """HEAD of the booted repository, ``+changes`` when its tracked files differ from it."""
     try:
         head = subprocess.run(
@@ -76,12 +76,22 @@ def outcome(lines: list[str]) -> dict:
     }
 
 
-def record(boot: str, cpu: str, seconds: float, code: int, lines: list[str], path=LEDGER) -> dict:
-    """Append one boot to the ledger (a line written whole, as the boot ends) and return it."""
+def record(
+    boot: str,
+    cpu: str,
+    seconds: float,
+    code: int,
+    lines: list[str],
+    path=LEDGER,
+    commit: str | None = None,
+) -> dict:
+    """Append one boot to the ledger (a line written whole, as the boot ends) and return it.
+    ``commit``: what the boot ran, read as it began (``commit_now()``); HEAD as it ends when not
+    given, which a merge during a two-hour boot makes another commit's."""
     entry = {
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "boot": boot,
-        "commit": _commit(),
+        "commit": commit or commit_now(),
         "cpu": cpu,
         "host": host_cpu(),
         "seconds": round(seconds, 1),
