@@ -23,8 +23,8 @@ executor's slot taken by the next executor. Nothing here reads numaspark's recor
 
 The console says as it goes where each executor is (a line each time that changes), every
 five minutes each application's last line (``numaspark run``'s wait for executors, its
-stages) and the master's and the worker's, and at the end every executor's choice (the cores it read on each node) and move, from
-the executors' own logs.
+stages) and the master's and the worker's, and at the end every executor's choice (the cores
+it read on each node) and move, from the executors' own logs.
 
 On a machine of one node (``NUMASPARK_GUEST_NODES=1``) it runs as it is, the node checks
 holding trivially: how the orchestration is tried before a boot. Here it passed so in 2.5
