@@ -19,7 +19,8 @@ idle removal left its node two ahead: NodeBinder.rebalance) is, between its log'
 line and its ``level NODE, moved`` line, what a starting one is before its report: counted on
 the node of its threads' CPUs, its pages not judged while they migrate. Each move is listed.
 The slot files in the plugin's lock directory (``node-N.slot-S.lock``, holding ``cores=C``
-and ``pid=P``) show the killed executor's slot taken by the next executor. Nothing here reads numaspark's record.
+and ``pid=P``) show the killed executor's slot taken by the next executor. Nothing here reads
+numaspark's record.
 
 The console says as it goes where each executor is (a line each time that changes), every
 five minutes each application's last line (``numaspark run``'s wait for executors, its
