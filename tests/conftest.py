@@ -229,6 +229,17 @@ SPARK_CLASSES = (
 )
 
 
+def alive(pid: int) -> bool:
+    """Running, not a zombie: a process whose parent ended before reaping it stays in /proc
+    until PID 1 reaps it, and some containers' PID 1 (CI's) never does."""
+    import psutil  # noqa: PLC0415 (imported where used, as spark_jvms does)
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
 def spark_jvms() -> list[str]:
     """Command lines of the Spark JVMs running on this machine now."""
     import psutil

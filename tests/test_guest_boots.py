@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, alive
 
 pytestmark = pytest.mark.slow  # pytest processes of a second or two each
 
@@ -142,7 +142,7 @@ def test_a_boot_that_will_not_end_is_killed_after_its_grace(tmp_path):
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, out + err
         time.sleep(0.5)
-        assert not _alive(stubborn)  # its pytest, killed with its group
+        assert not alive(stubborn)  # its pytest, killed with its group
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(stubborn, signal.SIGKILL)
@@ -209,7 +209,7 @@ def test_a_stopped_run_ends_every_boot_and_leaves_nothing(tmp_path, stop):
         assert "interrupted: every boot stopped" in out
         time.sleep(1)
         for qemu in qemus:  # each guest's stand-in killed by its build.py, interrupted too
-            assert not _alive(qemu)
+            assert not alive(qemu)
     finally:  # what a failure left
         for pid in qemus + builds:
             with contextlib.suppress(ProcessLookupError):
@@ -224,16 +224,6 @@ def _names(processes) -> list[str]:
         with contextlib.suppress(psutil.Error):  # ended meanwhile
             names.append(p.name())
     return names
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie: a process whose parent ended before reaping it stays in /proc
-    until PID 1 reaps it, and some containers' PID 1 never does."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def _parent(pid: int) -> int:

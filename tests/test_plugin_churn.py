@@ -45,7 +45,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import run_cli, spark_jvms
+from conftest import alive, run_cli, spark_jvms
 from plugin_churn_cost import start_cluster
 
 from numaspark.placement.plugin import LOCK_DIR_KEY, PLACEMENT_KEY, REPORT_INTERVAL_KEY
@@ -248,13 +248,6 @@ def ended(executor: Executor, since: float) -> None:
     executor.free_after_end = lock_is_free(executor.file)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _removal_reasons(events: Path) -> dict[str, str]:
     """Executor id -> the first reason the event log gives for its removal (a decommissioned
     one is removed twice: "Executor decommission: ...", then "Command exited with code 0")."""
@@ -377,7 +370,7 @@ def _with_decommissioning(app: App, churn: Churn, flags: Path) -> None:
     # SIGPWR, as Kubernetes' pre-stop hook and a decommissioned standalone worker send it
     os.kill(decommissioned.pid, signal.SIGPWR)
     time.sleep(3)
-    assert _alive(decommissioned.pid), "the decommissioned executor ended with its task running"
+    assert alive(decommissioned.pid), "the decommissioned executor ended with its task running"
     (flags / "two").touch()
     app.send(f"join {flags / 'two'}", "joined")
     ended(decommissioned, start)
