@@ -51,9 +51,9 @@ in minutes; its console said nothing more, hence the lines above. At 9b37d8e the
 boots passed, on one host thread: alone in 2,481 s (169 samples, 6 executors per application,
 the slot freed by the SIGKILL of pid 780 taken by pid 782's move), beside the Kubernetes boot
 in 2,722 s (153 samples, 4 and 6 executors, pid 802's slot taken by pid 799's move), and
-beside other work in 3,396 s (145 samples, 6 and 6, pid 806's slot taken by pid 1637 as it started);
-their five-minute lines showed each application waiting 6 to 7 minutes for its first
-executors.
+beside other work in 3,396 s (145 samples, 6 and 6, pid 806's slot taken by pid 1637 as it
+started); their five-minute lines showed each application waiting 6 to 7 minutes for its
+first executors.
 """
 
 from __future__ import annotations
