@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import tarfile
 import tomllib
@@ -96,6 +97,41 @@ def test_an_oci_archive_agrees_with_itself(tmp_path):
     assert config["config"]["Entrypoint"] == ["/bin/hello"]
     with tarfile.open(fileobj=__import__("io").BytesIO(blobs[layer["digest"][7:]])) as t:
         assert "bin/hello" in t.getnames()
+
+
+def test_two_builds_of_one_jars_sources_share_one_image(tmp_path):
+    """Two checkouts of one commit build jars that differ in their entries' times only: one
+    Spark image serves both (two runs at once had built two, 900 MB each, and the second's
+    pruning deleted the first's before its guest imported it)."""
+    first, second = tmp_path / "a" / "plugin.jar", tmp_path / "b" / "plugin.jar"
+    for jar, built_at in ((first, b"12:40"), (second, b"12:41")):
+        jar.parent.mkdir()
+        jar.write_bytes(b"PK jar built at " + built_at)
+        jar.with_suffix(".sources").write_text("0123456789abcdef")
+    assert images.spark_image_key("4.0.1", first) == images.spark_image_key("4.0.1", second)
+    second.with_suffix(".sources").write_text("fedcba9876543210")  # its sources changed
+    assert images.spark_image_key("4.0.1", first) != images.spark_image_key("4.0.1", second)
+    assert images.spark_image_key("4.0.1", first) != images.spark_image_key("4.1.0", first)
+    second.with_suffix(".sources").unlink()  # an installed jar: keyed by its bytes
+    key = images.spark_image_key("4.0.1", second)
+    second.write_bytes(b"PK another jar")
+    assert images.spark_image_key("4.0.1", second) != key
+
+
+def test_an_image_another_run_asked_for_today_is_kept(tmp_path):
+    now = 1_800_000_000.0
+    wanted, other_run, stale = (tmp_path / f"spark-{k}.tar" for k in ("new", "other", "stale"))
+    for path, age in ((wanted, 7 * 86400), (other_run, 600), (stale, images.KEEP_UNUSED_S + 1)):
+        path.write_bytes(b"image")
+        os.utime(path, (now - age, now - age))
+    (tmp_path / "pause-x.tar").write_bytes(b"pause")
+    assert images.prune_spark_images(wanted, now) == [stale]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "pause-x.tar",
+        "spark-new.tar",
+        "spark-other.tar",
+    ]
+    assert wanted.stat().st_mtime == now  # asked for now: kept a day from now
 
 
 def test_the_entrypoint_serves_sparks_executor_arguments():

@@ -19,6 +19,7 @@ Debian 12's default set this code may count on).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -28,6 +29,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 
 from parts import CACHE, PartsError
@@ -228,10 +230,38 @@ def _spark_inputs() -> tuple[str, Path, Path]:
     from numaspark.spark.affinity import build_jar  # noqa: PLC0415
 
     jar = build_jar()
+    return spark_image_key(pyspark.__version__, jar), Path(pyspark.__file__).parent, jar
+
+
+def spark_image_key(pyspark_version: str, jar: Path) -> str:
+    """What the Spark image is built from, hashed: pyspark's version, the entrypoint, Debian's
+    packages, and the plugin jar's sources digest (build_jar's stamp beside it), not the jar's
+    bytes: Maven stamps each build's entries with the time, so two checkouts of one commit would
+    build two 900 MB images. A jar with no stamp (an installed one) keys by its bytes."""
+    stamp = jar.with_suffix(".sources")
+    made_from = stamp.read_bytes() if stamp.exists() else jar.read_bytes()
     key = hashlib.sha256()
-    key.update(pyspark.__version__.encode() + ENTRYPOINT_SCRIPT.encode())
-    key.update(" ".join(SPARK_PACKAGES).encode() + jar.read_bytes())
-    return key.hexdigest()[:12], Path(pyspark.__file__).parent, jar
+    key.update(pyspark_version.encode() + ENTRYPOINT_SCRIPT.encode())
+    key.update(" ".join(SPARK_PACKAGES).encode() + made_from)
+    return key.hexdigest()[:12]
+
+
+# an older Spark image is deleted once no run has asked for it for this long: a run from another
+# checkout (another commit's jar) may be booting a guest that imports it minutes from now
+KEEP_UNUSED_S = 24 * 3600
+
+
+def prune_spark_images(wanted: Path, now: float | None = None) -> list[Path]:
+    """Mark ``wanted`` as asked for now (its mtime) and delete the other Spark images beside it
+    that no run has asked for in ``KEEP_UNUSED_S`` (900 MB each): the deleted ones."""
+    now = time.time() if now is None else now
+    os.utime(wanted, (now, now))
+    gone = []
+    for older in sorted(wanted.parent.glob("spark-*.tar")):
+        if older != wanted and now - older.stat().st_mtime > KEEP_UNUSED_S:
+            older.unlink()
+            gone.append(older)
+    return gone
 
 
 def build_images(echo=print) -> dict:
@@ -239,6 +269,13 @@ def build_images(echo=print) -> dict:
     'pause_archive': PATH, 'spark_archive': PATH}."""
     images = CACHE / "images"
     images.mkdir(parents=True, exist_ok=True)
+    # one builder at a time (runs from two checkouts at once would write one .layer file)
+    with open(images / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_images(images, echo)
+
+
+def _build_images(images: Path, echo) -> dict:
     pause_key = hashlib.sha256((PAUSE_SCRIPT + " ".join(PAUSE_PACKAGES)).encode()).hexdigest()
     pause = f"localhost/numaspark/pause:{pause_key[:12]}"
     pause_archive = images / f"pause-{pause_key[:12]}.tar"
@@ -301,9 +338,7 @@ def build_images(echo=print) -> dict:
                 },
                 spark_archive,
             )
-    for older in images.glob("spark-*.tar"):  # a jar or pyspark since: 900 MB each, unused
-        if older != spark_archive:
-            older.unlink()
+    prune_spark_images(spark_archive)
     return {
         "pause": pause,
         "spark": spark,
