@@ -120,18 +120,30 @@ def test_two_builds_of_one_jars_sources_share_one_image(tmp_path):
 
 def test_an_image_another_run_asked_for_today_is_kept(tmp_path):
     now = 1_800_000_000.0
-    wanted, other_run, stale = (tmp_path / f"spark-{k}.tar" for k in ("new", "other", "stale"))
-    for path, age in ((wanted, 7 * 86400), (other_run, 600), (stale, images.KEEP_UNUSED_S + 1)):
+    day = images.KEEP_UNUSED_S
+    wanted, other_run, marked, stale = (
+        tmp_path / f"spark-{k}.tar" for k in ("new", "other", "marked", "stale")
+    )
+    for path, age in ((wanted, 7 * day), (other_run, 600), (marked, 2 * day), (stale, 2 * day)):
         path.write_bytes(b"image")
         os.utime(path, (now - age, now - age))
+    used = marked.with_suffix(".used")  # built two days ago, asked for an hour ago
+    used.write_bytes(b"")
+    os.utime(used, (now - 3600, now - 3600))
+    stale.with_suffix(".used").write_bytes(b"")
+    os.utime(stale.with_suffix(".used"), (now - day - 1, now - day - 1))
     (tmp_path / "pause-x.tar").write_bytes(b"pause")
     assert images.prune_spark_images(wanted, now) == [stale]
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "pause-x.tar",
+        "spark-marked.tar",
+        "spark-marked.used",
         "spark-new.tar",
+        "spark-new.used",
         "spark-other.tar",
     ]
-    assert wanted.stat().st_mtime == now  # asked for now: kept a day from now
+    assert wanted.stat().st_mtime == now - 7 * day  # the image's own times are left alone
+    assert wanted.with_suffix(".used").stat().st_mtime == now  # asked for now: kept a day
 
 
 def test_the_entrypoint_serves_sparks_executor_arguments():

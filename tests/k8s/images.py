@@ -252,14 +252,22 @@ KEEP_UNUSED_S = 24 * 3600
 
 
 def prune_spark_images(wanted: Path, now: float | None = None) -> list[Path]:
-    """Mark ``wanted`` as asked for now (its mtime) and delete the other Spark images beside it
-    that no run has asked for in ``KEEP_UNUSED_S`` (900 MB each): the deleted ones."""
+    """Mark ``wanted`` as asked for now and delete the other Spark images beside it that no run
+    has asked for in ``KEEP_UNUSED_S`` (900 MB each): the deleted ones. The mark is the mtime of
+    a small file beside the image (``spark-KEY.used``), not the image's own: in the guest the
+    cache is an overlay of this machine's, where a change to the image's times would copy its
+    900 MB into the guest's memory (and fail there for want of room)."""
     now = time.time() if now is None else now
-    os.utime(wanted, (now, now))
+    mark = wanted.with_suffix(".used")
+    mark.touch()
+    os.utime(mark, (now, now))
     gone = []
     for older in sorted(wanted.parent.glob("spark-*.tar")):
-        if older != wanted and now - older.stat().st_mtime > KEEP_UNUSED_S:
+        used = older.with_suffix(".used")
+        last = max(older.stat().st_mtime, used.stat().st_mtime if used.exists() else 0)
+        if older != wanted and now - last > KEEP_UNUSED_S:
             older.unlink()
+            used.unlink(missing_ok=True)
             gone.append(older)
     return gone
 
